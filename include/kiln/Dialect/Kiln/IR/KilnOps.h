@@ -1,0 +1,61 @@
+//===- KilnOps.h - kiln dialect ops and types --------------------*- C++ -*-===//
+
+#ifndef KILN_DIALECT_KILN_IR_KILNOPS_H
+#define KILN_DIALECT_KILN_IR_KILNOPS_H
+
+#include "kiln/Dialect/Kiln/IR/KilnDialect.h"
+#include "mlir/Bytecode/BytecodeOpInterface.h"
+#include "mlir/IR/BuiltinTypes.h"
+#include "mlir/IR/OpDefinition.h"
+#include "mlir/IR/OpImplementation.h"
+#include "mlir/Interfaces/ControlFlowInterfaces.h"
+#include "mlir/Interfaces/SideEffectInterfaces.h"
+
+#include "kiln/Dialect/Kiln/IR/KilnInterfaces.h.inc"
+
+#define GET_TYPEDEF_CLASSES
+#include "kiln/Dialect/Kiln/IR/KilnTypes.h.inc"
+
+namespace kiln {
+/// Shared parser, printer and verifier of every generated ONNX op: the
+/// positional form `kiln.op(%a, none, %c) {attrs} : (types) -> types`.
+mlir::ParseResult parseOnnxOp(mlir::OpAsmParser &parser,
+                              mlir::OperationState &result,
+                              llvm::StringRef inputKinds,
+                              llvm::StringRef outputKinds);
+void printOnnxOp(mlir::Operation *op, mlir::OpAsmPrinter &printer,
+                 llvm::StringRef inputKinds, llvm::StringRef outputKinds);
+llvm::LogicalResult verifyOnnxOp(mlir::Operation *op);
+
+/// Result-type rules shared by many ops (see utils/gen-onnx-ops.py).
+llvm::LogicalResult inferSameResultTypes(mlir::Operation *op,
+                                         llvm::SmallVectorImpl<mlir::Type> &types);
+llvm::LogicalResult
+inferBroadcastResultTypes(mlir::Operation *op,
+                          llvm::SmallVectorImpl<mlir::Type> &types);
+llvm::LogicalResult
+inferCompareResultTypes(mlir::Operation *op,
+                        llvm::SmallVectorImpl<mlir::Type> &types);
+
+/// ONNX multidirectional broadcasting; emits an error on `op` and fails
+/// when two known extents disagree.
+llvm::FailureOr<llvm::SmallVector<int64_t>>
+broadcastStaticShapes(mlir::Operation *op,
+                      llvm::ArrayRef<llvm::ArrayRef<int64_t>> shapes);
+
+/// The MLIR element type of an ONNX `TensorProto.DataType` value, or null
+/// for an unknown or unsupported one.
+mlir::Type getElementTypeFromOnnx(mlir::MLIRContext *ctx, int64_t dataType);
+
+/// True if `inferred` and `actual` can describe the same value: equal
+/// element types, and shapes that agree wherever both are known.
+bool areCompatibleTypes(mlir::Type inferred, mlir::Type actual);
+
+/// The more refined of two compatible types (known dims win).
+mlir::Type refineType(mlir::Type a, mlir::Type b);
+} // namespace kiln
+
+#define GET_OP_CLASSES
+#include "kiln/Dialect/Kiln/IR/KilnOps.h.inc"
+
+#endif // KILN_DIALECT_KILN_IR_KILNOPS_H

@@ -1,0 +1,262 @@
+//===- KilnFolders.cpp - constant folding of kiln ops ---------------------===//
+//
+// Folds the ops that shape computations in exported models are built from
+// (Shape -> Gather -> Unsqueeze -> Concat -> Reshape) and elementwise
+// arithmetic on small constants. Only inline dense constants are folded;
+// weights held as resources are left alone.
+//
+//===----------------------------------------------------------------------===//
+
+#include "kiln/Dialect/Kiln/IR/KilnOps.h"
+
+#include "mlir/IR/BuiltinAttributes.h"
+#include "mlir/IR/TypeUtilities.h"
+
+using namespace mlir;
+using namespace kiln;
+
+namespace {
+/// Folding past this many elements costs more than it saves.
+constexpr int64_t kMaxFoldElements = 1 << 16;
+
+DenseElementsAttr dense(Attribute a) {
+  auto d = dyn_cast_or_null<DenseElementsAttr>(a);
+  if (!d || d.getNumElements() > kMaxFoldElements)
+    return {};
+  return d;
+}
+
+RankedTensorType staticResult(Operation *op) {
+  auto t = dyn_cast<RankedTensorType>(op->getResult(0).getType());
+  return t && t.hasStaticShape() ? t : RankedTensorType();
+}
+
+/// Same data under a new static shape (Reshape, Squeeze, Unsqueeze,
+/// Flatten).
+OpFoldResult foldReshapeLike(Operation *op, Attribute data) {
+  auto d = dense(data);
+  auto type = staticResult(op);
+  if (!d || !type || type.getElementType() != d.getElementType())
+    return {};
+  return d.reshape(type);
+}
+
+/// Index of the operand element that broadcasts to result element `flat`.
+int64_t broadcastIndex(ArrayRef<int64_t> outShape, ArrayRef<int64_t> inShape,
+                       int64_t flat) {
+  int64_t idx = 0, stride = 1;
+  for (int64_t i = outShape.size() - 1, j = inShape.size() - 1; j >= 0;
+       --i, --j) {
+    int64_t coord = flat % outShape[i];
+    flat /= outShape[i];
+    if (inShape[j] != 1)
+      idx += coord * stride;
+    stride *= inShape[j];
+  }
+  return idx;
+}
+
+template <typename IntFn, typename FloatFn>
+OpFoldResult foldBinary(Operation *op, ArrayRef<Attribute> operands,
+                        IntFn intFn, FloatFn floatFn) {
+  if (operands.size() != 2)
+    return {};
+  auto a = dense(operands[0]), b = dense(operands[1]);
+  auto type = staticResult(op);
+  if (!a || !b || !type || a.getElementType() != b.getElementType() ||
+      type.getElementType() != a.getElementType())
+    return {};
+  ArrayRef<int64_t> as = a.getType().getShape(), bs = b.getType().getShape(),
+                    os = type.getShape();
+  int64_t n = type.getNumElements();
+  if (auto it = dyn_cast<IntegerType>(type.getElementType())) {
+    auto av = llvm::to_vector(a.getValues<APInt>());
+    auto bv = llvm::to_vector(b.getValues<APInt>());
+    SmallVector<APInt> out;
+    for (int64_t i = 0; i < n; ++i) {
+      auto r = intFn(av[broadcastIndex(os, as, i)],
+                     bv[broadcastIndex(os, bs, i)], it.isUnsigned());
+      if (!r)
+        return {};
+      out.push_back(*r);
+    }
+    return DenseElementsAttr::get(type, out);
+  }
+  if (isa<FloatType>(type.getElementType())) {
+    auto av = llvm::to_vector(a.getValues<APFloat>());
+    auto bv = llvm::to_vector(b.getValues<APFloat>());
+    SmallVector<APFloat> out;
+    for (int64_t i = 0; i < n; ++i)
+      out.push_back(floatFn(av[broadcastIndex(os, as, i)],
+                            bv[broadcastIndex(os, bs, i)]));
+    return DenseElementsAttr::get(type, out);
+  }
+  return {};
+}
+} // namespace
+
+OpFoldResult AddOp::fold(FoldAdaptor adaptor) {
+  return foldBinary(
+      *this, adaptor.getOperands(),
+      [](const APInt &x, const APInt &y, bool) -> std::optional<APInt> {
+        return x + y;
+      },
+      [](APFloat x, const APFloat &y) {
+        x.add(y, APFloat::rmNearestTiesToEven);
+        return x;
+      });
+}
+
+OpFoldResult SubOp::fold(FoldAdaptor adaptor) {
+  return foldBinary(
+      *this, adaptor.getOperands(),
+      [](const APInt &x, const APInt &y, bool) -> std::optional<APInt> {
+        return x - y;
+      },
+      [](APFloat x, const APFloat &y) {
+        x.subtract(y, APFloat::rmNearestTiesToEven);
+        return x;
+      });
+}
+
+OpFoldResult MulOp::fold(FoldAdaptor adaptor) {
+  return foldBinary(
+      *this, adaptor.getOperands(),
+      [](const APInt &x, const APInt &y, bool) -> std::optional<APInt> {
+        return x * y;
+      },
+      [](APFloat x, const APFloat &y) {
+        x.multiply(y, APFloat::rmNearestTiesToEven);
+        return x;
+      });
+}
+
+OpFoldResult DivOp::fold(FoldAdaptor adaptor) {
+  return foldBinary(
+      *this, adaptor.getOperands(),
+      [](const APInt &x, const APInt &y,
+         bool isUnsigned) -> std::optional<APInt> {
+        if (y.isZero())
+          return std::nullopt; // Left to run time, as ONNX leaves it.
+        return isUnsigned ? x.udiv(y) : x.sdiv(y);
+      },
+      [](APFloat x, const APFloat &y) {
+        x.divide(y, APFloat::rmNearestTiesToEven);
+        return x;
+      });
+}
+
+OpFoldResult NegOp::fold(FoldAdaptor adaptor) {
+  auto x = dense(adaptor.getX());
+  if (!x)
+    return {};
+  if (isa<IntegerType>(x.getElementType()))
+    return x.mapValues(x.getElementType(), [](const APInt &v) { return -v; });
+  if (isa<FloatType>(x.getElementType()))
+    return x.mapValues(x.getElementType(), [](const APFloat &v) {
+      return (-v).bitcastToAPInt();
+    });
+  return {};
+}
+
+OpFoldResult IdentityOp::fold(FoldAdaptor) {
+  if (getInput().getType() == getType())
+    return getInput();
+  return {};
+}
+
+OpFoldResult CastOp::fold(FoldAdaptor adaptor) {
+  if (getInput().getType() == getType())
+    return getInput();
+  auto x = dense(adaptor.getInput());
+  auto type = staticResult(*this);
+  if (!x || !type)
+    return {};
+  auto from = dyn_cast<IntegerType>(x.getElementType());
+  auto to = dyn_cast<IntegerType>(type.getElementType());
+  // Integer-to-integer casts only: float conversions have rounding and
+  // saturation modes that are folded by the lowering, not here.
+  if (!from || !to || to.getWidth() == 1 || from.getWidth() == 1)
+    return {};
+  return x.mapValues(to, [&](const APInt &v) {
+    return from.isUnsigned() ? v.zextOrTrunc(to.getWidth())
+                             : v.sextOrTrunc(to.getWidth());
+  });
+}
+
+OpFoldResult ShapeOp::fold(FoldAdaptor) {
+  auto x = dyn_cast<RankedTensorType>(getData().getType());
+  auto type = staticResult(*this);
+  if (!x || !type)
+    return {};
+  int64_t rank = x.getRank();
+  int64_t start = getStart(), end = getEnd() ? int64_t(*getEnd()) : rank;
+  start = std::clamp<int64_t>(start < 0 ? start + rank : start, 0, rank);
+  end = std::clamp<int64_t>(end < 0 ? end + rank : end, 0, rank);
+  SmallVector<int64_t> dims;
+  for (int64_t i = start; i < end; ++i) {
+    if (x.isDynamicDim(i))
+      return {};
+    dims.push_back(x.getDimSize(i));
+  }
+  return DenseElementsAttr::get(type, ArrayRef(dims));
+}
+
+OpFoldResult SizeOp::fold(FoldAdaptor) {
+  auto x = dyn_cast<RankedTensorType>(getData().getType());
+  auto type = staticResult(*this);
+  if (!x || !x.hasStaticShape() || !type)
+    return {};
+  return DenseElementsAttr::get(type, ArrayRef<int64_t>{x.getNumElements()});
+}
+
+OpFoldResult ReshapeOp::fold(FoldAdaptor adaptor) {
+  if (getData().getType() == getType() &&
+      cast<ShapedType>(getType()).hasStaticShape())
+    return getData();
+  return foldReshapeLike(*this, adaptor.getData());
+}
+OpFoldResult SqueezeOp::fold(FoldAdaptor adaptor) {
+  return foldReshapeLike(*this, adaptor.getData());
+}
+OpFoldResult UnsqueezeOp::fold(FoldAdaptor adaptor) {
+  return foldReshapeLike(*this, adaptor.getData());
+}
+OpFoldResult FlattenOp::fold(FoldAdaptor adaptor) {
+  return foldReshapeLike(*this, adaptor.getInput());
+}
+
+OpFoldResult ConcatOp::fold(FoldAdaptor adaptor) {
+  auto type = staticResult(*this);
+  if (!type || type.getRank() != 1)
+    return {};
+  SmallVector<Attribute> values;
+  for (Attribute a : adaptor.getInputs()) {
+    auto d = dense(a);
+    if (!d || d.getElementType() != type.getElementType())
+      return {};
+    llvm::append_range(values, d.getValues<Attribute>());
+  }
+  if (static_cast<int64_t>(values.size()) != type.getNumElements())
+    return {};
+  return DenseElementsAttr::get(type, values);
+}
+
+OpFoldResult GatherOp::fold(FoldAdaptor adaptor) {
+  auto data = dense(adaptor.getData()), idx = dense(adaptor.getIndices());
+  auto type = staticResult(*this);
+  if (!data || !idx || !type || data.getType().getRank() != 1)
+    return {};
+  int64_t n = data.getNumElements();
+  auto values = llvm::to_vector(data.getValues<Attribute>());
+  SmallVector<Attribute> out;
+  for (const APInt &i : idx.getValues<APInt>()) {
+    int64_t k = i.getSExtValue();
+    if (k < 0)
+      k += n;
+    if (k < 0 || k >= n)
+      return {};
+    out.push_back(values[k]);
+  }
+  return DenseElementsAttr::get(type, out);
+}

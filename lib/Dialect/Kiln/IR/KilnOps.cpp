@@ -1,0 +1,428 @@
+//===- KilnOps.cpp - kiln ops: syntax, verification, shared type rules ----===//
+
+#include "kiln/Dialect/Kiln/IR/KilnOps.h"
+
+#include "mlir/IR/Builders.h"
+#include "mlir/IR/BuiltinAttributes.h"
+#include "mlir/IR/OpImplementation.h"
+#include "mlir/IR/TypeUtilities.h"
+
+using namespace mlir;
+using namespace kiln;
+
+#include "kiln/Dialect/Kiln/IR/KilnInterfaces.cpp.inc"
+
+//===----------------------------------------------------------------------===//
+// Positional syntax shared by the generated ONNX ops
+//===----------------------------------------------------------------------===//
+
+static constexpr llvm::StringLiteral kOperandSegments = "operandSegmentSizes";
+static constexpr llvm::StringLiteral kResultSegments = "resultSegmentSizes";
+
+/// Splits `count` values over the slots described by `kinds` ('s', 'o',
+/// 'v'). Without a segment attribute at most one slot is not single, so the
+/// sizes follow from the count.
+static SmallVector<int32_t> slotSizes(StringRef kinds, unsigned count,
+                                      DenseI32ArrayAttr segments) {
+  if (segments)
+    return SmallVector<int32_t>(segments.asArrayRef());
+  SmallVector<int32_t> sizes;
+  int singles = llvm::count(kinds, 's');
+  for (char k : kinds)
+    sizes.push_back(k == 's' ? 1 : static_cast<int32_t>(count) - singles);
+  return sizes;
+}
+
+/// Parses `(%a, none, %c)`-style lists (of operands, or of types when
+/// `parseType` is set); each slot is present or `none`.
+template <typename T, typename ParseFn>
+static ParseResult parseSlots(OpAsmParser &parser, SmallVectorImpl<std::optional<T>> &slots,
+                              ParseFn parseOne) {
+  return parser.parseCommaSeparatedList([&]() -> ParseResult {
+    if (succeeded(parser.parseOptionalKeyword("none"))) {
+      slots.push_back(std::nullopt);
+      return success();
+    }
+    T value;
+    if (parseOne(value))
+      return failure();
+    slots.push_back(value);
+    return success();
+  });
+}
+
+/// Assigns parsed slots to the ONNX slots in `kinds`; returns the present
+/// values in order and the size of each ONNX slot.
+template <typename T>
+static ParseResult assignSlots(OpAsmParser &parser, SMLoc loc, StringRef kinds,
+                               ArrayRef<std::optional<T>> slots, StringRef what,
+                               SmallVectorImpl<T> &values,
+                               SmallVectorImpl<int32_t> &sizes) {
+  size_t next = 0;
+  for (char k : kinds) {
+    if (k == 'v') {
+      int32_t n = 0;
+      for (; next < slots.size(); ++next, ++n) {
+        if (!slots[next])
+          return parser.emitError(loc) << "a variadic " << what
+                                       << " list cannot hold 'none'";
+        values.push_back(*slots[next]);
+      }
+      sizes.push_back(n);
+      continue;
+    }
+    if (next >= slots.size() || !slots[next]) {
+      if (k == 's')
+        return parser.emitError(loc)
+               << "missing required " << what << " #" << sizes.size();
+      sizes.push_back(0);
+      ++next;
+      continue;
+    }
+    values.push_back(*slots[next++]);
+    sizes.push_back(1);
+  }
+  if (next < slots.size())
+    return parser.emitError(loc) << "too many " << what << "s: expected at most "
+                                 << kinds.size();
+  return success();
+}
+
+ParseResult kiln::parseOnnxOp(OpAsmParser &parser, OperationState &result,
+                              StringRef inputKinds, StringRef outputKinds) {
+  SMLoc loc = parser.getCurrentLocation();
+  SmallVector<std::optional<OpAsmParser::UnresolvedOperand>> operandSlots;
+  if (parser.parseLParen())
+    return failure();
+  if (failed(parser.parseOptionalRParen())) {
+    if (parseSlots(parser, operandSlots,
+                   [&](OpAsmParser::UnresolvedOperand &v) {
+                     return parser.parseOperand(v);
+                   }) ||
+        parser.parseRParen())
+      return failure();
+  }
+  SmallVector<OpAsmParser::UnresolvedOperand> operands;
+  SmallVector<int32_t> operandSizes;
+  if (assignSlots<OpAsmParser::UnresolvedOperand>(
+          parser, loc, inputKinds, operandSlots, "operand", operands,
+          operandSizes))
+    return failure();
+
+  if (parser.parseOptionalAttrDict(result.attributes) || parser.parseColon())
+    return failure();
+  SMLoc typeLoc = parser.getCurrentLocation();
+  SmallVector<Type> operandTypes;
+  if (parser.parseLParen())
+    return failure();
+  if (failed(parser.parseOptionalRParen()))
+    if (parser.parseTypeList(operandTypes) || parser.parseRParen())
+      return failure();
+  if (parser.parseArrow())
+    return failure();
+  SmallVector<std::optional<Type>> resultSlots;
+  auto parseType = [&](Type &t) { return parser.parseType(t); };
+  if (succeeded(parser.parseOptionalLParen())) {
+    if (failed(parser.parseOptionalRParen()))
+      if (parseSlots(parser, resultSlots, parseType) || parser.parseRParen())
+        return failure();
+  } else if (succeeded(parser.parseOptionalKeyword("none"))) {
+    resultSlots.push_back(std::nullopt);
+  } else {
+    Type t;
+    if (parser.parseType(t))
+      return failure();
+    resultSlots.push_back(t);
+  }
+  SmallVector<Type> resultTypes;
+  SmallVector<int32_t> resultSizes;
+  if (assignSlots<Type>(parser, typeLoc, outputKinds, resultSlots, "result",
+                        resultTypes, resultSizes))
+    return failure();
+  result.addTypes(resultTypes);
+  if (parser.resolveOperands(operands, operandTypes, typeLoc, result.operands))
+    return failure();
+
+  Builder &b = parser.getBuilder();
+  if (result.name.hasTrait<OpTrait::AttrSizedOperandSegments>())
+    result.addAttribute(kOperandSegments, b.getDenseI32ArrayAttr(operandSizes));
+  if (result.name.hasTrait<OpTrait::AttrSizedResultSegments>())
+    result.addAttribute(kResultSegments, b.getDenseI32ArrayAttr(resultSizes));
+
+  for (;;) {
+    auto region = std::make_unique<Region>();
+    OptionalParseResult parsed = parser.parseOptionalRegion(*region);
+    if (!parsed.has_value())
+      break;
+    if (failed(*parsed))
+      return failure();
+    result.addRegion(std::move(region));
+  }
+  return success();
+}
+
+/// Prints values slot by slot, `none` for an absent optional, and drops
+/// trailing `none`s as ONNX drops trailing empty names.
+template <typename T, typename PrintFn>
+static void printSlots(OpAsmPrinter &p, StringRef kinds, ArrayRef<T> values,
+                       ArrayRef<int32_t> sizes, PrintFn printOne) {
+  SmallVector<std::optional<T>> slots;
+  unsigned pos = 0;
+  for (auto [kind, size] : llvm::zip(kinds, sizes)) {
+    if (kind != 'v' && size == 0) {
+      slots.push_back(std::nullopt);
+      continue;
+    }
+    for (int32_t i = 0; i < size; ++i)
+      slots.push_back(values[pos++]);
+  }
+  while (!slots.empty() && !slots.back())
+    slots.pop_back();
+  llvm::interleaveComma(slots, p, [&](auto &slot) {
+    if (slot)
+      printOne(*slot);
+    else
+      p << "none";
+  });
+}
+
+void kiln::printOnnxOp(Operation *op, OpAsmPrinter &p, StringRef inputKinds,
+                       StringRef outputKinds) {
+  auto operandSizes = slotSizes(
+      inputKinds, op->getNumOperands(),
+      op->getAttrOfType<DenseI32ArrayAttr>(kOperandSegments));
+  auto resultSizes =
+      slotSizes(outputKinds, op->getNumResults(),
+                op->getAttrOfType<DenseI32ArrayAttr>(kResultSegments));
+  p << "(";
+  SmallVector<Value> operands(op->getOperands());
+  printSlots<Value>(p, inputKinds, operands, operandSizes,
+             [&](Value v) { p.printOperand(v); });
+  p << ")";
+  p.printOptionalAttrDict(op->getAttrs(), {kOperandSegments, kResultSegments});
+  p << " : (";
+  llvm::interleaveComma(op->getOperandTypes(), p);
+  p << ") -> ";
+  bool single = op->getNumResults() == 1 && outputKinds.size() >= 1 &&
+                resultSizes[0] == 1 &&
+                llvm::all_of(ArrayRef<int32_t>(resultSizes).drop_front(),
+                             [](int32_t s) { return s == 0; });
+  if (single && outputKinds[0] != 'v') {
+    p << op->getResult(0).getType();
+  } else {
+    p << "(";
+    SmallVector<Type> resultTypes(op->getResultTypes());
+    printSlots<Type>(p, outputKinds, resultTypes, resultSizes,
+               [&](Type t) { p << t; });
+    p << ")";
+  }
+  for (Region &region : op->getRegions()) {
+    p << " ";
+    p.printRegion(region, /*printEntryBlockArgs=*/true,
+                  /*printBlockTerminators=*/true);
+  }
+}
+
+static bool isKilnValueType(Type t) {
+  if (auto tensor = dyn_cast<TensorType>(t))
+    return !isa<TensorType>(tensor.getElementType());
+  return isa<SeqType, OptType>(t);
+}
+
+bool kiln::areCompatibleTypes(Type inferred, Type actual) {
+  if (inferred == actual)
+    return true;
+  auto a = dyn_cast<ShapedType>(inferred), b = dyn_cast<ShapedType>(actual);
+  if (!a || !b)
+    return false;
+  if (a.getElementType() != b.getElementType())
+    return false;
+  if (!a.hasRank() || !b.hasRank())
+    return true;
+  if (a.getRank() != b.getRank())
+    return false;
+  for (auto [x, y] : llvm::zip(a.getShape(), b.getShape()))
+    if (!ShapedType::isDynamic(x) && !ShapedType::isDynamic(y) && x != y)
+      return false;
+  return true;
+}
+
+Type kiln::refineType(Type a, Type b) {
+  auto x = dyn_cast<RankedTensorType>(a);
+  auto y = dyn_cast<RankedTensorType>(b);
+  if (!x)
+    return y ? b : a;
+  if (!y)
+    return a;
+  SmallVector<int64_t> shape;
+  for (auto [p, q] : llvm::zip(x.getShape(), y.getShape()))
+    shape.push_back(ShapedType::isDynamic(p) ? q : p);
+  return RankedTensorType::get(shape, x.getElementType());
+}
+
+LogicalResult kiln::verifyOnnxOp(Operation *op) {
+  for (auto [i, t] : llvm::enumerate(op->getOperandTypes()))
+    if (!isKilnValueType(t))
+      return op->emitOpError("operand #")
+             << i << " must be a tensor, !kiln.seq or !kiln.opt, got " << t;
+  for (auto [i, t] : llvm::enumerate(op->getResultTypes()))
+    if (!isKilnValueType(t))
+      return op->emitOpError("result #")
+             << i << " must be a tensor, !kiln.seq or !kiln.opt, got " << t;
+  auto infer = dyn_cast<InferResultTypesOpInterface>(op);
+  if (!infer)
+    return success();
+  SmallVector<Type> inferred;
+  if (failed(infer.inferResultTypes(inferred)))
+    return failure();
+  for (auto [i, pair] :
+       llvm::enumerate(llvm::zip(inferred, op->getResultTypes()))) {
+    auto [want, have] = pair;
+    if (!areCompatibleTypes(want, have))
+      return op->emitOpError("result #")
+             << i << " has type " << have << " but its operands imply "
+             << want;
+  }
+  return success();
+}
+
+//===----------------------------------------------------------------------===//
+// Shared result-type rules
+//===----------------------------------------------------------------------===//
+
+/// Fills `types` with the current result types from index `from` on.
+static void keepRemaining(Operation *op, SmallVectorImpl<Type> &types) {
+  for (unsigned i = types.size(); i < op->getNumResults(); ++i)
+    types.push_back(op->getResult(i).getType());
+}
+
+LogicalResult kiln::inferSameResultTypes(Operation *op,
+                                         SmallVectorImpl<Type> &types) {
+  if (op->getNumOperands() == 0 || op->getNumResults() == 0)
+    return success();
+  types.push_back(op->getOperand(0).getType());
+  keepRemaining(op, types);
+  return success();
+}
+
+/// ONNX multidirectional broadcasting of `shapes`; a `?` against a known
+/// extent d > 1 is d, since the `?` can only be 1 or d.
+static FailureOr<SmallVector<int64_t>>
+broadcastShapes(Operation *op, ArrayRef<ArrayRef<int64_t>> shapes) {
+  size_t rank = 0;
+  for (auto s : shapes)
+    rank = std::max(rank, s.size());
+  SmallVector<int64_t> out(rank, 1);
+  for (size_t d = 0; d < rank; ++d) {
+    bool dynamic = false;
+    int64_t known = 1;
+    for (auto s : shapes) {
+      if (d + s.size() < rank)
+        continue;
+      int64_t e = s[d + s.size() - rank];
+      if (ShapedType::isDynamic(e)) {
+        dynamic = true;
+        continue;
+      }
+      if (e == 1)
+        continue;
+      if (known != 1 && known != e) {
+        op->emitOpError("operands are not broadcast-compatible: dimension ")
+            << d << " is " << known << " in one operand and " << e
+            << " in another";
+        return failure();
+      }
+      known = e;
+    }
+    out[d] = known != 1 ? known : (dynamic ? ShapedType::kDynamic : 1);
+  }
+  return out;
+}
+
+static LogicalResult inferBroadcast(Operation *op, Type elementType,
+                                    SmallVectorImpl<Type> &types) {
+  SmallVector<ArrayRef<int64_t>> shapes;
+  for (Type t : op->getOperandTypes()) {
+    auto shaped = dyn_cast<RankedTensorType>(t);
+    if (!shaped) {
+      types.push_back(UnrankedTensorType::get(elementType));
+      keepRemaining(op, types);
+      return success();
+    }
+    shapes.push_back(shaped.getShape());
+  }
+  auto shape = broadcastShapes(op, shapes);
+  if (failed(shape))
+    return failure();
+  types.push_back(RankedTensorType::get(*shape, elementType));
+  keepRemaining(op, types);
+  return success();
+}
+
+LogicalResult kiln::inferBroadcastResultTypes(Operation *op,
+                                              SmallVectorImpl<Type> &types) {
+  if (op->getNumOperands() == 0)
+    return success();
+  return inferBroadcast(op, getElementTypeOrSelf(op->getOperand(0).getType()),
+                        types);
+}
+
+LogicalResult kiln::inferCompareResultTypes(Operation *op,
+                                            SmallVectorImpl<Type> &types) {
+  return inferBroadcast(op, IntegerType::get(op->getContext(), 1), types);
+}
+
+FailureOr<SmallVector<int64_t>>
+kiln::broadcastStaticShapes(Operation *op, ArrayRef<ArrayRef<int64_t>> shapes) {
+  return broadcastShapes(op, shapes);
+}
+
+Type kiln::getElementTypeFromOnnx(MLIRContext *ctx, int64_t dataType) {
+  auto sint = [&](unsigned w) { return IntegerType::get(ctx, w); };
+  auto uint = [&](unsigned w) {
+    return IntegerType::get(ctx, w, IntegerType::Unsigned);
+  };
+  switch (dataType) {
+  case 1: return Float32Type::get(ctx);
+  case 2: return uint(8);
+  case 3: return sint(8);
+  case 4: return uint(16);
+  case 5: return sint(16);
+  case 6: return sint(32);
+  case 7: return sint(64);
+  case 8: return StringType::get(ctx);
+  case 9: return sint(1);
+  case 10: return Float16Type::get(ctx);
+  case 11: return Float64Type::get(ctx);
+  case 12: return uint(32);
+  case 13: return uint(64);
+  case 14: return ComplexType::get(Float32Type::get(ctx));
+  case 15: return ComplexType::get(Float64Type::get(ctx));
+  case 16: return BFloat16Type::get(ctx);
+  case 17: return Float8E4M3FNType::get(ctx);
+  case 18: return Float8E4M3FNUZType::get(ctx);
+  case 19: return Float8E5M2Type::get(ctx);
+  case 20: return Float8E5M2FNUZType::get(ctx);
+  case 21: return uint(4);
+  case 22: return sint(4);
+  case 23: return Float4E2M1FNType::get(ctx);
+  case 24: return Float8E8M0FNUType::get(ctx);
+  case 25: return uint(2);
+  case 26: return sint(2);
+  default: return {};
+  }
+}
+
+//===----------------------------------------------------------------------===//
+// ConstantOp
+//===----------------------------------------------------------------------===//
+
+LogicalResult ConstantOp::inferResultTypes(SmallVectorImpl<Type> &types) {
+  types.push_back(getValue().getType());
+  return success();
+}
+
+OpFoldResult ConstantOp::fold(FoldAdaptor) { return getValue(); }
+
+#define GET_OP_CLASSES
+#include "kiln/Dialect/Kiln/IR/KilnOps.cpp.inc"

@@ -1,0 +1,1367 @@
+//===- OnnxImporter.cpp - ONNX model to kiln IR ---------------------------===//
+//
+// Reads a ModelProto with libonnx's protobuf classes, cross-checks it with
+// libonnx's checker and shape inference where the model's opset is within
+// libonnx's reach, and builds a `func.func @main` of kiln ops. Nodes written
+// against an older opset than the one a kiln op follows are upgraded here.
+//
+//===----------------------------------------------------------------------===//
+
+#include "kiln/Import/OnnxImporter.h"
+
+#include "kiln/Dialect/Kiln/IR/KilnOps.h"
+
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/IR/Builders.h"
+#include "mlir/IR/BuiltinAttributes.h"
+#include "mlir/IR/DialectResourceBlobManager.h"
+#include "mlir/IR/BuiltinDialect.h"
+#include "mlir/IR/Verifier.h"
+#include "llvm/ADT/ScopeExit.h"
+#include "llvm/ADT/StringExtras.h"
+#include "llvm/ADT/StringSet.h"
+#include "llvm/Support/FileSystem.h"
+#include "llvm/Support/MemoryBuffer.h"
+#include "llvm/Support/Path.h"
+
+#include "onnx/checker.h"
+#include "onnx/defs/parser.h"
+#include "onnx/defs/schema.h"
+#include "onnx/onnx_pb.h"
+#include "onnx/shape_inference/implementation.h"
+
+#include <cstring>
+
+using namespace mlir;
+using namespace kiln;
+
+namespace {
+
+//===----------------------------------------------------------------------===//
+// The operator table generated from the ONNX schemas
+//===----------------------------------------------------------------------===//
+
+struct OpInfo {
+  const char *onnxName;
+  const char *mlirName;
+  int sinceVersion;
+  int compatibleSince;
+  const char *inputKinds;
+  const char *outputKinds;
+  const char *regionAttrs;
+  const char *renamedAttrs;
+  const char *typeAttrs;
+};
+
+#define KILN_ONNX_MAX_OPSET(n) constexpr int kMaxOpset = n;
+#include "OnnxOpTable.inc"
+#define KILN_ONNX_OP(...) {__VA_ARGS__},
+const OpInfo kOps[] = {
+#include "OnnxOpTable.inc"
+};
+constexpr int kMinOpset = 1;
+
+const OpInfo *lookupOp(StringRef name) {
+  static const llvm::StringMap<const OpInfo *> table = [] {
+    llvm::StringMap<const OpInfo *> m;
+    for (const OpInfo &info : kOps)
+      m[info.onnxName] = &info;
+    return m;
+  }();
+  auto it = table.find(name);
+  return it == table.end() ? nullptr : it->second;
+}
+
+bool listContains(StringRef list, StringRef name) {
+  SmallVector<StringRef> items;
+  list.split(items, ',', -1, false);
+  return llvm::is_contained(items, name);
+}
+
+/// The kiln attribute name of an ONNX attribute (a few are renamed where
+/// they clash with generated accessor names).
+std::string kilnAttrName(const OpInfo &info, StringRef onnxName) {
+  SmallVector<StringRef> pairs;
+  StringRef(info.renamedAttrs).split(pairs, ',', -1, false);
+  for (StringRef p : pairs) {
+    auto [from, to] = p.split('=');
+    if (from == onnxName)
+      return to.str();
+  }
+  return onnxName.str();
+}
+
+//===----------------------------------------------------------------------===//
+// The importer
+//===----------------------------------------------------------------------===//
+
+class Importer {
+public:
+  Importer(MLIRContext *ctx, const OnnxImportOptions &options,
+           StringRef fileName, StringRef modelDir)
+      : ctx(ctx), b(ctx), options(options), fileName(fileName.str()),
+        modelDir(modelDir.str()) {}
+
+  OwningOpRef<ModuleOp> importModel(onnx::ModelProto &model);
+
+private:
+  struct Scope {
+    llvm::StringMap<Value> values;
+    llvm::StringMap<Type> types;
+  };
+
+  Location fileLoc() { return FileLineColLoc::get(ctx, fileName, 0, 0); }
+  Location nodeLoc(const onnx::NodeProto &node, int index) {
+    std::string name = node.name().empty()
+                           ? node.op_type() + "_" + std::to_string(index)
+                           : node.name();
+    return NameLoc::get(StringAttr::get(ctx, name), fileLoc());
+  }
+  InFlightDiagnostic nodeError(const onnx::NodeProto &node, Location loc) {
+    return emitError(loc) << "node '" << node.name() << "' (" << node.op_type()
+                          << ", opset " << opset << "): ";
+  }
+
+  LogicalResult checkWithLibOnnx(onnx::ModelProto &model);
+  Type convertType(const onnx::TypeProto &type);
+  FailureOr<ElementsAttr> convertTensor(const onnx::TensorProto &tensor,
+                                        Location loc, bool allowResource);
+  FailureOr<std::string> readTensorBytes(const onnx::TensorProto &tensor,
+                                         Location loc);
+  Value lookup(StringRef name);
+  Type knownType(StringRef name);
+  void collectTypes(const onnx::GraphProto &graph);
+
+  LogicalResult importGraphBody(const onnx::GraphProto &graph,
+                                SmallVectorImpl<Value> &outputs);
+  LogicalResult importSubgraph(const onnx::GraphProto &graph, Region &region,
+                               Location loc);
+  LogicalResult importNode(const onnx::NodeProto &node, int index);
+  LogicalResult importConstantNode(const onnx::NodeProto &node, Location loc);
+  FailureOr<Attribute> convertAttribute(const onnx::NodeProto &node,
+                                        const onnx::AttributeProto &attr,
+                                        const OpInfo &info, Location loc);
+  LogicalResult upgradeNode(const onnx::NodeProto &node, const OpInfo &info,
+                            Location loc, SmallVectorImpl<Value> &inputs,
+                            NamedAttrList &attrs, bool &handled);
+  FailureOr<Operation *> buildOp(const onnx::NodeProto &node,
+                                 const OpInfo &info, Location loc,
+                                 ArrayRef<Value> inputs, NamedAttrList &attrs,
+                                 unsigned numOutputs);
+  LogicalResult typeResults(const onnx::NodeProto &node, Operation *op,
+                            Location loc);
+  Value constI64(Location loc, ArrayRef<int64_t> values, bool scalar = false);
+
+  MLIRContext *ctx;
+  OpBuilder b;
+  const OnnxImportOptions &options;
+  std::string fileName;
+  std::string modelDir;
+  int64_t opset = 0;
+  SmallVector<Scope> scopes;
+  int64_t resourceCounter = 0;
+};
+
+Value Importer::lookup(StringRef name) {
+  for (auto &scope : llvm::reverse(scopes)) {
+    auto it = scope.values.find(name);
+    if (it != scope.values.end())
+      return it->second;
+  }
+  return {};
+}
+
+Type Importer::knownType(StringRef name) {
+  for (auto &scope : llvm::reverse(scopes)) {
+    auto it = scope.types.find(name);
+    if (it != scope.types.end())
+      return it->second;
+  }
+  return {};
+}
+
+Type Importer::convertType(const onnx::TypeProto &type) {
+  switch (type.value_case()) {
+  case onnx::TypeProto::kTensorType: {
+    const auto &t = type.tensor_type();
+    Type elt = getElementTypeFromOnnx(ctx, t.elem_type());
+    if (!elt)
+      return {};
+    if (!t.has_shape())
+      return UnrankedTensorType::get(elt);
+    SmallVector<int64_t> shape;
+    for (const auto &d : t.shape().dim())
+      shape.push_back(d.has_dim_value() && d.dim_value() >= 0
+                          ? d.dim_value()
+                          : ShapedType::kDynamic);
+    return RankedTensorType::get(shape, elt);
+  }
+  case onnx::TypeProto::kSequenceType: {
+    Type elt = convertType(type.sequence_type().elem_type());
+    return elt ? SeqType::get(ctx, elt) : Type();
+  }
+  case onnx::TypeProto::kOptionalType: {
+    Type elt = convertType(type.optional_type().elem_type());
+    return elt ? OptType::get(ctx, elt) : Type();
+  }
+  default:
+    return {};
+  }
+}
+
+void Importer::collectTypes(const onnx::GraphProto &graph) {
+  auto add = [&](const onnx::ValueInfoProto &vi) {
+    if (!vi.has_type())
+      return;
+    if (Type t = convertType(vi.type()))
+      scopes.back().types[vi.name()] = t;
+  };
+  for (const auto &vi : graph.value_info())
+    add(vi);
+  for (const auto &vi : graph.output())
+    add(vi);
+}
+
+//===----------------------------------------------------------------------===//
+// Tensors
+//===----------------------------------------------------------------------===//
+
+FailureOr<std::string>
+Importer::readTensorBytes(const onnx::TensorProto &tensor, Location loc) {
+  if (tensor.data_location() != onnx::TensorProto::EXTERNAL)
+    return tensor.raw_data();
+  std::string location;
+  uint64_t offset = 0;
+  std::optional<uint64_t> length;
+  for (const auto &kv : tensor.external_data()) {
+    if (kv.key() == "location")
+      location = kv.value();
+    else if (kv.key() == "offset" || kv.key() == "length") {
+      uint64_t v;
+      if (StringRef(kv.value()).getAsInteger(10, v))
+        return emitError(loc) << "tensor '" << tensor.name() << "': bad "
+                              << kv.key() << " '" << kv.value() << "'",
+               failure();
+      (kv.key() == "offset" ? offset : length.emplace()) = v;
+    }
+  }
+  if (modelDir.empty())
+    return emitError(loc) << "tensor '" << tensor.name()
+                          << "' has external data but the model was not "
+                             "read from a file",
+           failure();
+  if (location.empty() || llvm::sys::path::is_absolute(location) ||
+      llvm::any_of(llvm::make_range(llvm::sys::path::begin(location),
+                                    llvm::sys::path::end(location)),
+                    [](StringRef c) { return c == ".."; }))
+    return emitError(loc) << "tensor '" << tensor.name()
+                          << "': external data location '" << location
+                          << "' must be a relative path inside the model's "
+                             "directory",
+           failure();
+  SmallString<256> path(modelDir), real, realDir;
+  llvm::sys::path::append(path, location);
+  if (llvm::sys::fs::real_path(path, real) ||
+      llvm::sys::fs::real_path(modelDir, realDir))
+    return emitError(loc) << "tensor '" << tensor.name()
+                          << "': cannot open external data file '" << path
+                          << "'",
+           failure();
+  if (!StringRef(real).starts_with((realDir + "/").str()))
+    return emitError(loc) << "tensor '" << tensor.name()
+                          << "': external data file '" << location
+                          << "' resolves outside the model's directory",
+           failure();
+  auto buffer = llvm::MemoryBuffer::getFile(real, /*IsText=*/false,
+                                            /*RequiresNullTerminator=*/false);
+  if (!buffer)
+    return emitError(loc) << "tensor '" << tensor.name() << "': cannot read '"
+                          << real << "': " << buffer.getError().message(),
+           failure();
+  uint64_t size = (*buffer)->getBufferSize();
+  uint64_t len = length.value_or(size >= offset ? size - offset : 0);
+  if (offset > size || len > size - offset)
+    return emitError(loc) << "tensor '" << tensor.name()
+                          << "': external data range [" << offset << ", "
+                          << offset + len << ") exceeds the " << size
+                          << "-byte file '" << location << "'",
+           failure();
+  return std::string((*buffer)->getBufferStart() + offset, len);
+}
+
+FailureOr<ElementsAttr> Importer::convertTensor(const onnx::TensorProto &tensor,
+                                                Location loc,
+                                                bool allowResource) {
+  Type elt = getElementTypeFromOnnx(ctx, tensor.data_type());
+  if (!elt)
+    return emitError(loc) << "tensor '" << tensor.name()
+                          << "' has unsupported data type "
+                          << tensor.data_type(),
+           failure();
+  SmallVector<int64_t> shape;
+  int64_t n = 1;
+  for (int64_t d : tensor.dims()) {
+    if (d < 0)
+      return emitError(loc) << "tensor '" << tensor.name()
+                            << "' has a negative dimension " << d,
+             failure();
+    shape.push_back(d);
+    n *= d;
+  }
+  auto type = RankedTensorType::get(shape, elt);
+
+  if (isa<StringType>(elt)) {
+    if (tensor.string_data_size() != n)
+      return emitError(loc) << "tensor '" << tensor.name() << "' holds "
+                            << tensor.string_data_size()
+                            << " strings, expected " << n,
+             failure();
+    SmallVector<StringRef> strs(tensor.string_data().begin(),
+                                tensor.string_data().end());
+    return cast<ElementsAttr>(DenseStringElementsAttr::get(type, strs));
+  }
+
+  unsigned bits = isa<ComplexType>(elt)
+                      ? 2 * cast<ComplexType>(elt).getElementType()
+                                .getIntOrFloatBitWidth()
+                      : elt.getIntOrFloatBitWidth();
+  bool hasRaw = tensor.has_raw_data() ||
+                tensor.data_location() == onnx::TensorProto::EXTERNAL;
+  // Unpacked little-endian bytes of every element, `bytes` each; sub-byte
+  // types are widened to one byte per element.
+  unsigned bytes = std::max(1u, bits / 8);
+  std::string data;
+  if (hasRaw) {
+    auto raw = readTensorBytes(tensor, loc);
+    if (failed(raw))
+      return failure();
+    if (bits < 8) {
+      unsigned perByte = 8 / bits;
+      if (raw->size() != static_cast<size_t>((n + perByte - 1) / perByte))
+        return emitError(loc) << "tensor '" << tensor.name() << "' holds "
+                              << raw->size() << " bytes, expected "
+                              << (n + perByte - 1) / perByte,
+               failure();
+      data.resize(n);
+      for (int64_t i = 0; i < n; ++i)
+        data[i] = ((*raw)[i / perByte] >> ((i % perByte) * bits)) &
+                  ((1 << bits) - 1);
+    } else {
+      if (raw->size() != static_cast<size_t>(n) * bytes)
+        return emitError(loc) << "tensor '" << tensor.name() << "' holds "
+                              << raw->size() << " bytes, expected "
+                              << n * bytes,
+               failure();
+      data = std::move(*raw);
+    }
+  } else {
+    data.resize(static_cast<size_t>(n) * bytes);
+    auto store = [&](int64_t i, uint64_t v) {
+      std::memcpy(&data[i * bytes], &v, bytes);
+    };
+    auto mismatch = [&](int64_t have) {
+      return emitError(loc) << "tensor '" << tensor.name() << "' holds "
+                            << have << " values, expected " << n,
+             failure();
+    };
+    if (tensor.float_data_size()) {
+      int64_t per = isa<ComplexType>(elt) ? 2 : 1;
+      if (tensor.float_data_size() != n * per)
+        return mismatch(tensor.float_data_size());
+      std::memcpy(data.data(), tensor.float_data().data(), data.size());
+    } else if (tensor.double_data_size()) {
+      int64_t per = isa<ComplexType>(elt) ? 2 : 1;
+      if (tensor.double_data_size() != n * per)
+        return mismatch(tensor.double_data_size());
+      std::memcpy(data.data(), tensor.double_data().data(), data.size());
+    } else if (tensor.int64_data_size()) {
+      if (tensor.int64_data_size() != n)
+        return mismatch(tensor.int64_data_size());
+      for (int64_t i = 0; i < n; ++i)
+        store(i, tensor.int64_data(i));
+    } else if (tensor.uint64_data_size()) {
+      if (tensor.uint64_data_size() != n)
+        return mismatch(tensor.uint64_data_size());
+      for (int64_t i = 0; i < n; ++i)
+        store(i, tensor.uint64_data(i));
+    } else if (tensor.int32_data_size()) {
+      if (bits < 8) {
+        unsigned perByte = 8 / bits;
+        if (tensor.int32_data_size() != (n + perByte - 1) / perByte)
+          return mismatch(tensor.int32_data_size());
+        for (int64_t i = 0; i < n; ++i)
+          data[i] = (tensor.int32_data(i / perByte) >> ((i % perByte) * bits)) &
+                    ((1 << bits) - 1);
+      } else {
+        if (tensor.int32_data_size() != n)
+          return mismatch(tensor.int32_data_size());
+        for (int64_t i = 0; i < n; ++i)
+          store(i, static_cast<uint32_t>(tensor.int32_data(i)));
+      }
+    } else if (n != 0) {
+      return mismatch(0);
+    }
+  }
+
+  ArrayRef<char> buffer(data.data(), data.size());
+  if (elt.isInteger(1)) {
+    SmallVector<bool> values;
+    for (char c : data)
+      values.push_back(c != 0);
+    return cast<ElementsAttr>(DenseElementsAttr::get(type, values));
+  }
+  if (bits < 8) {
+    SmallVector<APInt> values;
+    for (char c : data)
+      values.push_back(APInt(bits, static_cast<uint8_t>(c) & ((1u << bits) - 1)));
+    if (isa<FloatType>(elt)) {
+      SmallVector<APFloat> floats;
+      for (const APInt &v : values)
+        floats.emplace_back(cast<FloatType>(elt).getFloatSemantics(), v);
+      return cast<ElementsAttr>(DenseElementsAttr::get(type, floats));
+    }
+    return cast<ElementsAttr>(DenseElementsAttr::get(type, values));
+  }
+  if (allowResource && n > options.inlineElementsLimit) {
+    std::string key = tensor.name().empty()
+                          ? "constant_" + std::to_string(resourceCounter++)
+                          : tensor.name();
+    auto blob = HeapAsmResourceBlob::allocateAndCopyWithAlign(
+        buffer, alignof(uint64_t));
+    return cast<ElementsAttr>(
+        DenseResourceElementsAttr::get(type, key, std::move(blob)));
+  }
+  bool splat = false;
+  if (!DenseElementsAttr::isValidRawBuffer(type, buffer, splat))
+    return emitError(loc) << "tensor '" << tensor.name()
+                          << "' has a malformed data buffer",
+           failure();
+  return cast<ElementsAttr>(DenseElementsAttr::getFromRawBuffer(type, buffer));
+}
+
+Value Importer::constI64(Location loc, ArrayRef<int64_t> values, bool scalar) {
+  auto type = RankedTensorType::get(
+      scalar ? ArrayRef<int64_t>{} : ArrayRef<int64_t>{(int64_t)values.size()},
+      b.getI64Type());
+  return ConstantOp::create(b, loc, type,
+                            cast<ElementsAttr>(DenseElementsAttr::get(type, values)));
+}
+
+//===----------------------------------------------------------------------===//
+// Attributes
+//===----------------------------------------------------------------------===//
+
+FailureOr<Attribute> Importer::convertAttribute(const onnx::NodeProto &node,
+                                                const onnx::AttributeProto &attr,
+                                                const OpInfo &info,
+                                                Location loc) {
+  if (!attr.ref_attr_name().empty())
+    return nodeError(node, loc) << "attribute '" << attr.name()
+                                << "' refers to a function attribute, "
+                                   "which is only valid inside a function",
+           failure();
+  bool isTypeEnum = listContains(info.typeAttrs, attr.name());
+  switch (attr.type()) {
+  case onnx::AttributeProto::FLOAT:
+    return Attribute(b.getF32FloatAttr(attr.f()));
+  case onnx::AttributeProto::INT:
+    if (isTypeEnum) {
+      Type t = getElementTypeFromOnnx(ctx, attr.i());
+      if (!t)
+        return nodeError(node, loc) << "attribute '" << attr.name()
+                                    << "' names unknown data type " << attr.i(),
+               failure();
+      return Attribute(TypeAttr::get(t));
+    }
+    return Attribute(b.getI64IntegerAttr(attr.i()));
+  case onnx::AttributeProto::STRING:
+    return Attribute(b.getStringAttr(attr.s()));
+  case onnx::AttributeProto::FLOATS:
+    return Attribute(b.getDenseF32ArrayAttr(
+        SmallVector<float>(attr.floats().begin(), attr.floats().end())));
+  case onnx::AttributeProto::INTS:
+    return Attribute(b.getDenseI64ArrayAttr(
+        SmallVector<int64_t>(attr.ints().begin(), attr.ints().end())));
+  case onnx::AttributeProto::STRINGS: {
+    SmallVector<StringRef> strs(attr.strings().begin(), attr.strings().end());
+    return Attribute(b.getStrArrayAttr(strs));
+  }
+  case onnx::AttributeProto::TENSOR: {
+    auto t = convertTensor(attr.t(), loc, /*allowResource=*/true);
+    if (failed(t))
+      return failure();
+    return Attribute(*t);
+  }
+  case onnx::AttributeProto::TENSORS: {
+    SmallVector<Attribute> ts;
+    for (const auto &t : attr.tensors()) {
+      auto e = convertTensor(t, loc, /*allowResource=*/true);
+      if (failed(e))
+        return failure();
+      ts.push_back(*e);
+    }
+    return Attribute(b.getArrayAttr(ts));
+  }
+  case onnx::AttributeProto::TYPE_PROTO: {
+    Type t = convertType(attr.tp());
+    if (!t)
+      return nodeError(node, loc) << "attribute '" << attr.name()
+                                  << "' holds an unsupported type",
+             failure();
+    return Attribute(TypeAttr::get(t));
+  }
+  default:
+    return nodeError(node, loc) << "attribute '" << attr.name()
+                                << "' has unsupported kind "
+                                << onnx::AttributeProto::AttributeType_Name(
+                                       attr.type()),
+           failure();
+  }
+}
+
+//===----------------------------------------------------------------------===//
+// Upgrading nodes of older opsets
+//===----------------------------------------------------------------------===//
+
+/// An attribute that became an input at opset `before`.
+struct AttrToInput {
+  const char *op;
+  int before;
+  const char *attr;
+  unsigned index;
+  enum Kind { I64s, I64Scalar, I64Scalar1D, F32s, DataScalar } kind;
+};
+
+const AttrToInput kAttrToInput[] = {
+    {"Squeeze", 13, "axes", 1, AttrToInput::I64s},
+    {"Unsqueeze", 13, "axes", 1, AttrToInput::I64s},
+    {"ReduceSum", 13, "axes", 1, AttrToInput::I64s},
+    {"ReduceMean", 18, "axes", 1, AttrToInput::I64s},
+    {"ReduceMax", 18, "axes", 1, AttrToInput::I64s},
+    {"ReduceMin", 18, "axes", 1, AttrToInput::I64s},
+    {"ReduceProd", 18, "axes", 1, AttrToInput::I64s},
+    {"ReduceL1", 18, "axes", 1, AttrToInput::I64s},
+    {"ReduceL2", 18, "axes", 1, AttrToInput::I64s},
+    {"ReduceLogSum", 18, "axes", 1, AttrToInput::I64s},
+    {"ReduceLogSumExp", 18, "axes", 1, AttrToInput::I64s},
+    {"ReduceSumSquare", 18, "axes", 1, AttrToInput::I64s},
+    {"Split", 13, "split", 1, AttrToInput::I64s},
+    {"Clip", 11, "min", 1, AttrToInput::DataScalar},
+    {"Clip", 11, "max", 2, AttrToInput::DataScalar},
+    {"Pad", 11, "pads", 1, AttrToInput::I64s},
+    {"Pad", 11, "value", 2, AttrToInput::DataScalar},
+    {"Slice", 10, "starts", 1, AttrToInput::I64s},
+    {"Slice", 10, "ends", 2, AttrToInput::I64s},
+    {"Slice", 10, "axes", 3, AttrToInput::I64s},
+    {"TopK", 10, "k", 1, AttrToInput::I64Scalar1D},
+    {"Upsample", 9, "scales", 1, AttrToInput::F32s},
+    {"DFT", 20, "axis", 2, AttrToInput::I64Scalar},
+};
+
+/// Attributes dropped when upgrading (their only legal value is the newer
+/// opset's behaviour, or they do not matter for inference).
+struct DroppedAttr {
+  const char *op;
+  int before;
+  const char *attr;
+  int64_t requiredValue; // INT_MIN: any value
+};
+const DroppedAttr kDroppedAttrs[] = {
+    {"Dropout", 12, "ratio", INT64_MIN},
+    {"Dropout", 7, "is_test", INT64_MIN},
+    {"BatchNormalization", 9, "spatial", 1},
+    {"BatchNormalization", 14, "momentum", INT64_MIN},
+};
+
+LogicalResult Importer::upgradeNode(const onnx::NodeProto &node,
+                                    const OpInfo &info, Location loc,
+                                    SmallVectorImpl<Value> &inputs,
+                                    NamedAttrList &attrs, bool &handled) {
+  StringRef op = node.op_type();
+  handled = false;
+  for (const DroppedAttr &d : kDroppedAttrs) {
+    if (op != d.op || opset >= d.before)
+      continue;
+    handled = true;
+    if (auto a = attrs.get(d.attr)) {
+      if (d.requiredValue != INT64_MIN) {
+        auto i = dyn_cast<IntegerAttr>(a);
+        if (!i || i.getInt() != d.requiredValue)
+          return nodeError(node, loc) << "attribute '" << d.attr
+                                      << "' other than " << d.requiredValue
+                                      << " is not supported",
+                 failure();
+      }
+      attrs.erase(d.attr);
+    }
+  }
+  for (const AttrToInput &r : kAttrToInput) {
+    if (op != r.op || opset >= r.before)
+      continue;
+    handled = true;
+    Attribute a = attrs.get(r.attr);
+    if (!a)
+      continue;
+    attrs.erase(r.attr);
+    if (inputs.size() <= r.index)
+      inputs.resize(r.index + 1);
+    Value v;
+    switch (r.kind) {
+    case AttrToInput::I64s: {
+      auto ints = dyn_cast<DenseI64ArrayAttr>(a);
+      if (!ints)
+        return nodeError(node, loc) << "attribute '" << r.attr
+                                    << "' must be a list of ints",
+               failure();
+      v = constI64(loc, ints.asArrayRef());
+      break;
+    }
+    case AttrToInput::I64Scalar:
+    case AttrToInput::I64Scalar1D: {
+      auto i = dyn_cast<IntegerAttr>(a);
+      if (!i)
+        return nodeError(node, loc) << "attribute '" << r.attr
+                                    << "' must be an int",
+               failure();
+      v = constI64(loc, {i.getInt()}, r.kind == AttrToInput::I64Scalar);
+      break;
+    }
+    case AttrToInput::F32s: {
+      auto fs = dyn_cast<DenseF32ArrayAttr>(a);
+      if (!fs)
+        return nodeError(node, loc) << "attribute '" << r.attr
+                                    << "' must be a list of floats",
+               failure();
+      auto type = RankedTensorType::get({(int64_t)fs.size()}, b.getF32Type());
+      v = ConstantOp::create(
+          b, loc, type,
+          cast<ElementsAttr>(DenseElementsAttr::get(type, fs.asArrayRef())));
+      break;
+    }
+    case AttrToInput::DataScalar: {
+      auto f = dyn_cast<FloatAttr>(a);
+      Type elt = inputs[0] ? getElementTypeOrSelf(inputs[0].getType()) : Type();
+      auto ft = dyn_cast_or_null<FloatType>(elt);
+      if (!f || !ft)
+        return nodeError(node, loc) << "attribute '" << r.attr
+                                    << "' needs a float input tensor",
+               failure();
+      APFloat value = f.getValue();
+      bool lost;
+      value.convert(ft.getFloatSemantics(), APFloat::rmNearestTiesToEven,
+                    &lost);
+      auto type = RankedTensorType::get({}, ft);
+      v = ConstantOp::create(
+          b, loc, type, cast<ElementsAttr>(DenseElementsAttr::get(type, value)));
+      break;
+    }
+    }
+    inputs[r.index] = v;
+  }
+  // Before opset 6 `consumed_inputs` was a memory hint with no meaning for
+  // the result.
+  if (opset < 6 && attrs.get("consumed_inputs")) {
+    attrs.erase("consumed_inputs");
+    handled = true;
+  }
+  // Before opset 7 binary ops broadcast only when asked, the second operand
+  // aligned at `axis`; numpy-style broadcasting covers the trailing-aligned
+  // case, which is the one exporters emitted.
+  static const llvm::StringSet<> legacyBroadcast = {
+      "Add", "Sub", "Mul", "Div", "Pow", "And", "Or", "Xor", "Equal",
+      "Greater", "Less", "PRelu", "Gemm"};
+  if (opset < 7 && legacyBroadcast.contains(op)) {
+    handled = true;
+    if (auto axis = dyn_cast_or_null<IntegerAttr>(attrs.get("axis"))) {
+      auto a = inputs.size() > 1 && inputs[0]
+                   ? dyn_cast<RankedTensorType>(inputs[0].getType())
+                   : RankedTensorType();
+      auto bt = inputs.size() > 1 && inputs[1]
+                    ? dyn_cast<RankedTensorType>(inputs[1].getType())
+                    : RankedTensorType();
+      int64_t ax = axis.getInt();
+      if (a && ax < 0)
+        ax += a.getRank();
+      if (!a || !bt || ax != a.getRank() - bt.getRank())
+        return nodeError(node, loc)
+               << "legacy broadcasting at axis " << axis.getInt()
+               << " is not supported",
+               failure();
+      attrs.erase("axis");
+    }
+    attrs.erase("broadcast");
+  }
+  if (op == "BatchNormalization" && opset < 7)
+    attrs.erase("is_test");
+  if (op == "BatchNormalization" && opset < 14) {
+    // Before opset 14 the optional outputs were training statistics; kiln
+    // follows the inference form with a single output.
+    for (int i = 1; i < node.output_size(); ++i)
+      if (!node.output(i).empty())
+        return nodeError(node, loc)
+               << "training-mode outputs of BatchNormalization before opset "
+                  "14 are not supported",
+               failure();
+    handled = true;
+  }
+  if (op == "Dropout" && opset < 12)
+    handled = true;
+  if (op == "Resize" && opset < 11) {
+    // Resize-10 (X, scales) behaves as the asymmetric, floor-rounding mode.
+    if (inputs.size() != 2)
+      return nodeError(node, loc) << "expects 2 inputs", failure();
+    Value x = inputs[0], scales = inputs[1];
+    inputs.assign({x, Value(), scales});
+    attrs.set("coordinate_transformation_mode", b.getStringAttr("asymmetric"));
+    attrs.set("nearest_mode", b.getStringAttr("floor"));
+    handled = true;
+  }
+  return success();
+}
+
+//===----------------------------------------------------------------------===//
+// Nodes
+//===----------------------------------------------------------------------===//
+
+FailureOr<Operation *> Importer::buildOp(const onnx::NodeProto &node,
+                                         const OpInfo &info, Location loc,
+                                         ArrayRef<Value> inputs,
+                                         NamedAttrList &attrs,
+                                         unsigned numOutputs) {
+  OperationState state(loc, info.mlirName);
+  StringRef kinds = info.inputKinds;
+  SmallVector<int32_t> sizes;
+  size_t next = 0;
+  for (auto [i, kind] : llvm::enumerate(kinds)) {
+    if (kind == 'v') {
+      int32_t count = 0;
+      for (; next < inputs.size(); ++next, ++count) {
+        if (!inputs[next])
+          return nodeError(node, loc) << "variadic input #" << next
+                                      << " must not be empty",
+                 failure();
+        state.operands.push_back(inputs[next]);
+      }
+      sizes.push_back(count);
+      continue;
+    }
+    Value v = next < inputs.size() ? inputs[next] : Value();
+    ++next;
+    if (!v && kind == 's')
+      return nodeError(node, loc) << "missing required input #" << i,
+             failure();
+    if (v)
+      state.operands.push_back(v);
+    sizes.push_back(v ? 1 : 0);
+  }
+  if (next < inputs.size())
+    return nodeError(node, loc) << "has " << inputs.size()
+                                << " inputs; the operator takes at most "
+                                << kinds.size(),
+           failure();
+
+  StringRef outKinds = info.outputKinds;
+  SmallVector<int32_t> resultSizes;
+  SmallVector<std::string> resultNames;
+  size_t out = 0;
+  for (char kind : outKinds) {
+    if (kind == 'v') {
+      int32_t count = 0;
+      for (; out < numOutputs; ++out, ++count)
+        resultNames.push_back(node.output(out));
+      resultSizes.push_back(count);
+      continue;
+    }
+    bool present = kind == 's' ||
+                   (out < numOutputs && !node.output(out).empty());
+    if (present)
+      resultNames.push_back(out < numOutputs ? node.output(out) : "");
+    resultSizes.push_back(present ? 1 : 0);
+    ++out;
+  }
+  if (out < numOutputs)
+    return nodeError(node, loc) << "has " << numOutputs
+                                << " outputs; the operator has at most "
+                                << outKinds.size(),
+           failure();
+  for (const std::string &name : resultNames) {
+    Type t = name.empty() ? Type() : knownType(name);
+    state.types.push_back(t ? t : b.getNoneType());
+  }
+
+  auto opName = state.name.getRegisteredInfo();
+  if (opName && opName->hasTrait<OpTrait::AttrSizedOperandSegments>())
+    attrs.set("operandSegmentSizes", b.getDenseI32ArrayAttr(sizes));
+  if (opName && opName->hasTrait<OpTrait::AttrSizedResultSegments>())
+    attrs.set("resultSegmentSizes", b.getDenseI32ArrayAttr(resultSizes));
+  state.attributes = attrs;
+
+  SmallVector<StringRef> regionAttrs;
+  StringRef(info.regionAttrs).split(regionAttrs, ',', -1, false);
+  for (StringRef regionName : regionAttrs) {
+    Region *region = state.addRegion();
+    const onnx::AttributeProto *graph = nullptr;
+    for (const auto &a : node.attribute())
+      if (a.name() == regionName)
+        graph = &a;
+    if (!graph || graph->type() != onnx::AttributeProto::GRAPH)
+      return nodeError(node, loc) << "missing graph attribute '" << regionName
+                                  << "'",
+             failure();
+    if (failed(importSubgraph(graph->g(), *region, loc)))
+      return failure();
+  }
+  return b.create(state);
+}
+
+LogicalResult Importer::typeResults(const onnx::NodeProto &node, Operation *op,
+                                    Location loc) {
+  if (auto infer = dyn_cast<InferResultTypesOpInterface>(op)) {
+    SmallVector<Type> inferred;
+    if (failed(infer.inferResultTypes(inferred)))
+      return nodeError(node, loc) << "the inputs do not fit the operator",
+             failure();
+    for (auto [result, want] : llvm::zip(op->getResults(), inferred)) {
+      Type have = result.getType();
+      if (isa<NoneType>(want))
+        continue;
+      if (isa<NoneType>(have)) {
+        result.setType(want);
+        continue;
+      }
+      if (!areCompatibleTypes(want, have))
+        return nodeError(node, loc)
+               << "output #" << result.getResultNumber() << " is declared "
+               << have << " but its inputs imply " << want,
+               failure();
+      result.setType(refineType(have, want));
+    }
+  }
+  // Control flow: results follow the subgraph outputs when the model gives
+  // no types.
+  if (op->getNumRegions() > 0) {
+    Operation *term = op->getRegion(0).front().getTerminator();
+    unsigned carried = 0;
+    if (node.op_type() == "Loop")
+      carried = op->getNumOperands() > 2 ? term->getNumOperands() - 1 : 0;
+    for (OpResult result : op->getResults()) {
+      if (!isa<NoneType>(result.getType()))
+        continue;
+      unsigned i = result.getResultNumber();
+      if (node.op_type() == "If" && i < term->getNumOperands()) {
+        result.setType(term->getOperand(i).getType());
+      } else if (node.op_type() == "Loop" && i + 1 < term->getNumOperands()) {
+        Type t = term->getOperand(i + 1).getType();
+        if (i >= carried - (carried ? 0 : 0) &&
+            i + 1 >= op->getNumOperands() - 1)
+          t = UnrankedTensorType::get(getElementTypeOrSelf(t));
+        result.setType(t);
+      }
+    }
+  }
+  for (OpResult result : op->getResults())
+    if (isa<NoneType>(result.getType()))
+      return nodeError(node, loc)
+             << "cannot infer the type of output #" << result.getResultNumber()
+             << ": the model does not give it and kiln has no shape "
+                "function for "
+             << node.op_type(),
+             failure();
+  return success();
+}
+
+LogicalResult Importer::importConstantNode(const onnx::NodeProto &node,
+                                           Location loc) {
+  if (node.attribute_size() != 1 || node.output_size() != 1)
+    return nodeError(node, loc) << "expects exactly one value attribute and "
+                                   "one output",
+           failure();
+  const auto &a = node.attribute(0);
+  Attribute value;
+  Type i64 = b.getI64Type(), f32 = b.getF32Type();
+  if (a.name() == "value") {
+    auto t = convertTensor(a.t(), loc, /*allowResource=*/true);
+    if (failed(t))
+      return failure();
+    value = *t;
+  } else if (a.name() == "value_float") {
+    value = DenseElementsAttr::get(RankedTensorType::get({}, f32), a.f());
+  } else if (a.name() == "value_floats") {
+    auto type = RankedTensorType::get({a.floats_size()}, f32);
+    value = DenseElementsAttr::get(
+        type, ArrayRef<float>(a.floats().data(), a.floats_size()));
+  } else if (a.name() == "value_int") {
+    value = DenseElementsAttr::get(RankedTensorType::get({}, i64),
+                                   static_cast<int64_t>(a.i()));
+  } else if (a.name() == "value_ints") {
+    auto type = RankedTensorType::get({a.ints_size()}, i64);
+    value = DenseElementsAttr::get(
+        type, ArrayRef<int64_t>(a.ints().data(), a.ints_size()));
+  } else if (a.name() == "value_string" || a.name() == "value_strings") {
+    Type st = StringType::get(ctx);
+    SmallVector<StringRef> strs;
+    if (a.name() == "value_string")
+      strs.push_back(a.s());
+    else
+      strs.assign(a.strings().begin(), a.strings().end());
+    auto type = a.name() == "value_string"
+                    ? RankedTensorType::get({}, st)
+                    : RankedTensorType::get({(int64_t)strs.size()}, st);
+    value = DenseStringElementsAttr::get(type, strs);
+  } else {
+    return nodeError(node, loc) << "attribute '" << a.name()
+                                << "' is not supported",
+           failure();
+  }
+  auto elements = cast<ElementsAttr>(value);
+  Value v = ConstantOp::create(b, loc, elements.getType(), elements);
+  scopes.back().values[node.output(0)] = v;
+  return success();
+}
+
+LogicalResult Importer::importNode(const onnx::NodeProto &node, int index) {
+  Location loc = nodeLoc(node, index);
+  if (!node.domain().empty() && node.domain() != "ai.onnx")
+    return nodeError(node, loc) << "operator domain '" << node.domain()
+                                << "' is not supported",
+           failure();
+  if (node.op_type() == "Constant")
+    return importConstantNode(node, loc);
+  const OpInfo *info = lookupOp(node.op_type());
+  if (!info)
+    return nodeError(node, loc) << "unknown operator", failure();
+
+  SmallVector<Value> inputs;
+  for (const std::string &name : node.input()) {
+    if (name.empty()) {
+      inputs.push_back(Value());
+      continue;
+    }
+    Value v = lookup(name);
+    if (!v)
+      return nodeError(node, loc) << "input '" << name
+                                  << "' is not defined before the node",
+             failure();
+    inputs.push_back(v);
+  }
+  // Trailing empty names mean absent optional inputs.
+  while (!inputs.empty() && !inputs.back())
+    inputs.pop_back();
+
+  Dialect *dialect = ctx->getLoadedDialect<KilnDialect>();
+  (void)dialect;
+  auto opName = OperationName(info->mlirName, ctx);
+  NamedAttrList attrs;
+  for (const auto &a : node.attribute()) {
+    if (a.type() == onnx::AttributeProto::GRAPH &&
+        listContains(info->regionAttrs, a.name()))
+      continue;
+    auto converted = convertAttribute(node, a, *info, loc);
+    if (failed(converted))
+      return failure();
+    attrs.set(kilnAttrName(*info, a.name()), *converted);
+  }
+
+  if (opset < info->compatibleSince) {
+    if (node.op_type() == "Softmax" || node.op_type() == "LogSoftmax" ||
+        node.op_type() == "Hardmax") {
+      // Before opset 13 these operate on the input flattened to 2-D at
+      // `axis` (default 1).
+      int64_t axis = 1;
+      if (auto a = dyn_cast_or_null<IntegerAttr>(attrs.get("axis")))
+        axis = a.getInt();
+      if (inputs.size() != 1)
+        return nodeError(node, loc) << "expects 1 input", failure();
+      Value x = inputs[0];
+      auto xt = dyn_cast<RankedTensorType>(x.getType());
+      if (!xt)
+        return nodeError(node, loc) << "needs an input of known rank",
+               failure();
+      int64_t rank = xt.getRank();
+      if (axis < 0)
+        axis += rank;
+      if (axis < 0 || axis > rank)
+        return nodeError(node, loc) << "axis out of range", failure();
+      NamedAttrList lastAxis;
+      lastAxis.set("axis", b.getI64IntegerAttr(-1));
+      Value result;
+      if (axis == rank - 1) {
+        auto op = buildOp(node, *info, loc, {x}, lastAxis, 1);
+        if (failed(op) || failed(typeResults(node, *op, loc)))
+          return failure();
+        result = (*op)->getResult(0);
+      } else {
+        OperationState flat(loc, "kiln.flatten");
+        flat.addOperands(x);
+        flat.addAttribute("axis", b.getI64IntegerAttr(axis));
+        flat.addTypes(b.getNoneType());
+        Operation *f = b.create(flat);
+        SmallVector<Type> t;
+        (void)cast<InferResultTypesOpInterface>(f).inferResultTypes(t);
+        f->getResult(0).setType(t[0]);
+        auto sm = buildOp(node, *info, loc, {f->getResult(0)}, lastAxis, 1);
+        if (failed(sm))
+          return failure();
+        (*sm)->getResult(0).setType(t[0]);
+        OperationState shape(loc, "kiln.shape");
+        shape.addOperands(x);
+        shape.addTypes(RankedTensorType::get({rank}, b.getI64Type()));
+        Operation *s = b.create(shape);
+        OperationState reshape(loc, "kiln.reshape");
+        reshape.addOperands({(*sm)->getResult(0), s->getResult(0)});
+        reshape.addTypes(x.getType());
+        result = b.create(reshape)->getResult(0);
+      }
+      scopes.back().values[node.output(0)] = result;
+      return success();
+    }
+    if (node.op_type() == "Scan" && opset < 9)
+      return nodeError(node, loc)
+             << "Scan before opset 9 (with a batch axis) is not supported",
+             failure();
+    bool handled = false;
+    if (failed(upgradeNode(node, *info, loc, inputs, attrs, handled)))
+      return failure();
+    if (!handled)
+      return nodeError(node, loc) << "kiln follows " << node.op_type()
+                                  << " as of opset " << info->compatibleSince
+                                  << " and has no upgrade from opset "
+                                  << opset,
+             failure();
+  }
+
+  // Attributes the operator does not define are errors, not silently lost.
+  for (const NamedAttribute &a : attrs) {
+    if (a.getName() == "operandSegmentSizes" ||
+        a.getName() == "resultSegmentSizes")
+      continue;
+    if (!llvm::is_contained(opName.getAttributeNames(), a.getName()))
+      return nodeError(node, loc) << "unknown attribute '"
+                                  << a.getName().getValue() << "'",
+             failure();
+  }
+
+  unsigned numOutputs = node.output_size();
+  auto op = buildOp(node, *info, loc, inputs, attrs, numOutputs);
+  if (failed(op))
+    return failure();
+  if (failed(typeResults(node, *op, loc)))
+    return failure();
+  // Bind outputs by walking the slots again.
+  unsigned r = 0;
+  StringRef outKinds = info->outputKinds;
+  size_t out = 0;
+  for (char kind : outKinds) {
+    if (kind == 'v') {
+      for (; out < numOutputs; ++out)
+        if (!node.output(out).empty())
+          scopes.back().values[node.output(out)] = (*op)->getResult(r++);
+        else
+          ++r;
+      continue;
+    }
+    bool present = kind == 's' || (out < numOutputs && !node.output(out).empty());
+    if (present) {
+      if (out < numOutputs && !node.output(out).empty())
+        scopes.back().values[node.output(out)] = (*op)->getResult(r);
+      ++r;
+    }
+    ++out;
+  }
+  return success();
+}
+
+//===----------------------------------------------------------------------===//
+// Graphs
+//===----------------------------------------------------------------------===//
+
+LogicalResult Importer::importGraphBody(const onnx::GraphProto &graph,
+                                        SmallVectorImpl<Value> &outputs) {
+  collectTypes(graph);
+  for (const auto &init : graph.initializer()) {
+    Location loc = NameLoc::get(StringAttr::get(ctx, init.name()), fileLoc());
+    auto value = convertTensor(init, loc, /*allowResource=*/true);
+    if (failed(value))
+      return failure();
+    scopes.back().values[init.name()] =
+        ConstantOp::create(b, loc, value->getType(), *value);
+  }
+  if (graph.sparse_initializer_size())
+    return emitError(fileLoc()) << "sparse initializers are not supported",
+           failure();
+  for (auto [i, node] : llvm::enumerate(graph.node()))
+    if (failed(importNode(node, i)))
+      return failure();
+  for (const auto &out : graph.output()) {
+    Value v = lookup(out.name());
+    if (!v)
+      return emitError(fileLoc()) << "graph output '" << out.name()
+                                  << "' is not produced by any node",
+             failure();
+    outputs.push_back(v);
+  }
+  return success();
+}
+
+LogicalResult Importer::importSubgraph(const onnx::GraphProto &graph,
+                                       Region &region, Location loc) {
+  OpBuilder::InsertionGuard guard(b);
+  Block *block = b.createBlock(&region);
+  scopes.emplace_back();
+  llvm::scope_exit pop([&] { scopes.pop_back(); });
+  for (const auto &in : graph.input()) {
+    Type t = in.has_type() ? convertType(in.type()) : Type();
+    if (!t)
+      return emitError(loc) << "subgraph '" << graph.name() << "' input '"
+                            << in.name() << "' has no supported type",
+             failure();
+    scopes.back().values[in.name()] = block->addArgument(t, loc);
+  }
+  SmallVector<Value> outputs;
+  if (failed(importGraphBody(graph, outputs)))
+    return failure();
+  YieldOp::create(b, loc, outputs);
+  return success();
+}
+
+LogicalResult Importer::checkWithLibOnnx(onnx::ModelProto &model) {
+  const auto &versions =
+      onnx::OpSchemaRegistry::DomainToVersionRange::Instance().Map();
+  auto it = versions.find("");
+  if (it == versions.end() || opset > it->second.second)
+    return success(); // Beyond libonnx's schemas: Kiln's own rules only.
+  try {
+    onnx::checker::CheckerContext checkCtx;
+    checkCtx.set_ir_version(static_cast<int>(model.ir_version()));
+    std::unordered_map<std::string, int> opsets;
+    for (const auto &o : model.opset_import())
+      opsets[o.domain()] = static_cast<int>(o.version());
+    checkCtx.set_opset_imports(opsets);
+    checkCtx.set_model_dir(modelDir);
+    onnx::checker::LexicalScopeContext lex;
+    onnx::checker::check_graph(model.graph(), checkCtx, lex);
+  } catch (const std::exception &e) {
+    StringRef msg(e.what());
+    return emitError(fileLoc()) << "the ONNX checker rejects the model: "
+                                << msg.split("\n\n==>").first.trim(),
+           failure();
+  }
+  try {
+    onnx::ShapeInferenceOptions opts{/*check_type=*/false, /*error_mode=*/0,
+                                     /*enable_data_propagation=*/true};
+    onnx::shape_inference::InferShapes(model,
+                                       onnx::OpSchemaRegistry::Instance(),
+                                       opts);
+  } catch (const std::exception &e) {
+    return emitError(fileLoc()) << "ONNX shape inference fails: "
+                                << StringRef(e.what()).trim(),
+           failure();
+  }
+  return success();
+}
+
+OwningOpRef<ModuleOp> Importer::importModel(onnx::ModelProto &model) {
+  ctx->loadDialect<KilnDialect, func::FuncDialect>();
+  opset = -1;
+  for (const auto &o : model.opset_import()) {
+    if (o.domain().empty() || o.domain() == "ai.onnx")
+      opset = o.version();
+  }
+  if (opset < 0) {
+    if (model.ir_version() < 3) {
+      opset = 1;
+    } else {
+      emitError(fileLoc()) << "the model imports no opset of the default "
+                              "ONNX domain";
+      return nullptr;
+    }
+  }
+  if (opset < kMinOpset || opset > kMaxOpset) {
+    emitError(fileLoc()) << "the model uses opset " << opset
+                         << "; kiln imports opsets " << kMinOpset << " to "
+                         << kMaxOpset;
+    return nullptr;
+  }
+  const onnx::GraphProto &graph = model.graph();
+
+  // Apply caller-given input shapes before ONNX shape inference sees them.
+  llvm::StringSet<> initNames;
+  for (const auto &init : graph.initializer())
+    initNames.insert(init.name());
+  llvm::StringSet<> seen;
+  for (auto &in : *model.mutable_graph()->mutable_input()) {
+    auto it = options.inputShapes.find(in.name());
+    if (it == options.inputShapes.end())
+      continue;
+    seen.insert(in.name());
+    if (!in.type().has_tensor_type()) {
+      emitError(fileLoc()) << "--input-shape: input '" << in.name()
+                           << "' is not a tensor";
+      return nullptr;
+    }
+    auto *tt = in.mutable_type()->mutable_tensor_type();
+    if (tt->has_shape() && tt->shape().dim_size() != (int)it->second.size()) {
+      emitError(fileLoc()) << "--input-shape: input '" << in.name()
+                           << "' has rank " << tt->shape().dim_size()
+                           << ", the given shape has rank "
+                           << it->second.size();
+      return nullptr;
+    }
+    for (auto [i, d] : llvm::enumerate(it->second)) {
+      if (tt->has_shape() && tt->shape().dim(i).has_dim_value() &&
+          d >= 0 && tt->shape().dim(i).dim_value() != d) {
+        emitError(fileLoc()) << "--input-shape: input '" << in.name()
+                             << "' has static dim " << i << " of "
+                             << tt->shape().dim(i).dim_value()
+                             << ", the given shape says " << d;
+        return nullptr;
+      }
+    }
+    auto *shape = tt->mutable_shape();
+    shape->clear_dim();
+    for (int64_t d : it->second) {
+      auto *dim = shape->add_dim();
+      if (d >= 0)
+        dim->set_dim_value(d);
+    }
+  }
+  for (const auto &entry : options.inputShapes) {
+    if (!seen.contains(entry.getKey())) {
+      std::string names;
+      for (const auto &in : graph.input())
+        if (!initNames.contains(in.name()))
+          names += (names.empty() ? "" : ", ") + in.name();
+      emitError(fileLoc()) << "--input-shape: the model has no input '"
+                           << entry.getKey() << "' (inputs: " << names << ")";
+      return nullptr;
+    }
+  }
+
+  if (options.onnxChecks && failed(checkWithLibOnnx(model)))
+    return nullptr;
+
+  OwningOpRef<ModuleOp> module = ModuleOp::create(fileLoc());
+  b.setInsertionPointToEnd(module->getBody());
+  scopes.emplace_back();
+
+  SmallVector<Type> argTypes;
+  SmallVector<const onnx::ValueInfoProto *> args;
+  for (const auto &in : graph.input()) {
+    if (initNames.contains(in.name()))
+      continue; // An initializer's default value: a constant.
+    Type t = in.has_type() ? convertType(in.type()) : Type();
+    if (!t) {
+      emitError(fileLoc()) << "graph input '" << in.name()
+                           << "' has no supported type";
+      return nullptr;
+    }
+    argTypes.push_back(t);
+    args.push_back(&in);
+  }
+  auto fn = func::FuncOp::create(b, fileLoc(), "main",
+                                 b.getFunctionType(argTypes, {}));
+  Block *entry = fn.addEntryBlock();
+  for (auto [i, in] : llvm::enumerate(args)) {
+    scopes.back().values[in->name()] = entry->getArgument(i);
+    fn.setArgAttr(i, "kiln.name", b.getStringAttr(in->name()));
+  }
+  b.setInsertionPointToEnd(entry);
+  SmallVector<Value> outputs;
+  if (failed(importGraphBody(graph, outputs)))
+    return nullptr;
+  func::ReturnOp::create(b, fileLoc(), outputs);
+  fn.setType(b.getFunctionType(argTypes, ValueRange(outputs).getTypes()));
+  for (auto [i, out] : llvm::enumerate(graph.output()))
+    fn.setResultAttr(i, "kiln.name", b.getStringAttr(out.name()));
+  if (!graph.name().empty())
+    module->getOperation()->setAttr("kiln.graph_name",
+                                    b.getStringAttr(graph.name()));
+  module->getOperation()->setAttr("kiln.opset", b.getI64IntegerAttr(opset));
+  if (failed(verify(*module)))
+    return nullptr;
+  return module;
+}
+
+} // namespace
+
+//===----------------------------------------------------------------------===//
+// Entry points
+//===----------------------------------------------------------------------===//
+
+bool kiln::isOnnxFileName(StringRef path) {
+  return path.ends_with(".onnx") || path.ends_with(".onnxtxt");
+}
+
+LogicalResult kiln::parseInputShape(StringRef spec, OnnxImportOptions &options,
+                                    std::string &error) {
+  auto [name, dims] = spec.rsplit(':');
+  if (name.empty() || dims.data() == nullptr || !spec.contains(':')) {
+    error = "expected NAME:DIMS (for example input:1x3x224x224), got '" +
+            spec.str() + "'";
+    return failure();
+  }
+  SmallVector<int64_t> shape;
+  SmallVector<StringRef> parts;
+  if (!dims.empty())
+    dims.split(parts, 'x');
+  for (StringRef p : parts) {
+    int64_t d;
+    if (p == "?" || p == "-1") {
+      shape.push_back(-1);
+    } else if (p.getAsInteger(10, d) || d < 0) {
+      error = "bad dimension '" + p.str() + "' in '" + spec.str() + "'";
+      return failure();
+    } else {
+      shape.push_back(d);
+    }
+  }
+  options.inputShapes[name] = shape;
+  return success();
+}
+
+OwningOpRef<ModuleOp> kiln::importOnnxBuffer(StringRef bytes,
+                                             StringRef bufferName, bool isText,
+                                             StringRef modelDir,
+                                             MLIRContext *context,
+                                             const OnnxImportOptions &options) {
+  onnx::ModelProto model;
+  Location loc = FileLineColLoc::get(context, bufferName, 0, 0);
+  if (isText) {
+    std::string text = bytes.str();
+    auto status = onnx::OnnxParser::Parse(model, text.c_str());
+    if (!status.IsOK()) {
+      emitError(loc) << "cannot parse ONNX text: " << status.ErrorMessage();
+      return nullptr;
+    }
+  } else {
+    if (bytes.size() > static_cast<size_t>(INT_MAX)) {
+      emitError(loc) << "the model is larger than 2 GiB; keep its weights as "
+                        "external data";
+      return nullptr;
+    }
+    if (!model.ParseFromArray(bytes.data(), static_cast<int>(bytes.size()))) {
+      emitError(loc) << "not a valid ONNX model (protobuf parse failed)";
+      return nullptr;
+    }
+  }
+  Importer importer(context, options, bufferName, modelDir);
+  return importer.importModel(model);
+}
+
+OwningOpRef<ModuleOp> kiln::importOnnxFile(StringRef path,
+                                           MLIRContext *context,
+                                           const OnnxImportOptions &options) {
+  auto buffer = llvm::MemoryBuffer::getFile(path, /*IsText=*/false,
+                                            /*RequiresNullTerminator=*/false);
+  if (!buffer) {
+    emitError(FileLineColLoc::get(context, path, 0, 0))
+        << "cannot open '" << path << "': " << buffer.getError().message();
+    return nullptr;
+  }
+  SmallString<256> dir(path);
+  llvm::sys::path::remove_filename(dir);
+  if (dir.empty())
+    dir = ".";
+  return importOnnxBuffer((*buffer)->getBuffer(), path,
+                          path.ends_with(".onnxtxt"), dir, context, options);
+}
