@@ -85,6 +85,11 @@ RESERVED = {"name", "type", "loc", "operation", "attributes", "operands",
             "operand", "result", "attr", "attr_dict"}
 
 
+def attr_order(item):
+    """Attributes in name order, except that If's branches read then-else."""
+    return ({"then_branch": 0, "else_branch": 1}.get(item[0], 2), item[0])
+
+
 def snake(name):
     s = re.sub(r"([A-Z]+)([A-Z][a-z])", r"\1_\2", name)
     s = re.sub(r"([a-z0-9])([A-Z])", r"\1_\2", s)
@@ -257,7 +262,7 @@ def main():
         for p in s.inputs:
             ins.append("%s:$%s" % (ods_value(p, False), uniq(p.name)))
         regions = []
-        for an, a in sorted(s.attributes.items()):
+        for an, a in sorted(s.attributes.items(), key=attr_order):
             if a.type == AttrType.GRAPH:
                 rn = uniq(an)
                 regions.append("SizedRegion<1>:$%s" % rn)
@@ -285,7 +290,8 @@ def main():
         td.append("}")
         td.append("")
 
-        rattrs = ",".join(an for an, a in sorted(s.attributes.items()) if a.type == AttrType.GRAPH)
+        rattrs = ",".join(an for an, a in sorted(s.attributes.items(), key=attr_order)
+                          if a.type == AttrType.GRAPH)
         ren = ",".join("%s=%s" % r for r in renamed)
         tattrs = ",".join(an for an in sorted(s.attributes) if (name, an) in TYPE_ENUM_ATTRS)
         table.append('KILN_ONNX_OP("%s", "kiln.%s", %d, %d, "%s", "%s", "%s", "%s", "%s")' %

@@ -53,6 +53,8 @@ def main():
     ap.add_argument("--markdown")
     ap.add_argument("--timeout", type=int, default=120)
     ap.add_argument("--jobs", type=int, default=os.cpu_count() or 2)
+    ap.add_argument("--min-imported", default="",
+                    help="SET=N,...: fail if fewer models of a set import")
     args = ap.parse_args()
 
     jobs = []
@@ -115,7 +117,15 @@ def main():
             for k, v in sorted(groups.items(), key=lambda kv: -len(kv[1])):
                 f.write("| %s | %d | %s |\n" % (k.replace("|", "\\|"), len(v),
                                                ", ".join(v[:3])))
-    return 1 if crashes else 0
+    short = []
+    for spec in filter(None, args.min_imported.split(",")):
+        name, n = spec.split("=")
+        if counts[name]["imported"] < int(n):
+            short.append("%s: %d imported, expected at least %s" %
+                         (name, counts[name]["imported"], n))
+    for line in short:
+        print("REGRESSION " + line)
+    return 1 if crashes or short else 0
 
 
 if __name__ == "__main__":

@@ -21,7 +21,7 @@ struct OnnxImportOptions {
   bool onnxChecks = true;
   /// Constants with at most this many elements are inline dense attributes;
   /// larger ones are dense resources.
-  int64_t inlineElementsLimit = 16;
+  int64_t inlineElementsLimit = 8;
 };
 
 /// Parses `name:1x3x224x224` (dims separated by `x`, `?` or -1 for a dynamic

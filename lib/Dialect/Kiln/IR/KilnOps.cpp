@@ -6,6 +6,7 @@
 #include "mlir/IR/BuiltinAttributes.h"
 #include "mlir/IR/OpImplementation.h"
 #include "mlir/IR/TypeUtilities.h"
+#include "llvm/Support/Mutex.h"
 
 using namespace mlir;
 using namespace kiln;
@@ -186,6 +187,22 @@ static void printSlots(OpAsmPrinter &p, StringRef kinds, ArrayRef<T> values,
   });
 }
 
+/// The default-valued attributes of an op, read once per op name from an
+/// op built with no attributes.
+static DictionaryAttr getDefaultAttrs(OperationName name) {
+  static llvm::sys::SmartMutex<true> mutex;
+  static llvm::DenseMap<OperationName, DictionaryAttr> cache;
+  llvm::sys::SmartScopedLock<true> lock(mutex);
+  auto it = cache.find(name);
+  if (it != cache.end())
+    return it->second;
+  OperationState state(UnknownLoc::get(name.getContext()), name);
+  Operation *tmp = Operation::create(state);
+  auto dict = dyn_cast_or_null<DictionaryAttr>(tmp->getPropertiesAsAttribute());
+  tmp->destroy();
+  return cache[name] = dict;
+}
+
 void kiln::printOnnxOp(Operation *op, OpAsmPrinter &p, StringRef inputKinds,
                        StringRef outputKinds) {
   auto operandSizes = slotSizes(
@@ -199,21 +216,24 @@ void kiln::printOnnxOp(Operation *op, OpAsmPrinter &p, StringRef inputKinds,
   printSlots<Value>(p, inputKinds, operands, operandSizes,
              [&](Value v) { p.printOperand(v); });
   p << ")";
-  p.printOptionalAttrDict(op->getAttrs(), {kOperandSegments, kResultSegments});
+  // Attributes equal to their ONNX default are implied, as in ONNX.
+  DictionaryAttr defaults = getDefaultAttrs(op->getName());
+  SmallVector<StringRef> elided = {kOperandSegments, kResultSegments};
+  for (NamedAttribute a : op->getAttrs())
+    if (defaults && defaults.get(a.getName()) == a.getValue())
+      elided.push_back(a.getName().getValue());
+  p.printOptionalAttrDict(op->getAttrs(), elided);
   p << " : (";
   llvm::interleaveComma(op->getOperandTypes(), p);
   p << ") -> ";
-  bool single = op->getNumResults() == 1 && outputKinds.size() >= 1 &&
-                resultSizes[0] == 1 &&
-                llvm::all_of(ArrayRef<int32_t>(resultSizes).drop_front(),
-                             [](int32_t s) { return s == 0; });
-  if (single && outputKinds[0] != 'v') {
+  // One result in the first slot prints bare; anything else as a list.
+  if (op->getNumResults() == 1 && resultSizes[0] == 1) {
     p << op->getResult(0).getType();
   } else {
-    p << "(";
     SmallVector<Type> resultTypes(op->getResultTypes());
+    p << "(";
     printSlots<Type>(p, outputKinds, resultTypes, resultSizes,
-               [&](Type t) { p << t; });
+                     [&](Type t) { p << t; });
     p << ")";
   }
   for (Region &region : op->getRegions()) {

@@ -279,15 +279,74 @@ LogicalResult inferArgReduce(Operation *op, SmallVectorImpl<Type> &types) {
   return success();
 }
 
-/// The shape an ONNX `shape` operand describes (Reshape, Expand, ...), with
-/// `?` where the operand is not constant.
-std::optional<SmallVector<int64_t>> shapeOperand(Value v) {
+/// The values of a small 1-D (or scalar) i64 tensor that carries a shape,
+/// with `?` for entries not known statically. Follows the ops exporters
+/// build shapes from (Shape, Gather, Unsqueeze, Squeeze, Concat, Cast) so
+/// that `Reshape(x, Concat(batch, [4, 8]))` keeps its static extents.
+std::optional<SmallVector<int64_t>> shapeValues(Value v, unsigned depth = 0) {
+  if (!v)
+    return std::nullopt;
   if (auto vals = constInts(v))
     return vals;
   auto t = ranked(v);
-  if (t && t.getRank() == 1 && !t.isDynamicDim(0))
-    return SmallVector<int64_t>(t.getDimSize(0), kDyn);
-  return std::nullopt;
+  if (!t || t.getRank() > 1 || !t.hasStaticShape() || depth > 8)
+    return std::nullopt;
+  std::optional<SmallVector<int64_t>> unknown =
+      SmallVector<int64_t>(t.getNumElements(), kDyn);
+  Operation *def = v.getDefiningOp();
+  if (!def)
+    return unknown;
+  if (auto shape = dyn_cast<ShapeOp>(def)) {
+    auto x = ranked(shape.getData());
+    if (!x)
+      return unknown;
+    int64_t rank = x.getRank();
+    auto clampAxis = [&](int64_t a) {
+      return std::clamp<int64_t>(a < 0 ? a + rank : a, 0, rank);
+    };
+    int64_t start = clampAxis(shape.getStart());
+    int64_t end = clampAxis(shape.getEnd() ? int64_t(*shape.getEnd()) : rank);
+    SmallVector<int64_t> dims;
+    for (int64_t i = start; i < end; ++i)
+      dims.push_back(x.getDimSize(i));
+    return dims;
+  }
+  if (isa<UnsqueezeOp, SqueezeOp, CastOp, IdentityOp, ReshapeOp>(def)) {
+    auto inner = shapeValues(def->getOperand(0), depth + 1);
+    if (inner && static_cast<int64_t>(inner->size()) == t.getNumElements())
+      return inner;
+    return unknown;
+  }
+  if (auto gather = dyn_cast<GatherOp>(def)) {
+    auto data = shapeValues(gather.getData(), depth + 1);
+    auto idx = constInts(gather.getIndices());
+    if (!data || !idx)
+      return unknown;
+    SmallVector<int64_t> out;
+    int64_t n = data->size();
+    for (int64_t i : *idx) {
+      if (i < -n || i >= n)
+        return unknown;
+      out.push_back((*data)[i < 0 ? i + n : i]);
+    }
+    return out;
+  }
+  if (auto concat = dyn_cast<ConcatOp>(def)) {
+    SmallVector<int64_t> out;
+    for (Value in : concat.getInputs()) {
+      auto piece = shapeValues(in, depth + 1);
+      if (!piece)
+        return unknown;
+      llvm::append_range(out, *piece);
+    }
+    return out;
+  }
+  return unknown;
+}
+
+/// The shape an ONNX `shape` operand describes (Reshape, Expand, ...).
+std::optional<SmallVector<int64_t>> shapeOperand(Value v) {
+  return shapeValues(v);
 }
 } // namespace
 

@@ -875,7 +875,7 @@ def Kiln_IfOp : Kiln_OnnxOp<"if", "If", 25, 1, "s", "v",
     AnyType:$cond);
   let results = (outs
     Variadic<AnyType>:$outputs);
-  let regions = (region SizedRegion<1>:$else_branch, SizedRegion<1>:$then_branch);
+  let regions = (region SizedRegion<1>:$then_branch, SizedRegion<1>:$else_branch);
 }
 
 def Kiln_ImageDecoderOp : Kiln_OnnxOp<"image_decoder", "ImageDecoder", 20, 20, "s", "s",

@@ -1,0 +1,94 @@
+// RUN: kiln-opt %s -split-input-file -canonicalize | FileCheck %s
+
+// The Shape -> Gather -> Unsqueeze -> Concat chain that exporters emit for
+// `x.view(x.size(0), -1)` folds to a constant once the shape is static.
+
+// CHECK-LABEL: func.func @shape_chain
+// CHECK-DAG:     %[[S:.+]] = kiln.constant dense<[2, -1]> : tensor<2xi64>
+// CHECK:         %[[R:.+]] = kiln.reshape(%{{.+}}, %[[S]]) : (tensor<2x3x4xf32>, tensor<2xi64>) -> tensor<2x12xf32>
+// CHECK-NOT:     kiln.shape
+// CHECK-NOT:     kiln.gather
+// CHECK:         return %[[R]]
+func.func @shape_chain(%x: tensor<2x3x4xf32>) -> tensor<2x12xf32> {
+  %shape = kiln.shape(%x) : (tensor<2x3x4xf32>) -> tensor<3xi64>
+  %zero = kiln.constant dense<0> : tensor<i64>
+  %n = kiln.gather(%shape, %zero) : (tensor<3xi64>, tensor<i64>) -> tensor<i64>
+  %axes = kiln.constant dense<[0]> : tensor<1xi64>
+  %n1 = kiln.unsqueeze(%n, %axes) : (tensor<i64>, tensor<1xi64>) -> tensor<1xi64>
+  %minus1 = kiln.constant dense<[-1]> : tensor<1xi64>
+  %target = kiln.concat(%n1, %minus1) {axis = 0 : i64} : (tensor<1xi64>, tensor<1xi64>) -> tensor<2xi64>
+  %y = kiln.reshape(%x, %target) : (tensor<2x3x4xf32>, tensor<2xi64>) -> tensor<2x12xf32>
+  return %y : tensor<2x12xf32>
+}
+
+// -----
+
+// A dynamic dim blocks folding of Shape: nothing may be invented.
+
+// CHECK-LABEL: func.func @shape_dynamic
+// CHECK:         kiln.shape
+func.func @shape_dynamic(%x: tensor<?x3xf32>) -> tensor<2xi64> {
+  %shape = kiln.shape(%x) : (tensor<?x3xf32>) -> tensor<2xi64>
+  return %shape : tensor<2xi64>
+}
+
+// -----
+
+// Elementwise arithmetic on small constants, with broadcasting; integer
+// division truncates as ONNX's does and division by zero is left alone.
+
+// CHECK-LABEL: func.func @arith
+// CHECK-DAG:     kiln.constant dense<[5, 7, 9]> : tensor<3xi64>
+// CHECK-DAG:     kiln.constant dense<[-1, 0, 1]> : tensor<3xi64>
+// CHECK-DAG:     kiln.constant dense<[8.000000e+00, 1.000000e+01, 1.200000e+01]> : tensor<3xf32>
+// CHECK-DAG:     kiln.constant dense<[-3, 2]> : tensor<2xi64>
+// CHECK:         kiln.div
+// CHECK-NOT:     kiln.add
+// CHECK-NOT:     kiln.mul
+func.func @arith() -> (tensor<3xi64>, tensor<3xi64>, tensor<3xf32>, tensor<2xi64>, tensor<2xi64>) {
+  %a = kiln.constant dense<[1, 2, 3]> : tensor<3xi64>
+  %b = kiln.constant dense<[4, 5, 6]> : tensor<3xi64>
+  %two = kiln.constant dense<2> : tensor<i64>
+  %0 = kiln.add(%a, %b) : (tensor<3xi64>, tensor<3xi64>) -> tensor<3xi64>
+  %1 = kiln.sub(%a, %two) : (tensor<3xi64>, tensor<i64>) -> tensor<3xi64>
+  %f = kiln.constant dense<[4.0, 5.0, 6.0]> : tensor<3xf32>
+  %ftwo = kiln.constant dense<2.0> : tensor<f32>
+  %2 = kiln.mul(%f, %ftwo) : (tensor<3xf32>, tensor<f32>) -> tensor<3xf32>
+  %n = kiln.constant dense<[-7, 5]> : tensor<2xi64>
+  %3 = kiln.div(%n, %two) : (tensor<2xi64>, tensor<i64>) -> tensor<2xi64>
+  %zero = kiln.constant dense<[0, 1]> : tensor<2xi64>
+  %4 = kiln.div(%n, %zero) : (tensor<2xi64>, tensor<2xi64>) -> tensor<2xi64>
+  return %0, %1, %2, %3, %4 : tensor<3xi64>, tensor<3xi64>, tensor<3xf32>, tensor<2xi64>, tensor<2xi64>
+}
+
+// -----
+
+// Identity and same-type Cast disappear; integer Cast of a constant folds.
+
+// CHECK-LABEL: func.func @identity_cast
+// CHECK-DAG:     %[[C:.+]] = kiln.constant dense<[1, -2]> : tensor<2xi32>
+// CHECK:         return %arg0, %arg0, %[[C]]
+func.func @identity_cast(%x: tensor<2xf32>) -> (tensor<2xf32>, tensor<2xf32>, tensor<2xi32>) {
+  %0 = kiln.identity(%x) : (tensor<2xf32>) -> tensor<2xf32>
+  %1 = kiln.cast(%x) {to = f32} : (tensor<2xf32>) -> tensor<2xf32>
+  %c = kiln.constant dense<[1, -2]> : tensor<2xi64>
+  %2 = kiln.cast(%c) {to = i32} : (tensor<2xi64>) -> tensor<2xi32>
+  return %0, %1, %2 : tensor<2xf32>, tensor<2xf32>, tensor<2xi32>
+}
+
+// -----
+
+// Reshape-like ops of a constant fold into a constant of the new shape.
+
+// CHECK-LABEL: func.func @reshape_const
+// CHECK:         kiln.constant dense<{{\[\[}}1, 2], [3, 4]]> : tensor<2x2xi64>
+// CHECK:         kiln.constant dense<[1, 2, 3, 4]> : tensor<4xi64>
+func.func @reshape_const() -> (tensor<2x2xi64>, tensor<4xi64>) {
+  %c = kiln.constant dense<[1, 2, 3, 4]> : tensor<4xi64>
+  %s = kiln.constant dense<[2, 2]> : tensor<2xi64>
+  %0 = kiln.reshape(%c, %s) : (tensor<4xi64>, tensor<2xi64>) -> tensor<2x2xi64>
+  %1 = kiln.flatten(%0) {axis = 0 : i64} : (tensor<2x2xi64>) -> tensor<1x4xi64>
+  %axes = kiln.constant dense<[0]> : tensor<1xi64>
+  %2 = kiln.squeeze(%1, %axes) : (tensor<1x4xi64>, tensor<1xi64>) -> tensor<4xi64>
+  return %0, %2 : tensor<2x2xi64>, tensor<4xi64>
+}

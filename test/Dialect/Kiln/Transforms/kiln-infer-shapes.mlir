@@ -1,0 +1,64 @@
+// RUN: kiln-opt %s -split-input-file -kiln-infer-shapes | FileCheck %s
+
+// Static argument shapes flow through a CNN: every `?` that the operands
+// determine becomes static, and the function result type follows.
+
+// CHECK-LABEL: func.func @cnn
+// CHECK-SAME:    -> tensor<2x10xf32>
+// CHECK:         kiln.conv{{.*}} -> tensor<2x8x16x16xf32>
+// CHECK:         kiln.relu{{.*}} -> tensor<2x8x16x16xf32>
+// CHECK:         kiln.max_pool{{.*}} -> tensor<2x8x8x8xf32>
+// CHECK:         kiln.global_average_pool{{.*}} -> tensor<2x8x1x1xf32>
+// CHECK:         kiln.flatten{{.*}} -> tensor<2x8xf32>
+// CHECK:         kiln.gemm{{.*}} -> tensor<2x10xf32>
+func.func @cnn(%x: tensor<2x3x32x32xf32>, %w: tensor<8x3x3x3xf32>, %fc: tensor<10x8xf32>) -> tensor<?x?xf32> {
+  %0 = kiln.conv(%x, %w) {pads = array<i64: 1, 1, 1, 1>, strides = array<i64: 2, 2>} : (tensor<2x3x32x32xf32>, tensor<8x3x3x3xf32>) -> tensor<?x8x?x?xf32>
+  %1 = kiln.relu(%0) : (tensor<?x8x?x?xf32>) -> tensor<?x?x?x?xf32>
+  %2 = kiln.max_pool(%1) {kernel_shape = array<i64: 2, 2>, strides = array<i64: 2, 2>} : (tensor<?x?x?x?xf32>) -> tensor<?x?x?x?xf32>
+  %3 = kiln.global_average_pool(%2) : (tensor<?x?x?x?xf32>) -> tensor<?x?x?x?xf32>
+  %4 = kiln.flatten(%3) : (tensor<?x?x?x?xf32>) -> tensor<?x?xf32>
+  %5 = kiln.gemm(%4, %fc) {transB = 1 : i64} : (tensor<?x?xf32>, tensor<10x8xf32>) -> tensor<?x?xf32>
+  return %5 : tensor<?x?xf32>
+}
+
+// -----
+
+// Broadcasting: a `?` against a known extent > 1 takes that extent.
+
+// CHECK-LABEL: func.func @broadcast
+// CHECK:         kiln.add{{.*}} -> tensor<4x3xf32>
+// CHECK:         kiln.mat_mul{{.*}} -> tensor<5x4x7xf32>
+func.func @broadcast(%a: tensor<?x3xf32>, %b: tensor<4x1xf32>, %c: tensor<5x4x3xf32>, %d: tensor<3x7xf32>) -> tensor<?x?xf32> {
+  %0 = kiln.add(%a, %b) : (tensor<?x3xf32>, tensor<4x1xf32>) -> tensor<?x?xf32>
+  %1 = kiln.mat_mul(%c, %d) : (tensor<5x4x3xf32>, tensor<3x7xf32>) -> tensor<?x?x?xf32>
+  return %0 : tensor<?x?xf32>
+}
+
+// -----
+
+// Shape-carrying operands are read when they are constants.
+
+// CHECK-LABEL: func.func @shape_operands
+// CHECK:         kiln.reshape{{.*}} -> tensor<3x8xf32>
+// CHECK:         kiln.unsqueeze{{.*}} -> tensor<1x2x3x1x4xf32>
+// CHECK:         kiln.slice{{.*}} -> tensor<2x2x4xf32>
+// CHECK:         kiln.reduce_mean{{.*}} -> tensor<2x1x1xf32>
+// CHECK:         kiln.transpose{{.*}} -> tensor<4x2x3xf32>
+// CHECK:         kiln.concat{{.*}} -> tensor<2x6x4xf32>
+// CHECK:         kiln.gather{{.*}} -> tensor<2x5x4xf32>
+func.func @shape_operands(%x: tensor<2x3x4xf32>, %i: tensor<5xi64>) -> tensor<?x?xf32> {
+  %s = kiln.constant dense<[3, -1]> : tensor<2xi64>
+  %0 = kiln.reshape(%x, %s) : (tensor<2x3x4xf32>, tensor<2xi64>) -> tensor<?x?xf32>
+  %axes = kiln.constant dense<[0, -2]> : tensor<2xi64>
+  %1 = kiln.unsqueeze(%x, %axes) : (tensor<2x3x4xf32>, tensor<2xi64>) -> tensor<*xf32>
+  %st = kiln.constant dense<[1]> : tensor<1xi64>
+  %en = kiln.constant dense<[100]> : tensor<1xi64>
+  %ax = kiln.constant dense<[1]> : tensor<1xi64>
+  %2 = kiln.slice(%x, %st, %en, %ax) : (tensor<2x3x4xf32>, tensor<1xi64>, tensor<1xi64>, tensor<1xi64>) -> tensor<?x?x?xf32>
+  %raxes = kiln.constant dense<[1, 2]> : tensor<2xi64>
+  %3 = kiln.reduce_mean(%x, %raxes) : (tensor<2x3x4xf32>, tensor<2xi64>) -> tensor<?x?x?xf32>
+  %4 = kiln.transpose(%x) {perm = array<i64: 2, 0, 1>} : (tensor<2x3x4xf32>) -> tensor<?x?x?xf32>
+  %5 = kiln.concat(%x, %x) {axis = 1 : i64} : (tensor<2x3x4xf32>, tensor<2x3x4xf32>) -> tensor<?x?x?xf32>
+  %6 = kiln.gather(%x, %i) {axis = 1 : i64} : (tensor<2x3x4xf32>, tensor<5xi64>) -> tensor<*xf32>
+  return %0 : tensor<?x?xf32>
+}

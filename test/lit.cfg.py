@@ -1,0 +1,38 @@
+# -*- Python -*-
+import os
+import shutil
+import subprocess
+
+import lit.formats
+from lit.llvm import llvm_config
+from lit.llvm.subst import ToolSubst
+
+config.name = "Kiln"
+config.test_format = lit.formats.ShTest(not llvm_config.use_lit_shell)
+config.suffixes = [".mlir", ".onnxtxt", ".test", ".py"]
+config.excludes = ["lit.cfg.py", "lit.site.cfg.py", "Inputs", "CMakeLists.txt"]
+config.test_source_root = os.path.dirname(__file__)
+config.test_exec_root = os.path.join(config.kiln_obj_root, "test")
+
+config.environment["FILECHECK_OPTS"] = "--enable-var-scope"
+config.substitutions.append(("%PYTHON", config.python_executable))
+config.substitutions.append(("%kiln_src", config.kiln_src_root))
+config.substitutions.append(("%onnx_testdata", config.onnx_testdata_dir))
+
+llvm_config.use_default_substitutions()
+llvm_config.with_environment("PATH", config.llvm_tools_dir, append_path=True)
+llvm_config.with_environment("PATH", config.kiln_tools_dir, append_path=True)
+llvm_config.add_tool_substitutions([ToolSubst("kiln-opt", unresolved="fatal")],
+                                   [config.kiln_tools_dir])
+
+# Python packages the generators need.
+def have_module(name):
+    return subprocess.run([config.python_executable, "-c", "import " + name],
+                          capture_output=True).returncode == 0
+
+if have_module("onnx"):
+    config.available_features.add("onnx-python")
+if have_module("onnxruntime"):
+    config.available_features.add("onnxruntime")
+if os.path.isdir(os.path.join(config.onnx_testdata_dir, "node")):
+    config.available_features.add("onnx-testdata")
