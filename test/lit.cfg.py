@@ -17,6 +17,7 @@ config.test_exec_root = os.path.join(config.kiln_obj_root, "test")
 config.environment["FILECHECK_OPTS"] = "--enable-var-scope"
 config.substitutions.append(("%PYTHON", config.python_executable))
 config.substitutions.append(("%kiln_src", config.kiln_src_root))
+config.substitutions.append(("%kiln_obj", config.kiln_obj_root))
 config.substitutions.append(("%onnx_testdata", config.onnx_testdata_dir))
 
 llvm_config.use_default_substitutions()

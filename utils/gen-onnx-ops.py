@@ -30,6 +30,8 @@ SEMANTIC_BREAKS = {
     "Softmax": 13,
     "LogSoftmax": 13,
     "Hardmax": 13,
+    # PRelu-6 applies a 1-D slope along the channel axis.
+    "PRelu": 7,
 }
 
 # Ops handled by hand-written ODS (KilnOps.td), not generated here.
@@ -90,7 +92,16 @@ def attr_order(item):
     return ({"then_branch": 0, "else_branch": 1}.get(item[0], 2), item[0])
 
 
+# Mnemonics that read better than the mechanical snake case.
+MNEMONICS = {"PRelu": "prelu", "MatMul": "matmul", "MatMulInteger": "matmul_integer",
+             "QLinearMatMul": "qlinear_matmul", "QLinearConv": "qlinear_conv",
+             "TopK": "topk", "ArgMax": "argmax", "ArgMin": "argmin",
+             "CumSum": "cumsum", "CumProd": "cumprod"}
+
+
 def snake(name):
+    if name in MNEMONICS:
+        return MNEMONICS[name]
     s = re.sub(r"([A-Z]+)([A-Z][a-z])", r"\1_\2", name)
     s = re.sub(r"([a-z0-9])([A-Z])", r"\1_\2", s)
     return s.lower()

@@ -117,8 +117,13 @@ private:
                            : node.name();
     return NameLoc::get(StringAttr::get(ctx, name), fileLoc());
   }
+  /// An error naming the node (its name, or OpType_index when unnamed),
+  /// the operator and the opset.
   InFlightDiagnostic nodeError(const onnx::NodeProto &node, Location loc) {
-    return emitError(loc) << "node '" << node.name() << "' (" << node.op_type()
+    StringRef name = node.name();
+    if (auto named = dyn_cast<NameLoc>(loc))
+      name = named.getName().getValue();
+    return emitError(loc) << "node '" << name << "' (" << node.op_type()
                           << ", opset " << opset << "): ";
   }
 
@@ -670,6 +675,24 @@ LogicalResult Importer::upgradeNode(const onnx::NodeProto &node,
   static const llvm::StringSet<> legacyBroadcast = {
       "Add", "Sub", "Mul", "Div", "Pow", "And", "Or", "Xor", "Equal",
       "Greater", "Less", "PRelu", "Gemm"};
+  if (opset < 7 && op == "PRelu" && inputs.size() == 2 && inputs[0] &&
+      inputs[1]) {
+    // PRelu-6 applies a 1-D slope along the channel axis (1).
+    auto x = dyn_cast<RankedTensorType>(inputs[0].getType());
+    auto slope = dyn_cast<RankedTensorType>(inputs[1].getType());
+    if (x && slope && x.getRank() > 2 && slope.getRank() == 1 &&
+        slope.getDimSize(0) != 1) {
+      SmallVector<int64_t> axes, shape = {slope.getDimSize(0)};
+      for (int64_t i = 1; i + 1 < x.getRank(); ++i) {
+        axes.push_back(i);
+        shape.push_back(1);
+      }
+      OperationState unsq(loc, "kiln.unsqueeze");
+      unsq.addOperands({inputs[1], constI64(loc, axes)});
+      unsq.addTypes(RankedTensorType::get(shape, slope.getElementType()));
+      inputs[1] = b.create(unsq)->getResult(0);
+    }
+  }
   if (opset < 7 && legacyBroadcast.contains(op)) {
     handled = true;
     if (auto axis = dyn_cast_or_null<IntegerAttr>(attrs.get("axis"))) {
@@ -818,9 +841,22 @@ LogicalResult Importer::typeResults(const onnx::NodeProto &node, Operation *op,
                                     Location loc) {
   if (auto infer = dyn_cast<InferResultTypesOpInterface>(op)) {
     SmallVector<Type> inferred;
-    if (failed(infer.inferResultTypes(inferred)))
-      return nodeError(node, loc) << "the inputs do not fit the operator",
-             failure();
+    // Report the shape function's complaint as the node's error.
+    std::string reason;
+    LogicalResult inferredOk = success();
+    {
+      ScopedDiagnosticHandler capture(ctx, [&](Diagnostic &diag) {
+        if (reason.empty())
+          reason = diag.str();
+        return success();
+      });
+      inferredOk = infer.inferResultTypes(inferred);
+    }
+    if (failed(inferredOk)) {
+      StringRef r(reason);
+      r.consume_front("'" + op->getName().getStringRef().str() + "' op ");
+      return nodeError(node, loc) << r, failure();
+    }
     for (auto [result, want] : llvm::zip(op->getResults(), inferred)) {
       Type have = result.getType();
       if (isa<NoneType>(want))

@@ -29,7 +29,7 @@ func.func @equal_wrong_element(%a: tensor<3xf32>, %b: tensor<3xf32>) -> tensor<3
 
 func.func @matmul_contraction(%a: tensor<2x3xf32>, %b: tensor<4x5xf32>) -> tensor<2x5xf32> {
   // expected-error @+1 {{contraction dimensions differ: 3 vs 4}}
-  %0 = kiln.mat_mul(%a, %b) : (tensor<2x3xf32>, tensor<4x5xf32>) -> tensor<2x5xf32>
+  %0 = kiln.matmul(%a, %b) : (tensor<2x3xf32>, tensor<4x5xf32>) -> tensor<2x5xf32>
   return %0 : tensor<2x5xf32>
 }
 

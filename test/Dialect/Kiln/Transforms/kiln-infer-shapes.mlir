@@ -27,10 +27,10 @@ func.func @cnn(%x: tensor<2x3x32x32xf32>, %w: tensor<8x3x3x3xf32>, %fc: tensor<1
 
 // CHECK-LABEL: func.func @broadcast
 // CHECK:         kiln.add{{.*}} -> tensor<4x3xf32>
-// CHECK:         kiln.mat_mul{{.*}} -> tensor<5x4x7xf32>
+// CHECK:         kiln.matmul{{.*}} -> tensor<5x4x7xf32>
 func.func @broadcast(%a: tensor<?x3xf32>, %b: tensor<4x1xf32>, %c: tensor<5x4x3xf32>, %d: tensor<3x7xf32>) -> tensor<?x?xf32> {
   %0 = kiln.add(%a, %b) : (tensor<?x3xf32>, tensor<4x1xf32>) -> tensor<?x?xf32>
-  %1 = kiln.mat_mul(%c, %d) : (tensor<5x4x3xf32>, tensor<3x7xf32>) -> tensor<?x?x?xf32>
+  %1 = kiln.matmul(%c, %d) : (tensor<5x4x3xf32>, tensor<3x7xf32>) -> tensor<?x?x?xf32>
   return %0 : tensor<?x?xf32>
 }
 

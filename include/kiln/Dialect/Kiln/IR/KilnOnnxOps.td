@@ -68,7 +68,7 @@ def Kiln_AndOp : Kiln_OnnxOp<"and", "And", 7, 7, "ss", "s",
   let inferRule = "Compare";
 }
 
-def Kiln_ArgMaxOp : Kiln_OnnxOp<"arg_max", "ArgMax", 13, 1, "s", "s",
+def Kiln_ArgMaxOp : Kiln_OnnxOp<"argmax", "ArgMax", 13, 1, "s", "s",
     [Pure, DeclareOpInterfaceMethods<Kiln_InferResultTypesOpInterface>]> {
   let arguments = (ins
     AnyType:$data,
@@ -79,7 +79,7 @@ def Kiln_ArgMaxOp : Kiln_OnnxOp<"arg_max", "ArgMax", 13, 1, "s", "s",
     AnyType:$reduced);
 }
 
-def Kiln_ArgMinOp : Kiln_OnnxOp<"arg_min", "ArgMin", 13, 1, "s", "s",
+def Kiln_ArgMinOp : Kiln_OnnxOp<"argmin", "ArgMin", 13, 1, "s", "s",
     [Pure, DeclareOpInterfaceMethods<Kiln_InferResultTypesOpInterface>]> {
   let arguments = (ins
     AnyType:$data,
@@ -460,7 +460,7 @@ def Kiln_CoshOp : Kiln_OnnxOp<"cosh", "Cosh", 22, 9, "s", "s",
   let inferRule = "Same";
 }
 
-def Kiln_CumProdOp : Kiln_OnnxOp<"cum_prod", "CumProd", 26, 26, "ss", "s",
+def Kiln_CumProdOp : Kiln_OnnxOp<"cumprod", "CumProd", 26, 26, "ss", "s",
     [Pure]> {
   let arguments = (ins
     AnyType:$x,
@@ -471,7 +471,7 @@ def Kiln_CumProdOp : Kiln_OnnxOp<"cum_prod", "CumProd", 26, 26, "ss", "s",
     AnyType:$y);
 }
 
-def Kiln_CumSumOp : Kiln_OnnxOp<"cum_sum", "CumSum", 14, 11, "ss", "s",
+def Kiln_CumSumOp : Kiln_OnnxOp<"cumsum", "CumSum", 14, 11, "ss", "s",
     [Pure, DeclareOpInterfaceMethods<Kiln_InferResultTypesOpInterface>]> {
   let arguments = (ins
     AnyType:$x,
@@ -1075,7 +1075,7 @@ def Kiln_LpPoolOp : Kiln_OnnxOp<"lp_pool", "LpPool", 22, 2, "s", "s",
     AnyType:$Y);
 }
 
-def Kiln_MatMulOp : Kiln_OnnxOp<"mat_mul", "MatMul", 13, 1, "ss", "s",
+def Kiln_MatMulOp : Kiln_OnnxOp<"matmul", "MatMul", 13, 1, "ss", "s",
     [Pure, DeclareOpInterfaceMethods<Kiln_InferResultTypesOpInterface>]> {
   let arguments = (ins
     AnyType:$A,
@@ -1084,7 +1084,7 @@ def Kiln_MatMulOp : Kiln_OnnxOp<"mat_mul", "MatMul", 13, 1, "ss", "s",
     AnyType:$Y);
 }
 
-def Kiln_MatMulIntegerOp : Kiln_OnnxOp<"mat_mul_integer", "MatMulInteger", 10, 10, "ssoo", "s",
+def Kiln_MatMulIntegerOp : Kiln_OnnxOp<"matmul_integer", "MatMulInteger", 10, 10, "ssoo", "s",
     [Pure, AttrSizedOperandSegments]> {
   let arguments = (ins
     AnyType:$A,
@@ -1325,7 +1325,7 @@ def Kiln_OrOp : Kiln_OnnxOp<"or", "Or", 7, 7, "ss", "s",
   let inferRule = "Compare";
 }
 
-def Kiln_PReluOp : Kiln_OnnxOp<"p_relu", "PRelu", 16, 6, "ss", "s",
+def Kiln_PReluOp : Kiln_OnnxOp<"prelu", "PRelu", 16, 7, "ss", "s",
     [Pure, DeclareOpInterfaceMethods<Kiln_InferResultTypesOpInterface>]> {
   let arguments = (ins
     AnyType:$X,
@@ -1357,7 +1357,7 @@ def Kiln_PowOp : Kiln_OnnxOp<"pow", "Pow", 15, 7, "ss", "s",
   let inferRule = "Broadcast";
 }
 
-def Kiln_QLinearConvOp : Kiln_OnnxOp<"q_linear_conv", "QLinearConv", 10, 10, "sssssssso", "s",
+def Kiln_QLinearConvOp : Kiln_OnnxOp<"qlinear_conv", "QLinearConv", 10, 10, "sssssssso", "s",
     [Pure]> {
   let arguments = (ins
     AnyType:$x,
@@ -1379,7 +1379,7 @@ def Kiln_QLinearConvOp : Kiln_OnnxOp<"q_linear_conv", "QLinearConv", 10, 10, "ss
     AnyType:$y);
 }
 
-def Kiln_QLinearMatMulOp : Kiln_OnnxOp<"q_linear_mat_mul", "QLinearMatMul", 21, 10, "ssssssss", "s",
+def Kiln_QLinearMatMulOp : Kiln_OnnxOp<"qlinear_matmul", "QLinearMatMul", 21, 10, "ssssssss", "s",
     [Pure]> {
   let arguments = (ins
     AnyType:$a,
@@ -2161,7 +2161,7 @@ def Kiln_TileOp : Kiln_OnnxOp<"tile", "Tile", 13, 6, "ss", "s",
     AnyType:$output);
 }
 
-def Kiln_TopKOp : Kiln_OnnxOp<"top_k", "TopK", 24, 10, "ss", "ss",
+def Kiln_TopKOp : Kiln_OnnxOp<"topk", "TopK", 24, 10, "ss", "ss",
     [Pure, DeclareOpInterfaceMethods<Kiln_InferResultTypesOpInterface>]> {
   let arguments = (ins
     AnyType:$X,
