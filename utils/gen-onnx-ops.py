@@ -136,8 +136,8 @@ def compatible(old, new):
     for (on, oopt), (nn, nopt) in zip(oo, no):
         if on != nn or (oopt != nopt and not (oopt == Option.Single and nopt == Option.Optional)):
             return False
-    for n, (t, _) in oa.items():
-        if n not in na or na[n][0] != t:
+    for n, (t, req) in oa.items():
+        if n not in na or na[n][0] != t or (na[n][1] and not req):
             return False
     for n, (_, req) in na.items():
         if n not in oa and req:
@@ -230,7 +230,8 @@ def main():
              "#undef KILN_ONNX_MAX_OPSET",
              "#endif",
              "// KILN_ONNX_OP(onnxName, mlirName, sinceVersion, compatibleSince,",
-             "//              inputKinds, outputKinds, regionAttrs, renamedAttrs, typeAttrs)",
+             "//              inputKinds, outputKinds, regionAttrs, renamedAttrs, typeAttrs,",
+             "//              requiredAttrs)",
              "#ifdef KILN_ONNX_OP"]
 
     for name in sorted(latest):
@@ -305,8 +306,10 @@ def main():
                           if a.type == AttrType.GRAPH)
         ren = ",".join("%s=%s" % r for r in renamed)
         tattrs = ",".join(an for an in sorted(s.attributes) if (name, an) in TYPE_ENUM_ATTRS)
-        table.append('KILN_ONNX_OP("%s", "kiln.%s", %d, %d, "%s", "%s", "%s", "%s", "%s")' %
-                     (name, ident, s.since_version, compat, kinds, okinds, rattrs, ren, tattrs))
+        req = ",".join(an for an, a in sorted(s.attributes.items())
+                       if a.required and a.type != AttrType.GRAPH)
+        table.append('KILN_ONNX_OP("%s", "kiln.%s", %d, %d, "%s", "%s", "%s", "%s", "%s", "%s")' %
+                     (name, ident, s.since_version, compat, kinds, okinds, rattrs, ren, tattrs, req))
 
     td += ["#endif // KILN_DIALECT_KILN_IR_KILNONNXOPS_TD", ""]
     table += ["#undef KILN_ONNX_OP", "#endif", ""]

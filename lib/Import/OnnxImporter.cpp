@@ -51,6 +51,7 @@ struct OpInfo {
   const char *regionAttrs;
   const char *renamedAttrs;
   const char *typeAttrs;
+  const char *requiredAttrs;
 };
 
 #define KILN_ONNX_MAX_OPSET(n) constexpr int kMaxOpset = n;
@@ -166,6 +167,23 @@ private:
   SmallVector<Scope> scopes;
   int64_t resourceCounter = 0;
 };
+
+/// The most refined type that describes values of both types (If branches):
+/// dims that differ become dynamic, ranks that differ unranked; null when
+/// the element types differ.
+Type joinTypes(Type a, Type b) {
+  if (a == b)
+    return a;
+  auto x = dyn_cast<TensorType>(a), y = dyn_cast<TensorType>(b);
+  if (!x || !y || x.getElementType() != y.getElementType())
+    return {};
+  if (!x.hasRank() || !y.hasRank() || x.getRank() != y.getRank())
+    return UnrankedTensorType::get(x.getElementType());
+  SmallVector<int64_t> shape;
+  for (auto [p, q] : llvm::zip(x.getShape(), y.getShape()))
+    shape.push_back(p == q ? p : ShapedType::kDynamic);
+  return RankedTensorType::get(shape, x.getElementType());
+}
 
 Value Importer::lookup(StringRef name) {
   for (auto &scope : llvm::reverse(scopes)) {
@@ -729,6 +747,12 @@ LogicalResult Importer::upgradeNode(const onnx::NodeProto &node,
   }
   if (op == "Dropout" && opset < 12)
     handled = true;
+  if (op == "Concat" && opset < 4) {
+    // `axis` was optional, defaulting to 1.
+    if (!attrs.get("axis"))
+      attrs.set("axis", b.getI64IntegerAttr(1));
+    handled = true;
+  }
   if (op == "Resize" && opset < 11) {
     // Resize-10 (X, scales) behaves as the asymmetric, floor-rounding mode.
     if (inputs.size() != 2)
@@ -875,24 +899,63 @@ LogicalResult Importer::typeResults(const onnx::NodeProto &node, Operation *op,
   }
   // Control flow: results follow the subgraph outputs when the model gives
   // no types.
-  if (op->getNumRegions() > 0) {
-    Operation *term = op->getRegion(0).front().getTerminator();
-    unsigned carried = 0;
-    if (node.op_type() == "Loop")
-      carried = op->getNumOperands() > 2 ? term->getNumOperands() - 1 : 0;
+  if (node.op_type() == "If") {
+    Operation *thenYield = op->getRegion(0).front().getTerminator();
+    Operation *elseYield = op->getRegion(1).front().getTerminator();
+    if (thenYield->getNumOperands() != op->getNumResults() ||
+        elseYield->getNumOperands() != op->getNumResults())
+      return nodeError(node, loc) << "both branches must yield "
+                                  << op->getNumResults() << " values",
+             failure();
     for (OpResult result : op->getResults()) {
-      if (!isa<NoneType>(result.getType()))
-        continue;
       unsigned i = result.getResultNumber();
-      if (node.op_type() == "If" && i < term->getNumOperands()) {
-        result.setType(term->getOperand(i).getType());
-      } else if (node.op_type() == "Loop" && i + 1 < term->getNumOperands()) {
-        Type t = term->getOperand(i + 1).getType();
-        if (i >= carried - (carried ? 0 : 0) &&
-            i + 1 >= op->getNumOperands() - 1)
+      Type joined = joinTypes(thenYield->getOperand(i).getType(),
+                              elseYield->getOperand(i).getType());
+      if (!joined)
+        return nodeError(node, loc) << "the branches yield incompatible "
+                                       "types for output #"
+                                    << i,
+               failure();
+      if (isa<NoneType>(result.getType()))
+        result.setType(joined);
+      else if (!areCompatibleTypes(joined, result.getType()) &&
+               !areCompatibleTypes(result.getType(), joined))
+        return nodeError(node, loc)
+               << "output #" << i << " is declared " << result.getType()
+               << " but the branches yield " << joined,
+               failure();
+    }
+  } else if (node.op_type() == "Loop" || node.op_type() == "Scan") {
+    // Loop yields (cond, carried..., scan outputs...); Scan yields
+    // (carried..., scan outputs...). Scan outputs gain a leading dim.
+    Operation *term = op->getRegion(0).front().getTerminator();
+    unsigned first = node.op_type() == "Loop" ? 1 : 0;
+    unsigned carried;
+    if (node.op_type() == "Loop") {
+      auto seg = op->getAttrOfType<DenseI32ArrayAttr>("operandSegmentSizes");
+      carried = seg ? seg[2] : 0;
+    } else {
+      carried = op->getNumOperands() -
+                static_cast<unsigned>(
+                    op->getAttrOfType<IntegerAttr>("num_scan_inputs").getInt());
+    }
+    for (OpResult result : op->getResults()) {
+      unsigned i = result.getResultNumber();
+      if (!isa<NoneType>(result.getType()) ||
+          first + i >= term->getNumOperands())
+        continue;
+      Type t = term->getOperand(first + i).getType();
+      if (i >= carried) {
+        auto ranked = dyn_cast<RankedTensorType>(t);
+        if (ranked && node.op_type() == "Loop") {
+          SmallVector<int64_t> shape = {ShapedType::kDynamic};
+          llvm::append_range(shape, ranked.getShape());
+          t = RankedTensorType::get(shape, ranked.getElementType());
+        } else {
           t = UnrankedTensorType::get(getElementTypeOrSelf(t));
-        result.setType(t);
+        }
       }
+      result.setType(t);
     }
   }
   for (OpResult result : op->getResults())
@@ -1016,8 +1079,10 @@ LogicalResult Importer::importNode(const onnx::NodeProto &node, int index) {
       int64_t rank = xt.getRank();
       if (axis < 0)
         axis += rank;
-      if (axis < 0 || axis > rank)
-        return nodeError(node, loc) << "axis out of range", failure();
+      if (axis < 0 || axis >= rank)
+        return nodeError(node, loc)
+               << "axis " << axis << " is out of range for rank " << rank,
+               failure();
       NamedAttrList lastAxis;
       lastAxis.set("axis", b.getI64IntegerAttr(-1));
       Value result;
@@ -1076,6 +1141,14 @@ LogicalResult Importer::importNode(const onnx::NodeProto &node, int index) {
                                   << a.getName().getValue() << "'",
              failure();
   }
+
+  SmallVector<StringRef> required;
+  StringRef(info->requiredAttrs).split(required, ',', -1, false);
+  for (StringRef name : required)
+    if (!attrs.get(kilnAttrName(*info, name)))
+      return nodeError(node, loc) << "missing required attribute '" << name
+                                  << "'",
+             failure();
 
   unsigned numOutputs = node.output_size();
   auto op = buildOp(node, *info, loc, inputs, attrs, numOutputs);
@@ -1262,6 +1335,12 @@ OwningOpRef<ModuleOp> Importer::importModel(onnx::ModelProto &model) {
     }
   }
   for (const auto &entry : options.inputShapes) {
+    if (initNames.contains(entry.getKey())) {
+      emitError(fileLoc()) << "--input-shape: input '" << entry.getKey()
+                           << "' has an initializer: it is a constant of the "
+                              "model, not an input";
+      return nullptr;
+    }
     if (!seen.contains(entry.getKey())) {
       std::string names;
       for (const auto &in : graph.input())

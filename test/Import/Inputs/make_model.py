@@ -79,7 +79,7 @@ def value_info_mismatch(out):
          h.make_node("Neg", ["r"], ["y"], name="neg_1")],
         "g",
         [vi("x", T.FLOAT, [4])],
-        [vi("y", T.FLOAT, None)],
+        [vi("y", T.FLOAT, [4])],
         value_info=[vi("r", T.FLOAT, [3])],
     )
     return model(g)

@@ -320,6 +320,16 @@ LogicalResult kiln::inferSameResultTypes(Operation *op,
                                          SmallVectorImpl<Type> &types) {
   if (op->getNumOperands() == 0 || op->getNumResults() == 0)
     return success();
+  // Ops of this rule that take an axis (Softmax, LpNormalization, ...)
+  // check it against the operand's rank.
+  if (auto axis = op->getAttrOfType<IntegerAttr>("axis")) {
+    if (auto t = dyn_cast<RankedTensorType>(op->getOperand(0).getType())) {
+      int64_t a = axis.getInt(), rank = t.getRank();
+      if (a < -rank || a >= rank)
+        return op->emitOpError("axis ")
+               << a << " is out of range for rank " << rank;
+    }
+  }
   types.push_back(op->getOperand(0).getType());
   keepRemaining(op, types);
   return success();

@@ -362,7 +362,7 @@ def Kiln_CompressOp : Kiln_OnnxOp<"compress", "Compress", 28, 9, "ss", "s",
     AnyType:$output);
 }
 
-def Kiln_ConcatOp : Kiln_OnnxOp<"concat", "Concat", 13, 1, "v", "s",
+def Kiln_ConcatOp : Kiln_OnnxOp<"concat", "Concat", 13, 4, "v", "s",
     [Pure, DeclareOpInterfaceMethods<Kiln_InferResultTypesOpInterface>]> {
   let arguments = (ins
     Variadic<AnyType>:$inputs,

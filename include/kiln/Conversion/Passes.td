@@ -1,0 +1,42 @@
+//===- Passes.td - Kiln lowering passes ---------------------*- tablegen -*-===//
+
+#ifndef KILN_CONVERSION_PASSES_TD
+#define KILN_CONVERSION_PASSES_TD
+
+include "mlir/Pass/PassBase.td"
+
+def ConvertKilnToLinalg : Pass<"convert-kiln-to-linalg", "::mlir::func::FuncOp"> {
+  let summary = "Lowers kiln ops to linalg, tensor, arith and math on tensors";
+  let description = [{
+    Rewrites every kiln op into upstream dialects on tensors: elementwise ops
+    (with ONNX broadcasting) into `linalg.generic`, MatMul and Gemm into
+    `linalg.matmul` or contractions, Conv into the `linalg.conv_*` named ops
+    over a `tensor.pad`, pooling into `linalg.pooling_*`, reductions into
+    reducing `linalg.generic`s, Softmax through `linalg.softmax`'s
+    decomposition, and data movement (Reshape, Transpose, Concat, Slice,
+    Gather, ...) into `tensor` and `linalg` ops. Constants become
+    `arith.constant`.
+
+    Shapes must be static: import with `--input-shape` and run
+    `-kiln-infer-shapes` first. An op without a lowering, or with a dynamic
+    shape, is an error that names the op.
+
+    ```mlir
+    // before
+    %y = kiln.relu(%x) : (tensor<4xf32>) -> tensor<4xf32>
+    // after
+    %e = tensor.empty() : tensor<4xf32>
+    %y = linalg.generic {...} ins(%x : tensor<4xf32>) outs(%e : tensor<4xf32>) {
+    ^bb0(%in: f32, %out: f32):
+      %r = arith.maximumf %in, %cst : f32
+      linalg.yield %r : f32
+    } -> tensor<4xf32>
+    ```
+  }];
+  let dependentDialects = [
+    "::mlir::linalg::LinalgDialect", "::mlir::tensor::TensorDialect",
+    "::mlir::arith::ArithDialect", "::mlir::math::MathDialect"
+  ];
+}
+
+#endif // KILN_CONVERSION_PASSES_TD

@@ -1,0 +1,1223 @@
+//===- KilnToLinalg.cpp - kiln ops to linalg/tensor/arith/math ------------===//
+//
+// Each kiln op is rewritten in place into upstream ops on tensors, in
+// program order. Shapes must be static; anything this file does not lower
+// is reported by op name.
+//
+//===----------------------------------------------------------------------===//
+
+#include "kiln/Conversion/Passes.h"
+#include "kiln/Dialect/Kiln/IR/KilnOps.h"
+
+#include "mlir/Dialect/Linalg/IR/LinalgInterfaces.h"
+#include "mlir/Dialect/Utils/StructuredOpsUtils.h"
+#include "mlir/IR/PatternMatch.h"
+#include "llvm/ADT/TypeSwitch.h"
+
+#define DEBUG_TYPE "convert-kiln-to-linalg"
+
+namespace kiln {
+#define GEN_PASS_DEF_CONVERTKILNTOLINALG
+#include "kiln/Conversion/Passes.h.inc"
+} // namespace kiln
+
+using namespace mlir;
+using namespace kiln;
+
+namespace {
+
+using ScalarFn = function_ref<Value(OpBuilder &, Location, ValueRange)>;
+
+bool isFloat(Type t) { return isa<FloatType>(getElementTypeOrSelf(t)); }
+
+/// The ONNX input at `index` of a generated op (null when absent).
+Value onnxInput(Operation *op, unsigned index) {
+  if (auto seg = op->getAttrOfType<DenseI32ArrayAttr>("operandSegmentSizes")) {
+    unsigned start = 0;
+    for (unsigned i = 0; i < index && i < seg.size(); ++i)
+      start += seg[i];
+    return index < seg.size() && seg[index] > 0 ? op->getOperand(start)
+                                                 : Value();
+  }
+  return index < op->getNumOperands() ? op->getOperand(index) : Value();
+}
+
+int64_t intAttr(Operation *op, StringRef name, int64_t dflt) {
+  if (auto a = op->getAttrOfType<IntegerAttr>(name))
+    return a.getInt();
+  return dflt;
+}
+float floatAttr(Operation *op, StringRef name, float dflt) {
+  if (auto a = op->getAttrOfType<FloatAttr>(name))
+    return a.getValueAsDouble();
+  return dflt;
+}
+SmallVector<int64_t> intsAttr(Operation *op, StringRef name,
+                              SmallVector<int64_t> dflt) {
+  if (auto a = op->getAttrOfType<DenseI64ArrayAttr>(name))
+    return SmallVector<int64_t>(a.asArrayRef());
+  return dflt;
+}
+
+std::optional<SmallVector<int64_t>> constInts(Value v) {
+  auto cst = v ? v.getDefiningOp<ConstantOp>() : ConstantOp();
+  if (!cst || !isa<IntegerType>(cst.getValue().getElementType()))
+    return std::nullopt;
+  auto values = cst.getValue().tryGetValues<APInt>();
+  if (!values)
+    return std::nullopt;
+  SmallVector<int64_t> out;
+  for (const APInt &x : *values)
+    out.push_back(x.getSExtValue());
+  return out;
+}
+
+Value scalarConst(OpBuilder &b, Location loc, Type t, double v) {
+  if (auto ft = dyn_cast<FloatType>(t))
+    return arith::ConstantOp::create(b, loc, b.getFloatAttr(ft, v));
+  return arith::ConstantOp::create(b, loc, b.getIntegerAttr(t, (int64_t)v));
+}
+
+Value emptyLike(OpBuilder &b, Location loc, RankedTensorType t) {
+  return tensor::EmptyOp::create(b, loc, t.getShape(), t.getElementType());
+}
+
+Value filled(OpBuilder &b, Location loc, RankedTensorType t, Value scalar) {
+  return linalg::FillOp::create(b, loc, scalar, emptyLike(b, loc, t))
+      .getResult(0);
+}
+
+/// The lowest or highest value of a type, for max/min identities and pads.
+Value extremum(OpBuilder &b, Location loc, Type t, bool lowest) {
+  if (auto ft = dyn_cast<FloatType>(t))
+    return arith::ConstantOp::create(
+        b, loc,
+        b.getFloatAttr(ft, APFloat::getInf(ft.getFloatSemantics(), lowest)));
+  unsigned w = t.getIntOrFloatBitWidth();
+  APInt v = lowest ? APInt::getSignedMinValue(w) : APInt::getSignedMaxValue(w);
+  return arith::ConstantOp::create(b, loc, b.getIntegerAttr(t, v));
+}
+
+/// A `linalg.generic` over `resultType` whose inputs broadcast to it as
+/// ONNX multidirectional broadcasting says (aligned at the trailing dims).
+Value elementwise(OpBuilder &b, Location loc, RankedTensorType resultType,
+                  ValueRange inputs, ScalarFn fn,
+                  ArrayRef<AffineMap> customMaps = {}) {
+  MLIRContext *ctx = b.getContext();
+  int64_t rank = resultType.getRank();
+  SmallVector<AffineMap> maps;
+  for (auto [i, in] : llvm::enumerate(inputs)) {
+    if (i < customMaps.size()) {
+      maps.push_back(customMaps[i]);
+      continue;
+    }
+    auto t = cast<RankedTensorType>(in.getType());
+    int64_t off = rank - t.getRank();
+    SmallVector<AffineExpr> exprs;
+    for (int64_t d = 0; d < t.getRank(); ++d)
+      exprs.push_back(t.getDimSize(d) == 1 &&
+                              resultType.getDimSize(off + d) != 1
+                          ? getAffineConstantExpr(0, ctx)
+                          : getAffineDimExpr(off + d, ctx));
+    maps.push_back(AffineMap::get(rank, 0, exprs, ctx));
+  }
+  maps.push_back(AffineMap::getMultiDimIdentityMap(rank, ctx));
+  SmallVector<utils::IteratorType> iters(rank, utils::IteratorType::parallel);
+  auto generic = linalg::GenericOp::create(
+      b, loc, TypeRange{resultType}, inputs,
+      ValueRange{emptyLike(b, loc, resultType)}, maps, iters,
+      [&](OpBuilder &nb, Location nl, ValueRange args) {
+        Value r = fn(nb, nl, args.drop_back());
+        linalg::YieldOp::create(nb, nl, r);
+      });
+  return generic.getResult(0);
+}
+
+/// Converts a scalar between element types as ONNX Cast does.
+Value convertScalar(OpBuilder &b, Location loc, Value v, Type to) {
+  Type from = v.getType();
+  if (from == to)
+    return v;
+  auto fromF = dyn_cast<FloatType>(from), toF = dyn_cast<FloatType>(to);
+  if (fromF && toF)
+    return fromF.getWidth() < toF.getWidth()
+               ? arith::ExtFOp::create(b, loc, to, v).getResult()
+               : arith::TruncFOp::create(b, loc, to, v).getResult();
+  if (to.isInteger(1)) {
+    Value zero = scalarConst(b, loc, from, 0);
+    return fromF ? arith::CmpFOp::create(b, loc, arith::CmpFPredicate::UNE, v,
+                                         zero)
+                       .getResult()
+                 : arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ne, v,
+                                         zero)
+                       .getResult();
+  }
+  bool fromUnsigned = from.isInteger(1);
+  if (toF)
+    return fromUnsigned
+               ? arith::UIToFPOp::create(b, loc, to, v).getResult()
+               : arith::SIToFPOp::create(b, loc, to, v).getResult();
+  if (fromF)
+    return arith::FPToSIOp::create(b, loc, to, v);
+  unsigned fw = from.getIntOrFloatBitWidth(), tw = to.getIntOrFloatBitWidth();
+  if (fw < tw)
+    return fromUnsigned ? arith::ExtUIOp::create(b, loc, to, v).getResult()
+                        : arith::ExtSIOp::create(b, loc, to, v).getResult();
+  return arith::TruncIOp::create(b, loc, to, v);
+}
+
+/// Reshapes a static tensor to another static shape with the same count.
+Value reshapeTo(OpBuilder &b, Location loc, Value v, RankedTensorType to) {
+  if (v.getType() == to)
+    return v;
+  SmallVector<int64_t> dims(to.getShape());
+  auto shapeType = RankedTensorType::get({(int64_t)dims.size()}, b.getI64Type());
+  Value shape = arith::ConstantOp::create(
+      b, loc, DenseElementsAttr::get(shapeType, ArrayRef<int64_t>(dims)));
+  return tensor::ReshapeOp::create(b, loc, to, v, shape);
+}
+
+//===----------------------------------------------------------------------===//
+// Scalar bodies of elementwise ops
+//===----------------------------------------------------------------------===//
+
+/// The scalar computation of a unary or binary elementwise kiln op, or
+/// null if the op is not one.
+std::function<Value(OpBuilder &, Location, ValueRange)>
+scalarBody(Operation *op, Type elt) {
+  bool f = isa<FloatType>(elt);
+  auto cst = [elt](OpBuilder &b, Location l, double v) {
+    return scalarConst(b, l, elt, v);
+  };
+  using Fn = std::function<Value(OpBuilder &, Location, ValueRange)>;
+  StringRef name = op->getName().getStringRef();
+  float alpha = floatAttr(op, "alpha", 0), beta = floatAttr(op, "beta", 0);
+  float gamma = floatAttr(op, "gamma", 0);
+  if (name == "kiln.add")
+    return f ? Fn([](OpBuilder &b, Location l, ValueRange a) -> Value {
+      return arith::AddFOp::create(b, l, a[0], a[1]);
+    })
+             : Fn([](OpBuilder &b, Location l, ValueRange a) -> Value {
+                 return arith::AddIOp::create(b, l, a[0], a[1]);
+               });
+  if (name == "kiln.sub")
+    return f ? Fn([](OpBuilder &b, Location l, ValueRange a) -> Value {
+      return arith::SubFOp::create(b, l, a[0], a[1]);
+    })
+             : Fn([](OpBuilder &b, Location l, ValueRange a) -> Value {
+                 return arith::SubIOp::create(b, l, a[0], a[1]);
+               });
+  if (name == "kiln.mul")
+    return f ? Fn([](OpBuilder &b, Location l, ValueRange a) -> Value {
+      return arith::MulFOp::create(b, l, a[0], a[1]);
+    })
+             : Fn([](OpBuilder &b, Location l, ValueRange a) -> Value {
+                 return arith::MulIOp::create(b, l, a[0], a[1]);
+               });
+  if (name == "kiln.div")
+    return f ? Fn([](OpBuilder &b, Location l, ValueRange a) -> Value {
+      return arith::DivFOp::create(b, l, a[0], a[1]);
+    })
+             : Fn([](OpBuilder &b, Location l, ValueRange a) -> Value {
+                 return arith::DivSIOp::create(b, l, a[0], a[1]);
+               });
+  if (name == "kiln.pow" && f)
+    return [](OpBuilder &b, Location l, ValueRange a) -> Value {
+      Value e = a[1];
+      if (e.getType() != a[0].getType())
+        e = convertScalar(b, l, e, a[0].getType());
+      return math::PowFOp::create(b, l, a[0], e);
+    };
+  if ((name == "kiln.max" || name == "kiln.min") && f) {
+    bool isMax = name == "kiln.max";
+    return [isMax](OpBuilder &b, Location l, ValueRange a) -> Value {
+      Value r = a[0];
+      for (Value v : a.drop_front())
+        r = isMax ? arith::MaximumFOp::create(b, l, r, v).getResult()
+                  : arith::MinimumFOp::create(b, l, r, v).getResult();
+      return r;
+    };
+  }
+  if ((name == "kiln.max" || name == "kiln.min") && !f) {
+    bool isMax = name == "kiln.max";
+    return [isMax](OpBuilder &b, Location l, ValueRange a) -> Value {
+      Value r = a[0];
+      for (Value v : a.drop_front())
+        r = isMax ? arith::MaxSIOp::create(b, l, r, v).getResult()
+                  : arith::MinSIOp::create(b, l, r, v).getResult();
+      return r;
+    };
+  }
+  if ((name == "kiln.sum" || name == "kiln.mean") && f) {
+    bool mean = name == "kiln.mean";
+    return [mean, cst](OpBuilder &b, Location l, ValueRange a) -> Value {
+      Value r = a[0];
+      for (Value v : a.drop_front())
+        r = arith::AddFOp::create(b, l, r, v);
+      if (mean)
+        r = arith::DivFOp::create(b, l, r, cst(b, l, a.size()));
+      return r;
+    };
+  }
+  if (!f)
+    return nullptr;
+  if (name == "kiln.relu")
+    return [cst](OpBuilder &b, Location l, ValueRange a) -> Value {
+      return arith::MaximumFOp::create(b, l, a[0], cst(b, l, 0));
+    };
+  if (name == "kiln.leaky_relu") {
+    float al = alpha == 0 ? 0.01f : alpha;
+    return [cst, al](OpBuilder &b, Location l, ValueRange a) -> Value {
+      Value neg = arith::CmpFOp::create(b, l, arith::CmpFPredicate::OLT, a[0],
+                                        cst(b, l, 0));
+      Value scaled = arith::MulFOp::create(b, l, a[0], cst(b, l, al));
+      return arith::SelectOp::create(b, l, neg, scaled, a[0]);
+    };
+  }
+  if (name == "kiln.prelu")
+    return [cst](OpBuilder &b, Location l, ValueRange a) -> Value {
+      Value neg = arith::CmpFOp::create(b, l, arith::CmpFPredicate::OLT, a[0],
+                                        cst(b, l, 0));
+      Value scaled = arith::MulFOp::create(b, l, a[0], a[1]);
+      return arith::SelectOp::create(b, l, neg, scaled, a[0]);
+    };
+  if (name == "kiln.sigmoid")
+    return [cst](OpBuilder &b, Location l, ValueRange a) -> Value {
+      Value e = math::ExpOp::create(
+          b, l, arith::NegFOp::create(b, l, a[0]).getResult());
+      return arith::DivFOp::create(
+          b, l, cst(b, l, 1), arith::AddFOp::create(b, l, cst(b, l, 1), e));
+    };
+  if (name == "kiln.hard_sigmoid" || name == "kiln.hard_swish") {
+    bool swish = name == "kiln.hard_swish";
+    float al = swish ? 1.0f / 6 : (alpha == 0 ? 0.2f : alpha);
+    float be = swish ? 0.5f : (op->getAttr("beta") ? beta : 0.5f);
+    return [cst, al, be, swish](OpBuilder &b, Location l,
+                                ValueRange a) -> Value {
+      Value t = arith::AddFOp::create(
+          b, l, arith::MulFOp::create(b, l, a[0], cst(b, l, al)),
+          cst(b, l, be));
+      t = arith::MinimumFOp::create(
+          b, l, arith::MaximumFOp::create(b, l, t, cst(b, l, 0)),
+          cst(b, l, 1));
+      return swish ? arith::MulFOp::create(b, l, a[0], t).getResult() : t;
+    };
+  }
+  if (name == "kiln.elu" || name == "kiln.selu" || name == "kiln.celu") {
+    bool selu = name == "kiln.selu", celu = name == "kiln.celu";
+    float al = op->getAttr("alpha") ? alpha
+                                    : (selu ? 1.67326319217681884765625f : 1.0f);
+    float ga = selu ? (op->getAttr("gamma") ? gamma : 1.05070102214813232421875f)
+                    : 1.0f;
+    return [cst, al, ga, celu](OpBuilder &b, Location l,
+                               ValueRange a) -> Value {
+      Value x = a[0];
+      Value xs = celu ? arith::DivFOp::create(b, l, x, cst(b, l, al)).getResult()
+                      : x;
+      Value em1 = math::ExpM1Op::create(b, l, xs);
+      Value neg = arith::MulFOp::create(b, l, em1, cst(b, l, al));
+      Value isNeg = arith::CmpFOp::create(b, l, arith::CmpFPredicate::OLT, x,
+                                          cst(b, l, 0));
+      Value r = arith::SelectOp::create(b, l, isNeg, neg, x);
+      return arith::MulFOp::create(b, l, r, cst(b, l, ga));
+    };
+  }
+  if (name == "kiln.softplus")
+    return [cst](OpBuilder &b, Location l, ValueRange a) -> Value {
+      return math::Log1pOp::create(b, l, math::ExpOp::create(b, l, a[0]));
+    };
+  if (name == "kiln.softsign")
+    return [cst](OpBuilder &b, Location l, ValueRange a) -> Value {
+      Value d = arith::AddFOp::create(b, l, cst(b, l, 1),
+                                      math::AbsFOp::create(b, l, a[0]));
+      return arith::DivFOp::create(b, l, a[0], d);
+    };
+  if (name == "kiln.gelu") {
+    bool tanhApprox = false;
+    if (auto s = op->getAttrOfType<StringAttr>("approximate"))
+      tanhApprox = s.getValue() == "tanh";
+    return [cst, tanhApprox](OpBuilder &b, Location l, ValueRange a) -> Value {
+      Value x = a[0], inner;
+      if (tanhApprox) {
+        Value x3 = arith::MulFOp::create(
+            b, l, x, arith::MulFOp::create(b, l, x, x).getResult());
+        Value poly = arith::AddFOp::create(
+            b, l, x, arith::MulFOp::create(b, l, x3, cst(b, l, 0.044715)));
+        inner = math::TanhOp::create(
+            b, l,
+            arith::MulFOp::create(b, l, poly,
+                                  cst(b, l, 0.7978845608028654))
+                .getResult());
+      } else {
+        inner = math::ErfOp::create(
+            b, l,
+            arith::MulFOp::create(b, l, x, cst(b, l, 0.7071067811865476))
+                .getResult());
+      }
+      Value half = arith::MulFOp::create(b, l, x, cst(b, l, 0.5));
+      return arith::MulFOp::create(
+          b, l, half, arith::AddFOp::create(b, l, inner, cst(b, l, 1)));
+    };
+  }
+  if (name == "kiln.reciprocal")
+    return [cst](OpBuilder &b, Location l, ValueRange a) -> Value {
+      return arith::DivFOp::create(b, l, cst(b, l, 1), a[0]);
+    };
+#define UNARY_MATH(kname, Op)                                                  \
+  if (name == kname)                                                           \
+    return [](OpBuilder &b, Location l, ValueRange a) -> Value {               \
+      return Op::create(b, l, a[0]);                                           \
+    };
+  UNARY_MATH("kiln.tanh", math::TanhOp)
+  UNARY_MATH("kiln.exp", math::ExpOp)
+  UNARY_MATH("kiln.log", math::LogOp)
+  UNARY_MATH("kiln.sqrt", math::SqrtOp)
+  UNARY_MATH("kiln.abs", math::AbsFOp)
+  UNARY_MATH("kiln.neg", arith::NegFOp)
+  UNARY_MATH("kiln.floor", math::FloorOp)
+  UNARY_MATH("kiln.ceil", math::CeilOp)
+  UNARY_MATH("kiln.erf", math::ErfOp)
+  UNARY_MATH("kiln.sin", math::SinOp)
+  UNARY_MATH("kiln.cos", math::CosOp)
+  UNARY_MATH("kiln.tan", math::TanOp)
+  UNARY_MATH("kiln.atan", math::AtanOp)
+  UNARY_MATH("kiln.round", math::RoundEvenOp)
+#undef UNARY_MATH
+  return nullptr;
+}
+
+//===----------------------------------------------------------------------===//
+// The lowering
+//===----------------------------------------------------------------------===//
+
+class Lowering {
+public:
+  Lowering(IRRewriter &rewriter) : b(rewriter) {}
+
+  /// Replaces `op`; fails with a diagnostic naming it.
+  LogicalResult lower(Operation *op);
+
+private:
+  FailureOr<SmallVector<Value>> lowerOp(Operation *op);
+  Value lowerMatMul(Operation *op, Value a, Value bm, RankedTensorType rt);
+  FailureOr<Value> lowerConv(Operation *op, RankedTensorType rt);
+  FailureOr<Value> lowerPool(Operation *op, RankedTensorType rt);
+  Value reduce(Location loc, Value in, ArrayRef<bool> reduced,
+               RankedTensorType keptType, Value init,
+               function_ref<Value(OpBuilder &, Location, Value, Value)> comb,
+               function_ref<Value(OpBuilder &, Location, Value)> pre = nullptr);
+
+  IRRewriter &b;
+};
+
+LogicalResult Lowering::lower(Operation *op) {
+  for (Type t : llvm::concat<Type>(op->getOperandTypes(), op->getResultTypes())) {
+    auto r = dyn_cast<RankedTensorType>(t);
+    if (!r || !r.hasStaticShape())
+      return op->emitOpError("needs static shapes to lower (got ")
+             << t << "); give the inputs static shapes with --input-shape";
+    if (isa<StringType, ComplexType>(r.getElementType()) ||
+        r.getElementType().isUnsignedInteger())
+      return op->emitOpError("element type ")
+             << r.getElementType() << " is not supported by the lowering yet";
+  }
+  b.setInsertionPoint(op);
+  auto results = lowerOp(op);
+  if (failed(results))
+    return failure();
+  b.replaceOp(op, *results);
+  return success();
+}
+
+Value Lowering::reduce(
+    Location loc, Value in, ArrayRef<bool> reduced, RankedTensorType keptType,
+    Value init, function_ref<Value(OpBuilder &, Location, Value, Value)> comb,
+    function_ref<Value(OpBuilder &, Location, Value)> pre) {
+  MLIRContext *ctx = b.getContext();
+  auto inType = cast<RankedTensorType>(in.getType());
+  int64_t rank = inType.getRank();
+  SmallVector<AffineExpr> outExprs;
+  SmallVector<utils::IteratorType> iters;
+  for (int64_t d = 0; d < rank; ++d) {
+    iters.push_back(reduced[d] ? utils::IteratorType::reduction
+                               : utils::IteratorType::parallel);
+    if (!reduced[d])
+      outExprs.push_back(getAffineDimExpr(d, ctx));
+  }
+  SmallVector<AffineMap> maps = {AffineMap::getMultiDimIdentityMap(rank, ctx),
+                                 AffineMap::get(rank, 0, outExprs, ctx)};
+  Value acc = filled(b, loc, keptType, init);
+  return linalg::GenericOp::create(
+             b, loc, TypeRange{keptType}, ValueRange{in}, ValueRange{acc},
+             maps, iters,
+             [&](OpBuilder &nb, Location nl, ValueRange args) {
+               Value x = pre ? pre(nb, nl, args[0]) : args[0];
+               linalg::YieldOp::create(nb, nl, comb(nb, nl, x, args[1]));
+             })
+      .getResult(0);
+}
+
+Value Lowering::lowerMatMul(Operation *op, Value a, Value bm,
+                            RankedTensorType rt) {
+  Location loc = op->getLoc();
+  auto at = cast<RankedTensorType>(a.getType());
+  auto bt = cast<RankedTensorType>(bm.getType());
+  Type elt = rt.getElementType();
+  Value zero = filled(b, loc, rt, scalarConst(b, loc, elt, 0));
+  if (at.getRank() == 2 && bt.getRank() == 2)
+    return linalg::MatmulOp::create(b, loc, TypeRange{rt}, ValueRange{a, bm},
+                                    ValueRange{zero})
+        .getResult(0);
+  // Batched, broadcast or vector forms: one contraction over (batch..., m,
+  // n, k), vectors (rank 1) contributing no m or n.
+  MLIRContext *ctx = b.getContext();
+  bool vecA = at.getRank() == 1, vecB = bt.getRank() == 1;
+  int64_t batch = rt.getRank() - (vecA ? 0 : 1) - (vecB ? 0 : 1);
+  int64_t nd = batch + 3; // batch..., m, n, k
+  AffineExpr m = getAffineDimExpr(batch, ctx), n = getAffineDimExpr(batch + 1, ctx),
+             k = getAffineDimExpr(batch + 2, ctx);
+  auto batchExprs = [&](RankedTensorType t, int64_t inner) {
+    SmallVector<AffineExpr> e;
+    int64_t tb = t.getRank() - inner;
+    for (int64_t d = 0; d < tb; ++d) {
+      int64_t od = batch - tb + d;
+      e.push_back(t.getDimSize(d) == 1 && rt.getDimSize(od) != 1
+                      ? getAffineConstantExpr(0, ctx)
+                      : getAffineDimExpr(od, ctx));
+    }
+    return e;
+  };
+  SmallVector<AffineExpr> ae = vecA ? SmallVector<AffineExpr>{}
+                                    : batchExprs(at, 2);
+  if (!vecA)
+    ae.push_back(m);
+  ae.push_back(k);
+  SmallVector<AffineExpr> be = vecB ? SmallVector<AffineExpr>{}
+                                    : batchExprs(bt, 2);
+  be.push_back(k);
+  if (!vecB)
+    be.push_back(n);
+  SmallVector<AffineExpr> oe;
+  for (int64_t d = 0; d < batch; ++d)
+    oe.push_back(getAffineDimExpr(d, ctx));
+  if (!vecA)
+    oe.push_back(m);
+  if (!vecB)
+    oe.push_back(n);
+  SmallVector<AffineMap> maps = {AffineMap::get(nd, 0, ae, ctx),
+                                 AffineMap::get(nd, 0, be, ctx),
+                                 AffineMap::get(nd, 0, oe, ctx)};
+  SmallVector<utils::IteratorType> iters(nd, utils::IteratorType::parallel);
+  iters.back() = utils::IteratorType::reduction;
+  bool f = isa<FloatType>(elt);
+  return linalg::GenericOp::create(
+             b, loc, TypeRange{rt}, ValueRange{a, bm}, ValueRange{zero}, maps,
+             iters,
+             [&](OpBuilder &nb, Location nl, ValueRange args) {
+               Value p = f ? arith::MulFOp::create(nb, nl, args[0], args[1])
+                                 .getResult()
+                           : arith::MulIOp::create(nb, nl, args[0], args[1])
+                                 .getResult();
+               Value s = f ? arith::AddFOp::create(nb, nl, args[2], p).getResult()
+                           : arith::AddIOp::create(nb, nl, args[2], p).getResult();
+               linalg::YieldOp::create(nb, nl, s);
+             })
+      .getResult(0);
+}
+
+/// Explicit begin/end pads of a window op, resolving auto_pad from static
+/// shapes.
+SmallVector<int64_t> windowPads(Operation *op, RankedTensorType x,
+                                ArrayRef<int64_t> kernel,
+                                ArrayRef<int64_t> strides,
+                                ArrayRef<int64_t> dil) {
+  int64_t n = kernel.size();
+  SmallVector<int64_t> pads =
+      intsAttr(op, "pads", SmallVector<int64_t>(2 * n, 0));
+  StringRef autoPad = "NOTSET";
+  if (auto a = op->getAttrOfType<StringAttr>("auto_pad"))
+    autoPad = a.getValue();
+  if (autoPad == "VALID")
+    return SmallVector<int64_t>(2 * n, 0);
+  if (autoPad == "SAME_UPPER" || autoPad == "SAME_LOWER") {
+    for (int64_t i = 0; i < n; ++i) {
+      int64_t in = x.getDimSize(i + 2);
+      int64_t out = (in + strides[i] - 1) / strides[i];
+      int64_t total = std::max<int64_t>(
+          0, (out - 1) * strides[i] + (kernel[i] - 1) * dil[i] + 1 - in);
+      int64_t small = total / 2, big = total - small;
+      pads[i] = autoPad == "SAME_UPPER" ? small : big;
+      pads[i + n] = autoPad == "SAME_UPPER" ? big : small;
+    }
+  }
+  return pads;
+}
+
+Value padTensor(OpBuilder &b, Location loc, Value x, ArrayRef<int64_t> low,
+                ArrayRef<int64_t> high, Value padValue) {
+  if (llvm::all_of(low, [](int64_t v) { return v == 0; }) &&
+      llvm::all_of(high, [](int64_t v) { return v == 0; }))
+    return x;
+  auto t = cast<RankedTensorType>(x.getType());
+  SmallVector<int64_t> shape;
+  for (int64_t d = 0; d < t.getRank(); ++d)
+    shape.push_back(t.getDimSize(d) + low[d] + high[d]);
+  auto padded = RankedTensorType::get(shape, t.getElementType());
+  SmallVector<OpFoldResult> lo, hi;
+  for (auto [l, h] : llvm::zip(low, high)) {
+    lo.push_back(b.getIndexAttr(l));
+    hi.push_back(b.getIndexAttr(h));
+  }
+  return tensor::PadOp::create(b, loc, padded, x, lo, hi, padValue);
+}
+
+FailureOr<Value> Lowering::lowerConv(Operation *op, RankedTensorType rt) {
+  Location loc = op->getLoc();
+  Value x = onnxInput(op, 0), w = onnxInput(op, 1), bias = onnxInput(op, 2);
+  auto xt = cast<RankedTensorType>(x.getType());
+  auto wt = cast<RankedTensorType>(w.getType());
+  int64_t n = xt.getRank() - 2;
+  if (n != 2 && n != 1)
+    return op->emitOpError("only 1-D and 2-D convolutions are lowered yet"),
+           failure();
+  SmallVector<int64_t> kernel(wt.getShape().drop_front(2));
+  auto strides = intsAttr(op, "strides", SmallVector<int64_t>(n, 1));
+  auto dil = intsAttr(op, "dilations", SmallVector<int64_t>(n, 1));
+  auto pads = windowPads(op, xt, kernel, strides, dil);
+  int64_t group = intAttr(op, "group", 1);
+  Type elt = rt.getElementType();
+  SmallVector<int64_t> low(2, 0), high(2, 0);
+  for (int64_t i = 0; i < n; ++i) {
+    low.push_back(pads[i]);
+    high.push_back(pads[i + n]);
+  }
+  Value zero = scalarConst(b, loc, elt, 0);
+  Value xp = padTensor(b, loc, x, low, high, zero);
+  auto stridesAttr = b.getI64TensorAttr(strides);
+  auto dilAttr = b.getI64TensorAttr(dil);
+  Value out;
+  if (group == 1) {
+    Value init = filled(b, loc, rt, zero);
+    if (n == 2)
+      out = linalg::Conv2DNchwFchwOp::create(b, loc, TypeRange{rt},
+                                             ValueRange{xp, w}, init,
+                                             stridesAttr, dilAttr)
+                .getResult(0);
+    else
+      out = linalg::Conv1DNcwFcwOp::create(b, loc, TypeRange{rt},
+                                           ValueRange{xp, w}, init,
+                                           stridesAttr, dilAttr)
+                .getResult(0);
+  } else {
+    if (n != 2)
+      return op->emitOpError("grouped convolutions are lowered in 2-D only"),
+             failure();
+    auto xpt = cast<RankedTensorType>(xp.getType());
+    int64_t c = xt.getDimSize(1), f = wt.getDimSize(0);
+    auto xg = RankedTensorType::get({xpt.getDimSize(0), group, c / group,
+                                     xpt.getDimSize(2), xpt.getDimSize(3)},
+                                    elt);
+    auto wg = RankedTensorType::get(
+        {group, f / group, wt.getDimSize(1), kernel[0], kernel[1]}, elt);
+    auto og = RankedTensorType::get({rt.getDimSize(0), group, f / group,
+                                     rt.getDimSize(2), rt.getDimSize(3)},
+                                    elt);
+    Value init = filled(b, loc, og, zero);
+    out = linalg::Conv2DNgchwGfchwOp::create(
+              b, loc, TypeRange{og},
+              ValueRange{reshapeTo(b, loc, xp, xg), reshapeTo(b, loc, w, wg)},
+              init, stridesAttr, dilAttr)
+              .getResult(0);
+    out = reshapeTo(b, loc, out, rt);
+  }
+  if (bias) {
+    MLIRContext *ctx = b.getContext();
+    int64_t rank = rt.getRank();
+    AffineMap ident = AffineMap::getMultiDimIdentityMap(rank, ctx);
+    AffineMap chan = AffineMap::get(rank, 0, {getAffineDimExpr(1, ctx)}, ctx);
+    out = elementwise(
+        b, loc, rt, ValueRange{out, bias},
+        [](OpBuilder &nb, Location nl, ValueRange a) -> Value {
+          return arith::AddFOp::create(nb, nl, a[0], a[1]);
+        },
+        {ident, chan});
+  }
+  return out;
+}
+
+FailureOr<Value> Lowering::lowerPool(Operation *op, RankedTensorType rt) {
+  Location loc = op->getLoc();
+  Value x = op->getOperand(0);
+  auto xt = cast<RankedTensorType>(x.getType());
+  int64_t n = xt.getRank() - 2;
+  if (n != 2 && n != 1)
+    return op->emitOpError("only 1-D and 2-D pooling is lowered yet"),
+           failure();
+  bool isMax = isa<MaxPoolOp>(op);
+  if (isMax && op->getNumResults() > 1)
+    return op->emitOpError("the Indices output is not lowered yet"), failure();
+  if (isMax && intAttr(op, "storage_order", 0) != 0)
+    return op->emitOpError("storage_order 1 is not lowered yet"), failure();
+  auto kernel = intsAttr(op, "kernel_shape", {});
+  auto strides = intsAttr(op, "strides", SmallVector<int64_t>(n, 1));
+  auto dil = intsAttr(op, "dilations", SmallVector<int64_t>(n, 1));
+  auto pads = windowPads(op, xt, kernel, strides, dil);
+  Type elt = rt.getElementType();
+  // Explicit pads, then whatever ceil_mode needs at the end so that every
+  // output window lies inside the padded input.
+  SmallVector<int64_t> low(2, 0), high(2, 0), extra(2, 0);
+  for (int64_t i = 0; i < n; ++i) {
+    int64_t need = (rt.getDimSize(i + 2) - 1) * strides[i] +
+                   (kernel[i] - 1) * dil[i] + 1;
+    int64_t have = xt.getDimSize(i + 2) + pads[i] + pads[i + n];
+    low.push_back(pads[i]);
+    high.push_back(pads[i + n]);
+    extra.push_back(std::max<int64_t>(0, need - have));
+  }
+  SmallVector<int64_t> zeros(xt.getRank(), 0);
+  Value padValue = isMax ? extremum(b, loc, elt, /*lowest=*/true)
+                         : scalarConst(b, loc, elt, 0);
+  Value xp = padTensor(b, loc, padTensor(b, loc, x, low, high, padValue), zeros,
+                       extra, padValue);
+  Value window = tensor::EmptyOp::create(b, loc, kernel, elt);
+  auto stridesAttr = b.getI64TensorAttr(strides);
+  auto dilAttr = b.getI64TensorAttr(dil);
+  auto pool = [&](Value in, Value init) -> Value {
+    if (isMax)
+      return n == 2 ? linalg::PoolingNchwMaxOp::create(
+                          b, loc, TypeRange{rt}, ValueRange{in, window}, init,
+                          stridesAttr, dilAttr)
+                          .getResult(0)
+                    : linalg::PoolingNcwMaxOp::create(
+                          b, loc, TypeRange{rt}, ValueRange{in, window}, init,
+                          stridesAttr, dilAttr)
+                          .getResult(0);
+    return n == 2 ? linalg::PoolingNchwSumOp::create(
+                        b, loc, TypeRange{rt}, ValueRange{in, window}, init,
+                        stridesAttr, dilAttr)
+                        .getResult(0)
+                  : linalg::PoolingNcwSumOp::create(
+                        b, loc, TypeRange{rt}, ValueRange{in, window}, init,
+                        stridesAttr, dilAttr)
+                        .getResult(0);
+  };
+  Value init = filled(b, loc, rt, padValue);
+  Value result = pool(xp, init);
+  if (isMax)
+    return result;
+  // Average: divide by the number of counted elements of each window,
+  // computed by pooling ones over the same padding (count_include_pad
+  // counts the explicit pads, never the ceil_mode extension).
+  bool includePad = intAttr(op, "count_include_pad", 0) != 0;
+  auto onesType = RankedTensorType::get(xt.getShape(), elt);
+  Value ones = filled(b, loc, onesType, scalarConst(b, loc, elt, 1));
+  Value onesP = padTensor(
+      b, loc,
+      padTensor(b, loc, ones, low, high,
+                scalarConst(b, loc, elt, includePad ? 1 : 0)),
+      zeros, extra, scalarConst(b, loc, elt, 0));
+  Value count = pool(onesP, filled(b, loc, rt, scalarConst(b, loc, elt, 0)));
+  return elementwise(b, loc, rt, ValueRange{result, count},
+                     [](OpBuilder &nb, Location nl, ValueRange a) -> Value {
+                       return arith::DivFOp::create(nb, nl, a[0], a[1]);
+                     });
+}
+
+FailureOr<SmallVector<Value>> Lowering::lowerOp(Operation *op) {
+  Location loc = op->getLoc();
+  MLIRContext *ctx = b.getContext();
+  auto rt = op->getNumResults() ? cast<RankedTensorType>(op->getResult(0).getType())
+                                : RankedTensorType();
+  Type elt = rt ? rt.getElementType() : Type();
+  auto one = [](Value v) { return SmallVector<Value>{v}; };
+
+  if (auto cst = dyn_cast<ConstantOp>(op))
+    return one(arith::ConstantOp::create(b, loc, cast<TypedAttr>(cst.getValue())));
+  if (isa<IdentityOp>(op))
+    return one(op->getOperand(0));
+  if (isa<DropoutOp>(op)) {
+    if (op->getNumResults() > 1)
+      return op->emitOpError("the mask output is not lowered yet"), failure();
+    if (Value training = onnxInput(op, 2)) {
+      auto v = constInts(training);
+      if (!v || llvm::any_of(*v, [](int64_t x) { return x != 0; }))
+        return op->emitOpError("training mode is not lowered"), failure();
+    }
+    return one(op->getOperand(0));
+  }
+
+  // Elementwise ops with a scalar body, broadcasting their operands.
+  Type bodyElt = op->getNumOperands() ? getElementTypeOrSelf(op->getOperand(0))
+                                      : elt;
+  if (auto fn = scalarBody(op, bodyElt)) {
+    if (bodyElt != elt)
+      return op->emitOpError("mixed element types are not lowered"), failure();
+    return one(elementwise(b, loc, rt, op->getOperands(), fn));
+  }
+  if (isa<EqualOp, LessOp, GreaterOp, LessOrEqualOp, GreaterOrEqualOp>(op)) {
+    bool f = isFloat(op->getOperand(0).getType());
+    arith::CmpFPredicate fp;
+    arith::CmpIPredicate ip;
+    if (isa<EqualOp>(op))
+      fp = arith::CmpFPredicate::OEQ, ip = arith::CmpIPredicate::eq;
+    else if (isa<LessOp>(op))
+      fp = arith::CmpFPredicate::OLT, ip = arith::CmpIPredicate::slt;
+    else if (isa<GreaterOp>(op))
+      fp = arith::CmpFPredicate::OGT, ip = arith::CmpIPredicate::sgt;
+    else if (isa<LessOrEqualOp>(op))
+      fp = arith::CmpFPredicate::OLE, ip = arith::CmpIPredicate::sle;
+    else
+      fp = arith::CmpFPredicate::OGE, ip = arith::CmpIPredicate::sge;
+    return one(elementwise(
+        b, loc, rt, op->getOperands(),
+        [&](OpBuilder &nb, Location nl, ValueRange a) -> Value {
+          return f ? arith::CmpFOp::create(nb, nl, fp, a[0], a[1]).getResult()
+                   : arith::CmpIOp::create(nb, nl, ip, a[0], a[1]).getResult();
+        }));
+  }
+  if (isa<AndOp, OrOp, XorOp, NotOp>(op)) {
+    return one(elementwise(
+        b, loc, rt, op->getOperands(),
+        [&](OpBuilder &nb, Location nl, ValueRange a) -> Value {
+          if (isa<AndOp>(op))
+            return arith::AndIOp::create(nb, nl, a[0], a[1]);
+          if (isa<OrOp>(op))
+            return arith::OrIOp::create(nb, nl, a[0], a[1]);
+          if (isa<XorOp>(op))
+            return arith::XOrIOp::create(nb, nl, a[0], a[1]);
+          return arith::XOrIOp::create(nb, nl, a[0],
+                                       scalarConst(nb, nl, nb.getI1Type(), 1));
+        }));
+  }
+  if (isa<WhereOp>(op))
+    return one(elementwise(b, loc, rt, op->getOperands(),
+                           [](OpBuilder &nb, Location nl, ValueRange a) -> Value {
+                             return arith::SelectOp::create(nb, nl, a[0], a[1],
+                                                            a[2]);
+                           }));
+  if (isa<CastOp, CastLikeOp>(op))
+    return one(elementwise(b, loc, rt, ValueRange{op->getOperand(0)},
+                           [&](OpBuilder &nb, Location nl, ValueRange a) {
+                             return convertScalar(nb, nl, a[0], elt);
+                           }));
+  if (isa<ClipOp>(op)) {
+    Value lo = onnxInput(op, 1), hi = onnxInput(op, 2);
+    SmallVector<Value> ins = {op->getOperand(0)};
+    if (lo)
+      ins.push_back(lo);
+    if (hi)
+      ins.push_back(hi);
+    bool f = isFloat(elt);
+    return one(elementwise(
+        b, loc, rt, ins, [&](OpBuilder &nb, Location nl, ValueRange a) -> Value {
+          Value r = a[0];
+          unsigned i = 1;
+          if (lo)
+            r = f ? arith::MaximumFOp::create(nb, nl, r, a[i++]).getResult()
+                  : arith::MaxSIOp::create(nb, nl, r, a[i++]).getResult();
+          if (hi)
+            r = f ? arith::MinimumFOp::create(nb, nl, r, a[i]).getResult()
+                  : arith::MinSIOp::create(nb, nl, r, a[i]).getResult();
+          return r;
+        }));
+  }
+  if (auto bn = dyn_cast<BatchNormalizationOp>(op)) {
+    if (bn.getTrainingMode())
+      return op->emitOpError("training mode is not lowered"), failure();
+    float eps = bn.getEpsilon().convertToFloat();
+    int64_t rank = rt.getRank();
+    AffineMap ident = AffineMap::getMultiDimIdentityMap(rank, ctx);
+    AffineMap chan = AffineMap::get(rank, 0, {getAffineDimExpr(1, ctx)}, ctx);
+    return one(elementwise(
+        b, loc, rt, op->getOperands(),
+        [&](OpBuilder &nb, Location nl, ValueRange a) -> Value {
+          // (x - mean) / sqrt(var + eps) * scale + bias
+          Value denom = math::SqrtOp::create(
+              nb, nl,
+              arith::AddFOp::create(nb, nl, a[4], scalarConst(nb, nl, elt, eps))
+                  .getResult());
+          Value norm = arith::DivFOp::create(
+              nb, nl, arith::SubFOp::create(nb, nl, a[0], a[3]).getResult(),
+              denom);
+          return arith::AddFOp::create(
+              nb, nl, arith::MulFOp::create(nb, nl, norm, a[1]).getResult(),
+              a[2]);
+        },
+        {ident, chan, chan, chan, chan}));
+  }
+  if (isa<MatMulOp>(op))
+    return one(lowerMatMul(op, op->getOperand(0), op->getOperand(1), rt));
+  if (auto gemm = dyn_cast<GemmOp>(op)) {
+    Value a = gemm.getA(), bm = gemm.getB();
+    auto transposed = [&](Value v) {
+      auto t = cast<RankedTensorType>(v.getType());
+      auto tt = RankedTensorType::get({t.getDimSize(1), t.getDimSize(0)},
+                                      t.getElementType());
+      Value init = emptyLike(b, loc, tt);
+      return linalg::TransposeOp::create(b, loc, v, init,
+                                         ArrayRef<int64_t>{1, 0})
+          .getResult()[0];
+    };
+    if (gemm.getTransA())
+      a = transposed(a);
+    if (gemm.getTransB())
+      bm = transposed(bm);
+    Value y = lowerMatMul(op, a, bm, rt);
+    float alpha = gemm.getAlpha().convertToFloat();
+    float beta = gemm.getBeta().convertToFloat();
+    Value c = gemm.getC();
+    if (alpha != 1.0f || (c && beta != 0.0f)) {
+      SmallVector<Value> ins = {y};
+      if (c && beta != 0.0f)
+        ins.push_back(c);
+      y = elementwise(b, loc, rt, ins,
+                      [&](OpBuilder &nb, Location nl, ValueRange v) -> Value {
+                        Value r = v[0];
+                        if (alpha != 1.0f)
+                          r = arith::MulFOp::create(
+                              nb, nl, r, scalarConst(nb, nl, elt, alpha));
+                        if (v.size() > 1) {
+                          Value cv = v[1];
+                          if (beta != 1.0f)
+                            cv = arith::MulFOp::create(
+                                nb, nl, cv, scalarConst(nb, nl, elt, beta));
+                          r = arith::AddFOp::create(nb, nl, r, cv);
+                        }
+                        return r;
+                      });
+    }
+    return one(y);
+  }
+  if (isa<ConvOp>(op)) {
+    auto v = lowerConv(op, rt);
+    if (failed(v))
+      return failure();
+    return one(*v);
+  }
+  if (isa<MaxPoolOp, AveragePoolOp>(op)) {
+    auto v = lowerPool(op, rt);
+    if (failed(v))
+      return failure();
+    return one(*v);
+  }
+  if (isa<GlobalAveragePoolOp, GlobalMaxPoolOp>(op)) {
+    Value x = op->getOperand(0);
+    auto xt = cast<RankedTensorType>(x.getType());
+    bool isMax = isa<GlobalMaxPoolOp>(op);
+    SmallVector<bool> reduced(xt.getRank(), true);
+    reduced[0] = reduced[1] = false;
+    auto kept = RankedTensorType::get({xt.getDimSize(0), xt.getDimSize(1)}, elt);
+    Value r = reduce(
+        loc, x, reduced, kept,
+        isMax ? extremum(b, loc, elt, true) : scalarConst(b, loc, elt, 0),
+        [&](OpBuilder &nb, Location nl, Value v, Value acc) -> Value {
+          return isMax ? arith::MaximumFOp::create(nb, nl, v, acc).getResult()
+                       : arith::AddFOp::create(nb, nl, v, acc).getResult();
+        });
+    if (!isMax) {
+      int64_t count = 1;
+      for (int64_t d = 2; d < xt.getRank(); ++d)
+        count *= xt.getDimSize(d);
+      r = elementwise(b, loc, kept, ValueRange{r},
+                      [&](OpBuilder &nb, Location nl, ValueRange a) -> Value {
+                        return arith::DivFOp::create(
+                            nb, nl, a[0], scalarConst(nb, nl, elt, count));
+                      });
+    }
+    return one(reshapeTo(b, loc, r, rt));
+  }
+  if (isa<ReduceMeanOp, ReduceSumOp, ReduceMaxOp, ReduceMinOp, ReduceProdOp,
+          ReduceL1Op, ReduceL2Op, ReduceSumSquareOp, ReduceLogSumOp,
+          ReduceLogSumExpOp>(op)) {
+    Value x = op->getOperand(0);
+    auto xt = cast<RankedTensorType>(x.getType());
+    int64_t rank = xt.getRank();
+    std::optional<SmallVector<int64_t>> axes = SmallVector<int64_t>();
+    if (Value a = onnxInput(op, 1))
+      axes = constInts(a);
+    if (!axes)
+      return op->emitOpError("axes must be constant to lower"), failure();
+    SmallVector<bool> reduced(rank, axes->empty());
+    if (axes->empty() && intAttr(op, "noop_with_empty_axes", 0))
+      return one(x);
+    for (int64_t a : *axes)
+      reduced[a < 0 ? a + rank : a] = true;
+    SmallVector<int64_t> keptShape;
+    int64_t count = 1;
+    for (int64_t d = 0; d < rank; ++d) {
+      if (reduced[d])
+        count *= xt.getDimSize(d);
+      else
+        keptShape.push_back(xt.getDimSize(d));
+    }
+    auto kept = RankedTensorType::get(keptShape, elt);
+    bool f = isFloat(elt);
+    if (!f && !isa<ReduceSumOp, ReduceMaxOp, ReduceMinOp, ReduceProdOp>(op))
+      return op->emitOpError("integer form is not lowered"), failure();
+    bool isMax = isa<ReduceMaxOp>(op), isMin = isa<ReduceMinOp>(op),
+         isProd = isa<ReduceProdOp>(op);
+    Value init = isMax   ? extremum(b, loc, elt, true)
+                 : isMin ? extremum(b, loc, elt, false)
+                         : scalarConst(b, loc, elt, isProd ? 1 : 0);
+    Value r = reduce(
+        loc, x, reduced, kept, init,
+        [&](OpBuilder &nb, Location nl, Value v, Value acc) -> Value {
+          if (isMax)
+            return f ? arith::MaximumFOp::create(nb, nl, v, acc).getResult()
+                     : arith::MaxSIOp::create(nb, nl, v, acc).getResult();
+          if (isMin)
+            return f ? arith::MinimumFOp::create(nb, nl, v, acc).getResult()
+                     : arith::MinSIOp::create(nb, nl, v, acc).getResult();
+          if (isProd)
+            return f ? arith::MulFOp::create(nb, nl, v, acc).getResult()
+                     : arith::MulIOp::create(nb, nl, v, acc).getResult();
+          return f ? arith::AddFOp::create(nb, nl, v, acc).getResult()
+                   : arith::AddIOp::create(nb, nl, v, acc).getResult();
+        },
+        [&](OpBuilder &nb, Location nl, Value v) -> Value {
+          if (isa<ReduceL1Op>(op))
+            return math::AbsFOp::create(nb, nl, v);
+          if (isa<ReduceL2Op, ReduceSumSquareOp>(op))
+            return arith::MulFOp::create(nb, nl, v, v);
+          if (isa<ReduceLogSumExpOp>(op))
+            return math::ExpOp::create(nb, nl, v);
+          return v;
+        });
+    if (isa<ReduceMeanOp, ReduceL2Op, ReduceLogSumOp, ReduceLogSumExpOp>(op))
+      r = elementwise(b, loc, kept, ValueRange{r},
+                      [&](OpBuilder &nb, Location nl, ValueRange a) -> Value {
+                        if (isa<ReduceMeanOp>(op))
+                          return arith::DivFOp::create(
+                              nb, nl, a[0], scalarConst(nb, nl, elt, count));
+                        if (isa<ReduceL2Op>(op))
+                          return math::SqrtOp::create(nb, nl, a[0]);
+                        return math::LogOp::create(nb, nl, a[0]);
+                      });
+    return one(reshapeTo(b, loc, r, rt));
+  }
+  if (isa<SoftmaxOp, LogSoftmaxOp>(op)) {
+    Value x = op->getOperand(0);
+    int64_t axis = intAttr(op, "axis", -1);
+    if (axis < 0)
+      axis += rt.getRank();
+    auto sm = linalg::SoftmaxOp::create(b, loc, TypeRange{rt}, x,
+                                        emptyLike(b, loc, rt), axis);
+    auto parts = cast<linalg::AggregatedOpInterface>(sm.getOperation())
+                     .decomposeOperation(b);
+    if (failed(parts))
+      return op->emitOpError("softmax decomposition failed"), failure();
+    Value y = (*parts)[0];
+    b.eraseOp(sm);
+    if (isa<LogSoftmaxOp>(op))
+      y = elementwise(b, loc, rt, ValueRange{y},
+                      [](OpBuilder &nb, Location nl, ValueRange a) -> Value {
+                        return math::LogOp::create(nb, nl, a[0]);
+                      });
+    return one(y);
+  }
+  if (isa<ReshapeOp, FlattenOp, SqueezeOp, UnsqueezeOp>(op))
+    return one(reshapeTo(b, loc, op->getOperand(0), rt));
+  if (auto tr = dyn_cast<TransposeOp>(op)) {
+    SmallVector<int64_t> perm;
+    if (auto p = tr.getPerm())
+      perm.assign(p->begin(), p->end());
+    else
+      for (int64_t i = rt.getRank() - 1; i >= 0; --i)
+        perm.push_back(i);
+    return one(linalg::TransposeOp::create(b, loc, tr.getData(),
+                                           emptyLike(b, loc, rt), perm)
+                   .getResult()[0]);
+  }
+  if (auto concat = dyn_cast<ConcatOp>(op)) {
+    int64_t axis = concat.getAxis();
+    if (axis < 0)
+      axis += rt.getRank();
+    Value acc = emptyLike(b, loc, rt);
+    int64_t offset = 0;
+    for (Value in : concat.getInputs()) {
+      auto t = cast<RankedTensorType>(in.getType());
+      SmallVector<OpFoldResult> offsets(rt.getRank(), b.getIndexAttr(0)),
+          sizes, strides(rt.getRank(), b.getIndexAttr(1));
+      offsets[axis] = b.getIndexAttr(offset);
+      for (int64_t d : t.getShape())
+        sizes.push_back(b.getIndexAttr(d));
+      acc = tensor::InsertSliceOp::create(b, loc, in, acc, offsets, sizes,
+                                          strides);
+      offset += t.getDimSize(axis);
+    }
+    return one(acc);
+  }
+  if (auto slice = dyn_cast<SliceOp>(op)) {
+    auto xt = cast<RankedTensorType>(slice.getData().getType());
+    auto starts = constInts(slice.getStarts()), ends = constInts(slice.getEnds());
+    std::optional<SmallVector<int64_t>> axes, steps;
+    if (slice.getAxes())
+      axes = constInts(slice.getAxes());
+    if (slice.getSteps())
+      steps = constInts(slice.getSteps());
+    if (!starts || !ends || (slice.getAxes() && !axes) ||
+        (slice.getSteps() && !steps))
+      return op->emitOpError("starts, ends, axes and steps must be constant"),
+             failure();
+    int64_t rank = xt.getRank();
+    SmallVector<OpFoldResult> offsets(rank, b.getIndexAttr(0)), sizes,
+        strides(rank, b.getIndexAttr(1));
+    for (int64_t d : rt.getShape())
+      sizes.push_back(b.getIndexAttr(d));
+    for (size_t i = 0; i < starts->size(); ++i) {
+      int64_t a = axes ? (*axes)[i] : (int64_t)i;
+      if (a < 0)
+        a += rank;
+      int64_t step = steps ? (*steps)[i] : 1;
+      if (step <= 0)
+        return op->emitOpError("negative steps are not lowered yet"),
+               failure();
+      int64_t dim = xt.getDimSize(a), s = (*starts)[i];
+      if (s < 0)
+        s += dim;
+      s = std::clamp<int64_t>(s, 0, dim);
+      offsets[a] = b.getIndexAttr(s);
+      strides[a] = b.getIndexAttr(step);
+    }
+    return one(tensor::ExtractSliceOp::create(b, loc, rt, slice.getData(),
+                                              offsets, sizes, strides));
+  }
+  if (auto split = dyn_cast<SplitOp>(op)) {
+    auto xt = cast<RankedTensorType>(split.getInput().getType());
+    int64_t axis = split.getAxis();
+    if (axis < 0)
+      axis += xt.getRank();
+    SmallVector<Value> outs;
+    int64_t offset = 0;
+    for (Value r : op->getResults()) {
+      auto t = cast<RankedTensorType>(r.getType());
+      SmallVector<OpFoldResult> offsets(xt.getRank(), b.getIndexAttr(0)),
+          sizes, strides(xt.getRank(), b.getIndexAttr(1));
+      offsets[axis] = b.getIndexAttr(offset);
+      for (int64_t d : t.getShape())
+        sizes.push_back(b.getIndexAttr(d));
+      outs.push_back(tensor::ExtractSliceOp::create(
+          b, loc, t, split.getInput(), offsets, sizes, strides));
+      offset += t.getDimSize(axis);
+    }
+    return outs;
+  }
+  if (auto gather = dyn_cast<GatherOp>(op)) {
+    Value data = gather.getData(), idx = gather.getIndices();
+    auto dt = cast<RankedTensorType>(data.getType());
+    auto it = cast<RankedTensorType>(idx.getType());
+    int64_t axis = gather.getAxis();
+    if (axis < 0)
+      axis += dt.getRank();
+    int64_t rank = rt.getRank(), q = it.getRank();
+    SmallVector<AffineExpr> idxExprs;
+    for (int64_t d = 0; d < q; ++d)
+      idxExprs.push_back(getAffineDimExpr(axis + d, ctx));
+    SmallVector<AffineMap> maps = {AffineMap::get(rank, 0, idxExprs, ctx),
+                                   AffineMap::getMultiDimIdentityMap(rank, ctx)};
+    SmallVector<utils::IteratorType> iters(rank, utils::IteratorType::parallel);
+    int64_t extent = dt.getDimSize(axis);
+    return one(linalg::GenericOp::create(
+                   b, loc, TypeRange{rt}, ValueRange{idx},
+                   ValueRange{emptyLike(b, loc, rt)}, maps, iters,
+                   [&](OpBuilder &nb, Location nl, ValueRange args) {
+                     Value i = arith::IndexCastOp::create(
+                         nb, nl, nb.getIndexType(), args[0]);
+                     Value ext = arith::ConstantIndexOp::create(nb, nl, extent);
+                     Value zero = arith::ConstantIndexOp::create(nb, nl, 0);
+                     Value neg = arith::CmpIOp::create(
+                         nb, nl, arith::CmpIPredicate::slt, i, zero);
+                     i = arith::SelectOp::create(
+                         nb, nl, neg, arith::AddIOp::create(nb, nl, i, ext), i);
+                     SmallVector<Value> coords;
+                     for (int64_t d = 0; d < axis; ++d)
+                       coords.push_back(linalg::IndexOp::create(nb, nl, d));
+                     coords.push_back(i);
+                     for (int64_t d = axis + 1; d < dt.getRank(); ++d)
+                       coords.push_back(
+                           linalg::IndexOp::create(nb, nl, d - 1 + q));
+                     Value v = tensor::ExtractOp::create(nb, nl, data, coords);
+                     linalg::YieldOp::create(nb, nl, v);
+                   })
+                   .getResult(0));
+  }
+  if (isa<ExpandOp>(op))
+    return one(elementwise(b, loc, rt, ValueRange{op->getOperand(0)},
+                           [](OpBuilder &, Location, ValueRange a) -> Value {
+                             return a[0];
+                           }));
+  if (isa<ShapeOp, SizeOp, ConstantOfShapeOp, RangeOp>(op)) {
+    // Static shapes make these constants; canonicalize folds most before
+    // lowering, the rest are materialized here.
+    if (isa<ShapeOp>(op)) {
+      auto xt = cast<RankedTensorType>(op->getOperand(0).getType());
+      int64_t rank = xt.getRank();
+      auto clampAxis = [&](int64_t a) {
+        return std::clamp<int64_t>(a < 0 ? a + rank : a, 0, rank);
+      };
+      int64_t start = clampAxis(intAttr(op, "start", 0));
+      int64_t end = clampAxis(intAttr(op, "end", rank));
+      SmallVector<int64_t> dims;
+      for (int64_t i = start; i < end; ++i)
+        dims.push_back(xt.getDimSize(i));
+      return one(arith::ConstantOp::create(
+          b, loc, DenseElementsAttr::get(rt, ArrayRef<int64_t>(dims))));
+    }
+    if (isa<SizeOp>(op))
+      return one(arith::ConstantOp::create(
+          b, loc,
+          DenseElementsAttr::get(
+              rt, cast<RankedTensorType>(op->getOperand(0).getType())
+                      .getNumElements())));
+    if (auto cos = dyn_cast<ConstantOfShapeOp>(op)) {
+      Attribute v = cos.getValue() ? *cos.getValue() : Attribute();
+      Value scalar;
+      if (auto dense = dyn_cast_or_null<DenseElementsAttr>(v))
+        scalar = arith::ConstantOp::create(
+            b, loc, cast<TypedAttr>(dense.getSplatValue<Attribute>()));
+      else
+        scalar = scalarConst(b, loc, elt, 0);
+      return one(filled(b, loc, rt, scalar));
+    }
+    return op->emitOpError("needs constant operands to lower"), failure();
+  }
+  if (auto pad = dyn_cast<PadOp>(op)) {
+    if (pad.getMode() != "constant")
+      return op->emitOpError("pad mode '") << pad.getMode()
+                                           << "' is not lowered yet",
+             failure();
+    auto pads = constInts(pad.getPads());
+    if (!pads || pad.getAxes())
+      return op->emitOpError("pads must be constant, without axes"), failure();
+    int64_t rank = rt.getRank();
+    if (llvm::any_of(*pads, [](int64_t p) { return p < 0; }))
+      return op->emitOpError("negative pads are not lowered yet"), failure();
+    Value padValue = scalarConst(b, loc, elt, 0);
+    if (Value cv = pad.getConstantValue())
+      padValue = tensor::ExtractOp::create(
+          b, loc, cv,
+          SmallVector<Value>(cast<RankedTensorType>(cv.getType()).getRank(),
+                             arith::ConstantIndexOp::create(b, loc, 0)));
+    SmallVector<int64_t> low(pads->begin(), pads->begin() + rank),
+        high(pads->begin() + rank, pads->end());
+    return one(padTensor(b, loc, pad.getData(), low, high, padValue));
+  }
+  return op->emitOpError("is not lowered to linalg yet"), failure();
+}
+
+struct ConvertKilnToLinalgPass
+    : public kiln::impl::ConvertKilnToLinalgBase<ConvertKilnToLinalgPass> {
+  void runOnOperation() override {
+    SmallVector<Operation *> ops;
+    getOperation().walk([&](Operation *op) {
+      if (isa<KilnDialect>(op->getDialect()))
+        ops.push_back(op);
+    });
+    IRRewriter rewriter(&getContext());
+    for (Operation *op : ops)
+      if (failed(Lowering(rewriter).lower(op)))
+        return signalPassFailure();
+  }
+};
+
+} // namespace
