@@ -23,7 +23,8 @@ config.substitutions.append(("%onnx_testdata", config.onnx_testdata_dir))
 llvm_config.use_default_substitutions()
 llvm_config.with_environment("PATH", config.llvm_tools_dir, append_path=True)
 llvm_config.with_environment("PATH", config.kiln_tools_dir, append_path=True)
-llvm_config.add_tool_substitutions([ToolSubst("kiln-opt", unresolved="fatal")],
+llvm_config.add_tool_substitutions([ToolSubst(t, unresolved="fatal") for t in
+                                    ("kiln-opt", "kiln-compile", "kiln-run")],
                                    [config.kiln_tools_dir])
 
 # Python packages the generators need.

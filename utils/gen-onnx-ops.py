@@ -96,7 +96,7 @@ def attr_order(item):
 MNEMONICS = {"PRelu": "prelu", "MatMul": "matmul", "MatMulInteger": "matmul_integer",
              "QLinearMatMul": "qlinear_matmul", "QLinearConv": "qlinear_conv",
              "TopK": "topk", "ArgMax": "argmax", "ArgMin": "argmin",
-             "CumSum": "cumsum", "CumProd": "cumprod"}
+             "CumSum": "cumsum", "CumProd": "cumprod", "IsNaN": "is_nan"}
 
 
 def snake(name):

@@ -11,6 +11,7 @@
 
 #include "mlir/Dialect/Linalg/IR/LinalgInterfaces.h"
 #include "mlir/Dialect/Utils/StructuredOpsUtils.h"
+#include "mlir/IR/Matchers.h"
 #include "mlir/IR/PatternMatch.h"
 #include "llvm/ADT/TypeSwitch.h"
 
@@ -59,11 +60,14 @@ SmallVector<int64_t> intsAttr(Operation *op, StringRef name,
   return dflt;
 }
 
+/// The integer values of a constant operand (a kiln constant, or one
+/// already lowered to arith).
 std::optional<SmallVector<int64_t>> constInts(Value v) {
-  auto cst = v ? v.getDefiningOp<ConstantOp>() : ConstantOp();
-  if (!cst || !isa<IntegerType>(cst.getValue().getElementType()))
+  ElementsAttr elements;
+  if (!v || !matchPattern(v, m_Constant(&elements)) ||
+      !isa<IntegerType>(elements.getElementType()))
     return std::nullopt;
-  auto values = cst.getValue().tryGetValues<APInt>();
+  auto values = elements.tryGetValues<APInt>();
   if (!values)
     return std::nullopt;
   SmallVector<int64_t> out;
@@ -259,6 +263,53 @@ scalarBody(Operation *op, Type elt) {
       return r;
     };
   }
+  if (name == "kiln.sign")
+    return [f, cst](OpBuilder &b, Location l, ValueRange a) -> Value {
+      Value zero = cst(b, l, 0);
+      Value pos = f ? arith::CmpFOp::create(b, l, arith::CmpFPredicate::OGT,
+                                            a[0], zero)
+                          .getResult()
+                    : arith::CmpIOp::create(b, l, arith::CmpIPredicate::sgt,
+                                            a[0], zero)
+                          .getResult();
+      Value neg = f ? arith::CmpFOp::create(b, l, arith::CmpFPredicate::OLT,
+                                            a[0], zero)
+                          .getResult()
+                    : arith::CmpIOp::create(b, l, arith::CmpIPredicate::slt,
+                                            a[0], zero)
+                          .getResult();
+      Value r = arith::SelectOp::create(b, l, neg, cst(b, l, -1), zero);
+      return arith::SelectOp::create(b, l, pos, cst(b, l, 1), r);
+    };
+  if (name == "kiln.mod") {
+    bool fmod = intAttr(op, "fmod", 0) != 0;
+    return [f, fmod](OpBuilder &b, Location l, ValueRange a) -> Value {
+      if (f)
+        return arith::RemFOp::create(b, l, a[0], a[1]);
+      Value r = arith::RemSIOp::create(b, l, a[0], a[1]);
+      if (fmod)
+        return r;
+      // Python-style: the result takes the divisor's sign.
+      Value zero = scalarConst(b, l, r.getType(), 0);
+      Value nonzero =
+          arith::CmpIOp::create(b, l, arith::CmpIPredicate::ne, r, zero);
+      Value rNeg =
+          arith::CmpIOp::create(b, l, arith::CmpIPredicate::slt, r, zero);
+      Value dNeg =
+          arith::CmpIOp::create(b, l, arith::CmpIPredicate::slt, a[1], zero);
+      Value differ = arith::XOrIOp::create(b, l, rNeg, dNeg);
+      Value fix = arith::AndIOp::create(b, l, nonzero, differ);
+      return arith::SelectOp::create(
+          b, l, fix, arith::AddIOp::create(b, l, r, a[1]), r);
+    };
+  }
+  if (name == "kiln.pow" && !f)
+    return [](OpBuilder &b, Location l, ValueRange a) -> Value {
+      Value e = a[1];
+      if (e.getType() != a[0].getType())
+        e = convertScalar(b, l, e, a[0].getType());
+      return math::IPowIOp::create(b, l, a[0], e);
+    };
   if (!f)
     return nullptr;
   if (name == "kiln.relu")
@@ -382,6 +433,37 @@ scalarBody(Operation *op, Type elt) {
   UNARY_MATH("kiln.tan", math::TanOp)
   UNARY_MATH("kiln.atan", math::AtanOp)
   UNARY_MATH("kiln.round", math::RoundEvenOp)
+  UNARY_MATH("kiln.asin", math::AsinOp)
+  UNARY_MATH("kiln.acos", math::AcosOp)
+  UNARY_MATH("kiln.sinh", math::SinhOp)
+  UNARY_MATH("kiln.cosh", math::CoshOp)
+  UNARY_MATH("kiln.asinh", math::AsinhOp)
+  UNARY_MATH("kiln.acosh", math::AcoshOp)
+  UNARY_MATH("kiln.atanh", math::AtanhOp)
+  if (name == "kiln.thresholded_relu") {
+    float al = op->getAttr("alpha") ? alpha : 1.0f;
+    return [cst, al](OpBuilder &b, Location l, ValueRange a) -> Value {
+      Value gt = arith::CmpFOp::create(b, l, arith::CmpFPredicate::OGT, a[0],
+                                       cst(b, l, al));
+      return arith::SelectOp::create(b, l, gt, a[0], cst(b, l, 0));
+    };
+  }
+  if (name == "kiln.shrink") {
+    float lambd = op->getAttr("lambd") ? floatAttr(op, "lambd", 0.5f) : 0.5f;
+    float bias = floatAttr(op, "bias", 0.0f);
+    return [cst, lambd, bias](OpBuilder &b, Location l, ValueRange a) -> Value {
+      Value x = a[0];
+      Value lo = arith::CmpFOp::create(b, l, arith::CmpFPredicate::OLT, x,
+                                       cst(b, l, -lambd));
+      Value hi = arith::CmpFOp::create(b, l, arith::CmpFPredicate::OGT, x,
+                                       cst(b, l, lambd));
+      Value r = arith::SelectOp::create(
+          b, l, hi, arith::SubFOp::create(b, l, x, cst(b, l, bias)),
+          cst(b, l, 0));
+      return arith::SelectOp::create(
+          b, l, lo, arith::AddFOp::create(b, l, x, cst(b, l, bias)), r);
+    };
+  }
 #undef UNARY_MATH
   return nullptr;
 }
@@ -1201,6 +1283,408 @@ FailureOr<SmallVector<Value>> Lowering::lowerOp(Operation *op) {
     SmallVector<int64_t> low(pads->begin(), pads->begin() + rank),
         high(pads->begin() + rank, pads->end());
     return one(padTensor(b, loc, pad.getData(), low, high, padValue));
+  }
+
+  if (isa<IsNaNOp, IsInfOp>(op)) {
+    bool nan = isa<IsNaNOp>(op);
+    bool detectPos = intAttr(op, "detect_positive", 1) != 0;
+    bool detectNeg = intAttr(op, "detect_negative", 1) != 0;
+    auto xt = cast<RankedTensorType>(op->getOperand(0).getType());
+    Type xe = xt.getElementType();
+    return one(elementwise(
+        b, loc, rt, op->getOperands(),
+        [&](OpBuilder &nb, Location nl, ValueRange a) -> Value {
+          if (nan)
+            return arith::CmpFOp::create(nb, nl, arith::CmpFPredicate::UNO,
+                                         a[0], a[0]);
+          auto ft = cast<FloatType>(xe);
+          Value inf = arith::ConstantOp::create(
+              nb, nl, nb.getFloatAttr(ft, APFloat::getInf(ft.getFloatSemantics())));
+          Value ninf = arith::ConstantOp::create(
+              nb, nl,
+              nb.getFloatAttr(ft, APFloat::getInf(ft.getFloatSemantics(), true)));
+          Value r = scalarConst(nb, nl, nb.getI1Type(), 0);
+          if (detectPos)
+            r = arith::OrIOp::create(
+                nb, nl, r,
+                arith::CmpFOp::create(nb, nl, arith::CmpFPredicate::OEQ, a[0],
+                                      inf));
+          if (detectNeg)
+            r = arith::OrIOp::create(
+                nb, nl, r,
+                arith::CmpFOp::create(nb, nl, arith::CmpFPredicate::OEQ, a[0],
+                                      ninf));
+          return r;
+        }));
+  }
+  if (isa<LayerNormalizationOp, InstanceNormalizationOp>(op)) {
+    bool layer = isa<LayerNormalizationOp>(op);
+    Value x = op->getOperand(0);
+    auto xt = cast<RankedTensorType>(x.getType());
+    int64_t rank = xt.getRank();
+    int64_t axis = layer ? intAttr(op, "axis", -1) : 2;
+    if (axis < 0)
+      axis += rank;
+    float eps = floatAttr(op, "epsilon", 1e-5f);
+    if (!isFloat(elt))
+      return op->emitOpError("needs a float input"), failure();
+    // Instance norm reduces the spatial dims of each (n, c).
+    SmallVector<bool> reduced(rank, false);
+    SmallVector<int64_t> keptShape;
+    int64_t count = 1;
+    for (int64_t d = 0; d < rank; ++d) {
+      reduced[d] = d >= axis;
+      if (reduced[d])
+        count *= xt.getDimSize(d);
+      else
+        keptShape.push_back(xt.getDimSize(d));
+    }
+    auto kept = RankedTensorType::get(keptShape, elt);
+    SmallVector<AffineExpr> keptExprs;
+    for (int64_t d = 0; d < axis; ++d)
+      keptExprs.push_back(getAffineDimExpr(d, ctx));
+    AffineMap ident = AffineMap::getMultiDimIdentityMap(rank, ctx);
+    AffineMap keptMap = AffineMap::get(rank, 0, keptExprs, ctx);
+    Value zero = scalarConst(b, loc, elt, 0);
+    auto add = [](OpBuilder &nb, Location nl, Value v, Value acc) -> Value {
+      return arith::AddFOp::create(nb, nl, v, acc);
+    };
+    Value sum = reduce(loc, x, reduced, kept, zero, add);
+    Value mean = elementwise(
+        b, loc, kept, ValueRange{sum},
+        [&](OpBuilder &nb, Location nl, ValueRange a) -> Value {
+          return arith::DivFOp::create(nb, nl, a[0],
+                                       scalarConst(nb, nl, elt, count));
+        });
+    Value centered = elementwise(
+        b, loc, xt, ValueRange{x, mean},
+        [](OpBuilder &nb, Location nl, ValueRange a) -> Value {
+          return arith::SubFOp::create(nb, nl, a[0], a[1]);
+        },
+        {ident, keptMap});
+    Value sq = reduce(loc, centered, reduced, kept, zero, add,
+                      [](OpBuilder &nb, Location nl, Value v) -> Value {
+                        return arith::MulFOp::create(nb, nl, v, v);
+                      });
+    Value invStd = elementwise(
+        b, loc, kept, ValueRange{sq},
+        [&](OpBuilder &nb, Location nl, ValueRange a) -> Value {
+          Value var = arith::DivFOp::create(nb, nl, a[0],
+                                            scalarConst(nb, nl, elt, count));
+          // 1 / sqrt: libm has no rsqrtf for math.rsqrt to call.
+          Value s = math::SqrtOp::create(
+              nb, nl,
+              arith::AddFOp::create(nb, nl, var, scalarConst(nb, nl, elt, eps))
+                  .getResult());
+          return arith::DivFOp::create(nb, nl, scalarConst(nb, nl, elt, 1), s);
+        });
+    Value scale = op->getOperand(1);
+    Value bias = layer ? onnxInput(op, 2) : op->getOperand(2);
+    SmallVector<Value> ins = {centered, invStd, scale};
+    SmallVector<AffineMap> maps = {ident, keptMap};
+    if (!layer) {
+      AffineMap chan = AffineMap::get(rank, 0, {getAffineDimExpr(1, ctx)}, ctx);
+      maps.push_back(chan);
+      if (bias)
+        maps.push_back(chan);
+    }
+    if (bias)
+      ins.push_back(bias);
+    bool hasBias = static_cast<bool>(bias);
+    Value y = elementwise(
+        b, loc, xt, ins,
+        [&](OpBuilder &nb, Location nl, ValueRange a) -> Value {
+          Value r = arith::MulFOp::create(
+              nb, nl, arith::MulFOp::create(nb, nl, a[0], a[1]).getResult(),
+              a[2]);
+          return hasBias ? arith::AddFOp::create(nb, nl, r, a[3]).getResult()
+                         : r;
+        },
+        maps);
+    SmallVector<Value> results = {y};
+    if (layer) {
+      for (OpResult r : op->getResults().drop_front()) {
+        auto t = cast<RankedTensorType>(r.getType());
+        // Results after Y are Mean then InvStdDev, in slot order.
+        bool isMean = op->getNumResults() == 3
+                          ? r.getResultNumber() == 1
+                          : cast<DenseI32ArrayAttr>(
+                                op->getAttr("resultSegmentSizes"))[1] == 1;
+        results.push_back(reshapeTo(b, loc, isMean ? mean : invStd, t));
+      }
+    }
+    return results;
+  }
+  if (isa<ArgMaxOp, ArgMinOp, HardmaxOp>(op)) {
+    bool isMax = !isa<ArgMinOp>(op);
+    bool last = intAttr(op, "select_last_index", 0) != 0;
+    Value x = op->getOperand(0);
+    auto xt = cast<RankedTensorType>(x.getType());
+    int64_t rank = xt.getRank();
+    int64_t axis = intAttr(op, "axis", isa<HardmaxOp>(op) ? -1 : 0);
+    if (axis < 0)
+      axis += rank;
+    Type xe = xt.getElementType();
+    SmallVector<int64_t> keptShape;
+    SmallVector<AffineExpr> outExprs;
+    SmallVector<utils::IteratorType> iters;
+    for (int64_t d = 0; d < rank; ++d) {
+      iters.push_back(d == axis ? utils::IteratorType::reduction
+                                : utils::IteratorType::parallel);
+      if (d != axis) {
+        keptShape.push_back(xt.getDimSize(d));
+        outExprs.push_back(getAffineDimExpr(d, ctx));
+      }
+    }
+    auto valType = RankedTensorType::get(keptShape, xe);
+    auto idxType = RankedTensorType::get(keptShape, b.getI64Type());
+    Value vInit = filled(b, loc, valType, extremum(b, loc, xe, isMax));
+    Value iInit = filled(b, loc, idxType, scalarConst(b, loc, b.getI64Type(), 0));
+    AffineMap outMap = AffineMap::get(rank, 0, outExprs, ctx);
+    bool f = isFloat(xe);
+    auto red = linalg::GenericOp::create(
+        b, loc, TypeRange{valType, idxType}, ValueRange{x},
+        ValueRange{vInit, iInit},
+        {AffineMap::getMultiDimIdentityMap(rank, ctx), outMap, outMap}, iters,
+        [&](OpBuilder &nb, Location nl, ValueRange a) {
+          Value idx = arith::IndexCastOp::create(
+              nb, nl, nb.getI64Type(), linalg::IndexOp::create(nb, nl, axis));
+          Value better;
+          if (f)
+            better = arith::CmpFOp::create(
+                nb, nl,
+                isMax ? (last ? arith::CmpFPredicate::OGE
+                              : arith::CmpFPredicate::OGT)
+                      : (last ? arith::CmpFPredicate::OLE
+                              : arith::CmpFPredicate::OLT),
+                a[0], a[1]);
+          else
+            better = arith::CmpIOp::create(
+                nb, nl,
+                isMax ? (last ? arith::CmpIPredicate::sge
+                              : arith::CmpIPredicate::sgt)
+                      : (last ? arith::CmpIPredicate::sle
+                              : arith::CmpIPredicate::slt),
+                a[0], a[1]);
+          // The first element always wins, so an all-NaN or all-lowest
+          // slice still names a valid index.
+          Value first = arith::CmpIOp::create(
+              nb, nl, arith::CmpIPredicate::eq, idx,
+              scalarConst(nb, nl, nb.getI64Type(), 0));
+          better = arith::OrIOp::create(nb, nl, better, first);
+          Value v = arith::SelectOp::create(nb, nl, better, a[0], a[1]);
+          Value i = arith::SelectOp::create(nb, nl, better, idx, a[2]);
+          linalg::YieldOp::create(nb, nl, ValueRange{v, i});
+        });
+    Value indices = red.getResult(1);
+    if (!isa<HardmaxOp>(op))
+      return one(reshapeTo(b, loc, indices, rt));
+    return one(elementwise(
+        b, loc, rt, ValueRange{indices},
+        [&](OpBuilder &nb, Location nl, ValueRange a) -> Value {
+          Value idx = arith::IndexCastOp::create(
+              nb, nl, nb.getI64Type(), linalg::IndexOp::create(nb, nl, axis));
+          Value hit =
+              arith::CmpIOp::create(nb, nl, arith::CmpIPredicate::eq, idx, a[0]);
+          return arith::SelectOp::create(nb, nl, hit,
+                                         scalarConst(nb, nl, elt, 1),
+                                         scalarConst(nb, nl, elt, 0));
+        },
+        {outMap}));
+  }
+  if (auto ge = dyn_cast<GatherElementsOp>(op)) {
+    Value data = ge.getData();
+    auto dt = cast<RankedTensorType>(data.getType());
+    int64_t axis = ge.getAxis();
+    if (axis < 0)
+      axis += dt.getRank();
+    int64_t extent = dt.getDimSize(axis);
+    return one(elementwise(
+        b, loc, rt, ValueRange{ge.getIndices()},
+        [&](OpBuilder &nb, Location nl, ValueRange a) -> Value {
+          Value i = arith::IndexCastOp::create(nb, nl, nb.getIndexType(), a[0]);
+          Value ext = arith::ConstantIndexOp::create(nb, nl, extent);
+          Value zero = arith::ConstantIndexOp::create(nb, nl, 0);
+          Value neg =
+              arith::CmpIOp::create(nb, nl, arith::CmpIPredicate::slt, i, zero);
+          i = arith::SelectOp::create(nb, nl, neg,
+                                      arith::AddIOp::create(nb, nl, i, ext), i);
+          SmallVector<Value> coords;
+          for (int64_t d = 0; d < dt.getRank(); ++d)
+            coords.push_back(d == axis ? i
+                                       : linalg::IndexOp::create(nb, nl, d)
+                                             .getResult());
+          return tensor::ExtractOp::create(nb, nl, data, coords);
+        }));
+  }
+  if (auto tri = dyn_cast<TriluOp>(op)) {
+    int64_t k = 0;
+    if (Value kv = tri.getK()) {
+      auto c = constInts(kv);
+      if (!c || c->size() != 1)
+        return op->emitOpError("k must be constant to lower"), failure();
+      k = (*c)[0];
+    }
+    bool upper = tri.getUpper() != 0;
+    int64_t rank = rt.getRank();
+    return one(elementwise(
+        b, loc, rt, ValueRange{tri.getInput()},
+        [&](OpBuilder &nb, Location nl, ValueRange a) -> Value {
+          Value i = arith::IndexCastOp::create(
+              nb, nl, nb.getI64Type(), linalg::IndexOp::create(nb, nl, rank - 2));
+          Value j = arith::IndexCastOp::create(
+              nb, nl, nb.getI64Type(), linalg::IndexOp::create(nb, nl, rank - 1));
+          Value diff = arith::SubIOp::create(nb, nl, j, i);
+          Value kc = scalarConst(nb, nl, nb.getI64Type(), k);
+          Value keep = arith::CmpIOp::create(
+              nb, nl, upper ? arith::CmpIPredicate::sge : arith::CmpIPredicate::sle,
+              diff, kc);
+          return arith::SelectOp::create(nb, nl, keep, a[0],
+                                         scalarConst(nb, nl, elt, 0));
+        }));
+  }
+  if (auto tile = dyn_cast<TileOp>(op)) {
+    Value x = tile.getInput();
+    auto xt = cast<RankedTensorType>(x.getType());
+    return one(elementwise(
+        b, loc, rt, ValueRange{},
+        [&](OpBuilder &nb, Location nl, ValueRange) -> Value {
+          SmallVector<Value> coords;
+          for (int64_t d = 0; d < xt.getRank(); ++d)
+            coords.push_back(arith::RemUIOp::create(
+                nb, nl, linalg::IndexOp::create(nb, nl, d),
+                arith::ConstantIndexOp::create(nb, nl, xt.getDimSize(d))));
+          return tensor::ExtractOp::create(nb, nl, x, coords);
+        }));
+  }
+  if (isa<EyeLikeOp>(op)) {
+    int64_t k = intAttr(op, "k", 0);
+    return one(elementwise(
+        b, loc, rt, ValueRange{},
+        [&](OpBuilder &nb, Location nl, ValueRange) -> Value {
+          Value i = arith::IndexCastOp::create(nb, nl, nb.getI64Type(),
+                                               linalg::IndexOp::create(nb, nl, 0));
+          Value j = arith::IndexCastOp::create(nb, nl, nb.getI64Type(),
+                                               linalg::IndexOp::create(nb, nl, 1));
+          Value on = arith::CmpIOp::create(
+              nb, nl, arith::CmpIPredicate::eq,
+              arith::AddIOp::create(nb, nl, i,
+                                    scalarConst(nb, nl, nb.getI64Type(), k)),
+              j);
+          if (elt.isInteger(1))
+            return on;
+          return arith::SelectOp::create(nb, nl, on, scalarConst(nb, nl, elt, 1),
+                                         scalarConst(nb, nl, elt, 0));
+        }));
+  }
+  if (isa<DepthToSpaceOp, SpaceToDepthOp>(op)) {
+    Value x = op->getOperand(0);
+    auto xt = cast<RankedTensorType>(x.getType());
+    int64_t bs = intAttr(op, "blocksize", 1);
+    int64_t n = xt.getDimSize(0), c = xt.getDimSize(1), h = xt.getDimSize(2),
+            w = xt.getDimSize(3);
+    SmallVector<int64_t> mid, perm;
+    if (isa<DepthToSpaceOp>(op)) {
+      bool crd = false;
+      if (auto m = op->getAttrOfType<StringAttr>("mode"))
+        crd = m.getValue() == "CRD";
+      int64_t cc = c / (bs * bs);
+      mid = crd ? SmallVector<int64_t>{n, cc, bs, bs, h, w}
+                : SmallVector<int64_t>{n, bs, bs, cc, h, w};
+      perm = crd ? SmallVector<int64_t>{0, 1, 4, 2, 5, 3}
+                 : SmallVector<int64_t>{0, 3, 4, 1, 5, 2};
+    } else {
+      mid = {n, c, h / bs, bs, w / bs, bs};
+      perm = {0, 3, 5, 1, 2, 4};
+    }
+    Value r = reshapeTo(b, loc, x, RankedTensorType::get(mid, elt));
+    SmallVector<int64_t> tshape;
+    for (int64_t p : perm)
+      tshape.push_back(mid[p]);
+    auto tt = RankedTensorType::get(tshape, elt);
+    r = linalg::TransposeOp::create(b, loc, r, emptyLike(b, loc, tt), perm)
+            .getResult()[0];
+    return one(reshapeTo(b, loc, r, rt));
+  }
+  if (auto cs = dyn_cast<CumSumOp>(op)) {
+    auto ax = constInts(cs.getAxis());
+    if (!ax || ax->size() != 1)
+      return op->emitOpError("axis must be constant to lower"), failure();
+    int64_t rank = rt.getRank(), axis = (*ax)[0];
+    if (axis < 0)
+      axis += rank;
+    bool exclusive = cs.getExclusive() != 0, reverse = cs.getReverse() != 0;
+    // out[i] = sum over k of x[k] where k precedes i along the axis (an
+    // extra reduction dim k).
+    SmallVector<AffineExpr> inExprs, outExprs;
+    for (int64_t d = 0; d < rank; ++d) {
+      inExprs.push_back(getAffineDimExpr(d == axis ? rank : d, ctx));
+      outExprs.push_back(getAffineDimExpr(d, ctx));
+    }
+    SmallVector<utils::IteratorType> iters(rank + 1,
+                                           utils::IteratorType::parallel);
+    iters.back() = utils::IteratorType::reduction;
+    bool f = isFloat(elt);
+    Value zero = filled(b, loc, rt, scalarConst(b, loc, elt, 0));
+    return one(
+        linalg::GenericOp::create(
+            b, loc, TypeRange{rt}, ValueRange{cs.getX()}, ValueRange{zero},
+            {AffineMap::get(rank + 1, 0, inExprs, ctx),
+             AffineMap::get(rank + 1, 0, outExprs, ctx)},
+            iters,
+            [&](OpBuilder &nb, Location nl, ValueRange a) {
+              Value i = linalg::IndexOp::create(nb, nl, axis);
+              Value k = linalg::IndexOp::create(nb, nl, rank);
+              arith::CmpIPredicate pred =
+                  reverse ? (exclusive ? arith::CmpIPredicate::ugt
+                                       : arith::CmpIPredicate::uge)
+                          : (exclusive ? arith::CmpIPredicate::ult
+                                       : arith::CmpIPredicate::ule);
+              Value in = arith::CmpIOp::create(nb, nl, pred, k, i);
+              Value sum = f ? arith::AddFOp::create(nb, nl, a[1], a[0]).getResult()
+                            : arith::AddIOp::create(nb, nl, a[1], a[0]).getResult();
+              linalg::YieldOp::create(
+                  nb, nl,
+                  ValueRange{arith::SelectOp::create(nb, nl, in, sum, a[1])});
+            })
+            .getResult(0));
+  }
+  if (auto oh = dyn_cast<OneHotOp>(op)) {
+    auto it = cast<RankedTensorType>(oh.getIndices().getType());
+    int64_t rank = rt.getRank();
+    int64_t axis = oh.getAxis();
+    if (axis < 0)
+      axis += rank;
+    int64_t depth = rt.getDimSize(axis);
+    Value zeroIdx = arith::ConstantIndexOp::create(b, loc, 0);
+    Value oneIdx = arith::ConstantIndexOp::create(b, loc, 1);
+    Value off = tensor::ExtractOp::create(b, loc, oh.getValues(), zeroIdx);
+    Value on = tensor::ExtractOp::create(b, loc, oh.getValues(), oneIdx);
+    SmallVector<AffineExpr> idxExprs;
+    for (int64_t d = 0; d < rank; ++d)
+      if (d != axis)
+        idxExprs.push_back(getAffineDimExpr(d, ctx));
+    Type ie = it.getElementType();
+    return one(elementwise(
+        b, loc, rt, ValueRange{oh.getIndices()},
+        [&](OpBuilder &nb, Location nl, ValueRange a) -> Value {
+          Value idx = isFloat(ie) ? arith::FPToSIOp::create(
+                                        nb, nl, nb.getI64Type(), a[0])
+                                        .getResult()
+                                  : convertScalar(nb, nl, a[0], nb.getI64Type());
+          Value d = scalarConst(nb, nl, nb.getI64Type(), depth);
+          Value neg = arith::CmpIOp::create(nb, nl, arith::CmpIPredicate::slt,
+                                            idx,
+                                            scalarConst(nb, nl, nb.getI64Type(), 0));
+          idx = arith::SelectOp::create(nb, nl, neg,
+                                        arith::AddIOp::create(nb, nl, idx, d), idx);
+          Value pos = arith::IndexCastOp::create(
+              nb, nl, nb.getI64Type(), linalg::IndexOp::create(nb, nl, axis));
+          Value hit =
+              arith::CmpIOp::create(nb, nl, arith::CmpIPredicate::eq, idx, pos);
+          return arith::SelectOp::create(nb, nl, hit, on, off);
+        },
+        {AffineMap::get(rank, 0, idxExprs, ctx)}));
   }
   return op->emitOpError("is not lowered to linalg yet"), failure();
 }

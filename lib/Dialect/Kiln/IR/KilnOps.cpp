@@ -443,6 +443,13 @@ Type kiln::getElementTypeFromOnnx(MLIRContext *ctx, int64_t dataType) {
   }
 }
 
+int64_t kiln::getOnnxDataType(Type elementType) {
+  for (int64_t dt = 1; dt <= 26; ++dt)
+    if (getElementTypeFromOnnx(elementType.getContext(), dt) == elementType)
+      return dt;
+  return 0;
+}
+
 //===----------------------------------------------------------------------===//
 // ConstantOp
 //===----------------------------------------------------------------------===//

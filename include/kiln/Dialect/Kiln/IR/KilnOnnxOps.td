@@ -909,7 +909,7 @@ def Kiln_IsInfOp : Kiln_OnnxOp<"is_inf", "IsInf", 20, 10, "s", "s",
     AnyType:$Y);
 }
 
-def Kiln_IsNaNOp : Kiln_OnnxOp<"is_na_n", "IsNaN", 20, 9, "s", "s",
+def Kiln_IsNaNOp : Kiln_OnnxOp<"is_nan", "IsNaN", 20, 9, "s", "s",
     [Pure, DeclareOpInterfaceMethods<Kiln_InferResultTypesOpInterface>]> {
   let arguments = (ins
     AnyType:$X);

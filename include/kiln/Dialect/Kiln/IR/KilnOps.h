@@ -47,6 +47,9 @@ broadcastStaticShapes(mlir::Operation *op,
 /// for an unknown or unsupported one.
 mlir::Type getElementTypeFromOnnx(mlir::MLIRContext *ctx, int64_t dataType);
 
+/// The ONNX `TensorProto.DataType` of an MLIR element type, or 0.
+int64_t getOnnxDataType(mlir::Type elementType);
+
 /// True if `inferred` and `actual` can describe the same value: equal
 /// element types, and shapes that agree wherever both are known.
 bool areCompatibleTypes(mlir::Type inferred, mlir::Type actual);

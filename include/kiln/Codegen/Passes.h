@@ -1,0 +1,18 @@
+//===- Passes.h - Kiln codegen passes ----------------------------*- C++ -*-===//
+
+#ifndef KILN_CODEGEN_PASSES_H
+#define KILN_CODEGEN_PASSES_H
+
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/Linalg/IR/Linalg.h"
+#include "mlir/Pass/Pass.h"
+
+namespace kiln {
+#define GEN_PASS_DECL
+#include "kiln/Codegen/Passes.h.inc"
+
+#define GEN_PASS_REGISTRATION
+#include "kiln/Codegen/Passes.h.inc"
+} // namespace kiln
+
+#endif // KILN_CODEGEN_PASSES_H

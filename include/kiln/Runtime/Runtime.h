@@ -1,0 +1,157 @@
+//===- Runtime.h - Kiln's C++ runtime API ------------------------*- C++ -*-===//
+//
+// Loads a compiled `.kmod` module and runs it on host tensors.
+//
+//   std::shared_ptr<kiln::rt::Module> module;
+//   if (auto s = kiln::rt::Module::load("model.kmod", module); !s.ok())
+//     fail(s.message());
+//   kiln::rt::Session session(module);
+//   std::vector<kiln::rt::HostTensor> outputs;
+//   auto s = session.run({{"input", kiln::rt::DType::Float, {1, 3, 32, 32},
+//                          data, bytes}}, outputs);
+//
+// Thread safety: a Module is immutable after load and may be shared by any
+// number of threads and sessions. A Session may be used by one thread at a
+// time; use one Session per thread to run a module concurrently.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef KILN_RUNTIME_RUNTIME_H
+#define KILN_RUNTIME_RUNTIME_H
+
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+namespace kiln {
+namespace rt {
+
+/// The outcome of a runtime call: ok, or an error with a message.
+class Status {
+public:
+  Status() = default;
+  static Status success() { return Status(); }
+  static Status error(std::string message) {
+    Status s;
+    s.failed = true;
+    s.msg = std::move(message);
+    return s;
+  }
+  bool ok() const { return !failed; }
+  const std::string &message() const { return msg; }
+
+private:
+  bool failed = false;
+  std::string msg;
+};
+
+/// Element types, numbered as ONNX's TensorProto.DataType.
+enum class DType : int32_t {
+  Float = 1,
+  UInt8 = 2,
+  Int8 = 3,
+  UInt16 = 4,
+  Int16 = 5,
+  Int32 = 6,
+  Int64 = 7,
+  Bool = 9,
+  Float16 = 10,
+  Double = 11,
+  UInt32 = 12,
+  UInt64 = 13,
+  BFloat16 = 16,
+};
+
+/// Bytes per element, 0 for an unknown type.
+size_t dtypeSize(DType dtype);
+/// A readable name ("float32", "int64", ...).
+const char *dtypeName(DType dtype);
+
+/// The name, element type and shape of a module input or output.
+struct TensorInfo {
+  std::string name;
+  DType dtype = DType::Float;
+  std::vector<int64_t> shape;
+  size_t numElements() const;
+  size_t byteSize() const { return numElements() * dtypeSize(dtype); }
+};
+
+/// An input: a view of caller-owned host memory.
+struct TensorRef {
+  std::string name;
+  DType dtype = DType::Float;
+  std::vector<int64_t> shape;
+  const void *data = nullptr;
+  size_t bytes = 0;
+};
+
+/// An output: host memory owned by the tensor.
+struct HostTensor {
+  TensorInfo info;
+  std::vector<uint8_t> data;
+  template <typename T> const T *as() const {
+    return reinterpret_cast<const T *>(data.data());
+  }
+};
+
+/// A loaded module. Immutable, shareable between threads.
+class Module {
+public:
+  /// Loads a `.kmod` file. A module that fails validation (bad magic or
+  /// version, truncated, inconsistent, code that does not load) gives an
+  /// error status, never undefined behaviour.
+  static Status load(const std::string &path, std::shared_ptr<Module> &out);
+  /// The same from a module image in memory.
+  static Status loadFromMemory(const void *data, size_t size,
+                               std::shared_ptr<Module> &out);
+
+  const std::vector<TensorInfo> &inputs() const { return inputInfos; }
+  const std::vector<TensorInfo> &outputs() const { return outputInfos; }
+  const std::string &graphName() const { return name; }
+  /// The compilation target of the loaded code ("cpu-x86_64").
+  const std::string &target() const { return codeTarget; }
+
+  ~Module();
+  Module(const Module &) = delete;
+  Module &operator=(const Module &) = delete;
+
+private:
+  Module() = default;
+  friend class Session;
+  std::vector<TensorInfo> inputInfos, outputInfos;
+  std::string name, codeTarget;
+  void *handle = nullptr;
+  void (*entry)(void **) = nullptr;
+};
+
+/// Runs a module. Keeps per-run state (the argument table); one thread at a
+/// time.
+class Session {
+public:
+  explicit Session(std::shared_ptr<const Module> module);
+
+  /// Runs the module on `inputs`, matched to the module's inputs by name
+  /// (or by position when names are empty), each checked for data type,
+  /// shape and byte size. `outputs` is resized and filled, in the module's
+  /// output order.
+  Status run(const std::vector<TensorRef> &inputs,
+             std::vector<HostTensor> &outputs);
+
+  /// Runs on raw buffers in the module's input and output order; each
+  /// buffer holds exactly `byteSize()` of its tensor. For callers that keep
+  /// their own buffers (no copies, no checks beyond the count).
+  Status runRaw(const void *const *inputs, void *const *outputs);
+
+  const Module &module() const { return *mod; }
+
+private:
+  std::shared_ptr<const Module> mod;
+  std::vector<void *> args;
+};
+
+} // namespace rt
+} // namespace kiln
+
+#endif // KILN_RUNTIME_RUNTIME_H

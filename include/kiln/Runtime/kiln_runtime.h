@@ -1,0 +1,57 @@
+/*===- kiln_runtime.h - Kiln's C runtime API ------------------------------===*
+ *
+ * The C face of the runtime, for other languages. Every function that can
+ * fail returns a kiln_status: NULL on success, otherwise an error whose
+ * message stays valid until kiln_status_free. Results come back through
+ * out_ parameters. Modules are immutable and may be shared across threads;
+ * a session is used by one thread at a time.
+ *
+ *===----------------------------------------------------------------------===*/
+
+#ifndef KILN_RUNTIME_KILN_RUNTIME_H
+#define KILN_RUNTIME_KILN_RUNTIME_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef struct kiln_status_s *kiln_status;
+typedef struct kiln_module_s kiln_module;
+typedef struct kiln_session_s kiln_session;
+
+const char *kiln_status_message(kiln_status status);
+void kiln_status_free(kiln_status status);
+
+kiln_status kiln_module_load(const char *path, kiln_module **out_module);
+kiln_status kiln_module_load_from_memory(const void *data, size_t size,
+                                         kiln_module **out_module);
+void kiln_module_release(kiln_module *module);
+
+size_t kiln_module_num_inputs(const kiln_module *module);
+size_t kiln_module_num_outputs(const kiln_module *module);
+/* Describes input (is_output = 0) or output (is_output = 1) `index`.
+   `out_dtype` is an ONNX TensorProto.DataType; the name and shape stay
+   valid while the module lives. */
+kiln_status kiln_module_tensor_info(const kiln_module *module, int is_output,
+                                    size_t index, const char **out_name,
+                                    int32_t *out_dtype, size_t *out_rank,
+                                    const int64_t **out_shape,
+                                    size_t *out_bytes);
+
+kiln_status kiln_session_create(kiln_module *module,
+                                kiln_session **out_session);
+void kiln_session_release(kiln_session *session);
+/* Runs on buffers in the module's input and output order; the byte sizes
+   are checked against the signature. */
+kiln_status kiln_session_run(kiln_session *session, const void *const *inputs,
+                             const size_t *input_bytes, void *const *outputs,
+                             const size_t *output_bytes);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* KILN_RUNTIME_KILN_RUNTIME_H */

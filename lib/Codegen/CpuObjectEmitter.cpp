@@ -1,0 +1,146 @@
+//===- CpuObjectEmitter.cpp - LLVM dialect to a host shared object --------===//
+
+#include "kiln/Codegen/Pipelines.h"
+
+#include "mlir/ExecutionEngine/OptUtils.h"
+#include "mlir/Target/LLVMIR/Dialect/Builtin/BuiltinToLLVMIRTranslation.h"
+#include "mlir/Target/LLVMIR/Dialect/LLVMIR/LLVMToLLVMIRTranslation.h"
+#include "mlir/Target/LLVMIR/Export.h"
+#include "llvm/ADT/ScopeExit.h"
+#include "llvm/IR/IRBuilder.h"
+#include "llvm/TargetParser/SubtargetFeature.h"
+#include "llvm/IR/LegacyPassManager.h"
+#include "llvm/IR/Module.h"
+#include "llvm/MC/TargetRegistry.h"
+#include "llvm/Support/FileSystem.h"
+#include "llvm/Support/Path.h"
+#include "llvm/Support/Program.h"
+#include "llvm/Support/TargetSelect.h"
+#include "llvm/Target/TargetMachine.h"
+#include "llvm/TargetParser/Host.h"
+
+using namespace mlir;
+
+namespace {
+/// `void kiln_entry(void **args)`: calls the graph function `main` (which
+/// takes one bare pointer per input and output buffer) with each pointer of
+/// `args`, so the runtime needs one calling convention only.
+llvm::LogicalResult addEntryTrampoline(llvm::Module &m, unsigned numArgs,
+                                       std::string &error) {
+  llvm::Function *callee = m.getFunction("main");
+  if (!callee) {
+    error = "the module has no function main";
+    return llvm::failure();
+  }
+  callee->setLinkage(llvm::GlobalValue::InternalLinkage);
+  if (callee->arg_size() != numArgs) {
+    error = "main takes " + std::to_string(callee->arg_size()) +
+            " arguments, the signature has " + std::to_string(numArgs);
+    return llvm::failure();
+  }
+  llvm::LLVMContext &ctx = m.getContext();
+  auto *ptrTy = llvm::PointerType::getUnqual(ctx);
+  auto *fnTy = llvm::FunctionType::get(llvm::Type::getVoidTy(ctx), {ptrTy},
+                                       /*isVarArg=*/false);
+  auto *entry = llvm::Function::Create(fnTy, llvm::GlobalValue::ExternalLinkage,
+                                       "kiln_entry", m);
+  llvm::IRBuilder<> b(llvm::BasicBlock::Create(ctx, "entry", entry));
+  llvm::SmallVector<llvm::Value *> args;
+  for (unsigned i = 0; i < numArgs; ++i) {
+    llvm::Value *slot = b.CreateConstGEP1_64(ptrTy, entry->getArg(0), i);
+    args.push_back(b.CreateLoad(ptrTy, slot));
+  }
+  b.CreateCall(callee, args);
+  b.CreateRetVoid();
+  return llvm::success();
+}
+} // namespace
+
+llvm::LogicalResult kiln::emitCpuSharedObject(ModuleOp module,
+                                              unsigned numArgs,
+                                              unsigned optLevel,
+                                              StringRef soPath,
+                                              std::string &error,
+                                              llvm::raw_ostream *llvmIrOut) {
+  llvm::InitializeNativeTarget();
+  llvm::InitializeNativeTargetAsmPrinter();
+  DialectRegistry registry;
+  registerBuiltinDialectTranslation(registry);
+  registerLLVMDialectTranslation(registry);
+  module->getContext()->appendDialectRegistry(registry);
+
+  llvm::LLVMContext llvmCtx;
+  std::unique_ptr<llvm::Module> llvmModule =
+      translateModuleToLLVMIR(module, llvmCtx, "kiln");
+  if (!llvmModule) {
+    error = "translation to LLVM IR failed";
+    return llvm::failure();
+  }
+  if (failed(addEntryTrampoline(*llvmModule, numArgs, error)))
+    return llvm::failure();
+
+  llvm::Triple triple(llvm::sys::getProcessTriple());
+  const llvm::Target *target =
+      llvm::TargetRegistry::lookupTarget(triple, error);
+  if (!target)
+    return llvm::failure();
+  llvm::SubtargetFeatures features;
+  for (const auto &f : llvm::sys::getHostCPUFeatures())
+    features.AddFeature(f.first(), f.second);
+  llvm::TargetOptions targetOptions;
+  std::unique_ptr<llvm::TargetMachine> tm(target->createTargetMachine(
+      triple, llvm::sys::getHostCPUName(), features.getString(), targetOptions,
+      llvm::Reloc::PIC_, std::nullopt,
+      optLevel == 0 ? llvm::CodeGenOptLevel::None
+                    : llvm::CodeGenOptLevel::Aggressive));
+  if (!tm) {
+    error = "cannot create a target machine for " + triple.str();
+    return llvm::failure();
+  }
+  llvmModule->setDataLayout(tm->createDataLayout());
+  llvmModule->setTargetTriple(triple);
+  if (llvm::Error e = makeOptimizingTransformer(optLevel, /*sizeLevel=*/0,
+                                                tm.get())(llvmModule.get())) {
+    error = llvm::toString(std::move(e));
+    return llvm::failure();
+  }
+  if (llvmIrOut)
+    llvmModule->print(*llvmIrOut, nullptr);
+
+  // Object file next to the output, then a shared object through `cc`.
+  SmallString<256> objPath;
+  int fd;
+  if (std::error_code ec =
+          llvm::sys::fs::createTemporaryFile("kiln", "o", fd, objPath)) {
+    error = "cannot create a temporary file: " + ec.message();
+    return llvm::failure();
+  }
+  {
+    llvm::raw_fd_ostream os(fd, /*shouldClose=*/true);
+    llvm::legacy::PassManager pm;
+    if (tm->addPassesToEmitFile(pm, os, nullptr,
+                                llvm::CodeGenFileType::ObjectFile)) {
+      error = "the target cannot emit object files";
+      return llvm::failure();
+    }
+    pm.run(*llvmModule);
+  }
+  llvm::scope_exit removeObj([&] { llvm::sys::fs::remove(objPath); });
+  auto cc = llvm::sys::findProgramByName("cc");
+  if (!cc) {
+    error = "no C compiler driver `cc` on PATH to link the shared object";
+    return llvm::failure();
+  }
+  std::string out = soPath.str(), obj = objPath.str().str();
+  llvm::SmallVector<llvm::StringRef> args = {*cc, "-shared", "-o", out, obj,
+                                             "-lm"};
+  std::string linkError;
+  int rc = llvm::sys::ExecuteAndWait(*cc, args, std::nullopt, {}, 0, 0,
+                                     &linkError);
+  if (rc != 0) {
+    error = "linking the shared object failed" +
+            (linkError.empty() ? "" : ": " + linkError);
+    return llvm::failure();
+  }
+  return llvm::success();
+}

@@ -1,0 +1,75 @@
+//===- Pipelines.cpp - Kiln's pass pipelines ------------------------------===//
+
+#include "kiln/Codegen/Pipelines.h"
+
+#include "kiln/Codegen/Passes.h"
+#include "kiln/Conversion/Passes.h"
+#include "kiln/Dialect/Kiln/Transforms/Passes.h"
+
+#include "mlir/Pass/PassRegistry.h"
+#include "mlir/Transforms/Passes.h"
+#include "llvm/Support/raw_ostream.h"
+
+using namespace mlir;
+
+namespace {
+/// Adds upstream passes by their registered names, so that the pipeline
+/// reads like the `kiln-opt` command that reproduces it.
+void addPipeline(OpPassManager &pm, StringRef text) {
+  std::string error;
+  llvm::raw_string_ostream os(error);
+  if (failed(parsePassPipeline(text, pm, os)))
+    llvm::report_fatal_error(llvm::Twine("kiln: bad built-in pipeline: ") +
+                             error);
+}
+} // namespace
+
+void kiln::buildKilnToLinalgPipeline(OpPassManager &pm) {
+  pm.addPass(createCanonicalizerPass());
+  pm.addPass(createKilnInferShapes());
+  pm.addPass(createCanonicalizerPass());
+  pm.addNestedPass<func::FuncOp>(createConvertKilnToLinalg());
+  pm.addPass(createCanonicalizerPass());
+  pm.addPass(createCSEPass());
+}
+
+void kiln::buildCpuCodegenPipeline(OpPassManager &pm,
+                                   const CpuPipelineOptions &options) {
+  addPipeline(pm, "func.func(linalg-fuse-elementwise-ops),"
+                  "canonicalize,cse,"
+                  "one-shot-bufferize{bufferize-function-boundaries "
+                  "function-boundary-type-conversion=identity-layout-map},"
+                  "buffer-results-to-out-params{hoist-static-allocs=true "
+                  "modify-public-functions=true},"
+                  "canonicalize,"
+                  "buffer-deallocation-pipeline,"
+                  "func.func(kiln-copy-to-linalg,convert-linalg-to-loops),"
+                  "lower-affine,convert-scf-to-cf,canonicalize,"
+                  "expand-strided-metadata,finalize-memref-to-llvm,"
+                  "convert-math-to-libm,convert-math-to-llvm,"
+                  "convert-arith-to-llvm,convert-index-to-llvm,"
+                  "convert-func-to-llvm{use-bare-ptr-memref-call-conv=true},"
+                  "convert-cf-to-llvm,"
+                  "reconcile-unrealized-casts");
+}
+
+void kiln::buildCpuPipeline(OpPassManager &pm,
+                            const CpuPipelineOptions &options) {
+  buildKilnToLinalgPipeline(pm);
+  buildCpuCodegenPipeline(pm, options);
+}
+
+void kiln::registerKilnPipelines() {
+  PassPipelineRegistration<>(
+      "kiln-to-linalg-pipeline",
+      "Folds, infers shapes and lowers kiln ops to linalg on tensors",
+      [](OpPassManager &pm) { buildKilnToLinalgPipeline(pm); });
+  PassPipelineRegistration<CpuPipelineOptions>(
+      "kiln-cpu-codegen-pipeline",
+      "Lowers linalg on tensors to the LLVM dialect for the host CPU",
+      buildCpuCodegenPipeline);
+  PassPipelineRegistration<CpuPipelineOptions>(
+      "kiln-cpu-pipeline",
+      "The whole CPU pipeline from kiln ops to the LLVM dialect",
+      buildCpuPipeline);
+}

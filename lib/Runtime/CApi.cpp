@@ -1,0 +1,123 @@
+//===- CApi.cpp - Kiln's C runtime API ------------------------------------===//
+
+#include "kiln/Runtime/kiln_runtime.h"
+#include "kiln/Runtime/Runtime.h"
+
+#include <new>
+
+struct kiln_status_s {
+  std::string message;
+};
+struct kiln_module_s {
+  std::shared_ptr<kiln::rt::Module> module;
+};
+struct kiln_session_s {
+  kiln::rt::Session session;
+};
+
+static kiln_status toC(const kiln::rt::Status &s) {
+  if (s.ok())
+    return nullptr;
+  return new (std::nothrow) kiln_status_s{s.message()};
+}
+
+static kiln_status cError(const char *message) {
+  return new (std::nothrow) kiln_status_s{message};
+}
+
+extern "C" {
+
+const char *kiln_status_message(kiln_status status) {
+  return status ? status->message.c_str() : "ok";
+}
+
+void kiln_status_free(kiln_status status) { delete status; }
+
+kiln_status kiln_module_load(const char *path, kiln_module **out_module) {
+  if (!path || !out_module)
+    return cError("kiln_module_load: null argument");
+  std::shared_ptr<kiln::rt::Module> m;
+  if (auto s = kiln::rt::Module::load(path, m); !s.ok())
+    return toC(s);
+  *out_module = new kiln_module_s{std::move(m)};
+  return nullptr;
+}
+
+kiln_status kiln_module_load_from_memory(const void *data, size_t size,
+                                         kiln_module **out_module) {
+  if (!data || !out_module)
+    return cError("kiln_module_load_from_memory: null argument");
+  std::shared_ptr<kiln::rt::Module> m;
+  if (auto s = kiln::rt::Module::loadFromMemory(data, size, m); !s.ok())
+    return toC(s);
+  *out_module = new kiln_module_s{std::move(m)};
+  return nullptr;
+}
+
+void kiln_module_release(kiln_module *module) { delete module; }
+
+size_t kiln_module_num_inputs(const kiln_module *module) {
+  return module ? module->module->inputs().size() : 0;
+}
+
+size_t kiln_module_num_outputs(const kiln_module *module) {
+  return module ? module->module->outputs().size() : 0;
+}
+
+kiln_status kiln_module_tensor_info(const kiln_module *module, int is_output,
+                                    size_t index, const char **out_name,
+                                    int32_t *out_dtype, size_t *out_rank,
+                                    const int64_t **out_shape,
+                                    size_t *out_bytes) {
+  if (!module)
+    return cError("kiln_module_tensor_info: null module");
+  const auto &infos =
+      is_output ? module->module->outputs() : module->module->inputs();
+  if (index >= infos.size())
+    return cError("kiln_module_tensor_info: index out of range");
+  const auto &info = infos[index];
+  if (out_name)
+    *out_name = info.name.c_str();
+  if (out_dtype)
+    *out_dtype = static_cast<int32_t>(info.dtype);
+  if (out_rank)
+    *out_rank = info.shape.size();
+  if (out_shape)
+    *out_shape = info.shape.data();
+  if (out_bytes)
+    *out_bytes = info.byteSize();
+  return nullptr;
+}
+
+kiln_status kiln_session_create(kiln_module *module,
+                                kiln_session **out_session) {
+  if (!module || !out_session)
+    return cError("kiln_session_create: null argument");
+  *out_session = new kiln_session_s{kiln::rt::Session(module->module)};
+  return nullptr;
+}
+
+void kiln_session_release(kiln_session *session) { delete session; }
+
+kiln_status kiln_session_run(kiln_session *session, const void *const *inputs,
+                             const size_t *input_bytes, void *const *outputs,
+                             const size_t *output_bytes) {
+  if (!session || (!inputs && session->session.module().inputs().size()) ||
+      !outputs)
+    return cError("kiln_session_run: null argument");
+  const auto &m = session->session.module();
+  for (size_t i = 0; i < m.inputs().size(); ++i)
+    if (!inputs[i] || (input_bytes && input_bytes[i] != m.inputs()[i].byteSize()))
+      return toC(kiln::rt::Status::error(
+          "input '" + m.inputs()[i].name + "' needs " +
+          std::to_string(m.inputs()[i].byteSize()) + " bytes"));
+  for (size_t i = 0; i < m.outputs().size(); ++i)
+    if (!outputs[i] ||
+        (output_bytes && output_bytes[i] != m.outputs()[i].byteSize()))
+      return toC(kiln::rt::Status::error(
+          "output '" + m.outputs()[i].name + "' needs " +
+          std::to_string(m.outputs()[i].byteSize()) + " bytes"));
+  return toC(session->session.runRaw(inputs, outputs));
+}
+
+} // extern "C"

@@ -1,0 +1,190 @@
+//===- Runtime.cpp - Kiln's C++ runtime -----------------------------------===//
+
+#include "kiln/Runtime/Runtime.h"
+#include "kiln/Target/ModuleFormat.h"
+
+#include "kmod.pb.h"
+
+#include <cerrno>
+#include <cstring>
+#include <dlfcn.h>
+#include <fstream>
+#include <sstream>
+#include <sys/mman.h>
+#include <unistd.h>
+
+using namespace kiln::rt;
+
+size_t kiln::rt::dtypeSize(DType dtype) {
+  return kiln::dataTypeSize(static_cast<int32_t>(dtype));
+}
+
+const char *kiln::rt::dtypeName(DType dtype) {
+  switch (dtype) {
+  case DType::Float: return "float32";
+  case DType::UInt8: return "uint8";
+  case DType::Int8: return "int8";
+  case DType::UInt16: return "uint16";
+  case DType::Int16: return "int16";
+  case DType::Int32: return "int32";
+  case DType::Int64: return "int64";
+  case DType::Bool: return "bool";
+  case DType::Float16: return "float16";
+  case DType::Double: return "float64";
+  case DType::UInt32: return "uint32";
+  case DType::UInt64: return "uint64";
+  case DType::BFloat16: return "bfloat16";
+  }
+  return "unknown";
+}
+
+size_t TensorInfo::numElements() const {
+  size_t n = 1;
+  for (int64_t d : shape)
+    n *= static_cast<size_t>(d);
+  return n;
+}
+
+static std::string shapeString(const std::vector<int64_t> &shape) {
+  std::string s = "[";
+  for (size_t i = 0; i < shape.size(); ++i)
+    s += (i ? "x" : "") + std::to_string(shape[i]);
+  return s + "]";
+}
+
+Module::~Module() {
+  if (handle)
+    dlclose(handle);
+}
+
+Status Module::load(const std::string &path, std::shared_ptr<Module> &out) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in)
+    return Status::error("cannot open '" + path + "': " + std::strerror(errno));
+  std::stringstream buffer;
+  buffer << in.rdbuf();
+  std::string bytes = buffer.str();
+  Status s = loadFromMemory(bytes.data(), bytes.size(), out);
+  if (!s.ok())
+    return Status::error("'" + path + "': " + s.message());
+  return s;
+}
+
+Status Module::loadFromMemory(const void *data, size_t size,
+                              std::shared_ptr<Module> &out) {
+  kiln::kmod::Module proto;
+  std::string error;
+  if (!kiln::parseModule(data, size, proto, error))
+    return Status::error(error);
+  const kiln::kmod::CodeObject *code = nullptr;
+  for (const auto &c : proto.code())
+    if (c.target().rfind("cpu", 0) == 0 && c.format() == "elf-shared-object")
+      code = &c;
+  if (!code)
+    return Status::error("the module holds no code for the CPU");
+
+  std::shared_ptr<Module> module(new Module());
+  module->name = proto.graph_name();
+  module->codeTarget = code->target();
+  auto toInfos = [](const auto &sigs, std::vector<TensorInfo> &infos) {
+    for (const auto &s : sigs)
+      infos.push_back({s.name(), static_cast<DType>(s.dtype()),
+                       std::vector<int64_t>(s.shape().begin(),
+                                            s.shape().end())});
+  };
+  toInfos(proto.inputs(), module->inputInfos);
+  toInfos(proto.outputs(), module->outputInfos);
+
+  // The shared object is loaded from an anonymous in-memory file: nothing
+  // is written to disk and the code cannot be swapped underneath us.
+  int fd = memfd_create("kiln-module", MFD_CLOEXEC);
+  if (fd < 0)
+    return Status::error(std::string("memfd_create failed: ") +
+                         std::strerror(errno));
+  const std::string &so = code->data();
+  size_t written = 0;
+  while (written < so.size()) {
+    ssize_t n = write(fd, so.data() + written, so.size() - written);
+    if (n <= 0) {
+      close(fd);
+      return Status::error("cannot stage the module code");
+    }
+    written += static_cast<size_t>(n);
+  }
+  std::string fdPath = "/proc/self/fd/" + std::to_string(fd);
+  void *handle = dlopen(fdPath.c_str(), RTLD_NOW | RTLD_LOCAL);
+  close(fd);
+  if (!handle) {
+    const char *err = dlerror();
+    return Status::error(std::string("the module's code does not load: ") +
+                         (err ? err : "unknown error"));
+  }
+  module->handle = handle;
+  module->entry =
+      reinterpret_cast<void (*)(void **)>(dlsym(handle, code->entry().c_str()));
+  if (!module->entry)
+    return Status::error("the module's code lacks its entry '" +
+                         code->entry() + "'");
+  out = std::move(module);
+  return Status::success();
+}
+
+Session::Session(std::shared_ptr<const Module> module)
+    : mod(std::move(module)) {
+  args.resize(mod->inputs().size() + mod->outputs().size());
+}
+
+Status Session::runRaw(const void *const *inputs, void *const *outputs) {
+  size_t ni = mod->inputs().size(), no = mod->outputs().size();
+  for (size_t i = 0; i < ni; ++i)
+    args[i] = const_cast<void *>(inputs[i]);
+  for (size_t i = 0; i < no; ++i)
+    args[ni + i] = outputs[i];
+  mod->entry(args.data());
+  return Status::success();
+}
+
+Status Session::run(const std::vector<TensorRef> &inputs,
+                    std::vector<HostTensor> &outputs) {
+  const auto &infos = mod->inputs();
+  if (inputs.size() != infos.size())
+    return Status::error("expected " + std::to_string(infos.size()) +
+                         " inputs, got " + std::to_string(inputs.size()));
+  std::vector<const void *> in(infos.size(), nullptr);
+  for (size_t k = 0; k < inputs.size(); ++k) {
+    const TensorRef &t = inputs[k];
+    size_t i = k;
+    if (!t.name.empty()) {
+      i = infos.size();
+      for (size_t j = 0; j < infos.size(); ++j)
+        if (infos[j].name == t.name)
+          i = j;
+      if (i == infos.size())
+        return Status::error("the module has no input '" + t.name + "'");
+    }
+    const TensorInfo &info = infos[i];
+    if (in[i])
+      return Status::error("input '" + info.name + "' is given twice");
+    if (t.dtype != info.dtype)
+      return Status::error("input '" + info.name + "' must be " +
+                           dtypeName(info.dtype) + ", got " +
+                           dtypeName(t.dtype));
+    if (t.shape != info.shape)
+      return Status::error("input '" + info.name + "' must have shape " +
+                           shapeString(info.shape) + ", got " +
+                           shapeString(t.shape));
+    if (t.bytes != info.byteSize() || !t.data)
+      return Status::error("input '" + info.name + "' needs " +
+                           std::to_string(info.byteSize()) + " bytes, got " +
+                           std::to_string(t.bytes));
+    in[i] = t.data;
+  }
+  outputs.resize(mod->outputs().size());
+  std::vector<void *> out;
+  for (size_t i = 0; i < outputs.size(); ++i) {
+    outputs[i].info = mod->outputs()[i];
+    outputs[i].data.assign(outputs[i].info.byteSize(), 0);
+    out.push_back(outputs[i].data.data());
+  }
+  return runRaw(in.data(), out.data());
+}

@@ -1,0 +1,91 @@
+//===- ModuleFormat.cpp - reading and writing .kmod files -----------------===//
+
+#include "kiln/Target/ModuleFormat.h"
+
+#include "kmod.pb.h"
+
+#include <cstring>
+
+namespace {
+constexpr char kMagic[8] = {'K', 'I', 'L', 'N', 'M', 'O', 'D', '\0'};
+constexpr size_t kHeaderSize = sizeof(kMagic) + sizeof(uint32_t);
+} // namespace
+
+size_t kiln::dataTypeSize(int32_t dtype) {
+  switch (dtype) {
+  case 1: case 6: case 12: return 4;      // float, int32, uint32
+  case 2: case 3: case 9: return 1;       // uint8, int8, bool
+  case 4: case 5: case 10: case 16: return 2; // (u)int16, float16, bfloat16
+  case 7: case 11: case 13: return 8;     // int64, double, uint64
+  default: return 0;
+  }
+}
+
+std::string kiln::serializeModule(const kmod::Module &module) {
+  std::string out(kMagic, sizeof(kMagic));
+  uint32_t version = kModuleFormatVersion;
+  char v[4];
+  for (int i = 0; i < 4; ++i)
+    v[i] = static_cast<char>((version >> (8 * i)) & 0xff);
+  out.append(v, 4);
+  module.AppendToString(&out);
+  return out;
+}
+
+bool kiln::parseModule(const void *data, size_t size, kmod::Module &module,
+                       std::string &error) {
+  const auto *bytes = static_cast<const unsigned char *>(data);
+  if (size < kHeaderSize || std::memcmp(bytes, kMagic, sizeof(kMagic)) != 0) {
+    error = "not a Kiln module (bad magic)";
+    return false;
+  }
+  uint32_t version = 0;
+  for (int i = 0; i < 4; ++i)
+    version |= static_cast<uint32_t>(bytes[sizeof(kMagic) + i]) << (8 * i);
+  if (version != kModuleFormatVersion) {
+    error = "module format version " + std::to_string(version) +
+            " is not supported (this runtime reads version " +
+            std::to_string(kModuleFormatVersion) + ")";
+    return false;
+  }
+  if (size - kHeaderSize > static_cast<size_t>(INT32_MAX) ||
+      !module.ParseFromArray(bytes + kHeaderSize,
+                             static_cast<int>(size - kHeaderSize))) {
+    error = "the module payload is truncated or corrupt";
+    return false;
+  }
+  auto checkSigs = [&](const auto &sigs, const char *what) {
+    for (const auto &s : sigs) {
+      if (dataTypeSize(s.dtype()) == 0) {
+        error = std::string(what) + " '" + s.name() +
+                "' has unsupported data type " + std::to_string(s.dtype());
+        return false;
+      }
+      for (int64_t d : s.shape())
+        if (d < 0 || d > (int64_t(1) << 40)) {
+          error = std::string(what) + " '" + s.name() +
+                  "' has an invalid extent " + std::to_string(d);
+          return false;
+        }
+    }
+    return true;
+  };
+  if (!checkSigs(module.inputs(), "input") ||
+      !checkSigs(module.outputs(), "output"))
+    return false;
+  if (module.outputs_size() == 0) {
+    error = "the module has no outputs";
+    return false;
+  }
+  if (module.code_size() == 0) {
+    error = "the module holds no code";
+    return false;
+  }
+  for (const auto &code : module.code()) {
+    if (code.data().empty() || code.entry().empty()) {
+      error = "code object for '" + code.target() + "' is empty";
+      return false;
+    }
+  }
+  return true;
+}

@@ -1,0 +1,118 @@
+// RUN: kiln-opt %s -split-input-file -convert-kiln-to-linalg | FileCheck %s
+
+// Elementwise ops with ONNX broadcasting become one linalg.generic each; a
+// broadcast operand's size-1 or missing dims get constant or dropped
+// indexing expressions.
+
+// CHECK-DAG: #[[$ID:.+]] = affine_map<(d0, d1) -> (d0, d1)>
+// CHECK-DAG: #[[$ROW:.+]] = affine_map<(d0, d1) -> (d1)>
+// CHECK-LABEL: func.func @add_relu
+// CHECK:         %[[ADD:.+]] = linalg.generic {indexing_maps = [#[[$ID]], #[[$ROW]], #[[$ID]]], iterator_types = ["parallel", "parallel"]}
+// CHECK-SAME:      ins(%{{.+}}, %{{.+}} : tensor<2x3xf32>, tensor<3xf32>)
+// CHECK:           arith.addf
+// CHECK:         linalg.generic
+// CHECK:           arith.maximumf
+// CHECK-NOT:     kiln.
+func.func @add_relu(%x: tensor<2x3xf32>, %b: tensor<3xf32>) -> tensor<2x3xf32> {
+  %0 = kiln.add(%x, %b) : (tensor<2x3xf32>, tensor<3xf32>) -> tensor<2x3xf32>
+  %1 = kiln.relu(%0) : (tensor<2x3xf32>) -> tensor<2x3xf32>
+  return %1 : tensor<2x3xf32>
+}
+
+// -----
+
+// Conv pads its input with tensor.pad, runs linalg's NCHW convolution and
+// adds the bias along the channel dim.
+
+// CHECK-LABEL: func.func @conv
+// CHECK:         tensor.pad %{{.+}} low[0, 0, 1, 1] high[0, 0, 1, 1]
+// CHECK:         linalg.conv_2d_nchw_fchw {dilations = dense<1> : tensor<2xi64>, strides = dense<2> : tensor<2xi64>}
+// CHECK-SAME:      -> tensor<1x4x4x4xf32>
+// CHECK:         linalg.generic
+// CHECK:           arith.addf
+func.func @conv(%x: tensor<1x3x8x8xf32>, %w: tensor<4x3x3x3xf32>, %b: tensor<4xf32>) -> tensor<1x4x4x4xf32> {
+  %0 = kiln.conv(%x, %w, %b) {pads = array<i64: 1, 1, 1, 1>, strides = array<i64: 2, 2>} : (tensor<1x3x8x8xf32>, tensor<4x3x3x3xf32>, tensor<4xf32>) -> tensor<1x4x4x4xf32>
+  return %0 : tensor<1x4x4x4xf32>
+}
+
+// -----
+
+// Grouped convolution uses the NGCHW form on reshaped operands.
+
+// CHECK-LABEL: func.func @depthwise
+// CHECK:         linalg.conv_2d_ngchw_gfchw
+// CHECK-SAME:      -> tensor<1x4x1x6x6xf32>
+func.func @depthwise(%x: tensor<1x4x8x8xf32>, %w: tensor<4x1x3x3xf32>) -> tensor<1x4x6x6xf32> {
+  %0 = kiln.conv(%x, %w) {group = 4 : i64} : (tensor<1x4x8x8xf32>, tensor<4x1x3x3xf32>) -> tensor<1x4x6x6xf32>
+  return %0 : tensor<1x4x6x6xf32>
+}
+
+// -----
+
+// MaxPool starts from -inf (and pads with it); AveragePool divides by a count that pooling a
+// tensor of ones computes, so padding is excluded by default.
+
+// CHECK-LABEL: func.func @pools
+// CHECK-DAG:     %[[NEGINF:.+]] = arith.constant 0xFF800000 : f32
+// CHECK:         linalg.fill ins(%[[NEGINF]]
+// CHECK:         linalg.pooling_nchw_max
+// CHECK:         linalg.pooling_nchw_sum
+// CHECK:         linalg.pooling_nchw_sum
+// CHECK:         arith.divf
+func.func @pools(%x: tensor<1x2x4x4xf32>) -> (tensor<1x2x2x2xf32>, tensor<1x2x4x4xf32>) {
+  %0 = kiln.max_pool(%x) {kernel_shape = array<i64: 2, 2>, strides = array<i64: 2, 2>} : (tensor<1x2x4x4xf32>) -> tensor<1x2x2x2xf32>
+  %1 = kiln.average_pool(%x) {kernel_shape = array<i64: 2, 2>, pads = array<i64: 1, 1, 0, 0>, strides = array<i64: 1, 1>} : (tensor<1x2x4x4xf32>) -> tensor<1x2x4x4xf32>
+  return %0, %1 : tensor<1x2x2x2xf32>, tensor<1x2x4x4xf32>
+}
+
+// -----
+
+// MatMul of matrices is linalg.matmul; batched and broadcast forms are one
+// contraction.
+
+// CHECK-LABEL: func.func @matmuls
+// CHECK:         linalg.matmul ins(%{{.+}}, %{{.+}} : tensor<2x3xf32>, tensor<3x4xf32>)
+// CHECK:         linalg.generic {{.*}}iterator_types = ["parallel", "parallel", "parallel", "reduction"]
+func.func @matmuls(%a: tensor<2x3xf32>, %b: tensor<3x4xf32>, %c: tensor<5x2x3xf32>) -> (tensor<2x4xf32>, tensor<5x2x4xf32>) {
+  %0 = kiln.matmul(%a, %b) : (tensor<2x3xf32>, tensor<3x4xf32>) -> tensor<2x4xf32>
+  %1 = kiln.matmul(%c, %b) : (tensor<5x2x3xf32>, tensor<3x4xf32>) -> tensor<5x2x4xf32>
+  return %0, %1 : tensor<2x4xf32>, tensor<5x2x4xf32>
+}
+
+// -----
+
+// Softmax goes through linalg.softmax's decomposition: max, exp, sum, div.
+
+// CHECK-LABEL: func.func @softmax
+// CHECK:         arith.maxnumf
+// CHECK:         math.exp
+// CHECK:         arith.addf
+// CHECK:         arith.divf
+func.func @softmax(%x: tensor<2x5xf32>) -> tensor<2x5xf32> {
+  %0 = kiln.softmax(%x) : (tensor<2x5xf32>) -> tensor<2x5xf32>
+  return %0 : tensor<2x5xf32>
+}
+
+// -----
+
+// Data movement: Reshape, Transpose, Concat, Slice, Gather.
+
+// CHECK-LABEL: func.func @movement
+// CHECK:         tensor.reshape
+// CHECK:         linalg.transpose ins(%{{.+}} : tensor<2x3xf32>) outs(%{{.+}} : tensor<3x2xf32>) permutation = [1, 0]
+// CHECK:         tensor.insert_slice
+// CHECK:         tensor.insert_slice
+// CHECK:         tensor.extract_slice %{{.+}}[0, 1] [2, 2] [1, 1]
+// CHECK:         tensor.extract
+func.func @movement(%x: tensor<2x3xf32>, %i: tensor<4xi64>) -> (tensor<6xf32>, tensor<3x2xf32>, tensor<4x3xf32>, tensor<2x2xf32>, tensor<4x3xf32>) {
+  %s = kiln.constant dense<[6]> : tensor<1xi64>
+  %0 = kiln.reshape(%x, %s) : (tensor<2x3xf32>, tensor<1xi64>) -> tensor<6xf32>
+  %1 = kiln.transpose(%x) : (tensor<2x3xf32>) -> tensor<3x2xf32>
+  %2 = kiln.concat(%x, %x) {axis = 0 : i64} : (tensor<2x3xf32>, tensor<2x3xf32>) -> tensor<4x3xf32>
+  %st = kiln.constant dense<[1]> : tensor<1xi64>
+  %en = kiln.constant dense<[3]> : tensor<1xi64>
+  %ax = kiln.constant dense<[1]> : tensor<1xi64>
+  %3 = kiln.slice(%x, %st, %en, %ax) : (tensor<2x3xf32>, tensor<1xi64>, tensor<1xi64>, tensor<1xi64>) -> tensor<2x2xf32>
+  %4 = kiln.gather(%x, %i) : (tensor<2x3xf32>, tensor<4xi64>) -> tensor<4x3xf32>
+  return %0, %1, %2, %3, %4 : tensor<6xf32>, tensor<3x2xf32>, tensor<4x3xf32>, tensor<2x2xf32>, tensor<4x3xf32>
+}

@@ -1,0 +1,249 @@
+//===- kiln-compile.cpp - the Kiln compiler driver ------------------------===//
+//
+// kiln-compile model.onnx -o model.kmod --target=cpu
+//
+// Imports a model, runs the same pipeline-building functions that kiln-opt
+// registers, and writes a `.kmod` module (or an intermediate form with
+// --emit). Output files are written whole or not at all.
+//
+//===----------------------------------------------------------------------===//
+
+#include "kiln/Codegen/Pipelines.h"
+#include "kiln/Dialect/Kiln/IR/KilnOps.h"
+#include "kiln/Import/OnnxImporter.h"
+#include "kiln/InitAll.h"
+#include "kiln/Target/ModuleFormat.h"
+
+#include "kmod.pb.h"
+
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/IR/MLIRContext.h"
+#include "mlir/Parser/Parser.h"
+#include "mlir/Pass/PassManager.h"
+#include "mlir/Support/FileUtilities.h"
+#include "mlir/Support/Timing.h"
+#include "llvm/ADT/ScopeExit.h"
+#include "llvm/Pass.h"
+#include "llvm/Support/CommandLine.h"
+#include "llvm/Support/FileSystem.h"
+#include "llvm/Support/InitLLVM.h"
+#include "llvm/Support/MemoryBuffer.h"
+#include "llvm/Support/SourceMgr.h"
+#include "llvm/Support/ToolOutputFile.h"
+#include "llvm/TargetParser/Host.h"
+
+using namespace mlir;
+namespace cl = llvm::cl;
+
+static cl::OptionCategory category("kiln-compile options");
+static cl::opt<std::string> inputFile(cl::Positional, cl::Required,
+                                      cl::desc("<model.onnx|.onnxtxt|.mlir>"),
+                                      cl::cat(category));
+static cl::opt<std::string> outputFile("o", cl::desc("Output file"),
+                                       cl::value_desc("file"), cl::init("-"),
+                                       cl::cat(category));
+static cl::opt<std::string>
+    target("target",
+           cl::desc("Target: cpu (the host CPU). sm_80 and sm_90 arrive with "
+                    "the CUDA backend"),
+           cl::init("cpu"), cl::cat(category));
+enum class Emit { Kiln, Linalg, LLVMDialect, LLVMIR, KModule };
+static cl::opt<Emit> emit(
+    "emit", cl::desc("What to write"), cl::init(Emit::KModule),
+    cl::values(clEnumValN(Emit::Kiln, "kiln", "the imported kiln IR"),
+               clEnumValN(Emit::Linalg, "linalg", "linalg on tensors"),
+               clEnumValN(Emit::LLVMDialect, "llvm",
+                          "the LLVM dialect before translation"),
+               clEnumValN(Emit::LLVMIR, "llvm-ir", "optimized LLVM IR"),
+               clEnumValN(Emit::KModule, "kmod", "a .kmod module (default)")),
+    cl::cat(category));
+static cl::opt<unsigned> optLevel("O", cl::desc("Optimization level 0-3"),
+                                  cl::Prefix, cl::init(3), cl::cat(category));
+static cl::list<std::string>
+    inputShapes("input-shape",
+                cl::desc("Static shape for an input, NAME:DxDxD; repeatable"),
+                cl::CommaSeparated, cl::cat(category));
+static cl::opt<bool> noOnnxChecks("no-onnx-checks",
+                                  cl::desc("Skip libonnx's checker and shape "
+                                           "inference on import"),
+                                  cl::init(false), cl::cat(category));
+
+namespace {
+int fail(const llvm::Twine &message) {
+  llvm::errs() << "kiln-compile: error: " << message << "\n";
+  return 1;
+}
+
+/// Signature of `main` once shapes are static, with the ONNX names.
+bool collectSignature(func::FuncOp fn, kiln::kmod::Module &module,
+                      std::string &error) {
+  auto add = [&](Type t, DictionaryAttr attrs, const std::string &fallback,
+                 kiln::kmod::TensorSignature *sig) {
+    auto rt = dyn_cast<RankedTensorType>(t);
+    if (!rt || !rt.hasStaticShape()) {
+      error = "'" + fallback + "' has a dynamic shape; give it with " +
+              "--input-shape";
+      return false;
+    }
+    int64_t dt = kiln::getOnnxDataType(rt.getElementType());
+    if (!dt || kiln::dataTypeSize(dt) == 0) {
+      error = "'" + fallback + "' has an element type the runtime cannot "
+                               "exchange";
+      return false;
+    }
+    auto name = attrs ? attrs.getAs<StringAttr>("kiln.name") : StringAttr();
+    sig->set_name(name ? name.str() : fallback);
+    sig->set_dtype(static_cast<int32_t>(dt));
+    for (int64_t d : rt.getShape())
+      sig->add_shape(d);
+    return true;
+  };
+  auto type = fn.getFunctionType();
+  for (unsigned i = 0; i < type.getNumInputs(); ++i)
+    if (!add(type.getInput(i), fn.getArgAttrDict(i),
+             "input" + std::to_string(i), module.add_inputs()))
+      return false;
+  for (unsigned i = 0; i < type.getNumResults(); ++i)
+    if (!add(type.getResult(i), fn.getResultAttrDict(i),
+             "output" + std::to_string(i), module.add_outputs()))
+      return false;
+  return true;
+}
+
+/// Writes `bytes` to `path` through a temporary file renamed into place.
+int writeWhole(StringRef path, StringRef bytes) {
+  std::string error;
+  auto out = openOutputFile(path, &error);
+  if (!out)
+    return fail(error);
+  out->os() << bytes;
+  out->os().flush();
+  if (out->os().has_error())
+    return fail("cannot write '" + path + "'");
+  out->keep();
+  return 0;
+}
+} // namespace
+
+int main(int argc, char **argv) {
+  llvm::InitLLVM y(argc, argv);
+  kiln::registerAllPasses();
+  mlir::registerPassManagerCLOptions();
+  mlir::registerDefaultTimingManagerCLOptions();
+  cl::HideUnrelatedOptions(category);
+  // LLVM owns `--time-passes`; it also times Kiln's MLIR passes here.
+  if (auto *opt = cl::getRegisteredOptions().lookup("time-passes")) {
+    opt->setHiddenFlag(cl::NotHidden);
+    opt->addCategory(category);
+  }
+  cl::ParseCommandLineOptions(argc, argv, "Kiln compiler driver\n");
+
+  if (target != "cpu")
+    return fail("target '" + target +
+                "' is not available yet; this build compiles for --target=cpu");
+  if (optLevel > 3)
+    return fail("-O must be 0 to 3");
+
+  DialectRegistry registry;
+  kiln::registerAllDialects(registry);
+  MLIRContext context(registry);
+  llvm::SourceMgr sourceMgr;
+  SourceMgrDiagnosticHandler handler(sourceMgr, &context);
+
+  OwningOpRef<ModuleOp> module;
+  if (kiln::isOnnxFileName(inputFile)) {
+    kiln::OnnxImportOptions options;
+    options.onnxChecks = !noOnnxChecks;
+    std::string error;
+    for (const std::string &spec : inputShapes)
+      if (failed(kiln::parseInputShape(spec, options, error)))
+        return fail("--input-shape: " + error);
+    module = kiln::importOnnxFile(inputFile, &context, options);
+  } else {
+    if (!inputShapes.empty())
+      return fail("--input-shape applies to ONNX inputs only");
+    module = parseSourceFile<ModuleOp>(inputFile, sourceMgr, &context);
+  }
+  if (!module)
+    return 1;
+
+  std::string bytes;
+  llvm::raw_string_ostream os(bytes);
+  if (emit == Emit::Kiln) {
+    module->print(os);
+    return writeWhole(outputFile, bytes);
+  }
+
+  DefaultTimingManager timing;
+  if (llvm::TimePassesIsEnabled)
+    timing.setEnabled(true);
+  TimingScope rootTiming = timing.getRootScope();
+
+  PassManager stage1(&context);
+  if (failed(applyPassManagerCLOptions(stage1)))
+    return 1;
+  stage1.enableTiming(rootTiming);
+  kiln::buildKilnToLinalgPipeline(stage1);
+  if (failed(stage1.run(*module)))
+    return 1;
+  if (emit == Emit::Linalg) {
+    module->print(os);
+    return writeWhole(outputFile, bytes);
+  }
+  auto fn = module->lookupSymbol<func::FuncOp>("main");
+  if (!fn)
+    return fail("the module has no func.func @main");
+  kiln::kmod::Module kmod;
+  std::string error;
+  if (!collectSignature(fn, kmod, error))
+    return fail(error);
+  unsigned numArgs = fn.getNumArguments() + fn.getNumResults();
+  // The names now live in the signature; LLVM has no use for them.
+  for (unsigned i = 0; i < fn.getNumArguments(); ++i)
+    fn.removeArgAttr(i, "kiln.name");
+  for (unsigned i = 0; i < fn.getNumResults(); ++i)
+    fn.removeResultAttr(i, StringAttr::get(&context, "kiln.name"));
+  if (auto name = (*module)->getAttrOfType<StringAttr>("kiln.graph_name"))
+    kmod.set_graph_name(name.str());
+  kmod.set_producer("kiln-compile");
+
+  PassManager stage2(&context);
+  if (failed(applyPassManagerCLOptions(stage2)))
+    return 1;
+  stage2.enableTiming(rootTiming);
+  kiln::CpuPipelineOptions cpuOptions;
+  cpuOptions.optLevel = optLevel;
+  kiln::buildCpuCodegenPipeline(stage2, cpuOptions);
+  if (failed(stage2.run(*module)))
+    return 1;
+  if (emit == Emit::LLVMDialect) {
+    module->print(os);
+    return writeWhole(outputFile, bytes);
+  }
+
+  SmallString<256> soPath;
+  if (auto ec = llvm::sys::fs::createTemporaryFile("kiln", "so", soPath))
+    return fail("cannot create a temporary file: " + ec.message());
+  llvm::scope_exit removeSo([&] { llvm::sys::fs::remove(soPath); });
+  std::string llvmIr;
+  llvm::raw_string_ostream irOs(llvmIr);
+  if (failed(kiln::emitCpuSharedObject(*module, numArgs, optLevel, soPath,
+                                       error,
+                                       emit == Emit::LLVMIR ? &irOs : nullptr)))
+    return fail(error);
+  if (emit == Emit::LLVMIR)
+    return writeWhole(outputFile, llvmIr);
+
+  auto so = llvm::MemoryBuffer::getFile(soPath, /*IsText=*/false);
+  if (!so)
+    return fail("cannot read the shared object back");
+  auto *code = kmod.add_code();
+  code->set_target("cpu-x86_64");
+  code->set_format("elf-shared-object");
+  code->set_entry("kiln_entry");
+  code->set_cpu(llvm::sys::getHostCPUName().str());
+  code->set_data((*so)->getBufferStart(), (*so)->getBufferSize());
+  if (outputFile == "-")
+    return fail("a .kmod is binary; give an output file with -o");
+  return writeWhole(outputFile, kiln::serializeModule(kmod));
+}

@@ -1,0 +1,447 @@
+//===- kiln-run.cpp - run, check and time a Kiln module -------------------===//
+//
+// kiln-run model.kmod [--input x.pb ...] [--expected y.pb ...]
+//          [--rtol R --atol A] [--benchmark [--warmup N] [--iterations N]]
+//
+// Inputs are ONNX TensorProto files (.pb) or NumPy arrays (.npy), in the
+// module's input order, or random values from a fixed seed. Outputs are
+// compared with expected ones elementwise: |got - want| <= atol + rtol *
+// |want| (ONNX's backend-test rule). Exit status: 0 when every output
+// matches (or nothing was checked), 1 on a mismatch or an error.
+//
+//===----------------------------------------------------------------------===//
+
+#include "kiln/Runtime/Runtime.h"
+
+#include "onnx/onnx_pb.h"
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <cstdio>
+#include <cstring>
+#include <fstream>
+#include <random>
+#include <sstream>
+#include <string>
+#include <vector>
+
+using kiln::rt::DType;
+using kiln::rt::HostTensor;
+using kiln::rt::Status;
+using kiln::rt::TensorInfo;
+
+namespace {
+
+struct Options {
+  std::string module;
+  std::vector<std::string> inputs, expected;
+  double rtol = 1e-3, atol = 1e-5;
+  bool benchmark = false, info = false;
+  int warmup = 10, iterations = 100;
+  unsigned seed = 0;
+};
+
+const char *kUsage =
+    "usage: kiln-run MODULE.kmod [options]\n"
+    "  --input FILE        an input (.pb TensorProto or .npy), in input order;\n"
+    "                      repeatable. Missing inputs are random (seeded)\n"
+    "  --expected FILE     an expected output (.pb or .npy), in output order\n"
+    "  --rtol R --atol A   tolerance: |got-want| <= atol + rtol*|want|\n"
+    "                      (default rtol 1e-3, atol 1e-5)\n"
+    "  --benchmark         time runs: --warmup N (10), --iterations N (100)\n"
+    "  --seed N            seed of random inputs (0)\n"
+    "  --info              print the module's signature and exit\n";
+
+int fail(const std::string &message) {
+  std::fprintf(stderr, "kiln-run: error: %s\n", message.c_str());
+  return 1;
+}
+
+std::string shapeString(const std::vector<int64_t> &shape) {
+  std::string s = "[";
+  for (size_t i = 0; i < shape.size(); ++i)
+    s += (i ? "x" : "") + std::to_string(shape[i]);
+  return s + "]";
+}
+
+bool readFile(const std::string &path, std::string &out) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in)
+    return false;
+  std::stringstream ss;
+  ss << in.rdbuf();
+  out = ss.str();
+  return true;
+}
+
+/// A tensor read from disk, in the runtime's element layout.
+struct Loaded {
+  DType dtype;
+  std::vector<int64_t> shape;
+  std::string bytes;
+};
+
+bool loadPb(const std::string &data, Loaded &t, std::string &error) {
+  onnx::TensorProto p;
+  if (!p.ParseFromString(data)) {
+    error = "not a TensorProto";
+    return false;
+  }
+  if (p.data_location() == onnx::TensorProto::EXTERNAL) {
+    error = "external data is not supported in tensor files";
+    return false;
+  }
+  t.dtype = static_cast<DType>(p.data_type());
+  size_t esize = kiln::rt::dtypeSize(t.dtype);
+  if (!esize) {
+    error = "unsupported data type " + std::to_string(p.data_type());
+    return false;
+  }
+  size_t n = 1;
+  for (int64_t d : p.dims()) {
+    t.shape.push_back(d);
+    n *= d;
+  }
+  if (p.has_raw_data()) {
+    t.bytes = p.raw_data();
+  } else {
+    t.bytes.resize(n * esize);
+    auto put = [&](size_t i, uint64_t v) {
+      std::memcpy(&t.bytes[i * esize], &v, esize);
+    };
+    if (p.float_data_size() == (int)n)
+      std::memcpy(t.bytes.data(), p.float_data().data(), n * 4);
+    else if (p.double_data_size() == (int)n)
+      std::memcpy(t.bytes.data(), p.double_data().data(), n * 8);
+    else if (p.int64_data_size() == (int)n)
+      for (size_t i = 0; i < n; ++i)
+        put(i, p.int64_data(i));
+    else if (p.uint64_data_size() == (int)n)
+      for (size_t i = 0; i < n; ++i)
+        put(i, p.uint64_data(i));
+    else if (p.int32_data_size() == (int)n)
+      for (size_t i = 0; i < n; ++i)
+        put(i, static_cast<uint32_t>(p.int32_data(i)));
+    else if (n != 0) {
+      error = "the tensor holds no data of its type";
+      return false;
+    }
+  }
+  if (t.bytes.size() != n * esize) {
+    error = "the tensor holds " + std::to_string(t.bytes.size()) +
+            " bytes, its shape needs " + std::to_string(n * esize);
+    return false;
+  }
+  return true;
+}
+
+bool loadNpy(const std::string &data, Loaded &t, std::string &error) {
+  if (data.size() < 10 || data.compare(0, 6, "\x93NUMPY") != 0) {
+    error = "not a .npy file";
+    return false;
+  }
+  unsigned major = static_cast<unsigned char>(data[6]);
+  size_t headerLen, start;
+  if (major == 1) {
+    headerLen = static_cast<unsigned char>(data[8]) |
+                (static_cast<unsigned char>(data[9]) << 8);
+    start = 10;
+  } else {
+    headerLen = 0;
+    for (int i = 0; i < 4; ++i)
+      headerLen |= static_cast<size_t>(static_cast<unsigned char>(data[8 + i]))
+                   << (8 * i);
+    start = 12;
+  }
+  std::string header = data.substr(start, headerLen);
+  auto field = [&](const std::string &key) {
+    size_t p = header.find("'" + key + "'");
+    return p == std::string::npos ? std::string()
+                                  : header.substr(header.find(':', p) + 1);
+  };
+  std::string descr = field("descr");
+  descr = descr.substr(descr.find('\'') + 1);
+  descr = descr.substr(0, descr.find('\''));
+  static const std::pair<const char *, DType> kinds[] = {
+      {"<f4", DType::Float},  {"<f8", DType::Double}, {"<i8", DType::Int64},
+      {"<i4", DType::Int32},  {"|i1", DType::Int8},   {"|u1", DType::UInt8},
+      {"|b1", DType::Bool},   {"<f2", DType::Float16}, {"<i2", DType::Int16},
+      {"<u2", DType::UInt16}, {"<u4", DType::UInt32}, {"<u8", DType::UInt64}};
+  bool known = false;
+  for (auto &k : kinds)
+    if (descr == k.first) {
+      t.dtype = k.second;
+      known = true;
+    }
+  if (!known) {
+    error = "unsupported .npy dtype '" + descr + "'";
+    return false;
+  }
+  if (field("fortran_order").find("True") == 0 ||
+      field("fortran_order").find(" True") == 0) {
+    error = "Fortran-ordered arrays are not supported";
+    return false;
+  }
+  std::string shape = field("shape");
+  shape = shape.substr(shape.find('(') + 1);
+  shape = shape.substr(0, shape.find(')'));
+  std::stringstream ss(shape);
+  std::string item;
+  size_t n = 1;
+  while (std::getline(ss, item, ','))
+    if (item.find_first_not_of(' ') != std::string::npos) {
+      t.shape.push_back(std::stoll(item));
+      n *= t.shape.back();
+    }
+  t.bytes = data.substr(start + headerLen);
+  if (t.bytes.size() != n * kiln::rt::dtypeSize(t.dtype)) {
+    error = "the array's data does not match its shape";
+    return false;
+  }
+  return true;
+}
+
+bool loadTensor(const std::string &path, Loaded &t, std::string &error) {
+  std::string data;
+  if (!readFile(path, data)) {
+    error = "cannot read '" + path + "'";
+    return false;
+  }
+  bool ok = path.size() > 4 && path.substr(path.size() - 4) == ".npy"
+                ? loadNpy(data, t, error)
+                : loadPb(data, t, error);
+  if (!ok)
+    error = "'" + path + "': " + error;
+  return ok;
+}
+
+double elementAt(const void *data, DType dtype, size_t i) {
+  switch (dtype) {
+  case DType::Float: return static_cast<const float *>(data)[i];
+  case DType::Double: return static_cast<const double *>(data)[i];
+  case DType::Int64: return static_cast<const int64_t *>(data)[i];
+  case DType::Int32: return static_cast<const int32_t *>(data)[i];
+  case DType::Int16: return static_cast<const int16_t *>(data)[i];
+  case DType::Int8: return static_cast<const int8_t *>(data)[i];
+  case DType::UInt8: case DType::Bool:
+    return static_cast<const uint8_t *>(data)[i];
+  case DType::UInt16: return static_cast<const uint16_t *>(data)[i];
+  case DType::UInt32: return static_cast<const uint32_t *>(data)[i];
+  case DType::UInt64: return static_cast<const uint64_t *>(data)[i];
+  default: return std::nan("");
+  }
+}
+
+void randomFill(const TensorInfo &info, std::string &bytes, std::mt19937 &rng) {
+  bytes.assign(info.byteSize(), 0);
+  std::uniform_real_distribution<float> uf(-1, 1);
+  std::uniform_int_distribution<int> ui(0, 9);
+  for (size_t i = 0; i < info.numElements(); ++i) {
+    switch (info.dtype) {
+    case DType::Float: reinterpret_cast<float *>(bytes.data())[i] = uf(rng); break;
+    case DType::Double: reinterpret_cast<double *>(bytes.data())[i] = uf(rng); break;
+    case DType::Int64: reinterpret_cast<int64_t *>(bytes.data())[i] = ui(rng); break;
+    case DType::Int32: reinterpret_cast<int32_t *>(bytes.data())[i] = ui(rng); break;
+    case DType::Bool: bytes[i] = ui(rng) & 1; break;
+    default: bytes[i * kiln::rt::dtypeSize(info.dtype)] = ui(rng); break;
+    }
+  }
+}
+
+double percentile(std::vector<double> v, double p) {
+  std::sort(v.begin(), v.end());
+  size_t idx = std::min(v.size() - 1, static_cast<size_t>(p * (v.size() - 1) + 0.5));
+  return v[idx];
+}
+
+} // namespace
+
+int main(int argc, char **argv) {
+  Options o;
+  for (int i = 1; i < argc; ++i) {
+    std::string a = argv[i];
+    auto next = [&](const char *what) -> std::string {
+      if (i + 1 >= argc) {
+        std::fprintf(stderr, "kiln-run: error: %s needs a value\n", what);
+        std::exit(1);
+      }
+      return argv[++i];
+    };
+    auto number = [&](const char *what, double &out) {
+      std::string v = next(what);
+      char *end = nullptr;
+      out = std::strtod(v.c_str(), &end);
+      if (!end || *end) {
+        std::fprintf(stderr, "kiln-run: error: bad number '%s' for %s\n",
+                     v.c_str(), what);
+        std::exit(1);
+      }
+    };
+    if (a == "--input")
+      o.inputs.push_back(next("--input"));
+    else if (a == "--expected")
+      o.expected.push_back(next("--expected"));
+    else if (a == "--rtol")
+      number("--rtol", o.rtol);
+    else if (a == "--atol")
+      number("--atol", o.atol);
+    else if (a == "--benchmark")
+      o.benchmark = true;
+    else if (a == "--info")
+      o.info = true;
+    else if (a == "--warmup" || a == "--iterations" || a == "--seed") {
+      double v;
+      number(a.c_str(), v);
+      if (v < 0 || v != std::floor(v))
+        return fail(a + " takes a non-negative integer");
+      (a == "--warmup" ? o.warmup : a == "--iterations" ? o.iterations
+                                                         : (int &)o.seed) =
+          static_cast<int>(v);
+    } else if (a == "-h" || a == "--help") {
+      std::fputs(kUsage, stdout);
+      return 0;
+    } else if (!a.empty() && a[0] == '-')
+      return fail("unknown option '" + a + "'\n" + kUsage);
+    else if (o.module.empty())
+      o.module = a;
+    else
+      return fail("more than one module given");
+  }
+  if (o.module.empty())
+    return fail(std::string("no module given\n") + kUsage);
+
+  std::shared_ptr<kiln::rt::Module> module;
+  if (Status s = kiln::rt::Module::load(o.module, module); !s.ok())
+    return fail(s.message());
+  if (o.info) {
+    std::printf("module %s (%s)\n", module->graphName().c_str(),
+                module->target().c_str());
+    for (const auto &t : module->inputs())
+      std::printf("  input  %s: %s%s\n", t.name.c_str(), kiln::rt::dtypeName(t.dtype),
+                  shapeString(t.shape).c_str());
+    for (const auto &t : module->outputs())
+      std::printf("  output %s: %s%s\n", t.name.c_str(), kiln::rt::dtypeName(t.dtype),
+                  shapeString(t.shape).c_str());
+    return 0;
+  }
+  const auto &ins = module->inputs();
+  if (o.inputs.size() > ins.size())
+    return fail("the module takes " + std::to_string(ins.size()) +
+                " inputs, " + std::to_string(o.inputs.size()) + " given");
+  if (o.expected.size() > module->outputs().size())
+    return fail("the module has " + std::to_string(module->outputs().size()) +
+                " outputs, " + std::to_string(o.expected.size()) +
+                " expected given");
+
+  std::vector<std::string> storage(ins.size());
+  std::vector<kiln::rt::TensorRef> refs;
+  std::mt19937 rng(o.seed);
+  std::string error;
+  for (size_t i = 0; i < ins.size(); ++i) {
+    kiln::rt::TensorRef r;
+    r.name = ins[i].name;
+    if (i < o.inputs.size()) {
+      Loaded t;
+      if (!loadTensor(o.inputs[i], t, error))
+        return fail(error);
+      storage[i] = std::move(t.bytes);
+      r.dtype = t.dtype;
+      r.shape = t.shape;
+    } else {
+      randomFill(ins[i], storage[i], rng);
+      r.dtype = ins[i].dtype;
+      r.shape = ins[i].shape;
+    }
+    r.data = storage[i].data();
+    r.bytes = storage[i].size();
+    refs.push_back(r);
+  }
+
+  kiln::rt::Session session(module);
+  std::vector<HostTensor> outputs;
+  auto t0 = std::chrono::steady_clock::now();
+  if (Status s = session.run(refs, outputs); !s.ok())
+    return fail(s.message());
+  double firstMs = std::chrono::duration<double, std::milli>(
+                       std::chrono::steady_clock::now() - t0)
+                       .count();
+  std::printf("ran %s in %.3f ms\n", o.module.c_str(), firstMs);
+
+  int status = 0;
+  for (size_t i = 0; i < o.expected.size(); ++i) {
+    Loaded want;
+    if (!loadTensor(o.expected[i], want, error))
+      return fail(error);
+    const HostTensor &got = outputs[i];
+    if (want.dtype != got.info.dtype || want.shape != got.info.shape) {
+      std::printf("output %s: MISMATCH: expected %s%s, got %s%s\n",
+                  got.info.name.c_str(), kiln::rt::dtypeName(want.dtype),
+                  shapeString(want.shape).c_str(),
+                  kiln::rt::dtypeName(got.info.dtype),
+                  shapeString(got.info.shape).c_str());
+      status = 1;
+      continue;
+    }
+    size_t n = got.info.numElements(), bad = 0, worst = 0;
+    double maxAbs = 0, maxRel = 0;
+    for (size_t k = 0; k < n; ++k) {
+      double g = elementAt(got.data.data(), got.info.dtype, k);
+      double w = elementAt(want.bytes.data(), want.dtype, k);
+      bool same = (std::isnan(g) && std::isnan(w)) || g == w;
+      double err = same ? 0 : std::fabs(g - w);
+      if (!same && !(err <= o.atol + o.rtol * std::fabs(w))) {
+        if (!bad++)
+          worst = k;
+      }
+      if (err > maxAbs)
+        maxAbs = err;
+      if (w != 0 && err / std::fabs(w) > maxRel)
+        maxRel = err / std::fabs(w);
+    }
+    if (bad) {
+      std::printf("output %s: MISMATCH: %zu of %zu elements outside "
+                  "rtol=%g atol=%g (first at %zu: got %g, expected %g); max "
+                  "abs err %g, max rel err %g\n",
+                  got.info.name.c_str(), bad, n, o.rtol, o.atol, worst,
+                  elementAt(got.data.data(), got.info.dtype, worst),
+                  elementAt(want.bytes.data(), want.dtype, worst), maxAbs,
+                  maxRel);
+      status = 1;
+    } else {
+      std::printf("output %s: ok (%zu elements, max abs err %g, max rel err "
+                  "%g)\n",
+                  got.info.name.c_str(), n, maxAbs, maxRel);
+    }
+  }
+
+  if (o.benchmark) {
+    std::vector<const void *> in;
+    for (auto &s : storage)
+      in.push_back(s.data());
+    std::vector<void *> out;
+    for (auto &t : outputs)
+      out.push_back(t.data.data());
+    for (int i = 0; i < o.warmup; ++i)
+      session.runRaw(in.data(), out.data());
+    std::vector<double> ms;
+    for (int i = 0; i < std::max(1, o.iterations); ++i) {
+      auto s = std::chrono::steady_clock::now();
+      session.runRaw(in.data(), out.data());
+      ms.push_back(std::chrono::duration<double, std::milli>(
+                       std::chrono::steady_clock::now() - s)
+                       .count());
+    }
+    double mean = 0;
+    for (double v : ms)
+      mean += v;
+    mean /= ms.size();
+    std::printf("latency over %zu runs (after %d warm-up): mean %.4f ms, "
+                "p50 %.4f ms, p90 %.4f ms, p99 %.4f ms, min %.4f ms; "
+                "throughput %.1f runs/s\n",
+                ms.size(), o.warmup, mean, percentile(ms, 0.5),
+                percentile(ms, 0.9), percentile(ms, 0.99),
+                *std::min_element(ms.begin(), ms.end()), 1000.0 / mean);
+  }
+  return status;
+}

@@ -1,0 +1,184 @@
+#!/usr/bin/env python3
+"""Compiles and runs the ONNX backend tests on Kiln's CPU path.
+
+For each test (a model.onnx and test_data_set_*/input_*.pb, output_*.pb) it
+runs `kiln-compile --target=cpu` (giving inputs of symbolic shape the shape
+of the first data set's tensors with --input-shape) and `kiln-run` on every
+data set, and
+classifies the test: passed, wrong result, compile error, run error. With
+--markdown it writes the per-test table (docs/conformance.md is made so);
+with --passing-list it writes the names of passing tests; with --check LIST
+it runs only the tests named in LIST and fails if any of them does not pass
+(the test suite runs it that way, so a regression fails CI).
+
+  utils/conformance.py --bin build/bin [--data DIR] [--sets node,simple]
+      [--markdown docs/conformance.md] [--passing-list FILE] [--check FILE]
+"""
+
+import argparse
+import collections
+import concurrent.futures
+import datetime
+import glob
+import os
+import re
+import subprocess
+import sys
+import tempfile
+
+# ONNX's backend tests compare with rtol=1e-3, atol=1e-7; Kiln uses the same
+# rtol and an atol of 1e-5 for float32 sums whose exact value is near 0.
+RTOL, ATOL = "1e-3", "1e-5"
+
+
+def first_error(text):
+    for line in text.splitlines():
+        if "error:" in line:
+            return line.split("error:", 1)[1].strip()
+    lines = [l for l in text.strip().splitlines() if l.strip()]
+    return lines[-1][:200] if lines else "no message"
+
+
+def input_shapes(test_dir):
+    """--input-shape flags giving each dynamic graph input the shape of the
+    first data set's tensor, as a user compiles for the shapes they run."""
+    try:
+        import onnx
+    except ImportError:
+        return []
+    model = onnx.load(os.path.join(test_dir, "model.onnx"), load_external_data=False)
+    inits = {i.name for i in model.graph.initializer}
+    names = [i for i in model.graph.input if i.name not in inits]
+    flags = []
+    ds = sorted(glob.glob(os.path.join(test_dir, "test_data_set_*")))
+    if not ds:
+        return []
+    for k, vi in enumerate(names):
+        if not vi.type.HasField("tensor_type"):
+            continue
+        dims = vi.type.tensor_type.shape.dim
+        if vi.type.tensor_type.HasField("shape") and all(d.HasField("dim_value") for d in dims):
+            continue
+        f = os.path.join(ds[0], "input_%d.pb" % k)
+        if not os.path.exists(f):
+            continue
+        t = onnx.TensorProto()
+        with open(f, "rb") as fh:
+            t.ParseFromString(fh.read())
+        flags.append("--input-shape=%s:%s" % (vi.name, "x".join(str(d) for d in t.dims)))
+    return flags
+
+
+def run_test(bin_dir, test_dir, timeout):
+    model = os.path.join(test_dir, "model.onnx")
+    with tempfile.TemporaryDirectory() as tmp:
+        kmod = os.path.join(tmp, "m.kmod")
+        try:
+            p = subprocess.run([os.path.join(bin_dir, "kiln-compile"), model,
+                                "-o", kmod, "--target=cpu"] + input_shapes(test_dir),
+                               capture_output=True, text=True, timeout=timeout)
+        except subprocess.TimeoutExpired:
+            return "compile error", "compile timed out after %ds" % timeout
+        if p.returncode != 0:
+            if p.returncode < 0 or "Stack dump" in p.stderr or "LLVM ERROR" in p.stderr:
+                return "crash", "kiln-compile: " + first_error(p.stderr)
+            return "compile error", first_error(p.stderr)
+        sets = sorted(glob.glob(os.path.join(test_dir, "test_data_set_*")))
+        if not sets:
+            return "run error", "no test data"
+        for ds in sets:
+            ins = sorted(glob.glob(os.path.join(ds, "input_*.pb")),
+                         key=lambda f: int(re.findall(r"\d+", os.path.basename(f))[0]))
+            outs = sorted(glob.glob(os.path.join(ds, "output_*.pb")),
+                          key=lambda f: int(re.findall(r"\d+", os.path.basename(f))[0]))
+            cmd = [os.path.join(bin_dir, "kiln-run"), kmod, "--rtol", RTOL, "--atol", ATOL]
+            for f in ins:
+                cmd += ["--input", f]
+            for f in outs:
+                cmd += ["--expected", f]
+            try:
+                r = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout)
+            except subprocess.TimeoutExpired:
+                return "run error", "run timed out after %ds" % timeout
+            if r.returncode < 0:
+                return "crash", "kiln-run died with signal %d" % -r.returncode
+            if "MISMATCH" in r.stdout:
+                line = [l for l in r.stdout.splitlines() if "MISMATCH" in l][0]
+                return "wrong result", line.split("MISMATCH:", 1)[1].strip()[:200]
+            if r.returncode != 0:
+                return "run error", first_error(r.stderr)
+    return "passed", ""
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--bin", required=True)
+    ap.add_argument("--data", default="/usr/share/libonnx-testdata/data")
+    ap.add_argument("--sets", default="node,simple,pytorch-converted,pytorch-operator")
+    ap.add_argument("--markdown")
+    ap.add_argument("--passing-list")
+    ap.add_argument("--check")
+    ap.add_argument("--timeout", type=int, default=300)
+    ap.add_argument("--jobs", type=int, default=os.cpu_count() or 2)
+    args = ap.parse_args()
+
+    tests = []
+    for s in args.sets.split(","):
+        d = os.path.join(args.data, s)
+        for t in sorted(os.listdir(d)) if os.path.isdir(d) else []:
+            if os.path.exists(os.path.join(d, t, "model.onnx")):
+                tests.append((s, t, os.path.join(d, t)))
+    if args.check:
+        wanted = set(l.strip() for l in open(args.check) if l.strip() and not l.startswith("#"))
+        tests = [x for x in tests if "%s/%s" % (x[0], x[1]) in wanted]
+        missing = wanted - set("%s/%s" % (x[0], x[1]) for x in tests)
+        for m in sorted(missing):
+            print("MISSING %s" % m)
+    results = {}
+    with concurrent.futures.ThreadPoolExecutor(args.jobs) as ex:
+        futs = {ex.submit(run_test, args.bin, d, args.timeout): (s, t) for s, t, d in tests}
+        for f in concurrent.futures.as_completed(futs):
+            results[futs[f]] = f.result()
+
+    counts = collections.defaultdict(collections.Counter)
+    for (s, t), (st, _) in results.items():
+        counts[s][st] += 1
+    for s in args.sets.split(","):
+        c = counts[s]
+        print("%-18s passed %4d  wrong %3d  compile error %4d  run error %3d  crash %d  (of %d)" % (
+            s, c["passed"], c["wrong result"], c["compile error"], c["run error"],
+            c["crash"], sum(c.values())))
+    failing = []
+    for (s, t), (st, m) in sorted(results.items()):
+        if st != "passed" and (args.check or st == "crash"):
+            failing.append((s, t, st, m))
+            print("FAIL %s/%s: %s: %s" % (s, t, st, m))
+
+    if args.passing_list:
+        with open(args.passing_list, "w") as f:
+            f.write("# Tests that pass on Kiln's CPU path; generated by utils/conformance.py.\n")
+            for (s, t), (st, _) in sorted(results.items()):
+                if st == "passed":
+                    f.write("%s/%s\n" % (s, t))
+    if args.markdown:
+        with open(args.markdown, "w") as f:
+            f.write("# ONNX conformance on the CPU path\n\n")
+            f.write("Generated by `utils/conformance.py` on %s: every ONNX backend test of "
+                    "Debian's `libonnx-testdata` compiled with `kiln-compile --target=cpu` "
+                    "and run with `kiln-run` on each of its data sets, outputs compared "
+                    "elementwise with rtol=%s, atol=%s.\n\n" % (datetime.date.today(), RTOL, ATOL))
+            f.write("| set | tests | passed | wrong result | compile error | run error | crash |\n")
+            f.write("|---|---:|---:|---:|---:|---:|---:|\n")
+            for s in args.sets.split(","):
+                c = counts[s]
+                f.write("| %s | %d | %d | %d | %d | %d | %d |\n" % (
+                    s, sum(c.values()), c["passed"], c["wrong result"], c["compile error"],
+                    c["run error"], c["crash"]))
+            f.write("\n## Every test\n\n| test | result | reason |\n|---|---|---|\n")
+            for (s, t), (st, m) in sorted(results.items()):
+                f.write("| %s/%s | %s | %s |\n" % (s, t, st, m.replace("|", "\\|")))
+    return 1 if failing or (args.check and missing) else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
