@@ -41,7 +41,7 @@ void kiln::buildCpuCodegenPipeline(OpPassManager &pm,
                   "function-boundary-type-conversion=identity-layout-map},"
                   "buffer-results-to-out-params{hoist-static-allocs=true "
                   "modify-public-functions=true},"
-                  "canonicalize,"
+                  "canonicalize,kiln-plan-memory,"
                   "buffer-deallocation-pipeline,"
                   "func.func(kiln-copy-to-linalg,convert-linalg-to-loops),"
                   "lower-affine,convert-scf-to-cf,canonicalize,"

@@ -85,6 +85,7 @@ Status Module::loadFromMemory(const void *data, size_t size,
 
   std::shared_ptr<Module> module(new Module());
   module->name = proto.graph_name();
+  module->arena = static_cast<size_t>(proto.memory_plan().arena_bytes());
   module->codeTarget = code->target();
   auto toInfos = [](const auto &sigs, std::vector<TensorInfo> &infos) {
     for (const auto &s : sigs)
@@ -131,7 +132,15 @@ Status Module::loadFromMemory(const void *data, size_t size,
 
 Session::Session(std::shared_ptr<const Module> module)
     : mod(std::move(module)) {
-  args.resize(mod->inputs().size() + mod->outputs().size());
+  size_t n = mod->inputs().size() + mod->outputs().size();
+  if (mod->arenaBytes()) {
+    // 64-byte aligned, as the memory plan's offsets assume.
+    arenaStorage.reset(new uint8_t[mod->arenaBytes() + 64]);
+    auto p = reinterpret_cast<uintptr_t>(arenaStorage.get());
+    arena = reinterpret_cast<uint8_t *>((p + 63) & ~uintptr_t(63));
+    ++n;
+  }
+  args.resize(n);
 }
 
 Status Session::runRaw(const void *const *inputs, void *const *outputs) {
@@ -140,6 +149,8 @@ Status Session::runRaw(const void *const *inputs, void *const *outputs) {
     args[i] = const_cast<void *>(inputs[i]);
   for (size_t i = 0; i < no; ++i)
     args[ni + i] = outputs[i];
+  if (arena)
+    args[ni + no] = arena;
   mod->entry(args.data());
   return Status::success();
 }

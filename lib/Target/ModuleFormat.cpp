@@ -81,6 +81,11 @@ bool kiln::parseModule(const void *data, size_t size, kmod::Module &module,
     error = "the module holds no code";
     return false;
   }
+  if (module.memory_plan().arena_bytes() < 0 ||
+      module.memory_plan().arena_bytes() > (int64_t(1) << 40)) {
+    error = "the memory plan's arena size is invalid";
+    return false;
+  }
   for (const auto &code : module.code()) {
     if (code.data().empty() || code.entry().empty()) {
       error = "code object for '" + code.target() + "' is empty";

@@ -25,6 +25,7 @@
 #include "llvm/ADT/ScopeExit.h"
 #include "llvm/Pass.h"
 #include "llvm/Support/CommandLine.h"
+#include "llvm/Support/FormatVariadic.h"
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/InitLLVM.h"
 #include "llvm/Support/MemoryBuffer.h"
@@ -63,6 +64,10 @@ static cl::list<std::string>
     inputShapes("input-shape",
                 cl::desc("Static shape for an input, NAME:DxDxD; repeatable"),
                 cl::CommaSeparated, cl::cat(category));
+static cl::opt<bool> report("report",
+                            cl::desc("Print a compile report (signature, "
+                                     "memory plan, code size) to stderr"),
+                            cl::init(false), cl::cat(category));
 static cl::opt<bool> noOnnxChecks("no-onnx-checks",
                                   cl::desc("Skip libonnx's checker and shape "
                                            "inference on import"),
@@ -216,6 +221,20 @@ int main(int argc, char **argv) {
   kiln::buildCpuCodegenPipeline(stage2, cpuOptions);
   if (failed(stage2.run(*module)))
     return 1;
+  if (auto planAttr =
+          (*module)->getAttrOfType<DictionaryAttr>("kiln.memory_plan")) {
+    auto get = [&](StringRef key) {
+      auto a = planAttr.getAs<IntegerAttr>(key);
+      return a ? a.getInt() : 0;
+    };
+    auto *plan = kmod.mutable_memory_plan();
+    plan->set_arena_bytes(get("arena_bytes"));
+    plan->set_unplanned_bytes(get("unplanned_bytes"));
+    plan->set_lower_bound_bytes(get("lower_bound_bytes"));
+    plan->set_buffers(get("buffers"));
+  }
+  if (kmod.memory_plan().arena_bytes() > 0)
+    ++numArgs; // The arena follows the outputs.
   if (emit == Emit::LLVMDialect) {
     module->print(os);
     return writeWhole(outputFile, bytes);
@@ -245,5 +264,30 @@ int main(int argc, char **argv) {
   code->set_data((*so)->getBufferStart(), (*so)->getBufferSize());
   if (outputFile == "-")
     return fail("a .kmod is binary; give an output file with -o");
+  if (report) {
+    auto mb = [](int64_t b) { return llvm::formatv("{0:F2} MiB", b / 1048576.0); };
+    const auto &plan = kmod.memory_plan();
+    llvm::errs() << "compile report for " << inputFile << "\n";
+    for (const auto &t : kmod.inputs()) {
+      llvm::errs() << "  input  " << t.name() << ": dtype " << t.dtype() << " [";
+      llvm::interleave(t.shape(), llvm::errs(), "x");
+      llvm::errs() << "]\n";
+    }
+    for (const auto &t : kmod.outputs()) {
+      llvm::errs() << "  output " << t.name() << ": dtype " << t.dtype() << " [";
+      llvm::interleave(t.shape(), llvm::errs(), "x");
+      llvm::errs() << "]\n";
+    }
+    llvm::errs() << "  memory plan: " << plan.buffers()
+                 << " intermediate buffers; arena (peak) "
+                 << plan.arena_bytes() << " bytes (" << mb(plan.arena_bytes())
+                 << "), without planning " << plan.unplanned_bytes()
+                 << " bytes (" << mb(plan.unplanned_bytes())
+                 << "), lower bound " << plan.lower_bound_bytes() << " bytes ("
+                 << mb(plan.lower_bound_bytes()) << ")\n";
+    llvm::errs() << "  code: " << (*so)->getBufferSize()
+                 << " bytes of x86-64 shared object for "
+                 << llvm::sys::getHostCPUName() << "\n";
+  }
   return writeWhole(outputFile, kiln::serializeModule(kmod));
 }

@@ -112,6 +112,8 @@ public:
   const std::string &graphName() const { return name; }
   /// The compilation target of the loaded code ("cpu-x86_64").
   const std::string &target() const { return codeTarget; }
+  /// Bytes of the arena each session holds for intermediate tensors.
+  size_t arenaBytes() const { return arena; }
 
   ~Module();
   Module(const Module &) = delete;
@@ -122,12 +124,13 @@ private:
   friend class Session;
   std::vector<TensorInfo> inputInfos, outputInfos;
   std::string name, codeTarget;
+  size_t arena = 0;
   void *handle = nullptr;
   void (*entry)(void **) = nullptr;
 };
 
-/// Runs a module. Keeps per-run state (the argument table); one thread at a
-/// time.
+/// Runs a module. Owns the arena of intermediate tensors (sized by the
+/// module's memory plan) and the argument table; one thread at a time.
 class Session {
 public:
   explicit Session(std::shared_ptr<const Module> module);
@@ -149,6 +152,9 @@ public:
 private:
   std::shared_ptr<const Module> mod;
   std::vector<void *> args;
+  // The session's arena: every intermediate tensor of a run lives here.
+  std::unique_ptr<uint8_t[]> arenaStorage;
+  uint8_t *arena = nullptr;
 };
 
 } // namespace rt

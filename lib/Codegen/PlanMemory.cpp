@@ -1,0 +1,115 @@
+//===- PlanMemory.cpp - intermediate buffers into one arena ---------------===//
+
+#include "kiln/Codegen/MemoryPlan.h"
+#include "kiln/Codegen/Passes.h"
+
+#include "mlir/IR/Builders.h"
+#include "mlir/IR/BuiltinOps.h"
+#include "mlir/Interfaces/ViewLikeInterface.h"
+
+#define DEBUG_TYPE "kiln-plan-memory"
+
+namespace kiln {
+#define GEN_PASS_DEF_KILNPLANMEMORY
+#include "kiln/Codegen/Passes.h.inc"
+} // namespace kiln
+
+using namespace mlir;
+
+namespace {
+
+/// The last top-level program point at which `root` or a view of it is
+/// used; nullopt if the buffer escapes the function.
+std::optional<int64_t> lastUse(Value root, Block &body,
+                               const DenseMap<Operation *, int64_t> &index) {
+  int64_t last = -1;
+  SmallVector<Value> work = {root};
+  while (!work.empty()) {
+    Value v = work.pop_back_val();
+    for (OpOperand &use : v.getUses()) {
+      Operation *user = use.getOwner();
+      if (isa<func::ReturnOp>(user))
+        return std::nullopt;
+      if (isa<memref::StoreOp>(user) && use.getOperandNumber() == 0)
+        return std::nullopt; // Stored as a value: escapes.
+      Operation *top = body.findAncestorOpInBlock(*user);
+      if (!top)
+        return std::nullopt;
+      last = std::max(last, index.lookup(top));
+      if (isa<ViewLikeOpInterface, memref::ReshapeOp, memref::CastOp>(user))
+        for (Value r : user->getResults())
+          if (isa<MemRefType>(r.getType()))
+            work.push_back(r);
+    }
+  }
+  return last;
+}
+
+struct PlanMemoryPass
+    : public kiln::impl::KilnPlanMemoryBase<PlanMemoryPass> {
+  void runOnOperation() override {
+    ModuleOp module = getOperation();
+    auto fn = module.lookupSymbol<func::FuncOp>("main");
+    if (!fn || fn.isExternal())
+      return;
+    Block &body = fn.getBody().front();
+    DenseMap<Operation *, int64_t> index;
+    int64_t i = 0;
+    for (Operation &op : body)
+      index[&op] = i++;
+
+    SmallVector<memref::AllocOp> allocs;
+    std::vector<kiln::LiveRange> ranges;
+    for (Operation &op : body) {
+      auto alloc = dyn_cast<memref::AllocOp>(&op);
+      if (!alloc)
+        continue;
+      MemRefType type = alloc.getType();
+      if (!type.hasStaticShape() || !type.getLayout().isIdentity() ||
+          type.getMemorySpace() || !type.getElementType().isIntOrFloat())
+        continue;
+      auto end = lastUse(alloc.getResult(), body, index);
+      if (!end)
+        continue;
+      unsigned bits = type.getElementType().getIntOrFloatBitWidth();
+      int64_t bytes = type.getNumElements() * std::max(1u, (bits + 7) / 8);
+      allocs.push_back(alloc);
+      ranges.push_back({index[alloc], std::max(*end, index[alloc]), bytes});
+    }
+    kiln::MemoryPlan plan = kiln::planMemory(ranges, /*alignment=*/64);
+
+    OpBuilder b(&getContext());
+    if (!allocs.empty()) {
+      auto arenaType = MemRefType::get({plan.arenaBytes}, b.getI8Type());
+      unsigned argIndex = fn.getNumArguments();
+      if (failed(fn.insertArgument(argIndex, arenaType, {}, fn.getLoc())))
+        return signalPassFailure();
+      Value arena = fn.getArgument(argIndex);
+      for (auto [alloc, offset] : llvm::zip(allocs, plan.offsets)) {
+        b.setInsertionPoint(alloc);
+        Value off = arith::ConstantIndexOp::create(b, alloc.getLoc(), offset);
+        Value view = memref::ViewOp::create(b, alloc.getLoc(), alloc.getType(),
+                                            arena, off, ValueRange{});
+        // Deallocations of planned buffers go away with the buffers.
+        for (Operation *user :
+             llvm::make_early_inc_range(alloc.getResult().getUsers()))
+          if (isa<memref::DeallocOp>(user))
+            user->erase();
+        alloc.getResult().replaceAllUsesWith(view);
+        alloc.erase();
+      }
+    }
+    module->setAttr(
+        "kiln.memory_plan",
+        b.getDictionaryAttr(
+            {b.getNamedAttr("arena_bytes", b.getI64IntegerAttr(plan.arenaBytes)),
+             b.getNamedAttr("unplanned_bytes",
+                            b.getI64IntegerAttr(plan.unplannedBytes)),
+             b.getNamedAttr("lower_bound_bytes",
+                            b.getI64IntegerAttr(plan.lowerBoundBytes)),
+             b.getNamedAttr("buffers",
+                            b.getI64IntegerAttr(ranges.size()))}));
+  }
+};
+
+} // namespace
