@@ -10,7 +10,8 @@ from lit.llvm.subst import ToolSubst
 config.name = "Kiln"
 config.test_format = lit.formats.ShTest(not llvm_config.use_lit_shell)
 config.suffixes = [".mlir", ".onnxtxt", ".test", ".py"]
-config.excludes = ["lit.cfg.py", "lit.site.cfg.py", "Inputs", "CMakeLists.txt"]
+config.excludes = ["lit.cfg.py", "lit.site.cfg.py", "Inputs", "CMakeLists.txt",
+                   "MemoryPlanTest.cpp", "RuntimeTest.cpp"]
 config.test_source_root = os.path.dirname(__file__)
 config.test_exec_root = os.path.join(config.kiln_obj_root, "test")
 
@@ -36,5 +37,7 @@ if have_module("onnx"):
     config.available_features.add("onnx-python")
 if have_module("onnxruntime"):
     config.available_features.add("onnxruntime")
+if os.path.exists(os.path.join(config.kiln_tools_dir, "KilnUnitTests")):
+    config.available_features.add("gtest")
 if os.path.isdir(os.path.join(config.onnx_testdata_dir, "node")):
     config.available_features.add("onnx-testdata")

@@ -28,6 +28,8 @@ std::optional<int64_t> lastUse(Value root, Block &body,
     Value v = work.pop_back_val();
     for (OpOperand &use : v.getUses()) {
       Operation *user = use.getOwner();
+      if (isa<memref::DeallocOp>(user))
+        continue; // Freeing is not a use; the plan replaces it.
       if (isa<func::ReturnOp>(user))
         return std::nullopt;
       if (isa<memref::StoreOp>(user) && use.getOperandNumber() == 0)
