@@ -1686,6 +1686,219 @@ FailureOr<SmallVector<Value>> Lowering::lowerOp(Operation *op) {
         },
         {AffineMap::get(rank, 0, idxExprs, ctx)}));
   }
+
+  if (isa<NegativeLogLikelihoodLossOp, SoftmaxCrossEntropyLossOp>(op)) {
+    bool sce = isa<SoftmaxCrossEntropyLossOp>(op);
+    Value x = op->getOperand(0), target = op->getOperand(1);
+    Value weight = onnxInput(op, 2);
+    auto xt = cast<RankedTensorType>(x.getType());
+    Type fe = xt.getElementType();
+    if (!isFloat(fe))
+      return op->emitOpError("needs float scores"), failure();
+    StringRef reduction = "mean";
+    if (auto r = op->getAttrOfType<StringAttr>("reduction"))
+      reduction = r.getValue();
+    std::optional<int64_t> ignore;
+    if (auto ig = op->getAttrOfType<IntegerAttr>("ignore_index"))
+      ignore = ig.getInt();
+    Value logProb = x;
+    if (sce) {
+      auto sm = linalg::SoftmaxOp::create(b, loc, TypeRange{xt}, x,
+                                          emptyLike(b, loc, xt), 1);
+      auto parts = cast<linalg::AggregatedOpInterface>(sm.getOperation())
+                       .decomposeOperation(b);
+      if (failed(parts))
+        return op->emitOpError("softmax decomposition failed"), failure();
+      b.eraseOp(sm);
+      logProb = elementwise(b, loc, xt, ValueRange{(*parts)[0]},
+                            [](OpBuilder &nb, Location nl, ValueRange a) -> Value {
+                              return math::LogOp::create(nb, nl, a[0]);
+                            });
+    }
+    // Per element of the target: the weighted negative log-probability of
+    // its class, and the weight itself (0 where the target is ignored).
+    auto tt = cast<RankedTensorType>(target.getType());
+    auto lossType = RankedTensorType::get(tt.getShape(), fe);
+    int64_t rank = tt.getRank();
+    MLIRContext *mctx = b.getContext();
+    AffineMap ident = AffineMap::getMultiDimIdentityMap(rank, mctx);
+    SmallVector<utils::IteratorType> iters(rank, utils::IteratorType::parallel);
+    Value lp = logProb;
+    auto perElement = linalg::GenericOp::create(
+        b, loc, TypeRange{lossType, lossType}, ValueRange{target},
+        ValueRange{emptyLike(b, loc, lossType), emptyLike(b, loc, lossType)},
+        {ident, ident, ident}, iters,
+        [&](OpBuilder &nb, Location nl, ValueRange a) {
+          Value t = arith::IndexCastOp::create(
+              nb, nl, nb.getIndexType(),
+              convertScalar(nb, nl, a[0], nb.getI64Type()));
+          Value zero = scalarConst(nb, nl, fe, 0);
+          Value keep = scalarConst(nb, nl, nb.getI1Type(), 1);
+          if (ignore)
+            keep = arith::CmpIOp::create(
+                nb, nl, arith::CmpIPredicate::ne,
+                convertScalar(nb, nl, a[0], nb.getI64Type()),
+                scalarConst(nb, nl, nb.getI64Type(), *ignore));
+          // An ignored target may be out of range: read class 0 instead.
+          Value safe = arith::SelectOp::create(
+              nb, nl, keep, t, arith::ConstantIndexOp::create(nb, nl, 0));
+          SmallVector<Value> coords = {linalg::IndexOp::create(nb, nl, 0), safe};
+          for (int64_t d = 1; d < rank; ++d)
+            coords.push_back(linalg::IndexOp::create(nb, nl, d));
+          Value v = tensor::ExtractOp::create(nb, nl, lp, coords);
+          Value w = weight ? tensor::ExtractOp::create(nb, nl, weight,
+                                                       ValueRange{safe})
+                                 .getResult()
+                           : scalarConst(nb, nl, fe, 1);
+          w = arith::SelectOp::create(nb, nl, keep, w, zero);
+          Value loss = arith::MulFOp::create(
+              nb, nl, arith::NegFOp::create(nb, nl, v).getResult(), w);
+          linalg::YieldOp::create(nb, nl, ValueRange{loss, w});
+        });
+    Value loss = perElement.getResult(0), weights = perElement.getResult(1);
+    Value result;
+    if (reduction == "none") {
+      result = loss;
+    } else {
+      auto scalarType = RankedTensorType::get({}, fe);
+      SmallVector<bool> all(rank, true);
+      auto add = [](OpBuilder &nb, Location nl, Value v, Value acc) -> Value {
+        return arith::AddFOp::create(nb, nl, v, acc);
+      };
+      Value sum = reduce(loc, loss, all, scalarType, scalarConst(b, loc, fe, 0), add);
+      if (reduction == "mean") {
+        Value wsum = reduce(loc, weights, all, scalarType,
+                            scalarConst(b, loc, fe, 0), add);
+        sum = elementwise(b, loc, scalarType, ValueRange{sum, wsum},
+                          [](OpBuilder &nb, Location nl, ValueRange a) -> Value {
+                            return arith::DivFOp::create(nb, nl, a[0], a[1]);
+                          });
+      } else if (reduction != "sum") {
+        return op->emitOpError("unknown reduction '") << reduction << "'",
+               failure();
+      }
+      result = sum;
+    }
+    SmallVector<Value> results = {reshapeTo(b, loc, result, rt)};
+    if (op->getNumResults() > 1)
+      results.push_back(logProb);
+    return results;
+  }
+
+  if (auto ct = dyn_cast<ConvTransposeOp>(op)) {
+    // y[n, g*F/G + f, o...] = sum over c in group g, k... of
+    //   x[n, c, i...] * w[c, f, k...]  where o = i*s - pad + k*d.
+    // Written as a gather: i = (o + pad - k*d) / s when that divides and is
+    // in range, so the loops run over the output (no scatter).
+    Value x = ct.getX(), w = ct.getW(), bias = ct.getB();
+    auto xt = cast<RankedTensorType>(x.getType());
+    auto wt = cast<RankedTensorType>(w.getType());
+    int64_t ns = xt.getRank() - 2;
+    int64_t group = ct.getGroup();
+    int64_t cPerG = xt.getDimSize(1) / group, fPerG = wt.getDimSize(1);
+    SmallVector<int64_t> kernel(wt.getShape().drop_front(2));
+    auto strides = intsAttr(op, "strides", SmallVector<int64_t>(ns, 1));
+    auto dil = intsAttr(op, "dilations", SmallVector<int64_t>(ns, 1));
+    auto pads = intsAttr(op, "pads", SmallVector<int64_t>(2 * ns, 0));
+    auto outPad = intsAttr(op, "output_padding", SmallVector<int64_t>(ns, 0));
+    StringRef autoPad = ct.getAutoPad();
+    bool explicitShape = static_cast<bool>(op->getAttr("output_shape"));
+    if (autoPad == "SAME_UPPER" || autoPad == "SAME_LOWER" || explicitShape) {
+      for (int64_t i = 0; i < ns; ++i) {
+        int64_t total = strides[i] * (xt.getDimSize(i + 2) - 1) + outPad[i] +
+                        (kernel[i] - 1) * dil[i] + 1 - rt.getDimSize(i + 2);
+        total = std::max<int64_t>(total, 0);
+        bool upper = autoPad != "SAME_LOWER";
+        pads[i] = upper ? total / 2 : total - total / 2;
+        pads[i + ns] = total - pads[i];
+      }
+    }
+    // Dims: n, f(out channel), o..., then reductions c(in group), k...
+    int64_t nd = 2 + ns + 1 + ns;
+    SmallVector<utils::IteratorType> iters(nd, utils::IteratorType::parallel);
+    for (int64_t i = 2 + ns; i < nd; ++i)
+      iters[i] = utils::IteratorType::reduction;
+    SmallVector<AffineExpr> outExprs;
+    for (int64_t i = 0; i < 2 + ns; ++i)
+      outExprs.push_back(getAffineDimExpr(i, ctx));
+    Value init = filled(b, loc, rt, scalarConst(b, loc, elt, 0));
+    // The reduction dims (c, k...) take their extents from an operand of
+    // that shape whose values are never read.
+    SmallVector<int64_t> redShape = {cPerG};
+    llvm::append_range(redShape, kernel);
+    SmallVector<AffineExpr> redExprs;
+    for (int64_t i = 2 + ns; i < nd; ++i)
+      redExprs.push_back(getAffineDimExpr(i, ctx));
+    Value extents = tensor::EmptyOp::create(b, loc, redShape, elt);
+    Value y =
+        linalg::GenericOp::create(
+            b, loc, TypeRange{rt}, ValueRange{extents}, ValueRange{init},
+            {AffineMap::get(nd, 0, redExprs, ctx),
+             AffineMap::get(nd, 0, outExprs, ctx)},
+            iters,
+            [&](OpBuilder &nb, Location nl, ValueRange a) {
+              auto idx = [&](int64_t d) -> Value {
+                return linalg::IndexOp::create(nb, nl, d);
+              };
+              auto cidx = [&](int64_t v) -> Value {
+                return arith::ConstantIndexOp::create(nb, nl, v);
+              };
+              Value f = idx(1), c = idx(2 + ns);
+              Value g = arith::DivUIOp::create(nb, nl, f, cidx(fPerG));
+              Value fin = arith::RemUIOp::create(nb, nl, f, cidx(fPerG));
+              Value cin = arith::AddIOp::create(
+                  nb, nl, arith::MulIOp::create(nb, nl, g, cidx(cPerG)), c);
+              Value valid = scalarConst(nb, nl, nb.getI1Type(), 1);
+              SmallVector<Value> xCoords = {idx(0), cin};
+              SmallVector<Value> wCoords = {cin, fin};
+              for (int64_t i = 0; i < ns; ++i) {
+                Value o = idx(2 + i), k = idx(3 + ns + i);
+                // num = o + pad - k*d, as signed index arithmetic.
+                Value num = arith::SubIOp::create(
+                    nb, nl, arith::AddIOp::create(nb, nl, o, cidx(pads[i])),
+                    arith::MulIOp::create(nb, nl, k, cidx(dil[i])));
+                Value nonneg = arith::CmpIOp::create(
+                    nb, nl, arith::CmpIPredicate::sge, num, cidx(0));
+                Value divisible = arith::CmpIOp::create(
+                    nb, nl, arith::CmpIPredicate::eq,
+                    arith::RemSIOp::create(nb, nl, num, cidx(strides[i])),
+                    cidx(0));
+                Value in = arith::DivSIOp::create(nb, nl, num, cidx(strides[i]));
+                Value below = arith::CmpIOp::create(
+                    nb, nl, arith::CmpIPredicate::slt, in,
+                    cidx(xt.getDimSize(i + 2)));
+                valid = arith::AndIOp::create(
+                    nb, nl, valid,
+                    arith::AndIOp::create(
+                        nb, nl, nonneg,
+                        arith::AndIOp::create(nb, nl, divisible, below)));
+                xCoords.push_back(in);
+                wCoords.push_back(k);
+              }
+              for (size_t i = 2; i < xCoords.size(); ++i)
+                xCoords[i] = arith::SelectOp::create(nb, nl, valid, xCoords[i],
+                                                     cidx(0));
+              Value xv = tensor::ExtractOp::create(nb, nl, x, xCoords);
+              Value wv = tensor::ExtractOp::create(nb, nl, w, wCoords);
+              Value prod = arith::MulFOp::create(nb, nl, xv, wv);
+              Value sum = arith::AddFOp::create(nb, nl, a[1], prod);
+              linalg::YieldOp::create(
+                  nb, nl,
+                  ValueRange{arith::SelectOp::create(nb, nl, valid, sum, a[1])});
+            })
+            .getResult(0);
+    if (bias) {
+      AffineMap ident = AffineMap::getMultiDimIdentityMap(rt.getRank(), ctx);
+      AffineMap chan =
+          AffineMap::get(rt.getRank(), 0, {getAffineDimExpr(1, ctx)}, ctx);
+      y = elementwise(b, loc, rt, ValueRange{y, bias},
+                      [](OpBuilder &nb, Location nl, ValueRange a) -> Value {
+                        return arith::AddFOp::create(nb, nl, a[0], a[1]);
+                      },
+                      {ident, chan});
+    }
+    return one(y);
+  }
   return op->emitOpError("is not lowered to linalg yet"), failure();
 }
 
