@@ -1899,6 +1899,228 @@ FailureOr<SmallVector<Value>> Lowering::lowerOp(Operation *op) {
     }
     return one(y);
   }
+
+  if (isa<ResizeOp, UpsampleOp>(op)) {
+    Value x = op->getOperand(0);
+    auto xt = cast<RankedTensorType>(x.getType());
+    int64_t rank = xt.getRank();
+    bool upsample = isa<UpsampleOp>(op);
+    auto str = [&](StringRef name, StringRef dflt) {
+      auto a = op->getAttrOfType<StringAttr>(name);
+      return a ? a.getValue() : dflt;
+    };
+    StringRef mode = str("mode", "nearest");
+    StringRef ctm = upsample ? "asymmetric"
+                             : str("coordinate_transformation_mode",
+                                   "half_pixel");
+    StringRef nearestMode = upsample ? "floor"
+                                     : str("nearest_mode", "round_prefer_floor");
+    if (intAttr(op, "antialias", 0) != 0)
+      return op->emitOpError("antialiased resizing is not lowered yet"),
+             failure();
+    if (ctm != "half_pixel" && ctm != "pytorch_half_pixel" &&
+        ctm != "align_corners" && ctm != "asymmetric" &&
+        ctm != "tf_half_pixel_for_nn")
+      return op->emitOpError("coordinate mode '")
+             << ctm << "' is not lowered yet", failure();
+    if (op->getAttr("axes") ||
+        str("keep_aspect_ratio_policy", "stretch") != "stretch")
+      return op->emitOpError("axes and aspect-ratio policies are not lowered "
+                             "yet"),
+             failure();
+    // Per-axis scale: the given scales, else output / input extents.
+    SmallVector<double> scales;
+    Value scalesV = upsample ? op->getOperand(1) : onnxInput(op, 2);
+    ElementsAttr scalesAttr;
+    bool hasScales = scalesV && cast<RankedTensorType>(scalesV.getType())
+                                        .getNumElements() > 0;
+    if (hasScales) {
+      // Scales shape the coordinates, not only the output size: they must
+      // be known at compile time.
+      if (!matchPattern(scalesV, m_Constant(&scalesAttr)) ||
+          scalesAttr.getNumElements() != rank)
+        return op->emitOpError("scales must be constant to lower"),
+               failure();
+      for (const APFloat &v : scalesAttr.getValues<APFloat>())
+        scales.push_back(v.convertToDouble());
+    } else {
+      for (int64_t d = 0; d < rank; ++d)
+        scales.push_back(double(rt.getDimSize(d)) / xt.getDimSize(d));
+    }
+    if (mode != "nearest" && mode != "linear" && mode != "cubic")
+      return op->emitOpError("mode '") << mode << "' is not lowered",
+             failure();
+    if (!isFloat(elt) && mode != "nearest")
+      return op->emitOpError("interpolating integers is not lowered yet"),
+             failure();
+    float cubicA = floatAttr(op, "cubic_coeff_a", -0.75f);
+    bool excludeOutside = intAttr(op, "exclude_outside", 0) != 0;
+    Type f32 = b.getF32Type();
+    return one(elementwise(
+        b, loc, rt, ValueRange{},
+        [&](OpBuilder &nb, Location nl, ValueRange) -> Value {
+          auto fc = [&](double v) { return scalarConst(nb, nl, f32, v); };
+          auto cidx = [&](int64_t v) -> Value {
+            return arith::ConstantIndexOp::create(nb, nl, v);
+          };
+          // Source coordinate (float) of each output index.
+          SmallVector<Value> fixed(rank);
+          SmallVector<Value> coord(rank);
+          SmallVector<int64_t> resized;
+          for (int64_t d = 0; d < rank; ++d) {
+            Value i = linalg::IndexOp::create(nb, nl, d);
+            int64_t in = xt.getDimSize(d), out = rt.getDimSize(d);
+            if (in == out && scales[d] == 1.0) {
+              fixed[d] = i;
+              continue;
+            }
+            Value xf = arith::UIToFPOp::create(
+                nb, nl, f32,
+                arith::IndexCastUIOp::create(nb, nl, nb.getI64Type(), i));
+            Value c;
+            double s = scales[d];
+            if (ctm == "align_corners") {
+              c = out == 1 ? fc(0)
+                           : arith::MulFOp::create(
+                                 nb, nl, xf, fc(double(in - 1) / (out - 1)))
+                                 .getResult();
+            } else if (ctm == "asymmetric") {
+              c = arith::DivFOp::create(nb, nl, xf, fc(s));
+            } else if (ctm == "pytorch_half_pixel" && out == 1) {
+              c = fc(0);
+            } else if (ctm == "tf_half_pixel_for_nn") {
+              c = arith::DivFOp::create(
+                  nb, nl, arith::AddFOp::create(nb, nl, xf, fc(0.5)), fc(s));
+            } else { // half_pixel, pytorch_half_pixel
+              c = arith::SubFOp::create(
+                  nb, nl,
+                  arith::DivFOp::create(
+                      nb, nl, arith::AddFOp::create(nb, nl, xf, fc(0.5)),
+                      fc(s)),
+                  fc(0.5));
+            }
+            coord[d] = c;
+            resized.push_back(d);
+          }
+          auto clampIndex = [&](Value fi, int64_t d) -> Value {
+            // fi: an integral float; clamp into [0, in-1] as an index.
+            Value lo = arith::MaximumFOp::create(nb, nl, fi, fc(0));
+            Value hi = arith::MinimumFOp::create(
+                nb, nl, lo, fc(xt.getDimSize(d) - 1));
+            return arith::IndexCastOp::create(
+                nb, nl, nb.getIndexType(),
+                arith::FPToSIOp::create(nb, nl, nb.getI64Type(), hi));
+          };
+          if (mode == "nearest") {
+            SmallVector<Value> coords(fixed.begin(), fixed.end());
+            for (int64_t d : resized) {
+              Value c = coord[d], r;
+              if (nearestMode == "floor")
+                r = math::FloorOp::create(nb, nl, c);
+              else if (nearestMode == "ceil")
+                r = math::CeilOp::create(nb, nl, c);
+              else if (nearestMode == "round_prefer_ceil")
+                r = math::FloorOp::create(
+                    nb, nl, arith::AddFOp::create(nb, nl, c, fc(0.5)));
+              else // round_prefer_floor
+                r = math::CeilOp::create(
+                    nb, nl, arith::SubFOp::create(nb, nl, c, fc(0.5)));
+              coords[d] = clampIndex(r, d);
+            }
+            return tensor::ExtractOp::create(nb, nl, x, coords);
+          }
+          bool cubic = mode == "cubic";
+          if (!cubic && mode != "linear")
+            return Value();
+          // Taps and weights per resized axis.
+          int taps = cubic ? 4 : 2;
+          SmallVector<SmallVector<Value>> tapIdx(rank), tapW(rank);
+          for (int64_t d : resized) {
+            Value c = coord[d];
+            Value base = math::FloorOp::create(nb, nl, c);
+            Value t = arith::SubFOp::create(nb, nl, c, base);
+            SmallVector<Value> ws;
+            if (!cubic) {
+              ws = {arith::SubFOp::create(nb, nl, fc(1), t), t};
+            } else {
+              // Keys' cubic convolution with coefficient A.
+              auto w = [&](Value dist) -> Value {
+                // dist in [0, 2): piecewise cubic.
+                Value d1 = dist;
+                Value d2 = arith::MulFOp::create(nb, nl, d1, d1);
+                Value d3 = arith::MulFOp::create(nb, nl, d2, d1);
+                // |d| <= 1: (A+2)d^3 - (A+3)d^2 + 1
+                Value near = arith::AddFOp::create(
+                    nb, nl,
+                    arith::SubFOp::create(
+                        nb, nl,
+                        arith::MulFOp::create(nb, nl, d3, fc(cubicA + 2)),
+                        arith::MulFOp::create(nb, nl, d2, fc(cubicA + 3))),
+                    fc(1));
+                // 1 < |d| < 2: A d^3 - 5A d^2 + 8A d - 4A
+                Value far = arith::SubFOp::create(
+                    nb, nl,
+                    arith::AddFOp::create(
+                        nb, nl,
+                        arith::SubFOp::create(
+                            nb, nl, arith::MulFOp::create(nb, nl, d3, fc(cubicA)),
+                            arith::MulFOp::create(nb, nl, d2, fc(5 * cubicA))),
+                        arith::MulFOp::create(nb, nl, d1, fc(8 * cubicA))),
+                    fc(4 * cubicA));
+                Value isNear = arith::CmpFOp::create(
+                    nb, nl, arith::CmpFPredicate::OLE, d1, fc(1));
+                return arith::SelectOp::create(nb, nl, isNear, near, far);
+              };
+              ws = {w(arith::AddFOp::create(nb, nl, t, fc(1))), w(t),
+                    w(arith::SubFOp::create(nb, nl, fc(1), t)),
+                    w(arith::SubFOp::create(nb, nl, fc(2), t))};
+            }
+            Value wsum = fc(0);
+            for (int k = 0; k < taps; ++k) {
+              Value pos = arith::AddFOp::create(nb, nl, base,
+                                                fc(cubic ? k - 1 : k));
+              Value w = ws[k];
+              if (cubic && excludeOutside) {
+                Value inside = arith::AndIOp::create(
+                    nb, nl,
+                    arith::CmpFOp::create(nb, nl, arith::CmpFPredicate::OGE,
+                                          pos, fc(0)),
+                    arith::CmpFOp::create(nb, nl, arith::CmpFPredicate::OLE,
+                                          pos, fc(xt.getDimSize(d) - 1)));
+                w = arith::SelectOp::create(nb, nl, inside, w, fc(0));
+              }
+              tapIdx[d].push_back(clampIndex(pos, d));
+              tapW[d].push_back(w);
+              wsum = arith::AddFOp::create(nb, nl, wsum, w);
+            }
+            if (cubic && excludeOutside)
+              for (Value &w : tapW[d])
+                w = arith::DivFOp::create(nb, nl, w, wsum);
+          }
+          // Sum over every combination of taps of the resized axes.
+          Value acc = fc(0);
+          int64_t combos = 1;
+          for (size_t r = 0; r < resized.size(); ++r)
+            combos *= taps;
+          for (int64_t k = 0; k < combos; ++k) {
+            SmallVector<Value> coords(fixed.begin(), fixed.end());
+            Value w = fc(1);
+            int64_t rest = k;
+            for (int64_t d : resized) {
+              int t = rest % taps;
+              rest /= taps;
+              coords[d] = tapIdx[d][t];
+              w = arith::MulFOp::create(nb, nl, w, tapW[d][t]);
+            }
+            Value v = convertScalar(nb, nl,
+                                    tensor::ExtractOp::create(nb, nl, x, coords),
+                                    f32);
+            acc = arith::AddFOp::create(
+                nb, nl, acc, arith::MulFOp::create(nb, nl, v, w));
+          }
+          return convertScalar(nb, nl, acc, elt);
+        }));
+  }
   return op->emitOpError("is not lowered to linalg yet"), failure();
 }
 
