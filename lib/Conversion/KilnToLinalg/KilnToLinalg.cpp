@@ -546,18 +546,17 @@ Value Lowering::lowerMatMul(Operation *op, Value a, Value bm,
   auto bt = cast<RankedTensorType>(bm.getType());
   Type elt = rt.getElementType();
   Value zero = filled(b, loc, rt, scalarConst(b, loc, elt, 0));
-  if (at.getRank() == 2 && bt.getRank() == 2)
-    return linalg::MatmulOp::create(b, loc, TypeRange{rt}, ValueRange{a, bm},
-                                    ValueRange{zero})
-        .getResult(0);
-  // Batched, broadcast or vector forms: one contraction over (batch..., m,
-  // n, k), vectors (rank 1) contributing no m or n.
+  // One contraction over (batch..., m, k, n) for every form (vectors, rank
+  // 1, contribute no m or n). The reduction k comes before n so that the
+  // innermost loop walks B and the result contiguously: the loop nest the
+  // CPU path generates then vectorizes along n.
   MLIRContext *ctx = b.getContext();
   bool vecA = at.getRank() == 1, vecB = bt.getRank() == 1;
   int64_t batch = rt.getRank() - (vecA ? 0 : 1) - (vecB ? 0 : 1);
-  int64_t nd = batch + 3; // batch..., m, n, k
-  AffineExpr m = getAffineDimExpr(batch, ctx), n = getAffineDimExpr(batch + 1, ctx),
-             k = getAffineDimExpr(batch + 2, ctx);
+  int64_t nd = batch + 3; // batch..., m, k, n
+  AffineExpr m = getAffineDimExpr(batch, ctx),
+             k = getAffineDimExpr(batch + 1, ctx),
+             n = getAffineDimExpr(batch + 2, ctx);
   auto batchExprs = [&](RankedTensorType t, int64_t inner) {
     SmallVector<AffineExpr> e;
     int64_t tb = t.getRank() - inner;
@@ -590,7 +589,7 @@ Value Lowering::lowerMatMul(Operation *op, Value a, Value bm,
                                  AffineMap::get(nd, 0, be, ctx),
                                  AffineMap::get(nd, 0, oe, ctx)};
   SmallVector<utils::IteratorType> iters(nd, utils::IteratorType::parallel);
-  iters.back() = utils::IteratorType::reduction;
+  iters[batch + 1] = utils::IteratorType::reduction;
   bool f = isa<FloatType>(elt);
   return linalg::GenericOp::create(
              b, loc, TypeRange{rt}, ValueRange{a, bm}, ValueRange{zero}, maps,
@@ -680,16 +679,39 @@ FailureOr<Value> Lowering::lowerConv(Operation *op, RankedTensorType rt) {
   Value out;
   if (group == 1) {
     Value init = filled(b, loc, rt, zero);
-    if (n == 2)
-      out = linalg::Conv2DNchwFchwOp::create(b, loc, TypeRange{rt},
-                                             ValueRange{xp, w}, init,
-                                             stridesAttr, dilAttr)
+    if (n == 2) {
+      // A convolution whose loops run (n, f, c, kh, kw, oh, ow): the
+      // innermost loop walks the output row and the input row (at the
+      // stride) contiguously, so the generated loops vectorize along ow.
+      MLIRContext *ctx = b.getContext();
+      auto d = [&](unsigned i) { return getAffineDimExpr(i, ctx); };
+      AffineMap inMap = AffineMap::get(
+          7, 0,
+          {d(0), d(2), d(5) * strides[0] + d(3) * dil[0],
+           d(6) * strides[1] + d(4) * dil[1]},
+          ctx);
+      AffineMap wMap = AffineMap::get(7, 0, {d(1), d(2), d(3), d(4)}, ctx);
+      AffineMap outMap = AffineMap::get(7, 0, {d(0), d(1), d(5), d(6)}, ctx);
+      using IT = utils::IteratorType;
+      SmallVector<IT> iters = {IT::parallel,  IT::parallel,  IT::reduction,
+                               IT::reduction, IT::reduction, IT::parallel,
+                               IT::parallel};
+      out = linalg::GenericOp::create(
+                b, loc, TypeRange{rt}, ValueRange{xp, w}, ValueRange{init},
+                {inMap, wMap, outMap}, iters,
+                [&](OpBuilder &nb, Location nl, ValueRange a) {
+                  Value p = arith::MulFOp::create(nb, nl, a[0], a[1]);
+                  linalg::YieldOp::create(
+                      nb, nl,
+                      ValueRange{arith::AddFOp::create(nb, nl, a[2], p)});
+                })
                 .getResult(0);
-    else
+    } else {
       out = linalg::Conv1DNcwFcwOp::create(b, loc, TypeRange{rt},
                                            ValueRange{xp, w}, init,
                                            stridesAttr, dilAttr)
                 .getResult(0);
+    }
   } else {
     if (n != 2)
       return op->emitOpError("grouped convolutions are lowered in 2-D only"),
@@ -1960,9 +1982,6 @@ FailureOr<SmallVector<Value>> Lowering::lowerOp(Operation *op) {
         b, loc, rt, ValueRange{},
         [&](OpBuilder &nb, Location nl, ValueRange) -> Value {
           auto fc = [&](double v) { return scalarConst(nb, nl, f32, v); };
-          auto cidx = [&](int64_t v) -> Value {
-            return arith::ConstantIndexOp::create(nb, nl, v);
-          };
           // Source coordinate (float) of each output index.
           SmallVector<Value> fixed(rank);
           SmallVector<Value> coord(rank);

@@ -21,13 +21,17 @@ func.func @add_relu(%x: tensor<2x3xf32>, %b: tensor<3xf32>) -> tensor<2x3xf32> {
 
 // -----
 
-// Conv pads its input with tensor.pad, runs linalg's NCHW convolution and
-// adds the bias along the channel dim.
+// Conv pads its input with tensor.pad and becomes a contraction whose loops
+// run (n, f, c, kh, kw, oh, ow), the output row innermost; the input map
+// carries the strides. The bias is added along the channel dim.
 
+// CHECK-DAG: #[[$IN:.+]] = affine_map<(d0, d1, d2, d3, d4, d5, d6) -> (d0, d2, d5 * 2 + d3, d6 * 2 + d4)>
+// CHECK-DAG: #[[$W:.+]] = affine_map<(d0, d1, d2, d3, d4, d5, d6) -> (d1, d2, d3, d4)>
+// CHECK-DAG: #[[$OUT:.+]] = affine_map<(d0, d1, d2, d3, d4, d5, d6) -> (d0, d1, d5, d6)>
 // CHECK-LABEL: func.func @conv
 // CHECK:         tensor.pad %{{.+}} low[0, 0, 1, 1] high[0, 0, 1, 1]
-// CHECK:         linalg.conv_2d_nchw_fchw {dilations = dense<1> : tensor<2xi64>, strides = dense<2> : tensor<2xi64>}
-// CHECK-SAME:      -> tensor<1x4x4x4xf32>
+// CHECK:         linalg.generic {indexing_maps = [#[[$IN]], #[[$W]], #[[$OUT]]], iterator_types = ["parallel", "parallel", "reduction", "reduction", "reduction", "parallel", "parallel"]}
+// CHECK-SAME:      outs(%{{.+}} : tensor<1x4x4x4xf32>)
 // CHECK:         linalg.generic
 // CHECK:           arith.addf
 func.func @conv(%x: tensor<1x3x8x8xf32>, %w: tensor<4x3x3x3xf32>, %b: tensor<4xf32>) -> tensor<1x4x4x4xf32> {
@@ -67,12 +71,13 @@ func.func @pools(%x: tensor<1x2x4x4xf32>) -> (tensor<1x2x2x2xf32>, tensor<1x2x4x
 
 // -----
 
-// MatMul of matrices is linalg.matmul; batched and broadcast forms are one
-// contraction.
+// MatMul in every form is one contraction over (batch..., m, k, n), the
+// reduction before the contiguous n; a broadcast batch dim is a constant 0.
 
 // CHECK-LABEL: func.func @matmuls
-// CHECK:         linalg.matmul ins(%{{.+}}, %{{.+}} : tensor<2x3xf32>, tensor<3x4xf32>)
-// CHECK:         linalg.generic {{.*}}iterator_types = ["parallel", "parallel", "parallel", "reduction"]
+// CHECK:         linalg.generic {{.*}}iterator_types = ["parallel", "reduction", "parallel"]
+// CHECK-SAME:      ins(%{{.+}}, %{{.+}} : tensor<2x3xf32>, tensor<3x4xf32>)
+// CHECK:         linalg.generic {{.*}}iterator_types = ["parallel", "parallel", "reduction", "parallel"]
 func.func @matmuls(%a: tensor<2x3xf32>, %b: tensor<3x4xf32>, %c: tensor<5x2x3xf32>) -> (tensor<2x4xf32>, tensor<5x2x4xf32>) {
   %0 = kiln.matmul(%a, %b) : (tensor<2x3xf32>, tensor<3x4xf32>) -> tensor<2x4xf32>
   %1 = kiln.matmul(%c, %b) : (tensor<5x2x3xf32>, tensor<3x4xf32>) -> tensor<5x2x4xf32>
