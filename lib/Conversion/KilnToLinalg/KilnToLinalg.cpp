@@ -31,16 +31,8 @@ using ScalarFn = function_ref<Value(OpBuilder &, Location, ValueRange)>;
 
 bool isFloat(Type t) { return isa<FloatType>(getElementTypeOrSelf(t)); }
 
-/// The ONNX input at `index` of a generated op (null when absent).
 Value onnxInput(Operation *op, unsigned index) {
-  if (auto seg = op->getAttrOfType<DenseI32ArrayAttr>("operandSegmentSizes")) {
-    unsigned start = 0;
-    for (unsigned i = 0; i < index && i < seg.size(); ++i)
-      start += seg[i];
-    return index < seg.size() && seg[index] > 0 ? op->getOperand(start)
-                                                 : Value();
-  }
-  return index < op->getNumOperands() ? op->getOperand(index) : Value();
+  return getOnnxInput(op, index);
 }
 
 int64_t intAttr(Operation *op, StringRef name, int64_t dflt) {
@@ -60,20 +52,8 @@ SmallVector<int64_t> intsAttr(Operation *op, StringRef name,
   return dflt;
 }
 
-/// The integer values of a constant operand (a kiln constant, or one
-/// already lowered to arith).
 std::optional<SmallVector<int64_t>> constInts(Value v) {
-  ElementsAttr elements;
-  if (!v || !matchPattern(v, m_Constant(&elements)) ||
-      !isa<IntegerType>(elements.getElementType()))
-    return std::nullopt;
-  auto values = elements.tryGetValues<APInt>();
-  if (!values)
-    return std::nullopt;
-  SmallVector<int64_t> out;
-  for (const APInt &x : *values)
-    out.push_back(x.getSExtValue());
-  return out;
+  return getConstantInts(v);
 }
 
 Value scalarConst(OpBuilder &b, Location loc, Type t, double v) {
@@ -185,6 +165,18 @@ Value reshapeTo(OpBuilder &b, Location loc, Value v, RankedTensorType to) {
 // Scalar bodies of elementwise ops
 //===----------------------------------------------------------------------===//
 
+/// `FOp` on floats, `IOp` on integers.
+template <typename FOp, typename IOp>
+std::function<Value(OpBuilder &, Location, ValueRange)> binaryBody(bool isFloat) {
+  if (isFloat)
+    return [](OpBuilder &b, Location l, ValueRange a) -> Value {
+      return FOp::create(b, l, a[0], a[1]);
+    };
+  return [](OpBuilder &b, Location l, ValueRange a) -> Value {
+    return IOp::create(b, l, a[0], a[1]);
+  };
+}
+
 /// The scalar computation of a unary or binary elementwise kiln op, or
 /// null if the op is not one.
 std::function<Value(OpBuilder &, Location, ValueRange)>
@@ -193,38 +185,17 @@ scalarBody(Operation *op, Type elt) {
   auto cst = [elt](OpBuilder &b, Location l, double v) {
     return scalarConst(b, l, elt, v);
   };
-  using Fn = std::function<Value(OpBuilder &, Location, ValueRange)>;
   StringRef name = op->getName().getStringRef();
   float alpha = floatAttr(op, "alpha", 0), beta = floatAttr(op, "beta", 0);
   float gamma = floatAttr(op, "gamma", 0);
   if (name == "kiln.add")
-    return f ? Fn([](OpBuilder &b, Location l, ValueRange a) -> Value {
-      return arith::AddFOp::create(b, l, a[0], a[1]);
-    })
-             : Fn([](OpBuilder &b, Location l, ValueRange a) -> Value {
-                 return arith::AddIOp::create(b, l, a[0], a[1]);
-               });
+    return binaryBody<arith::AddFOp, arith::AddIOp>(f);
   if (name == "kiln.sub")
-    return f ? Fn([](OpBuilder &b, Location l, ValueRange a) -> Value {
-      return arith::SubFOp::create(b, l, a[0], a[1]);
-    })
-             : Fn([](OpBuilder &b, Location l, ValueRange a) -> Value {
-                 return arith::SubIOp::create(b, l, a[0], a[1]);
-               });
+    return binaryBody<arith::SubFOp, arith::SubIOp>(f);
   if (name == "kiln.mul")
-    return f ? Fn([](OpBuilder &b, Location l, ValueRange a) -> Value {
-      return arith::MulFOp::create(b, l, a[0], a[1]);
-    })
-             : Fn([](OpBuilder &b, Location l, ValueRange a) -> Value {
-                 return arith::MulIOp::create(b, l, a[0], a[1]);
-               });
+    return binaryBody<arith::MulFOp, arith::MulIOp>(f);
   if (name == "kiln.div")
-    return f ? Fn([](OpBuilder &b, Location l, ValueRange a) -> Value {
-      return arith::DivFOp::create(b, l, a[0], a[1]);
-    })
-             : Fn([](OpBuilder &b, Location l, ValueRange a) -> Value {
-                 return arith::DivSIOp::create(b, l, a[0], a[1]);
-               });
+    return binaryBody<arith::DivFOp, arith::DivSIOp>(f);
   if (name == "kiln.pow" && f)
     return [](OpBuilder &b, Location l, ValueRange a) -> Value {
       Value e = a[1];

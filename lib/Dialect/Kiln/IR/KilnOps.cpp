@@ -5,6 +5,7 @@
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/BuiltinAttributes.h"
 #include "mlir/IR/OpImplementation.h"
+#include "mlir/IR/Matchers.h"
 #include "mlir/IR/TypeUtilities.h"
 #include "llvm/Support/Mutex.h"
 
@@ -441,6 +442,32 @@ Type kiln::getElementTypeFromOnnx(MLIRContext *ctx, int64_t dataType) {
   case 26: return sint(2);
   default: return {};
   }
+}
+
+Value kiln::getOnnxInput(Operation *op, unsigned index) {
+  if (auto seg = op->getAttrOfType<DenseI32ArrayAttr>(kOperandSegments)) {
+    if (index >= seg.size() || seg[index] == 0)
+      return Value();
+    unsigned start = 0;
+    for (unsigned i = 0; i < index; ++i)
+      start += seg[i];
+    return op->getOperand(start);
+  }
+  return index < op->getNumOperands() ? op->getOperand(index) : Value();
+}
+
+std::optional<SmallVector<int64_t>> kiln::getConstantInts(Value v) {
+  ElementsAttr elements;
+  if (!v || !matchPattern(v, m_Constant(&elements)) ||
+      !isa<IntegerType>(elements.getElementType()))
+    return std::nullopt;
+  auto values = elements.tryGetValues<APInt>();
+  if (!values)
+    return std::nullopt;
+  SmallVector<int64_t> out;
+  for (const APInt &x : *values)
+    out.push_back(x.getSExtValue());
+  return out;
 }
 
 int64_t kiln::getOnnxDataType(Type elementType) {

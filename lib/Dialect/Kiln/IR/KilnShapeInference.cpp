@@ -18,16 +18,8 @@ using namespace kiln;
 namespace {
 constexpr int64_t kDyn = ShapedType::kDynamic;
 
-/// The ONNX input at `index` (absent optionals give a null value).
 Value onnxInput(Operation *op, unsigned index) {
-  if (auto seg = op->getAttrOfType<DenseI32ArrayAttr>("operandSegmentSizes")) {
-    unsigned start = 0;
-    for (unsigned i = 0; i < index; ++i)
-      start += seg[i];
-    return index < seg.size() && seg[index] > 0 ? op->getOperand(start)
-                                                 : Value();
-  }
-  return index < op->getNumOperands() ? op->getOperand(index) : Value();
+  return getOnnxInput(op, index);
 }
 
 RankedTensorType ranked(Value v) {
@@ -54,23 +46,8 @@ StringRef strAttr(Operation *op, StringRef name, StringRef dflt) {
   return dflt;
 }
 
-/// The integer values of `v` when a constant defines it.
 std::optional<SmallVector<int64_t>> constInts(Value v) {
-  if (!v)
-    return std::nullopt;
-  auto cst = v.getDefiningOp<ConstantOp>();
-  if (!cst)
-    return std::nullopt;
-  auto elements = cst.getValue();
-  if (!isa<IntegerType>(elements.getElementType()))
-    return std::nullopt;
-  auto values = elements.tryGetValues<APInt>();
-  if (!values)
-    return std::nullopt;
-  SmallVector<int64_t> out;
-  for (const APInt &x : *values)
-    out.push_back(x.getSExtValue());
-  return out;
+  return getConstantInts(v);
 }
 
 /// The floating-point values of `v` when a constant defines it.

@@ -47,6 +47,15 @@ broadcastStaticShapes(mlir::Operation *op,
 /// for an unknown or unsupported one.
 mlir::Type getElementTypeFromOnnx(mlir::MLIRContext *ctx, int64_t dataType);
 
+/// The operand of a generated op at ONNX input position `index`, following
+/// the operand segments of ops with several optional inputs; null when the
+/// input is absent.
+mlir::Value getOnnxInput(mlir::Operation *op, unsigned index);
+
+/// The integer values of `v` when a constant (a kiln.constant, or one
+/// already lowered) defines it.
+std::optional<llvm::SmallVector<int64_t>> getConstantInts(mlir::Value v);
+
 /// The ONNX `TensorProto.DataType` of an MLIR element type, or 0.
 int64_t getOnnxDataType(mlir::Type elementType);
 
