@@ -629,9 +629,8 @@ FailureOr<Value> Lowering::lowerConv(Operation *op, RankedTensorType rt) {
   auto xt = cast<RankedTensorType>(x.getType());
   auto wt = cast<RankedTensorType>(w.getType());
   int64_t n = xt.getRank() - 2;
-  if (n != 2 && n != 1)
-    return op->emitOpError("only 1-D and 2-D convolutions are lowered yet"),
-           failure();
+  if (n < 1)
+    return op->emitOpError("needs at least one spatial dim"), failure();
   SmallVector<int64_t> kernel(wt.getShape().drop_front(2));
   auto strides = intsAttr(op, "strides", SmallVector<int64_t>(n, 1));
   auto dil = intsAttr(op, "dilations", SmallVector<int64_t>(n, 1));
@@ -649,40 +648,37 @@ FailureOr<Value> Lowering::lowerConv(Operation *op, RankedTensorType rt) {
   auto dilAttr = b.getI64TensorAttr(dil);
   Value out;
   if (group == 1) {
+    // A contraction whose loops run (n, f, c, k..., o...): the innermost
+    // loop walks the output row and the input row (at the stride)
+    // contiguously, so the generated loops vectorize along it.
     Value init = filled(b, loc, rt, zero);
-    if (n == 2) {
-      // A convolution whose loops run (n, f, c, kh, kw, oh, ow): the
-      // innermost loop walks the output row and the input row (at the
-      // stride) contiguously, so the generated loops vectorize along ow.
-      MLIRContext *ctx = b.getContext();
-      auto d = [&](unsigned i) { return getAffineDimExpr(i, ctx); };
-      AffineMap inMap = AffineMap::get(
-          7, 0,
-          {d(0), d(2), d(5) * strides[0] + d(3) * dil[0],
-           d(6) * strides[1] + d(4) * dil[1]},
-          ctx);
-      AffineMap wMap = AffineMap::get(7, 0, {d(1), d(2), d(3), d(4)}, ctx);
-      AffineMap outMap = AffineMap::get(7, 0, {d(0), d(1), d(5), d(6)}, ctx);
-      using IT = utils::IteratorType;
-      SmallVector<IT> iters = {IT::parallel,  IT::parallel,  IT::reduction,
-                               IT::reduction, IT::reduction, IT::parallel,
-                               IT::parallel};
-      out = linalg::GenericOp::create(
-                b, loc, TypeRange{rt}, ValueRange{xp, w}, ValueRange{init},
-                {inMap, wMap, outMap}, iters,
-                [&](OpBuilder &nb, Location nl, ValueRange a) {
-                  Value p = arith::MulFOp::create(nb, nl, a[0], a[1]);
-                  linalg::YieldOp::create(
-                      nb, nl,
-                      ValueRange{arith::AddFOp::create(nb, nl, a[2], p)});
-                })
-                .getResult(0);
-    } else {
-      out = linalg::Conv1DNcwFcwOp::create(b, loc, TypeRange{rt},
-                                           ValueRange{xp, w}, init,
-                                           stridesAttr, dilAttr)
-                .getResult(0);
+    MLIRContext *ctx = b.getContext();
+    unsigned nd = 3 + 2 * n;
+    auto d = [&](unsigned i) { return getAffineDimExpr(i, ctx); };
+    SmallVector<AffineExpr> inExprs = {d(0), d(2)}, wExprs = {d(1), d(2)},
+                            outExprs = {d(0), d(1)};
+    for (int64_t i = 0; i < n; ++i) {
+      AffineExpr k = d(3 + i), o = d(3 + n + i);
+      inExprs.push_back(o * strides[i] + k * dil[i]);
+      wExprs.push_back(k);
+      outExprs.push_back(o);
     }
+    using IT = utils::IteratorType;
+    SmallVector<IT> iters(nd, IT::parallel);
+    for (int64_t i = 2; i < 3 + n; ++i)
+      iters[i] = IT::reduction;
+    out = linalg::GenericOp::create(
+              b, loc, TypeRange{rt}, ValueRange{xp, w}, ValueRange{init},
+              {AffineMap::get(nd, 0, inExprs, ctx),
+               AffineMap::get(nd, 0, wExprs, ctx),
+               AffineMap::get(nd, 0, outExprs, ctx)},
+              iters,
+              [&](OpBuilder &nb, Location nl, ValueRange a) {
+                Value p = arith::MulFOp::create(nb, nl, a[0], a[1]);
+                linalg::YieldOp::create(
+                    nb, nl, ValueRange{arith::AddFOp::create(nb, nl, a[2], p)});
+              })
+              .getResult(0);
   } else {
     if (n != 2)
       return op->emitOpError("grouped convolutions are lowered in 2-D only"),
@@ -725,9 +721,8 @@ FailureOr<Value> Lowering::lowerPool(Operation *op, RankedTensorType rt) {
   Value x = op->getOperand(0);
   auto xt = cast<RankedTensorType>(x.getType());
   int64_t n = xt.getRank() - 2;
-  if (n != 2 && n != 1)
-    return op->emitOpError("only 1-D and 2-D pooling is lowered yet"),
-           failure();
+  if (n < 1)
+    return op->emitOpError("needs at least one spatial dim"), failure();
   bool isMax = isa<MaxPoolOp>(op);
   if (isMax && op->getNumResults() > 1)
     return op->emitOpError("the Indices output is not lowered yet"), failure();
@@ -754,27 +749,43 @@ FailureOr<Value> Lowering::lowerPool(Operation *op, RankedTensorType rt) {
                          : scalarConst(b, loc, elt, 0);
   Value xp = padTensor(b, loc, padTensor(b, loc, x, low, high, padValue), zeros,
                        extra, padValue);
+  // Loops (n, c, o..., k...), the window dims reducing; the window's
+  // extents come from an operand of its shape whose values are not read.
   Value window = tensor::EmptyOp::create(b, loc, kernel, elt);
-  auto stridesAttr = b.getI64TensorAttr(strides);
-  auto dilAttr = b.getI64TensorAttr(dil);
+  MLIRContext *ctx = b.getContext();
+  unsigned nd = 2 + 2 * n;
+  auto d = [&](unsigned i) { return getAffineDimExpr(i, ctx); };
+  SmallVector<AffineExpr> inExprs = {d(0), d(1)}, winExprs,
+                          outExprs = {d(0), d(1)};
+  for (int64_t i = 0; i < n; ++i) {
+    AffineExpr o = d(2 + i), k = d(2 + n + i);
+    inExprs.push_back(o * strides[i] + k * dil[i]);
+    winExprs.push_back(k);
+    outExprs.push_back(o);
+  }
+  SmallVector<utils::IteratorType> iters(nd, utils::IteratorType::parallel);
+  for (unsigned i = 2 + n; i < nd; ++i)
+    iters[i] = utils::IteratorType::reduction;
+  bool f = isFloat(elt);
   auto pool = [&](Value in, Value init) -> Value {
-    if (isMax)
-      return n == 2 ? linalg::PoolingNchwMaxOp::create(
-                          b, loc, TypeRange{rt}, ValueRange{in, window}, init,
-                          stridesAttr, dilAttr)
-                          .getResult(0)
-                    : linalg::PoolingNcwMaxOp::create(
-                          b, loc, TypeRange{rt}, ValueRange{in, window}, init,
-                          stridesAttr, dilAttr)
-                          .getResult(0);
-    return n == 2 ? linalg::PoolingNchwSumOp::create(
-                        b, loc, TypeRange{rt}, ValueRange{in, window}, init,
-                        stridesAttr, dilAttr)
-                        .getResult(0)
-                  : linalg::PoolingNcwSumOp::create(
-                        b, loc, TypeRange{rt}, ValueRange{in, window}, init,
-                        stridesAttr, dilAttr)
-                        .getResult(0);
+    return linalg::GenericOp::create(
+               b, loc, TypeRange{rt}, ValueRange{in, window}, ValueRange{init},
+               {AffineMap::get(nd, 0, inExprs, ctx),
+                AffineMap::get(nd, 0, winExprs, ctx),
+                AffineMap::get(nd, 0, outExprs, ctx)},
+               iters,
+               [&](OpBuilder &nb, Location nl, ValueRange a) {
+                 Value r;
+                 if (isMax)
+                   r = f ? arith::MaximumFOp::create(nb, nl, a[0], a[2])
+                               .getResult()
+                         : arith::MaxSIOp::create(nb, nl, a[0], a[2])
+                               .getResult();
+                 else
+                   r = arith::AddFOp::create(nb, nl, a[0], a[2]);
+                 linalg::YieldOp::create(nb, nl, ValueRange{r});
+               })
+        .getResult(0);
   };
   Value init = filled(b, loc, rt, padValue);
   Value result = pool(xp, init);

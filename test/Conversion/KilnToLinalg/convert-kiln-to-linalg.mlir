@@ -53,15 +53,20 @@ func.func @depthwise(%x: tensor<1x4x8x8xf32>, %w: tensor<4x1x3x3xf32>) -> tensor
 
 // -----
 
-// MaxPool starts from -inf (and pads with it); AveragePool divides by a count that pooling a
-// tensor of ones computes, so padding is excluded by default.
+// Pooling is a reduction over the window dims. MaxPool starts from -inf
+// (and pads with it); AveragePool divides by a count that pooling a tensor
+// of ones computes, so padding is excluded by default.
 
 // CHECK-LABEL: func.func @pools
 // CHECK-DAG:     %[[NEGINF:.+]] = arith.constant 0xFF800000 : f32
 // CHECK:         linalg.fill ins(%[[NEGINF]]
-// CHECK:         linalg.pooling_nchw_max
-// CHECK:         linalg.pooling_nchw_sum
-// CHECK:         linalg.pooling_nchw_sum
+// CHECK:         linalg.generic {{.*}}iterator_types = ["parallel", "parallel", "parallel", "parallel", "reduction", "reduction"]
+// CHECK:           arith.maximumf
+// CHECK:         tensor.pad %{{.+}} low[0, 0, 1, 1] high[0, 0, 0, 0]
+// CHECK:         linalg.generic {{.*}}iterator_types = ["parallel", "parallel", "parallel", "parallel", "reduction", "reduction"]
+// CHECK:           arith.addf
+// CHECK:         linalg.generic {{.*}}iterator_types = ["parallel", "parallel", "parallel", "parallel", "reduction", "reduction"]
+// CHECK:           arith.addf
 // CHECK:         arith.divf
 func.func @pools(%x: tensor<1x2x4x4xf32>) -> (tensor<1x2x2x2xf32>, tensor<1x2x4x4xf32>) {
   %0 = kiln.max_pool(%x) {kernel_shape = array<i64: 2, 2>, strides = array<i64: 2, 2>} : (tensor<1x2x4x4xf32>) -> tensor<1x2x2x2xf32>
