@@ -46,7 +46,7 @@ void kiln::buildCpuCodegenPipeline(OpPassManager &pm,
                   "func.func(kiln-copy-to-linalg,convert-linalg-to-loops),"
                   "lower-affine,convert-scf-to-cf,canonicalize,"
                   "expand-strided-metadata,finalize-memref-to-llvm,"
-                  "convert-math-to-libm,convert-math-to-llvm,"
+                  "convert-math-to-funcs,convert-math-to-libm,convert-math-to-llvm,"
                   "convert-arith-to-llvm,convert-index-to-llvm,"
                   "convert-func-to-llvm{use-bare-ptr-memref-call-conv=true},"
                   "convert-cf-to-llvm,"

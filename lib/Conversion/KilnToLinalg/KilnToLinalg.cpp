@@ -277,6 +277,12 @@ scalarBody(Operation *op, Type elt) {
   if (name == "kiln.pow" && !f)
     return [](OpBuilder &b, Location l, ValueRange a) -> Value {
       Value e = a[1];
+      if (isa<FloatType>(e.getType())) {
+        // An integer to a float power: in floating point, then truncated.
+        Value base = convertScalar(b, l, a[0], e.getType());
+        return convertScalar(b, l, math::PowFOp::create(b, l, base, e),
+                             a[0].getType());
+      }
       if (e.getType() != a[0].getType())
         e = convertScalar(b, l, e, a[0].getType());
       return math::IPowIOp::create(b, l, a[0], e);
@@ -822,14 +828,19 @@ FailureOr<SmallVector<Value>> Lowering::lowerOp(Operation *op) {
   if (isa<IdentityOp>(op))
     return one(op->getOperand(0));
   if (isa<DropoutOp>(op)) {
-    if (op->getNumResults() > 1)
-      return op->emitOpError("the mask output is not lowered yet"), failure();
     if (Value training = onnxInput(op, 2)) {
       auto v = constInts(training);
       if (!v || llvm::any_of(*v, [](int64_t x) { return x != 0; }))
         return op->emitOpError("training mode is not lowered"), failure();
     }
-    return one(op->getOperand(0));
+    // Inference: the data passes through and the mask keeps everything.
+    SmallVector<Value> results = {op->getOperand(0)};
+    if (op->getNumResults() > 1) {
+      auto maskType = cast<RankedTensorType>(op->getResult(1).getType());
+      results.push_back(
+          filled(b, loc, maskType, scalarConst(b, loc, b.getI1Type(), 1)));
+    }
+    return results;
   }
 
   // Elementwise ops with a scalar body, broadcasting their operands.
@@ -1268,9 +1279,10 @@ FailureOr<SmallVector<Value>> Lowering::lowerOp(Operation *op) {
     return op->emitOpError("needs constant operands to lower"), failure();
   }
   if (auto pad = dyn_cast<PadOp>(op)) {
-    if (pad.getMode() != "constant")
-      return op->emitOpError("pad mode '") << pad.getMode()
-                                           << "' is not lowered yet",
+    StringRef mode = pad.getMode();
+    if (mode != "constant" && mode != "reflect" && mode != "edge" &&
+        mode != "wrap")
+      return op->emitOpError("pad mode '") << mode << "' is not lowered yet",
              failure();
     auto pads = constInts(pad.getPads());
     if (!pads || pad.getAxes())
@@ -1278,6 +1290,52 @@ FailureOr<SmallVector<Value>> Lowering::lowerOp(Operation *op) {
     int64_t rank = rt.getRank();
     if (llvm::any_of(*pads, [](int64_t p) { return p < 0; }))
       return op->emitOpError("negative pads are not lowered yet"), failure();
+    if (mode != "constant") {
+      // Each output index maps back into the input: mirrored (reflect),
+      // clamped (edge) or wrapped around (wrap).
+      Value data = pad.getData();
+      auto dt = cast<RankedTensorType>(data.getType());
+      return one(elementwise(
+          b, loc, rt, ValueRange{},
+          [&](OpBuilder &nb, Location nl, ValueRange) -> Value {
+            SmallVector<Value> coords;
+            auto ic = [&](int64_t v) -> Value {
+              return arith::ConstantIndexOp::create(nb, nl, v);
+            };
+            for (int64_t d = 0; d < rank; ++d) {
+              int64_t in = dt.getDimSize(d), lo = (*pads)[d];
+              Value i = arith::SubIOp::create(
+                  nb, nl, linalg::IndexOp::create(nb, nl, d), ic(lo));
+              Value zero = ic(0), last = ic(in - 1);
+              Value neg = arith::CmpIOp::create(
+                  nb, nl, arith::CmpIPredicate::slt, i, zero);
+              Value over = arith::CmpIOp::create(
+                  nb, nl, arith::CmpIPredicate::sgt, i, last);
+              Value r;
+              if (mode == "edge") {
+                r = arith::SelectOp::create(
+                    nb, nl, neg, zero,
+                    arith::SelectOp::create(nb, nl, over, last, i));
+              } else if (mode == "reflect") {
+                // -i before the start, 2(in-1) - i past the end (pads are
+                // smaller than the extent, as ONNX requires).
+                r = arith::SelectOp::create(
+                    nb, nl, neg, arith::SubIOp::create(nb, nl, zero, i),
+                    arith::SelectOp::create(
+                        nb, nl, over,
+                        arith::SubIOp::create(nb, nl, ic(2 * (in - 1)), i), i));
+              } else { // wrap
+                Value m = arith::RemSIOp::create(nb, nl, i, ic(in));
+                Value mneg = arith::CmpIOp::create(
+                    nb, nl, arith::CmpIPredicate::slt, m, zero);
+                r = arith::SelectOp::create(
+                    nb, nl, mneg, arith::AddIOp::create(nb, nl, m, ic(in)), m);
+              }
+              coords.push_back(r);
+            }
+            return tensor::ExtractOp::create(nb, nl, data, coords);
+          }));
+    }
     Value padValue = scalarConst(b, loc, elt, 0);
     if (Value cv = pad.getConstantValue())
       padValue = tensor::ExtractOp::create(
@@ -2120,6 +2178,41 @@ FailureOr<SmallVector<Value>> Lowering::lowerOp(Operation *op) {
                 nb, nl, acc, arith::MulFOp::create(nb, nl, v, w));
           }
           return convertScalar(nb, nl, acc, elt);
+        }));
+  }
+
+  if (auto gnd = dyn_cast<GatherNDOp>(op)) {
+    Value data = gnd.getData(), indices = gnd.getIndices();
+    auto dt = cast<RankedTensorType>(data.getType());
+    auto it = cast<RankedTensorType>(indices.getType());
+    int64_t bdims = gnd.getBatchDims();
+    int64_t q = it.getRank(), k = it.getDimSize(q - 1);
+    // out[b..., i..., r...] = data[b..., idx(b..., i..., 0..k-1), r...]
+    return one(elementwise(
+        b, loc, rt, ValueRange{},
+        [&](OpBuilder &nb, Location nl, ValueRange) -> Value {
+          auto ic = [&](int64_t v) -> Value {
+            return arith::ConstantIndexOp::create(nb, nl, v);
+          };
+          SmallVector<Value> outIdx;
+          for (int64_t d = 0; d < rt.getRank(); ++d)
+            outIdx.push_back(linalg::IndexOp::create(nb, nl, d));
+          SmallVector<Value> coords(outIdx.begin(), outIdx.begin() + bdims);
+          SmallVector<Value> idxCoords(outIdx.begin(), outIdx.begin() + q - 1);
+          idxCoords.push_back(Value());
+          for (int64_t j = 0; j < k; ++j) {
+            idxCoords.back() = ic(j);
+            Value v = tensor::ExtractOp::create(nb, nl, indices, idxCoords);
+            Value i = arith::IndexCastOp::create(nb, nl, nb.getIndexType(), v);
+            int64_t extent = dt.getDimSize(bdims + j);
+            Value neg = arith::CmpIOp::create(nb, nl, arith::CmpIPredicate::slt,
+                                              i, ic(0));
+            coords.push_back(arith::SelectOp::create(
+                nb, nl, neg, arith::AddIOp::create(nb, nl, i, ic(extent)), i));
+          }
+          for (int64_t d = q - 1; d < rt.getRank(); ++d)
+            coords.push_back(outIdx[d]);
+          return tensor::ExtractOp::create(nb, nl, data, coords);
         }));
   }
   return op->emitOpError("is not lowered to linalg yet"), failure();
