@@ -1,4 +1,5 @@
-//===- InitAll.h - register every Kiln dialect and pass ----------*- C++ -*-===//
+//===- InitAll.h - register every Kiln dialect and pass ----------*- C++
+//-*-===//
 
 #ifndef KILN_INITALL_H
 #define KILN_INITALL_H

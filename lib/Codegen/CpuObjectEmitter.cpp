@@ -8,7 +8,6 @@
 #include "mlir/Target/LLVMIR/Export.h"
 #include "llvm/ADT/ScopeExit.h"
 #include "llvm/IR/IRBuilder.h"
-#include "llvm/TargetParser/SubtargetFeature.h"
 #include "llvm/IR/LegacyPassManager.h"
 #include "llvm/IR/Module.h"
 #include "llvm/MC/TargetRegistry.h"
@@ -18,6 +17,7 @@
 #include "llvm/Support/TargetSelect.h"
 #include "llvm/Target/TargetMachine.h"
 #include "llvm/TargetParser/Host.h"
+#include "llvm/TargetParser/SubtargetFeature.h"
 
 using namespace mlir;
 
@@ -56,8 +56,7 @@ llvm::LogicalResult addEntryTrampoline(llvm::Module &m, unsigned numArgs,
 }
 } // namespace
 
-llvm::LogicalResult kiln::emitCpuSharedObject(ModuleOp module,
-                                              unsigned numArgs,
+llvm::LogicalResult kiln::emitCpuSharedObject(ModuleOp module, unsigned numArgs,
                                               unsigned optLevel,
                                               StringRef soPath,
                                               std::string &error,
@@ -132,11 +131,11 @@ llvm::LogicalResult kiln::emitCpuSharedObject(ModuleOp module,
     return llvm::failure();
   }
   std::string out = soPath.str(), obj = objPath.str().str();
-  llvm::SmallVector<llvm::StringRef> args = {*cc, "-shared", "-o", out, obj,
-                                             "-lm"};
+  llvm::SmallVector<llvm::StringRef> args = {*cc, "-shared", "-o",
+                                             out, obj,       "-lm"};
   std::string linkError;
-  int rc = llvm::sys::ExecuteAndWait(*cc, args, std::nullopt, {}, 0, 0,
-                                     &linkError);
+  int rc =
+      llvm::sys::ExecuteAndWait(*cc, args, std::nullopt, {}, 0, 0, &linkError);
   if (rc != 0) {
     error = "linking the shared object failed" +
             (linkError.empty() ? "" : ": " + linkError);

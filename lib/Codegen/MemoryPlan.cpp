@@ -30,8 +30,9 @@ kiln::MemoryPlan kiln::planMemory(const std::vector<LiveRange> &buffers,
     for (size_t j : placed) {
       const LiveRange &o = buffers[j];
       if (o.start <= r.end && r.start <= o.end)
-        taken.push_back({plan.offsets[j],
-                         plan.offsets[j] + align(std::max<int64_t>(o.size, 1))});
+        taken.push_back(
+            {plan.offsets[j],
+             plan.offsets[j] + align(std::max<int64_t>(o.size, 1))});
     }
     std::sort(taken.begin(), taken.end());
     // Best fit: the smallest gap that holds the buffer, else the end.

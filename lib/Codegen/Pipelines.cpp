@@ -35,22 +35,23 @@ void kiln::buildKilnToLinalgPipeline(OpPassManager &pm) {
 
 void kiln::buildCpuCodegenPipeline(OpPassManager &pm,
                                    const CpuPipelineOptions &options) {
-  addPipeline(pm, "func.func(linalg-fuse-elementwise-ops),"
-                  "canonicalize,cse,"
-                  "one-shot-bufferize{bufferize-function-boundaries "
-                  "function-boundary-type-conversion=identity-layout-map},"
-                  "buffer-results-to-out-params{hoist-static-allocs=true "
-                  "modify-public-functions=true},"
-                  "canonicalize,kiln-plan-memory,"
-                  "buffer-deallocation-pipeline,"
-                  "func.func(kiln-copy-to-linalg,convert-linalg-to-loops),"
-                  "lower-affine,convert-scf-to-cf,canonicalize,"
-                  "expand-strided-metadata,finalize-memref-to-llvm,"
-                  "convert-math-to-funcs,convert-math-to-libm,convert-math-to-llvm,"
-                  "convert-arith-to-llvm,convert-index-to-llvm,"
-                  "convert-func-to-llvm{use-bare-ptr-memref-call-conv=true},"
-                  "convert-cf-to-llvm,"
-                  "reconcile-unrealized-casts");
+  addPipeline(pm,
+              "func.func(linalg-fuse-elementwise-ops),"
+              "canonicalize,cse,"
+              "one-shot-bufferize{bufferize-function-boundaries "
+              "function-boundary-type-conversion=identity-layout-map},"
+              "buffer-results-to-out-params{hoist-static-allocs=true "
+              "modify-public-functions=true},"
+              "canonicalize,kiln-plan-memory,"
+              "buffer-deallocation-pipeline,"
+              "func.func(kiln-copy-to-linalg,convert-linalg-to-loops),"
+              "lower-affine,convert-scf-to-cf,canonicalize,"
+              "expand-strided-metadata,finalize-memref-to-llvm,"
+              "convert-math-to-funcs,convert-math-to-libm,convert-math-to-llvm,"
+              "convert-arith-to-llvm,convert-index-to-llvm,"
+              "convert-func-to-llvm{use-bare-ptr-memref-call-conv=true},"
+              "convert-cf-to-llvm,"
+              "reconcile-unrealized-casts");
 }
 
 void kiln::buildCpuPipeline(OpPassManager &pm,

@@ -47,8 +47,7 @@ std::optional<int64_t> lastUse(Value root, Block &body,
   return last;
 }
 
-struct PlanMemoryPass
-    : public kiln::impl::KilnPlanMemoryBase<PlanMemoryPass> {
+struct PlanMemoryPass : public kiln::impl::KilnPlanMemoryBase<PlanMemoryPass> {
   void runOnOperation() override {
     ModuleOp module = getOperation();
     auto fn = module.lookupSymbol<func::FuncOp>("main");
@@ -104,13 +103,13 @@ struct PlanMemoryPass
     module->setAttr(
         "kiln.memory_plan",
         b.getDictionaryAttr(
-            {b.getNamedAttr("arena_bytes", b.getI64IntegerAttr(plan.arenaBytes)),
+            {b.getNamedAttr("arena_bytes",
+                            b.getI64IntegerAttr(plan.arenaBytes)),
              b.getNamedAttr("unplanned_bytes",
                             b.getI64IntegerAttr(plan.unplannedBytes)),
              b.getNamedAttr("lower_bound_bytes",
                             b.getI64IntegerAttr(plan.lowerBoundBytes)),
-             b.getNamedAttr("buffers",
-                            b.getI64IntegerAttr(ranges.size()))}));
+             b.getNamedAttr("buffers", b.getI64IntegerAttr(ranges.size()))}));
   }
 };
 

@@ -14,8 +14,8 @@
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/BuiltinAttributes.h"
-#include "mlir/IR/DialectResourceBlobManager.h"
 #include "mlir/IR/BuiltinDialect.h"
+#include "mlir/IR/DialectResourceBlobManager.h"
 #include "mlir/IR/Verifier.h"
 #include "llvm/ADT/ScopeExit.h"
 #include "llvm/ADT/StringExtras.h"
@@ -276,7 +276,7 @@ Importer::readTensorBytes(const onnx::TensorProto &tensor, Location loc) {
   if (location.empty() || llvm::sys::path::is_absolute(location) ||
       llvm::any_of(llvm::make_range(llvm::sys::path::begin(location),
                                     llvm::sys::path::end(location)),
-                    [](StringRef c) { return c == ".."; }))
+                   [](StringRef c) { return c == ".."; }))
     return emitError(loc) << "tensor '" << tensor.name()
                           << "': external data location '" << location
                           << "' must be a relative path inside the model's "
@@ -335,19 +335,19 @@ FailureOr<ElementsAttr> Importer::convertTensor(const onnx::TensorProto &tensor,
 
   if (isa<StringType>(elt)) {
     if (tensor.string_data_size() != n)
-      return emitError(loc) << "tensor '" << tensor.name() << "' holds "
-                            << tensor.string_data_size()
-                            << " strings, expected " << n,
+      return emitError(loc)
+                 << "tensor '" << tensor.name() << "' holds "
+                 << tensor.string_data_size() << " strings, expected " << n,
              failure();
     SmallVector<StringRef> strs(tensor.string_data().begin(),
                                 tensor.string_data().end());
     return cast<ElementsAttr>(DenseStringElementsAttr::get(type, strs));
   }
 
-  unsigned bits = isa<ComplexType>(elt)
-                      ? 2 * cast<ComplexType>(elt).getElementType()
-                                .getIntOrFloatBitWidth()
-                      : elt.getIntOrFloatBitWidth();
+  unsigned bits =
+      isa<ComplexType>(elt)
+          ? 2 * cast<ComplexType>(elt).getElementType().getIntOrFloatBitWidth()
+          : elt.getIntOrFloatBitWidth();
   bool hasRaw = tensor.has_raw_data() ||
                 tensor.data_location() == onnx::TensorProto::EXTERNAL;
   // Unpacked little-endian bytes of every element, `bytes` each; sub-byte
@@ -361,19 +361,19 @@ FailureOr<ElementsAttr> Importer::convertTensor(const onnx::TensorProto &tensor,
     if (bits < 8) {
       unsigned perByte = 8 / bits;
       if (raw->size() != static_cast<size_t>((n + perByte - 1) / perByte))
-        return emitError(loc) << "tensor '" << tensor.name() << "' holds "
-                              << raw->size() << " bytes, expected "
-                              << (n + perByte - 1) / perByte,
+        return emitError(loc)
+                   << "tensor '" << tensor.name() << "' holds " << raw->size()
+                   << " bytes, expected " << (n + perByte - 1) / perByte,
                failure();
       data.resize(n);
       for (int64_t i = 0; i < n; ++i)
-        data[i] = ((*raw)[i / perByte] >> ((i % perByte) * bits)) &
-                  ((1 << bits) - 1);
+        data[i] =
+            ((*raw)[i / perByte] >> ((i % perByte) * bits)) & ((1 << bits) - 1);
     } else {
       if (raw->size() != static_cast<size_t>(n) * bytes)
-        return emitError(loc) << "tensor '" << tensor.name() << "' holds "
-                              << raw->size() << " bytes, expected "
-                              << n * bytes,
+        return emitError(loc)
+                   << "tensor '" << tensor.name() << "' holds " << raw->size()
+                   << " bytes, expected " << n * bytes,
                failure();
       data = std::move(*raw);
     }
@@ -383,8 +383,8 @@ FailureOr<ElementsAttr> Importer::convertTensor(const onnx::TensorProto &tensor,
       std::memcpy(&data[i * bytes], &v, bytes);
     };
     auto mismatch = [&](int64_t have) {
-      return emitError(loc) << "tensor '" << tensor.name() << "' holds "
-                            << have << " values, expected " << n,
+      return emitError(loc) << "tensor '" << tensor.name() << "' holds " << have
+                            << " values, expected " << n,
              failure();
     };
     if (tensor.float_data_size()) {
@@ -436,7 +436,8 @@ FailureOr<ElementsAttr> Importer::convertTensor(const onnx::TensorProto &tensor,
   if (bits < 8) {
     SmallVector<APInt> values;
     for (char c : data)
-      values.push_back(APInt(bits, static_cast<uint8_t>(c) & ((1u << bits) - 1)));
+      values.push_back(
+          APInt(bits, static_cast<uint8_t>(c) & ((1u << bits) - 1)));
     if (isa<FloatType>(elt)) {
       SmallVector<APFloat> floats;
       for (const APInt &v : values)
@@ -466,18 +467,18 @@ Value Importer::constI64(Location loc, ArrayRef<int64_t> values, bool scalar) {
   auto type = RankedTensorType::get(
       scalar ? ArrayRef<int64_t>{} : ArrayRef<int64_t>{(int64_t)values.size()},
       b.getI64Type());
-  return ConstantOp::create(b, loc, type,
-                            cast<ElementsAttr>(DenseElementsAttr::get(type, values)));
+  return ConstantOp::create(
+      b, loc, type, cast<ElementsAttr>(DenseElementsAttr::get(type, values)));
 }
 
 //===----------------------------------------------------------------------===//
 // Attributes
 //===----------------------------------------------------------------------===//
 
-FailureOr<Attribute> Importer::convertAttribute(const onnx::NodeProto &node,
-                                                const onnx::AttributeProto &attr,
-                                                const OpInfo &info,
-                                                Location loc) {
+FailureOr<Attribute>
+Importer::convertAttribute(const onnx::NodeProto &node,
+                           const onnx::AttributeProto &attr, const OpInfo &info,
+                           Location loc) {
   if (!attr.ref_attr_name().empty())
     return nodeError(node, loc) << "attribute '" << attr.name()
                                 << "' refers to a function attribute, "
@@ -534,10 +535,9 @@ FailureOr<Attribute> Importer::convertAttribute(const onnx::NodeProto &node,
     return Attribute(TypeAttr::get(t));
   }
   default:
-    return nodeError(node, loc) << "attribute '" << attr.name()
-                                << "' has unsupported kind "
-                                << onnx::AttributeProto::AttributeType_Name(
-                                       attr.type()),
+    return nodeError(node, loc)
+               << "attribute '" << attr.name() << "' has unsupported kind "
+               << onnx::AttributeProto::AttributeType_Name(attr.type()),
            failure();
   }
 }
@@ -610,9 +610,9 @@ LogicalResult Importer::upgradeNode(const onnx::NodeProto &node,
       if (d.requiredValue != INT64_MIN) {
         auto i = dyn_cast<IntegerAttr>(a);
         if (!i || i.getInt() != d.requiredValue)
-          return nodeError(node, loc) << "attribute '" << d.attr
-                                      << "' other than " << d.requiredValue
-                                      << " is not supported",
+          return nodeError(node, loc)
+                     << "attribute '" << d.attr << "' other than "
+                     << d.requiredValue << " is not supported",
                  failure();
       }
       attrs.erase(d.attr);
@@ -633,8 +633,8 @@ LogicalResult Importer::upgradeNode(const onnx::NodeProto &node,
     case AttrToInput::I64s: {
       auto ints = dyn_cast<DenseI64ArrayAttr>(a);
       if (!ints)
-        return nodeError(node, loc) << "attribute '" << r.attr
-                                    << "' must be a list of ints",
+        return nodeError(node, loc)
+                   << "attribute '" << r.attr << "' must be a list of ints",
                failure();
       v = constI64(loc, ints.asArrayRef());
       break;
@@ -643,8 +643,8 @@ LogicalResult Importer::upgradeNode(const onnx::NodeProto &node,
     case AttrToInput::I64Scalar1D: {
       auto i = dyn_cast<IntegerAttr>(a);
       if (!i)
-        return nodeError(node, loc) << "attribute '" << r.attr
-                                    << "' must be an int",
+        return nodeError(node, loc)
+                   << "attribute '" << r.attr << "' must be an int",
                failure();
       v = constI64(loc, {i.getInt()}, r.kind == AttrToInput::I64Scalar);
       break;
@@ -652,8 +652,8 @@ LogicalResult Importer::upgradeNode(const onnx::NodeProto &node,
     case AttrToInput::F32s: {
       auto fs = dyn_cast<DenseF32ArrayAttr>(a);
       if (!fs)
-        return nodeError(node, loc) << "attribute '" << r.attr
-                                    << "' must be a list of floats",
+        return nodeError(node, loc)
+                   << "attribute '" << r.attr << "' must be a list of floats",
                failure();
       auto type = RankedTensorType::get({(int64_t)fs.size()}, b.getF32Type());
       v = ConstantOp::create(
@@ -666,8 +666,8 @@ LogicalResult Importer::upgradeNode(const onnx::NodeProto &node,
       Type elt = inputs[0] ? getElementTypeOrSelf(inputs[0].getType()) : Type();
       auto ft = dyn_cast_or_null<FloatType>(elt);
       if (!f || !ft)
-        return nodeError(node, loc) << "attribute '" << r.attr
-                                    << "' needs a float input tensor",
+        return nodeError(node, loc)
+                   << "attribute '" << r.attr << "' needs a float input tensor",
                failure();
       APFloat value = f.getValue();
       bool lost;
@@ -675,7 +675,8 @@ LogicalResult Importer::upgradeNode(const onnx::NodeProto &node,
                     &lost);
       auto type = RankedTensorType::get({}, ft);
       v = ConstantOp::create(
-          b, loc, type, cast<ElementsAttr>(DenseElementsAttr::get(type, value)));
+          b, loc, type,
+          cast<ElementsAttr>(DenseElementsAttr::get(type, value)));
       break;
     }
     }
@@ -691,8 +692,8 @@ LogicalResult Importer::upgradeNode(const onnx::NodeProto &node,
   // aligned at `axis`; numpy-style broadcasting covers the trailing-aligned
   // case, which is the one exporters emitted.
   static const llvm::StringSet<> legacyBroadcast = {
-      "Add", "Sub", "Mul", "Div", "Pow", "And", "Or", "Xor", "Equal",
-      "Greater", "Less", "PRelu", "Gemm"};
+      "Add", "Sub",   "Mul",     "Div",  "Pow",   "And", "Or",
+      "Xor", "Equal", "Greater", "Less", "PRelu", "Gemm"};
   if (opset < 7 && op == "PRelu" && inputs.size() == 2 && inputs[0] &&
       inputs[1]) {
     // PRelu-6 applies a 1-D slope along the channel axis (1).
@@ -724,9 +725,8 @@ LogicalResult Importer::upgradeNode(const onnx::NodeProto &node,
       if (a && ax < 0)
         ax += a.getRank();
       if (!a || !bt || ax != a.getRank() - bt.getRank())
-        return nodeError(node, loc)
-               << "legacy broadcasting at axis " << axis.getInt()
-               << " is not supported",
+        return nodeError(node, loc) << "legacy broadcasting at axis "
+                                    << axis.getInt() << " is not supported",
                failure();
       attrs.erase("axis");
     }
@@ -739,9 +739,9 @@ LogicalResult Importer::upgradeNode(const onnx::NodeProto &node,
     // follows the inference form with a single output.
     for (int i = 1; i < node.output_size(); ++i)
       if (!node.output(i).empty())
-        return nodeError(node, loc)
-               << "training-mode outputs of BatchNormalization before opset "
-                  "14 are not supported",
+        return nodeError(node, loc) << "training-mode outputs of "
+                                       "BatchNormalization before opset "
+                                       "14 are not supported",
                failure();
     handled = true;
   }
@@ -784,8 +784,8 @@ FailureOr<Operation *> Importer::buildOp(const onnx::NodeProto &node,
       int32_t count = 0;
       for (; next < inputs.size(); ++next, ++count) {
         if (!inputs[next])
-          return nodeError(node, loc) << "variadic input #" << next
-                                      << " must not be empty",
+          return nodeError(node, loc)
+                     << "variadic input #" << next << " must not be empty",
                  failure();
         state.operands.push_back(inputs[next]);
       }
@@ -795,16 +795,15 @@ FailureOr<Operation *> Importer::buildOp(const onnx::NodeProto &node,
     Value v = next < inputs.size() ? inputs[next] : Value();
     ++next;
     if (!v && kind == 's')
-      return nodeError(node, loc) << "missing required input #" << i,
-             failure();
+      return nodeError(node, loc) << "missing required input #" << i, failure();
     if (v)
       state.operands.push_back(v);
     sizes.push_back(v ? 1 : 0);
   }
   if (next < inputs.size())
-    return nodeError(node, loc) << "has " << inputs.size()
-                                << " inputs; the operator takes at most "
-                                << kinds.size(),
+    return nodeError(node, loc)
+               << "has " << inputs.size()
+               << " inputs; the operator takes at most " << kinds.size(),
            failure();
 
   StringRef outKinds = info.outputKinds;
@@ -819,17 +818,17 @@ FailureOr<Operation *> Importer::buildOp(const onnx::NodeProto &node,
       resultSizes.push_back(count);
       continue;
     }
-    bool present = kind == 's' ||
-                   (out < numOutputs && !node.output(out).empty());
+    bool present =
+        kind == 's' || (out < numOutputs && !node.output(out).empty());
     if (present)
       resultNames.push_back(out < numOutputs ? node.output(out) : "");
     resultSizes.push_back(present ? 1 : 0);
     ++out;
   }
   if (out < numOutputs)
-    return nodeError(node, loc) << "has " << numOutputs
-                                << " outputs; the operator has at most "
-                                << outKinds.size(),
+    return nodeError(node, loc)
+               << "has " << numOutputs << " outputs; the operator has at most "
+               << outKinds.size(),
            failure();
   for (const std::string &name : resultNames) {
     Type t = name.empty() ? Type() : knownType(name);
@@ -852,8 +851,8 @@ FailureOr<Operation *> Importer::buildOp(const onnx::NodeProto &node,
       if (a.name() == regionName)
         graph = &a;
     if (!graph || graph->type() != onnx::AttributeProto::GRAPH)
-      return nodeError(node, loc) << "missing graph attribute '" << regionName
-                                  << "'",
+      return nodeError(node, loc)
+                 << "missing graph attribute '" << regionName << "'",
              failure();
     if (failed(importSubgraph(graph->g(), *region, loc)))
       return failure();
@@ -891,8 +890,8 @@ LogicalResult Importer::typeResults(const onnx::NodeProto &node, Operation *op,
       }
       if (!areCompatibleTypes(want, have))
         return nodeError(node, loc)
-               << "output #" << result.getResultNumber() << " is declared "
-               << have << " but its inputs imply " << want,
+                   << "output #" << result.getResultNumber() << " is declared "
+                   << have << " but its inputs imply " << want,
                failure();
       result.setType(refineType(have, want));
     }
@@ -921,8 +920,8 @@ LogicalResult Importer::typeResults(const onnx::NodeProto &node, Operation *op,
       else if (!areCompatibleTypes(joined, result.getType()) &&
                !areCompatibleTypes(result.getType(), joined))
         return nodeError(node, loc)
-               << "output #" << i << " is declared " << result.getType()
-               << " but the branches yield " << joined,
+                   << "output #" << i << " is declared " << result.getType()
+                   << " but the branches yield " << joined,
                failure();
     }
   } else if (node.op_type() == "Loop" || node.op_type() == "Scan") {
@@ -961,10 +960,11 @@ LogicalResult Importer::typeResults(const onnx::NodeProto &node, Operation *op,
   for (OpResult result : op->getResults())
     if (isa<NoneType>(result.getType()))
       return nodeError(node, loc)
-             << "cannot infer the type of output #" << result.getResultNumber()
-             << ": the model does not give it and kiln has no shape "
-                "function for "
-             << node.op_type(),
+                 << "cannot infer the type of output #"
+                 << result.getResultNumber()
+                 << ": the model does not give it and kiln has no shape "
+                    "function for "
+                 << node.op_type(),
              failure();
   return success();
 }
@@ -1008,8 +1008,8 @@ LogicalResult Importer::importConstantNode(const onnx::NodeProto &node,
                     : RankedTensorType::get({(int64_t)strs.size()}, st);
     value = DenseStringElementsAttr::get(type, strs);
   } else {
-    return nodeError(node, loc) << "attribute '" << a.name()
-                                << "' is not supported",
+    return nodeError(node, loc)
+               << "attribute '" << a.name() << "' is not supported",
            failure();
   }
   auto elements = cast<ElementsAttr>(value);
@@ -1021,8 +1021,8 @@ LogicalResult Importer::importConstantNode(const onnx::NodeProto &node,
 LogicalResult Importer::importNode(const onnx::NodeProto &node, int index) {
   Location loc = nodeLoc(node, index);
   if (!node.domain().empty() && node.domain() != "ai.onnx")
-    return nodeError(node, loc) << "operator domain '" << node.domain()
-                                << "' is not supported",
+    return nodeError(node, loc)
+               << "operator domain '" << node.domain() << "' is not supported",
            failure();
   if (node.op_type() == "Constant")
     return importConstantNode(node, loc);
@@ -1038,8 +1038,8 @@ LogicalResult Importer::importNode(const onnx::NodeProto &node, int index) {
     }
     Value v = lookup(name);
     if (!v)
-      return nodeError(node, loc) << "input '" << name
-                                  << "' is not defined before the node",
+      return nodeError(node, loc)
+                 << "input '" << name << "' is not defined before the node",
              failure();
     inputs.push_back(v);
   }
@@ -1081,7 +1081,7 @@ LogicalResult Importer::importNode(const onnx::NodeProto &node, int index) {
         axis += rank;
       if (axis < 0 || axis >= rank)
         return nodeError(node, loc)
-               << "axis " << axis << " is out of range for rank " << rank,
+                   << "axis " << axis << " is out of range for rank " << rank,
                failure();
       NamedAttrList lastAxis;
       lastAxis.set("axis", b.getI64IntegerAttr(-1));
@@ -1118,7 +1118,7 @@ LogicalResult Importer::importNode(const onnx::NodeProto &node, int index) {
     }
     if (node.op_type() == "Scan" && opset < 9)
       return nodeError(node, loc)
-             << "Scan before opset 9 (with a batch axis) is not supported",
+                 << "Scan before opset 9 (with a batch axis) is not supported",
              failure();
     bool handled = false;
     if (failed(upgradeNode(node, *info, loc, inputs, attrs, handled)))
@@ -1126,8 +1126,7 @@ LogicalResult Importer::importNode(const onnx::NodeProto &node, int index) {
     if (!handled)
       return nodeError(node, loc) << "kiln follows " << node.op_type()
                                   << " as of opset " << info->compatibleSince
-                                  << " and has no upgrade from opset "
-                                  << opset,
+                                  << " and has no upgrade from opset " << opset,
              failure();
   }
 
@@ -1137,8 +1136,8 @@ LogicalResult Importer::importNode(const onnx::NodeProto &node, int index) {
         a.getName() == "resultSegmentSizes")
       continue;
     if (!llvm::is_contained(opName.getAttributeNames(), a.getName()))
-      return nodeError(node, loc) << "unknown attribute '"
-                                  << a.getName().getValue() << "'",
+      return nodeError(node, loc)
+                 << "unknown attribute '" << a.getName().getValue() << "'",
              failure();
   }
 
@@ -1146,8 +1145,8 @@ LogicalResult Importer::importNode(const onnx::NodeProto &node, int index) {
   StringRef(info->requiredAttrs).split(required, ',', -1, false);
   for (StringRef name : required)
     if (!attrs.get(kilnAttrName(*info, name)))
-      return nodeError(node, loc) << "missing required attribute '" << name
-                                  << "'",
+      return nodeError(node, loc)
+                 << "missing required attribute '" << name << "'",
              failure();
 
   unsigned numOutputs = node.output_size();
@@ -1169,7 +1168,8 @@ LogicalResult Importer::importNode(const onnx::NodeProto &node, int index) {
           ++r;
       continue;
     }
-    bool present = kind == 's' || (out < numOutputs && !node.output(out).empty());
+    bool present =
+        kind == 's' || (out < numOutputs && !node.output(out).empty());
     if (present) {
       if (out < numOutputs && !node.output(out).empty())
         scopes.back().values[node.output(out)] = (*op)->getResult(r);
@@ -1258,12 +1258,11 @@ LogicalResult Importer::checkWithLibOnnx(onnx::ModelProto &model) {
   try {
     onnx::ShapeInferenceOptions opts{/*check_type=*/false, /*error_mode=*/0,
                                      /*enable_data_propagation=*/true};
-    onnx::shape_inference::InferShapes(model,
-                                       onnx::OpSchemaRegistry::Instance(),
-                                       opts);
+    onnx::shape_inference::InferShapes(
+        model, onnx::OpSchemaRegistry::Instance(), opts);
   } catch (const std::exception &e) {
-    return emitError(fileLoc()) << "ONNX shape inference fails: "
-                                << StringRef(e.what()).trim(),
+    return emitError(fileLoc())
+               << "ONNX shape inference fails: " << StringRef(e.what()).trim(),
            failure();
   }
   return success();
@@ -1317,12 +1316,12 @@ OwningOpRef<ModuleOp> Importer::importModel(onnx::ModelProto &model) {
       return nullptr;
     }
     for (auto [i, d] : llvm::enumerate(it->second)) {
-      if (tt->has_shape() && tt->shape().dim(i).has_dim_value() &&
-          d >= 0 && tt->shape().dim(i).dim_value() != d) {
-        emitError(fileLoc()) << "--input-shape: input '" << in.name()
-                             << "' has static dim " << i << " of "
-                             << tt->shape().dim(i).dim_value()
-                             << ", the given shape says " << d;
+      if (tt->has_shape() && tt->shape().dim(i).has_dim_value() && d >= 0 &&
+          tt->shape().dim(i).dim_value() != d) {
+        emitError(fileLoc())
+            << "--input-shape: input '" << in.name() << "' has static dim " << i
+            << " of " << tt->shape().dim(i).dim_value()
+            << ", the given shape says " << d;
         return nullptr;
       }
     }
@@ -1463,8 +1462,7 @@ OwningOpRef<ModuleOp> kiln::importOnnxBuffer(StringRef bytes,
   return importer.importModel(model);
 }
 
-OwningOpRef<ModuleOp> kiln::importOnnxFile(StringRef path,
-                                           MLIRContext *context,
+OwningOpRef<ModuleOp> kiln::importOnnxFile(StringRef path, MLIRContext *context,
                                            const OnnxImportOptions &options) {
   auto buffer = llvm::MemoryBuffer::getFile(path, /*IsText=*/false,
                                             /*RequiresNullTerminator=*/false);

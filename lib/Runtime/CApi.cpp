@@ -1,7 +1,7 @@
 //===- CApi.cpp - Kiln's C runtime API ------------------------------------===//
 
-#include "kiln/Runtime/kiln_runtime.h"
 #include "kiln/Runtime/Runtime.h"
+#include "kiln/Runtime/kiln_runtime.h"
 
 #include <new>
 
@@ -107,7 +107,8 @@ kiln_status kiln_session_run(kiln_session *session, const void *const *inputs,
     return cError("kiln_session_run: null argument");
   const auto &m = session->session.module();
   for (size_t i = 0; i < m.inputs().size(); ++i)
-    if (!inputs[i] || (input_bytes && input_bytes[i] != m.inputs()[i].byteSize()))
+    if (!inputs[i] ||
+        (input_bytes && input_bytes[i] != m.inputs()[i].byteSize()))
       return toC(kiln::rt::Status::error(
           "input '" + m.inputs()[i].name + "' needs " +
           std::to_string(m.inputs()[i].byteSize()) + " bytes"));

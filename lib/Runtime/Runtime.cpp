@@ -21,19 +21,32 @@ size_t kiln::rt::dtypeSize(DType dtype) {
 
 const char *kiln::rt::dtypeName(DType dtype) {
   switch (dtype) {
-  case DType::Float: return "float32";
-  case DType::UInt8: return "uint8";
-  case DType::Int8: return "int8";
-  case DType::UInt16: return "uint16";
-  case DType::Int16: return "int16";
-  case DType::Int32: return "int32";
-  case DType::Int64: return "int64";
-  case DType::Bool: return "bool";
-  case DType::Float16: return "float16";
-  case DType::Double: return "float64";
-  case DType::UInt32: return "uint32";
-  case DType::UInt64: return "uint64";
-  case DType::BFloat16: return "bfloat16";
+  case DType::Float:
+    return "float32";
+  case DType::UInt8:
+    return "uint8";
+  case DType::Int8:
+    return "int8";
+  case DType::UInt16:
+    return "uint16";
+  case DType::Int16:
+    return "int16";
+  case DType::Int32:
+    return "int32";
+  case DType::Int64:
+    return "int64";
+  case DType::Bool:
+    return "bool";
+  case DType::Float16:
+    return "float16";
+  case DType::Double:
+    return "float64";
+  case DType::UInt32:
+    return "uint32";
+  case DType::UInt64:
+    return "uint64";
+  case DType::BFloat16:
+    return "bfloat16";
   }
   return "unknown";
 }
@@ -89,9 +102,9 @@ Status Module::loadFromMemory(const void *data, size_t size,
   module->codeTarget = code->target();
   auto toInfos = [](const auto &sigs, std::vector<TensorInfo> &infos) {
     for (const auto &s : sigs)
-      infos.push_back({s.name(), static_cast<DType>(s.dtype()),
-                       std::vector<int64_t>(s.shape().begin(),
-                                            s.shape().end())});
+      infos.push_back(
+          {s.name(), static_cast<DType>(s.dtype()),
+           std::vector<int64_t>(s.shape().begin(), s.shape().end())});
   };
   toInfos(proto.inputs(), module->inputInfos);
   toInfos(proto.outputs(), module->outputInfos);
@@ -124,8 +137,8 @@ Status Module::loadFromMemory(const void *data, size_t size,
   module->entry =
       reinterpret_cast<void (*)(void **)>(dlsym(handle, code->entry().c_str()));
   if (!module->entry)
-    return Status::error("the module's code lacks its entry '" +
-                         code->entry() + "'");
+    return Status::error("the module's code lacks its entry '" + code->entry() +
+                         "'");
   out = std::move(module);
   return Status::success();
 }

@@ -13,11 +13,25 @@ constexpr size_t kHeaderSize = sizeof(kMagic) + sizeof(uint32_t);
 
 size_t kiln::dataTypeSize(int32_t dtype) {
   switch (dtype) {
-  case 1: case 6: case 12: return 4;      // float, int32, uint32
-  case 2: case 3: case 9: return 1;       // uint8, int8, bool
-  case 4: case 5: case 10: case 16: return 2; // (u)int16, float16, bfloat16
-  case 7: case 11: case 13: return 8;     // int64, double, uint64
-  default: return 0;
+  case 1:
+  case 6:
+  case 12:
+    return 4; // float, int32, uint32
+  case 2:
+  case 3:
+  case 9:
+    return 1; // uint8, int8, bool
+  case 4:
+  case 5:
+  case 10:
+  case 16:
+    return 2; // (u)int16, float16, bfloat16
+  case 7:
+  case 11:
+  case 13:
+    return 8; // int64, double, uint64
+  default:
+    return 0;
   }
 }
 

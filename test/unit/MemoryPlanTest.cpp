@@ -27,8 +27,8 @@ void expectDisjoint(const std::vector<LiveRange> &r, const kiln::MemoryPlan &p,
 
 TEST(MemoryPlan, ChainReusesDeadBuffers) {
   // a -> b -> c -> d: at most two live at once.
-  std::vector<LiveRange> r = {{0, 1, 1000}, {1, 2, 1000}, {2, 3, 1000},
-                              {3, 4, 1000}};
+  std::vector<LiveRange> r = {
+      {0, 1, 1000}, {1, 2, 1000}, {2, 3, 1000}, {3, 4, 1000}};
   auto p = planMemory(r, 64);
   expectDisjoint(r, p, 64);
   EXPECT_EQ(p.unplannedBytes, 4 * 1024);
@@ -47,8 +47,8 @@ TEST(MemoryPlan, AllLiveNeedsTheSum) {
 TEST(MemoryPlan, SmallBufferFitsAGap) {
   // A big long-lived buffer, two mid-sized ones in sequence, and a small
   // one live alongside the second: it goes in the first's freed bytes.
-  std::vector<LiveRange> r = {{0, 10, 4096}, {1, 3, 2048}, {4, 8, 2048},
-                              {5, 6, 512}};
+  std::vector<LiveRange> r = {
+      {0, 10, 4096}, {1, 3, 2048}, {4, 8, 2048}, {5, 6, 512}};
   auto p = planMemory(r, 64);
   expectDisjoint(r, p, 64);
   EXPECT_EQ(p.arenaBytes, 4096 + 2048 + 512);

@@ -56,10 +56,10 @@ TEST(Runtime, RejectsBadInputs) {
   Status wrongBytes =
       session.run({{"x", DType::Float, {1, 3, 8, 8}, x.data(), 12}}, out);
   EXPECT_FALSE(wrongBytes.ok());
-  Status tooMany = session.run(
-      {{"x", DType::Float, {1, 3, 8, 8}, x.data(), x.size() * 4},
-       {"x", DType::Float, {1, 3, 8, 8}, x.data(), x.size() * 4}},
-      out);
+  Status tooMany =
+      session.run({{"x", DType::Float, {1, 3, 8, 8}, x.data(), x.size() * 4},
+                   {"x", DType::Float, {1, 3, 8, 8}, x.data(), x.size() * 4}},
+                  out);
   EXPECT_FALSE(tooMany.ok());
 }
 
@@ -86,10 +86,10 @@ TEST(Runtime, ConcurrentSessionsAgreeWithOneThread) {
     for (int t = 0; t < kThreads; ++t) {
       auto x = input(t);
       std::vector<HostTensor> out;
-      ASSERT_TRUE(s.run({{"x", DType::Float, {1, 3, 8, 8}, x.data(),
-                          x.size() * 4}},
-                        out)
-                      .ok());
+      ASSERT_TRUE(
+          s.run({{"x", DType::Float, {1, 3, 8, 8}, x.data(), x.size() * 4}},
+                out)
+              .ok());
       want[t].assign(out[0].as<float>(),
                      out[0].as<float>() + out[0].info.numElements());
     }
@@ -104,10 +104,10 @@ TEST(Runtime, ConcurrentSessionsAgreeWithOneThread) {
         std::vector<HostTensor> out;
         Status st = s.run(
             {{"x", DType::Float, {1, 3, 8, 8}, x.data(), x.size() * 4}}, out);
-        if (!st.ok() || std::vector<float>(out[0].as<float>(),
-                                           out[0].as<float>() +
-                                               out[0].info.numElements()) !=
-                            want[t])
+        if (!st.ok() ||
+            std::vector<float>(out[0].as<float>(),
+                               out[0].as<float>() +
+                                   out[0].info.numElements()) != want[t])
           ++mismatches[t];
       }
     });
@@ -131,9 +131,9 @@ TEST(RuntimeCApi, RunsAndReportsErrors) {
   int32_t dtype;
   size_t rank, bytes;
   const int64_t *shape;
-  ASSERT_EQ(kiln_module_tensor_info(m, 1, 0, &name, &dtype, &rank, &shape,
-                                    &bytes),
-            nullptr);
+  ASSERT_EQ(
+      kiln_module_tensor_info(m, 1, 0, &name, &dtype, &rank, &shape, &bytes),
+      nullptr);
   EXPECT_STREQ(name, "y");
   EXPECT_EQ(dtype, 1);
   EXPECT_EQ(rank, 4u);
@@ -153,9 +153,8 @@ TEST(RuntimeCApi, RunsAndReportsErrors) {
   ASSERT_TRUE(
       cs.run({{"x", DType::Float, {1, 3, 8, 8}, x.data(), x.size() * 4}}, out)
           .ok());
-  EXPECT_EQ(std::vector<float>(out[0].as<float>(),
-                               out[0].as<float>() + y.size()),
-            y);
+  EXPECT_EQ(
+      std::vector<float>(out[0].as<float>(), out[0].as<float>() + y.size()), y);
   size_t badBytes[] = {4};
   kiln_status bad = kiln_session_run(session, ins, badBytes, outs, outBytes);
   ASSERT_NE(bad, nullptr);

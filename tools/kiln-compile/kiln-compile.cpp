@@ -25,8 +25,8 @@
 #include "llvm/ADT/ScopeExit.h"
 #include "llvm/Pass.h"
 #include "llvm/Support/CommandLine.h"
-#include "llvm/Support/FormatVariadic.h"
 #include "llvm/Support/FileSystem.h"
+#include "llvm/Support/FormatVariadic.h"
 #include "llvm/Support/InitLLVM.h"
 #include "llvm/Support/MemoryBuffer.h"
 #include "llvm/Support/SourceMgr.h"
@@ -92,8 +92,9 @@ bool collectSignature(func::FuncOp fn, kiln::kmod::Module &module,
     }
     int64_t dt = kiln::getOnnxDataType(rt.getElementType());
     if (!dt || kiln::dataTypeSize(dt) == 0) {
-      error = "'" + fallback + "' has an element type the runtime cannot "
-                               "exchange";
+      error = "'" + fallback +
+              "' has an element type the runtime cannot "
+              "exchange";
       return false;
     }
     auto name = attrs ? attrs.getAs<StringAttr>("kiln.name") : StringAttr();
@@ -265,22 +266,26 @@ int main(int argc, char **argv) {
   if (outputFile == "-")
     return fail("a .kmod is binary; give an output file with -o");
   if (report) {
-    auto mb = [](int64_t b) { return llvm::formatv("{0:F2} MiB", b / 1048576.0); };
+    auto mb = [](int64_t b) {
+      return llvm::formatv("{0:F2} MiB", b / 1048576.0);
+    };
     const auto &plan = kmod.memory_plan();
     llvm::errs() << "compile report for " << inputFile << "\n";
     for (const auto &t : kmod.inputs()) {
-      llvm::errs() << "  input  " << t.name() << ": dtype " << t.dtype() << " [";
+      llvm::errs() << "  input  " << t.name() << ": dtype " << t.dtype()
+                   << " [";
       llvm::interleave(t.shape(), llvm::errs(), "x");
       llvm::errs() << "]\n";
     }
     for (const auto &t : kmod.outputs()) {
-      llvm::errs() << "  output " << t.name() << ": dtype " << t.dtype() << " [";
+      llvm::errs() << "  output " << t.name() << ": dtype " << t.dtype()
+                   << " [";
       llvm::interleave(t.shape(), llvm::errs(), "x");
       llvm::errs() << "]\n";
     }
     llvm::errs() << "  memory plan: " << plan.buffers()
-                 << " intermediate buffers; arena (peak) "
-                 << plan.arena_bytes() << " bytes (" << mb(plan.arena_bytes())
+                 << " intermediate buffers; arena (peak) " << plan.arena_bytes()
+                 << " bytes (" << mb(plan.arena_bytes())
                  << "), without planning " << plan.unplanned_bytes()
                  << " bytes (" << mb(plan.unplanned_bytes())
                  << "), lower bound " << plan.lower_bound_bytes() << " bytes ("

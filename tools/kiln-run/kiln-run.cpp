@@ -44,7 +44,8 @@ struct Options {
 
 const char *kUsage =
     "usage: kiln-run MODULE.kmod [options]\n"
-    "  --input FILE        an input (.pb TensorProto or .npy), in input order;\n"
+    "  --input FILE        an input (.pb TensorProto or .npy), in input "
+    "order;\n"
     "                      repeatable. Missing inputs are random (seeded)\n"
     "  --expected FILE     an expected output (.pb or .npy), in output order\n"
     "  --rtol R --atol A   tolerance: |got-want| <= atol + rtol*|want|\n"
@@ -164,10 +165,10 @@ bool loadNpy(const std::string &data, Loaded &t, std::string &error) {
   descr = descr.substr(descr.find('\'') + 1);
   descr = descr.substr(0, descr.find('\''));
   static const std::pair<const char *, DType> kinds[] = {
-      {"<f4", DType::Float},  {"<f8", DType::Double}, {"<i8", DType::Int64},
-      {"<i4", DType::Int32},  {"|i1", DType::Int8},   {"|u1", DType::UInt8},
+      {"<f4", DType::Float},  {"<f8", DType::Double},  {"<i8", DType::Int64},
+      {"<i4", DType::Int32},  {"|i1", DType::Int8},    {"|u1", DType::UInt8},
       {"|b1", DType::Bool},   {"<f2", DType::Float16}, {"<i2", DType::Int16},
-      {"<u2", DType::UInt16}, {"<u4", DType::UInt32}, {"<u8", DType::UInt64}};
+      {"<u2", DType::UInt16}, {"<u4", DType::UInt32},  {"<u8", DType::UInt64}};
   bool known = false;
   for (auto &k : kinds)
     if (descr == k.first) {
@@ -218,18 +219,29 @@ bool loadTensor(const std::string &path, Loaded &t, std::string &error) {
 
 double elementAt(const void *data, DType dtype, size_t i) {
   switch (dtype) {
-  case DType::Float: return static_cast<const float *>(data)[i];
-  case DType::Double: return static_cast<const double *>(data)[i];
-  case DType::Int64: return static_cast<const int64_t *>(data)[i];
-  case DType::Int32: return static_cast<const int32_t *>(data)[i];
-  case DType::Int16: return static_cast<const int16_t *>(data)[i];
-  case DType::Int8: return static_cast<const int8_t *>(data)[i];
-  case DType::UInt8: case DType::Bool:
+  case DType::Float:
+    return static_cast<const float *>(data)[i];
+  case DType::Double:
+    return static_cast<const double *>(data)[i];
+  case DType::Int64:
+    return static_cast<const int64_t *>(data)[i];
+  case DType::Int32:
+    return static_cast<const int32_t *>(data)[i];
+  case DType::Int16:
+    return static_cast<const int16_t *>(data)[i];
+  case DType::Int8:
+    return static_cast<const int8_t *>(data)[i];
+  case DType::UInt8:
+  case DType::Bool:
     return static_cast<const uint8_t *>(data)[i];
-  case DType::UInt16: return static_cast<const uint16_t *>(data)[i];
-  case DType::UInt32: return static_cast<const uint32_t *>(data)[i];
-  case DType::UInt64: return static_cast<const uint64_t *>(data)[i];
-  default: return std::nan("");
+  case DType::UInt16:
+    return static_cast<const uint16_t *>(data)[i];
+  case DType::UInt32:
+    return static_cast<const uint32_t *>(data)[i];
+  case DType::UInt64:
+    return static_cast<const uint64_t *>(data)[i];
+  default:
+    return std::nan("");
   }
 }
 
@@ -239,19 +251,32 @@ void randomFill(const TensorInfo &info, std::string &bytes, std::mt19937 &rng) {
   std::uniform_int_distribution<int> ui(0, 9);
   for (size_t i = 0; i < info.numElements(); ++i) {
     switch (info.dtype) {
-    case DType::Float: reinterpret_cast<float *>(bytes.data())[i] = uf(rng); break;
-    case DType::Double: reinterpret_cast<double *>(bytes.data())[i] = uf(rng); break;
-    case DType::Int64: reinterpret_cast<int64_t *>(bytes.data())[i] = ui(rng); break;
-    case DType::Int32: reinterpret_cast<int32_t *>(bytes.data())[i] = ui(rng); break;
-    case DType::Bool: bytes[i] = ui(rng) & 1; break;
-    default: bytes[i * kiln::rt::dtypeSize(info.dtype)] = ui(rng); break;
+    case DType::Float:
+      reinterpret_cast<float *>(bytes.data())[i] = uf(rng);
+      break;
+    case DType::Double:
+      reinterpret_cast<double *>(bytes.data())[i] = uf(rng);
+      break;
+    case DType::Int64:
+      reinterpret_cast<int64_t *>(bytes.data())[i] = ui(rng);
+      break;
+    case DType::Int32:
+      reinterpret_cast<int32_t *>(bytes.data())[i] = ui(rng);
+      break;
+    case DType::Bool:
+      bytes[i] = ui(rng) & 1;
+      break;
+    default:
+      bytes[i * kiln::rt::dtypeSize(info.dtype)] = ui(rng);
+      break;
     }
   }
 }
 
 double percentile(std::vector<double> v, double p) {
   std::sort(v.begin(), v.end());
-  size_t idx = std::min(v.size() - 1, static_cast<size_t>(p * (v.size() - 1) + 0.5));
+  size_t idx =
+      std::min(v.size() - 1, static_cast<size_t>(p * (v.size() - 1) + 0.5));
   return v[idx];
 }
 
@@ -295,9 +320,9 @@ int main(int argc, char **argv) {
       number(a.c_str(), v);
       if (v < 0 || v != std::floor(v))
         return fail(a + " takes a non-negative integer");
-      (a == "--warmup" ? o.warmup : a == "--iterations" ? o.iterations
-                                                         : (int &)o.seed) =
-          static_cast<int>(v);
+      (a == "--warmup"       ? o.warmup
+       : a == "--iterations" ? o.iterations
+                             : (int &)o.seed) = static_cast<int>(v);
     } else if (a == "-h" || a == "--help") {
       std::fputs(kUsage, stdout);
       return 0;
@@ -318,17 +343,17 @@ int main(int argc, char **argv) {
     std::printf("module %s (%s)\n", module->graphName().c_str(),
                 module->target().c_str());
     for (const auto &t : module->inputs())
-      std::printf("  input  %s: %s%s\n", t.name.c_str(), kiln::rt::dtypeName(t.dtype),
-                  shapeString(t.shape).c_str());
+      std::printf("  input  %s: %s%s\n", t.name.c_str(),
+                  kiln::rt::dtypeName(t.dtype), shapeString(t.shape).c_str());
     for (const auto &t : module->outputs())
-      std::printf("  output %s: %s%s\n", t.name.c_str(), kiln::rt::dtypeName(t.dtype),
-                  shapeString(t.shape).c_str());
+      std::printf("  output %s: %s%s\n", t.name.c_str(),
+                  kiln::rt::dtypeName(t.dtype), shapeString(t.shape).c_str());
     return 0;
   }
   const auto &ins = module->inputs();
   if (o.inputs.size() > ins.size())
-    return fail("the module takes " + std::to_string(ins.size()) +
-                " inputs, " + std::to_string(o.inputs.size()) + " given");
+    return fail("the module takes " + std::to_string(ins.size()) + " inputs, " +
+                std::to_string(o.inputs.size()) + " given");
   if (o.expected.size() > module->outputs().size())
     return fail("the module has " + std::to_string(module->outputs().size()) +
                 " outputs, " + std::to_string(o.expected.size()) +

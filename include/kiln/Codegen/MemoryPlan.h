@@ -1,4 +1,5 @@
-//===- MemoryPlan.h - packing buffers into one arena -------------*- C++ -*-===//
+//===- MemoryPlan.h - packing buffers into one arena -------------*- C++
+//-*-===//
 
 #ifndef KILN_CODEGEN_MEMORYPLAN_H
 #define KILN_CODEGEN_MEMORYPLAN_H

@@ -1,10 +1,11 @@
-//===- Passes.h - Kiln codegen passes ----------------------------*- C++ -*-===//
+//===- Passes.h - Kiln codegen passes ----------------------------*- C++
+//-*-===//
 
 #ifndef KILN_CODEGEN_PASSES_H
 #define KILN_CODEGEN_PASSES_H
 
-#include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/Pass/Pass.h"

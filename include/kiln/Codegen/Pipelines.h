@@ -1,4 +1,5 @@
-//===- Pipelines.h - Kiln's pass pipelines -----------------------*- C++ -*-===//
+//===- Pipelines.h - Kiln's pass pipelines -----------------------*- C++
+//-*-===//
 
 #ifndef KILN_CODEGEN_PIPELINES_H
 #define KILN_CODEGEN_PIPELINES_H
@@ -11,7 +12,8 @@
 
 namespace kiln {
 
-struct CpuPipelineOptions : public mlir::PassPipelineOptions<CpuPipelineOptions> {
+struct CpuPipelineOptions
+    : public mlir::PassPipelineOptions<CpuPipelineOptions> {
   Option<unsigned> optLevel{*this, "opt-level",
                             llvm::cl::desc("LLVM optimization level, 0 to 3"),
                             llvm::cl::init(3)};
@@ -36,11 +38,11 @@ void registerKilnPipelines();
 
 /// Translates a module in the LLVM dialect to LLVM IR, optimizes it for the
 /// host CPU, adds the `kiln_entry(void **args)` trampoline to the graph
-/// function `main` (bare pointers to `numArgs` input and output buffers), and writes an ELF
-/// shared object (linked with the system C compiler driver) to `soPath`.
-/// With `llvmIrOut`, the optimized LLVM IR is also written there.
-llvm::LogicalResult emitCpuSharedObject(mlir::ModuleOp module,
-                                        unsigned numArgs, unsigned optLevel,
+/// function `main` (bare pointers to `numArgs` input and output buffers), and
+/// writes an ELF shared object (linked with the system C compiler driver) to
+/// `soPath`. With `llvmIrOut`, the optimized LLVM IR is also written there.
+llvm::LogicalResult emitCpuSharedObject(mlir::ModuleOp module, unsigned numArgs,
+                                        unsigned optLevel,
                                         llvm::StringRef soPath,
                                         std::string &error,
                                         llvm::raw_ostream *llvmIrOut = nullptr);

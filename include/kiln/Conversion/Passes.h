@@ -1,4 +1,5 @@
-//===- Passes.h - Kiln lowering passes ---------------------------*- C++ -*-===//
+//===- Passes.h - Kiln lowering passes ---------------------------*- C++
+//-*-===//
 
 #ifndef KILN_CONVERSION_PASSES_H
 #define KILN_CONVERSION_PASSES_H

@@ -1,4 +1,5 @@
-//===- OnnxImporter.h - ONNX model to kiln IR --------------------*- C++ -*-===//
+//===- OnnxImporter.h - ONNX model to kiln IR --------------------*- C++
+//-*-===//
 
 #ifndef KILN_IMPORT_ONNXIMPORTER_H
 #define KILN_IMPORT_ONNXIMPORTER_H
@@ -42,9 +43,8 @@ importOnnxFile(llvm::StringRef path, mlir::MLIRContext *context,
 /// diagnostics; `modelDir` is where external data files are looked up (empty:
 /// external data is rejected).
 mlir::OwningOpRef<mlir::ModuleOp>
-importOnnxBuffer(llvm::StringRef bytes, llvm::StringRef bufferName,
-                 bool isText, llvm::StringRef modelDir,
-                 mlir::MLIRContext *context,
+importOnnxBuffer(llvm::StringRef bytes, llvm::StringRef bufferName, bool isText,
+                 llvm::StringRef modelDir, mlir::MLIRContext *context,
                  const OnnxImportOptions &options = {});
 
 /// True if `path` names an ONNX file by its extension (`.onnx`,

@@ -1,4 +1,5 @@
-//===- Runtime.h - Kiln's C++ runtime API ------------------------*- C++ -*-===//
+//===- Runtime.h - Kiln's C++ runtime API ------------------------*- C++
+//-*-===//
 //
 // Loads a compiled `.kmod` module and runs it on host tensors.
 //

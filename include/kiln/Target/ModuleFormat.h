@@ -1,4 +1,5 @@
-//===- ModuleFormat.h - reading and writing .kmod files ----------*- C++ -*-===//
+//===- ModuleFormat.h - reading and writing .kmod files ----------*- C++
+//-*-===//
 
 #ifndef KILN_TARGET_MODULEFORMAT_H
 #define KILN_TARGET_MODULEFORMAT_H

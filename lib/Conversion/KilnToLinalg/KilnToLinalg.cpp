@@ -138,9 +138,8 @@ Value convertScalar(OpBuilder &b, Location loc, Value v, Type to) {
   }
   bool fromUnsigned = from.isInteger(1);
   if (toF)
-    return fromUnsigned
-               ? arith::UIToFPOp::create(b, loc, to, v).getResult()
-               : arith::SIToFPOp::create(b, loc, to, v).getResult();
+    return fromUnsigned ? arith::UIToFPOp::create(b, loc, to, v).getResult()
+                        : arith::SIToFPOp::create(b, loc, to, v).getResult();
   if (fromF)
     return arith::FPToSIOp::create(b, loc, to, v);
   unsigned fw = from.getIntOrFloatBitWidth(), tw = to.getIntOrFloatBitWidth();
@@ -155,7 +154,8 @@ Value reshapeTo(OpBuilder &b, Location loc, Value v, RankedTensorType to) {
   if (v.getType() == to)
     return v;
   SmallVector<int64_t> dims(to.getShape());
-  auto shapeType = RankedTensorType::get({(int64_t)dims.size()}, b.getI64Type());
+  auto shapeType =
+      RankedTensorType::get({(int64_t)dims.size()}, b.getI64Type());
   Value shape = arith::ConstantOp::create(
       b, loc, DenseElementsAttr::get(shapeType, ArrayRef<int64_t>(dims)));
   return tensor::ReshapeOp::create(b, loc, to, v, shape);
@@ -167,7 +167,8 @@ Value reshapeTo(OpBuilder &b, Location loc, Value v, RankedTensorType to) {
 
 /// `FOp` on floats, `IOp` on integers.
 template <typename FOp, typename IOp>
-std::function<Value(OpBuilder &, Location, ValueRange)> binaryBody(bool isFloat) {
+std::function<Value(OpBuilder &, Location, ValueRange)>
+binaryBody(bool isFloat) {
   if (isFloat)
     return [](OpBuilder &b, Location l, ValueRange a) -> Value {
       return FOp::create(b, l, a[0], a[1]);
@@ -237,18 +238,16 @@ scalarBody(Operation *op, Type elt) {
   if (name == "kiln.sign")
     return [f, cst](OpBuilder &b, Location l, ValueRange a) -> Value {
       Value zero = cst(b, l, 0);
-      Value pos = f ? arith::CmpFOp::create(b, l, arith::CmpFPredicate::OGT,
-                                            a[0], zero)
-                          .getResult()
-                    : arith::CmpIOp::create(b, l, arith::CmpIPredicate::sgt,
-                                            a[0], zero)
-                          .getResult();
-      Value neg = f ? arith::CmpFOp::create(b, l, arith::CmpFPredicate::OLT,
-                                            a[0], zero)
-                          .getResult()
-                    : arith::CmpIOp::create(b, l, arith::CmpIPredicate::slt,
-                                            a[0], zero)
-                          .getResult();
+      Value pos =
+          f ? arith::CmpFOp::create(b, l, arith::CmpFPredicate::OGT, a[0], zero)
+                  .getResult()
+            : arith::CmpIOp::create(b, l, arith::CmpIPredicate::sgt, a[0], zero)
+                  .getResult();
+      Value neg =
+          f ? arith::CmpFOp::create(b, l, arith::CmpFPredicate::OLT, a[0], zero)
+                  .getResult()
+            : arith::CmpIOp::create(b, l, arith::CmpIPredicate::slt, a[0], zero)
+                  .getResult();
       Value r = arith::SelectOp::create(b, l, neg, cst(b, l, -1), zero);
       return arith::SelectOp::create(b, l, pos, cst(b, l, 1), r);
     };
@@ -270,8 +269,8 @@ scalarBody(Operation *op, Type elt) {
           arith::CmpIOp::create(b, l, arith::CmpIPredicate::slt, a[1], zero);
       Value differ = arith::XOrIOp::create(b, l, rNeg, dNeg);
       Value fix = arith::AndIOp::create(b, l, nonzero, differ);
-      return arith::SelectOp::create(
-          b, l, fix, arith::AddIOp::create(b, l, r, a[1]), r);
+      return arith::SelectOp::create(b, l, fix,
+                                     arith::AddIOp::create(b, l, r, a[1]), r);
     };
   }
   if (name == "kiln.pow" && !f)
@@ -326,22 +325,23 @@ scalarBody(Operation *op, Type elt) {
           b, l, arith::MulFOp::create(b, l, a[0], cst(b, l, al)),
           cst(b, l, be));
       t = arith::MinimumFOp::create(
-          b, l, arith::MaximumFOp::create(b, l, t, cst(b, l, 0)),
-          cst(b, l, 1));
+          b, l, arith::MaximumFOp::create(b, l, t, cst(b, l, 0)), cst(b, l, 1));
       return swish ? arith::MulFOp::create(b, l, a[0], t).getResult() : t;
     };
   }
   if (name == "kiln.elu" || name == "kiln.selu" || name == "kiln.celu") {
     bool selu = name == "kiln.selu", celu = name == "kiln.celu";
-    float al = op->getAttr("alpha") ? alpha
-                                    : (selu ? 1.67326319217681884765625f : 1.0f);
-    float ga = selu ? (op->getAttr("gamma") ? gamma : 1.05070102214813232421875f)
-                    : 1.0f;
+    float al = op->getAttr("alpha")
+                   ? alpha
+                   : (selu ? 1.67326319217681884765625f : 1.0f);
+    float ga = selu
+                   ? (op->getAttr("gamma") ? gamma : 1.05070102214813232421875f)
+                   : 1.0f;
     return [cst, al, ga, celu](OpBuilder &b, Location l,
                                ValueRange a) -> Value {
       Value x = a[0];
-      Value xs = celu ? arith::DivFOp::create(b, l, x, cst(b, l, al)).getResult()
-                      : x;
+      Value xs =
+          celu ? arith::DivFOp::create(b, l, x, cst(b, l, al)).getResult() : x;
       Value em1 = math::ExpM1Op::create(b, l, xs);
       Value neg = arith::MulFOp::create(b, l, em1, cst(b, l, al));
       Value isNeg = arith::CmpFOp::create(b, l, arith::CmpFPredicate::OLT, x,
@@ -373,8 +373,7 @@ scalarBody(Operation *op, Type elt) {
             b, l, x, arith::MulFOp::create(b, l, x3, cst(b, l, 0.044715)));
         inner = math::TanhOp::create(
             b, l,
-            arith::MulFOp::create(b, l, poly,
-                                  cst(b, l, 0.7978845608028654))
+            arith::MulFOp::create(b, l, poly, cst(b, l, 0.7978845608028654))
                 .getResult());
       } else {
         inner = math::ErfOp::create(
@@ -470,7 +469,8 @@ private:
 };
 
 LogicalResult Lowering::lower(Operation *op) {
-  for (Type t : llvm::concat<Type>(op->getOperandTypes(), op->getResultTypes())) {
+  for (Type t :
+       llvm::concat<Type>(op->getOperandTypes(), op->getResultTypes())) {
     auto r = dyn_cast<RankedTensorType>(t);
     if (!r || !r.hasStaticShape())
       return op->emitOpError("needs static shapes to lower (got ")
@@ -507,8 +507,8 @@ Value Lowering::reduce(
                                  AffineMap::get(rank, 0, outExprs, ctx)};
   Value acc = filled(b, loc, keptType, init);
   return linalg::GenericOp::create(
-             b, loc, TypeRange{keptType}, ValueRange{in}, ValueRange{acc},
-             maps, iters,
+             b, loc, TypeRange{keptType}, ValueRange{in}, ValueRange{acc}, maps,
+             iters,
              [&](OpBuilder &nb, Location nl, ValueRange args) {
                Value x = pre ? pre(nb, nl, args[0]) : args[0];
                linalg::YieldOp::create(nb, nl, comb(nb, nl, x, args[1]));
@@ -545,13 +545,13 @@ Value Lowering::lowerMatMul(Operation *op, Value a, Value bm,
     }
     return e;
   };
-  SmallVector<AffineExpr> ae = vecA ? SmallVector<AffineExpr>{}
-                                    : batchExprs(at, 2);
+  SmallVector<AffineExpr> ae =
+      vecA ? SmallVector<AffineExpr>{} : batchExprs(at, 2);
   if (!vecA)
     ae.push_back(m);
   ae.push_back(k);
-  SmallVector<AffineExpr> be = vecB ? SmallVector<AffineExpr>{}
-                                    : batchExprs(bt, 2);
+  SmallVector<AffineExpr> be =
+      vecB ? SmallVector<AffineExpr>{} : batchExprs(bt, 2);
   be.push_back(k);
   if (!vecB)
     be.push_back(n);
@@ -576,8 +576,9 @@ Value Lowering::lowerMatMul(Operation *op, Value a, Value bm,
                                  .getResult()
                            : arith::MulIOp::create(nb, nl, args[0], args[1])
                                  .getResult();
-               Value s = f ? arith::AddFOp::create(nb, nl, args[2], p).getResult()
-                           : arith::AddIOp::create(nb, nl, args[2], p).getResult();
+               Value s =
+                   f ? arith::AddFOp::create(nb, nl, args[2], p).getResult()
+                     : arith::AddIOp::create(nb, nl, args[2], p).getResult();
                linalg::YieldOp::create(nb, nl, s);
              })
       .getResult(0);
@@ -712,12 +713,11 @@ FailureOr<Value> Lowering::lowerConv(Operation *op, RankedTensorType rt) {
     int64_t rank = rt.getRank();
     AffineMap ident = AffineMap::getMultiDimIdentityMap(rank, ctx);
     AffineMap chan = AffineMap::get(rank, 0, {getAffineDimExpr(1, ctx)}, ctx);
-    out = elementwise(
-        b, loc, rt, ValueRange{out, bias},
-        [](OpBuilder &nb, Location nl, ValueRange a) -> Value {
-          return arith::AddFOp::create(nb, nl, a[0], a[1]);
-        },
-        {ident, chan});
+    out = elementwise(b, loc, rt, ValueRange{out, bias},
+                      [](OpBuilder &nb, Location nl, ValueRange a) -> Value {
+                        return arith::AddFOp::create(nb, nl, a[0], a[1]);
+                      },
+                      {ident, chan});
   }
   return out;
 }
@@ -743,8 +743,8 @@ FailureOr<Value> Lowering::lowerPool(Operation *op, RankedTensorType rt) {
   // output window lies inside the padded input.
   SmallVector<int64_t> low(2, 0), high(2, 0), extra(2, 0);
   for (int64_t i = 0; i < n; ++i) {
-    int64_t need = (rt.getDimSize(i + 2) - 1) * strides[i] +
-                   (kernel[i] - 1) * dil[i] + 1;
+    int64_t need =
+        (rt.getDimSize(i + 2) - 1) * strides[i] + (kernel[i] - 1) * dil[i] + 1;
     int64_t have = xt.getDimSize(i + 2) + pads[i] + pads[i + n];
     low.push_back(pads[i]);
     high.push_back(pads[i + n]);
@@ -803,11 +803,11 @@ FailureOr<Value> Lowering::lowerPool(Operation *op, RankedTensorType rt) {
   bool includePad = intAttr(op, "count_include_pad", 0) != 0;
   auto onesType = RankedTensorType::get(xt.getShape(), elt);
   Value ones = filled(b, loc, onesType, scalarConst(b, loc, elt, 1));
-  Value onesP = padTensor(
-      b, loc,
-      padTensor(b, loc, ones, low, high,
-                scalarConst(b, loc, elt, includePad ? 1 : 0)),
-      zeros, extra, scalarConst(b, loc, elt, 0));
+  Value onesP =
+      padTensor(b, loc,
+                padTensor(b, loc, ones, low, high,
+                          scalarConst(b, loc, elt, includePad ? 1 : 0)),
+                zeros, extra, scalarConst(b, loc, elt, 0));
   Value count = pool(onesP, filled(b, loc, rt, scalarConst(b, loc, elt, 0)));
   return elementwise(b, loc, rt, ValueRange{result, count},
                      [](OpBuilder &nb, Location nl, ValueRange a) -> Value {
@@ -818,13 +818,15 @@ FailureOr<Value> Lowering::lowerPool(Operation *op, RankedTensorType rt) {
 FailureOr<SmallVector<Value>> Lowering::lowerOp(Operation *op) {
   Location loc = op->getLoc();
   MLIRContext *ctx = b.getContext();
-  auto rt = op->getNumResults() ? cast<RankedTensorType>(op->getResult(0).getType())
-                                : RankedTensorType();
+  auto rt = op->getNumResults()
+                ? cast<RankedTensorType>(op->getResult(0).getType())
+                : RankedTensorType();
   Type elt = rt ? rt.getElementType() : Type();
   auto one = [](Value v) { return SmallVector<Value>{v}; };
 
   if (auto cst = dyn_cast<ConstantOp>(op))
-    return one(arith::ConstantOp::create(b, loc, cast<TypedAttr>(cst.getValue())));
+    return one(
+        arith::ConstantOp::create(b, loc, cast<TypedAttr>(cst.getValue())));
   if (isa<IdentityOp>(op))
     return one(op->getOperand(0));
   if (isa<DropoutOp>(op)) {
@@ -844,8 +846,8 @@ FailureOr<SmallVector<Value>> Lowering::lowerOp(Operation *op) {
   }
 
   // Elementwise ops with a scalar body, broadcasting their operands.
-  Type bodyElt = op->getNumOperands() ? getElementTypeOrSelf(op->getOperand(0))
-                                      : elt;
+  Type bodyElt =
+      op->getNumOperands() ? getElementTypeOrSelf(op->getOperand(0)) : elt;
   if (auto fn = scalarBody(op, bodyElt)) {
     if (bodyElt != elt)
       return op->emitOpError("mixed element types are not lowered"), failure();
@@ -873,25 +875,25 @@ FailureOr<SmallVector<Value>> Lowering::lowerOp(Operation *op) {
         }));
   }
   if (isa<AndOp, OrOp, XorOp, NotOp>(op)) {
-    return one(elementwise(
-        b, loc, rt, op->getOperands(),
-        [&](OpBuilder &nb, Location nl, ValueRange a) -> Value {
-          if (isa<AndOp>(op))
-            return arith::AndIOp::create(nb, nl, a[0], a[1]);
-          if (isa<OrOp>(op))
-            return arith::OrIOp::create(nb, nl, a[0], a[1]);
-          if (isa<XorOp>(op))
-            return arith::XOrIOp::create(nb, nl, a[0], a[1]);
-          return arith::XOrIOp::create(nb, nl, a[0],
-                                       scalarConst(nb, nl, nb.getI1Type(), 1));
-        }));
+    return one(
+        elementwise(b, loc, rt, op->getOperands(),
+                    [&](OpBuilder &nb, Location nl, ValueRange a) -> Value {
+                      if (isa<AndOp>(op))
+                        return arith::AndIOp::create(nb, nl, a[0], a[1]);
+                      if (isa<OrOp>(op))
+                        return arith::OrIOp::create(nb, nl, a[0], a[1]);
+                      if (isa<XorOp>(op))
+                        return arith::XOrIOp::create(nb, nl, a[0], a[1]);
+                      return arith::XOrIOp::create(
+                          nb, nl, a[0], scalarConst(nb, nl, nb.getI1Type(), 1));
+                    }));
   }
   if (isa<WhereOp>(op))
-    return one(elementwise(b, loc, rt, op->getOperands(),
-                           [](OpBuilder &nb, Location nl, ValueRange a) -> Value {
-                             return arith::SelectOp::create(nb, nl, a[0], a[1],
-                                                            a[2]);
-                           }));
+    return one(
+        elementwise(b, loc, rt, op->getOperands(),
+                    [](OpBuilder &nb, Location nl, ValueRange a) -> Value {
+                      return arith::SelectOp::create(nb, nl, a[0], a[1], a[2]);
+                    }));
   if (isa<CastOp, CastLikeOp>(op))
     return one(elementwise(b, loc, rt, ValueRange{op->getOperand(0)},
                            [&](OpBuilder &nb, Location nl, ValueRange a) {
@@ -906,7 +908,8 @@ FailureOr<SmallVector<Value>> Lowering::lowerOp(Operation *op) {
       ins.push_back(hi);
     bool f = isFloat(elt);
     return one(elementwise(
-        b, loc, rt, ins, [&](OpBuilder &nb, Location nl, ValueRange a) -> Value {
+        b, loc, rt, ins,
+        [&](OpBuilder &nb, Location nl, ValueRange a) -> Value {
           Value r = a[0];
           unsigned i = 1;
           if (lo)
@@ -1003,7 +1006,8 @@ FailureOr<SmallVector<Value>> Lowering::lowerOp(Operation *op) {
     bool isMax = isa<GlobalMaxPoolOp>(op);
     SmallVector<bool> reduced(xt.getRank(), true);
     reduced[0] = reduced[1] = false;
-    auto kept = RankedTensorType::get({xt.getDimSize(0), xt.getDimSize(1)}, elt);
+    auto kept =
+        RankedTensorType::get({xt.getDimSize(0), xt.getDimSize(1)}, elt);
     Value r = reduce(
         loc, x, reduced, kept,
         isMax ? extremum(b, loc, elt, true) : scalarConst(b, loc, elt, 0),
@@ -1133,8 +1137,8 @@ FailureOr<SmallVector<Value>> Lowering::lowerOp(Operation *op) {
     int64_t offset = 0;
     for (Value in : concat.getInputs()) {
       auto t = cast<RankedTensorType>(in.getType());
-      SmallVector<OpFoldResult> offsets(rt.getRank(), b.getIndexAttr(0)),
-          sizes, strides(rt.getRank(), b.getIndexAttr(1));
+      SmallVector<OpFoldResult> offsets(rt.getRank(), b.getIndexAttr(0)), sizes,
+          strides(rt.getRank(), b.getIndexAttr(1));
       offsets[axis] = b.getIndexAttr(offset);
       for (int64_t d : t.getShape())
         sizes.push_back(b.getIndexAttr(d));
@@ -1146,7 +1150,8 @@ FailureOr<SmallVector<Value>> Lowering::lowerOp(Operation *op) {
   }
   if (auto slice = dyn_cast<SliceOp>(op)) {
     auto xt = cast<RankedTensorType>(slice.getData().getType());
-    auto starts = constInts(slice.getStarts()), ends = constInts(slice.getEnds());
+    auto starts = constInts(slice.getStarts()),
+         ends = constInts(slice.getEnds());
     std::optional<SmallVector<int64_t>> axes, steps;
     if (slice.getAxes())
       axes = constInts(slice.getAxes());
@@ -1167,8 +1172,7 @@ FailureOr<SmallVector<Value>> Lowering::lowerOp(Operation *op) {
         a += rank;
       int64_t step = steps ? (*steps)[i] : 1;
       if (step <= 0)
-        return op->emitOpError("negative steps are not lowered yet"),
-               failure();
+        return op->emitOpError("negative steps are not lowered yet"), failure();
       int64_t dim = xt.getDimSize(a), s = (*starts)[i];
       if (s < 0)
         s += dim;
@@ -1188,13 +1192,13 @@ FailureOr<SmallVector<Value>> Lowering::lowerOp(Operation *op) {
     int64_t offset = 0;
     for (Value r : op->getResults()) {
       auto t = cast<RankedTensorType>(r.getType());
-      SmallVector<OpFoldResult> offsets(xt.getRank(), b.getIndexAttr(0)),
-          sizes, strides(xt.getRank(), b.getIndexAttr(1));
+      SmallVector<OpFoldResult> offsets(xt.getRank(), b.getIndexAttr(0)), sizes,
+          strides(xt.getRank(), b.getIndexAttr(1));
       offsets[axis] = b.getIndexAttr(offset);
       for (int64_t d : t.getShape())
         sizes.push_back(b.getIndexAttr(d));
-      outs.push_back(tensor::ExtractSliceOp::create(
-          b, loc, t, split.getInput(), offsets, sizes, strides));
+      outs.push_back(tensor::ExtractSliceOp::create(b, loc, t, split.getInput(),
+                                                    offsets, sizes, strides));
       offset += t.getDimSize(axis);
     }
     return outs;
@@ -1210,39 +1214,39 @@ FailureOr<SmallVector<Value>> Lowering::lowerOp(Operation *op) {
     SmallVector<AffineExpr> idxExprs;
     for (int64_t d = 0; d < q; ++d)
       idxExprs.push_back(getAffineDimExpr(axis + d, ctx));
-    SmallVector<AffineMap> maps = {AffineMap::get(rank, 0, idxExprs, ctx),
-                                   AffineMap::getMultiDimIdentityMap(rank, ctx)};
+    SmallVector<AffineMap> maps = {
+        AffineMap::get(rank, 0, idxExprs, ctx),
+        AffineMap::getMultiDimIdentityMap(rank, ctx)};
     SmallVector<utils::IteratorType> iters(rank, utils::IteratorType::parallel);
     int64_t extent = dt.getDimSize(axis);
-    return one(linalg::GenericOp::create(
-                   b, loc, TypeRange{rt}, ValueRange{idx},
-                   ValueRange{emptyLike(b, loc, rt)}, maps, iters,
-                   [&](OpBuilder &nb, Location nl, ValueRange args) {
-                     Value i = arith::IndexCastOp::create(
-                         nb, nl, nb.getIndexType(), args[0]);
-                     Value ext = arith::ConstantIndexOp::create(nb, nl, extent);
-                     Value zero = arith::ConstantIndexOp::create(nb, nl, 0);
-                     Value neg = arith::CmpIOp::create(
-                         nb, nl, arith::CmpIPredicate::slt, i, zero);
-                     i = arith::SelectOp::create(
-                         nb, nl, neg, arith::AddIOp::create(nb, nl, i, ext), i);
-                     SmallVector<Value> coords;
-                     for (int64_t d = 0; d < axis; ++d)
-                       coords.push_back(linalg::IndexOp::create(nb, nl, d));
-                     coords.push_back(i);
-                     for (int64_t d = axis + 1; d < dt.getRank(); ++d)
-                       coords.push_back(
-                           linalg::IndexOp::create(nb, nl, d - 1 + q));
-                     Value v = tensor::ExtractOp::create(nb, nl, data, coords);
-                     linalg::YieldOp::create(nb, nl, v);
-                   })
-                   .getResult(0));
+    return one(
+        linalg::GenericOp::create(
+            b, loc, TypeRange{rt}, ValueRange{idx},
+            ValueRange{emptyLike(b, loc, rt)}, maps, iters,
+            [&](OpBuilder &nb, Location nl, ValueRange args) {
+              Value i = arith::IndexCastOp::create(nb, nl, nb.getIndexType(),
+                                                   args[0]);
+              Value ext = arith::ConstantIndexOp::create(nb, nl, extent);
+              Value zero = arith::ConstantIndexOp::create(nb, nl, 0);
+              Value neg = arith::CmpIOp::create(
+                  nb, nl, arith::CmpIPredicate::slt, i, zero);
+              i = arith::SelectOp::create(
+                  nb, nl, neg, arith::AddIOp::create(nb, nl, i, ext), i);
+              SmallVector<Value> coords;
+              for (int64_t d = 0; d < axis; ++d)
+                coords.push_back(linalg::IndexOp::create(nb, nl, d));
+              coords.push_back(i);
+              for (int64_t d = axis + 1; d < dt.getRank(); ++d)
+                coords.push_back(linalg::IndexOp::create(nb, nl, d - 1 + q));
+              Value v = tensor::ExtractOp::create(nb, nl, data, coords);
+              linalg::YieldOp::create(nb, nl, v);
+            })
+            .getResult(0));
   }
   if (isa<ExpandOp>(op))
-    return one(elementwise(b, loc, rt, ValueRange{op->getOperand(0)},
-                           [](OpBuilder &, Location, ValueRange a) -> Value {
-                             return a[0];
-                           }));
+    return one(elementwise(
+        b, loc, rt, ValueRange{op->getOperand(0)},
+        [](OpBuilder &, Location, ValueRange a) -> Value { return a[0]; }));
   if (isa<ShapeOp, SizeOp, ConstantOfShapeOp, RangeOp>(op)) {
     // Static shapes make these constants; canonicalize folds most before
     // lowering, the rest are materialized here.
@@ -1361,10 +1365,12 @@ FailureOr<SmallVector<Value>> Lowering::lowerOp(Operation *op) {
                                          a[0], a[0]);
           auto ft = cast<FloatType>(xe);
           Value inf = arith::ConstantOp::create(
-              nb, nl, nb.getFloatAttr(ft, APFloat::getInf(ft.getFloatSemantics())));
+              nb, nl,
+              nb.getFloatAttr(ft, APFloat::getInf(ft.getFloatSemantics())));
           Value ninf = arith::ConstantOp::create(
               nb, nl,
-              nb.getFloatAttr(ft, APFloat::getInf(ft.getFloatSemantics(), true)));
+              nb.getFloatAttr(ft,
+                              APFloat::getInf(ft.getFloatSemantics(), true)));
           Value r = scalarConst(nb, nl, nb.getI1Type(), 0);
           if (detectPos)
             r = arith::OrIOp::create(
@@ -1412,18 +1418,18 @@ FailureOr<SmallVector<Value>> Lowering::lowerOp(Operation *op) {
       return arith::AddFOp::create(nb, nl, v, acc);
     };
     Value sum = reduce(loc, x, reduced, kept, zero, add);
-    Value mean = elementwise(
-        b, loc, kept, ValueRange{sum},
-        [&](OpBuilder &nb, Location nl, ValueRange a) -> Value {
-          return arith::DivFOp::create(nb, nl, a[0],
-                                       scalarConst(nb, nl, elt, count));
-        });
-    Value centered = elementwise(
-        b, loc, xt, ValueRange{x, mean},
-        [](OpBuilder &nb, Location nl, ValueRange a) -> Value {
-          return arith::SubFOp::create(nb, nl, a[0], a[1]);
-        },
-        {ident, keptMap});
+    Value mean =
+        elementwise(b, loc, kept, ValueRange{sum},
+                    [&](OpBuilder &nb, Location nl, ValueRange a) -> Value {
+                      return arith::DivFOp::create(
+                          nb, nl, a[0], scalarConst(nb, nl, elt, count));
+                    });
+    Value centered =
+        elementwise(b, loc, xt, ValueRange{x, mean},
+                    [](OpBuilder &nb, Location nl, ValueRange a) -> Value {
+                      return arith::SubFOp::create(nb, nl, a[0], a[1]);
+                    },
+                    {ident, keptMap});
     Value sq = reduce(loc, centered, reduced, kept, zero, add,
                       [](OpBuilder &nb, Location nl, Value v) -> Value {
                         return arith::MulFOp::create(nb, nl, v, v);
@@ -1501,7 +1507,8 @@ FailureOr<SmallVector<Value>> Lowering::lowerOp(Operation *op) {
     auto valType = RankedTensorType::get(keptShape, xe);
     auto idxType = RankedTensorType::get(keptShape, b.getI64Type());
     Value vInit = filled(b, loc, valType, extremum(b, loc, xe, isMax));
-    Value iInit = filled(b, loc, idxType, scalarConst(b, loc, b.getI64Type(), 0));
+    Value iInit =
+        filled(b, loc, idxType, scalarConst(b, loc, b.getI64Type(), 0));
     AffineMap outMap = AffineMap::get(rank, 0, outExprs, ctx);
     bool f = isFloat(xe);
     auto red = linalg::GenericOp::create(
@@ -1530,9 +1537,9 @@ FailureOr<SmallVector<Value>> Lowering::lowerOp(Operation *op) {
                 a[0], a[1]);
           // The first element always wins, so an all-NaN or all-lowest
           // slice still names a valid index.
-          Value first = arith::CmpIOp::create(
-              nb, nl, arith::CmpIPredicate::eq, idx,
-              scalarConst(nb, nl, nb.getI64Type(), 0));
+          Value first =
+              arith::CmpIOp::create(nb, nl, arith::CmpIPredicate::eq, idx,
+                                    scalarConst(nb, nl, nb.getI64Type(), 0));
           better = arith::OrIOp::create(nb, nl, better, first);
           Value v = arith::SelectOp::create(nb, nl, better, a[0], a[1]);
           Value i = arith::SelectOp::create(nb, nl, better, idx, a[2]);
@@ -1546,8 +1553,8 @@ FailureOr<SmallVector<Value>> Lowering::lowerOp(Operation *op) {
         [&](OpBuilder &nb, Location nl, ValueRange a) -> Value {
           Value idx = arith::IndexCastOp::create(
               nb, nl, nb.getI64Type(), linalg::IndexOp::create(nb, nl, axis));
-          Value hit =
-              arith::CmpIOp::create(nb, nl, arith::CmpIPredicate::eq, idx, a[0]);
+          Value hit = arith::CmpIOp::create(nb, nl, arith::CmpIPredicate::eq,
+                                            idx, a[0]);
           return arith::SelectOp::create(nb, nl, hit,
                                          scalarConst(nb, nl, elt, 1),
                                          scalarConst(nb, nl, elt, 0));
@@ -1573,9 +1580,8 @@ FailureOr<SmallVector<Value>> Lowering::lowerOp(Operation *op) {
                                       arith::AddIOp::create(nb, nl, i, ext), i);
           SmallVector<Value> coords;
           for (int64_t d = 0; d < dt.getRank(); ++d)
-            coords.push_back(d == axis ? i
-                                       : linalg::IndexOp::create(nb, nl, d)
-                                             .getResult());
+            coords.push_back(
+                d == axis ? i : linalg::IndexOp::create(nb, nl, d).getResult());
           return tensor::ExtractOp::create(nb, nl, data, coords);
         }));
   }
@@ -1593,14 +1599,17 @@ FailureOr<SmallVector<Value>> Lowering::lowerOp(Operation *op) {
         b, loc, rt, ValueRange{tri.getInput()},
         [&](OpBuilder &nb, Location nl, ValueRange a) -> Value {
           Value i = arith::IndexCastOp::create(
-              nb, nl, nb.getI64Type(), linalg::IndexOp::create(nb, nl, rank - 2));
+              nb, nl, nb.getI64Type(),
+              linalg::IndexOp::create(nb, nl, rank - 2));
           Value j = arith::IndexCastOp::create(
-              nb, nl, nb.getI64Type(), linalg::IndexOp::create(nb, nl, rank - 1));
+              nb, nl, nb.getI64Type(),
+              linalg::IndexOp::create(nb, nl, rank - 1));
           Value diff = arith::SubIOp::create(nb, nl, j, i);
           Value kc = scalarConst(nb, nl, nb.getI64Type(), k);
-          Value keep = arith::CmpIOp::create(
-              nb, nl, upper ? arith::CmpIPredicate::sge : arith::CmpIPredicate::sle,
-              diff, kc);
+          Value keep = arith::CmpIOp::create(nb, nl,
+                                             upper ? arith::CmpIPredicate::sge
+                                                   : arith::CmpIPredicate::sle,
+                                             diff, kc);
           return arith::SelectOp::create(nb, nl, keep, a[0],
                                          scalarConst(nb, nl, elt, 0));
         }));
@@ -1624,10 +1633,10 @@ FailureOr<SmallVector<Value>> Lowering::lowerOp(Operation *op) {
     return one(elementwise(
         b, loc, rt, ValueRange{},
         [&](OpBuilder &nb, Location nl, ValueRange) -> Value {
-          Value i = arith::IndexCastOp::create(nb, nl, nb.getI64Type(),
-                                               linalg::IndexOp::create(nb, nl, 0));
-          Value j = arith::IndexCastOp::create(nb, nl, nb.getI64Type(),
-                                               linalg::IndexOp::create(nb, nl, 1));
+          Value i = arith::IndexCastOp::create(
+              nb, nl, nb.getI64Type(), linalg::IndexOp::create(nb, nl, 0));
+          Value j = arith::IndexCastOp::create(
+              nb, nl, nb.getI64Type(), linalg::IndexOp::create(nb, nl, 1));
           Value on = arith::CmpIOp::create(
               nb, nl, arith::CmpIPredicate::eq,
               arith::AddIOp::create(nb, nl, i,
@@ -1635,7 +1644,8 @@ FailureOr<SmallVector<Value>> Lowering::lowerOp(Operation *op) {
               j);
           if (elt.isInteger(1))
             return on;
-          return arith::SelectOp::create(nb, nl, on, scalarConst(nb, nl, elt, 1),
+          return arith::SelectOp::create(nb, nl, on,
+                                         scalarConst(nb, nl, elt, 1),
                                          scalarConst(nb, nl, elt, 0));
         }));
   }
@@ -1703,8 +1713,9 @@ FailureOr<SmallVector<Value>> Lowering::lowerOp(Operation *op) {
                           : (exclusive ? arith::CmpIPredicate::ult
                                        : arith::CmpIPredicate::ule);
               Value in = arith::CmpIOp::create(nb, nl, pred, k, i);
-              Value sum = f ? arith::AddFOp::create(nb, nl, a[1], a[0]).getResult()
-                            : arith::AddIOp::create(nb, nl, a[1], a[0]).getResult();
+              Value sum =
+                  f ? arith::AddFOp::create(nb, nl, a[1], a[0]).getResult()
+                    : arith::AddIOp::create(nb, nl, a[1], a[0]).getResult();
               linalg::YieldOp::create(
                   nb, nl,
                   ValueRange{arith::SelectOp::create(nb, nl, in, sum, a[1])});
@@ -1730,16 +1741,17 @@ FailureOr<SmallVector<Value>> Lowering::lowerOp(Operation *op) {
     return one(elementwise(
         b, loc, rt, ValueRange{oh.getIndices()},
         [&](OpBuilder &nb, Location nl, ValueRange a) -> Value {
-          Value idx = isFloat(ie) ? arith::FPToSIOp::create(
-                                        nb, nl, nb.getI64Type(), a[0])
-                                        .getResult()
-                                  : convertScalar(nb, nl, a[0], nb.getI64Type());
+          Value idx =
+              isFloat(ie)
+                  ? arith::FPToSIOp::create(nb, nl, nb.getI64Type(), a[0])
+                        .getResult()
+                  : convertScalar(nb, nl, a[0], nb.getI64Type());
           Value d = scalarConst(nb, nl, nb.getI64Type(), depth);
-          Value neg = arith::CmpIOp::create(nb, nl, arith::CmpIPredicate::slt,
-                                            idx,
-                                            scalarConst(nb, nl, nb.getI64Type(), 0));
-          idx = arith::SelectOp::create(nb, nl, neg,
-                                        arith::AddIOp::create(nb, nl, idx, d), idx);
+          Value neg =
+              arith::CmpIOp::create(nb, nl, arith::CmpIPredicate::slt, idx,
+                                    scalarConst(nb, nl, nb.getI64Type(), 0));
+          idx = arith::SelectOp::create(
+              nb, nl, neg, arith::AddIOp::create(nb, nl, idx, d), idx);
           Value pos = arith::IndexCastOp::create(
               nb, nl, nb.getI64Type(), linalg::IndexOp::create(nb, nl, axis));
           Value hit =
@@ -1772,10 +1784,11 @@ FailureOr<SmallVector<Value>> Lowering::lowerOp(Operation *op) {
       if (failed(parts))
         return op->emitOpError("softmax decomposition failed"), failure();
       b.eraseOp(sm);
-      logProb = elementwise(b, loc, xt, ValueRange{(*parts)[0]},
-                            [](OpBuilder &nb, Location nl, ValueRange a) -> Value {
-                              return math::LogOp::create(nb, nl, a[0]);
-                            });
+      logProb =
+          elementwise(b, loc, xt, ValueRange{(*parts)[0]},
+                      [](OpBuilder &nb, Location nl, ValueRange a) -> Value {
+                        return math::LogOp::create(nb, nl, a[0]);
+                      });
     }
     // Per element of the target: the weighted negative log-probability of
     // its class, and the weight itself (0 where the target is ignored).
@@ -1804,7 +1817,8 @@ FailureOr<SmallVector<Value>> Lowering::lowerOp(Operation *op) {
           // An ignored target may be out of range: read class 0 instead.
           Value safe = arith::SelectOp::create(
               nb, nl, keep, t, arith::ConstantIndexOp::create(nb, nl, 0));
-          SmallVector<Value> coords = {linalg::IndexOp::create(nb, nl, 0), safe};
+          SmallVector<Value> coords = {linalg::IndexOp::create(nb, nl, 0),
+                                       safe};
           for (int64_t d = 1; d < rank; ++d)
             coords.push_back(linalg::IndexOp::create(nb, nl, d));
           Value v = tensor::ExtractOp::create(nb, nl, lp, coords);
@@ -1827,14 +1841,16 @@ FailureOr<SmallVector<Value>> Lowering::lowerOp(Operation *op) {
       auto add = [](OpBuilder &nb, Location nl, Value v, Value acc) -> Value {
         return arith::AddFOp::create(nb, nl, v, acc);
       };
-      Value sum = reduce(loc, loss, all, scalarType, scalarConst(b, loc, fe, 0), add);
+      Value sum =
+          reduce(loc, loss, all, scalarType, scalarConst(b, loc, fe, 0), add);
       if (reduction == "mean") {
         Value wsum = reduce(loc, weights, all, scalarType,
                             scalarConst(b, loc, fe, 0), add);
-        sum = elementwise(b, loc, scalarType, ValueRange{sum, wsum},
-                          [](OpBuilder &nb, Location nl, ValueRange a) -> Value {
-                            return arith::DivFOp::create(nb, nl, a[0], a[1]);
-                          });
+        sum =
+            elementwise(b, loc, scalarType, ValueRange{sum, wsum},
+                        [](OpBuilder &nb, Location nl, ValueRange a) -> Value {
+                          return arith::DivFOp::create(nb, nl, a[0], a[1]);
+                        });
       } else if (reduction != "sum") {
         return op->emitOpError("unknown reduction '") << reduction << "'",
                failure();
@@ -1925,10 +1941,11 @@ FailureOr<SmallVector<Value>> Lowering::lowerOp(Operation *op) {
                     nb, nl, arith::CmpIPredicate::eq,
                     arith::RemSIOp::create(nb, nl, num, cidx(strides[i])),
                     cidx(0));
-                Value in = arith::DivSIOp::create(nb, nl, num, cidx(strides[i]));
-                Value below = arith::CmpIOp::create(
-                    nb, nl, arith::CmpIPredicate::slt, in,
-                    cidx(xt.getDimSize(i + 2)));
+                Value in =
+                    arith::DivSIOp::create(nb, nl, num, cidx(strides[i]));
+                Value below =
+                    arith::CmpIOp::create(nb, nl, arith::CmpIPredicate::slt, in,
+                                          cidx(xt.getDimSize(i + 2)));
                 valid = arith::AndIOp::create(
                     nb, nl, valid,
                     arith::AndIOp::create(
@@ -1938,15 +1955,15 @@ FailureOr<SmallVector<Value>> Lowering::lowerOp(Operation *op) {
                 wCoords.push_back(k);
               }
               for (size_t i = 2; i < xCoords.size(); ++i)
-                xCoords[i] = arith::SelectOp::create(nb, nl, valid, xCoords[i],
-                                                     cidx(0));
+                xCoords[i] =
+                    arith::SelectOp::create(nb, nl, valid, xCoords[i], cidx(0));
               Value xv = tensor::ExtractOp::create(nb, nl, x, xCoords);
               Value wv = tensor::ExtractOp::create(nb, nl, w, wCoords);
               Value prod = arith::MulFOp::create(nb, nl, xv, wv);
               Value sum = arith::AddFOp::create(nb, nl, a[1], prod);
-              linalg::YieldOp::create(
-                  nb, nl,
-                  ValueRange{arith::SelectOp::create(nb, nl, valid, sum, a[1])});
+              linalg::YieldOp::create(nb, nl,
+                                      ValueRange{arith::SelectOp::create(
+                                          nb, nl, valid, sum, a[1])});
             })
             .getResult(0);
     if (bias) {
@@ -1972,11 +1989,11 @@ FailureOr<SmallVector<Value>> Lowering::lowerOp(Operation *op) {
       return a ? a.getValue() : dflt;
     };
     StringRef mode = str("mode", "nearest");
-    StringRef ctm = upsample ? "asymmetric"
-                             : str("coordinate_transformation_mode",
-                                   "half_pixel");
-    StringRef nearestMode = upsample ? "floor"
-                                     : str("nearest_mode", "round_prefer_floor");
+    StringRef ctm = upsample
+                        ? "asymmetric"
+                        : str("coordinate_transformation_mode", "half_pixel");
+    StringRef nearestMode =
+        upsample ? "floor" : str("nearest_mode", "round_prefer_floor");
     if (intAttr(op, "antialias", 0) != 0)
       return op->emitOpError("antialiased resizing is not lowered yet"),
              failure();
@@ -1984,7 +2001,8 @@ FailureOr<SmallVector<Value>> Lowering::lowerOp(Operation *op) {
         ctm != "align_corners" && ctm != "asymmetric" &&
         ctm != "tf_half_pixel_for_nn")
       return op->emitOpError("coordinate mode '")
-             << ctm << "' is not lowered yet", failure();
+                 << ctm << "' is not lowered yet",
+             failure();
     if (op->getAttr("axes") ||
         str("keep_aspect_ratio_policy", "stretch") != "stretch")
       return op->emitOpError("axes and aspect-ratio policies are not lowered "
@@ -1994,15 +2012,15 @@ FailureOr<SmallVector<Value>> Lowering::lowerOp(Operation *op) {
     SmallVector<double> scales;
     Value scalesV = upsample ? op->getOperand(1) : onnxInput(op, 2);
     ElementsAttr scalesAttr;
-    bool hasScales = scalesV && cast<RankedTensorType>(scalesV.getType())
-                                        .getNumElements() > 0;
+    bool hasScales =
+        scalesV &&
+        cast<RankedTensorType>(scalesV.getType()).getNumElements() > 0;
     if (hasScales) {
       // Scales shape the coordinates, not only the output size: they must
       // be known at compile time.
       if (!matchPattern(scalesV, m_Constant(&scalesAttr)) ||
           scalesAttr.getNumElements() != rank)
-        return op->emitOpError("scales must be constant to lower"),
-               failure();
+        return op->emitOpError("scales must be constant to lower"), failure();
       for (const APFloat &v : scalesAttr.getValues<APFloat>())
         scales.push_back(v.convertToDouble());
     } else {
@@ -2010,8 +2028,7 @@ FailureOr<SmallVector<Value>> Lowering::lowerOp(Operation *op) {
         scales.push_back(double(rt.getDimSize(d)) / xt.getDimSize(d));
     }
     if (mode != "nearest" && mode != "linear" && mode != "cubic")
-      return op->emitOpError("mode '") << mode << "' is not lowered",
-             failure();
+      return op->emitOpError("mode '") << mode << "' is not lowered", failure();
     if (!isFloat(elt) && mode != "nearest")
       return op->emitOpError("interpolating integers is not lowered yet"),
              failure();
@@ -2064,8 +2081,8 @@ FailureOr<SmallVector<Value>> Lowering::lowerOp(Operation *op) {
           auto clampIndex = [&](Value fi, int64_t d) -> Value {
             // fi: an integral float; clamp into [0, in-1] as an index.
             Value lo = arith::MaximumFOp::create(nb, nl, fi, fc(0));
-            Value hi = arith::MinimumFOp::create(
-                nb, nl, lo, fc(xt.getDimSize(d) - 1));
+            Value hi =
+                arith::MinimumFOp::create(nb, nl, lo, fc(xt.getDimSize(d) - 1));
             return arith::IndexCastOp::create(
                 nb, nl, nb.getIndexType(),
                 arith::FPToSIOp::create(nb, nl, nb.getI64Type(), hi));
@@ -2122,7 +2139,8 @@ FailureOr<SmallVector<Value>> Lowering::lowerOp(Operation *op) {
                     arith::AddFOp::create(
                         nb, nl,
                         arith::SubFOp::create(
-                            nb, nl, arith::MulFOp::create(nb, nl, d3, fc(cubicA)),
+                            nb, nl,
+                            arith::MulFOp::create(nb, nl, d3, fc(cubicA)),
                             arith::MulFOp::create(nb, nl, d2, fc(5 * cubicA))),
                         arith::MulFOp::create(nb, nl, d1, fc(8 * cubicA))),
                     fc(4 * cubicA));
@@ -2136,8 +2154,8 @@ FailureOr<SmallVector<Value>> Lowering::lowerOp(Operation *op) {
             }
             Value wsum = fc(0);
             for (int k = 0; k < taps; ++k) {
-              Value pos = arith::AddFOp::create(nb, nl, base,
-                                                fc(cubic ? k - 1 : k));
+              Value pos =
+                  arith::AddFOp::create(nb, nl, base, fc(cubic ? k - 1 : k));
               Value w = ws[k];
               if (cubic && excludeOutside) {
                 Value inside = arith::AndIOp::create(
@@ -2171,11 +2189,10 @@ FailureOr<SmallVector<Value>> Lowering::lowerOp(Operation *op) {
               coords[d] = tapIdx[d][t];
               w = arith::MulFOp::create(nb, nl, w, tapW[d][t]);
             }
-            Value v = convertScalar(nb, nl,
-                                    tensor::ExtractOp::create(nb, nl, x, coords),
-                                    f32);
-            acc = arith::AddFOp::create(
-                nb, nl, acc, arith::MulFOp::create(nb, nl, v, w));
+            Value v = convertScalar(
+                nb, nl, tensor::ExtractOp::create(nb, nl, x, coords), f32);
+            acc = arith::AddFOp::create(nb, nl, acc,
+                                        arith::MulFOp::create(nb, nl, v, w));
           }
           return convertScalar(nb, nl, acc, elt);
         }));

@@ -153,9 +153,8 @@ OpFoldResult NegOp::fold(FoldAdaptor adaptor) {
   if (isa<IntegerType>(x.getElementType()))
     return x.mapValues(x.getElementType(), [](const APInt &v) { return -v; });
   if (isa<FloatType>(x.getElementType()))
-    return x.mapValues(x.getElementType(), [](const APFloat &v) {
-      return (-v).bitcastToAPInt();
-    });
+    return x.mapValues(x.getElementType(),
+                       [](const APFloat &v) { return (-v).bitcastToAPInt(); });
   return {};
 }
 

@@ -4,8 +4,8 @@
 
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/BuiltinAttributes.h"
-#include "mlir/IR/OpImplementation.h"
 #include "mlir/IR/Matchers.h"
+#include "mlir/IR/OpImplementation.h"
 #include "mlir/IR/TypeUtilities.h"
 #include "llvm/Support/Mutex.h"
 
@@ -38,7 +38,8 @@ static SmallVector<int32_t> slotSizes(StringRef kinds, unsigned count,
 /// Parses `(%a, none, %c)`-style lists (of operands, or of types when
 /// `parseType` is set); each slot is present or `none`.
 template <typename T, typename ParseFn>
-static ParseResult parseSlots(OpAsmParser &parser, SmallVectorImpl<std::optional<T>> &slots,
+static ParseResult parseSlots(OpAsmParser &parser,
+                              SmallVectorImpl<std::optional<T>> &slots,
                               ParseFn parseOne) {
   return parser.parseCommaSeparatedList([&]() -> ParseResult {
     if (succeeded(parser.parseOptionalKeyword("none"))) {
@@ -66,8 +67,8 @@ static ParseResult assignSlots(OpAsmParser &parser, SMLoc loc, StringRef kinds,
       int32_t n = 0;
       for (; next < slots.size(); ++next, ++n) {
         if (!slots[next])
-          return parser.emitError(loc) << "a variadic " << what
-                                       << " list cannot hold 'none'";
+          return parser.emitError(loc)
+                 << "a variadic " << what << " list cannot hold 'none'";
         values.push_back(*slots[next]);
       }
       sizes.push_back(n);
@@ -85,8 +86,8 @@ static ParseResult assignSlots(OpAsmParser &parser, SMLoc loc, StringRef kinds,
     sizes.push_back(1);
   }
   if (next < slots.size())
-    return parser.emitError(loc) << "too many " << what << "s: expected at most "
-                                 << kinds.size();
+    return parser.emitError(loc)
+           << "too many " << what << "s: expected at most " << kinds.size();
   return success();
 }
 
@@ -106,9 +107,9 @@ ParseResult kiln::parseOnnxOp(OpAsmParser &parser, OperationState &result,
   }
   SmallVector<OpAsmParser::UnresolvedOperand> operands;
   SmallVector<int32_t> operandSizes;
-  if (assignSlots<OpAsmParser::UnresolvedOperand>(
-          parser, loc, inputKinds, operandSlots, "operand", operands,
-          operandSizes))
+  if (assignSlots<OpAsmParser::UnresolvedOperand>(parser, loc, inputKinds,
+                                                  operandSlots, "operand",
+                                                  operands, operandSizes))
     return failure();
 
   if (parser.parseOptionalAttrDict(result.attributes) || parser.parseColon())
@@ -206,16 +207,16 @@ static DictionaryAttr getDefaultAttrs(OperationName name) {
 
 void kiln::printOnnxOp(Operation *op, OpAsmPrinter &p, StringRef inputKinds,
                        StringRef outputKinds) {
-  auto operandSizes = slotSizes(
-      inputKinds, op->getNumOperands(),
-      op->getAttrOfType<DenseI32ArrayAttr>(kOperandSegments));
+  auto operandSizes =
+      slotSizes(inputKinds, op->getNumOperands(),
+                op->getAttrOfType<DenseI32ArrayAttr>(kOperandSegments));
   auto resultSizes =
       slotSizes(outputKinds, op->getNumResults(),
                 op->getAttrOfType<DenseI32ArrayAttr>(kResultSegments));
   p << "(";
   SmallVector<Value> operands(op->getOperands());
   printSlots<Value>(p, inputKinds, operands, operandSizes,
-             [&](Value v) { p.printOperand(v); });
+                    [&](Value v) { p.printOperand(v); });
   p << ")";
   // Attributes equal to their ONNX default are implied, as in ONNX.
   DictionaryAttr defaults = getDefaultAttrs(op->getName());
@@ -301,8 +302,7 @@ LogicalResult kiln::verifyOnnxOp(Operation *op) {
     auto [want, have] = pair;
     if (!areCompatibleTypes(want, have))
       return op->emitOpError("result #")
-             << i << " has type " << have << " but its operands imply "
-             << want;
+             << i << " has type " << have << " but its operands imply " << want;
   }
   return success();
 }
@@ -414,33 +414,60 @@ Type kiln::getElementTypeFromOnnx(MLIRContext *ctx, int64_t dataType) {
     return IntegerType::get(ctx, w, IntegerType::Unsigned);
   };
   switch (dataType) {
-  case 1: return Float32Type::get(ctx);
-  case 2: return uint(8);
-  case 3: return sint(8);
-  case 4: return uint(16);
-  case 5: return sint(16);
-  case 6: return sint(32);
-  case 7: return sint(64);
-  case 8: return StringType::get(ctx);
-  case 9: return sint(1);
-  case 10: return Float16Type::get(ctx);
-  case 11: return Float64Type::get(ctx);
-  case 12: return uint(32);
-  case 13: return uint(64);
-  case 14: return ComplexType::get(Float32Type::get(ctx));
-  case 15: return ComplexType::get(Float64Type::get(ctx));
-  case 16: return BFloat16Type::get(ctx);
-  case 17: return Float8E4M3FNType::get(ctx);
-  case 18: return Float8E4M3FNUZType::get(ctx);
-  case 19: return Float8E5M2Type::get(ctx);
-  case 20: return Float8E5M2FNUZType::get(ctx);
-  case 21: return uint(4);
-  case 22: return sint(4);
-  case 23: return Float4E2M1FNType::get(ctx);
-  case 24: return Float8E8M0FNUType::get(ctx);
-  case 25: return uint(2);
-  case 26: return sint(2);
-  default: return {};
+  case 1:
+    return Float32Type::get(ctx);
+  case 2:
+    return uint(8);
+  case 3:
+    return sint(8);
+  case 4:
+    return uint(16);
+  case 5:
+    return sint(16);
+  case 6:
+    return sint(32);
+  case 7:
+    return sint(64);
+  case 8:
+    return StringType::get(ctx);
+  case 9:
+    return sint(1);
+  case 10:
+    return Float16Type::get(ctx);
+  case 11:
+    return Float64Type::get(ctx);
+  case 12:
+    return uint(32);
+  case 13:
+    return uint(64);
+  case 14:
+    return ComplexType::get(Float32Type::get(ctx));
+  case 15:
+    return ComplexType::get(Float64Type::get(ctx));
+  case 16:
+    return BFloat16Type::get(ctx);
+  case 17:
+    return Float8E4M3FNType::get(ctx);
+  case 18:
+    return Float8E4M3FNUZType::get(ctx);
+  case 19:
+    return Float8E5M2Type::get(ctx);
+  case 20:
+    return Float8E5M2FNUZType::get(ctx);
+  case 21:
+    return uint(4);
+  case 22:
+    return sint(4);
+  case 23:
+    return Float4E2M1FNType::get(ctx);
+  case 24:
+    return Float8E8M0FNUType::get(ctx);
+  case 25:
+    return uint(2);
+  case 26:
+    return sint(2);
+  default:
+    return {};
   }
 }
 

@@ -80,8 +80,8 @@ FailureOr<int64_t> normAxis(Operation *op, int64_t axis, int64_t rank,
                             bool allowEnd = false) {
   int64_t hi = allowEnd ? rank : rank - 1;
   if (axis < -rank || axis > hi)
-    return op->emitOpError("axis ") << axis << " is out of range for rank "
-                                    << rank;
+    return op->emitOpError("axis ")
+           << axis << " is out of range for rank " << rank;
   return axis < 0 ? axis + rank : axis;
 }
 
@@ -164,8 +164,8 @@ LogicalResult inferPool(Operation *op, SmallVectorImpl<Type> &types) {
     return failure();
   types.push_back(RankedTensorType::get(shape, x.getElementType()));
   if (op->getNumResults() > 1)
-    types.push_back(RankedTensorType::get(
-        shape, IntegerType::get(op->getContext(), 64)));
+    types.push_back(
+        RankedTensorType::get(shape, IntegerType::get(op->getContext(), 64)));
   keep(op, types);
   return success();
 }
@@ -331,7 +331,8 @@ std::optional<SmallVector<int64_t>> shapeOperand(Value v) {
 // Per-op rules
 //===----------------------------------------------------------------------===//
 
-#define INFER(Op) LogicalResult Op::inferResultTypes(SmallVectorImpl<Type> &types)
+#define INFER(Op)                                                              \
+  LogicalResult Op::inferResultTypes(SmallVectorImpl<Type> &types)
 
 INFER(IsNaNOp) {
   auto x = ranked(getX());
@@ -458,9 +459,8 @@ INFER(ConvOp) {
     return emitOpError("group must be positive");
   if (!ShapedType::isDynamic(c) && !ShapedType::isDynamic(wc) &&
       c != wc * group)
-    return emitOpError("input has ")
-           << c << " channels but weight expects " << wc << " x group "
-           << group;
+    return emitOpError("input has ") << c << " channels but weight expects "
+                                     << wc << " x group " << group;
   SmallVector<int64_t> shape;
   if (failed(windowShape(*this, x, kernel, w.getDimSize(0), shape)))
     return failure();
@@ -479,7 +479,8 @@ INFER(ConvTransposeOp) {
   SmallVector<int64_t> kernel =
       intsAttr(*this, "kernel_shape")
           .value_or(SmallVector<int64_t>(w.getShape().drop_front(2)));
-  auto strides = intsAttr(*this, "strides").value_or(SmallVector<int64_t>(n, 1));
+  auto strides =
+      intsAttr(*this, "strides").value_or(SmallVector<int64_t>(n, 1));
   auto dil = intsAttr(*this, "dilations").value_or(SmallVector<int64_t>(n, 1));
   auto pads = intsAttr(*this, "pads").value_or(SmallVector<int64_t>(2 * n, 0));
   auto outPad =
@@ -613,8 +614,8 @@ INFER(TransposeOp) {
     for (int64_t i = rank - 1; i >= 0; --i)
       perm.push_back(i);
   if (static_cast<int64_t>(perm.size()) != rank)
-    return emitOpError("perm has ") << perm.size() << " entries for rank "
-                                    << rank;
+    return emitOpError("perm has ")
+           << perm.size() << " entries for rank " << rank;
   SmallVector<bool> seen(rank, false);
   SmallVector<int64_t> shape;
   for (int64_t p : perm) {
@@ -652,7 +653,7 @@ INFER(ConcatOp) {
       int64_t e = t.getDimSize(i);
       if (i == axis) {
         d = (ShapedType::isDynamic(d) || ShapedType::isDynamic(e)) ? kDyn
-                                                                    : d + e;
+                                                                   : d + e;
       } else if (ShapedType::isDynamic(d)) {
         d = e;
       } else if (!ShapedType::isDynamic(e) && d != e) {
@@ -695,8 +696,8 @@ INFER(SplitOp) {
     sizes.assign(n, kDyn);
   }
   if (sizes.size() != n)
-    return emitOpError("split has ") << sizes.size() << " sizes for " << n
-                                     << " outputs";
+    return emitOpError("split has ")
+           << sizes.size() << " sizes for " << n << " outputs";
   for (int64_t s : sizes) {
     SmallVector<int64_t> shape(x.getShape());
     shape[*axis] = s;
@@ -845,8 +846,7 @@ INFER(SqueezeOp) {
         return failure();
       int64_t d = x.getDimSize(*n);
       if (!ShapedType::isDynamic(d) && d != 1)
-        return emitOpError("cannot squeeze axis ")
-               << *n << " of extent " << d;
+        return emitOpError("cannot squeeze axis ") << *n << " of extent " << d;
       drop[*n] = true;
     }
   } else {
@@ -944,7 +944,8 @@ INFER(PadOp) {
   if (getAxes()) {
     auto a = constInts(getAxes());
     if (!a) {
-      types.push_back(RankedTensorType::get(SmallVector<int64_t>(rank, kDyn), elt));
+      types.push_back(
+          RankedTensorType::get(SmallVector<int64_t>(rank, kDyn), elt));
       return success();
     }
     for (int64_t v : *a) {
@@ -997,7 +998,8 @@ INFER(ShapeOp) {
 }
 
 INFER(SizeOp) {
-  types.push_back(RankedTensorType::get({}, IntegerType::get(getContext(), 64)));
+  types.push_back(
+      RankedTensorType::get({}, IntegerType::get(getContext(), 64)));
   return success();
 }
 
@@ -1216,15 +1218,15 @@ INFER(ResizeOp) {
   bool policy = getKeepAspectRatioPolicy() != "stretch";
   if (auto sizes = constInts(getSizes()); sizes && !policy) {
     if (sizes->size() != axes.size())
-      return emitOpError("sizes has ") << sizes->size() << " entries for "
-                                       << axes.size() << " axes";
+      return emitOpError("sizes has ")
+             << sizes->size() << " entries for " << axes.size() << " axes";
     for (auto [a, s] : llvm::zip(axes, *sizes))
       shape[a] = s;
   } else if (auto scales = constFloats(getScales());
              scales && !scales->empty()) {
     if (scales->size() != axes.size())
-      return emitOpError("scales has ") << scales->size() << " entries for "
-                                        << axes.size() << " axes";
+      return emitOpError("scales has ")
+             << scales->size() << " entries for " << axes.size() << " axes";
     for (auto [a, s] : llvm::zip(axes, *scales)) {
       int64_t d = x.getDimSize(a);
       shape[a] = ShapedType::isDynamic(d)

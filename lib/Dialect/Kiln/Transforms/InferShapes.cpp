@@ -26,8 +26,7 @@ struct InferShapesPass
         failedAny = true;
         return;
       }
-      for (auto [result, want] :
-           llvm::zip(op->getResults(), inferred)) {
+      for (auto [result, want] : llvm::zip(op->getResults(), inferred)) {
         if (!areCompatibleTypes(want, result.getType())) {
           op->emitOpError("result #")
               << result.getResultNumber() << " has type " << result.getType()

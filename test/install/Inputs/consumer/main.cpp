@@ -9,7 +9,8 @@ int main(int argc, char **argv) {
   kiln::registerAllDialects(registry);
   mlir::MLIRContext ctx(registry);
   auto m = kiln::importOnnxFile(argv[1], &ctx);
-  if (!m) return 1;
+  if (!m)
+    return 1;
   m->print(llvm::outs());
   return 0;
 }

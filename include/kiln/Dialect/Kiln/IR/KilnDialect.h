@@ -1,4 +1,5 @@
-//===- KilnDialect.h - kiln dialect ------------------------------*- C++ -*-===//
+//===- KilnDialect.h - kiln dialect ------------------------------*- C++
+//-*-===//
 
 #ifndef KILN_DIALECT_KILN_IR_KILNDIALECT_H
 #define KILN_DIALECT_KILN_IR_KILNDIALECT_H

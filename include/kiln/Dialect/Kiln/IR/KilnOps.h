@@ -1,4 +1,5 @@
-//===- KilnOps.h - kiln dialect ops and types --------------------*- C++ -*-===//
+//===- KilnOps.h - kiln dialect ops and types --------------------*- C++
+//-*-===//
 
 #ifndef KILN_DIALECT_KILN_IR_KILNOPS_H
 #define KILN_DIALECT_KILN_IR_KILNOPS_H
@@ -28,8 +29,9 @@ void printOnnxOp(mlir::Operation *op, mlir::OpAsmPrinter &printer,
 llvm::LogicalResult verifyOnnxOp(mlir::Operation *op);
 
 /// Result-type rules shared by many ops (see utils/gen-onnx-ops.py).
-llvm::LogicalResult inferSameResultTypes(mlir::Operation *op,
-                                         llvm::SmallVectorImpl<mlir::Type> &types);
+llvm::LogicalResult
+inferSameResultTypes(mlir::Operation *op,
+                     llvm::SmallVectorImpl<mlir::Type> &types);
 llvm::LogicalResult
 inferBroadcastResultTypes(mlir::Operation *op,
                           llvm::SmallVectorImpl<mlir::Type> &types);

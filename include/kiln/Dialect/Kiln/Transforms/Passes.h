@@ -1,4 +1,5 @@
-//===- Passes.h - kiln graph passes ------------------------------*- C++ -*-===//
+//===- Passes.h - kiln graph passes ------------------------------*- C++
+//-*-===//
 
 #ifndef KILN_DIALECT_KILN_TRANSFORMS_PASSES_H
 #define KILN_DIALECT_KILN_TRANSFORMS_PASSES_H
