@@ -27,6 +27,7 @@ void addPipeline(OpPassManager &pm, StringRef text) {
 void kiln::buildKilnToLinalgPipeline(OpPassManager &pm) {
   pm.addPass(createCanonicalizerPass());
   pm.addPass(createKilnInferShapes());
+  pm.addPass(createKilnFoldBatchNorm());
   pm.addPass(createCanonicalizerPass());
   pm.addNestedPass<func::FuncOp>(createConvertKilnToLinalg());
   pm.addPass(createCanonicalizerPass());

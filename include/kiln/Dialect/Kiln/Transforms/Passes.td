@@ -23,4 +23,24 @@ def KilnInferShapes : Pass<"kiln-infer-shapes"> {
   let dependentDialects = ["::kiln::KilnDialect"];
 }
 
+def KilnFoldBatchNorm : Pass<"kiln-fold-batch-norm"> {
+  let summary = "Folds an inference BatchNormalization into the Conv before it";
+  let description = [{
+    `BatchNormalization(Conv(x, W, b), gamma, beta, mean, var)` with constant
+    weights and statistics, where the Conv has no other user, becomes
+    `Conv(x, W', b')` with `W'[f] = W[f] * s[f]` and
+    `b'[f] = (b[f] - mean[f]) * s[f] + beta[f]`, `s = gamma / sqrt(var + eps)`:
+    one kernel instead of two, and no per-element normalization at run time.
+    Float32 weights only; anything else is left as it is.
+
+    ```mlir
+    %c = kiln.conv(%x, %w) : ...
+    %y = kiln.batch_normalization(%c, %g, %b, %m, %v) : ...
+    // becomes
+    %y = kiln.conv(%x, %w2, %b2) : ...
+    ```
+  }];
+  let dependentDialects = ["::kiln::KilnDialect"];
+}
+
 #endif // KILN_DIALECT_KILN_TRANSFORMS_PASSES_TD
