@@ -1586,12 +1586,23 @@ FailureOr<SmallVector<Value>> Lowering::lowerOp(Operation *op) {
         }));
   }
   if (auto tri = dyn_cast<TriluOp>(op)) {
-    int64_t k = 0;
+    // k: a constant, or read once at run time from its 0-D tensor.
+    Value kScalar;
     if (Value kv = tri.getK()) {
-      auto c = constInts(kv);
-      if (!c || c->size() != 1)
-        return op->emitOpError("k must be constant to lower"), failure();
-      k = (*c)[0];
+      if (auto c = constInts(kv); c && c->size() == 1) {
+        kScalar = scalarConst(b, loc, b.getI64Type(), (*c)[0]);
+      } else {
+        auto kt = cast<RankedTensorType>(kv.getType());
+        if (kt.getNumElements() != 1)
+          return op->emitOpError("k must hold one value"), failure();
+        SmallVector<Value> zeros(kt.getRank(),
+                                 arith::ConstantIndexOp::create(b, loc, 0));
+        kScalar = convertScalar(b, loc,
+                                tensor::ExtractOp::create(b, loc, kv, zeros),
+                                b.getI64Type());
+      }
+    } else {
+      kScalar = scalarConst(b, loc, b.getI64Type(), 0);
     }
     bool upper = tri.getUpper() != 0;
     int64_t rank = rt.getRank();
@@ -1605,7 +1616,7 @@ FailureOr<SmallVector<Value>> Lowering::lowerOp(Operation *op) {
               nb, nl, nb.getI64Type(),
               linalg::IndexOp::create(nb, nl, rank - 1));
           Value diff = arith::SubIOp::create(nb, nl, j, i);
-          Value kc = scalarConst(nb, nl, nb.getI64Type(), k);
+          Value kc = kScalar;
           Value keep = arith::CmpIOp::create(nb, nl,
                                              upper ? arith::CmpIPredicate::sge
                                                    : arith::CmpIPredicate::sle,
@@ -1680,9 +1691,11 @@ FailureOr<SmallVector<Value>> Lowering::lowerOp(Operation *op) {
   }
   if (auto cs = dyn_cast<CumSumOp>(op)) {
     auto ax = constInts(cs.getAxis());
-    if (!ax || ax->size() != 1)
+    int64_t rank = rt.getRank();
+    // A rank-1 input has one axis, whatever value the run-time axis holds.
+    if ((!ax || ax->size() != 1) && rank != 1)
       return op->emitOpError("axis must be constant to lower"), failure();
-    int64_t rank = rt.getRank(), axis = (*ax)[0];
+    int64_t axis = ax && ax->size() == 1 ? (*ax)[0] : 0;
     if (axis < 0)
       axis += rank;
     bool exclusive = cs.getExclusive() != 0, reverse = cs.getReverse() != 0;
