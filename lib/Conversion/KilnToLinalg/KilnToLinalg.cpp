@@ -2245,6 +2245,103 @@ FailureOr<SmallVector<Value>> Lowering::lowerOp(Operation *op) {
           return tensor::ExtractOp::create(nb, nl, data, coords);
         }));
   }
+
+  if (isa<ScatterElementsOp, ScatterOp, ScatterNDOp>(op)) {
+    // out[p] = data[p], then every update whose target is p, in order
+    // (combined by `reduction`). Written as a reduction over the updates
+    // for each output element, so no update is lost to a write race; the
+    // cost is (output x updates), fine for the index-driven edits these
+    // ops make in practice.
+    bool nd = isa<ScatterNDOp>(op);
+    Value data = op->getOperand(0), indices = op->getOperand(1),
+          updates = op->getOperand(2);
+    auto ut = cast<RankedTensorType>(updates.getType());
+    auto it = cast<RankedTensorType>(indices.getType());
+    StringRef reduction = "none";
+    if (auto r = op->getAttrOfType<StringAttr>("reduction"))
+      reduction = r.getValue();
+    int64_t rank = rt.getRank(), urank = ut.getRank();
+    int64_t axis = nd ? 0 : intAttr(op, "axis", 0);
+    if (axis < 0)
+      axis += rank;
+    int64_t q = it.getRank(), k = nd ? it.getDimSize(q - 1) : 0;
+    unsigned ndims = rank + urank;
+    SmallVector<AffineExpr> outExprs, updExprs;
+    for (int64_t d = 0; d < rank; ++d)
+      outExprs.push_back(getAffineDimExpr(d, ctx));
+    for (int64_t d = 0; d < urank; ++d)
+      updExprs.push_back(getAffineDimExpr(rank + d, ctx));
+    SmallVector<utils::IteratorType> iters(ndims, utils::IteratorType::parallel);
+    for (unsigned d = rank; d < ndims; ++d)
+      iters[d] = utils::IteratorType::reduction;
+    bool f = isFloat(elt);
+    Value init = linalg::CopyOp::create(b, loc, data, emptyLike(b, loc, rt))
+                     .getResult(0);
+    return one(
+        linalg::GenericOp::create(
+            b, loc, TypeRange{rt}, ValueRange{updates}, ValueRange{init},
+            {AffineMap::get(ndims, 0, updExprs, ctx),
+             AffineMap::get(ndims, 0, outExprs, ctx)},
+            iters,
+            [&](OpBuilder &nb, Location nl, ValueRange a) {
+              auto ic = [&](int64_t v) -> Value {
+                return arith::ConstantIndexOp::create(nb, nl, v);
+              };
+              auto target = [&](Value raw, int64_t extent) -> Value {
+                Value i = arith::IndexCastOp::create(nb, nl, nb.getIndexType(),
+                                                     raw);
+                Value neg = arith::CmpIOp::create(
+                    nb, nl, arith::CmpIPredicate::slt, i, ic(0));
+                return arith::SelectOp::create(
+                    nb, nl, neg, arith::AddIOp::create(nb, nl, i, ic(extent)),
+                    i);
+              };
+              SmallVector<Value> u;
+              for (int64_t d = 0; d < urank; ++d)
+                u.push_back(linalg::IndexOp::create(nb, nl, rank + d));
+              // The output coordinates this update writes.
+              SmallVector<Value> dst;
+              if (nd) {
+                SmallVector<Value> ic2(u.begin(), u.begin() + (q - 1));
+                ic2.push_back(Value());
+                for (int64_t j = 0; j < k; ++j) {
+                  ic2.back() = ic(j);
+                  dst.push_back(target(
+                      tensor::ExtractOp::create(nb, nl, indices, ic2),
+                      rt.getDimSize(j)));
+                }
+                for (int64_t d = q - 1; d < urank; ++d)
+                  dst.push_back(u[d]);
+              } else {
+                dst = u;
+                dst[axis] = target(tensor::ExtractOp::create(nb, nl, indices, u),
+                                   rt.getDimSize(axis));
+              }
+              Value hit = scalarConst(nb, nl, nb.getI1Type(), 1);
+              for (int64_t d = 0; d < rank; ++d)
+                hit = arith::AndIOp::create(
+                    nb, nl, hit,
+                    arith::CmpIOp::create(nb, nl, arith::CmpIPredicate::eq,
+                                          dst[d],
+                                          linalg::IndexOp::create(nb, nl, d)));
+              Value upd = a[0], acc = a[1], r = upd;
+              if (reduction == "add")
+                r = f ? arith::AddFOp::create(nb, nl, acc, upd).getResult()
+                      : arith::AddIOp::create(nb, nl, acc, upd).getResult();
+              else if (reduction == "mul")
+                r = f ? arith::MulFOp::create(nb, nl, acc, upd).getResult()
+                      : arith::MulIOp::create(nb, nl, acc, upd).getResult();
+              else if (reduction == "max")
+                r = f ? arith::MaximumFOp::create(nb, nl, acc, upd).getResult()
+                      : arith::MaxSIOp::create(nb, nl, acc, upd).getResult();
+              else if (reduction == "min")
+                r = f ? arith::MinimumFOp::create(nb, nl, acc, upd).getResult()
+                      : arith::MinSIOp::create(nb, nl, acc, upd).getResult();
+              linalg::YieldOp::create(
+                  nb, nl, ValueRange{arith::SelectOp::create(nb, nl, hit, r, acc)});
+            })
+            .getResult(0));
+  }
   return op->emitOpError("is not lowered to linalg yet"), failure();
 }
 
