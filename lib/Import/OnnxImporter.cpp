@@ -1047,8 +1047,6 @@ LogicalResult Importer::importNode(const onnx::NodeProto &node, int index) {
   while (!inputs.empty() && !inputs.back())
     inputs.pop_back();
 
-  Dialect *dialect = ctx->getLoadedDialect<KilnDialect>();
-  (void)dialect;
   auto opName = OperationName(info->mlirName, ctx);
   NamedAttrList attrs;
   for (const auto &a : node.attribute()) {

@@ -31,10 +31,6 @@ using ScalarFn = function_ref<Value(OpBuilder &, Location, ValueRange)>;
 
 bool isFloat(Type t) { return isa<FloatType>(getElementTypeOrSelf(t)); }
 
-Value onnxInput(Operation *op, unsigned index) {
-  return getOnnxInput(op, index);
-}
-
 int64_t intAttr(Operation *op, StringRef name, int64_t dflt) {
   if (auto a = op->getAttrOfType<IntegerAttr>(name))
     return a.getInt();
@@ -50,10 +46,6 @@ SmallVector<int64_t> intsAttr(Operation *op, StringRef name,
   if (auto a = op->getAttrOfType<DenseI64ArrayAttr>(name))
     return SmallVector<int64_t>(a.asArrayRef());
   return dflt;
-}
-
-std::optional<SmallVector<int64_t>> constInts(Value v) {
-  return getConstantInts(v);
 }
 
 Value scalarConst(OpBuilder &b, Location loc, Type t, double v) {
@@ -115,6 +107,19 @@ Value elementwise(OpBuilder &b, Location loc, RankedTensorType resultType,
         linalg::YieldOp::create(nb, nl, r);
       });
   return generic.getResult(0);
+}
+
+/// An ONNX index (any integer type) as an `index` into a dim of `extent`:
+/// negative values count from the end.
+Value wrapIndex(OpBuilder &b, Location loc, Value raw, int64_t extent) {
+  Value i = arith::IndexCastOp::create(b, loc, b.getIndexType(), raw);
+  Value neg = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::slt, i,
+                                    arith::ConstantIndexOp::create(b, loc, 0));
+  return arith::SelectOp::create(
+      b, loc, neg,
+      arith::AddIOp::create(b, loc, i,
+                            arith::ConstantIndexOp::create(b, loc, extent)),
+      i);
 }
 
 /// Converts a scalar between element types as ONNX Cast does.
@@ -632,7 +637,8 @@ Value padTensor(OpBuilder &b, Location loc, Value x, ArrayRef<int64_t> low,
 
 FailureOr<Value> Lowering::lowerConv(Operation *op, RankedTensorType rt) {
   Location loc = op->getLoc();
-  Value x = onnxInput(op, 0), w = onnxInput(op, 1), bias = onnxInput(op, 2);
+  Value x = getOnnxInput(op, 0), w = getOnnxInput(op, 1),
+        bias = getOnnxInput(op, 2);
   auto xt = cast<RankedTensorType>(x.getType());
   auto wt = cast<RankedTensorType>(w.getType());
   int64_t n = xt.getRank() - 2;
@@ -830,8 +836,8 @@ FailureOr<SmallVector<Value>> Lowering::lowerOp(Operation *op) {
   if (isa<IdentityOp>(op))
     return one(op->getOperand(0));
   if (isa<DropoutOp>(op)) {
-    if (Value training = onnxInput(op, 2)) {
-      auto v = constInts(training);
+    if (Value training = getOnnxInput(op, 2)) {
+      auto v = getConstantInts(training);
       if (!v || llvm::any_of(*v, [](int64_t x) { return x != 0; }))
         return op->emitOpError("training mode is not lowered"), failure();
     }
@@ -900,7 +906,7 @@ FailureOr<SmallVector<Value>> Lowering::lowerOp(Operation *op) {
                              return convertScalar(nb, nl, a[0], elt);
                            }));
   if (isa<ClipOp>(op)) {
-    Value lo = onnxInput(op, 1), hi = onnxInput(op, 2);
+    Value lo = getOnnxInput(op, 1), hi = getOnnxInput(op, 2);
     SmallVector<Value> ins = {op->getOperand(0)};
     if (lo)
       ins.push_back(lo);
@@ -1034,8 +1040,8 @@ FailureOr<SmallVector<Value>> Lowering::lowerOp(Operation *op) {
     auto xt = cast<RankedTensorType>(x.getType());
     int64_t rank = xt.getRank();
     std::optional<SmallVector<int64_t>> axes = SmallVector<int64_t>();
-    if (Value a = onnxInput(op, 1))
-      axes = constInts(a);
+    if (Value a = getOnnxInput(op, 1))
+      axes = getConstantInts(a);
     if (!axes)
       return op->emitOpError("axes must be constant to lower"), failure();
     SmallVector<bool> reduced(rank, axes->empty());
@@ -1150,13 +1156,13 @@ FailureOr<SmallVector<Value>> Lowering::lowerOp(Operation *op) {
   }
   if (auto slice = dyn_cast<SliceOp>(op)) {
     auto xt = cast<RankedTensorType>(slice.getData().getType());
-    auto starts = constInts(slice.getStarts()),
-         ends = constInts(slice.getEnds());
+    auto starts = getConstantInts(slice.getStarts()),
+         ends = getConstantInts(slice.getEnds());
     std::optional<SmallVector<int64_t>> axes, steps;
     if (slice.getAxes())
-      axes = constInts(slice.getAxes());
+      axes = getConstantInts(slice.getAxes());
     if (slice.getSteps())
-      steps = constInts(slice.getSteps());
+      steps = getConstantInts(slice.getSteps());
     if (!starts || !ends || (slice.getAxes() && !axes) ||
         (slice.getSteps() && !steps))
       return op->emitOpError("starts, ends, axes and steps must be constant"),
@@ -1219,29 +1225,22 @@ FailureOr<SmallVector<Value>> Lowering::lowerOp(Operation *op) {
         AffineMap::getMultiDimIdentityMap(rank, ctx)};
     SmallVector<utils::IteratorType> iters(rank, utils::IteratorType::parallel);
     int64_t extent = dt.getDimSize(axis);
-    return one(
-        linalg::GenericOp::create(
-            b, loc, TypeRange{rt}, ValueRange{idx},
-            ValueRange{emptyLike(b, loc, rt)}, maps, iters,
-            [&](OpBuilder &nb, Location nl, ValueRange args) {
-              Value i = arith::IndexCastOp::create(nb, nl, nb.getIndexType(),
-                                                   args[0]);
-              Value ext = arith::ConstantIndexOp::create(nb, nl, extent);
-              Value zero = arith::ConstantIndexOp::create(nb, nl, 0);
-              Value neg = arith::CmpIOp::create(
-                  nb, nl, arith::CmpIPredicate::slt, i, zero);
-              i = arith::SelectOp::create(
-                  nb, nl, neg, arith::AddIOp::create(nb, nl, i, ext), i);
-              SmallVector<Value> coords;
-              for (int64_t d = 0; d < axis; ++d)
-                coords.push_back(linalg::IndexOp::create(nb, nl, d));
-              coords.push_back(i);
-              for (int64_t d = axis + 1; d < dt.getRank(); ++d)
-                coords.push_back(linalg::IndexOp::create(nb, nl, d - 1 + q));
-              Value v = tensor::ExtractOp::create(nb, nl, data, coords);
-              linalg::YieldOp::create(nb, nl, v);
-            })
-            .getResult(0));
+    return one(linalg::GenericOp::create(
+                   b, loc, TypeRange{rt}, ValueRange{idx},
+                   ValueRange{emptyLike(b, loc, rt)}, maps, iters,
+                   [&](OpBuilder &nb, Location nl, ValueRange args) {
+                     Value i = wrapIndex(nb, nl, args[0], extent);
+                     SmallVector<Value> coords;
+                     for (int64_t d = 0; d < axis; ++d)
+                       coords.push_back(linalg::IndexOp::create(nb, nl, d));
+                     coords.push_back(i);
+                     for (int64_t d = axis + 1; d < dt.getRank(); ++d)
+                       coords.push_back(
+                           linalg::IndexOp::create(nb, nl, d - 1 + q));
+                     Value v = tensor::ExtractOp::create(nb, nl, data, coords);
+                     linalg::YieldOp::create(nb, nl, v);
+                   })
+                   .getResult(0));
   }
   if (isa<ExpandOp>(op))
     return one(elementwise(
@@ -1288,7 +1287,7 @@ FailureOr<SmallVector<Value>> Lowering::lowerOp(Operation *op) {
         mode != "wrap")
       return op->emitOpError("pad mode '") << mode << "' is not lowered yet",
              failure();
-    auto pads = constInts(pad.getPads());
+    auto pads = getConstantInts(pad.getPads());
     if (!pads || pad.getAxes())
       return op->emitOpError("pads must be constant, without axes"), failure();
     int64_t rank = rt.getRank();
@@ -1447,7 +1446,7 @@ FailureOr<SmallVector<Value>> Lowering::lowerOp(Operation *op) {
           return arith::DivFOp::create(nb, nl, scalarConst(nb, nl, elt, 1), s);
         });
     Value scale = op->getOperand(1);
-    Value bias = layer ? onnxInput(op, 2) : op->getOperand(2);
+    Value bias = layer ? getOnnxInput(op, 2) : op->getOperand(2);
     SmallVector<Value> ins = {centered, invStd, scale};
     SmallVector<AffineMap> maps = {ident, keptMap};
     if (!layer) {
@@ -1571,13 +1570,7 @@ FailureOr<SmallVector<Value>> Lowering::lowerOp(Operation *op) {
     return one(elementwise(
         b, loc, rt, ValueRange{ge.getIndices()},
         [&](OpBuilder &nb, Location nl, ValueRange a) -> Value {
-          Value i = arith::IndexCastOp::create(nb, nl, nb.getIndexType(), a[0]);
-          Value ext = arith::ConstantIndexOp::create(nb, nl, extent);
-          Value zero = arith::ConstantIndexOp::create(nb, nl, 0);
-          Value neg =
-              arith::CmpIOp::create(nb, nl, arith::CmpIPredicate::slt, i, zero);
-          i = arith::SelectOp::create(nb, nl, neg,
-                                      arith::AddIOp::create(nb, nl, i, ext), i);
+          Value i = wrapIndex(nb, nl, a[0], extent);
           SmallVector<Value> coords;
           for (int64_t d = 0; d < dt.getRank(); ++d)
             coords.push_back(
@@ -1589,7 +1582,7 @@ FailureOr<SmallVector<Value>> Lowering::lowerOp(Operation *op) {
     // k: a constant, or read once at run time from its 0-D tensor.
     Value kScalar;
     if (Value kv = tri.getK()) {
-      if (auto c = constInts(kv); c && c->size() == 1) {
+      if (auto c = getConstantInts(kv); c && c->size() == 1) {
         kScalar = scalarConst(b, loc, b.getI64Type(), (*c)[0]);
       } else {
         auto kt = cast<RankedTensorType>(kv.getType());
@@ -1597,9 +1590,9 @@ FailureOr<SmallVector<Value>> Lowering::lowerOp(Operation *op) {
           return op->emitOpError("k must hold one value"), failure();
         SmallVector<Value> zeros(kt.getRank(),
                                  arith::ConstantIndexOp::create(b, loc, 0));
-        kScalar = convertScalar(b, loc,
-                                tensor::ExtractOp::create(b, loc, kv, zeros),
-                                b.getI64Type());
+        kScalar =
+            convertScalar(b, loc, tensor::ExtractOp::create(b, loc, kv, zeros),
+                          b.getI64Type());
       }
     } else {
       kScalar = scalarConst(b, loc, b.getI64Type(), 0);
@@ -1690,7 +1683,7 @@ FailureOr<SmallVector<Value>> Lowering::lowerOp(Operation *op) {
     return one(reshapeTo(b, loc, r, rt));
   }
   if (auto cs = dyn_cast<CumSumOp>(op)) {
-    auto ax = constInts(cs.getAxis());
+    auto ax = getConstantInts(cs.getAxis());
     int64_t rank = rt.getRank();
     // A rank-1 input has one axis, whatever value the run-time axis holds.
     if ((!ax || ax->size() != 1) && rank != 1)
@@ -1777,7 +1770,7 @@ FailureOr<SmallVector<Value>> Lowering::lowerOp(Operation *op) {
   if (isa<NegativeLogLikelihoodLossOp, SoftmaxCrossEntropyLossOp>(op)) {
     bool sce = isa<SoftmaxCrossEntropyLossOp>(op);
     Value x = op->getOperand(0), target = op->getOperand(1);
-    Value weight = onnxInput(op, 2);
+    Value weight = getOnnxInput(op, 2);
     auto xt = cast<RankedTensorType>(x.getType());
     Type fe = xt.getElementType();
     if (!isFloat(fe))
@@ -2023,7 +2016,7 @@ FailureOr<SmallVector<Value>> Lowering::lowerOp(Operation *op) {
              failure();
     // Per-axis scale: the given scales, else output / input extents.
     SmallVector<double> scales;
-    Value scalesV = upsample ? op->getOperand(1) : onnxInput(op, 2);
+    Value scalesV = upsample ? op->getOperand(1) : getOnnxInput(op, 2);
     ElementsAttr scalesAttr;
     bool hasScales =
         scalesV &&
@@ -2233,12 +2226,7 @@ FailureOr<SmallVector<Value>> Lowering::lowerOp(Operation *op) {
           for (int64_t j = 0; j < k; ++j) {
             idxCoords.back() = ic(j);
             Value v = tensor::ExtractOp::create(nb, nl, indices, idxCoords);
-            Value i = arith::IndexCastOp::create(nb, nl, nb.getIndexType(), v);
-            int64_t extent = dt.getDimSize(bdims + j);
-            Value neg = arith::CmpIOp::create(nb, nl, arith::CmpIPredicate::slt,
-                                              i, ic(0));
-            coords.push_back(arith::SelectOp::create(
-                nb, nl, neg, arith::AddIOp::create(nb, nl, i, ic(extent)), i));
+            coords.push_back(wrapIndex(nb, nl, v, dt.getDimSize(bdims + j)));
           }
           for (int64_t d = q - 1; d < rt.getRank(); ++d)
             coords.push_back(outIdx[d]);
@@ -2271,7 +2259,8 @@ FailureOr<SmallVector<Value>> Lowering::lowerOp(Operation *op) {
       outExprs.push_back(getAffineDimExpr(d, ctx));
     for (int64_t d = 0; d < urank; ++d)
       updExprs.push_back(getAffineDimExpr(rank + d, ctx));
-    SmallVector<utils::IteratorType> iters(ndims, utils::IteratorType::parallel);
+    SmallVector<utils::IteratorType> iters(ndims,
+                                           utils::IteratorType::parallel);
     for (unsigned d = rank; d < ndims; ++d)
       iters[d] = utils::IteratorType::reduction;
     bool f = isFloat(elt);
@@ -2287,15 +2276,6 @@ FailureOr<SmallVector<Value>> Lowering::lowerOp(Operation *op) {
               auto ic = [&](int64_t v) -> Value {
                 return arith::ConstantIndexOp::create(nb, nl, v);
               };
-              auto target = [&](Value raw, int64_t extent) -> Value {
-                Value i = arith::IndexCastOp::create(nb, nl, nb.getIndexType(),
-                                                     raw);
-                Value neg = arith::CmpIOp::create(
-                    nb, nl, arith::CmpIPredicate::slt, i, ic(0));
-                return arith::SelectOp::create(
-                    nb, nl, neg, arith::AddIOp::create(nb, nl, i, ic(extent)),
-                    i);
-              };
               SmallVector<Value> u;
               for (int64_t d = 0; d < urank; ++d)
                 u.push_back(linalg::IndexOp::create(nb, nl, rank + d));
@@ -2306,16 +2286,17 @@ FailureOr<SmallVector<Value>> Lowering::lowerOp(Operation *op) {
                 ic2.push_back(Value());
                 for (int64_t j = 0; j < k; ++j) {
                   ic2.back() = ic(j);
-                  dst.push_back(target(
-                      tensor::ExtractOp::create(nb, nl, indices, ic2),
+                  dst.push_back(wrapIndex(
+                      nb, nl, tensor::ExtractOp::create(nb, nl, indices, ic2),
                       rt.getDimSize(j)));
                 }
                 for (int64_t d = q - 1; d < urank; ++d)
                   dst.push_back(u[d]);
               } else {
                 dst = u;
-                dst[axis] = target(tensor::ExtractOp::create(nb, nl, indices, u),
-                                   rt.getDimSize(axis));
+                dst[axis] = wrapIndex(
+                    nb, nl, tensor::ExtractOp::create(nb, nl, indices, u),
+                    rt.getDimSize(axis));
               }
               Value hit = scalarConst(nb, nl, nb.getI1Type(), 1);
               for (int64_t d = 0; d < rank; ++d)
@@ -2338,7 +2319,8 @@ FailureOr<SmallVector<Value>> Lowering::lowerOp(Operation *op) {
                 r = f ? arith::MinimumFOp::create(nb, nl, acc, upd).getResult()
                       : arith::MinSIOp::create(nb, nl, acc, upd).getResult();
               linalg::YieldOp::create(
-                  nb, nl, ValueRange{arith::SelectOp::create(nb, nl, hit, r, acc)});
+                  nb, nl,
+                  ValueRange{arith::SelectOp::create(nb, nl, hit, r, acc)});
             })
             .getResult(0));
   }

@@ -18,10 +18,6 @@ using namespace kiln;
 namespace {
 constexpr int64_t kDyn = ShapedType::kDynamic;
 
-Value onnxInput(Operation *op, unsigned index) {
-  return getOnnxInput(op, index);
-}
-
 RankedTensorType ranked(Value v) {
   return v ? dyn_cast<RankedTensorType>(v.getType()) : RankedTensorType();
 }
@@ -44,10 +40,6 @@ StringRef strAttr(Operation *op, StringRef name, StringRef dflt) {
   if (auto a = op->getAttrOfType<StringAttr>(name))
     return a.getValue();
   return dflt;
-}
-
-std::optional<SmallVector<int64_t>> constInts(Value v) {
-  return getConstantInts(v);
 }
 
 /// The floating-point values of `v` when a constant defines it.
@@ -149,7 +141,7 @@ LogicalResult windowShape(Operation *op, RankedTensorType x,
 }
 
 LogicalResult inferPool(Operation *op, SmallVectorImpl<Type> &types) {
-  Value xv = onnxInput(op, 0);
+  Value xv = getOnnxInput(op, 0);
   auto x = ranked(xv);
   if (!x) {
     types.push_back(unranked(elementOf(xv)));
@@ -171,7 +163,7 @@ LogicalResult inferPool(Operation *op, SmallVectorImpl<Type> &types) {
 }
 
 LogicalResult inferGlobalPool(Operation *op, SmallVectorImpl<Type> &types) {
-  Value xv = onnxInput(op, 0);
+  Value xv = getOnnxInput(op, 0);
   auto x = ranked(xv);
   if (!x) {
     types.push_back(unranked(elementOf(xv)));
@@ -189,7 +181,7 @@ LogicalResult inferGlobalPool(Operation *op, SmallVectorImpl<Type> &types) {
 /// Reductions: axes from the `axes` input (opset 18 form), or the attribute
 /// (ReduceSum before 13 is upgraded by the importer).
 LogicalResult inferReduce(Operation *op, SmallVectorImpl<Type> &types) {
-  Value dv = onnxInput(op, 0);
+  Value dv = getOnnxInput(op, 0);
   auto data = ranked(dv);
   Type elt = elementOf(dv);
   bool keepdims = intAttr(op, "keepdims", 1) != 0;
@@ -199,10 +191,10 @@ LogicalResult inferReduce(Operation *op, SmallVectorImpl<Type> &types) {
     return success();
   }
   int64_t rank = data.getRank();
-  Value axesV = onnxInput(op, 1);
+  Value axesV = getOnnxInput(op, 1);
   std::optional<SmallVector<int64_t>> axes;
   if (axesV)
-    axes = constInts(axesV);
+    axes = getConstantInts(axesV);
   else
     axes = SmallVector<int64_t>();
   if (!axes) {
@@ -238,7 +230,7 @@ LogicalResult inferReduce(Operation *op, SmallVectorImpl<Type> &types) {
 }
 
 LogicalResult inferArgReduce(Operation *op, SmallVectorImpl<Type> &types) {
-  auto data = ranked(onnxInput(op, 0));
+  auto data = ranked(getOnnxInput(op, 0));
   Type i64 = IntegerType::get(op->getContext(), 64);
   if (!data) {
     types.push_back(unranked(i64));
@@ -263,7 +255,7 @@ LogicalResult inferArgReduce(Operation *op, SmallVectorImpl<Type> &types) {
 std::optional<SmallVector<int64_t>> shapeValues(Value v, unsigned depth = 0) {
   if (!v)
     return std::nullopt;
-  if (auto vals = constInts(v))
+  if (auto vals = getConstantInts(v))
     return vals;
   auto t = ranked(v);
   if (!t || t.getRank() > 1 || !t.hasStaticShape() || depth > 8)
@@ -296,7 +288,7 @@ std::optional<SmallVector<int64_t>> shapeValues(Value v, unsigned depth = 0) {
   }
   if (auto gather = dyn_cast<GatherOp>(def)) {
     auto data = shapeValues(gather.getData(), depth + 1);
-    auto idx = constInts(gather.getIndices());
+    auto idx = getConstantInts(gather.getIndices());
     if (!data || !idx)
       return unknown;
     SmallVector<int64_t> out;
@@ -684,7 +676,7 @@ INFER(SplitOp) {
   int64_t dim = x.getDimSize(*axis);
   SmallVector<int64_t> sizes;
   if (Value split = getSplit()) {
-    if (auto s = constInts(split))
+    if (auto s = getConstantInts(split))
       sizes = *s;
     else
       sizes.assign(n, kDyn);
@@ -714,12 +706,12 @@ INFER(SliceOp) {
     return success();
   }
   int64_t rank = x.getRank();
-  auto starts = constInts(getStarts()), ends = constInts(getEnds());
+  auto starts = getConstantInts(getStarts()), ends = getConstantInts(getEnds());
   std::optional<SmallVector<int64_t>> axes, steps;
   if (getAxes())
-    axes = constInts(getAxes());
+    axes = getConstantInts(getAxes());
   if (getSteps())
-    steps = constInts(getSteps());
+    steps = getConstantInts(getSteps());
   SmallVector<int64_t> shape(x.getShape());
   if (!starts || !ends || (getAxes() && !axes) || (getSteps() && !steps)) {
     // Unknown parameters: every sliced axis may change.
@@ -832,7 +824,7 @@ INFER(SqueezeOp) {
   }
   std::optional<SmallVector<int64_t>> axes;
   if (getAxes()) {
-    axes = constInts(getAxes());
+    axes = getConstantInts(getAxes());
     if (!axes) {
       types.push_back(unranked(elt));
       return success();
@@ -869,7 +861,7 @@ INFER(SqueezeOp) {
 INFER(UnsqueezeOp) {
   auto x = ranked(getData());
   Type elt = elementOf(getData());
-  auto axes = constInts(getAxes());
+  auto axes = getConstantInts(getAxes());
   if (!x || !axes) {
     types.push_back(unranked(elt));
     return success();
@@ -918,7 +910,7 @@ INFER(TileOp) {
     types.push_back(unranked(elt));
     return success();
   }
-  auto reps = constInts(getRepeats());
+  auto reps = getConstantInts(getRepeats());
   SmallVector<int64_t> shape(x.getRank(), kDyn);
   if (reps) {
     if (static_cast<int64_t>(reps->size()) != x.getRank())
@@ -939,10 +931,10 @@ INFER(PadOp) {
     return success();
   }
   int64_t rank = x.getRank();
-  auto pads = constInts(getPads());
+  auto pads = getConstantInts(getPads());
   SmallVector<int64_t> axes;
   if (getAxes()) {
-    auto a = constInts(getAxes());
+    auto a = getConstantInts(getAxes());
     if (!a) {
       types.push_back(
           RankedTensorType::get(SmallVector<int64_t>(rank, kDyn), elt));
@@ -1015,8 +1007,8 @@ INFER(RangeOp) {
   Type elt = elementOf(getStart());
   int64_t n = kDyn;
   if (isa<IntegerType>(elt)) {
-    auto s = constInts(getStart()), l = constInts(getLimit()),
-         d = constInts(getDelta());
+    auto s = getConstantInts(getStart()), l = getConstantInts(getLimit()),
+         d = getConstantInts(getDelta());
     if (s && l && d && s->size() == 1 && l->size() == 1 && d->size() == 1 &&
         (*d)[0] != 0) {
       double cnt = std::ceil(double((*l)[0] - (*s)[0]) / double((*d)[0]));
@@ -1159,7 +1151,7 @@ INFER(OneHotOp) {
     return success();
   }
   int64_t depth = kDyn;
-  if (auto d = constInts(getDepth()); d && d->size() == 1)
+  if (auto d = getConstantInts(getDepth()); d && d->size() == 1)
     depth = (*d)[0];
   else if (auto f = constFloats(getDepth()); f && f->size() == 1)
     depth = static_cast<int64_t>((*f)[0]);
@@ -1184,7 +1176,7 @@ INFER(TopKOp) {
   if (failed(axis))
     return failure();
   SmallVector<int64_t> shape(x.getShape());
-  auto k = constInts(getK());
+  auto k = getConstantInts(getK());
   shape[*axis] = k && k->size() == 1 ? (*k)[0] : kDyn;
   types.push_back(RankedTensorType::get(shape, elt));
   types.push_back(RankedTensorType::get(shape, i64));
@@ -1216,7 +1208,7 @@ INFER(ResizeOp) {
     if (!llvm::is_contained(axes, i))
       shape[i] = x.getDimSize(i);
   bool policy = getKeepAspectRatioPolicy() != "stretch";
-  if (auto sizes = constInts(getSizes()); sizes && !policy) {
+  if (auto sizes = getConstantInts(getSizes()); sizes && !policy) {
     if (sizes->size() != axes.size())
       return emitOpError("sizes has ")
              << sizes->size() << " entries for " << axes.size() << " axes";

@@ -46,8 +46,7 @@ Value makeConstant(OpBuilder &b, Location loc, RankedTensorType type,
     attr = DenseElementsAttr::get(type, values);
   else
     attr = DenseResourceElementsAttr::get(
-        type, name,
-        HeapAsmResourceBlob::allocateAndCopyInferAlign(values));
+        type, name, HeapAsmResourceBlob::allocateAndCopyInferAlign(values));
   return ConstantOp::create(b, loc, type, attr);
 }
 
@@ -100,9 +99,8 @@ struct FoldBatchNormPass
     OpBuilder b(conv);
     Location loc = conv.getLoc();
     Value wc = makeConstant(b, loc, wType, newW, "folded_bn_weight");
-    Value bc = makeConstant(
-        b, loc, RankedTensorType::get({f}, b.getF32Type()), newB,
-        "folded_bn_bias");
+    Value bc = makeConstant(b, loc, RankedTensorType::get({f}, b.getF32Type()),
+                            newB, "folded_bn_bias");
     conv->setOperand(1, wc);
     if (conv.getB()) {
       conv->setOperand(2, bc);
