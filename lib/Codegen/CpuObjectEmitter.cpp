@@ -5,6 +5,7 @@
 #include "mlir/ExecutionEngine/OptUtils.h"
 #include "mlir/Target/LLVMIR/Dialect/Builtin/BuiltinToLLVMIRTranslation.h"
 #include "mlir/Target/LLVMIR/Dialect/LLVMIR/LLVMToLLVMIRTranslation.h"
+#include "mlir/Target/LLVMIR/Dialect/OpenMP/OpenMPToLLVMIRTranslation.h"
 #include "mlir/Target/LLVMIR/Export.h"
 #include "llvm/ADT/ScopeExit.h"
 #include "llvm/IR/IRBuilder.h"
@@ -66,6 +67,7 @@ llvm::LogicalResult kiln::emitCpuSharedObject(ModuleOp module, unsigned numArgs,
   DialectRegistry registry;
   registerBuiltinDialectTranslation(registry);
   registerLLVMDialectTranslation(registry);
+  registerOpenMPDialectTranslation(registry);
   module->getContext()->appendDialectRegistry(registry);
 
   llvm::LLVMContext llvmCtx;
@@ -77,6 +79,7 @@ llvm::LogicalResult kiln::emitCpuSharedObject(ModuleOp module, unsigned numArgs,
   }
   if (failed(addEntryTrampoline(*llvmModule, numArgs, error)))
     return llvm::failure();
+  bool usesOpenMP = llvmModule->getFunction("__kmpc_fork_call") != nullptr;
 
   llvm::Triple triple(llvm::sys::getProcessTriple());
   const llvm::Target *target =
@@ -133,6 +136,9 @@ llvm::LogicalResult kiln::emitCpuSharedObject(ModuleOp module, unsigned numArgs,
   std::string out = soPath.str(), obj = objPath.str().str();
   llvm::SmallVector<llvm::StringRef> args = {*cc, "-shared", "-o",
                                              out, obj,       "-lm"};
+  // Parallel loops call the OpenMP runtime (LLVM's libomp ABI).
+  if (usesOpenMP)
+    args.push_back("-l:libomp.so.5");
   std::string linkError;
   int rc =
       llvm::sys::ExecuteAndWait(*cc, args, std::nullopt, {}, 0, 0, &linkError);

@@ -36,22 +36,30 @@ void kiln::buildKilnToLinalgPipeline(OpPassManager &pm) {
 
 void kiln::buildCpuCodegenPipeline(OpPassManager &pm,
                                    const CpuPipelineOptions &options) {
-  addPipeline(pm,
-              "func.func(linalg-fuse-elementwise-ops),"
-              "canonicalize,cse,"
-              "one-shot-bufferize{bufferize-function-boundaries "
-              "function-boundary-type-conversion=identity-layout-map},"
-              "buffer-results-to-out-params{hoist-static-allocs=true "
-              "modify-public-functions=true},"
-              "canonicalize,kiln-plan-memory,"
-              "buffer-deallocation-pipeline,"
-              "func.func(kiln-copy-to-linalg,convert-linalg-to-loops),"
+  std::string forall = options.threads
+                           ? "scf-forall-to-parallel,convert-scf-to-openmp,canonicalize,"
+                           : "scf-forall-to-for,";
+  addPipeline(
+      pm, "func.func(linalg-fuse-elementwise-ops,kiln-conv-to-gemm,"
+          "kiln-cpu-tile-and-vectorize),"
+          "canonicalize,cse,"
+          "one-shot-bufferize{bufferize-function-boundaries "
+          "function-boundary-type-conversion=identity-layout-map},"
+          "buffer-results-to-out-params{hoist-static-allocs=true "
+          "modify-public-functions=true},"
+          "canonicalize,kiln-plan-memory,"
+          "buffer-deallocation-pipeline,"
+          "func.func(kiln-copy-to-linalg,convert-linalg-to-loops)," +
+              forall +
+              "func.func(lower-vector-mask,"
+              "convert-vector-to-scf{full-unroll=true}),"
               "lower-affine,convert-scf-to-cf,canonicalize,"
-              "expand-strided-metadata,finalize-memref-to-llvm,"
+              "expand-strided-metadata,lower-affine,finalize-memref-to-llvm,"
+              "convert-vector-to-llvm{vector-contract-lowering=outerproduct},"
               "convert-math-to-funcs,convert-math-to-libm,convert-math-to-llvm,"
-              "convert-arith-to-llvm,convert-index-to-llvm,"
+              "convert-ub-to-llvm,convert-arith-to-llvm,convert-index-to-llvm,"
               "convert-func-to-llvm{use-bare-ptr-memref-call-conv=true},"
-              "convert-cf-to-llvm,"
+              "convert-cf-to-llvm,convert-openmp-to-llvm,"
               "reconcile-unrealized-casts");
 }
 

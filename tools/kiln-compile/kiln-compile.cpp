@@ -64,6 +64,12 @@ static cl::list<std::string>
     inputShapes("input-shape",
                 cl::desc("Static shape for an input, NAME:DxDxD; repeatable"),
                 cl::CommaSeparated, cl::cat(category));
+static cl::opt<bool>
+    parallel("parallel",
+             cl::desc("Run parallel loops on OpenMP threads (default on; "
+                      "--parallel=false gives single-threaded code with no "
+                      "OpenMP dependency)"),
+             cl::init(true), cl::cat(category));
 static cl::opt<bool> report("report",
                             cl::desc("Print a compile report (signature, "
                                      "memory plan, code size) to stderr"),
@@ -219,6 +225,7 @@ int main(int argc, char **argv) {
   stage2.enableTiming(rootTiming);
   kiln::CpuPipelineOptions cpuOptions;
   cpuOptions.optLevel = optLevel;
+  cpuOptions.threads = parallel;
   kiln::buildCpuCodegenPipeline(stage2, cpuOptions);
   if (failed(stage2.run(*module)))
     return 1;

@@ -19,6 +19,7 @@
 #include <chrono>
 #include <cmath>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <fstream>
 #include <random>
@@ -38,7 +39,7 @@ struct Options {
   std::vector<std::string> inputs, expected;
   double rtol = 1e-3, atol = 1e-5;
   bool benchmark = false, info = false;
-  int warmup = 10, iterations = 100;
+  int warmup = 10, iterations = 100, threads = 0;
   unsigned seed = 0;
 };
 
@@ -52,6 +53,8 @@ const char *kUsage =
     "                      (default rtol 1e-3, atol 1e-5)\n"
     "  --benchmark         time runs: --warmup N (10), --iterations N (100)\n"
     "  --seed N            seed of random inputs (0)\n"
+    "  --threads N         threads for the module's parallel loops (default:\n"
+    "                      OMP_NUM_THREADS, else one per core)\n"
     "  --info              print the module's signature and exit\n";
 
 int fail(const std::string &message) {
@@ -315,13 +318,16 @@ int main(int argc, char **argv) {
       o.benchmark = true;
     else if (a == "--info")
       o.info = true;
-    else if (a == "--warmup" || a == "--iterations" || a == "--seed") {
+    else if (a == "--warmup" || a == "--iterations" || a == "--seed" ||
+             a == "--threads") {
       double v;
       number(a.c_str(), v);
-      if (v < 0 || v != std::floor(v))
-        return fail(a + " takes a non-negative integer");
+      if (v < 0 || v != std::floor(v) || (a == "--threads" && v < 1))
+        return fail(a + (a == "--threads" ? " takes a positive integer"
+                                          : " takes a non-negative integer"));
       (a == "--warmup"       ? o.warmup
        : a == "--iterations" ? o.iterations
+       : a == "--threads"    ? o.threads
                              : (int &)o.seed) = static_cast<int>(v);
     } else if (a == "-h" || a == "--help") {
       std::fputs(kUsage, stdout);
@@ -336,6 +342,9 @@ int main(int argc, char **argv) {
   if (o.module.empty())
     return fail(std::string("no module given\n") + kUsage);
 
+  // The OpenMP runtime reads this when the module's code loads it.
+  if (o.threads > 0)
+    setenv("OMP_NUM_THREADS", std::to_string(o.threads).c_str(), 1);
   std::shared_ptr<kiln::rt::Module> module;
   if (Status s = kiln::rt::Module::load(o.module, module); !s.ok())
     return fail(s.message());

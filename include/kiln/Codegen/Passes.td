@@ -48,4 +48,61 @@ def KilnPlanMemory : Pass<"kiln-plan-memory", "::mlir::ModuleOp"> {
                            "::mlir::arith::ArithDialect"];
 }
 
+def KilnConvToGemm : Pass<"kiln-conv-to-gemm", "::mlir::func::FuncOp"> {
+  let summary = "Rewrites 2-D convolutions as GEMMs over an im2col copy";
+  let description = [{
+    Each `linalg.conv_2d_nchw_fchw` on static float tensors becomes a copy
+    of the input windows into a `[N, C, KH, KW, OH, OW]` tensor (its
+    innermost loop walks `ow`, contiguous in both tensors) and a contraction
+    `out[n, f, p] += w[f, k] * col[n, k, p]` with `k = (c, kh, kw)` and
+    `p = (oh, ow)` collapsed, which `kiln-cpu-tile-and-vectorize` turns
+    into register-tiled vector code. A 1x1 convolution at stride 1 needs no
+    copy. Other convolutions are left alone.
+
+    ```mlir
+    %r = linalg.conv_2d_nchw_fchw ins(%x, %w : tensor<1x3x6x6xf32>,
+        tensor<4x3x3x3xf32>) outs(%acc : tensor<1x4x4x4xf32>)
+        -> tensor<1x4x4x4xf32>
+    // becomes a linalg.generic copy into tensor<1x3x3x3x4x4xf32>, then
+    // collapse_shape to tensor<1x27x16xf32> and a linalg.generic
+    // contraction with tensor<4x27xf32> into tensor<1x4x16xf32>
+    ```
+  }];
+  let dependentDialects = ["::mlir::linalg::LinalgDialect",
+                           "::mlir::tensor::TensorDialect",
+                           "::mlir::arith::ArithDialect"];
+}
+
+def KilnCpuTileAndVectorize
+    : Pass<"kiln-cpu-tile-and-vectorize", "::mlir::func::FuncOp"> {
+  let summary = "Tiles float contractions for the cache and registers and "
+                "vectorizes them";
+  let description = [{
+    Every static float contraction on tensors (what MatMul, Gemm and
+    `kiln-conv-to-gemm` produce) is tiled twice: an `scf.forall` over the
+    batch dims and over blocks of the output's contiguous dim, sized so
+    that the right-hand panel (K x block) fits in `panel-bytes`; then
+    `scf.for` loops over a register tile of `register-tile-m` rows by two
+    vectors of `vector-bits` (6 x 16 f32 for AVX2), with the reduction
+    loops innermost at tile 1. The register tile becomes a
+    `vector.contract` (an outer product per step of k) and its
+    accumulator is hoisted out of the reduction loops. Tiles that do not
+    divide the iteration space are masked. Other ops are left alone.
+  }];
+  let options = [
+    Option<"vectorBits", "vector-bits", "unsigned", "256",
+           "Width of one SIMD register in bits">,
+    Option<"registerTileM", "register-tile-m", "int64_t", "6",
+           "Rows of the output's register tile">,
+    Option<"panelBytes", "panel-bytes", "int64_t", "262144",
+           "Bytes of the right-hand panel one block may touch (about half "
+           "of one core's L2)">,
+  ];
+  let dependentDialects = ["::mlir::scf::SCFDialect",
+                           "::mlir::vector::VectorDialect",
+                           "::mlir::tensor::TensorDialect",
+                           "::mlir::affine::AffineDialect",
+                           "::mlir::arith::ArithDialect"];
+}
+
 #endif // KILN_CODEGEN_PASSES_TD

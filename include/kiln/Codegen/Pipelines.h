@@ -17,6 +17,11 @@ struct CpuPipelineOptions
   Option<unsigned> optLevel{*this, "opt-level",
                             llvm::cl::desc("LLVM optimization level, 0 to 3"),
                             llvm::cl::init(3)};
+  Option<bool> threads{
+      *this, "threads",
+      llvm::cl::desc("Run the parallel loops (scf.forall) on OpenMP threads; "
+                     "off, they run in order on the calling thread"),
+      llvm::cl::init(true)};
 };
 
 /// The graph stage: fold, infer shapes and lower every kiln op to linalg,

@@ -659,13 +659,32 @@ FailureOr<Value> Lowering::lowerConv(Operation *op, RankedTensorType rt) {
   Value xp = padTensor(b, loc, x, low, high, zero);
   auto stridesAttr = b.getI64TensorAttr(strides);
   auto dilAttr = b.getI64TensorAttr(dil);
-  Value out;
+  MLIRContext *ctx = b.getContext();
+  // The accumulator starts as the bias broadcast along the channel dim (or
+  // zero), so that no separate pass over the output adds it.
+  auto accInit = [&](RankedTensorType t, Value bias) -> Value {
+    if (!bias)
+      return filled(b, loc, t, zero);
+    AffineMap chan =
+        AffineMap::get(t.getRank(), 0, {getAffineDimExpr(1, ctx)}, ctx);
+    return elementwise(
+        b, loc, t, ValueRange{bias},
+        [](OpBuilder &, Location, ValueRange a) -> Value { return a[0]; },
+        {chan});
+  };
+  if (group == 1 && n == 2) {
+    // The named op: codegen recognizes it (the CPU path turns it into a
+    // GEMM over an im2col copy).
+    return linalg::Conv2DNchwFchwOp::create(
+               b, loc, TypeRange{rt}, ValueRange{xp, w}, accInit(rt, bias),
+               stridesAttr, dilAttr)
+        .getResult(0);
+  }
   if (group == 1) {
     // A contraction whose loops run (n, f, c, k..., o...): the innermost
     // loop walks the output row and the input row (at the stride)
     // contiguously, so the generated loops vectorize along it.
-    Value init = filled(b, loc, rt, zero);
-    MLIRContext *ctx = b.getContext();
+    Value init = accInit(rt, bias);
     unsigned nd = 3 + 2 * n;
     auto d = [&](unsigned i) { return getAffineDimExpr(i, ctx); };
     SmallVector<AffineExpr> inExprs = {d(0), d(2)}, wExprs = {d(1), d(2)},
@@ -680,42 +699,43 @@ FailureOr<Value> Lowering::lowerConv(Operation *op, RankedTensorType rt) {
     SmallVector<IT> iters(nd, IT::parallel);
     for (int64_t i = 2; i < 3 + n; ++i)
       iters[i] = IT::reduction;
-    out = linalg::GenericOp::create(
-              b, loc, TypeRange{rt}, ValueRange{xp, w}, ValueRange{init},
-              {AffineMap::get(nd, 0, inExprs, ctx),
-               AffineMap::get(nd, 0, wExprs, ctx),
-               AffineMap::get(nd, 0, outExprs, ctx)},
-              iters,
-              [&](OpBuilder &nb, Location nl, ValueRange a) {
-                Value p = arith::MulFOp::create(nb, nl, a[0], a[1]);
-                linalg::YieldOp::create(
-                    nb, nl, ValueRange{arith::AddFOp::create(nb, nl, a[2], p)});
-              })
-              .getResult(0);
-  } else {
-    if (n != 2)
-      return op->emitOpError("grouped convolutions are lowered in 2-D only"),
-             failure();
-    auto xpt = cast<RankedTensorType>(xp.getType());
-    int64_t c = xt.getDimSize(1), f = wt.getDimSize(0);
-    auto xg = RankedTensorType::get({xpt.getDimSize(0), group, c / group,
-                                     xpt.getDimSize(2), xpt.getDimSize(3)},
-                                    elt);
-    auto wg = RankedTensorType::get(
-        {group, f / group, wt.getDimSize(1), kernel[0], kernel[1]}, elt);
-    auto og = RankedTensorType::get({rt.getDimSize(0), group, f / group,
-                                     rt.getDimSize(2), rt.getDimSize(3)},
-                                    elt);
-    Value init = filled(b, loc, og, zero);
-    out = linalg::Conv2DNgchwGfchwOp::create(
-              b, loc, TypeRange{og},
-              ValueRange{reshapeTo(b, loc, xp, xg), reshapeTo(b, loc, w, wg)},
-              init, stridesAttr, dilAttr)
-              .getResult(0);
-    out = reshapeTo(b, loc, out, rt);
+    return linalg::GenericOp::create(
+               b, loc, TypeRange{rt}, ValueRange{xp, w}, ValueRange{init},
+               {AffineMap::get(nd, 0, inExprs, ctx),
+                AffineMap::get(nd, 0, wExprs, ctx),
+                AffineMap::get(nd, 0, outExprs, ctx)},
+               iters,
+               [&](OpBuilder &nb, Location nl, ValueRange a) {
+                 Value p = arith::MulFOp::create(nb, nl, a[0], a[1]);
+                 linalg::YieldOp::create(
+                     nb, nl,
+                     ValueRange{arith::AddFOp::create(nb, nl, a[2], p)});
+               })
+        .getResult(0);
   }
+  if (n != 2)
+    return op->emitOpError("grouped convolutions are lowered in 2-D only"),
+           failure();
+  auto xpt = cast<RankedTensorType>(xp.getType());
+  int64_t c = xt.getDimSize(1), f = wt.getDimSize(0);
+  auto xg = RankedTensorType::get({xpt.getDimSize(0), group, c / group,
+                                   xpt.getDimSize(2), xpt.getDimSize(3)},
+                                  elt);
+  auto wg = RankedTensorType::get(
+      {group, f / group, wt.getDimSize(1), kernel[0], kernel[1]}, elt);
+  auto og = RankedTensorType::get(
+      {rt.getDimSize(0), group, f / group, rt.getDimSize(2), rt.getDimSize(3)},
+      elt);
+  Value init = filled(b, loc, og, zero);
+  Value out =
+      linalg::Conv2DNgchwGfchwOp::create(
+          b, loc, TypeRange{og},
+          ValueRange{reshapeTo(b, loc, xp, xg), reshapeTo(b, loc, w, wg)}, init,
+          stridesAttr, dilAttr)
+          .getResult(0);
+  out = reshapeTo(b, loc, out, rt);
   if (bias) {
-    MLIRContext *ctx = b.getContext();
+    // Grouped: the output's dim 1 is the group here, so add it after.
     int64_t rank = rt.getRank();
     AffineMap ident = AffineMap::getMultiDimIdentityMap(rank, ctx);
     AffineMap chan = AffineMap::get(rank, 0, {getAffineDimExpr(1, ctx)}, ctx);

@@ -21,22 +21,37 @@ func.func @add_relu(%x: tensor<2x3xf32>, %b: tensor<3xf32>) -> tensor<2x3xf32> {
 
 // -----
 
-// Conv pads its input with tensor.pad and becomes a contraction whose loops
-// run (n, f, c, kh, kw, oh, ow), the output row innermost; the input map
-// carries the strides. The bias is added along the channel dim.
+// A 2-D Conv pads its input with tensor.pad and becomes the named
+// linalg.conv_2d_nchw_fchw, accumulating into the bias broadcast along the
+// channel dim (no separate pass adds it).
 
-// CHECK-DAG: #[[$IN:.+]] = affine_map<(d0, d1, d2, d3, d4, d5, d6) -> (d0, d2, d5 * 2 + d3, d6 * 2 + d4)>
-// CHECK-DAG: #[[$W:.+]] = affine_map<(d0, d1, d2, d3, d4, d5, d6) -> (d1, d2, d3, d4)>
-// CHECK-DAG: #[[$OUT:.+]] = affine_map<(d0, d1, d2, d3, d4, d5, d6) -> (d0, d1, d5, d6)>
+// CHECK-DAG: #[[$CHAN:.+]] = affine_map<(d0, d1, d2, d3) -> (d1)>
 // CHECK-LABEL: func.func @conv
-// CHECK:         tensor.pad %{{.+}} low[0, 0, 1, 1] high[0, 0, 1, 1]
-// CHECK:         linalg.generic {indexing_maps = [#[[$IN]], #[[$W]], #[[$OUT]]], iterator_types = ["parallel", "parallel", "reduction", "reduction", "reduction", "parallel", "parallel"]}
-// CHECK-SAME:      outs(%{{.+}} : tensor<1x4x4x4xf32>)
-// CHECK:         linalg.generic
-// CHECK:           arith.addf
+// CHECK-SAME:    %[[X:[^:]+]]: tensor<1x3x8x8xf32>, %[[W:[^:]+]]: tensor<4x3x3x3xf32>, %[[B:[^:]+]]: tensor<4xf32>
+// CHECK:         %[[P:.+]] = tensor.pad %[[X]] low[0, 0, 1, 1] high[0, 0, 1, 1]
+// CHECK:         %[[INIT:.+]] = linalg.generic {indexing_maps = [#[[$CHAN]], #{{.+}}]{{.*}} ins(%[[B]] : tensor<4xf32>)
+// CHECK:         %[[R:.+]] = linalg.conv_2d_nchw_fchw {dilations = dense<1> : tensor<2xi64>, strides = dense<2> : tensor<2xi64>} ins(%[[P]], %[[W]] : tensor<1x3x10x10xf32>, tensor<4x3x3x3xf32>) outs(%[[INIT]] : tensor<1x4x4x4xf32>)
+// CHECK:         return %[[R]]
 func.func @conv(%x: tensor<1x3x8x8xf32>, %w: tensor<4x3x3x3xf32>, %b: tensor<4xf32>) -> tensor<1x4x4x4xf32> {
   %0 = kiln.conv(%x, %w, %b) {pads = array<i64: 1, 1, 1, 1>, strides = array<i64: 2, 2>} : (tensor<1x3x8x8xf32>, tensor<4x3x3x3xf32>, tensor<4xf32>) -> tensor<1x4x4x4xf32>
   return %0 : tensor<1x4x4x4xf32>
+}
+
+// -----
+
+// Other ranks become a contraction whose loops run (n, f, c, k, o), the
+// output row innermost; the input map carries the stride and dilation.
+
+// CHECK-DAG: #[[$IN:.+]] = affine_map<(d0, d1, d2, d3, d4) -> (d0, d2, d4 * 2 + d3 * 2)>
+// CHECK-DAG: #[[$W:.+]] = affine_map<(d0, d1, d2, d3, d4) -> (d1, d2, d3)>
+// CHECK-DAG: #[[$OUT:.+]] = affine_map<(d0, d1, d2, d3, d4) -> (d0, d1, d4)>
+// CHECK-LABEL: func.func @conv1d
+// CHECK:         linalg.fill
+// CHECK:         linalg.generic {indexing_maps = [#[[$IN]], #[[$W]], #[[$OUT]]], iterator_types = ["parallel", "parallel", "reduction", "reduction", "parallel"]}
+// CHECK-SAME:      outs(%{{.+}} : tensor<1x4x4xf32>)
+func.func @conv1d(%x: tensor<1x3x9xf32>, %w: tensor<4x3x2xf32>) -> tensor<1x4x4xf32> {
+  %0 = kiln.conv(%x, %w) {strides = array<i64: 2>, dilations = array<i64: 2>} : (tensor<1x3x9xf32>, tensor<4x3x2xf32>) -> tensor<1x4x4xf32>
+  return %0 : tensor<1x4x4xf32>
 }
 
 // -----

@@ -1,0 +1,293 @@
+//===- TileAndVectorize.cpp - contractions to register-tiled vector code -===//
+//
+// Every static float contraction (MatMul, Gemm, and the convolutions that
+// kiln-conv-to-gemm rewrote) is tiled twice with upstream's TilingInterface
+// and vectorized with the linalg vectorizer:
+//
+//  1. scf.forall over blocks of the output's contiguous dim (sized so that
+//     the right-hand panel, K x tile, fits in half the L2 cache) and over
+//     the batch dims; these are the loops that may run in parallel.
+//  2. scf.for over an Mr x Nr register tile of the output, the reduction
+//     dims innermost with tile 1, so each step of the k loop is one outer
+//     product: Mr broadcasts, Nr/lanes vector loads, Mr*Nr/lanes FMAs.
+//
+// The register tile is then a `vector.contract`; the accumulator's
+// transfer_read / transfer_write pair is hoisted out of the k loops, so it
+// stays in registers for the whole reduction. Tiles that do not divide the
+// iteration space are vectorized with masks.
+//
+//===----------------------------------------------------------------------===//
+
+#include "kiln/Codegen/Passes.h"
+
+#include "mlir/Dialect/Linalg/IR/Linalg.h"
+#include "mlir/Dialect/Linalg/IR/LinalgInterfaces.h"
+#include "mlir/Dialect/Linalg/Transforms/Transforms.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
+#include "mlir/Dialect/SCF/Transforms/TileUsingInterface.h"
+#include "mlir/Dialect/SCF/Transforms/Transforms.h"
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
+#include "mlir/Dialect/Vector/IR/VectorOps.h"
+#include "mlir/Dialect/Vector/Transforms/LoweringPatterns.h"
+#include "mlir/Dialect/Vector/Transforms/VectorRewritePatterns.h"
+#include "mlir/IR/PatternMatch.h"
+#include "mlir/Interfaces/TilingInterface.h"
+#include "mlir/Transforms/GreedyPatternRewriteDriver.h"
+#include "mlir/Transforms/LoopInvariantCodeMotionUtils.h"
+
+#define DEBUG_TYPE "kiln-cpu-tile-and-vectorize"
+
+namespace kiln {
+#define GEN_PASS_DEF_KILNCPUTILEANDVECTORIZE
+#include "kiln/Codegen/Passes.h.inc"
+} // namespace kiln
+
+using namespace mlir;
+
+namespace {
+
+/// Tile sizes per loop of a contraction, in the op's loop order.
+struct ContractionPlan {
+  SmallVector<int64_t> outer;       ///< scf.forall tiles; 0 = not tiled.
+  SmallVector<int64_t> inner;       ///< scf.for register tiles.
+  SmallVector<int64_t> interchange; ///< Inner loop order: reductions last.
+  SmallVector<int64_t> peel;        ///< Inner loops (dims) to peel.
+};
+
+/// Marks the register tiles (the op's tiled clones) until they are
+/// vectorized.
+constexpr llvm::StringLiteral kRegisterTile = "kiln.register_tile";
+
+/// The first candidate that divides `size`, else the first candidate.
+int64_t pickDividing(int64_t size, ArrayRef<int64_t> candidates) {
+  for (int64_t c : candidates)
+    if (size % c == 0)
+      return c;
+  return candidates.front();
+}
+
+std::optional<ContractionPlan> planContraction(linalg::LinalgOp op,
+                                               unsigned vectorBits,
+                                               int64_t registerTileM,
+                                               int64_t panelBytes) {
+  if (!linalg::isaContractionOpInterface(op) || op.getNumDpsInits() != 1 ||
+      !op.hasPureTensorSemantics())
+    return std::nullopt;
+  SmallVector<int64_t> ranges = op.getStaticLoopRanges();
+  if (llvm::any_of(ranges, ShapedType::isDynamic))
+    return std::nullopt;
+  auto elt = dyn_cast<FloatType>(
+      getElementTypeOrSelf(op.getDpsInitOperand(0)->get().getType()));
+  if (!elt || llvm::any_of(op->getOperandTypes(), [&](Type t) {
+        return getElementTypeOrSelf(t) != elt;
+      }))
+    return std::nullopt;
+  FailureOr<linalg::ContractionDimensions> dims =
+      linalg::inferContractionDims(op);
+  if (failed(dims))
+    return std::nullopt;
+  AffineMap outMap = op.getMatchingIndexingMap(op.getDpsInitOperand(0));
+  if (outMap.getNumResults() == 0)
+    return std::nullopt;
+  auto lastExpr = dyn_cast<AffineDimExpr>(outMap.getResults().back());
+  if (!lastExpr)
+    return std::nullopt;
+  // jn: the output's contiguous dim, vectorized; jm: the other output dim
+  // of the register tile, from the other operand.
+  int64_t jn = lastExpr.getPosition();
+  bool inM = llvm::is_contained(dims->m, jn);
+  if (!inM && !llvm::is_contained(dims->n, jn))
+    return std::nullopt;
+  ArrayRef<unsigned> others = inM ? dims->n : dims->m;
+  int64_t jm = -1;
+  for (AffineExpr e : llvm::reverse(outMap.getResults()))
+    if (auto de = dyn_cast<AffineDimExpr>(e))
+      if (llvm::is_contained(others, de.getPosition())) {
+        jm = de.getPosition();
+        break;
+      }
+
+  int64_t lanes = std::max<int64_t>(1, vectorBits / elt.getWidth());
+  int64_t nSize = ranges[jn];
+  int64_t nr =
+      nSize <= 2 * lanes ? nSize : pickDividing(nSize, {2 * lanes, lanes});
+  int64_t mr = 1;
+  if (jm >= 0) {
+    int64_t mSize = ranges[jm];
+    mr = mSize <= registerTileM
+             ? mSize
+             : pickDividing(mSize, {registerTileM, registerTileM - 2,
+                                    registerTileM + 2, registerTileM - 1,
+                                    registerTileM + 1});
+  }
+  int64_t k = 1;
+  for (unsigned d : dims->k)
+    k *= ranges[d];
+
+  // The outer tile of jn: the largest multiple of nr within the panel
+  // budget, preferring one that divides the dim.
+  int64_t budget = std::max<int64_t>(
+      nr, panelBytes / std::max<int64_t>(1, k * elt.getWidth() / 8));
+  int64_t tileN = 0;
+  if (nSize > budget) {
+    int64_t best = 0;
+    for (int64_t t = (budget / nr) * nr; t >= nr; t -= nr)
+      if (nSize % t == 0) {
+        best = t;
+        break;
+      }
+    tileN = best; // A partial block would make the inner tiles dynamic.
+  }
+
+  ContractionPlan plan;
+  int64_t rank = ranges.size();
+  plan.outer.assign(rank, 0);
+  plan.inner.assign(rank, 1);
+  for (int64_t d = 0; d < rank; ++d) {
+    bool reduction = llvm::is_contained(dims->k, d);
+    if (!reduction && d != jm && d != jn)
+      plan.outer[d] = 1;
+  }
+  plan.outer[jn] = tileN;
+  plan.inner[jn] = nr;
+  if (jm >= 0)
+    plan.inner[jm] = mr;
+  for (int64_t d = 0; d < rank; ++d)
+    if (!llvm::is_contained(dims->k, d))
+      plan.interchange.push_back(d);
+  for (unsigned d : dims->k)
+    plan.interchange.push_back(d);
+  plan.peel.push_back(jn);
+  if (jm >= 0)
+    plan.peel.push_back(jm);
+  return plan;
+}
+
+SmallVector<OpFoldResult> asIndexAttrs(OpBuilder &b, ArrayRef<int64_t> v) {
+  return llvm::map_to_vector(
+      v, [&](int64_t x) -> OpFoldResult { return b.getIndexAttr(x); });
+}
+
+/// Tiles `op` for the cache, then for registers, and peels the register
+/// loops that do not divide their dims, so that every register tile has a
+/// static shape (the peeled remainder is one smaller static tile). The
+/// register tiles are marked with `kRegisterTile`.
+LogicalResult tile(RewriterBase &rewriter, linalg::LinalgOp op,
+                   const ContractionPlan &plan) {
+  op->setAttr(kRegisterTile, rewriter.getUnitAttr());
+  rewriter.setInsertionPoint(op);
+  Operation *current = op;
+  if (llvm::any_of(plan.outer, [](int64_t t) { return t != 0; })) {
+    scf::SCFTilingOptions outer;
+    outer.setLoopType(scf::SCFTilingOptions::LoopType::ForallOp)
+        .setTileSizes(asIndexAttrs(rewriter, plan.outer));
+    FailureOr<scf::SCFTilingResult> tiled =
+        scf::tileUsingSCF(rewriter, cast<TilingInterface>(current), outer);
+    if (failed(tiled))
+      return failure();
+    rewriter.replaceOp(current, tiled->replacements);
+    current = tiled->tiledOps.front();
+  }
+  scf::SCFTilingOptions inner;
+  inner.setTileSizes(asIndexAttrs(rewriter, plan.inner))
+      .setInterchange(plan.interchange);
+  rewriter.setInsertionPoint(current);
+  FailureOr<scf::SCFTilingResult> tiled =
+      scf::tileUsingSCF(rewriter, cast<TilingInterface>(current), inner);
+  if (failed(tiled))
+    return failure();
+  rewriter.replaceOp(current, tiled->replacements);
+  if (tiled->loops.size() != plan.interchange.size())
+    return success(); // Nothing to peel.
+  // Innermost first: peeling an outer loop clones the inner ones, peeled.
+  for (int64_t i = plan.interchange.size() - 1; i >= 0; --i) {
+    if (!llvm::is_contained(plan.peel, plan.interchange[i]))
+      continue;
+    auto loop = dyn_cast<scf::ForOp>(tiled->loops[i].getOperation());
+    scf::ForOp partial;
+    if (loop)
+      (void)scf::peelForLoopAndSimplifyBounds(rewriter, loop, partial);
+  }
+  return success();
+}
+
+/// The canonicalization patterns of every loaded dialect and op: they fold
+/// the peeled loops' bounds and slice sizes to constants.
+void addCanonicalizations(MLIRContext *ctx, RewritePatternSet &patterns) {
+  for (Dialect *dialect : ctx->getLoadedDialects())
+    dialect->getCanonicalizationPatterns(patterns);
+  for (RegisteredOperationName op : ctx->getRegisteredOperations())
+    op.getCanonicalizationPatterns(patterns, ctx);
+}
+
+struct TileAndVectorizePass
+    : public kiln::impl::KilnCpuTileAndVectorizeBase<TileAndVectorizePass> {
+  using Base::Base;
+  void runOnOperation() override {
+    std::vector<std::pair<linalg::LinalgOp, ContractionPlan>> work;
+    getOperation().walk([&](linalg::LinalgOp op) {
+      if (auto plan =
+              planContraction(op, vectorBits, registerTileM, panelBytes))
+        work.emplace_back(op, std::move(*plan));
+    });
+    MLIRContext *ctx = &getContext();
+    IRRewriter rewriter(ctx);
+    for (auto &[op, plan] : work)
+      if (failed(tile(rewriter, op, plan))) {
+        op->emitOpError("could not be tiled for registers");
+        return signalPassFailure();
+      }
+    if (work.empty())
+      return;
+    {
+      RewritePatternSet patterns(ctx);
+      addCanonicalizations(ctx, patterns);
+      if (failed(applyPatternsGreedily(getOperation(), std::move(patterns))))
+        return signalPassFailure();
+    }
+
+    // Vectorize each register tile at its (now static) shape. A tile that
+    // is still dynamic stays scalar: correct, only slower.
+    SmallVector<linalg::LinalgOp> tiles;
+    getOperation().walk([&](linalg::LinalgOp op) {
+      if (op->hasAttr(kRegisterTile))
+        tiles.push_back(op);
+    });
+    for (linalg::LinalgOp op : tiles) {
+      op->removeAttr(kRegisterTile);
+      SmallVector<int64_t> sizes = op.getStaticLoopRanges();
+      if (llvm::any_of(sizes, ShapedType::isDynamic))
+        continue;
+      rewriter.setInsertionPoint(op);
+      FailureOr<linalg::VectorizationResult> vectorized = linalg::vectorize(
+          rewriter, op, sizes, SmallVector<bool>(sizes.size(), false));
+      if (succeeded(vectorized))
+        rewriter.replaceOp(op, vectorized->replacements);
+    }
+
+    // The vectorizer reads operands with broadcasting transfers and reduces
+    // their product; fold that into vector.contract (an outer product per
+    // step of k once lowered).
+    {
+      RewritePatternSet patterns(ctx);
+      vector::populateVectorTransferPermutationMapLoweringPatterns(patterns);
+      vector::populateVectorReductionToContractPatterns(patterns);
+      addCanonicalizations(ctx, patterns);
+      if (failed(applyPatternsGreedily(getOperation(), std::move(patterns))))
+        return signalPassFailure();
+    }
+
+    // Keep each accumulator in registers across its reduction loop: hoist
+    // the loop-invariant slice, then the transfer pair on it (inner loops
+    // first).
+    SmallVector<scf::ForOp> loops;
+    getOperation().walk([&](scf::ForOp loop) { loops.push_back(loop); });
+    for (scf::ForOp loop : loops) {
+      LoopLikeOpInterface l = loop;
+      for (int i = 0; i < 2; ++i)
+        l = hoistLoopInvariantSubsets(rewriter, l);
+    }
+  }
+};
+
+} // namespace

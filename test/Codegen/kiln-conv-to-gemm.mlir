@@ -1,0 +1,68 @@
+// RUN: kiln-opt %s -split-input-file -kiln-conv-to-gemm | FileCheck %s
+
+// A 3x3 convolution at stride 2: the windows are copied into a
+// [n, c, kh, kw, oh, ow] tensor (ow innermost, read at the stride), which
+// collapses to [n, c*kh*kw, oh*ow]; the GEMM contracts it with the weights
+// as [f, c*kh*kw] into the accumulator as [n, f, oh*ow].
+
+// CHECK-DAG: #[[$WIN:.+]] = affine_map<(d0, d1, d2, d3, d4, d5) -> (d0, d1, d4 * 2 + d2, d5 * 2 + d3)>
+// CHECK-DAG: #[[$LHS:.+]] = affine_map<(d0, d1, d2, d3) -> (d1, d3)>
+// CHECK-DAG: #[[$RHS:.+]] = affine_map<(d0, d1, d2, d3) -> (d0, d3, d2)>
+// CHECK-DAG: #[[$OUT:.+]] = affine_map<(d0, d1, d2, d3) -> (d0, d1, d2)>
+// CHECK-LABEL: func.func @conv3x3
+// CHECK-SAME:    %[[X:[^:]+]]: tensor<2x3x9x9xf32>, %[[W:[^:]+]]: tensor<4x3x3x3xf32>, %[[ACC:[^:]+]]: tensor<2x4x4x4xf32>
+// CHECK:         %[[COL:.+]] = linalg.generic {indexing_maps = [#[[$WIN]], #{{.+}}], iterator_types = ["parallel", "parallel", "parallel", "parallel", "parallel", "parallel"]} ins(%[[X]] : tensor<2x3x9x9xf32>) outs(%{{.+}} : tensor<2x3x3x3x4x4xf32>)
+// CHECK:         %[[RHS:.+]] = tensor.collapse_shape %[[COL]] {{\[}}[0], [1, 2, 3], [4, 5]] : tensor<2x3x3x3x4x4xf32> into tensor<2x27x16xf32>
+// CHECK:         %[[LHS:.+]] = tensor.collapse_shape %[[W]] {{\[}}[0], [1, 2, 3]] : tensor<4x3x3x3xf32> into tensor<4x27xf32>
+// CHECK:         %[[C:.+]] = tensor.collapse_shape %[[ACC]] {{\[}}[0], [1], [2, 3]] : tensor<2x4x4x4xf32> into tensor<2x4x16xf32>
+// CHECK:         %[[G:.+]] = linalg.generic {indexing_maps = [#[[$LHS]], #[[$RHS]], #[[$OUT]]], iterator_types = ["parallel", "parallel", "parallel", "reduction"]} ins(%[[LHS]], %[[RHS]] : tensor<4x27xf32>, tensor<2x27x16xf32>) outs(%[[C]] : tensor<2x4x16xf32>)
+// CHECK:           arith.mulf
+// CHECK:           arith.addf
+// CHECK:         %[[R:.+]] = tensor.expand_shape %[[G]] {{\[}}[0], [1], [2, 3]] output_shape [2, 4, 4, 4]
+// CHECK:         return %[[R]]
+func.func @conv3x3(%x: tensor<2x3x9x9xf32>, %w: tensor<4x3x3x3xf32>, %acc: tensor<2x4x4x4xf32>) -> tensor<2x4x4x4xf32> {
+  %0 = linalg.conv_2d_nchw_fchw {dilations = dense<1> : tensor<2xi64>, strides = dense<2> : tensor<2xi64>} ins(%x, %w : tensor<2x3x9x9xf32>, tensor<4x3x3x3xf32>) outs(%acc : tensor<2x4x4x4xf32>) -> tensor<2x4x4x4xf32>
+  return %0 : tensor<2x4x4x4xf32>
+}
+
+// -----
+
+// Dilation scales the window offsets.
+
+// CHECK-DAG: #[[$WIN:.+]] = affine_map<(d0, d1, d2, d3, d4, d5) -> (d0, d1, d4 + d2 * 2, d5 + d3 * 3)>
+// CHECK-LABEL: func.func @dilated
+// CHECK:         linalg.generic {indexing_maps = [#[[$WIN]],
+func.func @dilated(%x: tensor<1x2x8x9xf32>, %w: tensor<2x2x3x3xf32>, %acc: tensor<1x2x4x3xf32>) -> tensor<1x2x4x3xf32> {
+  %0 = linalg.conv_2d_nchw_fchw {dilations = dense<[2, 3]> : tensor<2xi64>, strides = dense<1> : tensor<2xi64>} ins(%x, %w : tensor<1x2x8x9xf32>, tensor<2x2x3x3xf32>) outs(%acc : tensor<1x2x4x3xf32>) -> tensor<1x2x4x3xf32>
+  return %0 : tensor<1x2x4x3xf32>
+}
+
+// -----
+
+// A 1x1 convolution at stride 1 needs no copy: the input, collapsed, is
+// the right-hand side.
+
+// CHECK-LABEL: func.func @pointwise
+// CHECK-SAME:    %[[X:[^:]+]]: tensor<1x8x5x5xf32>
+// CHECK:         %[[RHS:.+]] = tensor.collapse_shape %[[X]] {{\[}}[0], [1], [2, 3]] : tensor<1x8x5x5xf32> into tensor<1x8x25xf32>
+// CHECK-NOT:     tensor<1x8x1x1x5x5xf32>
+// CHECK:         linalg.generic {{.+}} ins(%{{.+}}, %[[RHS]] : tensor<16x8xf32>, tensor<1x8x25xf32>)
+func.func @pointwise(%x: tensor<1x8x5x5xf32>, %w: tensor<16x8x1x1xf32>, %acc: tensor<1x16x5x5xf32>) -> tensor<1x16x5x5xf32> {
+  %0 = linalg.conv_2d_nchw_fchw {dilations = dense<1> : tensor<2xi64>, strides = dense<1> : tensor<2xi64>} ins(%x, %w : tensor<1x8x5x5xf32>, tensor<16x8x1x1xf32>) outs(%acc : tensor<1x16x5x5xf32>) -> tensor<1x16x5x5xf32>
+  return %0 : tensor<1x16x5x5xf32>
+}
+
+// -----
+
+// Integer and dynamically shaped convolutions are left alone.
+
+// CHECK-LABEL: func.func @left_alone
+// CHECK:         linalg.conv_2d_nchw_fchw {{.+}} tensor<1x2x5x5xi32>
+// CHECK:         linalg.conv_2d_nchw_fchw {{.+}} tensor<?x2x5x5xf32>
+// CHECK-NOT:     tensor.collapse_shape
+func.func @left_alone(%x: tensor<1x2x5x5xi32>, %w: tensor<2x2x3x3xi32>, %acc: tensor<1x2x3x3xi32>,
+                      %y: tensor<?x2x5x5xf32>, %v: tensor<2x2x3x3xf32>, %bcc: tensor<?x2x3x3xf32>) -> (tensor<1x2x3x3xi32>, tensor<?x2x3x3xf32>) {
+  %0 = linalg.conv_2d_nchw_fchw {dilations = dense<1> : tensor<2xi64>, strides = dense<1> : tensor<2xi64>} ins(%x, %w : tensor<1x2x5x5xi32>, tensor<2x2x3x3xi32>) outs(%acc : tensor<1x2x3x3xi32>) -> tensor<1x2x3x3xi32>
+  %1 = linalg.conv_2d_nchw_fchw {dilations = dense<1> : tensor<2xi64>, strides = dense<1> : tensor<2xi64>} ins(%y, %v : tensor<?x2x5x5xf32>, tensor<2x2x3x3xf32>) outs(%bcc : tensor<?x2x3x3xf32>) -> tensor<?x2x3x3xf32>
+  return %0, %1 : tensor<1x2x3x3xi32>, tensor<?x2x3x3xf32>
+}

@@ -1,0 +1,80 @@
+// RUN: kiln-opt %s -split-input-file -kiln-cpu-tile-and-vectorize | FileCheck %s
+// RUN: kiln-opt %s -split-input-file -kiln-cpu-tile-and-vectorize="panel-bytes=1024" | FileCheck %s --check-prefix=PANEL
+
+// A 12x32x64 f32 matmul: 6x16 register tiles (two AVX2 vectors wide), the
+// k loop innermost with the accumulator carried in registers (the
+// transfer pair is hoisted out of it), one outer product per step of k.
+
+// CHECK-LABEL: func.func @matmul
+// CHECK:         scf.for %[[I:.+]] = %{{.+}} to %{{.+}} step %c6
+// CHECK:           scf.for %[[J:.+]] = %{{.+}} to %{{.+}} step %c16
+// CHECK:             %[[ACC:.+]] = vector.transfer_read {{.+}} : tensor<6x16xf32>, vector<6x16xf32>
+// CHECK:             %[[R:.+]]:3 = scf.for %{{.+}} = %{{.+}} to %c64 step %c1 iter_args({{.+}}, %[[V:.+]] = %[[ACC]]) -> ({{.+}}, vector<6x16xf32>)
+// CHECK-NOT:           vector.transfer_write
+// CHECK:               vector.contract {{.+}} %[[V]] : vector<6x1xf32>, vector<1x16xf32> into vector<6x16xf32>
+// CHECK:             vector.transfer_write %[[R]]#2
+// CHECK-NOT:     linalg.matmul
+
+// With a 1 KiB panel budget, the 32 columns split into scf.forall blocks
+// of 16 (K = 64 floats is 256 bytes a column).
+// PANEL-LABEL: func.func @matmul
+// PANEL:         scf.forall (%{{.+}}) = (0) to (32) step (16)
+func.func @matmul(%a: tensor<12x64xf32>, %b: tensor<64x32xf32>, %c: tensor<12x32xf32>) -> tensor<12x32xf32> {
+  %0 = linalg.matmul ins(%a, %b : tensor<12x64xf32>, tensor<64x32xf32>) outs(%c : tensor<12x32xf32>) -> tensor<12x32xf32>
+  return %0 : tensor<12x32xf32>
+}
+
+// -----
+
+// 20 columns: a 16-wide tile and a peeled 4-wide remainder, both static
+// (no masks); 8 rows take 4-row tiles.
+
+// CHECK-LABEL: func.func @peeled
+// CHECK:         scf.for %{{.+}} = %{{.+}} to %c8 step %c4
+// CHECK:           vector.contract {{.+}} : vector<4x1xf32>, vector<1x16xf32> into vector<4x16xf32>
+// CHECK:           vector.contract {{.+}} : vector<4x1xf32>, vector<1x4xf32> into vector<4x4xf32>
+// CHECK-NOT:     vector.mask
+func.func @peeled(%a: tensor<8x64xf32>, %b: tensor<64x20xf32>, %c: tensor<8x20xf32>) -> tensor<8x20xf32> {
+  %0 = linalg.matmul ins(%a, %b : tensor<8x64xf32>, tensor<64x20xf32>) outs(%c : tensor<8x20xf32>) -> tensor<8x20xf32>
+  return %0 : tensor<8x20xf32>
+}
+
+// -----
+
+// A batched contraction as a generic (what MatMul lowers to): the batch
+// dim goes to scf.forall, and f64 takes 2x4-lane vectors.
+
+// CHECK-LABEL: func.func @batched
+// CHECK:         scf.forall (%{{.+}}) in (3)
+// CHECK:           vector.contract {{.+}} into vector<1x6x8xf64>
+#a = affine_map<(b, m, k, n) -> (b, m, k)>
+#b = affine_map<(b, m, k, n) -> (b, k, n)>
+#c = affine_map<(b, m, k, n) -> (b, m, n)>
+func.func @batched(%a: tensor<3x6x16xf64>, %b: tensor<3x16x8xf64>, %c: tensor<3x6x8xf64>) -> tensor<3x6x8xf64> {
+  %0 = linalg.generic {indexing_maps = [#a, #b, #c], iterator_types = ["parallel", "parallel", "reduction", "parallel"]} ins(%a, %b : tensor<3x6x16xf64>, tensor<3x16x8xf64>) outs(%c : tensor<3x6x8xf64>) {
+  ^bb0(%x: f64, %y: f64, %acc: f64):
+    %p = arith.mulf %x, %y : f64
+    %s = arith.addf %acc, %p : f64
+    linalg.yield %s : f64
+  } -> tensor<3x6x8xf64>
+  return %0 : tensor<3x6x8xf64>
+}
+
+// -----
+
+// Not float contractions: integer matmuls, elementwise ops and dynamic
+// shapes are left as they are.
+
+// CHECK-LABEL: func.func @left_alone
+// CHECK:         linalg.matmul ins(%{{.+}} : tensor<12x64xi32>, tensor<64x32xi32>)
+// CHECK:         linalg.add
+// CHECK:         linalg.matmul ins(%{{.+}} : tensor<?x64xf32>, tensor<64x32xf32>)
+// CHECK-NOT:     vector.
+func.func @left_alone(%a: tensor<12x64xi32>, %b: tensor<64x32xi32>, %c: tensor<12x32xi32>,
+                      %x: tensor<12x32xf32>, %d: tensor<?x64xf32>, %e: tensor<64x32xf32>,
+                      %f: tensor<?x32xf32>) -> (tensor<12x32xi32>, tensor<12x32xf32>, tensor<?x32xf32>) {
+  %0 = linalg.matmul ins(%a, %b : tensor<12x64xi32>, tensor<64x32xi32>) outs(%c : tensor<12x32xi32>) -> tensor<12x32xi32>
+  %1 = linalg.add ins(%x, %x : tensor<12x32xf32>, tensor<12x32xf32>) outs(%x : tensor<12x32xf32>) -> tensor<12x32xf32>
+  %2 = linalg.matmul ins(%d, %e : tensor<?x64xf32>, tensor<64x32xf32>) outs(%f : tensor<?x32xf32>) -> tensor<?x32xf32>
+  return %0, %1, %2 : tensor<12x32xi32>, tensor<12x32xf32>, tensor<?x32xf32>
+}
