@@ -47,7 +47,7 @@ void kiln::buildCpuCodegenPipeline(OpPassManager &pm,
           "function-boundary-type-conversion=identity-layout-map},"
           "buffer-results-to-out-params{hoist-static-allocs=true "
           "modify-public-functions=true},"
-          "canonicalize,kiln-plan-memory,"
+          "canonicalize,cse,canonicalize,kiln-plan-memory,"
           "buffer-deallocation-pipeline,"
           "func.func(kiln-copy-to-linalg,convert-linalg-to-loops)," +
               forall +

@@ -42,6 +42,7 @@
 #include "mlir/Dialect/Tensor/IR/ValueBoundsOpInterfaceImpl.h"
 #include "mlir/Dialect/Tensor/Transforms/BufferizableOpInterfaceImpl.h"
 #include "mlir/Dialect/Tensor/Transforms/SubsetInsertionOpInterfaceImpl.h"
+#include "mlir/Dialect/UB/IR/UBOps.h"
 #include "mlir/Dialect/Vector/IR/ValueBoundsOpInterfaceImpl.h"
 #include "mlir/Dialect/Vector/IR/VectorOps.h"
 #include "mlir/Dialect/Vector/Transforms/BufferizableOpInterfaceImpl.h"
@@ -57,7 +58,7 @@ void kiln::registerAllDialects(mlir::DialectRegistry &registry) {
                   mlir::cf::ControlFlowDialect, mlir::affine::AffineDialect,
                   mlir::bufferization::BufferizationDialect,
                   mlir::vector::VectorDialect, mlir::omp::OpenMPDialect,
-                  mlir::LLVM::LLVMDialect>();
+                  mlir::ub::UBDialect, mlir::LLVM::LLVMDialect>();
   mlir::arith::registerBufferizableOpInterfaceExternalModels(registry);
   mlir::linalg::registerBufferizableOpInterfaceExternalModels(registry);
   mlir::linalg::registerTilingInterfaceExternalModels(registry);

@@ -1,5 +1,6 @@
 // RUN: kiln-opt %s -split-input-file -kiln-cpu-tile-and-vectorize | FileCheck %s
 // RUN: kiln-opt %s -split-input-file -kiln-cpu-tile-and-vectorize="panel-bytes=1024" | FileCheck %s --check-prefix=PANEL
+// RUN: kiln-opt %s -split-input-file -kiln-cpu-tile-and-vectorize="parallel-chunks=1" | FileCheck %s --check-prefix=NOCHUNK
 
 // A 12x32x64 f32 matmul: 6x16 register tiles (two AVX2 vectors wide), the
 // k loop innermost with the accumulator carried in registers (the
@@ -62,12 +63,15 @@ func.func @batched(%a: tensor<3x6x16xf64>, %b: tensor<3x16x8xf64>, %c: tensor<3x
 
 // -----
 
-// Not float contractions: integer matmuls, elementwise ops and dynamic
-// shapes are left as they are.
+// Not float contractions: an integer matmul is not vectorized, only split
+// into 8 parallel blocks of rows (12 x 32 x 64 iterations is above the
+// 16384 threshold); a small elementwise op and dynamic shapes are left as
+// they are.
 
 // CHECK-LABEL: func.func @left_alone
-// CHECK:         linalg.matmul ins(%{{.+}} : tensor<12x64xi32>, tensor<64x32xi32>)
-// CHECK:         linalg.add
+// CHECK:         scf.forall (%{{.+}}) = (0) to (12) step (2)
+// CHECK:           linalg.matmul ins(%{{.+}} : tensor<2x64xi32>, tensor<64x32xi32>)
+// CHECK:         linalg.add ins(%{{.+}} : tensor<12x32xf32>, tensor<12x32xf32>)
 // CHECK:         linalg.matmul ins(%{{.+}} : tensor<?x64xf32>, tensor<64x32xf32>)
 // CHECK-NOT:     vector.
 func.func @left_alone(%a: tensor<12x64xi32>, %b: tensor<64x32xi32>, %c: tensor<12x32xi32>,
@@ -77,4 +81,26 @@ func.func @left_alone(%a: tensor<12x64xi32>, %b: tensor<64x32xi32>, %c: tensor<1
   %1 = linalg.add ins(%x, %x : tensor<12x32xf32>, tensor<12x32xf32>) outs(%x : tensor<12x32xf32>) -> tensor<12x32xf32>
   %2 = linalg.matmul ins(%d, %e : tensor<?x64xf32>, tensor<64x32xf32>) outs(%f : tensor<?x32xf32>) -> tensor<?x32xf32>
   return %0, %1, %2 : tensor<12x32xi32>, tensor<12x32xf32>, tensor<?x32xf32>
+}
+
+// -----
+
+// A large elementwise op: its outermost parallel loop with two or more
+// iterations (dim 1 here, dim 0 has one) splits into 8 blocks; with
+// parallel-chunks=1 it is left alone.
+
+// CHECK-LABEL: func.func @spread
+// CHECK:         scf.forall (%{{.+}}) = (0) to (64) step (8)
+// CHECK:           linalg.generic {{.+}} ins(%{{.+}} : tensor<1x8x512xf32>)
+// NOCHUNK-LABEL: func.func @spread
+// NOCHUNK-NOT:     scf.forall
+#id = affine_map<(d0, d1, d2) -> (d0, d1, d2)>
+func.func @spread(%x: tensor<1x64x512xf32>) -> tensor<1x64x512xf32> {
+  %e = tensor.empty() : tensor<1x64x512xf32>
+  %0 = linalg.generic {indexing_maps = [#id, #id], iterator_types = ["parallel", "parallel", "parallel"]} ins(%x : tensor<1x64x512xf32>) outs(%e : tensor<1x64x512xf32>) {
+  ^bb0(%in: f32, %out: f32):
+    %r = math.exp %in : f32
+    linalg.yield %r : f32
+  } -> tensor<1x64x512xf32>
+  return %0 : tensor<1x64x512xf32>
 }

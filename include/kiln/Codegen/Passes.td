@@ -86,8 +86,14 @@ def KilnCpuTileAndVectorize
     vectors of `vector-bits` (6 x 16 f32 for AVX2), with the reduction
     loops innermost at tile 1. The register tile becomes a
     `vector.contract` (an outer product per step of k) and its
-    accumulator is hoisted out of the reduction loops. Tiles that do not
-    divide the iteration space are masked. Other ops are left alone.
+    accumulator is hoisted out of the reduction loops. Register loops that
+    do not divide their dim are peeled, so every tile has a static shape.
+
+    Every other static linalg op on tensors with at least 16384 iterations
+    (fills excepted) gets an `scf.forall` that splits its outermost
+    parallel loop with two or more iterations into `parallel-chunks`
+    blocks, so that it too may run on several threads; its loops stay
+    scalar.
   }];
   let options = [
     Option<"vectorBits", "vector-bits", "unsigned", "256",
@@ -97,6 +103,9 @@ def KilnCpuTileAndVectorize
     Option<"panelBytes", "panel-bytes", "int64_t", "262144",
            "Bytes of the right-hand panel one block may touch (about half "
            "of one core's L2)">,
+    Option<"parallelChunks", "parallel-chunks", "int64_t", "8",
+           "Blocks the outermost parallel loop of other ops is split into "
+           "(1: none)">,
   ];
   let dependentDialects = ["::mlir::scf::SCFDialect",
                            "::mlir::vector::VectorDialect",

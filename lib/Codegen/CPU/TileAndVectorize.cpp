@@ -220,18 +220,60 @@ void addCanonicalizations(MLIRContext *ctx, RewritePatternSet &patterns) {
     op.getCanonicalizationPatterns(patterns, ctx);
 }
 
+/// The forall tiles that split one parallel loop of `op` into `chunks`
+/// blocks: the outermost parallel loop with at least two iterations. None
+/// for small or dynamic ops, and for fills (memset speed already).
+std::optional<SmallVector<int64_t>>
+planParallel(linalg::LinalgOp op, int64_t chunks, int64_t minIterations) {
+  if (chunks < 2 || !op.hasPureTensorSemantics() || isa<linalg::FillOp>(op) ||
+      op->getParentOfType<scf::ForallOp>())
+    return std::nullopt;
+  SmallVector<int64_t> ranges = op.getStaticLoopRanges();
+  if (llvm::any_of(ranges, ShapedType::isDynamic))
+    return std::nullopt;
+  int64_t total = 1;
+  for (int64_t r : ranges)
+    total *= r;
+  if (total < minIterations)
+    return std::nullopt;
+  SmallVector<utils::IteratorType> iters = op.getIteratorTypesArray();
+  for (auto [d, r] : llvm::enumerate(ranges)) {
+    if (iters[d] != utils::IteratorType::parallel || r < 2)
+      continue;
+    SmallVector<int64_t> tiles(ranges.size(), 0);
+    tiles[d] = llvm::divideCeil(r, std::min(r, chunks));
+    return tiles;
+  }
+  return std::nullopt;
+}
+
 struct TileAndVectorizePass
     : public kiln::impl::KilnCpuTileAndVectorizeBase<TileAndVectorizePass> {
   using Base::Base;
   void runOnOperation() override {
     std::vector<std::pair<linalg::LinalgOp, ContractionPlan>> work;
+    SmallVector<std::pair<linalg::LinalgOp, SmallVector<int64_t>>> spread;
     getOperation().walk([&](linalg::LinalgOp op) {
       if (auto plan =
               planContraction(op, vectorBits, registerTileM, panelBytes))
         work.emplace_back(op, std::move(*plan));
+      else if (auto tiles = planParallel(op, parallelChunks, 1 << 14))
+        spread.emplace_back(op, std::move(*tiles));
     });
     MLIRContext *ctx = &getContext();
     IRRewriter rewriter(ctx);
+    // Other ops: their loops stay scalar (LLVM vectorizes the innermost),
+    // but the blocks of one parallel loop may run on different threads.
+    for (auto &[op, tiles] : spread) {
+      rewriter.setInsertionPoint(op);
+      scf::SCFTilingOptions options;
+      options.setLoopType(scf::SCFTilingOptions::LoopType::ForallOp)
+          .setTileSizes(asIndexAttrs(rewriter, tiles));
+      FailureOr<scf::SCFTilingResult> tiled =
+          scf::tileUsingSCF(rewriter, cast<TilingInterface>(*op), options);
+      if (succeeded(tiled))
+        rewriter.replaceOp(op, tiled->replacements);
+    }
     for (auto &[op, plan] : work)
       if (failed(tile(rewriter, op, plan))) {
         op->emitOpError("could not be tiled for registers");
