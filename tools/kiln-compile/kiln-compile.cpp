@@ -96,7 +96,13 @@ bool collectSignature(func::FuncOp fn, kiln::kmod::Module &module,
               "--input-shape";
       return false;
     }
-    int64_t dt = kiln::getOnnxDataType(rt.getElementType());
+    // The lowering computes on signless integers; the ONNX element type
+    // (unsigned, say) is kept in an attribute.
+    Type elt = rt.getElementType();
+    if (auto kept = attrs ? attrs.getAs<TypeAttr>("kiln.element_type")
+                          : TypeAttr())
+      elt = kept.getValue();
+    int64_t dt = kiln::getOnnxDataType(elt);
     if (!dt || kiln::dataTypeSize(dt) == 0) {
       error = "'" + fallback +
               "' has an element type the runtime cannot "

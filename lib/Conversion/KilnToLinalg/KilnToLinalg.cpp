@@ -11,6 +11,7 @@
 
 #include "mlir/Dialect/Linalg/IR/LinalgInterfaces.h"
 #include "mlir/Dialect/Utils/StructuredOpsUtils.h"
+#include "mlir/IR/DialectResourceBlobManager.h"
 #include "mlir/IR/Matchers.h"
 #include "mlir/IR/PatternMatch.h"
 #include "llvm/ADT/TypeSwitch.h"
@@ -30,6 +31,27 @@ namespace {
 using ScalarFn = function_ref<Value(OpBuilder &, Location, ValueRange)>;
 
 bool isFloat(Type t) { return isa<FloatType>(getElementTypeOrSelf(t)); }
+
+/// Whether `t` (or its elements) is an unsigned integer type. The lowering
+/// computes on signless integers (all arith and linalg take) and picks the
+/// unsigned forms of division, comparison, extension and conversion where
+/// the ONNX type was unsigned.
+bool isUnsignedElt(Type t) {
+  auto it = dyn_cast<IntegerType>(getElementTypeOrSelf(t));
+  return it && it.isUnsigned();
+}
+
+/// `t` with an unsigned integer element type made signless.
+Type toSignless(Type t) {
+  auto conv = [](Type e) -> Type {
+    if (auto it = dyn_cast<IntegerType>(e); it && it.isUnsigned())
+      return IntegerType::get(e.getContext(), it.getWidth());
+    return e;
+  };
+  if (auto st = dyn_cast<ShapedType>(t))
+    return st.clone(conv(st.getElementType()));
+  return conv(t);
+}
 
 int64_t intAttr(Operation *op, StringRef name, int64_t dflt) {
   if (auto a = op->getAttrOfType<IntegerAttr>(name))
@@ -63,14 +85,18 @@ Value filled(OpBuilder &b, Location loc, RankedTensorType t, Value scalar) {
       .getResult(0);
 }
 
-/// The lowest or highest value of a type, for max/min identities and pads.
-Value extremum(OpBuilder &b, Location loc, Type t, bool lowest) {
+/// The lowest or highest value of a type (`uns`: of its unsigned reading),
+/// for max/min identities and pads.
+Value extremum(OpBuilder &b, Location loc, Type t, bool lowest,
+               bool uns = false) {
   if (auto ft = dyn_cast<FloatType>(t))
     return arith::ConstantOp::create(
         b, loc,
         b.getFloatAttr(ft, APFloat::getInf(ft.getFloatSemantics(), lowest)));
   unsigned w = t.getIntOrFloatBitWidth();
-  APInt v = lowest ? APInt::getSignedMinValue(w) : APInt::getSignedMaxValue(w);
+  APInt v = uns ? (lowest ? APInt::getMinValue(w) : APInt::getMaxValue(w))
+                : (lowest ? APInt::getSignedMinValue(w)
+                          : APInt::getSignedMaxValue(w));
   return arith::ConstantOp::create(b, loc, b.getIntegerAttr(t, v));
 }
 
@@ -122,8 +148,10 @@ Value wrapIndex(OpBuilder &b, Location loc, Value raw, int64_t extent) {
       i);
 }
 
-/// Converts a scalar between element types as ONNX Cast does.
-Value convertScalar(OpBuilder &b, Location loc, Value v, Type to) {
+/// Converts a scalar between element types as ONNX Cast does; integers are
+/// read (`fromUnsigned`) and written (`toUnsigned`) as unsigned if so.
+Value convertScalar(OpBuilder &b, Location loc, Value v, Type to,
+                    bool fromUnsigned = false, bool toUnsigned = false) {
   Type from = v.getType();
   if (from == to)
     return v;
@@ -141,12 +169,13 @@ Value convertScalar(OpBuilder &b, Location loc, Value v, Type to) {
                                          zero)
                        .getResult();
   }
-  bool fromUnsigned = from.isInteger(1);
+  fromUnsigned |= from.isInteger(1);
   if (toF)
     return fromUnsigned ? arith::UIToFPOp::create(b, loc, to, v).getResult()
                         : arith::SIToFPOp::create(b, loc, to, v).getResult();
   if (fromF)
-    return arith::FPToSIOp::create(b, loc, to, v);
+    return toUnsigned ? arith::FPToUIOp::create(b, loc, to, v).getResult()
+                      : arith::FPToSIOp::create(b, loc, to, v).getResult();
   unsigned fw = from.getIntOrFloatBitWidth(), tw = to.getIntOrFloatBitWidth();
   if (fw < tw)
     return fromUnsigned ? arith::ExtUIOp::create(b, loc, to, v).getResult()
@@ -186,8 +215,10 @@ binaryBody(bool isFloat) {
 /// The scalar computation of a unary or binary elementwise kiln op, or
 /// null if the op is not one.
 std::function<Value(OpBuilder &, Location, ValueRange)>
-scalarBody(Operation *op, Type elt) {
+scalarBody(Operation *op, Type elt, ArrayRef<bool> uns) {
   bool f = isa<FloatType>(elt);
+  bool u = !uns.empty() && uns[0];
+  bool u1 = uns.size() > 1 && uns[1];
   auto cst = [elt](OpBuilder &b, Location l, double v) {
     return scalarConst(b, l, elt, v);
   };
@@ -201,12 +232,20 @@ scalarBody(Operation *op, Type elt) {
   if (name == "kiln.mul")
     return binaryBody<arith::MulFOp, arith::MulIOp>(f);
   if (name == "kiln.div")
-    return binaryBody<arith::DivFOp, arith::DivSIOp>(f);
+    return u ? binaryBody<arith::DivFOp, arith::DivUIOp>(f)
+             : binaryBody<arith::DivFOp, arith::DivSIOp>(f);
+  if (name == "kiln.bit_shift") {
+    bool left = true;
+    if (auto d = op->getAttrOfType<StringAttr>("direction"))
+      left = d.getValue() == "LEFT";
+    return left ? binaryBody<arith::AddFOp, arith::ShLIOp>(false)
+                : binaryBody<arith::AddFOp, arith::ShRUIOp>(false);
+  }
   if (name == "kiln.pow" && f)
-    return [](OpBuilder &b, Location l, ValueRange a) -> Value {
+    return [u1](OpBuilder &b, Location l, ValueRange a) -> Value {
       Value e = a[1];
       if (e.getType() != a[0].getType())
-        e = convertScalar(b, l, e, a[0].getType());
+        e = convertScalar(b, l, e, a[0].getType(), u1);
       return math::PowFOp::create(b, l, a[0], e);
     };
   if ((name == "kiln.max" || name == "kiln.min") && f) {
@@ -221,11 +260,13 @@ scalarBody(Operation *op, Type elt) {
   }
   if ((name == "kiln.max" || name == "kiln.min") && !f) {
     bool isMax = name == "kiln.max";
-    return [isMax](OpBuilder &b, Location l, ValueRange a) -> Value {
+    return [isMax, u](OpBuilder &b, Location l, ValueRange a) -> Value {
       Value r = a[0];
       for (Value v : a.drop_front())
-        r = isMax ? arith::MaxSIOp::create(b, l, r, v).getResult()
-                  : arith::MinSIOp::create(b, l, r, v).getResult();
+        r = isMax ? (u ? arith::MaxUIOp::create(b, l, r, v).getResult()
+                       : arith::MaxSIOp::create(b, l, r, v).getResult())
+                  : (u ? arith::MinUIOp::create(b, l, r, v).getResult()
+                       : arith::MinSIOp::create(b, l, r, v).getResult());
       return r;
     };
   }
@@ -258,9 +299,11 @@ scalarBody(Operation *op, Type elt) {
     };
   if (name == "kiln.mod") {
     bool fmod = intAttr(op, "fmod", 0) != 0;
-    return [f, fmod](OpBuilder &b, Location l, ValueRange a) -> Value {
+    return [f, fmod, u](OpBuilder &b, Location l, ValueRange a) -> Value {
       if (f)
         return arith::RemFOp::create(b, l, a[0], a[1]);
+      if (u) // Both signs are positive: fmod and Python agree.
+        return arith::RemUIOp::create(b, l, a[0], a[1]);
       Value r = arith::RemSIOp::create(b, l, a[0], a[1]);
       if (fmod)
         return r;
@@ -453,9 +496,27 @@ scalarBody(Operation *op, Type elt) {
 // The lowering
 //===----------------------------------------------------------------------===//
 
+/// Which operands of each kiln op had unsigned integer types, recorded
+/// before the lowering makes every type signless.
+using UnsignedOperands = DenseMap<Operation *, SmallVector<bool>>;
+
+/// Ops whose lowering honours unsigned integer types: they either do not
+/// depend on the signedness (data movement, bitwise logic) or pick the
+/// unsigned arith forms.
+bool lowersUnsigned(Operation *op) {
+  return isa<ConstantOp, IdentityOp, AddOp, SubOp, MulOp, DivOp, ModOp, MaxOp,
+             MinOp, PowOp, BitShiftOp, EqualOp, LessOp, GreaterOp,
+             LessOrEqualOp, GreaterOrEqualOp, CastOp, CastLikeOp, MaxPoolOp,
+             ReshapeOp, TransposeOp, ConcatOp, SqueezeOp, UnsqueezeOp,
+             FlattenOp, ExpandOp, ShapeOp, SizeOp, WhereOp, BitwiseAndOp,
+             BitwiseOrOp, BitwiseXorOp, BitwiseNotOp, QuantizeLinearOp,
+             DequantizeLinearOp, DynamicQuantizeLinearOp>(op);
+}
+
 class Lowering {
 public:
-  Lowering(IRRewriter &rewriter) : b(rewriter) {}
+  Lowering(IRRewriter &rewriter, const UnsignedOperands &unsignedOperands)
+      : b(rewriter), unsignedOperands(unsignedOperands) {}
 
   /// Replaces `op`; fails with a diagnostic naming it.
   LogicalResult lower(Operation *op);
@@ -471,6 +532,11 @@ private:
                function_ref<Value(OpBuilder &, Location, Value)> pre = nullptr);
 
   IRRewriter &b;
+  const UnsignedOperands &unsignedOperands;
+  /// Of the op being lowered: which operands, and whether its first result,
+  /// were unsigned integers.
+  SmallVector<bool> uns;
+  bool resUns = false;
 };
 
 LogicalResult Lowering::lower(Operation *op) {
@@ -481,10 +547,15 @@ LogicalResult Lowering::lower(Operation *op) {
       return op->emitOpError("needs static shapes to lower (got ")
              << t << "); give the inputs static shapes with --input-shape";
     if (isa<StringType, ComplexType>(r.getElementType()) ||
-        r.getElementType().isUnsignedInteger())
+        (isUnsignedElt(r) && !lowersUnsigned(op)))
       return op->emitOpError("element type ")
              << r.getElementType() << " is not supported by the lowering yet";
   }
+  uns = unsignedOperands.lookup(op);
+  uns.resize(op->getNumOperands(), false);
+  resUns = op->getNumResults() && isUnsignedElt(op->getResult(0).getType());
+  for (OpResult r : op->getResults())
+    r.setType(toSignless(r.getType()));
   b.setInsertionPoint(op);
   auto results = lowerOp(op);
   if (failed(results))
@@ -777,7 +848,7 @@ FailureOr<Value> Lowering::lowerPool(Operation *op, RankedTensorType rt) {
     extra.push_back(std::max<int64_t>(0, need - have));
   }
   SmallVector<int64_t> zeros(xt.getRank(), 0);
-  Value padValue = isMax ? extremum(b, loc, elt, /*lowest=*/true)
+  Value padValue = isMax ? extremum(b, loc, elt, /*lowest=*/true, resUns)
                          : scalarConst(b, loc, elt, 0);
   Value xp = padTensor(b, loc, padTensor(b, loc, x, low, high, padValue), zeros,
                        extra, padValue);
@@ -811,8 +882,10 @@ FailureOr<Value> Lowering::lowerPool(Operation *op, RankedTensorType rt) {
                  if (isMax)
                    r = f ? arith::MaximumFOp::create(nb, nl, a[0], a[2])
                                .getResult()
-                         : arith::MaxSIOp::create(nb, nl, a[0], a[2])
-                               .getResult();
+                       : resUns ? arith::MaxUIOp::create(nb, nl, a[0], a[2])
+                                      .getResult()
+                                : arith::MaxSIOp::create(nb, nl, a[0], a[2])
+                                      .getResult();
                  else
                    r = arith::AddFOp::create(nb, nl, a[0], a[2]);
                  linalg::YieldOp::create(nb, nl, ValueRange{r});
@@ -850,9 +923,22 @@ FailureOr<SmallVector<Value>> Lowering::lowerOp(Operation *op) {
   Type elt = rt ? rt.getElementType() : Type();
   auto one = [](Value v) { return SmallVector<Value>{v}; };
 
-  if (auto cst = dyn_cast<ConstantOp>(op))
-    return one(
-        arith::ConstantOp::create(b, loc, cast<TypedAttr>(cst.getValue())));
+  if (auto cst = dyn_cast<ConstantOp>(op)) {
+    // Unsigned data keeps its bytes under the signless type.
+    auto value = cast<TypedAttr>(cst.getValue());
+    if (value.getType() != rt) {
+      if (auto dense = dyn_cast<DenseElementsAttr>(value))
+        value = dense.bitcast(rt.getElementType());
+      else if (auto res = dyn_cast<DenseResourceElementsAttr>(value))
+        value = DenseResourceElementsAttr::get(cast<ShapedType>(rt),
+                                               res.getRawHandle());
+      else
+        return op->emitOpError("constant of type ")
+                   << value.getType() << " is not lowered",
+               failure();
+    }
+    return one(arith::ConstantOp::create(b, loc, value));
+  }
   if (isa<IdentityOp>(op))
     return one(op->getOperand(0));
   if (isa<DropoutOp>(op)) {
@@ -874,7 +960,7 @@ FailureOr<SmallVector<Value>> Lowering::lowerOp(Operation *op) {
   // Elementwise ops with a scalar body, broadcasting their operands.
   Type bodyElt =
       op->getNumOperands() ? getElementTypeOrSelf(op->getOperand(0)) : elt;
-  if (auto fn = scalarBody(op, bodyElt)) {
+  if (auto fn = scalarBody(op, bodyElt, uns)) {
     if (bodyElt != elt)
       return op->emitOpError("mixed element types are not lowered"), failure();
     return one(elementwise(b, loc, rt, op->getOperands(), fn));
@@ -886,13 +972,17 @@ FailureOr<SmallVector<Value>> Lowering::lowerOp(Operation *op) {
     if (isa<EqualOp>(op))
       fp = arith::CmpFPredicate::OEQ, ip = arith::CmpIPredicate::eq;
     else if (isa<LessOp>(op))
-      fp = arith::CmpFPredicate::OLT, ip = arith::CmpIPredicate::slt;
+      fp = arith::CmpFPredicate::OLT,
+      ip = uns[0] ? arith::CmpIPredicate::ult : arith::CmpIPredicate::slt;
     else if (isa<GreaterOp>(op))
-      fp = arith::CmpFPredicate::OGT, ip = arith::CmpIPredicate::sgt;
+      fp = arith::CmpFPredicate::OGT,
+      ip = uns[0] ? arith::CmpIPredicate::ugt : arith::CmpIPredicate::sgt;
     else if (isa<LessOrEqualOp>(op))
-      fp = arith::CmpFPredicate::OLE, ip = arith::CmpIPredicate::sle;
+      fp = arith::CmpFPredicate::OLE,
+      ip = uns[0] ? arith::CmpIPredicate::ule : arith::CmpIPredicate::sle;
     else
-      fp = arith::CmpFPredicate::OGE, ip = arith::CmpIPredicate::sge;
+      fp = arith::CmpFPredicate::OGE,
+      ip = uns[0] ? arith::CmpIPredicate::uge : arith::CmpIPredicate::sge;
     return one(elementwise(
         b, loc, rt, op->getOperands(),
         [&](OpBuilder &nb, Location nl, ValueRange a) -> Value {
@@ -914,6 +1004,67 @@ FailureOr<SmallVector<Value>> Lowering::lowerOp(Operation *op) {
                           nb, nl, a[0], scalarConst(nb, nl, nb.getI1Type(), 1));
                     }));
   }
+  if (isa<QuantizeLinearOp, DequantizeLinearOp>(op)) {
+    // y = saturate(round_half_even(x / scale) + zero_point), or
+    // y = (x - zero_point) * scale; scale and zero point are per tensor
+    // or per slice along `axis`.
+    bool quant = isa<QuantizeLinearOp>(op);
+    Value x = getOnnxInput(op, 0), scale = getOnnxInput(op, 1),
+          zp = getOnnxInput(op, 2);
+    if (intAttr(op, "block_size", 0) != 0)
+      return op->emitOpError("blocked quantization is not lowered yet"),
+             failure();
+    if (quant && !isa<IntegerType>(elt))
+      return op->emitOpError("quantizing to ") << elt << " is not lowered yet",
+             failure();
+    int64_t rank = rt.getRank();
+    int64_t axis = intAttr(op, "axis", 1);
+    if (axis < 0)
+      axis += rank;
+    auto paramMap = [&](Value v) {
+      auto t = cast<RankedTensorType>(v.getType());
+      if (t.getRank() == 0 || t.getNumElements() == 1)
+        return AffineMap::get(
+            rank, 0,
+            SmallVector<AffineExpr>(t.getRank(), getAffineConstantExpr(0, ctx)),
+            ctx);
+      return AffineMap::get(rank, 0, {getAffineDimExpr(axis, ctx)}, ctx);
+    };
+    SmallVector<Value> ins = {x, scale};
+    SmallVector<AffineMap> maps = {AffineMap::getMultiDimIdentityMap(rank, ctx),
+                                   paramMap(scale)};
+    if (zp) {
+      ins.push_back(zp);
+      maps.push_back(paramMap(zp));
+    }
+    Type ft = getElementTypeOrSelf(scale.getType());
+    bool xUns = uns[0], zpUns = uns.size() > 2 && uns[2];
+    bool outUns = resUns;
+    return one(elementwise(
+        b, loc, rt, ins,
+        [&](OpBuilder &nb, Location nl, ValueRange a) -> Value {
+          Value xf = convertScalar(nb, nl, a[0], ft, xUns);
+          Value zf =
+              a.size() > 2 ? convertScalar(nb, nl, a[2], ft, zpUns) : Value();
+          if (!quant) {
+            if (zf)
+              xf = arith::SubFOp::create(nb, nl, xf, zf);
+            return arith::MulFOp::create(nb, nl, xf, a[1]);
+          }
+          Value r = math::RoundEvenOp::create(
+              nb, nl, arith::DivFOp::create(nb, nl, xf, a[1]).getResult());
+          if (zf)
+            r = arith::AddFOp::create(nb, nl, r, zf);
+          unsigned w = elt.getIntOrFloatBitWidth();
+          double lo = outUns ? 0 : -std::ldexp(1.0, w - 1);
+          double hi =
+              outUns ? std::ldexp(1.0, w) - 1 : std::ldexp(1.0, w - 1) - 1;
+          r = arith::MaximumFOp::create(nb, nl, r, scalarConst(nb, nl, ft, lo));
+          r = arith::MinimumFOp::create(nb, nl, r, scalarConst(nb, nl, ft, hi));
+          return convertScalar(nb, nl, r, elt, false, outUns);
+        },
+        maps));
+  }
   if (isa<WhereOp>(op))
     return one(
         elementwise(b, loc, rt, op->getOperands(),
@@ -923,7 +1074,8 @@ FailureOr<SmallVector<Value>> Lowering::lowerOp(Operation *op) {
   if (isa<CastOp, CastLikeOp>(op))
     return one(elementwise(b, loc, rt, ValueRange{op->getOperand(0)},
                            [&](OpBuilder &nb, Location nl, ValueRange a) {
-                             return convertScalar(nb, nl, a[0], elt);
+                             return convertScalar(nb, nl, a[0], elt, uns[0],
+                                                  resUns);
                            }));
   if (isa<ClipOp>(op)) {
     Value lo = getOnnxInput(op, 1), hi = getOnnxInput(op, 2);
@@ -2355,9 +2507,40 @@ struct ConvertKilnToLinalgPass
       if (isa<KilnDialect>(op->getDialect()))
         ops.push_back(op);
     });
+    // Record which operands were unsigned, then make the signature
+    // signless (keeping the ONNX element type for the module signature).
+    UnsignedOperands unsignedOperands;
+    for (Operation *op : ops)
+      for (auto [i, t] : llvm::enumerate(op->getOperandTypes()))
+        if (isUnsignedElt(t)) {
+          auto &flags = unsignedOperands[op];
+          flags.resize(op->getNumOperands(), false);
+          flags[i] = true;
+        }
+    func::FuncOp fn = getOperation();
+    Builder builder(&getContext());
+    auto keep = [&](Type t) {
+      return builder.getNamedAttr("kiln.element_type",
+                                  TypeAttr::get(getElementTypeOrSelf(t)));
+    };
+    for (BlockArgument arg : fn.getArguments())
+      if (isUnsignedElt(arg.getType())) {
+        fn.setArgAttr(arg.getArgNumber(), "kiln.element_type",
+                      keep(arg.getType()).getValue());
+        arg.setType(toSignless(arg.getType()));
+      }
+    SmallVector<Type> results(fn.getResultTypes());
+    for (auto [i, t] : llvm::enumerate(results))
+      if (isUnsignedElt(t)) {
+        fn.setResultAttr(i, "kiln.element_type", keep(t).getValue());
+        t = toSignless(t);
+      }
+    fn.setType(builder.getFunctionType(
+        fn.getFunctionBody().front().getArgumentTypes(), results));
+
     IRRewriter rewriter(&getContext());
     for (Operation *op : ops)
-      if (failed(Lowering(rewriter).lower(op)))
+      if (failed(Lowering(rewriter, unsignedOperands).lower(op)))
         return signalPassFailure();
   }
 };

@@ -24,3 +24,13 @@ func.func @dynamic_axes(%x: tensor<2x3xf32>, %axes: tensor<1xi64>) -> tensor<2x1
   %0 = kiln.reduce_sum(%x, %axes) : (tensor<2x3xf32>, tensor<1xi64>) -> tensor<2x1xf32>
   return %0 : tensor<2x1xf32>
 }
+
+// -----
+
+// Unsigned integers reach only the lowerings that honour them; elsewhere
+// the op says so rather than computing with signed semantics.
+func.func @unsigned_reduce(%x: tensor<2x3xui8>) -> tensor<1x1xui8> {
+  // expected-error @+1 {{'kiln.reduce_max' op element type 'ui8' is not supported by the lowering yet}}
+  %0 = kiln.reduce_max(%x) : (tensor<2x3xui8>) -> tensor<1x1xui8>
+  return %0 : tensor<1x1xui8>
+}

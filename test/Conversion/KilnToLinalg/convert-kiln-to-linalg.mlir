@@ -141,3 +141,49 @@ func.func @movement(%x: tensor<2x3xf32>, %i: tensor<4xi64>) -> (tensor<6xf32>, t
   %4 = kiln.gather(%x, %i) : (tensor<2x3xf32>, tensor<4xi64>) -> tensor<4x3xf32>
   return %0, %1, %2, %3, %4 : tensor<6xf32>, tensor<3x2xf32>, tensor<4x3xf32>, tensor<2x2xf32>, tensor<4x3xf32>
 }
+
+// -----
+
+// Unsigned integers: the lowering computes on signless integers and picks
+// the unsigned forms (divui, cmpi ult, uitofp, fptoui); the signature
+// keeps the ONNX element type in `kiln.element_type`. QuantizeLinear
+// rounds half to even, adds the zero point and saturates to [0, 255].
+
+// CHECK-LABEL: func.func @unsigned
+// CHECK-SAME:    %{{.+}}: tensor<4xi8> {kiln.element_type = ui8}, %{{.+}}: tensor<4xi8> {kiln.element_type = ui8}, %{{.+}}: tensor<f32>, %{{.+}}: tensor<i8> {kiln.element_type = ui8})
+// CHECK-SAME:    -> (tensor<4xi8> {kiln.element_type = ui8}, tensor<4xi1>, tensor<4xf32>, tensor<4xi8> {kiln.element_type = ui8})
+// CHECK:         arith.divui %{{.+}}, %{{.+}} : i8
+// CHECK:         arith.cmpi ult, %{{.+}}, %{{.+}} : i8
+// CHECK:         arith.uitofp %{{.+}} : i8 to f32
+// CHECK:         arith.uitofp %{{.+}} : i8 to f32
+// CHECK:         arith.divf
+// CHECK:         math.roundeven
+// CHECK:         arith.addf
+// CHECK:         arith.constant 0.000000e+00 : f32
+// CHECK:         arith.constant 2.550000e+02 : f32
+// CHECK:         arith.fptoui %{{.+}} : f32 to i8
+// CHECK-NOT:     ui8>
+func.func @unsigned(%a: tensor<4xui8>, %b: tensor<4xui8>, %s: tensor<f32>, %z: tensor<ui8>) -> (tensor<4xui8>, tensor<4xi1>, tensor<4xf32>, tensor<4xui8>) {
+  %0 = kiln.div(%a, %b) : (tensor<4xui8>, tensor<4xui8>) -> tensor<4xui8>
+  %1 = kiln.less(%a, %b) : (tensor<4xui8>, tensor<4xui8>) -> tensor<4xi1>
+  %2 = kiln.cast(%0) {to = f32} : (tensor<4xui8>) -> tensor<4xf32>
+  %3 = kiln.quantize_linear(%2, %s, %z) : (tensor<4xf32>, tensor<f32>, tensor<ui8>) -> tensor<4xui8>
+  return %0, %1, %2, %3 : tensor<4xui8>, tensor<4xi1>, tensor<4xf32>, tensor<4xui8>
+}
+
+// -----
+
+// DequantizeLinear per channel (axis 1): the scale and zero point follow
+// dim 1; int8 data is read signed.
+
+// CHECK-DAG: #[[$CH:.+]] = affine_map<(d0, d1) -> (d1)>
+// CHECK-LABEL: func.func @dequant
+// CHECK:         linalg.generic {indexing_maps = [#{{.+}}, #[[$CH]], #[[$CH]], #{{.+}}]
+// CHECK:           arith.sitofp %{{.+}} : i8 to f32
+// CHECK:           arith.sitofp %{{.+}} : i8 to f32
+// CHECK:           arith.subf
+// CHECK:           arith.mulf
+func.func @dequant(%x: tensor<2x3xi8>, %s: tensor<3xf32>, %z: tensor<3xi8>) -> tensor<2x3xf32> {
+  %0 = kiln.dequantize_linear(%x, %s, %z) : (tensor<2x3xi8>, tensor<3xf32>, tensor<3xi8>) -> tensor<2x3xf32>
+  return %0 : tensor<2x3xf32>
+}
