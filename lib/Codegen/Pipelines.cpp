@@ -36,9 +36,10 @@ void kiln::buildKilnToLinalgPipeline(OpPassManager &pm) {
 
 void kiln::buildCpuCodegenPipeline(OpPassManager &pm,
                                    const CpuPipelineOptions &options) {
-  std::string forall = options.threads
-                           ? "scf-forall-to-parallel,convert-scf-to-openmp,canonicalize,"
-                           : "scf-forall-to-for,";
+  std::string forall =
+      options.threads
+          ? "scf-forall-to-parallel,convert-scf-to-openmp,canonicalize,"
+          : "scf-forall-to-for,";
   addPipeline(
       pm, "func.func(linalg-fuse-elementwise-ops,kiln-conv-to-gemm,"
           "kiln-cpu-tile-and-vectorize),"

@@ -99,8 +99,8 @@ bool collectSignature(func::FuncOp fn, kiln::kmod::Module &module,
     // The lowering computes on signless integers; the ONNX element type
     // (unsigned, say) is kept in an attribute.
     Type elt = rt.getElementType();
-    if (auto kept = attrs ? attrs.getAs<TypeAttr>("kiln.element_type")
-                          : TypeAttr())
+    if (auto kept =
+            attrs ? attrs.getAs<TypeAttr>("kiln.element_type") : TypeAttr())
       elt = kept.getValue();
     int64_t dt = kiln::getOnnxDataType(elt);
     if (!dt || kiln::dataTypeSize(dt) == 0) {
