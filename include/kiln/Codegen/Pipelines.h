@@ -29,8 +29,10 @@ struct CpuPipelineOptions
 void buildKilnToLinalgPipeline(mlir::OpPassManager &pm);
 
 /// Linalg on tensors to the LLVM dialect for the host CPU: elementwise
-/// fusion, one-shot bufferization with results as out-parameters, loops,
-/// and the conversions to LLVM (`kiln-cpu-codegen-pipeline`).
+/// fusion, convolutions as GEMMs, tiling and vectorization of contractions,
+/// one-shot bufferization with results as out-parameters, memory planning,
+/// loops, parallel loops on OpenMP (with `threads`), and the conversions to
+/// LLVM (`kiln-cpu-codegen-pipeline`).
 void buildCpuCodegenPipeline(mlir::OpPassManager &pm,
                              const CpuPipelineOptions &options);
 

@@ -13,8 +13,9 @@
 //
 // The register tile is then a `vector.contract`; the accumulator's
 // transfer_read / transfer_write pair is hoisted out of the k loops, so it
-// stays in registers for the whole reduction. Tiles that do not divide the
-// iteration space are vectorized with masks.
+// stays in registers for the whole reduction. Register loops that do not
+// divide their dim are peeled, so every tile is static and needs no masks.
+// Other large ops get only the scf.forall, for threads.
 //
 //===----------------------------------------------------------------------===//
 
@@ -168,6 +169,22 @@ SmallVector<OpFoldResult> asIndexAttrs(OpBuilder &b, ArrayRef<int64_t> v) {
       v, [&](int64_t x) -> OpFoldResult { return b.getIndexAttr(x); });
 }
 
+/// Tiles `op` into an scf.forall with `sizes` (0: not tiled); returns the
+/// tiled op inside it.
+FailureOr<Operation *> tileWithForall(RewriterBase &rewriter, Operation *op,
+                                      ArrayRef<int64_t> sizes) {
+  rewriter.setInsertionPoint(op);
+  scf::SCFTilingOptions options;
+  options.setLoopType(scf::SCFTilingOptions::LoopType::ForallOp)
+      .setTileSizes(asIndexAttrs(rewriter, sizes));
+  FailureOr<scf::SCFTilingResult> tiled =
+      scf::tileUsingSCF(rewriter, cast<TilingInterface>(op), options);
+  if (failed(tiled))
+    return failure();
+  rewriter.replaceOp(op, tiled->replacements);
+  return tiled->tiledOps.front();
+}
+
 /// Tiles `op` for the cache, then for registers, and peels the register
 /// loops that do not divide their dims, so that every register tile has a
 /// static shape (the peeled remainder is one smaller static tile). The
@@ -175,18 +192,12 @@ SmallVector<OpFoldResult> asIndexAttrs(OpBuilder &b, ArrayRef<int64_t> v) {
 LogicalResult tile(RewriterBase &rewriter, linalg::LinalgOp op,
                    const ContractionPlan &plan) {
   op->setAttr(kRegisterTile, rewriter.getUnitAttr());
-  rewriter.setInsertionPoint(op);
   Operation *current = op;
   if (llvm::any_of(plan.outer, [](int64_t t) { return t != 0; })) {
-    scf::SCFTilingOptions outer;
-    outer.setLoopType(scf::SCFTilingOptions::LoopType::ForallOp)
-        .setTileSizes(asIndexAttrs(rewriter, plan.outer));
-    FailureOr<scf::SCFTilingResult> tiled =
-        scf::tileUsingSCF(rewriter, cast<TilingInterface>(current), outer);
+    FailureOr<Operation *> tiled = tileWithForall(rewriter, op, plan.outer);
     if (failed(tiled))
       return failure();
-    rewriter.replaceOp(current, tiled->replacements);
-    current = tiled->tiledOps.front();
+    current = *tiled;
   }
   scf::SCFTilingOptions inner;
   inner.setTileSizes(asIndexAttrs(rewriter, plan.inner))
@@ -264,16 +275,8 @@ struct TileAndVectorizePass
     IRRewriter rewriter(ctx);
     // Other ops: their loops stay scalar (LLVM vectorizes the innermost),
     // but the blocks of one parallel loop may run on different threads.
-    for (auto &[op, tiles] : spread) {
-      rewriter.setInsertionPoint(op);
-      scf::SCFTilingOptions options;
-      options.setLoopType(scf::SCFTilingOptions::LoopType::ForallOp)
-          .setTileSizes(asIndexAttrs(rewriter, tiles));
-      FailureOr<scf::SCFTilingResult> tiled =
-          scf::tileUsingSCF(rewriter, cast<TilingInterface>(*op), options);
-      if (succeeded(tiled))
-        rewriter.replaceOp(op, tiled->replacements);
-    }
+    for (auto &[op, tiles] : spread)
+      (void)tileWithForall(rewriter, op, tiles); // Left whole if it fails.
     for (auto &[op, plan] : work)
       if (failed(tile(rewriter, op, plan))) {
         op->emitOpError("could not be tiled for registers");

@@ -733,29 +733,29 @@ FailureOr<Value> Lowering::lowerConv(Operation *op, RankedTensorType rt) {
   MLIRContext *ctx = b.getContext();
   // The accumulator starts as the bias broadcast along the channel dim (or
   // zero), so that no separate pass over the output adds it.
-  auto accInit = [&](RankedTensorType t, Value bias) -> Value {
+  auto accInit = [&]() -> Value {
     if (!bias)
-      return filled(b, loc, t, zero);
+      return filled(b, loc, rt, zero);
     AffineMap chan =
-        AffineMap::get(t.getRank(), 0, {getAffineDimExpr(1, ctx)}, ctx);
+        AffineMap::get(rt.getRank(), 0, {getAffineDimExpr(1, ctx)}, ctx);
     return elementwise(
-        b, loc, t, ValueRange{bias},
+        b, loc, rt, ValueRange{bias},
         [](OpBuilder &, Location, ValueRange a) -> Value { return a[0]; },
         {chan});
   };
   if (group == 1 && n == 2) {
     // The named op: codegen recognizes it (the CPU path turns it into a
     // GEMM over an im2col copy).
-    return linalg::Conv2DNchwFchwOp::create(
-               b, loc, TypeRange{rt}, ValueRange{xp, w}, accInit(rt, bias),
-               stridesAttr, dilAttr)
+    return linalg::Conv2DNchwFchwOp::create(b, loc, TypeRange{rt},
+                                            ValueRange{xp, w}, accInit(),
+                                            stridesAttr, dilAttr)
         .getResult(0);
   }
   if (group == 1) {
     // A contraction whose loops run (n, f, c, k..., o...): the innermost
     // loop walks the output row and the input row (at the stride)
     // contiguously, so the generated loops vectorize along it.
-    Value init = accInit(rt, bias);
+    Value init = accInit();
     unsigned nd = 3 + 2 * n;
     auto d = [&](unsigned i) { return getAffineDimExpr(i, ctx); };
     SmallVector<AffineExpr> inExprs = {d(0), d(2)}, wExprs = {d(1), d(2)},
@@ -2519,20 +2519,17 @@ struct ConvertKilnToLinalgPass
         }
     func::FuncOp fn = getOperation();
     Builder builder(&getContext());
-    auto keep = [&](Type t) {
-      return builder.getNamedAttr("kiln.element_type",
-                                  TypeAttr::get(getElementTypeOrSelf(t)));
-    };
+    auto keep = [](Type t) { return TypeAttr::get(getElementTypeOrSelf(t)); };
     for (BlockArgument arg : fn.getArguments())
       if (isUnsignedElt(arg.getType())) {
         fn.setArgAttr(arg.getArgNumber(), "kiln.element_type",
-                      keep(arg.getType()).getValue());
+                      keep(arg.getType()));
         arg.setType(toSignless(arg.getType()));
       }
     SmallVector<Type> results(fn.getResultTypes());
     for (auto [i, t] : llvm::enumerate(results))
       if (isUnsignedElt(t)) {
-        fn.setResultAttr(i, "kiln.element_type", keep(t).getValue());
+        fn.setResultAttr(i, "kiln.element_type", keep(t));
         t = toSignless(t);
       }
     fn.setType(builder.getFunctionType(
