@@ -9,6 +9,8 @@
 #include "kiln/Conversion/Passes.h"
 #include "kiln/Dialect/Kiln/IR/KilnOps.h"
 
+#include "LoweringUtils.h"
+
 #include "mlir/Dialect/Linalg/IR/LinalgInterfaces.h"
 #include "mlir/Dialect/Utils/StructuredOpsUtils.h"
 #include "mlir/IR/DialectResourceBlobManager.h"
@@ -25,10 +27,9 @@ namespace kiln {
 
 using namespace mlir;
 using namespace kiln;
+using namespace kiln::lowering;
 
-namespace {
-
-using ScalarFn = function_ref<Value(OpBuilder &, Location, ValueRange)>;
+namespace kiln::lowering {
 
 bool isFloat(Type t) { return isa<FloatType>(getElementTypeOrSelf(t)); }
 
@@ -87,8 +88,7 @@ Value filled(OpBuilder &b, Location loc, RankedTensorType t, Value scalar) {
 
 /// The lowest or highest value of a type (`uns`: of its unsigned reading),
 /// for max/min identities and pads.
-Value extremum(OpBuilder &b, Location loc, Type t, bool lowest,
-               bool uns = false) {
+Value extremum(OpBuilder &b, Location loc, Type t, bool lowest, bool uns) {
   if (auto ft = dyn_cast<FloatType>(t))
     return arith::ConstantOp::create(
         b, loc,
@@ -104,7 +104,7 @@ Value extremum(OpBuilder &b, Location loc, Type t, bool lowest,
 /// ONNX multidirectional broadcasting says (aligned at the trailing dims).
 Value elementwise(OpBuilder &b, Location loc, RankedTensorType resultType,
                   ValueRange inputs, ScalarFn fn,
-                  ArrayRef<AffineMap> customMaps = {}) {
+                  ArrayRef<AffineMap> customMaps) {
   MLIRContext *ctx = b.getContext();
   int64_t rank = resultType.getRank();
   SmallVector<AffineMap> maps;
@@ -151,7 +151,7 @@ Value wrapIndex(OpBuilder &b, Location loc, Value raw, int64_t extent) {
 /// Converts a scalar between element types as ONNX Cast does; integers are
 /// read (`fromUnsigned`) and written (`toUnsigned`) as unsigned if so.
 Value convertScalar(OpBuilder &b, Location loc, Value v, Type to,
-                    bool fromUnsigned = false, bool toUnsigned = false) {
+                    bool fromUnsigned, bool toUnsigned) {
   Type from = v.getType();
   if (from == to)
     return v;
@@ -194,6 +194,28 @@ Value reshapeTo(OpBuilder &b, Location loc, Value v, RankedTensorType to) {
       b, loc, DenseElementsAttr::get(shapeType, ArrayRef<int64_t>(dims)));
   return tensor::ReshapeOp::create(b, loc, to, v, shape);
 }
+
+Value padTensor(OpBuilder &b, Location loc, Value x, ArrayRef<int64_t> low,
+                ArrayRef<int64_t> high, Value padValue) {
+  if (llvm::all_of(low, [](int64_t v) { return v == 0; }) &&
+      llvm::all_of(high, [](int64_t v) { return v == 0; }))
+    return x;
+  auto t = cast<RankedTensorType>(x.getType());
+  SmallVector<int64_t> shape;
+  for (int64_t d = 0; d < t.getRank(); ++d)
+    shape.push_back(t.getDimSize(d) + low[d] + high[d]);
+  auto padded = RankedTensorType::get(shape, t.getElementType());
+  SmallVector<OpFoldResult> lo, hi;
+  for (auto [l, h] : llvm::zip(low, high)) {
+    lo.push_back(b.getIndexAttr(l));
+    hi.push_back(b.getIndexAttr(h));
+  }
+  return tensor::PadOp::create(b, loc, padded, x, lo, hi, padValue);
+}
+
+} // namespace kiln::lowering
+
+namespace {
 
 //===----------------------------------------------------------------------===//
 // Scalar bodies of elementwise ops
@@ -686,24 +708,6 @@ SmallVector<int64_t> windowPads(Operation *op, RankedTensorType x,
     }
   }
   return pads;
-}
-
-Value padTensor(OpBuilder &b, Location loc, Value x, ArrayRef<int64_t> low,
-                ArrayRef<int64_t> high, Value padValue) {
-  if (llvm::all_of(low, [](int64_t v) { return v == 0; }) &&
-      llvm::all_of(high, [](int64_t v) { return v == 0; }))
-    return x;
-  auto t = cast<RankedTensorType>(x.getType());
-  SmallVector<int64_t> shape;
-  for (int64_t d = 0; d < t.getRank(); ++d)
-    shape.push_back(t.getDimSize(d) + low[d] + high[d]);
-  auto padded = RankedTensorType::get(shape, t.getElementType());
-  SmallVector<OpFoldResult> lo, hi;
-  for (auto [l, h] : llvm::zip(low, high)) {
-    lo.push_back(b.getIndexAttr(l));
-    hi.push_back(b.getIndexAttr(h));
-  }
-  return tensor::PadOp::create(b, loc, padded, x, lo, hi, padValue);
 }
 
 FailureOr<Value> Lowering::lowerConv(Operation *op, RankedTensorType rt) {
@@ -2496,6 +2500,9 @@ FailureOr<SmallVector<Value>> Lowering::lowerOp(Operation *op) {
             })
             .getResult(0));
   }
+  for (auto entry : {lowerMiscOp, lowerRecurrentOp, lowerSamplingOp})
+    if (LoweringResult r = entry(b, op))
+      return *r;
   return op->emitOpError("is not lowered to linalg yet"), failure();
 }
 

@@ -1,0 +1,22 @@
+//===- LowerMiscOps.cpp - Einsum, LRN, ReverseSequence, MVN, Det to linalg ===//
+//
+// Part of convert-kiln-to-linalg (see KilnToLinalg.cpp).
+//
+//===----------------------------------------------------------------------===//
+
+#include "LoweringUtils.h"
+
+#include "kiln/Dialect/Kiln/IR/KilnOps.h"
+
+using namespace mlir;
+using namespace kiln;
+
+namespace kiln::lowering {
+
+LoweringResult lowerMiscOp(OpBuilder &b, Operation *op) {
+  (void)b;
+  (void)op;
+  return std::nullopt;
+}
+
+} // namespace kiln::lowering

@@ -1,0 +1,95 @@
+//===- LoweringUtils.h - shared helpers of the kiln-to-linalg lowering ----===//
+//
+// Builders that every lowering file of convert-kiln-to-linalg uses, and the
+// entry points of the lowerings kept in files of their own. Internal to the
+// conversion library.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef KILN_LIB_CONVERSION_KILNTOLINALG_LOWERINGUTILS_H
+#define KILN_LIB_CONVERSION_KILNTOLINALG_LOWERINGUTILS_H
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Linalg/IR/Linalg.h"
+#include "mlir/Dialect/Math/IR/Math.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
+#include "mlir/IR/Builders.h"
+
+#include <optional>
+
+namespace kiln::lowering {
+
+using mlir::ArrayRef;
+using mlir::FailureOr;
+using mlir::Location;
+using mlir::OpBuilder;
+using mlir::Operation;
+using mlir::RankedTensorType;
+using mlir::SmallVector;
+using mlir::StringRef;
+using mlir::Type;
+using mlir::Value;
+using mlir::ValueRange;
+
+using ScalarFn = mlir::function_ref<Value(OpBuilder &, Location, ValueRange)>;
+
+/// Whether `t` (or its elements) is a float type.
+bool isFloat(Type t);
+/// Whether `t` (or its elements) is an unsigned integer type. The lowering
+/// computes on signless integers (all arith and linalg take) and picks the
+/// unsigned forms of division, comparison, extension and conversion where
+/// the ONNX type was unsigned.
+bool isUnsignedElt(Type t);
+/// `t` with an unsigned integer element type made signless.
+Type toSignless(Type t);
+
+int64_t intAttr(Operation *op, StringRef name, int64_t dflt);
+float floatAttr(Operation *op, StringRef name, float dflt);
+SmallVector<int64_t> intsAttr(Operation *op, StringRef name,
+                              SmallVector<int64_t> dflt);
+
+/// A scalar constant of int or float type `t`.
+Value scalarConst(OpBuilder &b, Location loc, Type t, double v);
+Value emptyLike(OpBuilder &b, Location loc, RankedTensorType t);
+/// A tensor of type `t` filled with `scalar`.
+Value filled(OpBuilder &b, Location loc, RankedTensorType t, Value scalar);
+/// The lowest or highest value of a type (`uns`: of its unsigned reading),
+/// for max/min identities and pads.
+Value extremum(OpBuilder &b, Location loc, Type t, bool lowest,
+               bool uns = false);
+/// A `linalg.generic` over `resultType` whose inputs broadcast to it as
+/// ONNX multidirectional broadcasting says (aligned at the trailing dims);
+/// `customMaps` replace the maps of the first inputs.
+Value elementwise(OpBuilder &b, Location loc, RankedTensorType resultType,
+                  ValueRange inputs, ScalarFn fn,
+                  ArrayRef<mlir::AffineMap> customMaps = {});
+/// An ONNX index (any integer type) as an `index` into a dim of `extent`:
+/// negative values count from the end.
+Value wrapIndex(OpBuilder &b, Location loc, Value raw, int64_t extent);
+/// Converts a scalar between element types as ONNX Cast does; integers are
+/// read (`fromUnsigned`) and written (`toUnsigned`) as unsigned if so.
+Value convertScalar(OpBuilder &b, Location loc, Value v, Type to,
+                    bool fromUnsigned = false, bool toUnsigned = false);
+/// Reshapes a static tensor to another static shape with the same count.
+Value reshapeTo(OpBuilder &b, Location loc, Value v, RankedTensorType to);
+/// `x` padded with `padValue` (returns `x` when every pad is zero).
+Value padTensor(OpBuilder &b, Location loc, Value x, ArrayRef<int64_t> low,
+                ArrayRef<int64_t> high, Value padValue);
+
+/// The result of a lowering entry point kept in its own file: std::nullopt
+/// when the op is not one of that file's, failure (with a diagnostic on the
+/// op) when it is but cannot be lowered, else the replacement values.
+using LoweringResult = std::optional<FailureOr<SmallVector<Value>>>;
+
+/// Einsum, LRN, ReverseSequence, MeanVarianceNormalization, Det
+/// (LowerMiscOps.cpp).
+LoweringResult lowerMiscOp(OpBuilder &b, Operation *op);
+/// RNN, GRU, LSTM (LowerRecurrentOps.cpp).
+LoweringResult lowerRecurrentOp(OpBuilder &b, Operation *op);
+/// GridSample, RoiAlign, MaxUnpool (LowerSamplingOps.cpp).
+LoweringResult lowerSamplingOp(OpBuilder &b, Operation *op);
+
+} // namespace kiln::lowering
+
+#endif // KILN_LIB_CONVERSION_KILNTOLINALG_LOWERINGUTILS_H
