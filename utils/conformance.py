@@ -120,6 +120,7 @@ def main():
     ap.add_argument("--check")
     ap.add_argument("--timeout", type=int, default=300)
     ap.add_argument("--jobs", type=int, default=os.cpu_count() or 2)
+    ap.add_argument("--filter", help="run only the tests whose name matches this regex")
     args = ap.parse_args()
 
     tests = []
@@ -134,6 +135,8 @@ def main():
         missing = wanted - set("%s/%s" % (x[0], x[1]) for x in tests)
         for m in sorted(missing):
             print("MISSING %s" % m)
+    if args.filter:
+        tests = [x for x in tests if re.search(args.filter, x[1])]
     results = {}
     with concurrent.futures.ThreadPoolExecutor(args.jobs) as ex:
         futs = {ex.submit(run_test, args.bin, d, args.timeout): (s, t) for s, t, d in tests}
@@ -150,7 +153,7 @@ def main():
             c["crash"], sum(c.values())))
     failing = []
     for (s, t), (st, m) in sorted(results.items()):
-        if st != "passed" and (args.check or st == "crash"):
+        if st != "passed" and (args.check or args.filter or st == "crash"):
             failing.append((s, t, st, m))
             print("FAIL %s/%s: %s: %s" % (s, t, st, m))
 
