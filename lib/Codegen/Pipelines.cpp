@@ -58,7 +58,8 @@ void kiln::buildCpuCodegenPipeline(OpPassManager &pm,
               "expand-strided-metadata,lower-affine,finalize-memref-to-llvm,"
               "convert-vector-to-llvm{vector-contract-lowering=outerproduct},"
               "convert-math-to-funcs,convert-math-to-libm,convert-math-to-llvm,"
-              "convert-ub-to-llvm,convert-arith-to-llvm,convert-index-to-llvm,"
+              "convert-ub-to-llvm,arith-expand{include-bf16=true},"
+              "convert-arith-to-llvm,convert-index-to-llvm,"
               "convert-func-to-llvm{use-bare-ptr-memref-call-conv=true},"
               "convert-cf-to-llvm,convert-openmp-to-llvm,"
               "reconcile-unrealized-casts");

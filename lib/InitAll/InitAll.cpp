@@ -15,6 +15,7 @@
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Arith/IR/ValueBoundsOpInterfaceImpl.h"
 #include "mlir/Dialect/Arith/Transforms/BufferizableOpInterfaceImpl.h"
+#include "mlir/Dialect/Arith/Transforms/Passes.h"
 #include "mlir/Dialect/Bufferization/IR/Bufferization.h"
 #include "mlir/Dialect/Bufferization/Pipelines/Passes.h"
 #include "mlir/Dialect/Bufferization/Transforms/FuncBufferizableOpInterfaceImpl.h"
@@ -94,6 +95,7 @@ void kiln::registerAllPasses() {
   mlir::bufferization::registerBufferizationPipelines();
   mlir::memref::registerMemRefPasses();
   mlir::affine::registerAffinePasses();
+  mlir::arith::registerArithPasses();
   mlir::registerSCFPasses();
   mlir::vector::registerVectorPasses();
 }

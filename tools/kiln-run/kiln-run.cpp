@@ -220,8 +220,36 @@ bool loadTensor(const std::string &path, Loaded &t, std::string &error) {
   return ok;
 }
 
+/// A file's dtype as kiln-run reads it for a slot of dtype `slot`: numpy
+/// has no bfloat16, so .npy files (and ONNX test data) carry bfloat16 bits
+/// as uint16; they are taken as bfloat16 where the signature says so.
+DType bf16Bits(DType file, DType slot) {
+  return file == DType::UInt16 && slot == DType::BFloat16 ? slot : file;
+}
+
+/// An IEEE half or a bfloat16 (bits `h`) as a double.
+double halfToDouble(uint16_t h, bool bf16) {
+  if (bf16) {
+    uint32_t bits = static_cast<uint32_t>(h) << 16;
+    float f;
+    std::memcpy(&f, &bits, sizeof f);
+    return f;
+  }
+  int exp = (h >> 10) & 0x1f, mant = h & 0x3ff;
+  double sign = (h & 0x8000) ? -1.0 : 1.0;
+  if (exp == 0)
+    return sign * std::ldexp(mant, -24);
+  if (exp == 31)
+    return mant ? std::nan("") : sign * INFINITY;
+  return sign * std::ldexp(mant + 1024, exp - 25);
+}
+
 double elementAt(const void *data, DType dtype, size_t i) {
   switch (dtype) {
+  case DType::Float16:
+  case DType::BFloat16:
+    return halfToDouble(static_cast<const uint16_t *>(data)[i],
+                        dtype == DType::BFloat16);
   case DType::Float:
     return static_cast<const float *>(data)[i];
   case DType::Double:
@@ -380,7 +408,7 @@ int main(int argc, char **argv) {
       if (!loadTensor(o.inputs[i], t, error))
         return fail(error);
       storage[i] = std::move(t.bytes);
-      r.dtype = t.dtype;
+      r.dtype = bf16Bits(t.dtype, ins[i].dtype);
       r.shape = t.shape;
     } else {
       randomFill(ins[i], storage[i], rng);
@@ -408,6 +436,7 @@ int main(int argc, char **argv) {
     if (!loadTensor(o.expected[i], want, error))
       return fail(error);
     const HostTensor &got = outputs[i];
+    want.dtype = bf16Bits(want.dtype, got.info.dtype);
     if (want.dtype != got.info.dtype || want.shape != got.info.shape) {
       std::printf("output %s: MISMATCH: expected %s%s, got %s%s\n",
                   got.info.name.c_str(), kiln::rt::dtypeName(want.dtype),

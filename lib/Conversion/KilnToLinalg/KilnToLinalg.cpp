@@ -532,7 +532,8 @@ bool lowersUnsigned(Operation *op) {
              ReshapeOp, TransposeOp, ConcatOp, SqueezeOp, UnsqueezeOp,
              FlattenOp, ExpandOp, ShapeOp, SizeOp, WhereOp, BitwiseAndOp,
              BitwiseOrOp, BitwiseXorOp, BitwiseNotOp, QuantizeLinearOp,
-             DequantizeLinearOp, DynamicQuantizeLinearOp>(op);
+             DequantizeLinearOp, DynamicQuantizeLinearOp, ConvIntegerOp,
+             MatMulIntegerOp, QLinearConvOp, QLinearMatMulOp>(op);
 }
 
 class Lowering {
@@ -546,7 +547,12 @@ public:
 private:
   FailureOr<SmallVector<Value>> lowerOp(Operation *op);
   Value lowerMatMul(Operation *op, Value a, Value bm, RankedTensorType rt);
-  FailureOr<Value> lowerConv(Operation *op, RankedTensorType rt);
+  FailureOr<Value> lowerConv(Operation *op, RankedTensorType rt, Value x,
+                             Value w, Value bias);
+  Value centered(Location loc, Value v, bool vUns, Value zp, bool zpUns,
+                 int64_t zpAxis);
+  FailureOr<SmallVector<Value>> lowerIntegerGemm(Operation *op,
+                                                 RankedTensorType rt);
   FailureOr<Value> lowerPool(Operation *op, RankedTensorType rt);
   Value reduce(Location loc, Value in, ArrayRef<bool> reduced,
                RankedTensorType keptType, Value init,
@@ -710,10 +716,9 @@ SmallVector<int64_t> windowPads(Operation *op, RankedTensorType x,
   return pads;
 }
 
-FailureOr<Value> Lowering::lowerConv(Operation *op, RankedTensorType rt) {
+FailureOr<Value> Lowering::lowerConv(Operation *op, RankedTensorType rt,
+                                     Value x, Value w, Value bias) {
   Location loc = op->getLoc();
-  Value x = getOnnxInput(op, 0), w = getOnnxInput(op, 1),
-        bias = getOnnxInput(op, 2);
   auto xt = cast<RankedTensorType>(x.getType());
   auto wt = cast<RankedTensorType>(w.getType());
   int64_t n = xt.getRank() - 2;
@@ -781,10 +786,12 @@ FailureOr<Value> Lowering::lowerConv(Operation *op, RankedTensorType rt) {
                 AffineMap::get(nd, 0, outExprs, ctx)},
                iters,
                [&](OpBuilder &nb, Location nl, ValueRange a) {
-                 Value p = arith::MulFOp::create(nb, nl, a[0], a[1]);
+                 Value p = binaryBody<arith::MulFOp, arith::MulIOp>(
+                     isFloat(elt))(nb, nl, a.take_front(2));
                  linalg::YieldOp::create(
                      nb, nl,
-                     ValueRange{arith::AddFOp::create(nb, nl, a[2], p)});
+                     binaryBody<arith::AddFOp, arith::AddIOp>(isFloat(elt))(
+                         nb, nl, ValueRange{a[2], p}));
                })
         .getResult(0);
   }
@@ -815,12 +822,135 @@ FailureOr<Value> Lowering::lowerConv(Operation *op, RankedTensorType rt) {
     AffineMap ident = AffineMap::getMultiDimIdentityMap(rank, ctx);
     AffineMap chan = AffineMap::get(rank, 0, {getAffineDimExpr(1, ctx)}, ctx);
     out = elementwise(b, loc, rt, ValueRange{out, bias},
-                      [](OpBuilder &nb, Location nl, ValueRange a) -> Value {
-                        return arith::AddFOp::create(nb, nl, a[0], a[1]);
-                      },
+                      binaryBody<arith::AddFOp, arith::AddIOp>(isFloat(elt)),
                       {ident, chan});
   }
   return out;
+}
+
+/// `v - zp` widened to i32. `zp` (may be null) is one value, or one per
+/// slice of `v` along `zpAxis`.
+Value Lowering::centered(Location loc, Value v, bool vUns, Value zp, bool zpUns,
+                         int64_t zpAxis) {
+  MLIRContext *ctx = b.getContext();
+  auto vt = cast<RankedTensorType>(v.getType());
+  int64_t rank = vt.getRank();
+  Type i32 = b.getI32Type();
+  SmallVector<Value> ins = {v};
+  SmallVector<AffineMap> maps = {AffineMap::getMultiDimIdentityMap(rank, ctx)};
+  if (zp) {
+    auto zt = cast<RankedTensorType>(zp.getType());
+    ins.push_back(zp);
+    maps.push_back(
+        zt.getNumElements() == 1
+            ? AffineMap::get(rank, 0,
+                             SmallVector<AffineExpr>(
+                                 zt.getRank(), getAffineConstantExpr(0, ctx)),
+                             ctx)
+            : AffineMap::get(rank, 0, {getAffineDimExpr(zpAxis, ctx)}, ctx));
+  }
+  return elementwise(
+      b, loc, RankedTensorType::get(vt.getShape(), i32), ins,
+      [&](OpBuilder &nb, Location nl, ValueRange a) -> Value {
+        Value r = convertScalar(nb, nl, a[0], i32, vUns);
+        if (a.size() > 1)
+          r = arith::SubIOp::create(nb, nl, r,
+                                    convertScalar(nb, nl, a[1], i32, zpUns));
+        return r;
+      },
+      maps);
+}
+
+/// ONNX's saturating quantization of a float scalar already divided by the
+/// scale: round half to even, add the zero point (`zp`, a float or null),
+/// clamp to the range of `elt` (read as unsigned if `uns`) and convert.
+static Value quantizeScalar(OpBuilder &b, Location loc, Value scaled, Value zp,
+                            Type elt, bool uns) {
+  Type ft = scaled.getType();
+  Value r = math::RoundEvenOp::create(b, loc, scaled);
+  if (zp)
+    r = arith::AddFOp::create(b, loc, r, zp);
+  unsigned w = elt.getIntOrFloatBitWidth();
+  double lo = uns ? 0 : -std::ldexp(1.0, w - 1);
+  double hi = uns ? std::ldexp(1.0, w) - 1 : std::ldexp(1.0, w - 1) - 1;
+  r = arith::MaximumFOp::create(b, loc, r, scalarConst(b, loc, ft, lo));
+  r = arith::MinimumFOp::create(b, loc, r, scalarConst(b, loc, ft, hi));
+  return convertScalar(b, loc, r, elt, false, uns);
+}
+
+/// ConvInteger, MatMulInteger, QLinearConv and QLinearMatMul: the operands
+/// less their zero points, widened to i32, go through the same convolution
+/// or matmul lowering as floats, accumulating in i32; the QLinear forms
+/// then requantize with scale a_scale * b_scale / y_scale.
+FailureOr<SmallVector<Value>> Lowering::lowerIntegerGemm(Operation *op,
+                                                         RankedTensorType rt) {
+  Location loc = op->getLoc();
+  MLIRContext *ctx = b.getContext();
+  bool conv = isa<ConvIntegerOp, QLinearConvOp>(op);
+  bool qlinear = isa<QLinearConvOp, QLinearMatMulOp>(op);
+  unsigned ai = 0, bi = qlinear ? 3 : 1, azi = 2, bzi = qlinear ? 5 : 3;
+  auto flag = [&](unsigned i) { return i < uns.size() && uns[i]; };
+  Value a = getOnnxInput(op, ai), bm = getOnnxInput(op, bi);
+  auto at = cast<RankedTensorType>(a.getType());
+  auto bt = cast<RankedTensorType>(bm.getType());
+  // Per-slice zero points: A's per row (matmul), B's per column (matmul)
+  // or per output channel (convolution weights).
+  int64_t aAxis = conv ? 1 : std::max<int64_t>(at.getRank() - 2, 0);
+  int64_t bAxis = conv ? 0 : bt.getRank() - 1;
+  Value ac =
+      centered(loc, a, flag(ai), getOnnxInput(op, azi), flag(azi), aAxis);
+  Value bc =
+      centered(loc, bm, flag(bi), getOnnxInput(op, bzi), flag(bzi), bAxis);
+  auto accType = RankedTensorType::get(rt.getShape(), b.getI32Type());
+  Value acc;
+  if (conv) {
+    auto v =
+        lowerConv(op, accType, ac, bc, qlinear ? getOnnxInput(op, 8) : Value());
+    if (failed(v))
+      return failure();
+    acc = *v;
+  } else {
+    acc = lowerMatMul(op, ac, bc, accType);
+  }
+  if (!qlinear)
+    return SmallVector<Value>{acc};
+
+  Value as = getOnnxInput(op, 1), bs = getOnnxInput(op, 4),
+        ys = getOnnxInput(op, 6), yz = getOnnxInput(op, 7);
+  int64_t rank = rt.getRank();
+  auto scaleMap = [&](Value v, int64_t axis) {
+    auto t = cast<RankedTensorType>(v.getType());
+    if (t.getNumElements() == 1)
+      return AffineMap::get(
+          rank, 0,
+          SmallVector<AffineExpr>(t.getRank(), getAffineConstantExpr(0, ctx)),
+          ctx);
+    return AffineMap::get(rank, 0, {getAffineDimExpr(axis, ctx)}, ctx);
+  };
+  SmallVector<Value> ins = {acc, as, bs, ys};
+  SmallVector<AffineMap> maps = {
+      AffineMap::getMultiDimIdentityMap(rank, ctx),
+      scaleMap(as, conv ? 1 : std::max<int64_t>(rank - 2, 0)),
+      scaleMap(bs, conv ? 1 : rank - 1), scaleMap(ys, 0)};
+  if (yz) {
+    ins.push_back(yz);
+    maps.push_back(scaleMap(yz, 0));
+  }
+  Type ft = getElementTypeOrSelf(as.getType());
+  Type elt = rt.getElementType();
+  bool yzUns = flag(7), outUns = resUns;
+  return SmallVector<Value>{elementwise(
+      b, loc, rt, ins,
+      [&](OpBuilder &nb, Location nl, ValueRange v) -> Value {
+        Value scale = arith::DivFOp::create(
+            nb, nl, arith::MulFOp::create(nb, nl, v[1], v[2]), v[3]);
+        Value x = arith::MulFOp::create(nb, nl, convertScalar(nb, nl, v[0], ft),
+                                        scale);
+        Value zf =
+            v.size() > 4 ? convertScalar(nb, nl, v[4], ft, yzUns) : Value();
+        return quantizeScalar(nb, nl, x, zf, elt, outUns);
+      },
+      maps)};
 }
 
 FailureOr<Value> Lowering::lowerPool(Operation *op, RankedTensorType rt) {
@@ -1055,17 +1185,8 @@ FailureOr<SmallVector<Value>> Lowering::lowerOp(Operation *op) {
               xf = arith::SubFOp::create(nb, nl, xf, zf);
             return arith::MulFOp::create(nb, nl, xf, a[1]);
           }
-          Value r = math::RoundEvenOp::create(
-              nb, nl, arith::DivFOp::create(nb, nl, xf, a[1]).getResult());
-          if (zf)
-            r = arith::AddFOp::create(nb, nl, r, zf);
-          unsigned w = elt.getIntOrFloatBitWidth();
-          double lo = outUns ? 0 : -std::ldexp(1.0, w - 1);
-          double hi =
-              outUns ? std::ldexp(1.0, w) - 1 : std::ldexp(1.0, w - 1) - 1;
-          r = arith::MaximumFOp::create(nb, nl, r, scalarConst(nb, nl, ft, lo));
-          r = arith::MinimumFOp::create(nb, nl, r, scalarConst(nb, nl, ft, hi));
-          return convertScalar(nb, nl, r, elt, false, outUns);
+          return quantizeScalar(nb, nl, arith::DivFOp::create(nb, nl, xf, a[1]),
+                                zf, elt, outUns);
         },
         maps));
   }
@@ -1127,6 +1248,52 @@ FailureOr<SmallVector<Value>> Lowering::lowerOp(Operation *op) {
         },
         {ident, chan, chan, chan, chan}));
   }
+  if (isa<ConvIntegerOp, MatMulIntegerOp, QLinearConvOp, QLinearMatMulOp>(op))
+    return lowerIntegerGemm(op, rt);
+  if (isa<DynamicQuantizeLinearOp>(op)) {
+    // scale = (max(0, max x) - min(0, min x)) / 255, zero point =
+    // saturate(round(-min / scale)), y = saturate(round(x / scale) + zp),
+    // all unsigned 8-bit.
+    Value x = op->getOperand(0);
+    auto xt = cast<RankedTensorType>(x.getType());
+    Type ft = xt.getElementType();
+    auto scalarType = RankedTensorType::get({}, ft);
+    SmallVector<bool> all(xt.getRank(), true);
+    auto extreme = [&](bool isMax) {
+      return reduce(
+          loc, x, all, scalarType, scalarConst(b, loc, ft, 0),
+          [&](OpBuilder &nb, Location nl, Value v, Value acc) {
+            return isMax
+                       ? arith::MaximumFOp::create(nb, nl, v, acc).getResult()
+                       : arith::MinimumFOp::create(nb, nl, v, acc).getResult();
+          });
+    };
+    Value hi = extreme(true), lo = extreme(false);
+    Value scale =
+        elementwise(b, loc, scalarType, ValueRange{hi, lo},
+                    [&](OpBuilder &nb, Location nl, ValueRange a) -> Value {
+                      return arith::DivFOp::create(
+                          nb, nl, arith::SubFOp::create(nb, nl, a[0], a[1]),
+                          scalarConst(nb, nl, ft, 255));
+                    });
+    auto zpType = cast<RankedTensorType>(op->getResult(2).getType());
+    Value zp =
+        elementwise(b, loc, zpType, ValueRange{lo, scale},
+                    [&](OpBuilder &nb, Location nl, ValueRange a) -> Value {
+                      Value neg = arith::NegFOp::create(nb, nl, a[0]);
+                      return quantizeScalar(
+                          nb, nl, arith::DivFOp::create(nb, nl, neg, a[1]),
+                          Value(), zpType.getElementType(), true);
+                    });
+    Value y =
+        elementwise(b, loc, rt, ValueRange{x, scale, zp},
+                    [&](OpBuilder &nb, Location nl, ValueRange a) -> Value {
+                      return quantizeScalar(
+                          nb, nl, arith::DivFOp::create(nb, nl, a[0], a[1]),
+                          convertScalar(nb, nl, a[2], ft, true), elt, true);
+                    });
+    return SmallVector<Value>{y, scale, zp};
+  }
   if (isa<MatMulOp>(op))
     return one(lowerMatMul(op, op->getOperand(0), op->getOperand(1), rt));
   if (auto gemm = dyn_cast<GemmOp>(op)) {
@@ -1171,7 +1338,8 @@ FailureOr<SmallVector<Value>> Lowering::lowerOp(Operation *op) {
     return one(y);
   }
   if (isa<ConvOp>(op)) {
-    auto v = lowerConv(op, rt);
+    auto v = lowerConv(op, rt, getOnnxInput(op, 0), getOnnxInput(op, 1),
+                       getOnnxInput(op, 2));
     if (failed(v))
       return failure();
     return one(*v);

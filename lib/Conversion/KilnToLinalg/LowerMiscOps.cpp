@@ -8,14 +8,373 @@
 
 #include "kiln/Dialect/Kiln/IR/KilnOps.h"
 
+#include "llvm/ADT/StringSet.h"
+
 using namespace mlir;
 using namespace kiln;
 
 namespace kiln::lowering {
+namespace {
+
+/// One term of an einsum equation: its labels, with the ellipsis (if any)
+/// as '.'.
+using Term = SmallVector<char>;
+
+/// Parses "ab,bc->ac" (or the implicit form "ab,bc") into the input terms
+/// and the output term. Fails with the reason in `error`.
+LogicalResult parseEinsum(StringRef eq, size_t numInputs,
+                          SmallVector<Term> &inputs, Term &output,
+                          std::string &error) {
+  std::string compact;
+  for (char c : eq)
+    if (c != ' ')
+      compact.push_back(c);
+  StringRef s(compact);
+  auto [lhs, rhs] = s.split("->");
+  bool explicitOut = s.contains("->");
+  auto parseTerm = [&](StringRef t, Term &term) -> LogicalResult {
+    for (size_t i = 0; i < t.size(); ++i) {
+      if (t.substr(i).starts_with("...")) {
+        if (llvm::is_contained(term, '.')) {
+          error = "has two ellipses in one term";
+          return failure();
+        }
+        term.push_back('.');
+        i += 2;
+      } else if (std::isalpha(static_cast<unsigned char>(t[i]))) {
+        term.push_back(t[i]);
+      } else {
+        error = (Twine("has an invalid character '") + Twine(t[i]) + "'").str();
+        return failure();
+      }
+    }
+    return success();
+  };
+  SmallVector<StringRef> parts;
+  lhs.split(parts, ',');
+  if (parts.size() != numInputs) {
+    error = "names " + std::to_string(parts.size()) +
+            " inputs but the op has " + std::to_string(numInputs);
+    return failure();
+  }
+  for (StringRef p : parts)
+    if (failed(parseTerm(p, inputs.emplace_back())))
+      return failure();
+  if (explicitOut)
+    return parseTerm(rhs, output);
+  // Implicit output: the ellipsis, then the labels used exactly once, in
+  // alphabetical order.
+  std::map<char, int> uses;
+  bool ellipsis = false;
+  for (const Term &t : inputs)
+    for (char c : t)
+      c == '.' ? (void)(ellipsis = true) : (void)++uses[c];
+  if (ellipsis)
+    output.push_back('.');
+  for (auto [c, n] : uses)
+    if (n == 1)
+      output.push_back(c);
+  return success();
+}
+
+/// Einsum as one linalg.generic: a loop per label (and per ellipsis dim),
+/// reduction over the labels absent from the output, the product of the
+/// inputs accumulated into the output.
+FailureOr<SmallVector<Value>> lowerEinsum(OpBuilder &b, EinsumOp op) {
+  Location loc = op.getLoc();
+  MLIRContext *ctx = b.getContext();
+  auto rt = cast<RankedTensorType>(op.getResult().getType());
+  SmallVector<Term> terms;
+  Term out;
+  std::string error;
+  if (failed(parseEinsum(op.getEquation(), op.getInputs().size(), terms, out,
+                         error)))
+    return op.emitOpError("equation '") << op.getEquation() << "' " << error,
+           failure();
+  // The ellipsis covers the same number of trailing-aligned dims in every
+  // term that has one: the most any input gives it.
+  int64_t ellRank = 0;
+  for (auto [term, in] : llvm::zip(terms, op.getInputs())) {
+    int64_t r = cast<RankedTensorType>(in.getType()).getRank();
+    int64_t labels = llvm::count_if(term, [](char c) { return c != '.'; });
+    if (llvm::is_contained(term, '.'))
+      ellRank = std::max(ellRank, r - labels);
+    else if (r != labels)
+      return op.emitOpError("term ")
+                 << std::string(term.begin(), term.end()) << " has " << labels
+                 << " labels for an input of rank " << r,
+             failure();
+  }
+  // Loop dims: the ellipsis dims first, then each label in first-seen
+  // order; the output's labels are parallel, the others reductions.
+  std::map<char, unsigned> dimOf;
+  unsigned nd = ellRank;
+  for (const Term &t : terms)
+    for (char c : t)
+      if (c != '.' && !dimOf.count(c))
+        dimOf[c] = nd++;
+  for (char c : out)
+    if (c != '.' && !dimOf.count(c))
+      return op.emitOpError("output label '") << c << "' appears in no input",
+             failure();
+  SmallVector<int64_t> loopSize(nd, 1);
+  auto termExprs = [&](const Term &t, RankedTensorType type,
+                       bool record) -> SmallVector<AffineExpr> {
+    SmallVector<AffineExpr> exprs;
+    int64_t labels = llvm::count_if(t, [](char c) { return c != '.'; });
+    int64_t here = type ? type.getRank() - labels : ellRank;
+    for (char c : t) {
+      if (c != '.') {
+        unsigned d = dimOf[c];
+        if (record)
+          loopSize[d] = std::max(loopSize[d], type.getDimSize(exprs.size()));
+        exprs.push_back(getAffineDimExpr(d, ctx));
+        continue;
+      }
+      for (int64_t e = 0; e < here; ++e) {
+        unsigned d = ellRank - here + e;
+        int64_t size = type ? type.getDimSize(exprs.size()) : 0;
+        if (record)
+          loopSize[d] = std::max(loopSize[d], size);
+        exprs.push_back(type && size == 1 ? getAffineConstantExpr(0, ctx)
+                                          : getAffineDimExpr(d, ctx));
+      }
+    }
+    return exprs;
+  };
+  for (auto [term, in] : llvm::zip(terms, op.getInputs()))
+    (void)termExprs(term, cast<RankedTensorType>(in.getType()), true);
+  SmallVector<AffineMap> maps;
+  for (auto [term, in] : llvm::zip(terms, op.getInputs())) {
+    auto t = cast<RankedTensorType>(in.getType());
+    SmallVector<AffineExpr> exprs = termExprs(term, t, false);
+    // A size-1 label dim against a larger loop broadcasts.
+    for (auto [i, e] : llvm::enumerate(exprs))
+      if (auto de = dyn_cast<AffineDimExpr>(e);
+          de && t.getDimSize(i) == 1 && loopSize[de.getPosition()] != 1)
+        e = getAffineConstantExpr(0, ctx);
+    maps.push_back(AffineMap::get(nd, 0, exprs, ctx));
+  }
+  SmallVector<AffineExpr> outExprs = termExprs(out, nullptr, false);
+  maps.push_back(AffineMap::get(nd, 0, outExprs, ctx));
+  SmallVector<utils::IteratorType> iters(nd, utils::IteratorType::reduction);
+  for (AffineExpr e : outExprs)
+    iters[cast<AffineDimExpr>(e).getPosition()] = utils::IteratorType::parallel;
+  Type elt = rt.getElementType();
+  bool f = isFloat(elt);
+  Value acc = filled(b, loc, rt, scalarConst(b, loc, elt, 0));
+  Value r =
+      linalg::GenericOp::create(
+          b, loc, TypeRange{rt}, op.getInputs(), ValueRange{acc}, maps, iters,
+          [&](OpBuilder &nb, Location nl, ValueRange a) {
+            Value p = a[0];
+            for (Value v : a.drop_front().drop_back())
+              p = f ? arith::MulFOp::create(nb, nl, p, v).getResult()
+                    : arith::MulIOp::create(nb, nl, p, v).getResult();
+            Value s =
+                f ? arith::AddFOp::create(nb, nl, a.back(), p).getResult()
+                  : arith::AddIOp::create(nb, nl, a.back(), p).getResult();
+            linalg::YieldOp::create(nb, nl, s);
+          })
+          .getResult(0);
+  return SmallVector<Value>{r};
+}
+
+/// Sums `x` over the dims flagged in `reduced` into `keptType` (the kept
+/// dims, size 1 where reduced if it has x's rank).
+Value sumOver(OpBuilder &b, Location loc, Value x, ArrayRef<bool> reduced,
+              RankedTensorType keptType) {
+  MLIRContext *ctx = b.getContext();
+  int64_t rank = reduced.size();
+  bool keepDims = keptType.getRank() == rank;
+  SmallVector<AffineExpr> outExprs;
+  SmallVector<utils::IteratorType> iters;
+  for (int64_t d = 0; d < rank; ++d) {
+    iters.push_back(reduced[d] ? utils::IteratorType::reduction
+                               : utils::IteratorType::parallel);
+    if (!reduced[d])
+      outExprs.push_back(getAffineDimExpr(d, ctx));
+    else if (keepDims)
+      outExprs.push_back(getAffineConstantExpr(0, ctx));
+  }
+  Type elt = keptType.getElementType();
+  Value acc = filled(b, loc, keptType, scalarConst(b, loc, elt, 0));
+  return linalg::GenericOp::create(
+             b, loc, TypeRange{keptType}, ValueRange{x}, ValueRange{acc},
+             {AffineMap::getMultiDimIdentityMap(rank, ctx),
+              AffineMap::get(rank, 0, outExprs, ctx)},
+             iters,
+             [&](OpBuilder &nb, Location nl, ValueRange a) {
+               linalg::YieldOp::create(
+                   nb, nl,
+                   ValueRange{arith::AddFOp::create(nb, nl, a[1], a[0])});
+             })
+      .getResult(0);
+}
+
+/// LRN: y = x / (bias + alpha / size * sum of x^2 over the channel window)
+/// ^ beta, the window running from c - floor((size-1)/2) to
+/// c + ceil((size-1)/2).
+FailureOr<SmallVector<Value>> lowerLRN(OpBuilder &b, LRNOp op) {
+  Location loc = op.getLoc();
+  MLIRContext *ctx = b.getContext();
+  Value x = op.getX();
+  auto xt = cast<RankedTensorType>(x.getType());
+  Type elt = xt.getElementType();
+  int64_t size = intAttr(op, "size", 0);
+  if (size < 1)
+    return op.emitOpError("size must be positive, got ") << size, failure();
+  if (xt.getRank() < 2)
+    return op.emitOpError("needs an input of rank 2 or more"), failure();
+  double alpha = floatAttr(op, "alpha", 1e-4),
+         beta = floatAttr(op, "beta", 0.75), bias = floatAttr(op, "bias", 1.0);
+  int64_t rank = xt.getRank();
+  Value sq = elementwise(b, loc, xt, ValueRange{x},
+                         [](OpBuilder &nb, Location nl, ValueRange a) -> Value {
+                           return arith::MulFOp::create(nb, nl, a[0], a[0]);
+                         });
+  SmallVector<int64_t> low(rank, 0), high(rank, 0);
+  low[1] = (size - 1) / 2;
+  high[1] = size - 1 - low[1];
+  Value padded = padTensor(b, loc, sq, low, high, scalarConst(b, loc, elt, 0));
+  // Window sum: loops (dims..., k) reading padded[n, c + k, ...].
+  int64_t nd = rank + 1;
+  SmallVector<AffineExpr> inExprs;
+  for (int64_t d = 0; d < rank; ++d)
+    inExprs.push_back(d == 1 ? getAffineDimExpr(1, ctx) +
+                                   getAffineDimExpr(rank, ctx)
+                             : getAffineDimExpr(d, ctx));
+  SmallVector<AffineExpr> outExprs;
+  for (int64_t d = 0; d < rank; ++d)
+    outExprs.push_back(getAffineDimExpr(d, ctx));
+  SmallVector<utils::IteratorType> iters(rank, utils::IteratorType::parallel);
+  iters.push_back(utils::IteratorType::reduction);
+  Value window = tensor::EmptyOp::create(b, loc, ArrayRef<int64_t>{size}, elt);
+  Value acc = filled(b, loc, xt, scalarConst(b, loc, elt, 0));
+  Value sum =
+      linalg::GenericOp::create(
+          b, loc, TypeRange{xt}, ValueRange{padded, window}, ValueRange{acc},
+          {AffineMap::get(nd, 0, inExprs, ctx),
+           AffineMap::get(nd, 0, {getAffineDimExpr(rank, ctx)}, ctx),
+           AffineMap::get(nd, 0, outExprs, ctx)},
+          iters,
+          [&](OpBuilder &nb, Location nl, ValueRange a) {
+            linalg::YieldOp::create(
+                nb, nl, ValueRange{arith::AddFOp::create(nb, nl, a[2], a[0])});
+          })
+          .getResult(0);
+  Value r = elementwise(
+      b, loc, xt, ValueRange{x, sum},
+      [&](OpBuilder &nb, Location nl, ValueRange a) -> Value {
+        Value scaled = arith::MulFOp::create(
+            nb, nl, a[1], scalarConst(nb, nl, elt, alpha / size));
+        Value base = arith::AddFOp::create(nb, nl, scaled,
+                                           scalarConst(nb, nl, elt, bias));
+        Value den =
+            math::PowFOp::create(nb, nl, base, scalarConst(nb, nl, elt, beta));
+        return arith::DivFOp::create(nb, nl, a[0], den);
+      });
+  return SmallVector<Value>{r};
+}
+
+/// ReverseSequence: along the time axis, the first seq_lens[b] elements of
+/// batch entry b are reversed, the rest copied.
+FailureOr<SmallVector<Value>> lowerReverseSequence(OpBuilder &b,
+                                                   ReverseSequenceOp op) {
+  Location loc = op.getLoc();
+  MLIRContext *ctx = b.getContext();
+  Value x = op.getInput(), lens = op->getOperand(1);
+  auto xt = cast<RankedTensorType>(x.getType());
+  int64_t rank = xt.getRank();
+  int64_t batchAxis = intAttr(op, "batch_axis", 1),
+          timeAxis = intAttr(op, "time_axis", 0);
+  if (rank < 2 || batchAxis < 0 || timeAxis < 0 || batchAxis >= rank ||
+      timeAxis >= rank || batchAxis == timeAxis)
+    return op.emitOpError("batch_axis ")
+               << batchAxis << " and time_axis " << timeAxis
+               << " must be distinct dims of the rank-" << rank << " input",
+           failure();
+  AffineMap lensMap =
+      AffineMap::get(rank, 0, {getAffineDimExpr(batchAxis, ctx)}, ctx);
+  Value r = elementwise(
+      b, loc, xt, ValueRange{lens},
+      [&](OpBuilder &nb, Location nl, ValueRange a) -> Value {
+        SmallVector<Value> idx;
+        for (int64_t d = 0; d < rank; ++d)
+          idx.push_back(linalg::IndexOp::create(nb, nl, d));
+        Value len = arith::IndexCastOp::create(nb, nl, nb.getIndexType(), a[0]);
+        Value t = idx[timeAxis];
+        Value inside =
+            arith::CmpIOp::create(nb, nl, arith::CmpIPredicate::slt, t, len);
+        Value one = arith::ConstantIndexOp::create(nb, nl, 1);
+        Value rev = arith::SubIOp::create(
+            nb, nl, arith::SubIOp::create(nb, nl, len, one), t);
+        idx[timeAxis] = arith::SelectOp::create(nb, nl, inside, rev, t);
+        return tensor::ExtractOp::create(nb, nl, x, idx);
+      },
+      {lensMap});
+  return SmallVector<Value>{r};
+}
+
+/// MeanVarianceNormalization: (x - E[x]) / (sqrt(E[x^2] - E[x]^2) + 1e-9),
+/// the means over `axes` (default 0, 2, 3).
+FailureOr<SmallVector<Value>>
+lowerMeanVarianceNormalization(OpBuilder &b, MeanVarianceNormalizationOp op) {
+  Location loc = op.getLoc();
+  Value x = op.getX();
+  auto xt = cast<RankedTensorType>(x.getType());
+  int64_t rank = xt.getRank();
+  Type elt = xt.getElementType();
+  SmallVector<bool> reduced(rank, false);
+  int64_t count = 1;
+  for (int64_t a : intsAttr(op, "axes", {0, 2, 3})) {
+    int64_t d = a < 0 ? a + rank : a;
+    if (d < 0 || d >= rank)
+      return op.emitOpError("axis ")
+                 << a << " is out of range for rank " << rank,
+             failure();
+    if (!reduced[d])
+      count *= xt.getDimSize(d);
+    reduced[d] = true;
+  }
+  SmallVector<int64_t> keptShape;
+  for (int64_t d = 0; d < rank; ++d)
+    keptShape.push_back(reduced[d] ? 1 : xt.getDimSize(d));
+  auto keptType = RankedTensorType::get(keptShape, elt);
+  Value sq = elementwise(b, loc, xt, ValueRange{x},
+                         [](OpBuilder &nb, Location nl, ValueRange a) -> Value {
+                           return arith::MulFOp::create(nb, nl, a[0], a[0]);
+                         });
+  Value sum = sumOver(b, loc, x, reduced, keptType);
+  Value sumSq = sumOver(b, loc, sq, reduced, keptType);
+  Value r = elementwise(
+      b, loc, xt, ValueRange{x, sum, sumSq},
+      [&](OpBuilder &nb, Location nl, ValueRange a) -> Value {
+        Value n = scalarConst(nb, nl, elt, count);
+        Value mean = arith::DivFOp::create(nb, nl, a[1], n);
+        Value meanSq = arith::DivFOp::create(nb, nl, a[2], n);
+        Value var = arith::SubFOp::create(
+            nb, nl, meanSq, arith::MulFOp::create(nb, nl, mean, mean));
+        Value sd =
+            arith::AddFOp::create(nb, nl, math::SqrtOp::create(nb, nl, var),
+                                  scalarConst(nb, nl, elt, 1e-9));
+        return arith::DivFOp::create(
+            nb, nl, arith::SubFOp::create(nb, nl, a[0], mean), sd);
+      });
+  return SmallVector<Value>{r};
+}
+
+} // namespace
 
 LoweringResult lowerMiscOp(OpBuilder &b, Operation *op) {
-  (void)b;
-  (void)op;
+  if (auto e = dyn_cast<EinsumOp>(op))
+    return lowerEinsum(b, e);
+  if (auto l = dyn_cast<LRNOp>(op))
+    return lowerLRN(b, l);
+  if (auto r = dyn_cast<ReverseSequenceOp>(op))
+    return lowerReverseSequence(b, r);
+  if (auto m = dyn_cast<MeanVarianceNormalizationOp>(op))
+    return lowerMeanVarianceNormalization(b, m);
   return std::nullopt;
 }
 
