@@ -553,7 +553,8 @@ private:
                  int64_t zpAxis);
   FailureOr<SmallVector<Value>> lowerIntegerGemm(Operation *op,
                                                  RankedTensorType rt);
-  FailureOr<Value> lowerPool(Operation *op, RankedTensorType rt);
+  FailureOr<Value> lowerPool(Operation *op, RankedTensorType rt,
+                             Value *indices = nullptr);
   Value reduce(Location loc, Value in, ArrayRef<bool> reduced,
                RankedTensorType keptType, Value init,
                function_ref<Value(OpBuilder &, Location, Value, Value)> comb,
@@ -953,7 +954,10 @@ FailureOr<SmallVector<Value>> Lowering::lowerIntegerGemm(Operation *op,
       maps)};
 }
 
-FailureOr<Value> Lowering::lowerPool(Operation *op, RankedTensorType rt) {
+/// MaxPool, AveragePool (and LpPool's sum); `indices`, for MaxPool, also
+/// receives the flat NCHW index of each window's first maximum.
+FailureOr<Value> Lowering::lowerPool(Operation *op, RankedTensorType rt,
+                                     Value *indices) {
   Location loc = op->getLoc();
   Value x = op->getOperand(0);
   auto xt = cast<RankedTensorType>(x.getType());
@@ -961,10 +965,7 @@ FailureOr<Value> Lowering::lowerPool(Operation *op, RankedTensorType rt) {
   if (n < 1)
     return op->emitOpError("needs at least one spatial dim"), failure();
   bool isMax = isa<MaxPoolOp>(op);
-  if (isMax && op->getNumResults() > 1)
-    return op->emitOpError("the Indices output is not lowered yet"), failure();
-  if (isMax && intAttr(op, "storage_order", 0) != 0)
-    return op->emitOpError("storage_order 1 is not lowered yet"), failure();
+  bool storageColumns = isMax && intAttr(op, "storage_order", 0) != 0;
   auto kernel = intsAttr(op, "kernel_shape", {});
   auto strides = intsAttr(op, "strides", SmallVector<int64_t>(n, 1));
   auto dil = intsAttr(op, "dilations", SmallVector<int64_t>(n, 1));
@@ -1027,6 +1028,76 @@ FailureOr<Value> Lowering::lowerPool(Operation *op, RankedTensorType rt) {
         .getResult(0);
   };
   Value init = filled(b, loc, rt, padValue);
+  if (indices) {
+    // One generic with two results: the maximum, and the index of the
+    // first element that reached it, in the unpadded input flattened in
+    // row-major order (storage_order 1: the spatial dims column-major).
+    auto idxType = cast<RankedTensorType>(op->getResult(1).getType());
+    Value idxInit = filled(b, loc, idxType,
+                           scalarConst(b, loc, idxType.getElementType(), 0));
+    auto generic = linalg::GenericOp::create(
+        b, loc, TypeRange{rt, idxType}, ValueRange{xp, window},
+        ValueRange{init, idxInit},
+        {AffineMap::get(nd, 0, inExprs, ctx),
+         AffineMap::get(nd, 0, winExprs, ctx),
+         AffineMap::get(nd, 0, outExprs, ctx),
+         AffineMap::get(nd, 0, outExprs, ctx)},
+        iters, [&](OpBuilder &nb, Location nl, ValueRange a) {
+          auto ic = [&](int64_t v) -> Value {
+            return arith::ConstantIndexOp::create(nb, nl, v);
+          };
+          // The coordinates of this element in the unpadded input.
+          SmallVector<Value> coord = {linalg::IndexOp::create(nb, nl, 0),
+                                      linalg::IndexOp::create(nb, nl, 1)};
+          for (int64_t i = 0; i < n; ++i) {
+            Value o = linalg::IndexOp::create(nb, nl, 2 + i);
+            Value k = linalg::IndexOp::create(nb, nl, 2 + n + i);
+            Value pos = arith::AddIOp::create(
+                nb, nl, arith::MulIOp::create(nb, nl, o, ic(strides[i])),
+                arith::MulIOp::create(nb, nl, k, ic(dil[i])));
+            coord.push_back(arith::SubIOp::create(nb, nl, pos, ic(low[2 + i])));
+          }
+          SmallVector<int64_t> order;
+          for (int64_t dd = 0; dd < 2; ++dd)
+            order.push_back(dd);
+          for (int64_t i = 0; i < n; ++i)
+            order.push_back(storageColumns ? 2 + n - 1 - i : 2 + i);
+          Value flat = ic(0);
+          for (int64_t dd : order)
+            flat = arith::AddIOp::create(
+                nb, nl,
+                arith::MulIOp::create(nb, nl, flat, ic(xt.getDimSize(dd))),
+                coord[dd]);
+          Value better =
+              f ? arith::CmpFOp::create(nb, nl, arith::CmpFPredicate::OGT, a[0],
+                                        a[2])
+                      .getResult()
+                : arith::CmpIOp::create(nb, nl,
+                                        resUns ? arith::CmpIPredicate::ugt
+                                               : arith::CmpIPredicate::sgt,
+                                        a[0], a[2])
+                      .getResult();
+          // The first window element also initializes the index (the
+          // value accumulator starts at the lowest value, which an
+          // all-lowest window never beats).
+          Value take = better;
+          Value first = scalarConst(nb, nl, nb.getI1Type(), 1);
+          for (int64_t i = 0; i < n; ++i)
+            first = arith::AndIOp::create(
+                nb, nl, first,
+                arith::CmpIOp::create(
+                    nb, nl, arith::CmpIPredicate::eq,
+                    linalg::IndexOp::create(nb, nl, 2 + n + i), ic(0)));
+          take = arith::OrIOp::create(nb, nl, take, first);
+          Value idx = arith::IndexCastOp::create(nb, nl, a[3].getType(), flat);
+          linalg::YieldOp::create(
+              nb, nl,
+              ValueRange{arith::SelectOp::create(nb, nl, take, a[0], a[2]),
+                         arith::SelectOp::create(nb, nl, take, idx, a[3])});
+        });
+    *indices = generic.getResult(1);
+    return generic.getResult(0);
+  }
   Value result = pool(xp, init);
   if (isMax)
     return result;
@@ -1076,19 +1147,106 @@ FailureOr<SmallVector<Value>> Lowering::lowerOp(Operation *op) {
   if (isa<IdentityOp>(op))
     return one(op->getOperand(0));
   if (isa<DropoutOp>(op)) {
-    if (Value training = getOnnxInput(op, 2)) {
-      auto v = getConstantInts(training);
-      if (!v || llvm::any_of(*v, [](int64_t x) { return x != 0; }))
-        return op->emitOpError("training mode is not lowered"), failure();
+    Value x = op->getOperand(0), ratio = getOnnxInput(op, 1),
+          training = getOnnxInput(op, 2);
+    auto constTraining = training ? getConstantInts(training) : std::nullopt;
+    bool inference =
+        !training ||
+        (constTraining &&
+         llvm::all_of(*constTraining, [](int64_t v) { return v == 0; }));
+    RankedTensorType maskType =
+        op->getNumResults() > 1
+            ? cast<RankedTensorType>(op->getResult(1).getType())
+            : RankedTensorType();
+    if (inference) {
+      // The data passes through and the mask keeps everything.
+      SmallVector<Value> results = {x};
+      if (maskType)
+        results.push_back(
+            filled(b, loc, maskType, scalarConst(b, loc, b.getI1Type(), 1)));
+      return results;
     }
-    // Inference: the data passes through and the mask keeps everything.
-    SmallVector<Value> results = {op->getOperand(0)};
-    if (op->getNumResults() > 1) {
-      auto maskType = cast<RankedTensorType>(op->getResult(1).getType());
-      results.push_back(
-          filled(b, loc, maskType, scalarConst(b, loc, b.getI1Type(), 1)));
+    // Training (decided at run time when `training` is an input): each
+    // element is kept when a uniform number from a counter-based hash of
+    // (seed, element index) is at least the ratio, and scaled by
+    // 1 / (1 - ratio).
+    int64_t rank = rt.getRank();
+    uint32_t seed = static_cast<uint32_t>(intAttr(op, "seed", 0));
+    AffineMap none = AffineMap::get(rank, 0, {}, ctx);
+    SmallVector<Value> ins = {x};
+    SmallVector<AffineMap> maps = {
+        AffineMap::getMultiDimIdentityMap(rank, ctx)};
+    Type ft = elt;
+    if (ratio) {
+      ins.push_back(ratio);
+      maps.push_back(none);
+      ft = getElementTypeOrSelf(ratio.getType());
     }
-    return results;
+    ins.push_back(training);
+    maps.push_back(none);
+    SmallVector<Type> resultTypes = {rt};
+    SmallVector<Value> outs = {emptyLike(b, loc, rt)};
+    if (maskType) {
+      resultTypes.push_back(maskType);
+      outs.push_back(emptyLike(b, loc, maskType));
+    }
+    for (size_t i = 0; i < outs.size(); ++i)
+      maps.push_back(AffineMap::getMultiDimIdentityMap(rank, ctx));
+    auto generic = linalg::GenericOp::create(
+        b, loc, resultTypes, ins, outs, maps,
+        SmallVector<utils::IteratorType>(rank, utils::IteratorType::parallel),
+        [&](OpBuilder &nb, Location nl, ValueRange a) {
+          Type i32 = nb.getI32Type();
+          auto c32 = [&](uint32_t v) {
+            return arith::ConstantOp::create(
+                nb, nl, nb.getIntegerAttr(i32, static_cast<int32_t>(v)));
+          };
+          // The row-major index of the element.
+          Value flat = arith::ConstantIndexOp::create(nb, nl, 0);
+          for (int64_t d = 0; d < rank; ++d)
+            flat = arith::AddIOp::create(
+                nb, nl,
+                arith::MulIOp::create(
+                    nb, nl, flat,
+                    arith::ConstantIndexOp::create(nb, nl, rt.getDimSize(d))),
+                linalg::IndexOp::create(nb, nl, d));
+          // The murmur3 finalizer of index ^ seed: 24 uniform bits.
+          Value h = arith::XOrIOp::create(
+              nb, nl, arith::IndexCastOp::create(nb, nl, i32, flat), c32(seed));
+          auto mix = [&](Value v, uint32_t shift, uint32_t mul) -> Value {
+            v = arith::XOrIOp::create(
+                nb, nl, v, arith::ShRUIOp::create(nb, nl, v, c32(shift)));
+            return mul ? arith::MulIOp::create(nb, nl, v, c32(mul)).getResult()
+                       : v;
+          };
+          h = mix(mix(mix(h, 16, 0x85ebca6bu), 13, 0xc2b2ae35u), 16, 0);
+          Value bits = arith::ShRUIOp::create(nb, nl, h, c32(8));
+          Value u = arith::MulFOp::create(
+              nb, nl, arith::UIToFPOp::create(nb, nl, ft, bits),
+              scalarConst(nb, nl, ft, 1.0 / (1 << 24)));
+          Value r = ratio ? a[1] : scalarConst(nb, nl, ft, 0.5);
+          Value t = a[ratio ? 2 : 1];
+          Value keep = arith::OrIOp::create(
+              nb, nl,
+              arith::XOrIOp::create(nb, nl, t,
+                                    scalarConst(nb, nl, nb.getI1Type(), 1)),
+              arith::CmpFOp::create(nb, nl, arith::CmpFPredicate::OGE, u, r));
+          Value one = scalarConst(nb, nl, ft, 1);
+          Value scale = arith::SelectOp::create(
+              nb, nl, t,
+              arith::DivFOp::create(nb, nl, one,
+                                    arith::SubFOp::create(nb, nl, one, r)),
+              one);
+          Value y = arith::MulFOp::create(nb, nl, a[0],
+                                          convertScalar(nb, nl, scale, elt));
+          y = arith::SelectOp::create(nb, nl, keep, y,
+                                      scalarConst(nb, nl, elt, 0));
+          SmallVector<Value> yields = {y};
+          if (maskType)
+            yields.push_back(keep);
+          linalg::YieldOp::create(nb, nl, yields);
+        });
+    return SmallVector<Value>(generic.getResults());
   }
 
   // Elementwise ops with a scalar body, broadcasting their operands.
@@ -1224,9 +1382,80 @@ FailureOr<SmallVector<Value>> Lowering::lowerOp(Operation *op) {
           return r;
         }));
   }
+  if (auto bn = dyn_cast<BatchNormalizationOp>(op);
+      bn && bn.getTrainingMode()) {
+    // Normalize with the batch's statistics over every dim but the
+    // channel (population variance); the running mean and variance
+    // outputs are input * momentum + batch statistic * (1 - momentum).
+    float eps = bn.getEpsilon().convertToFloat();
+    float momentum = bn.getMomentum().convertToFloat();
+    Value x = op->getOperand(0);
+    int64_t rank = rt.getRank();
+    SmallVector<bool> reduced(rank, true);
+    reduced[1] = false;
+    int64_t count = rt.getNumElements() / rt.getDimSize(1);
+    auto chanType = RankedTensorType::get({rt.getDimSize(1)}, elt);
+    Value zero = scalarConst(b, loc, elt, 0);
+    Value cnt = scalarConst(b, loc, elt, count);
+    auto add = [](OpBuilder &nb, Location nl, Value v, Value acc) -> Value {
+      return arith::AddFOp::create(nb, nl, v, acc);
+    };
+    Value mean =
+        elementwise(b, loc, chanType,
+                    ValueRange{reduce(loc, x, reduced, chanType, zero, add)},
+                    [&](OpBuilder &nb, Location nl, ValueRange a) -> Value {
+                      return arith::DivFOp::create(nb, nl, a[0], cnt);
+                    });
+    AffineMap ident = AffineMap::getMultiDimIdentityMap(rank, ctx);
+    AffineMap chan = AffineMap::get(rank, 0, {getAffineDimExpr(1, ctx)}, ctx);
+    Value dev =
+        elementwise(b, loc, rt, ValueRange{x, mean},
+                    [&](OpBuilder &nb, Location nl, ValueRange a) -> Value {
+                      Value d = arith::SubFOp::create(nb, nl, a[0], a[1]);
+                      return arith::MulFOp::create(nb, nl, d, d);
+                    },
+                    {ident, chan});
+    Value var =
+        elementwise(b, loc, chanType,
+                    ValueRange{reduce(loc, dev, reduced, chanType, zero, add)},
+                    [&](OpBuilder &nb, Location nl, ValueRange a) -> Value {
+                      return arith::DivFOp::create(nb, nl, a[0], cnt);
+                    });
+    SmallVector<Value> results = {elementwise(
+        b, loc, rt,
+        ValueRange{x, op->getOperand(1), op->getOperand(2), mean, var},
+        [&](OpBuilder &nb, Location nl, ValueRange a) -> Value {
+          Value denom = math::SqrtOp::create(
+              nb, nl,
+              arith::AddFOp::create(nb, nl, a[4], scalarConst(nb, nl, elt, eps))
+                  .getResult());
+          Value norm = arith::DivFOp::create(
+              nb, nl, arith::SubFOp::create(nb, nl, a[0], a[3]).getResult(),
+              denom);
+          return arith::AddFOp::create(
+              nb, nl, arith::MulFOp::create(nb, nl, norm, a[1]).getResult(),
+              a[2]);
+        },
+        {ident, chan, chan, chan, chan})};
+    SmallVector<Value> stats = {mean, var};
+    for (auto [i, stat] : llvm::enumerate(stats)) {
+      if (op->getNumResults() <= i + 1)
+        break;
+      auto st = cast<RankedTensorType>(op->getResult(i + 1).getType());
+      results.push_back(elementwise(
+          b, loc, st, ValueRange{op->getOperand(3 + i), stat},
+          [&](OpBuilder &nb, Location nl, ValueRange a) -> Value {
+            return arith::AddFOp::create(
+                nb, nl,
+                arith::MulFOp::create(nb, nl, a[0],
+                                      scalarConst(nb, nl, elt, momentum)),
+                arith::MulFOp::create(nb, nl, a[1],
+                                      scalarConst(nb, nl, elt, 1 - momentum)));
+          }));
+    }
+    return results;
+  }
   if (auto bn = dyn_cast<BatchNormalizationOp>(op)) {
-    if (bn.getTrainingMode())
-      return op->emitOpError("training mode is not lowered"), failure();
     float eps = bn.getEpsilon().convertToFloat();
     int64_t rank = rt.getRank();
     AffineMap ident = AffineMap::getMultiDimIdentityMap(rank, ctx);
@@ -1343,6 +1572,13 @@ FailureOr<SmallVector<Value>> Lowering::lowerOp(Operation *op) {
     if (failed(v))
       return failure();
     return one(*v);
+  }
+  if (isa<MaxPoolOp>(op) && op->getNumResults() > 1) {
+    Value indices;
+    auto v = lowerPool(op, rt, &indices);
+    if (failed(v))
+      return failure();
+    return SmallVector<Value>{*v, indices};
   }
   if (isa<MaxPoolOp, AveragePoolOp>(op)) {
     auto v = lowerPool(op, rt);
