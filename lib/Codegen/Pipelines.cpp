@@ -41,7 +41,8 @@ void kiln::buildCpuCodegenPipeline(OpPassManager &pm,
           ? "scf-forall-to-parallel,convert-scf-to-openmp,canonicalize,"
           : "scf-forall-to-for,";
   addPipeline(
-      pm, "func.func(linalg-fuse-elementwise-ops,kiln-conv-to-gemm,"
+      pm, "func.func(kiln-flatten-empty-tensors,linalg-fuse-elementwise-ops,"
+          "kiln-conv-to-gemm,"
           "kiln-cpu-tile-and-vectorize),"
           "canonicalize,cse,"
           "one-shot-bufferize{bufferize-function-boundaries "

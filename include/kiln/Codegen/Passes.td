@@ -22,6 +22,27 @@ def KilnCopyToLinalg : Pass<"kiln-copy-to-linalg", "::mlir::func::FuncOp"> {
   let dependentDialects = ["::mlir::linalg::LinalgDialect"];
 }
 
+def KilnFlattenEmptyTensors
+    : Pass<"kiln-flatten-empty-tensors", "::mlir::func::FuncOp"> {
+  let summary = "Gives zero-element arguments and results a rank-1 type";
+  let description = [{
+    A tensor with no elements (a zero dim anywhere) carries no data, but a
+    zero dim after the first makes its buffer's strides dynamic, and the
+    bare-pointer calling convention of compiled modules cannot pass it.
+    This pass gives each zero-element argument and result of a function the
+    type `tensor<0xT>`: uses of an argument see an empty tensor of the
+    original type instead, and a zero-element result is returned as a new
+    empty tensor. Only the function type changes; no data moves.
+
+    ```mlir
+    func.func @f(%a: tensor<3x0x5xf32>) -> tensor<3x0x5xf32>
+    // becomes
+    func.func @f(%a: tensor<0xf32>) -> tensor<0xf32>
+    ```
+  }];
+  let dependentDialects = ["::mlir::tensor::TensorDialect"];
+}
+
 def KilnPlanMemory : Pass<"kiln-plan-memory", "::mlir::ModuleOp"> {
   let summary = "Places every intermediate buffer of @main in one arena";
   let description = [{

@@ -35,7 +35,8 @@ def ConvertKilnToLinalg : Pass<"convert-kiln-to-linalg", "::mlir::func::FuncOp">
   }];
   let dependentDialects = [
     "::mlir::linalg::LinalgDialect", "::mlir::tensor::TensorDialect",
-    "::mlir::arith::ArithDialect", "::mlir::math::MathDialect"
+    "::mlir::arith::ArithDialect", "::mlir::math::MathDialect",
+    "::mlir::scf::SCFDialect"
   ];
 }
 

@@ -549,6 +549,10 @@ private:
   Value lowerMatMul(Operation *op, Value a, Value bm, RankedTensorType rt);
   FailureOr<Value> lowerConv(Operation *op, RankedTensorType rt, Value x,
                              Value w, Value bias);
+  Value runtimeSlice(Location loc, Value x, Value starts, Value axes,
+                     Value steps, RankedTensorType rt);
+  SmallVector<Value> perDimValues(Location loc, Value values, Value axes,
+                                  int64_t rank, int64_t offset, int64_t dflt);
   Value centered(Location loc, Value v, bool vUns, Value zp, bool zpUns,
                  int64_t zpAxis);
   FailureOr<SmallVector<Value>> lowerIntegerGemm(Operation *op,
@@ -586,6 +590,16 @@ LogicalResult Lowering::lower(Operation *op) {
   for (OpResult r : op->getResults())
     r.setType(toSignless(r.getType()));
   b.setInsertionPoint(op);
+  // Results without elements need no computation.
+  if (op->getNumResults() && llvm::all_of(op->getResultTypes(), [](Type t) {
+        return cast<RankedTensorType>(t).getNumElements() == 0;
+      })) {
+    SmallVector<Value> empties;
+    for (Type t : op->getResultTypes())
+      empties.push_back(emptyLike(b, op->getLoc(), cast<RankedTensorType>(t)));
+    b.replaceOp(op, empties);
+    return success();
+  }
   auto results = lowerOp(op);
   if (failed(results))
     return failure();
@@ -827,6 +841,88 @@ FailureOr<Value> Lowering::lowerConv(Operation *op, RankedTensorType rt,
                       {ident, chan});
   }
   return out;
+}
+
+/// For each of `rank` dims, the entry of the 1-D integer tensor `values`
+/// (read at run time, from entry `offset` on) whose axis (in `axes`, or
+/// the position itself when `axes` is null) names that dim, else `dflt`;
+/// as `index` values.
+SmallVector<Value> Lowering::perDimValues(Location loc, Value values,
+                                          Value axes, int64_t rank,
+                                          int64_t offset, int64_t dflt) {
+  auto ic = [&](int64_t v) -> Value {
+    return arith::ConstantIndexOp::create(b, loc, v);
+  };
+  auto entry = [&](Value t, int64_t i) -> Value {
+    return arith::IndexCastOp::create(
+        b, loc, b.getIndexType(),
+        tensor::ExtractOp::create(b, loc, t, ValueRange{ic(i)}));
+  };
+  int64_t n =
+      axes ? cast<RankedTensorType>(axes.getType()).getDimSize(0)
+           : cast<RankedTensorType>(values.getType()).getDimSize(0) - offset;
+  SmallVector<Value> result(rank, ic(dflt));
+  for (int64_t i = 0; i < n; ++i) {
+    Value v = entry(values, offset + i);
+    if (!axes) {
+      if (i < rank)
+        result[i] = v;
+      continue;
+    }
+    Value a = entry(axes, i);
+    Value neg =
+        arith::CmpIOp::create(b, loc, arith::CmpIPredicate::slt, a, ic(0));
+    a = arith::SelectOp::create(b, loc, neg,
+                                arith::AddIOp::create(b, loc, a, ic(rank)), a);
+    for (int64_t d = 0; d < rank; ++d)
+      result[d] = arith::SelectOp::create(
+          b, loc,
+          arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, a, ic(d)), v,
+          result[d]);
+  }
+  return result;
+}
+
+/// Slice whose starts, axes or steps are known only at run time (or whose
+/// steps are negative); the result shape is static, so `ends` only
+/// confirms it. Each output index i reads x[start + i * step] per dim, the
+/// start clamped as ONNX says.
+Value Lowering::runtimeSlice(Location loc, Value x, Value starts, Value axes,
+                             Value steps, RankedTensorType rt) {
+  auto xt = cast<RankedTensorType>(x.getType());
+  int64_t rank = xt.getRank();
+  auto ic = [&](int64_t v) -> Value {
+    return arith::ConstantIndexOp::create(b, loc, v);
+  };
+  SmallVector<Value> start = perDimValues(loc, starts, axes, rank, 0, 0);
+  SmallVector<Value> step = steps ? perDimValues(loc, steps, axes, rank, 0, 1)
+                                  : SmallVector<Value>(rank, ic(1));
+  for (int64_t d = 0; d < rank; ++d) {
+    // Negative starts count from the end; then clamp into [0, dim] for
+    // positive steps, [0, dim - 1] for negative ones.
+    Value dim = ic(xt.getDimSize(d)), s = start[d];
+    Value neg =
+        arith::CmpIOp::create(b, loc, arith::CmpIPredicate::slt, s, ic(0));
+    s = arith::SelectOp::create(b, loc, neg,
+                                arith::AddIOp::create(b, loc, s, dim), s);
+    Value backward = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::slt,
+                                           step[d], ic(0));
+    Value hi = arith::SelectOp::create(
+        b, loc, backward, arith::SubIOp::create(b, loc, dim, ic(1)), dim);
+    s = arith::MaxSIOp::create(b, loc, s, ic(0));
+    start[d] = arith::MinSIOp::create(b, loc, s, hi);
+  }
+  return elementwise(
+      b, loc, rt, ValueRange{},
+      [&](OpBuilder &nb, Location nl, ValueRange) -> Value {
+        SmallVector<Value> idx;
+        for (int64_t d = 0; d < rank; ++d)
+          idx.push_back(arith::AddIOp::create(
+              nb, nl, start[d],
+              arith::MulIOp::create(nb, nl, linalg::IndexOp::create(nb, nl, d),
+                                    step[d])));
+        return tensor::ExtractOp::create(nb, nl, x, idx);
+      });
 }
 
 /// `v - zp` widened to i32. `zp` (may be null) is one value, or one per
@@ -1736,18 +1832,17 @@ FailureOr<SmallVector<Value>> Lowering::lowerOp(Operation *op) {
   }
   if (auto slice = dyn_cast<SliceOp>(op)) {
     auto xt = cast<RankedTensorType>(slice.getData().getType());
-    auto starts = getConstantInts(slice.getStarts()),
-         ends = getConstantInts(slice.getEnds());
+    auto starts = getConstantInts(slice.getStarts());
     std::optional<SmallVector<int64_t>> axes, steps;
     if (slice.getAxes())
       axes = getConstantInts(slice.getAxes());
     if (slice.getSteps())
       steps = getConstantInts(slice.getSteps());
-    if (!starts || !ends || (slice.getAxes() && !axes) ||
-        (slice.getSteps() && !steps))
-      return op->emitOpError("starts, ends, axes and steps must be constant"),
-             failure();
     int64_t rank = xt.getRank();
+    if (!starts || (slice.getAxes() && !axes) || (slice.getSteps() && !steps) ||
+        (steps && llvm::any_of(*steps, [](int64_t v) { return v <= 0; })))
+      return one(runtimeSlice(loc, slice.getData(), slice.getStarts(),
+                              slice.getAxes(), slice.getSteps(), rt));
     SmallVector<OpFoldResult> offsets(rank, b.getIndexAttr(0)), sizes,
         strides(rank, b.getIndexAttr(1));
     for (int64_t d : rt.getShape())
@@ -1757,8 +1852,6 @@ FailureOr<SmallVector<Value>> Lowering::lowerOp(Operation *op) {
       if (a < 0)
         a += rank;
       int64_t step = steps ? (*steps)[i] : 1;
-      if (step <= 0)
-        return op->emitOpError("negative steps are not lowered yet"), failure();
       int64_t dim = xt.getDimSize(a), s = (*starts)[i];
       if (s < 0)
         s += dim;
@@ -1783,8 +1876,11 @@ FailureOr<SmallVector<Value>> Lowering::lowerOp(Operation *op) {
       offsets[axis] = b.getIndexAttr(offset);
       for (int64_t d : t.getShape())
         sizes.push_back(b.getIndexAttr(d));
-      outs.push_back(tensor::ExtractSliceOp::create(b, loc, t, split.getInput(),
-                                                    offsets, sizes, strides));
+      outs.push_back(t.getNumElements() == 0 ? emptyLike(b, loc, t)
+                                             : tensor::ExtractSliceOp::create(
+                                                   b, loc, t, split.getInput(),
+                                                   offsets, sizes, strides)
+                                                   .getResult());
       offset += t.getDimSize(axis);
     }
     return outs;
@@ -1859,7 +1955,25 @@ FailureOr<SmallVector<Value>> Lowering::lowerOp(Operation *op) {
         scalar = scalarConst(b, loc, elt, 0);
       return one(filled(b, loc, rt, scalar));
     }
-    return op->emitOpError("needs constant operands to lower"), failure();
+    // Range with operands known at run time (its length is static):
+    // start + i * delta.
+    auto scalarOf = [&](Value v) {
+      return tensor::ExtractOp::create(b, loc, v, ValueRange{}).getResult();
+    };
+    Value start = scalarOf(op->getOperand(0)),
+          delta = scalarOf(op->getOperand(2));
+    return one(elementwise(
+        b, loc, rt, ValueRange{},
+        [&](OpBuilder &nb, Location nl, ValueRange) -> Value {
+          Value i = arith::IndexCastOp::create(
+              nb, nl, nb.getI64Type(), linalg::IndexOp::create(nb, nl, 0));
+          Value step = convertScalar(nb, nl, i, elt);
+          return binaryBody<arith::AddFOp, arith::AddIOp>(isFloat(elt))(
+              nb, nl,
+              ValueRange{start,
+                         binaryBody<arith::MulFOp, arith::MulIOp>(isFloat(elt))(
+                             nb, nl, ValueRange{step, delta})});
+        }));
   }
   if (auto pad = dyn_cast<PadOp>(op)) {
     StringRef mode = pad.getMode();
@@ -1868,16 +1982,23 @@ FailureOr<SmallVector<Value>> Lowering::lowerOp(Operation *op) {
       return op->emitOpError("pad mode '") << mode << "' is not lowered yet",
              failure();
     auto pads = getConstantInts(pad.getPads());
-    if (!pads || pad.getAxes())
-      return op->emitOpError("pads must be constant, without axes"), failure();
     int64_t rank = rt.getRank();
-    if (llvm::any_of(*pads, [](int64_t p) { return p < 0; }))
-      return op->emitOpError("negative pads are not lowered yet"), failure();
-    if (mode != "constant") {
+    bool staticPads = pads && !pad.getAxes() &&
+                      llvm::none_of(*pads, [](int64_t p) { return p < 0; });
+    Value padValue = scalarConst(b, loc, elt, 0);
+    if (Value cv = pad.getConstantValue())
+      padValue = tensor::ExtractOp::create(
+          b, loc, cv,
+          SmallVector<Value>(cast<RankedTensorType>(cv.getType()).getRank(),
+                             arith::ConstantIndexOp::create(b, loc, 0)));
+    if (mode != "constant" || !staticPads) {
       // Each output index maps back into the input: mirrored (reflect),
-      // clamped (edge) or wrapped around (wrap).
+      // clamped (edge), wrapped around (wrap), or outside it (constant).
+      // Pads (and axes) known only at run time are read here.
       Value data = pad.getData();
       auto dt = cast<RankedTensorType>(data.getType());
+      SmallVector<Value> lows =
+          perDimValues(loc, pad.getPads(), pad.getAxes(), rank, 0, 0);
       return one(elementwise(
           b, loc, rt, ValueRange{},
           [&](OpBuilder &nb, Location nl, ValueRange) -> Value {
@@ -1885,20 +2006,27 @@ FailureOr<SmallVector<Value>> Lowering::lowerOp(Operation *op) {
             auto ic = [&](int64_t v) -> Value {
               return arith::ConstantIndexOp::create(nb, nl, v);
             };
+            Value inside = scalarConst(nb, nl, nb.getI1Type(), 1);
             for (int64_t d = 0; d < rank; ++d) {
-              int64_t in = dt.getDimSize(d), lo = (*pads)[d];
+              int64_t in = dt.getDimSize(d);
               Value i = arith::SubIOp::create(
-                  nb, nl, linalg::IndexOp::create(nb, nl, d), ic(lo));
+                  nb, nl, linalg::IndexOp::create(nb, nl, d), lows[d]);
               Value zero = ic(0), last = ic(in - 1);
               Value neg = arith::CmpIOp::create(
                   nb, nl, arith::CmpIPredicate::slt, i, zero);
               Value over = arith::CmpIOp::create(
                   nb, nl, arith::CmpIPredicate::sgt, i, last);
+              Value clamped = arith::SelectOp::create(
+                  nb, nl, neg, zero,
+                  arith::SelectOp::create(nb, nl, over, last, i));
               Value r;
-              if (mode == "edge") {
-                r = arith::SelectOp::create(
-                    nb, nl, neg, zero,
-                    arith::SelectOp::create(nb, nl, over, last, i));
+              if (mode == "edge" || mode == "constant") {
+                r = clamped;
+                inside = arith::AndIOp::create(
+                    nb, nl, inside,
+                    arith::XOrIOp::create(
+                        nb, nl, arith::OrIOp::create(nb, nl, neg, over),
+                        scalarConst(nb, nl, nb.getI1Type(), 1)));
               } else if (mode == "reflect") {
                 // -i before the start, 2(in-1) - i past the end (pads are
                 // smaller than the extent, as ONNX requires).
@@ -1916,15 +2044,12 @@ FailureOr<SmallVector<Value>> Lowering::lowerOp(Operation *op) {
               }
               coords.push_back(r);
             }
-            return tensor::ExtractOp::create(nb, nl, data, coords);
+            Value v = tensor::ExtractOp::create(nb, nl, data, coords);
+            if (mode != "constant")
+              return v;
+            return arith::SelectOp::create(nb, nl, inside, v, padValue);
           }));
     }
-    Value padValue = scalarConst(b, loc, elt, 0);
-    if (Value cv = pad.getConstantValue())
-      padValue = tensor::ExtractOp::create(
-          b, loc, cv,
-          SmallVector<Value>(cast<RankedTensorType>(cv.getType()).getRank(),
-                             arith::ConstantIndexOp::create(b, loc, 0)));
     SmallVector<int64_t> low(pads->begin(), pads->begin() + rank),
         high(pads->begin() + rank, pads->end());
     return one(padTensor(b, loc, pad.getData(), low, high, padValue));
@@ -2265,48 +2390,78 @@ FailureOr<SmallVector<Value>> Lowering::lowerOp(Operation *op) {
   if (auto cs = dyn_cast<CumSumOp>(op)) {
     auto ax = getConstantInts(cs.getAxis());
     int64_t rank = rt.getRank();
-    // A rank-1 input has one axis, whatever value the run-time axis holds.
-    if ((!ax || ax->size() != 1) && rank != 1)
-      return op->emitOpError("axis must be constant to lower"), failure();
-    int64_t axis = ax && ax->size() == 1 ? (*ax)[0] : 0;
-    if (axis < 0)
-      axis += rank;
     bool exclusive = cs.getExclusive() != 0, reverse = cs.getReverse() != 0;
+    bool f = isFloat(elt);
     // out[i] = sum over k of x[k] where k precedes i along the axis (an
     // extra reduction dim k).
-    SmallVector<AffineExpr> inExprs, outExprs;
-    for (int64_t d = 0; d < rank; ++d) {
-      inExprs.push_back(getAffineDimExpr(d == axis ? rank : d, ctx));
-      outExprs.push_back(getAffineDimExpr(d, ctx));
+    auto along = [&](OpBuilder &ob, int64_t axis) -> Value {
+      SmallVector<AffineExpr> inExprs, outExprs;
+      for (int64_t d = 0; d < rank; ++d) {
+        inExprs.push_back(getAffineDimExpr(d == axis ? rank : d, ctx));
+        outExprs.push_back(getAffineDimExpr(d, ctx));
+      }
+      SmallVector<utils::IteratorType> iters(rank + 1,
+                                             utils::IteratorType::parallel);
+      iters.back() = utils::IteratorType::reduction;
+      Value zero = filled(ob, loc, rt, scalarConst(ob, loc, elt, 0));
+      return linalg::GenericOp::create(
+                 ob, loc, TypeRange{rt}, ValueRange{cs.getX()},
+                 ValueRange{zero},
+                 {AffineMap::get(rank + 1, 0, inExprs, ctx),
+                  AffineMap::get(rank + 1, 0, outExprs, ctx)},
+                 iters,
+                 [&](OpBuilder &nb, Location nl, ValueRange a) {
+                   Value i = linalg::IndexOp::create(nb, nl, axis);
+                   Value k = linalg::IndexOp::create(nb, nl, rank);
+                   arith::CmpIPredicate pred =
+                       reverse ? (exclusive ? arith::CmpIPredicate::ugt
+                                            : arith::CmpIPredicate::uge)
+                               : (exclusive ? arith::CmpIPredicate::ult
+                                            : arith::CmpIPredicate::ule);
+                   Value in = arith::CmpIOp::create(nb, nl, pred, k, i);
+                   Value sum =
+                       f ? arith::AddFOp::create(nb, nl, a[1], a[0]).getResult()
+                         : arith::AddIOp::create(nb, nl, a[1], a[0])
+                               .getResult();
+                   linalg::YieldOp::create(nb, nl,
+                                           ValueRange{arith::SelectOp::create(
+                                               nb, nl, in, sum, a[1])});
+                 })
+          .getResult(0);
+    };
+    // A rank-1 input has one axis, whatever value the run-time axis holds.
+    if (rank == 1 || (ax && ax->size() == 1)) {
+      int64_t axis = rank == 1 ? 0 : (*ax)[0];
+      return one(along(b, axis < 0 ? axis + rank : axis));
     }
-    SmallVector<utils::IteratorType> iters(rank + 1,
-                                           utils::IteratorType::parallel);
-    iters.back() = utils::IteratorType::reduction;
-    bool f = isFloat(elt);
-    Value zero = filled(b, loc, rt, scalarConst(b, loc, elt, 0));
-    return one(
-        linalg::GenericOp::create(
-            b, loc, TypeRange{rt}, ValueRange{cs.getX()}, ValueRange{zero},
-            {AffineMap::get(rank + 1, 0, inExprs, ctx),
-             AffineMap::get(rank + 1, 0, outExprs, ctx)},
-            iters,
-            [&](OpBuilder &nb, Location nl, ValueRange a) {
-              Value i = linalg::IndexOp::create(nb, nl, axis);
-              Value k = linalg::IndexOp::create(nb, nl, rank);
-              arith::CmpIPredicate pred =
-                  reverse ? (exclusive ? arith::CmpIPredicate::ugt
-                                       : arith::CmpIPredicate::uge)
-                          : (exclusive ? arith::CmpIPredicate::ult
-                                       : arith::CmpIPredicate::ule);
-              Value in = arith::CmpIOp::create(nb, nl, pred, k, i);
-              Value sum =
-                  f ? arith::AddFOp::create(nb, nl, a[1], a[0]).getResult()
-                    : arith::AddIOp::create(nb, nl, a[1], a[0]).getResult();
-              linalg::YieldOp::create(
-                  nb, nl,
-                  ValueRange{arith::SelectOp::create(nb, nl, in, sum, a[1])});
-            })
-            .getResult(0));
+    // An axis known only at run time: one case per dim.
+    Value a = tensor::ExtractOp::create(
+        b, loc, cs.getAxis(),
+        SmallVector<Value>(
+            cast<RankedTensorType>(cs.getAxis().getType()).getRank(),
+            arith::ConstantIndexOp::create(b, loc, 0)));
+    a = arith::IndexCastOp::create(b, loc, b.getIndexType(), a);
+    Value neg =
+        arith::CmpIOp::create(b, loc, arith::CmpIPredicate::slt, a,
+                              arith::ConstantIndexOp::create(b, loc, 0));
+    a = arith::SelectOp::create(
+        b, loc, neg,
+        arith::AddIOp::create(b, loc, a,
+                              arith::ConstantIndexOp::create(b, loc, rank)),
+        a);
+    SmallVector<int64_t> cases;
+    for (int64_t d = 1; d < rank; ++d)
+      cases.push_back(d);
+    auto sw = scf::IndexSwitchOp::create(b, loc, TypeRange{rt}, a, cases,
+                                         cases.size());
+    OpBuilder::InsertionGuard guard(b);
+    for (int64_t d = 0; d < rank; ++d) {
+      Region &region =
+          d == 0 ? sw.getDefaultRegion() : sw.getCaseRegions()[d - 1];
+      b.setInsertionPointToStart(&region.emplaceBlock());
+      scf::YieldOp::create(b, loc, along(b, d));
+    }
+    return one(sw.getResult(0));
   }
   if (auto oh = dyn_cast<OneHotOp>(op)) {
     auto it = cast<RankedTensorType>(oh.getIndices().getType());
@@ -2601,14 +2756,20 @@ FailureOr<SmallVector<Value>> Lowering::lowerOp(Operation *op) {
     bool hasScales =
         scalesV &&
         cast<RankedTensorType>(scalesV.getType()).getNumElements() > 0;
+    // Scales known only at run time (the output shape is static all the
+    // same) are read in the loop body, and no axis can be assumed
+    // unscaled.
+    bool runtimeScales = false;
     if (hasScales) {
-      // Scales shape the coordinates, not only the output size: they must
-      // be known at compile time.
-      if (!matchPattern(scalesV, m_Constant(&scalesAttr)) ||
-          scalesAttr.getNumElements() != rank)
-        return op->emitOpError("scales must be constant to lower"), failure();
-      for (const APFloat &v : scalesAttr.getValues<APFloat>())
-        scales.push_back(v.convertToDouble());
+      if (cast<RankedTensorType>(scalesV.getType()).getNumElements() != rank)
+        return op->emitOpError("needs one scale per input dim"), failure();
+      if (matchPattern(scalesV, m_Constant(&scalesAttr))) {
+        for (const APFloat &v : scalesAttr.getValues<APFloat>())
+          scales.push_back(v.convertToDouble());
+      } else {
+        runtimeScales = true;
+        scales.assign(rank, 0.0);
+      }
     } else {
       for (int64_t d = 0; d < rank; ++d)
         scales.push_back(double(rt.getDimSize(d)) / xt.getDimSize(d));
@@ -2632,7 +2793,7 @@ FailureOr<SmallVector<Value>> Lowering::lowerOp(Operation *op) {
           for (int64_t d = 0; d < rank; ++d) {
             Value i = linalg::IndexOp::create(nb, nl, d);
             int64_t in = xt.getDimSize(d), out = rt.getDimSize(d);
-            if (in == out && scales[d] == 1.0) {
+            if (in == out && !runtimeScales && scales[d] == 1.0) {
               fixed[d] = i;
               continue;
             }
@@ -2640,25 +2801,43 @@ FailureOr<SmallVector<Value>> Lowering::lowerOp(Operation *op) {
                 nb, nl, f32,
                 arith::IndexCastUIOp::create(nb, nl, nb.getI64Type(), i));
             Value c;
-            double s = scales[d];
+            Value s = runtimeScales
+                          ? convertScalar(
+                                nb, nl,
+                                tensor::ExtractOp::create(
+                                    nb, nl, scalesV,
+                                    ValueRange{arith::ConstantIndexOp::create(
+                                        nb, nl, d)}),
+                                f32)
+                          : fc(scales[d]);
             if (ctm == "align_corners") {
-              c = out == 1 ? fc(0)
-                           : arith::MulFOp::create(
-                                 nb, nl, xf, fc(double(in - 1) / (out - 1)))
-                                 .getResult();
+              // x * (in - 1) / (resized length - 1), the resized length
+              // being in * scale (not rounded) where scales are given.
+              Value den =
+                  hasScales
+                      ? arith::SubFOp::create(
+                            nb, nl, arith::MulFOp::create(nb, nl, fc(in), s),
+                            fc(1))
+                            .getResult()
+                      : fc(out - 1);
+              c = out == 1
+                      ? fc(0)
+                      : arith::DivFOp::create(
+                            nb, nl,
+                            arith::MulFOp::create(nb, nl, xf, fc(in - 1)), den)
+                            .getResult();
             } else if (ctm == "asymmetric") {
-              c = arith::DivFOp::create(nb, nl, xf, fc(s));
+              c = arith::DivFOp::create(nb, nl, xf, s);
             } else if (ctm == "pytorch_half_pixel" && out == 1) {
               c = fc(0);
             } else if (ctm == "tf_half_pixel_for_nn") {
               c = arith::DivFOp::create(
-                  nb, nl, arith::AddFOp::create(nb, nl, xf, fc(0.5)), fc(s));
+                  nb, nl, arith::AddFOp::create(nb, nl, xf, fc(0.5)), s);
             } else { // half_pixel, pytorch_half_pixel
               c = arith::SubFOp::create(
                   nb, nl,
                   arith::DivFOp::create(
-                      nb, nl, arith::AddFOp::create(nb, nl, xf, fc(0.5)),
-                      fc(s)),
+                      nb, nl, arith::AddFOp::create(nb, nl, xf, fc(0.5)), s),
                   fc(0.5));
             }
             coord[d] = c;
