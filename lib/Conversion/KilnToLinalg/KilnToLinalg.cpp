@@ -843,6 +843,40 @@ FailureOr<Value> Lowering::lowerConv(Operation *op, RankedTensorType rt,
   return out;
 }
 
+/// Which dims of `in` a reduction to `out` reduces, from the static shapes
+/// alone: with kept dims, those that shrink to 1; without, the unique set
+/// of dims whose removal leaves `out`'s shape (nullopt if not unique).
+static std::optional<SmallVector<bool>>
+reducedDimsFromShapes(RankedTensorType in, RankedTensorType out) {
+  int64_t rank = in.getRank();
+  if (out.getRank() == rank) {
+    SmallVector<bool> reduced(rank);
+    for (int64_t d = 0; d < rank; ++d)
+      reduced[d] = out.getDimSize(d) != in.getDimSize(d);
+    return reduced;
+  }
+  std::optional<SmallVector<bool>> found;
+  int64_t drop = rank - out.getRank();
+  if (drop < 0 || rank > 16)
+    return std::nullopt;
+  for (uint32_t mask = 0; mask < (1u << rank); ++mask) {
+    if (llvm::popcount(mask) != drop)
+      continue;
+    SmallVector<int64_t> keptShape;
+    for (int64_t d = 0; d < rank; ++d)
+      if (!(mask & (1u << d)))
+        keptShape.push_back(in.getDimSize(d));
+    if (ArrayRef<int64_t>(keptShape) != out.getShape())
+      continue;
+    if (found)
+      return std::nullopt;
+    found.emplace(rank);
+    for (int64_t d = 0; d < rank; ++d)
+      (*found)[d] = mask & (1u << d);
+  }
+  return found;
+}
+
 /// For each of `rank` dims, the entry of the 1-D integer tensor `values`
 /// (read at run time, from entry `offset` on) whose axis (in `axes`, or
 /// the position itself when `axes` is null) names that dim, else `dflt`;
@@ -938,13 +972,21 @@ Value Lowering::centered(Location loc, Value v, bool vUns, Value zp, bool zpUns,
   if (zp) {
     auto zt = cast<RankedTensorType>(zp.getType());
     ins.push_back(zp);
-    maps.push_back(
-        zt.getNumElements() == 1
-            ? AffineMap::get(rank, 0,
-                             SmallVector<AffineExpr>(
-                                 zt.getRank(), getAffineConstantExpr(0, ctx)),
-                             ctx)
-            : AffineMap::get(rank, 0, {getAffineDimExpr(zpAxis, ctx)}, ctx));
+    // Zero points of v's rank ([M, 1] rows, say) broadcast as usual.
+    if (zt.getRank() > 1 && zt.getRank() == rank) {
+      maps.push_back(AffineMap());
+      for (int64_t d = 0; d < rank; ++d)
+        if (zt.getDimSize(d) != vt.getDimSize(d) && zt.getDimSize(d) != 1)
+          return Value();
+      maps.pop_back();
+    } else
+      maps.push_back(
+          zt.getNumElements() == 1
+              ? AffineMap::get(rank, 0,
+                               SmallVector<AffineExpr>(
+                                   zt.getRank(), getAffineConstantExpr(0, ctx)),
+                               ctx)
+              : AffineMap::get(rank, 0, {getAffineDimExpr(zpAxis, ctx)}, ctx));
   }
   return elementwise(
       b, loc, RankedTensorType::get(vt.getShape(), i32), ins,
@@ -986,7 +1028,15 @@ FailureOr<SmallVector<Value>> Lowering::lowerIntegerGemm(Operation *op,
   bool conv = isa<ConvIntegerOp, QLinearConvOp>(op);
   bool qlinear = isa<QLinearConvOp, QLinearMatMulOp>(op);
   unsigned ai = 0, bi = qlinear ? 3 : 1, azi = 2, bzi = qlinear ? 5 : 3;
-  auto flag = [&](unsigned i) { return i < uns.size() && uns[i]; };
+  // Whether ONNX input `i` is unsigned (the flags are per operand, and
+  // absent optional inputs have no operand).
+  auto flag = [&](unsigned i) {
+    Value v = getOnnxInput(op, i);
+    for (OpOperand &o : op->getOpOperands())
+      if (v && o.get() == v)
+        return uns[o.getOperandNumber()];
+    return false;
+  };
   Value a = getOnnxInput(op, ai), bm = getOnnxInput(op, bi);
   auto at = cast<RankedTensorType>(a.getType());
   auto bt = cast<RankedTensorType>(bm.getType());
@@ -994,6 +1044,27 @@ FailureOr<SmallVector<Value>> Lowering::lowerIntegerGemm(Operation *op,
   // or per output channel (convolution weights).
   int64_t aAxis = conv ? 1 : std::max<int64_t>(at.getRank() - 2, 0);
   int64_t bAxis = conv ? 0 : bt.getRank() - 1;
+  // A zero point is one value, one per slice along the axis, or (of the
+  // operand's rank) broadcasts to it.
+  for (auto [vi, zi, axis] :
+       {std::tuple(ai, azi, aAxis), std::tuple(bi, bzi, bAxis)}) {
+    Value zp = getOnnxInput(op, zi);
+    if (!zp)
+      continue;
+    auto vt = cast<RankedTensorType>(getOnnxInput(op, vi).getType());
+    auto zt = cast<RankedTensorType>(zp.getType());
+    bool fits = zt.getNumElements() == 1 ||
+                (zt.getRank() == 1 && zt.getDimSize(0) == vt.getDimSize(axis));
+    if (zt.getRank() > 1 && zt.getRank() == vt.getRank()) {
+      fits = true;
+      for (int64_t d = 0; d < zt.getRank(); ++d)
+        fits &= zt.getDimSize(d) == 1 || zt.getDimSize(d) == vt.getDimSize(d);
+    }
+    if (!fits)
+      return op->emitOpError("zero point of type ")
+                 << zt << " does not fit its operand of type " << vt,
+             failure();
+  }
   Value ac =
       centered(loc, a, flag(ai), getOnnxInput(op, azi), flag(azi), aAxis);
   Value bc =
@@ -1718,13 +1789,23 @@ FailureOr<SmallVector<Value>> Lowering::lowerOp(Operation *op) {
     std::optional<SmallVector<int64_t>> axes = SmallVector<int64_t>();
     if (Value a = getOnnxInput(op, 1))
       axes = getConstantInts(a);
-    if (!axes)
-      return op->emitOpError("axes must be constant to lower"), failure();
-    SmallVector<bool> reduced(rank, axes->empty());
-    if (axes->empty() && intAttr(op, "noop_with_empty_axes", 0))
-      return one(x);
-    for (int64_t a : *axes)
-      reduced[a < 0 ? a + rank : a] = true;
+    SmallVector<bool> reduced(rank, axes && axes->empty());
+    if (!axes) {
+      // Axes known only at run time: the static result shape tells which
+      // dims are reduced (kept as 1, or dropped), where it is unambiguous.
+      auto derived = reducedDimsFromShapes(xt, rt);
+      if (!derived)
+        return op->emitOpError("axes must be constant to lower when the "
+                               "result shape does not tell which dims "
+                               "are reduced"),
+               failure();
+      reduced = *derived;
+    } else {
+      if (axes->empty() && intAttr(op, "noop_with_empty_axes", 0))
+        return one(x);
+      for (int64_t a : *axes)
+        reduced[a < 0 ? a + rank : a] = true;
+    }
     SmallVector<int64_t> keptShape;
     int64_t count = 1;
     for (int64_t d = 0; d < rank; ++d) {

@@ -20,6 +20,14 @@ namespace {
 /// as '.'.
 using Term = SmallVector<char>;
 
+/// A term as written, the ellipsis as "...".
+std::string termString(const Term &t) {
+  std::string s;
+  for (char c : t)
+    s += c == '.' ? std::string("...") : std::string(1, c);
+  return s;
+}
+
 /// Parses "ab,bc->ac" (or the implicit form "ab,bc") into the input terms
 /// and the output term. Fails with the reason in `error`.
 LogicalResult parseEinsum(StringRef eq, size_t numInputs,
@@ -97,13 +105,13 @@ FailureOr<SmallVector<Value>> lowerEinsum(OpBuilder &b, EinsumOp op) {
   for (auto [term, in] : llvm::zip(terms, op.getInputs())) {
     int64_t r = cast<RankedTensorType>(in.getType()).getRank();
     int64_t labels = llvm::count_if(term, [](char c) { return c != '.'; });
-    if (llvm::is_contained(term, '.'))
-      ellRank = std::max(ellRank, r - labels);
-    else if (r != labels)
-      return op.emitOpError("term ")
-                 << std::string(term.begin(), term.end()) << " has " << labels
-                 << " labels for an input of rank " << r,
+    bool ellipsis = llvm::is_contained(term, '.');
+    if (ellipsis ? r < labels : r != labels)
+      return op.emitOpError("term ") << termString(term) << " has " << labels
+                                     << " labels for an input of rank " << r,
              failure();
+    if (ellipsis)
+      ellRank = std::max(ellRank, r - labels);
   }
   // Loop dims: the ellipsis dims first, then each label in first-seen
   // order; the output's labels are parallel, the others reductions.
@@ -144,6 +152,18 @@ FailureOr<SmallVector<Value>> lowerEinsum(OpBuilder &b, EinsumOp op) {
   };
   for (auto [term, in] : llvm::zip(terms, op.getInputs()))
     (void)termExprs(term, cast<RankedTensorType>(in.getType()), true);
+  // Every input dim is its loop's extent, or 1 (broadcast).
+  for (auto [term, in] : llvm::zip(terms, op.getInputs())) {
+    auto t = cast<RankedTensorType>(in.getType());
+    for (auto [i, e] : llvm::enumerate(termExprs(term, t, false)))
+      if (auto de = dyn_cast<AffineDimExpr>(e);
+          de && t.getDimSize(i) != 1 &&
+          t.getDimSize(i) != loopSize[de.getPosition()])
+        return op.emitOpError("input of type ")
+                   << t << " disagrees with the other inputs on the extent "
+                   << "of dim " << i,
+               failure();
+  }
   SmallVector<AffineMap> maps;
   for (auto [term, in] : llvm::zip(terms, op.getInputs())) {
     auto t = cast<RankedTensorType>(in.getType());
@@ -156,6 +176,13 @@ FailureOr<SmallVector<Value>> lowerEinsum(OpBuilder &b, EinsumOp op) {
     maps.push_back(AffineMap::get(nd, 0, exprs, ctx));
   }
   SmallVector<AffineExpr> outExprs = termExprs(out, nullptr, false);
+  SmallVector<int64_t> outShape;
+  for (AffineExpr e : outExprs)
+    outShape.push_back(loopSize[cast<AffineDimExpr>(e).getPosition()]);
+  if (ArrayRef<int64_t>(outShape) != rt.getShape())
+    return op.emitOpError("result type ")
+               << rt << " does not match the equation's output shape",
+           failure();
   maps.push_back(AffineMap::get(nd, 0, outExprs, ctx));
   SmallVector<utils::IteratorType> iters(nd, utils::IteratorType::reduction);
   for (AffineExpr e : outExprs)
