@@ -32,6 +32,9 @@ SEMANTIC_BREAKS = {
     "Hardmax": 13,
     # PRelu-6 applies a 1-D slope along the channel axis.
     "PRelu": 7,
+    # RoiAlign-10 has no coordinate_transformation_mode and behaves as
+    # output_half_pixel, which is not the later default.
+    "RoiAlign": 16,
 }
 
 # Ops handled by hand-written ODS (KilnOps.td), not generated here.

@@ -753,6 +753,12 @@ LogicalResult Importer::upgradeNode(const onnx::NodeProto &node,
       attrs.set("axis", b.getI64IntegerAttr(1));
     handled = true;
   }
+  if (op == "RoiAlign" && opset < 16) {
+    // RoiAlign-10 shifts no half pixel (the later default does).
+    attrs.set("coordinate_transformation_mode",
+              b.getStringAttr("output_half_pixel"));
+    handled = true;
+  }
   if (op == "Resize" && opset < 11) {
     // Resize-10 (X, scales) behaves as the asymmetric, floor-rounding mode.
     if (inputs.size() != 2)

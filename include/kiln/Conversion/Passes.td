@@ -15,7 +15,8 @@ def ConvertKilnToLinalg : Pass<"convert-kiln-to-linalg", "::mlir::func::FuncOp">
     reducing `linalg.generic`s, Softmax through `linalg.softmax`'s
     decomposition, and data movement (Reshape, Transpose, Concat, Slice,
     Gather, ...) into `tensor` and `linalg` ops. Constants become
-    `arith.constant`.
+    `arith.constant`. Loops whose trip count is known only at run time
+    (RoiAlign's adaptive sampling grid) are `scf.for`s in a generic's body.
 
     Shapes must be static: import with `--input-shape` and run
     `-kiln-infer-shapes` first. An op without a lowering, or with a dynamic

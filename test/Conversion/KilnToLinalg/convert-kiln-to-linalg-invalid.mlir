@@ -130,3 +130,119 @@ func.func @einsum_result_type(%a: tensor<3x4xf32>) -> tensor<4x3xf32> {
   %0 = kiln.einsum(%a) {equation = "ij->i"} : (tensor<3x4xf32>) -> tensor<4x3xf32>
   return %0 : tensor<4x3xf32>
 }
+
+// -----
+
+// GridSample, RoiAlign and MaxUnpool name each attribute value and operand
+// they do not lower.
+func.func @grid_sample_mode(%x: tensor<1x1x4x4xf32>, %g: tensor<1x2x2x2xf32>) -> tensor<1x1x2x2xf32> {
+  // expected-error @+1 {{'kiln.grid_sample' op mode 'area' is not supported}}
+  %0 = kiln.grid_sample(%x, %g) {mode = "area"} : (tensor<1x1x4x4xf32>, tensor<1x2x2x2xf32>) -> tensor<1x1x2x2xf32>
+  return %0 : tensor<1x1x2x2xf32>
+}
+
+// -----
+
+func.func @grid_sample_padding(%x: tensor<1x1x4x4xf32>, %g: tensor<1x2x2x2xf32>) -> tensor<1x1x2x2xf32> {
+  // expected-error @+1 {{'kiln.grid_sample' op padding_mode 'wrap' is not supported}}
+  %0 = kiln.grid_sample(%x, %g) {padding_mode = "wrap"} : (tensor<1x1x4x4xf32>, tensor<1x2x2x2xf32>) -> tensor<1x1x2x2xf32>
+  return %0 : tensor<1x1x2x2xf32>
+}
+
+// -----
+
+func.func @grid_sample_grid_shape(%x: tensor<1x1x4x4xf32>, %g: tensor<1x2x2x3xf32>) -> tensor<1x1x2x2xf32> {
+  // expected-error @+1 {{'kiln.grid_sample' op needs a grid of shape (N, D1, ..., Dr, r) for an input of r spatial dims}}
+  %0 = kiln.grid_sample(%x, %g) : (tensor<1x1x4x4xf32>, tensor<1x2x2x3xf32>) -> tensor<1x1x2x2xf32>
+  return %0 : tensor<1x1x2x2xf32>
+}
+
+// -----
+
+func.func @grid_sample_int_grid(%x: tensor<1x1x4x4xf32>, %g: tensor<1x2x2x2xi64>) -> tensor<1x1x2x2xf32> {
+  // expected-error @+1 {{'kiln.grid_sample' op needs a float grid}}
+  %0 = kiln.grid_sample(%x, %g) : (tensor<1x1x4x4xf32>, tensor<1x2x2x2xi64>) -> tensor<1x1x2x2xf32>
+  return %0 : tensor<1x1x2x2xf32>
+}
+
+// -----
+
+func.func @grid_sample_int_linear(%x: tensor<1x1x4x4xi32>, %g: tensor<1x2x2x2xf32>) -> tensor<1x1x2x2xi32> {
+  // expected-error @+1 {{'kiln.grid_sample' op interpolating integers is not lowered yet}}
+  %0 = kiln.grid_sample(%x, %g) : (tensor<1x1x4x4xi32>, tensor<1x2x2x2xf32>) -> tensor<1x1x2x2xi32>
+  return %0 : tensor<1x1x2x2xi32>
+}
+
+// -----
+
+func.func @roi_align_mode(%x: tensor<1x1x8x8xf32>, %r: tensor<2x4xf32>, %b: tensor<2xi64>) -> tensor<2x1x1x1xf32> {
+  // expected-error @+1 {{'kiln.roi_align' op mode 'sum' is not supported}}
+  %0 = kiln.roi_align(%x, %r, %b) {mode = "sum"} : (tensor<1x1x8x8xf32>, tensor<2x4xf32>, tensor<2xi64>) -> tensor<2x1x1x1xf32>
+  return %0 : tensor<2x1x1x1xf32>
+}
+
+// -----
+
+func.func @roi_align_ctm(%x: tensor<1x1x8x8xf32>, %r: tensor<2x4xf32>, %b: tensor<2xi64>) -> tensor<2x1x1x1xf32> {
+  // expected-error @+1 {{'kiln.roi_align' op coordinate_transformation_mode 'align_corners' is not supported}}
+  %0 = kiln.roi_align(%x, %r, %b) {coordinate_transformation_mode = "align_corners"} : (tensor<1x1x8x8xf32>, tensor<2x4xf32>, tensor<2xi64>) -> tensor<2x1x1x1xf32>
+  return %0 : tensor<2x1x1x1xf32>
+}
+
+// -----
+
+func.func @roi_align_rois(%x: tensor<1x1x8x8xf32>, %r: tensor<2x5xf32>, %b: tensor<2xi64>) -> tensor<2x1x1x1xf32> {
+  // expected-error @+1 {{'kiln.roi_align' op needs a 4-D input and rois of shape (R, 4)}}
+  %0 = kiln.roi_align(%x, %r, %b) : (tensor<1x1x8x8xf32>, tensor<2x5xf32>, tensor<2xi64>) -> tensor<2x1x1x1xf32>
+  return %0 : tensor<2x1x1x1xf32>
+}
+
+// -----
+
+func.func @roi_align_int(%x: tensor<1x1x8x8xi32>, %r: tensor<2x4xf32>, %b: tensor<2xi64>) -> tensor<2x1x1x1xi32> {
+  // expected-error @+1 {{'kiln.roi_align' op needs float input and rois}}
+  %0 = kiln.roi_align(%x, %r, %b) : (tensor<1x1x8x8xi32>, tensor<2x4xf32>, tensor<2xi64>) -> tensor<2x1x1x1xi32>
+  return %0 : tensor<2x1x1x1xi32>
+}
+
+// -----
+
+func.func @max_unpool_dynamic_shape(%x: tensor<1x1x2x2xf32>, %i: tensor<1x1x2x2xi64>, %s: tensor<4xi64>) -> tensor<1x1x5x5xf32> {
+  // expected-error @+1 {{'kiln.max_unpool' op output_shape must be a compile-time constant to lower}}
+  %0 = kiln.max_unpool(%x, %i, %s) {kernel_shape = array<i64: 2, 2>, strides = array<i64: 2, 2>} : (tensor<1x1x2x2xf32>, tensor<1x1x2x2xi64>, tensor<4xi64>) -> tensor<1x1x5x5xf32>
+  return %0 : tensor<1x1x5x5xf32>
+}
+
+// -----
+
+func.func @max_unpool_shape_mismatch(%x: tensor<1x1x2x2xf32>, %i: tensor<1x1x2x2xi64>) -> tensor<1x1x5x5xf32> {
+  %s = kiln.constant dense<[1, 1, 6, 6]> : tensor<4xi64>
+  // expected-error @+1 {{'kiln.max_unpool' op output_shape does not match the result type}}
+  %0 = kiln.max_unpool(%x, %i, %s) {kernel_shape = array<i64: 2, 2>, strides = array<i64: 2, 2>} : (tensor<1x1x2x2xf32>, tensor<1x1x2x2xi64>, tensor<4xi64>) -> tensor<1x1x5x5xf32>
+  return %0 : tensor<1x1x5x5xf32>
+}
+
+// -----
+
+func.func @max_unpool_small(%x: tensor<1x1x2x2xf32>, %i: tensor<1x1x2x2xi64>) -> tensor<1x1x3x3xf32> {
+  %s = kiln.constant dense<[1, 1, 3, 3]> : tensor<4xi64>
+  // expected-error @+1 {{'kiln.max_unpool' op output shape [1, 1, 3, 3] cannot hold the unpooled shape [1, 1, 4, 4] (it may only extend the spatial dims)}}
+  %0 = kiln.max_unpool(%x, %i, %s) {kernel_shape = array<i64: 2, 2>, strides = array<i64: 2, 2>} : (tensor<1x1x2x2xf32>, tensor<1x1x2x2xi64>, tensor<4xi64>) -> tensor<1x1x3x3xf32>
+  return %0 : tensor<1x1x3x3xf32>
+}
+
+// -----
+
+func.func @max_unpool_kernel(%x: tensor<1x1x2x2xf32>, %i: tensor<1x1x2x2xi64>) -> tensor<1x1x4x4xf32> {
+  // expected-error @+1 {{'kiln.max_unpool' op needs a positive kernel_shape and strides and non-negative pads for each of the 2 spatial dims}}
+  %0 = kiln.max_unpool(%x, %i) {kernel_shape = array<i64: 2>, strides = array<i64: 2, 2>} : (tensor<1x1x2x2xf32>, tensor<1x1x2x2xi64>) -> tensor<1x1x4x4xf32>
+  return %0 : tensor<1x1x4x4xf32>
+}
+
+// -----
+
+func.func @max_unpool_indices(%x: tensor<1x1x2x2xf32>, %i: tensor<1x1x2x2xf32>) -> tensor<1x1x4x4xf32> {
+  // expected-error @+1 {{'kiln.max_unpool' op needs X and integer indices I of one shape with spatial dims}}
+  %0 = kiln.max_unpool(%x, %i) {kernel_shape = array<i64: 2, 2>, strides = array<i64: 2, 2>} : (tensor<1x1x2x2xf32>, tensor<1x1x2x2xf32>) -> tensor<1x1x4x4xf32>
+  return %0 : tensor<1x1x4x4xf32>
+}

@@ -1,9 +1,12 @@
 #!/usr/bin/env python3
 """Writes seeded random inputs of an ONNX model and ONNX Runtime's outputs
 for them as .npy files (input_K.npy, output_K.npy), the reference Kiln's
-end-to-end tests compare with.
+end-to-end tests compare with. --onnx-reference computes the outputs with
+the ONNX reference evaluator instead, for what ONNX Runtime does not
+implement.
 
   ort_reference.py MODEL.onnx OUTDIR [--shape NAME:DxD ...] [--seed N]
+      [--onnx-reference]
 """
 import argparse
 import os
@@ -19,6 +22,7 @@ def main():
     ap.add_argument("outdir")
     ap.add_argument("--shape", action="append", default=[])
     ap.add_argument("--seed", type=int, default=0)
+    ap.add_argument("--onnx-reference", action="store_true")
     args = ap.parse_args()
     shapes = {}
     for s in args.shape:
@@ -38,10 +42,16 @@ def main():
             x = rng.integers(0, 4, dims).astype(dtype)
         feeds[vi.name] = x
         np.save(os.path.join(args.outdir, "input_%d.npy" % k), x)
-    opts = ort.SessionOptions()
-    opts.intra_op_num_threads = 1
-    sess = ort.InferenceSession(args.model, opts, providers=["CPUExecutionProvider"])
-    for k, y in enumerate(sess.run(None, feeds)):
+    if args.onnx_reference:
+        from onnx.reference import ReferenceEvaluator
+
+        outputs = ReferenceEvaluator(model).run(None, feeds)
+    else:
+        opts = ort.SessionOptions()
+        opts.intra_op_num_threads = 1
+        sess = ort.InferenceSession(args.model, opts, providers=["CPUExecutionProvider"])
+        outputs = sess.run(None, feeds)
+    for k, y in enumerate(outputs):
         np.save(os.path.join(args.outdir, "output_%d.npy" % k), y)
 
 

@@ -1680,7 +1680,7 @@ def Kiln_ReverseSequenceOp : Kiln_OnnxOp<"reverse_sequence", "ReverseSequence", 
     AnyType:$Y);
 }
 
-def Kiln_RoiAlignOp : Kiln_OnnxOp<"roi_align", "RoiAlign", 22, 10, "sss", "s",
+def Kiln_RoiAlignOp : Kiln_OnnxOp<"roi_align", "RoiAlign", 22, 16, "sss", "s",
     [Pure]> {
   let arguments = (ins
     AnyType:$X,
