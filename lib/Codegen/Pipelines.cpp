@@ -41,7 +41,7 @@ void kiln::buildCpuCodegenPipeline(OpPassManager &pm,
           ? "scf-forall-to-parallel,convert-scf-to-openmp,canonicalize,"
           : "scf-forall-to-for,";
   addPipeline(
-      pm, "func.func(kiln-flatten-empty-tensors,linalg-fuse-elementwise-ops,"
+      pm, "func.func(kiln-flatten-empty-tensors,kiln-fuse-elementwise,"
           "kiln-conv-to-gemm,"
           "kiln-cpu-tile-and-vectorize),"
           "canonicalize,cse,"

@@ -22,6 +22,31 @@ def KilnCopyToLinalg : Pass<"kiln-copy-to-linalg", "::mlir::func::FuncOp"> {
   let dependentDialects = ["::mlir::linalg::LinalgDialect"];
 }
 
+def KilnFuseElementwise
+    : Pass<"kiln-fuse-elementwise", "::mlir::func::FuncOp"> {
+  let summary = "Fuses elementwise producers into consumers that read each "
+                "of their elements once";
+  let description = [{
+    Upstream elementwise fusion (`linalg-fuse-elementwise-ops`) with a
+    control that keeps work from multiplying: a producer `linalg.generic`
+    is fused into its consumer only if it has one use and the consumer
+    reads it through a permutation of all its loops, so every produced
+    element is computed once. Fusing the GELU before a matmul into the
+    matmul (read through (m, k), recomputed for every n) is refused; fusing
+    it into a bias add or a reduction that reads it once is done.
+
+    ```mlir
+    %g = linalg.generic {..., iterator_types = ["parallel", "parallel"]}
+           ins(%x) ... { math.erf ... }          // one use: %mm
+    %mm = linalg.generic {indexing_maps = [(m, k, n) -> (m, k), ...]}
+           ins(%g, %w) ...                       // stays separate
+    ```
+  }];
+  let dependentDialects = ["::mlir::linalg::LinalgDialect",
+                           "::mlir::tensor::TensorDialect",
+                           "::mlir::affine::AffineDialect"];
+}
+
 def KilnFlattenEmptyTensors
     : Pass<"kiln-flatten-empty-tensors", "::mlir::func::FuncOp"> {
   let summary = "Gives zero-element arguments and results a rank-1 type";

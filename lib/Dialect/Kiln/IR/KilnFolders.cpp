@@ -259,3 +259,99 @@ OpFoldResult GatherOp::fold(FoldAdaptor adaptor) {
   }
   return DenseElementsAttr::get(type, out);
 }
+
+OpFoldResult EqualOp::fold(FoldAdaptor adaptor) {
+  auto a = dense(adaptor.getA()), b = dense(adaptor.getB());
+  auto type = staticResult(*this);
+  if (!a || !b || !type || a.getElementType() != b.getElementType())
+    return {};
+  ArrayRef<int64_t> as = a.getType().getShape(), bs = b.getType().getShape(),
+                    os = type.getShape();
+  bool isInt = isa<IntegerType>(a.getElementType());
+  if (!isInt && !isa<FloatType>(a.getElementType()))
+    return {};
+  SmallVector<bool> out;
+  for (int64_t i = 0; i < type.getNumElements(); ++i) {
+    int64_t ia = broadcastIndex(os, as, i), ib = broadcastIndex(os, bs, i);
+    out.push_back(isInt ? a.getValues<APInt>()[ia] == b.getValues<APInt>()[ib]
+                        : a.getValues<APFloat>()[ia].compare(
+                              b.getValues<APFloat>()[ib]) == APFloat::cmpEqual);
+  }
+  return DenseElementsAttr::get(type, out);
+}
+
+OpFoldResult WhereOp::fold(FoldAdaptor adaptor) {
+  auto c = dense(adaptor.getCondition()), x = dense(adaptor.getX()),
+       y = dense(adaptor.getY());
+  auto type = staticResult(*this);
+  if (!c || !x || !y || !type || x.getElementType() != type.getElementType() ||
+      y.getElementType() != type.getElementType())
+    return {};
+  ArrayRef<int64_t> os = type.getShape();
+  auto cv = llvm::to_vector(c.getValues<bool>());
+  auto xv = llvm::to_vector(x.getValues<Attribute>());
+  auto yv = llvm::to_vector(y.getValues<Attribute>());
+  SmallVector<Attribute> out;
+  for (int64_t i = 0; i < type.getNumElements(); ++i)
+    out.push_back(cv[broadcastIndex(os, c.getType().getShape(), i)]
+                      ? xv[broadcastIndex(os, x.getType().getShape(), i)]
+                      : yv[broadcastIndex(os, y.getType().getShape(), i)]);
+  return DenseElementsAttr::get(type, out);
+}
+
+OpFoldResult ConstantOfShapeOp::fold(FoldAdaptor) {
+  auto type = staticResult(*this);
+  if (!type || type.getNumElements() > kMaxFoldElements)
+    return {};
+  if (!getValue())
+    return DenseElementsAttr::get(type,
+                                  FloatAttr::get(type.getElementType(), 0.0));
+  auto v = dyn_cast<DenseElementsAttr>(*getValue());
+  if (!v || v.getNumElements() != 1 ||
+      v.getElementType() != type.getElementType())
+    return {};
+  return DenseElementsAttr::get(type, v.getValues<Attribute>()[0]);
+}
+
+OpFoldResult SliceOp::fold(FoldAdaptor adaptor) {
+  // 1-D slices of constants (shape vectors); the result type already has
+  // the extent, so only the start and step are needed.
+  auto data = dense(adaptor.getData());
+  auto type = staticResult(*this);
+  if (!data || !type || type.getRank() != 1 ||
+      type.getElementType() != data.getElementType())
+    return {};
+  auto starts = getConstantInts(getStarts());
+  std::optional<SmallVector<int64_t>> steps = SmallVector<int64_t>{1};
+  if (getSteps())
+    steps = getConstantInts(getSteps());
+  if (!starts || !steps || starts->size() != 1 || steps->size() != 1)
+    return {};
+  int64_t n = data.getNumElements(), s = (*starts)[0], step = (*steps)[0];
+  if (s < 0)
+    s += n;
+  s = std::clamp<int64_t>(s, 0, step > 0 ? n : n - 1);
+  auto values = llvm::to_vector(data.getValues<Attribute>());
+  SmallVector<Attribute> out;
+  for (int64_t i = 0; i < type.getNumElements(); ++i) {
+    int64_t k = s + i * step;
+    if (k < 0 || k >= n)
+      return {};
+    out.push_back(values[k]);
+  }
+  return DenseElementsAttr::get(type, out);
+}
+
+OpFoldResult RangeOp::fold(FoldAdaptor) {
+  auto type = staticResult(*this);
+  auto it = type ? dyn_cast<IntegerType>(type.getElementType()) : nullptr;
+  if (!it || type.getNumElements() > kMaxFoldElements)
+    return {};
+  auto s = getConstantInts(getStart()), d = getConstantInts(getDelta());
+  if (!s || !d || s->size() != 1 || d->size() != 1)
+    return {};
+  SmallVector<APInt> out;
+  for (int64_t i = 0; i < type.getNumElements(); ++i)
+    out.push_back(APInt(it.getWidth(), (*s)[0] + i * (*d)[0], true));
+  return DenseElementsAttr::get(type, out);
+}

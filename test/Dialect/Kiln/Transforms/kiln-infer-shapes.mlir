@@ -62,3 +62,44 @@ func.func @shape_operands(%x: tensor<2x3x4xf32>, %i: tensor<5xi64>) -> tensor<?x
   %6 = kiln.gather(%x, %i) {axis = 1 : i64} : (tensor<2x3x4xf32>, tensor<5xi64>) -> tensor<*xf32>
   return %0 : tensor<?x?xf32>
 }
+
+// -----
+
+// The torch-exported Expand idiom: the target shape goes through
+// ConstantOfShape, Mul, Equal and Where. Each op is folded as soon as its
+// types are known, so the Expand after it sees a constant shape in the
+// same pass, and a Range and Slice on constants get static lengths.
+
+// CHECK-LABEL: func.func @expand_idiom
+// CHECK-SAME:    -> (tensor<3x4xf32>, tensor<5xi64>, tensor<2xi64>)
+// CHECK-DAG:     %[[SL:.+]] = kiln.constant dense<[4, 3]> : tensor<2xi64>
+// CHECK-DAG:     %[[R:.+]] = kiln.constant dense<[2, 5, 8, 11, 14]> : tensor<5xi64>
+// CHECK-DAG:     %[[SHAPE:.+]] = kiln.constant dense<[3, 1]> : tensor<2xi64>
+// CHECK-NOT:     kiln.constant_of_shape
+// CHECK-NOT:     kiln.equal
+// CHECK-NOT:     kiln.where
+// CHECK:         %[[Y:.+]] = kiln.expand(%{{.+}}, %[[SHAPE]]){{.*}} -> tensor<3x4xf32>
+// CHECK:         return %[[Y]], %[[R]], %[[SL]]
+func.func @expand_idiom(%x: tensor<1x4xf32>) -> (tensor<?x?xf32>, tensor<?xi64>, tensor<?xi64>) {
+  %two = kiln.constant dense<2> : tensor<1xi64>
+  %m1 = kiln.constant dense<-1> : tensor<i64>
+  %target = kiln.constant dense<[3, -1]> : tensor<2xi64>
+  %ones = kiln.constant_of_shape(%two) {value = dense<1> : tensor<1xi64>} : (tensor<1xi64>) -> tensor<?xi64>
+  %neg = kiln.mul(%ones, %m1) : (tensor<?xi64>, tensor<i64>) -> tensor<?xi64>
+  %eq = kiln.equal(%target, %neg) : (tensor<2xi64>, tensor<?xi64>) -> tensor<?xi1>
+  %shape = kiln.where(%eq, %ones, %target) : (tensor<?xi1>, tensor<?xi64>, tensor<2xi64>) -> tensor<?xi64>
+  %y = kiln.expand(%x, %shape) : (tensor<1x4xf32>, tensor<?xi64>) -> tensor<?x?xf32>
+  %s = kiln.constant dense<2> : tensor<i64>
+  %l = kiln.constant dense<16> : tensor<i64>
+  %d = kiln.constant dense<3> : tensor<i64>
+  %r = kiln.range(%s, %l, %d) : (tensor<i64>, tensor<i64>, tensor<i64>) -> tensor<?xi64>
+  %v = kiln.constant dense<[1, 2, 3, 4]> : tensor<4xi64>
+  %st = kiln.constant dense<-1> : tensor<1xi64>
+  %en = kiln.constant dense<-5> : tensor<1xi64>
+  %ax = kiln.constant dense<0> : tensor<1xi64>
+  %sp = kiln.constant dense<-1> : tensor<1xi64>
+  %sl = kiln.slice(%v, %st, %en, %ax, %sp) : (tensor<4xi64>, tensor<1xi64>, tensor<1xi64>, tensor<1xi64>, tensor<1xi64>) -> tensor<?xi64>
+  %one = kiln.constant dense<1> : tensor<1xi64>
+  %sl2 = kiln.slice(%sl, %ax, %two, %ax, %one) : (tensor<?xi64>, tensor<1xi64>, tensor<1xi64>, tensor<1xi64>, tensor<1xi64>) -> tensor<?xi64>
+  return %y, %r, %sl2 : tensor<?x?xf32>, tensor<?xi64>, tensor<?xi64>
+}

@@ -389,6 +389,7 @@ def Kiln_ConstantOfShapeOp : Kiln_OnnxOp<"constant_of_shape", "ConstantOfShape",
     OptionalAttr<ElementsAttr>:$value);
   let results = (outs
     AnyType:$output);
+  let hasFolder = 1;
 }
 
 def Kiln_ConvOp : Kiln_OnnxOp<"conv", "Conv", 22, 1, "sso", "s",
@@ -603,6 +604,7 @@ def Kiln_EqualOp : Kiln_OnnxOp<"equal", "Equal", 19, 7, "ss", "s",
     AnyType:$B);
   let results = (outs
     AnyType:$C);
+  let hasFolder = 1;
   let inferRule = "Compare";
 }
 
@@ -1499,6 +1501,7 @@ def Kiln_RangeOp : Kiln_OnnxOp<"range", "Range", 27, 11, "sss", "s",
     DefaultValuedAttr<I64Attr, "1">:$stash_type);
   let results = (outs
     AnyType:$output);
+  let hasFolder = 1;
 }
 
 def Kiln_ReciprocalOp : Kiln_OnnxOp<"reciprocal", "Reciprocal", 13, 6, "s", "s",
@@ -1929,6 +1932,7 @@ def Kiln_SliceOp : Kiln_OnnxOp<"slice", "Slice", 13, 10, "sssoo", "s",
     Optional<AnyType>:$steps);
   let results = (outs
     AnyType:$output);
+  let hasFolder = 1;
 }
 
 def Kiln_SoftmaxOp : Kiln_OnnxOp<"softmax", "Softmax", 13, 13, "s", "s",
@@ -2234,6 +2238,7 @@ def Kiln_WhereOp : Kiln_OnnxOp<"where", "Where", 16, 9, "sss", "s",
     AnyType:$Y);
   let results = (outs
     AnyType:$output);
+  let hasFolder = 1;
 }
 
 def Kiln_XorOp : Kiln_OnnxOp<"xor", "Xor", 7, 7, "ss", "s",
