@@ -6,7 +6,8 @@
 include "mlir/Pass/PassBase.td"
 
 def ConvertKilnToLinalg : Pass<"convert-kiln-to-linalg", "::mlir::func::FuncOp"> {
-  let summary = "Lowers kiln ops to linalg, tensor, arith and math on tensors";
+  let summary =
+      "Lowers kiln ops to linalg, tensor, scf, arith and math on tensors";
   let description = [{
     Rewrites every kiln op into upstream dialects on tensors: elementwise ops
     (with ONNX broadcasting) into `linalg.generic`, MatMul and Gemm into
@@ -14,8 +15,8 @@ def ConvertKilnToLinalg : Pass<"convert-kiln-to-linalg", "::mlir::func::FuncOp">
     over a `tensor.pad`, pooling into `linalg.pooling_*`, reductions into
     reducing `linalg.generic`s, Softmax through `linalg.softmax`'s
     decomposition, and data movement (Reshape, Transpose, Concat, Slice,
-    Gather, ...) into `tensor` and `linalg` ops. Constants become
-    `arith.constant`.
+    Gather, ...) into `tensor` and `linalg` ops, RNN, GRU and LSTM into an
+    `scf.for` over the time steps. Constants become `arith.constant`.
 
     Shapes must be static: import with `--input-shape` and run
     `-kiln-infer-shapes` first. An op without a lowering, or with a dynamic
@@ -35,7 +36,8 @@ def ConvertKilnToLinalg : Pass<"convert-kiln-to-linalg", "::mlir::func::FuncOp">
   }];
   let dependentDialects = [
     "::mlir::linalg::LinalgDialect", "::mlir::tensor::TensorDialect",
-    "::mlir::arith::ArithDialect", "::mlir::math::MathDialect"
+    "::mlir::arith::ArithDialect", "::mlir::math::MathDialect",
+    "::mlir::scf::SCFDialect"
   ];
 }
 
