@@ -6,7 +6,8 @@
 include "mlir/Pass/PassBase.td"
 
 def ConvertKilnToLinalg : Pass<"convert-kiln-to-linalg", "::mlir::func::FuncOp"> {
-  let summary = "Lowers kiln ops to linalg, tensor, arith and math on tensors";
+  let summary =
+      "Lowers kiln ops to linalg, tensor, scf, arith and math on tensors";
   let description = [{
     Rewrites every kiln op into upstream dialects on tensors: elementwise ops
     (with ONNX broadcasting) into `linalg.generic`, MatMul and Gemm into
@@ -14,9 +15,11 @@ def ConvertKilnToLinalg : Pass<"convert-kiln-to-linalg", "::mlir::func::FuncOp">
     over a `tensor.pad`, pooling into `linalg.pooling_*`, reductions into
     reducing `linalg.generic`s, Softmax through `linalg.softmax`'s
     decomposition, and data movement (Reshape, Transpose, Concat, Slice,
-    Gather, ...) into `tensor` and `linalg` ops. Constants become
-    `arith.constant`. Loops whose trip count is known only at run time
-    (RoiAlign's adaptive sampling grid) are `scf.for`s in a generic's body.
+    Gather, ...) into `tensor` and `linalg` ops, RNN, GRU and LSTM into an
+    `scf.for` over the time steps. Constants become `arith.constant`. Loops
+    whose trip count is known only at run time (RoiAlign's adaptive sampling
+    grid) are `scf.for`s in a generic's body; an operand known only at run
+    time that picks a dim (CumSum's axis) becomes an `scf.index_switch`.
 
     Shapes must be static: import with `--input-shape` and run
     `-kiln-infer-shapes` first. An op without a lowering, or with a dynamic
