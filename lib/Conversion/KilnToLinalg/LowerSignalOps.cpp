@@ -24,10 +24,11 @@ using utils::IteratorType;
 
 /// The single element of a scalar or one-element tensor.
 Value extractScalar(OpBuilder &b, Location loc, Value t) {
-  auto tt = cast<RankedTensorType>(t.getType());
-  Value zero = arith::ConstantIndexOp::create(b, loc, 0);
-  return tensor::ExtractOp::create(b, loc, t,
-                                   SmallVector<Value>(tt.getRank(), zero));
+  int64_t rank = cast<RankedTensorType>(t.getType()).getRank();
+  SmallVector<Value> zeros;
+  if (rank)
+    zeros.assign(rank, arith::ConstantIndexOp::create(b, loc, 0));
+  return tensor::ExtractOp::create(b, loc, t, zeros);
 }
 
 /// A `linalg.index` read as an i64.
