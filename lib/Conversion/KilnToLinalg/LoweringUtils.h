@@ -82,13 +82,16 @@ Value padTensor(OpBuilder &b, Location loc, Value x, ArrayRef<int64_t> low,
 /// op) when it is but cannot be lowered, else the replacement values.
 using LoweringResult = std::optional<FailureOr<SmallVector<Value>>>;
 
-/// Einsum, LRN, ReverseSequence, MeanVarianceNormalization, Det
+/// Einsum, LRN, ReverseSequence, MeanVarianceNormalization
 /// (LowerMiscOps.cpp).
 LoweringResult lowerMiscOp(OpBuilder &b, Operation *op);
 /// RNN, GRU, LSTM (LowerRecurrentOps.cpp).
 LoweringResult lowerRecurrentOp(OpBuilder &b, Operation *op);
 /// GridSample, RoiAlign, MaxUnpool (LowerSamplingOps.cpp).
 LoweringResult lowerSamplingOp(OpBuilder &b, Operation *op);
+/// TopK, HannWindow, HammingWindow, BlackmanWindow, DFT, STFT,
+/// MelWeightMatrix, Det (LowerSignalOps.cpp).
+LoweringResult lowerSignalOp(OpBuilder &b, Operation *op);
 
 } // namespace kiln::lowering
 

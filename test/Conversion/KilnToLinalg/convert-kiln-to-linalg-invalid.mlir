@@ -298,3 +298,100 @@ func.func @rnn_bias_shape(%x: tensor<4x2x3xf32>, %w: tensor<1x5x3xf32>, %r: tens
   %0 = kiln.rnn(%x, %w, %r, %b) : (tensor<4x2x3xf32>, tensor<1x5x3xf32>, tensor<1x5x5xf32>, tensor<1x8xf32>) -> (none, tensor<1x2x5xf32>)
   return %0 : tensor<1x2x5xf32>
 }
+
+// -----
+
+func.func @top_k_axis(%x: tensor<3x4xf32>, %k: tensor<1xi64>) -> (tensor<3x2xf32>, tensor<3x2xi64>) {
+  // expected-error @+1 {{'kiln.topk' op axis 2 is out of range for rank 2}}
+  %v, %i = kiln.topk(%x, %k) {axis = 2 : i64} : (tensor<3x4xf32>, tensor<1xi64>) -> (tensor<3x2xf32>, tensor<3x2xi64>)
+  return %v, %i : tensor<3x2xf32>, tensor<3x2xi64>
+}
+
+// -----
+
+func.func @top_k_shape(%x: tensor<3x4xf32>, %k: tensor<1xi64>) -> (tensor<3x5xf32>, tensor<3x5xi64>) {
+  // expected-error @+1 {{'kiln.topk' op needs values and indices of one shape, the input's but for at most its extent along the axis}}
+  %v, %i = kiln.topk(%x, %k) {axis = 1 : i64} : (tensor<3x4xf32>, tensor<1xi64>) -> (tensor<3x5xf32>, tensor<3x5xi64>)
+  return %v, %i : tensor<3x5xf32>, tensor<3x5xi64>
+}
+
+// -----
+
+func.func @hann_window_rank(%n: tensor<i32>) -> tensor<2x5xf32> {
+  // expected-error @+1 {{'kiln.hann_window' op needs a result of rank 1, got 'tensor<2x5xf32>'}}
+  %0 = kiln.hann_window(%n) : (tensor<i32>) -> tensor<2x5xf32>
+  return %0 : tensor<2x5xf32>
+}
+
+// -----
+
+func.func @dft_components(%x: tensor<1x10x3xf32>) -> tensor<1x10x2xf32> {
+  // expected-error @+1 {{'kiln.dft' op needs an input whose last dim is 1 (real) or 2 (complex), got 'tensor<1x10x3xf32>'}}
+  %0 = kiln.dft(%x, none, none) : (tensor<1x10x3xf32>) -> tensor<1x10x2xf32>
+  return %0 : tensor<1x10x2xf32>
+}
+
+// -----
+
+func.func @dft_axis_not_constant(%x: tensor<1x10x1xf32>, %a: tensor<i64>) -> tensor<1x10x2xf32> {
+  // expected-error @+1 {{'kiln.dft' op needs a constant scalar axis}}
+  %0 = kiln.dft(%x, none, %a) : (tensor<1x10x1xf32>, tensor<i64>) -> tensor<1x10x2xf32>
+  return %0 : tensor<1x10x2xf32>
+}
+
+// -----
+
+func.func @dft_axis_range(%x: tensor<1x10x1xf32>) -> tensor<1x10x2xf32> {
+  %a = kiln.constant dense<2> : tensor<i64>
+  // expected-error @+1 {{'kiln.dft' op axis 2 is out of range for an input of rank 3}}
+  %0 = kiln.dft(%x, none, %a) : (tensor<1x10x1xf32>, tensor<i64>) -> tensor<1x10x2xf32>
+  return %0 : tensor<1x10x2xf32>
+}
+
+// -----
+
+func.func @dft_result(%x: tensor<2x10x1xf32>) -> tensor<1x10x2xf32> {
+  // expected-error @+1 {{'kiln.dft' op result type 'tensor<1x10x2xf32>' is not the complex transform of 'tensor<2x10x1xf32>' along axis 1}}
+  %0 = kiln.dft(%x, none, none) : (tensor<2x10x1xf32>) -> tensor<1x10x2xf32>
+  return %0 : tensor<1x10x2xf32>
+}
+
+// -----
+
+func.func @stft_signal(%x: tensor<1x128xf32>, %s: tensor<i64>, %w: tensor<16xf32>) -> tensor<1x15x9x2xf32> {
+  // expected-error @+1 {{'kiln.stft' op needs a signal of shape [batch, length, 1 or 2], got 'tensor<1x128xf32>'}}
+  %0 = kiln.stft(%x, %s, %w, none) : (tensor<1x128xf32>, tensor<i64>, tensor<16xf32>) -> tensor<1x15x9x2xf32>
+  return %0 : tensor<1x15x9x2xf32>
+}
+
+// -----
+
+func.func @stft_result(%x: tensor<1x128x1xf32>, %s: tensor<i64>, %w: tensor<16xf32>) -> tensor<1x15x9xf32> {
+  // expected-error @+1 {{'kiln.stft' op needs a result of shape [batch, frames, bins, 2], got 'tensor<1x15x9xf32>'}}
+  %0 = kiln.stft(%x, %s, %w, none) : (tensor<1x128x1xf32>, tensor<i64>, tensor<16xf32>) -> tensor<1x15x9xf32>
+  return %0 : tensor<1x15x9xf32>
+}
+
+// -----
+
+func.func @stft_no_length(%x: tensor<1x128x1xf32>, %s: tensor<i64>) -> tensor<1x15x9x2xf32> {
+  // expected-error @+1 {{'kiln.stft' op needs a window or a frame_length}}
+  %0 = kiln.stft(%x, %s, none, none) : (tensor<1x128x1xf32>, tensor<i64>) -> tensor<1x15x9x2xf32>
+  return %0 : tensor<1x15x9x2xf32>
+}
+
+// -----
+
+func.func @mel_weight_matrix_rank(%a: tensor<i32>, %b: tensor<i32>, %c: tensor<i32>, %d: tensor<f32>, %e: tensor<f32>) -> tensor<72xf32> {
+  // expected-error @+1 {{'kiln.mel_weight_matrix' op needs a result of rank 2, got 'tensor<72xf32>'}}
+  %0 = kiln.mel_weight_matrix(%a, %b, %c, %d, %e) : (tensor<i32>, tensor<i32>, tensor<i32>, tensor<f32>, tensor<f32>) -> tensor<72xf32>
+  return %0 : tensor<72xf32>
+}
+
+// -----
+
+func.func @det_not_square(%x: tensor<3x2x3xf32>) -> tensor<3xf32> {
+  // expected-error @+1 {{'kiln.det' op needs float square matrices [..., M, M] and a result of the batch shape, got 'tensor<3x2x3xf32>' -> 'tensor<3xf32>'}}
+  %0 = kiln.det(%x) : (tensor<3x2x3xf32>) -> tensor<3xf32>
+  return %0 : tensor<3xf32>
+}
