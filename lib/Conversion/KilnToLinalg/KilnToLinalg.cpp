@@ -2819,9 +2819,18 @@ FailureOr<SmallVector<Value>> Lowering::lowerOp(Operation *op) {
     if (intAttr(op, "antialias", 0) != 0)
       return op->emitOpError("antialiased resizing is not lowered yet"),
              failure();
+    bool crop = ctm == "tf_crop_and_resize";
+    Value roi = crop ? getOnnxInput(op, 1) : Value();
+    if (crop &&
+        (!roi ||
+         cast<RankedTensorType>(roi.getType()).getNumElements() != 2 * rank))
+      return op->emitOpError("tf_crop_and_resize needs a roi of ")
+                 << 2 * rank << " values",
+             failure();
+    float extrapolation = floatAttr(op, "extrapolation_value", 0.0f);
     if (ctm != "half_pixel" && ctm != "pytorch_half_pixel" &&
         ctm != "align_corners" && ctm != "asymmetric" &&
-        ctm != "tf_half_pixel_for_nn")
+        ctm != "tf_half_pixel_for_nn" && !crop)
       return op->emitOpError("coordinate mode '")
                  << ctm << "' is not lowered yet",
              failure();
@@ -2871,10 +2880,19 @@ FailureOr<SmallVector<Value>> Lowering::lowerOp(Operation *op) {
           SmallVector<Value> fixed(rank);
           SmallVector<Value> coord(rank);
           SmallVector<int64_t> resized;
+          Value outside = scalarConst(nb, nl, nb.getI1Type(), 0);
+          // The sample, or the extrapolation value where a crop reaches
+          // outside the input.
+          auto finish = [&](Value v) -> Value {
+            if (!crop)
+              return v;
+            return arith::SelectOp::create(
+                nb, nl, outside, scalarConst(nb, nl, elt, extrapolation), v);
+          };
           for (int64_t d = 0; d < rank; ++d) {
             Value i = linalg::IndexOp::create(nb, nl, d);
             int64_t in = xt.getDimSize(d), out = rt.getDimSize(d);
-            if (in == out && !runtimeScales && scales[d] == 1.0) {
+            if (in == out && !runtimeScales && scales[d] == 1.0 && !crop) {
               fixed[d] = i;
               continue;
             }
@@ -2914,6 +2932,45 @@ FailureOr<SmallVector<Value>> Lowering::lowerOp(Operation *op) {
             } else if (ctm == "tf_half_pixel_for_nn") {
               c = arith::DivFOp::create(
                   nb, nl, arith::AddFOp::create(nb, nl, xf, fc(0.5)), s);
+            } else if (crop) {
+              // The roi (read at run time) gives the normalized start and
+              // end of the crop along d; samples outside the input take
+              // the extrapolation value.
+              auto roiAt = [&](int64_t k) {
+                return convertScalar(
+                    nb, nl,
+                    tensor::ExtractOp::create(
+                        nb, nl, roi,
+                        ValueRange{arith::ConstantIndexOp::create(nb, nl, k)}),
+                    f32);
+              };
+              Value st = roiAt(d), en = roiAt(rank + d);
+              Value span = fc(in - 1);
+              if (out > 1)
+                c = arith::AddFOp::create(
+                    nb, nl, arith::MulFOp::create(nb, nl, st, span),
+                    arith::MulFOp::create(
+                        nb, nl, xf,
+                        arith::DivFOp::create(
+                            nb, nl,
+                            arith::MulFOp::create(
+                                nb, nl, arith::SubFOp::create(nb, nl, en, st),
+                                span),
+                            fc(out - 1))));
+              else
+                c = arith::MulFOp::create(
+                    nb, nl,
+                    arith::MulFOp::create(
+                        nb, nl, arith::AddFOp::create(nb, nl, st, en), fc(0.5)),
+                    span);
+              outside = arith::OrIOp::create(
+                  nb, nl, outside,
+                  arith::OrIOp::create(
+                      nb, nl,
+                      arith::CmpFOp::create(nb, nl, arith::CmpFPredicate::OLT,
+                                            c, fc(0)),
+                      arith::CmpFOp::create(nb, nl, arith::CmpFPredicate::OGT,
+                                            c, span)));
             } else { // half_pixel, pytorch_half_pixel
               c = arith::SubFOp::create(
                   nb, nl,
@@ -2949,7 +3006,7 @@ FailureOr<SmallVector<Value>> Lowering::lowerOp(Operation *op) {
                     nb, nl, arith::SubFOp::create(nb, nl, c, fc(0.5)));
               coords[d] = clampIndex(r, d);
             }
-            return tensor::ExtractOp::create(nb, nl, x, coords);
+            return finish(tensor::ExtractOp::create(nb, nl, x, coords));
           }
           bool cubic = mode == "cubic";
           if (!cubic && mode != "linear")
@@ -3040,7 +3097,7 @@ FailureOr<SmallVector<Value>> Lowering::lowerOp(Operation *op) {
             acc = arith::AddFOp::create(nb, nl, acc,
                                         arith::MulFOp::create(nb, nl, v, w));
           }
-          return convertScalar(nb, nl, acc, elt);
+          return finish(convertScalar(nb, nl, acc, elt));
         }));
   }
 

@@ -395,3 +395,11 @@ func.func @det_not_square(%x: tensor<3x2x3xf32>) -> tensor<3xf32> {
   %0 = kiln.det(%x) : (tensor<3x2x3xf32>) -> tensor<3xf32>
   return %0 : tensor<3xf32>
 }
+
+// -----
+
+func.func @crop_without_roi(%x: tensor<1x1x4x4xf32>, %sizes: tensor<4xi64>) -> tensor<1x1x3x3xf32> {
+  // expected-error @+1 {{tf_crop_and_resize needs a roi of 8 values}}
+  %0 = kiln.resize(%x, none, none, %sizes) {coordinate_transformation_mode = "tf_crop_and_resize"} : (tensor<1x1x4x4xf32>, tensor<4xi64>) -> tensor<1x1x3x3xf32>
+  return %0 : tensor<1x1x3x3xf32>
+}
