@@ -477,9 +477,10 @@ int main(int argc, char **argv) {
                   maxRel);
       status = 1;
     } else {
-      std::printf("output %s: ok (%zu elements, max abs err %g, max rel err "
-                  "%g)\n",
-                  got.info.name.c_str(), n, maxAbs, maxRel);
+      std::printf("output %s: ok (%zu elements, shape %s, max abs err %g, max "
+                  "rel err %g)\n",
+                  got.info.name.c_str(), n, shapeString(got.info.shape).c_str(),
+                  maxAbs, maxRel);
     }
   }
 
