@@ -121,4 +121,19 @@ kiln_status kiln_session_run(kiln_session *session, const void *const *inputs,
   return toC(session->session.runRaw(inputs, outputs));
 }
 
+kiln_status kiln_session_output_shape(const kiln_session *session, size_t index,
+                                      size_t *out_rank,
+                                      const int64_t **out_shape) {
+  if (!session)
+    return cError("kiln_session_output_shape: null session");
+  if (index >= session->session.module().outputs().size())
+    return cError("kiln_session_output_shape: index out of range");
+  const auto &shape = session->session.outputShape(index);
+  if (out_rank)
+    *out_rank = shape.size();
+  if (out_shape)
+    *out_shape = shape.data();
+  return nullptr;
+}
+
 } // extern "C"

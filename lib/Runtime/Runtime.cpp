@@ -51,10 +51,17 @@ const char *kiln::rt::dtypeName(DType dtype) {
   return "unknown";
 }
 
+int TensorInfo::dynamicDim() const {
+  for (size_t d = 0; d < shape.size(); ++d)
+    if (shape[d] < 0)
+      return static_cast<int>(d);
+  return -1;
+}
+
 size_t TensorInfo::numElements() const {
   size_t n = 1;
   for (int64_t d : shape)
-    n *= static_cast<size_t>(d);
+    n *= static_cast<size_t>(d < 0 ? maxExtent : d);
   return n;
 }
 
@@ -102,9 +109,9 @@ Status Module::loadFromMemory(const void *data, size_t size,
   module->codeTarget = code->target();
   auto toInfos = [](const auto &sigs, std::vector<TensorInfo> &infos) {
     for (const auto &s : sigs)
-      infos.push_back(
-          {s.name(), static_cast<DType>(s.dtype()),
-           std::vector<int64_t>(s.shape().begin(), s.shape().end())});
+      infos.push_back({s.name(), static_cast<DType>(s.dtype()),
+                       std::vector<int64_t>(s.shape().begin(), s.shape().end()),
+                       s.max_extent()});
   };
   toInfos(proto.inputs(), module->inputInfos);
   toInfos(proto.outputs(), module->outputInfos);
@@ -146,6 +153,14 @@ Status Module::loadFromMemory(const void *data, size_t size,
 Session::Session(std::shared_ptr<const Module> module)
     : mod(std::move(module)) {
   size_t n = mod->inputs().size() + mod->outputs().size();
+  for (const TensorInfo &info : mod->outputs()) {
+    shapes.push_back(info.shape);
+    if (int d = info.dynamicDim(); d >= 0) {
+      shapes.back()[d] = 0;
+      extents.push_back(0);
+    }
+  }
+  n += extents.size();
   if (mod->arenaBytes()) {
     // 64-byte aligned, as the memory plan's offsets assume.
     arenaStorage.reset(new uint8_t[mod->arenaBytes() + 64]);
@@ -156,15 +171,52 @@ Session::Session(std::shared_ptr<const Module> module)
   args.resize(n);
 }
 
+/// Packs the valid part of a buffer of `shape` (with `maxExtent` at the
+/// data-dependent `dim`) that has `extent` there to its start, in place:
+/// one block of the inner dims per index of the outer ones.
+static void packPrefix(uint8_t *data, const std::vector<int64_t> &shape,
+                       int dim, int64_t maxExtent, int64_t extent,
+                       size_t elementSize) {
+  size_t outer = 1, inner = elementSize;
+  for (int d = 0; d < dim; ++d)
+    outer *= static_cast<size_t>(shape[d]);
+  for (size_t d = dim + 1; d < shape.size(); ++d)
+    inner *= static_cast<size_t>(shape[d]);
+  size_t valid = static_cast<size_t>(extent) * inner,
+         stride = static_cast<size_t>(maxExtent) * inner;
+  // Block o moves down to o * valid <= o * stride: never over a block not
+  // yet moved.
+  for (size_t o = 1; o < outer; ++o)
+    std::memmove(data + o * valid, data + o * stride, valid);
+}
+
 Status Session::runRaw(const void *const *inputs, void *const *outputs) {
   size_t ni = mod->inputs().size(), no = mod->outputs().size();
   for (size_t i = 0; i < ni; ++i)
     args[i] = const_cast<void *>(inputs[i]);
   for (size_t i = 0; i < no; ++i)
     args[ni + i] = outputs[i];
+  for (size_t k = 0; k < extents.size(); ++k)
+    args[ni + no + k] = &extents[k];
   if (arena)
-    args[ni + no] = arena;
+    args[ni + no + extents.size()] = arena;
   mod->entry(args.data());
+  size_t k = 0;
+  for (size_t i = 0; i < no; ++i) {
+    const TensorInfo &info = mod->outputs()[i];
+    int d = info.dynamicDim();
+    if (d < 0)
+      continue;
+    int64_t extent = extents[k++];
+    if (extent < 0 || extent > info.maxExtent)
+      return Status::error("the module's code gave output '" + info.name +
+                           "' an extent of " + std::to_string(extent) +
+                           ", outside [0, " + std::to_string(info.maxExtent) +
+                           "]");
+    shapes[i][d] = extent;
+    packPrefix(static_cast<uint8_t *>(outputs[i]), info.shape, d,
+               info.maxExtent, extent, dtypeSize(info.dtype));
+  }
   return Status::success();
 }
 
@@ -210,5 +262,16 @@ Status Session::run(const std::vector<TensorRef> &inputs,
     outputs[i].data.assign(outputs[i].info.byteSize(), 0);
     out.push_back(outputs[i].data.data());
   }
-  return runRaw(in.data(), out.data());
+  if (Status s = runRaw(in.data(), out.data()); !s.ok())
+    return s;
+  // Data-dependent outputs: their actual shape, and their valid bytes.
+  for (size_t i = 0; i < outputs.size(); ++i) {
+    TensorInfo &info = outputs[i].info;
+    if (info.dynamicDim() < 0)
+      continue;
+    info.shape = shapes[i];
+    info.maxExtent = 0;
+    outputs[i].data.resize(info.byteSize());
+  }
+  return Status::success();
 }

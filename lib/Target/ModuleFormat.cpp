@@ -68,24 +68,37 @@ bool kiln::parseModule(const void *data, size_t size, kmod::Module &module,
     error = "the module payload is truncated or corrupt";
     return false;
   }
-  auto checkSigs = [&](const auto &sigs, const char *what) {
+  auto checkSigs = [&](const auto &sigs, const char *what, bool allowDynamic) {
     for (const auto &s : sigs) {
       if (dataTypeSize(s.dtype()) == 0) {
         error = std::string(what) + " '" + s.name() +
                 "' has unsupported data type " + std::to_string(s.dtype());
         return false;
       }
-      for (int64_t d : s.shape())
+      // An output's extent may be data-dependent (-1, at most one), with
+      // an upper bound.
+      int dynamic = 0;
+      for (int64_t d : s.shape()) {
+        if (d == -1 && allowDynamic && !dynamic++)
+          continue;
         if (d < 0 || d > (int64_t(1) << 40)) {
           error = std::string(what) + " '" + s.name() +
                   "' has an invalid extent " + std::to_string(d);
           return false;
         }
+      }
+      if (dynamic ? s.max_extent() < 1 || s.max_extent() > (int64_t(1) << 40)
+                  : s.max_extent() != 0) {
+        error = std::string(what) + " '" + s.name() +
+                "' has an invalid upper bound " +
+                std::to_string(s.max_extent());
+        return false;
+      }
     }
     return true;
   };
-  if (!checkSigs(module.inputs(), "input") ||
-      !checkSigs(module.outputs(), "output"))
+  if (!checkSigs(module.inputs(), "input", false) ||
+      !checkSigs(module.outputs(), "output", true))
     return false;
   if (module.outputs_size() == 0) {
     error = "the module has no outputs";

@@ -1,12 +1,16 @@
 //===- RuntimeTest.cpp - the runtime's C++ and C APIs ---------------------===//
 //
 // Needs a module compiled from test/Import/basic.onnxtxt with a 1x3x8x8
-// input; its path comes in KILN_TEST_MODULE (test/unit/unit.test sets it).
+// input; its path comes in KILN_TEST_MODULE (test/unit/unit.test sets it),
+// and one of test/e2e/Inputs/data-dependent.mlir in KILN_TEST_DYNAMIC_MODULE.
 //
 //===----------------------------------------------------------------------===//
 
 #include "kiln/Runtime/Runtime.h"
 #include "kiln/Runtime/kiln_runtime.h"
+#include "kiln/Target/ModuleFormat.h"
+
+#include "kmod.pb.h"
 
 #include <gtest/gtest.h>
 
@@ -22,6 +26,18 @@ namespace {
 std::string modulePath() {
   const char *p = std::getenv("KILN_TEST_MODULE");
   return p ? p : "";
+}
+
+std::string dynamicModulePath() {
+  const char *p = std::getenv("KILN_TEST_DYNAMIC_MODULE");
+  return p ? p : "";
+}
+
+std::string readBytes(const std::string &path) {
+  std::ifstream in(path, std::ios::binary);
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
 }
 
 std::vector<float> input(int seed) {
@@ -161,6 +177,109 @@ TEST(RuntimeCApi, RunsAndReportsErrors) {
   kiln_status_free(bad);
   kiln_session_release(session);
   kiln_module_release(m);
+}
+
+// data-dependent.mlir on this x and c: NonZero [2x?], Compress along axis
+// 1 [3x?], Unique's [?] outputs and inverse_indices [12].
+const float kX[12] = {0, 2, 2, 0, 1.5f, 0, 2, 7, 0, 0, 1.5f, -3};
+const uint8_t kC[4] = {1, 0, 1, 1};
+
+TEST(RuntimeDynamic, DescribesDataDependentOutputs) {
+  std::shared_ptr<Module> m;
+  Status s = Module::load(dynamicModulePath(), m);
+  ASSERT_TRUE(s.ok()) << s.message();
+  ASSERT_EQ(m->outputs().size(), 6u);
+  const TensorInfo &nz = m->outputs()[0];
+  EXPECT_EQ(nz.shape, (std::vector<int64_t>{2, -1}));
+  EXPECT_EQ(nz.dynamicDim(), 1);
+  EXPECT_EQ(nz.maxExtent, 12);
+  EXPECT_EQ(nz.byteSize(), 2u * 12 * 8);
+  EXPECT_EQ(m->outputs()[4].dynamicDim(), -1);
+  EXPECT_EQ(m->outputs()[4].maxExtent, 0);
+}
+
+TEST(RuntimeDynamic, RunTrimsToTheActualShape) {
+  std::shared_ptr<Module> m;
+  ASSERT_TRUE(Module::load(dynamicModulePath(), m).ok());
+  Session session(m);
+  std::vector<HostTensor> out;
+  Status s = session.run({{"x", DType::Float, {3, 4}, kX, sizeof kX},
+                          {"c", DType::Bool, {4}, kC, sizeof kC}},
+                         out);
+  ASSERT_TRUE(s.ok()) << s.message();
+  // Seven nonzeros; the coordinates of the strided [2x12] bound, packed.
+  EXPECT_EQ(out[0].info.shape, (std::vector<int64_t>{2, 7}));
+  EXPECT_EQ(out[0].info.maxExtent, 0);
+  ASSERT_EQ(out[0].data.size(), 2u * 7 * 8);
+  std::vector<int64_t> coords(out[0].as<int64_t>(), out[0].as<int64_t>() + 14);
+  EXPECT_EQ(coords, (std::vector<int64_t>{0, 0, 1, 1, 1, 2, 2, //
+                                          1, 2, 0, 2, 3, 2, 3}));
+  EXPECT_EQ(out[1].info.shape, (std::vector<int64_t>{3, 3}));
+  std::vector<float> kept(out[1].as<float>(), out[1].as<float>() + 9);
+  EXPECT_EQ(kept, (std::vector<float>{0, 2, 0, 1.5f, 2, 7, 0, 1.5f, -3}));
+  std::vector<float> unique(out[2].as<float>(), out[2].as<float>() + 5);
+  EXPECT_EQ(out[2].info.shape, (std::vector<int64_t>{5}));
+  EXPECT_EQ(unique, (std::vector<float>{-3, 0, 1.5f, 2, 7}));
+  EXPECT_EQ(out[4].info.shape, (std::vector<int64_t>{12}));
+  EXPECT_EQ(session.outputShape(0), (std::vector<int64_t>{2, 7}));
+
+  // The C API: bound-sized buffers, packed, with the shape of the run.
+  kiln_module *cm = nullptr;
+  ASSERT_EQ(kiln_module_load(dynamicModulePath().c_str(), &cm), nullptr);
+  size_t rank, bytes;
+  const int64_t *shape;
+  ASSERT_EQ(kiln_module_tensor_info(cm, 1, 0, nullptr, nullptr, &rank, &shape,
+                                    &bytes),
+            nullptr);
+  EXPECT_EQ(shape[1], -1);
+  EXPECT_EQ(bytes, 2u * 12 * 8);
+  kiln_session *cs = nullptr;
+  ASSERT_EQ(kiln_session_create(cm, &cs), nullptr);
+  std::vector<std::vector<uint8_t>> buffers;
+  std::vector<void *> outs;
+  for (const TensorInfo &t : m->outputs())
+    outs.push_back(buffers.emplace_back(t.byteSize()).data());
+  const void *ins[] = {kX, kC};
+  ASSERT_EQ(kiln_session_run(cs, ins, nullptr, outs.data(), nullptr), nullptr);
+  ASSERT_EQ(kiln_session_output_shape(cs, 0, &rank, &shape), nullptr);
+  ASSERT_EQ(rank, 2u);
+  EXPECT_EQ(shape[1], 7);
+  EXPECT_EQ(std::vector<int64_t>(reinterpret_cast<int64_t *>(outs[0]),
+                                 reinterpret_cast<int64_t *>(outs[0]) + 14),
+            coords);
+  EXPECT_NE(kiln_session_output_shape(cs, 6, &rank, &shape), nullptr);
+  kiln_session_release(cs);
+  kiln_module_release(cm);
+}
+
+TEST(RuntimeDynamic, RejectsBadUpperBounds) {
+  std::string bytes = readBytes(dynamicModulePath());
+  kiln::kmod::Module proto;
+  std::string error;
+  ASSERT_TRUE(kiln::parseModule(bytes.data(), bytes.size(), proto, error))
+      << error;
+  auto rejects = [](const kiln::kmod::Module &bad, const char *what) {
+    std::string image = kiln::serializeModule(bad);
+    std::shared_ptr<Module> m;
+    Status s = Module::loadFromMemory(image.data(), image.size(), m);
+    EXPECT_FALSE(s.ok()) << what;
+    return s.message();
+  };
+  kiln::kmod::Module noBound = proto;
+  noBound.mutable_outputs(0)->set_max_extent(0);
+  EXPECT_NE(rejects(noBound, "a -1 extent without a bound")
+                .find("invalid upper bound"),
+            std::string::npos);
+  kiln::kmod::Module twoDynamic = proto;
+  twoDynamic.mutable_outputs(0)->set_shape(0, -1);
+  rejects(twoDynamic, "two -1 extents");
+  kiln::kmod::Module staticBound = proto;
+  staticBound.mutable_outputs(4)->set_max_extent(3);
+  rejects(staticBound, "a bound without a -1 extent");
+  kiln::kmod::Module dynamicInput = proto;
+  dynamicInput.mutable_inputs(0)->set_shape(0, -1);
+  dynamicInput.mutable_inputs(0)->set_max_extent(3);
+  rejects(dynamicInput, "a -1 input extent");
 }
 
 } // namespace

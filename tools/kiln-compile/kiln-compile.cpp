@@ -85,7 +85,12 @@ int fail(const llvm::Twine &message) {
   return 1;
 }
 
-/// Signature of `main` once shapes are static, with the ONNX names.
+/// Signature of `main` once shapes are static, with the ONNX names. An
+/// output whose extent along one dim depends on the data (the lowering
+/// marks it with `kiln.dynamic_dim` and returns its upper bound, and its
+/// valid extent as the result `kiln.extent_result`, after all the outputs)
+/// has a -1 there and the bound as `max_extent`; the extent results are
+/// buffers of the code, not outputs.
 bool collectSignature(func::FuncOp fn, kiln::kmod::Module &module,
                       std::string &error) {
   auto add = [&](Type t, DictionaryAttr attrs, const std::string &fallback,
@@ -114,6 +119,11 @@ bool collectSignature(func::FuncOp fn, kiln::kmod::Module &module,
     sig->set_dtype(static_cast<int32_t>(dt));
     for (int64_t d : rt.getShape())
       sig->add_shape(d);
+    if (auto dim = attrs ? attrs.getAs<IntegerAttr>("kiln.dynamic_dim")
+                         : IntegerAttr()) {
+      sig->set_max_extent(rt.getDimSize(dim.getInt()));
+      sig->set_shape(dim.getInt(), -1);
+    }
     return true;
   };
   auto type = fn.getFunctionType();
@@ -121,7 +131,20 @@ bool collectSignature(func::FuncOp fn, kiln::kmod::Module &module,
     if (!add(type.getInput(i), fn.getArgAttrDict(i),
              "input" + std::to_string(i), module.add_inputs()))
       return false;
+  // The extent results follow the outputs, in the order of their outputs.
+  unsigned numOutputs = type.getNumResults();
+  SmallVector<int64_t> extentResults;
   for (unsigned i = 0; i < type.getNumResults(); ++i)
+    if (auto e = fn.getResultAttrOfType<IntegerAttr>(i, "kiln.extent_result"))
+      extentResults.push_back(e.getInt());
+  numOutputs -= extentResults.size();
+  for (auto [k, e] : llvm::enumerate(extentResults))
+    if (e != static_cast<int64_t>(numOutputs + k)) {
+      error = "the extents of the data-dependent outputs are not the last "
+              "results of @main in output order";
+      return false;
+    }
+  for (unsigned i = 0; i < numOutputs; ++i)
     if (!add(type.getResult(i), fn.getResultAttrDict(i),
              "output" + std::to_string(i), module.add_outputs()))
       return false;
@@ -220,7 +243,9 @@ int main(int argc, char **argv) {
   for (unsigned i = 0; i < fn.getNumArguments(); ++i)
     fn.removeArgAttr(i, "kiln.name");
   for (unsigned i = 0; i < fn.getNumResults(); ++i)
-    fn.removeResultAttr(i, StringAttr::get(&context, "kiln.name"));
+    for (StringRef attr :
+         {"kiln.name", "kiln.dynamic_dim", "kiln.extent_result"})
+      fn.removeResultAttr(i, StringAttr::get(&context, attr));
   if (auto name = (*module)->getAttrOfType<StringAttr>("kiln.graph_name"))
     kmod.set_graph_name(name.str());
   kmod.set_producer("kiln-compile");
@@ -294,7 +319,11 @@ int main(int argc, char **argv) {
       llvm::errs() << "  output " << t.name() << ": dtype " << t.dtype()
                    << " [";
       llvm::interleave(t.shape(), llvm::errs(), "x");
-      llvm::errs() << "]\n";
+      llvm::errs() << "]";
+      if (t.max_extent())
+        llvm::errs() << " (-1: data-dependent, at most " << t.max_extent()
+                     << ")";
+      llvm::errs() << "\n";
     }
     llvm::errs() << "  memory plan: " << plan.buffers()
                  << " intermediate buffers; arena (peak) " << plan.arena_bytes()

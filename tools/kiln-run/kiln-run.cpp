@@ -65,7 +65,7 @@ int fail(const std::string &message) {
 std::string shapeString(const std::vector<int64_t> &shape) {
   std::string s = "[";
   for (size_t i = 0; i < shape.size(); ++i)
-    s += (i ? "x" : "") + std::to_string(shape[i]);
+    s += (i ? "x" : "") + (shape[i] < 0 ? "?" : std::to_string(shape[i]));
   return s + "]";
 }
 
@@ -382,9 +382,14 @@ int main(int argc, char **argv) {
     for (const auto &t : module->inputs())
       std::printf("  input  %s: %s%s\n", t.name.c_str(),
                   kiln::rt::dtypeName(t.dtype), shapeString(t.shape).c_str());
-    for (const auto &t : module->outputs())
-      std::printf("  output %s: %s%s\n", t.name.c_str(),
+    for (const auto &t : module->outputs()) {
+      std::printf("  output %s: %s%s", t.name.c_str(),
                   kiln::rt::dtypeName(t.dtype), shapeString(t.shape).c_str());
+      if (t.dynamicDim() >= 0)
+        std::printf(" (? depends on the data, at most %lld)",
+                    static_cast<long long>(t.maxExtent));
+      std::printf("\n");
+    }
     return 0;
   }
   const auto &ins = module->inputs();
@@ -472,9 +477,10 @@ int main(int argc, char **argv) {
                   maxRel);
       status = 1;
     } else {
-      std::printf("output %s: ok (%zu elements, max abs err %g, max rel err "
-                  "%g)\n",
-                  got.info.name.c_str(), n, maxAbs, maxRel);
+      std::printf("output %s: ok (%zu elements, shape %s, max abs err %g, max "
+                  "rel err %g)\n",
+                  got.info.name.c_str(), n, shapeString(got.info.shape).c_str(),
+                  maxAbs, maxRel);
     }
   }
 
@@ -482,9 +488,12 @@ int main(int argc, char **argv) {
     std::vector<const void *> in;
     for (auto &s : storage)
       in.push_back(s.data());
+    // Buffers of the signature's sizes: a data-dependent output needs its
+    // upper bound.
+    std::vector<std::vector<uint8_t>> outStorage;
     std::vector<void *> out;
-    for (auto &t : outputs)
-      out.push_back(t.data.data());
+    for (const TensorInfo &t : module->outputs())
+      out.push_back(outStorage.emplace_back(t.byteSize()).data());
     for (int i = 0; i < o.warmup; ++i)
       session.runRaw(in.data(), out.data());
     std::vector<double> ms;

@@ -23,7 +23,14 @@ def ConvertKilnToLinalg : Pass<"convert-kiln-to-linalg", "::mlir::func::FuncOp">
 
     Shapes must be static: import with `--input-shape` and run
     `-kiln-infer-shapes` first. An op without a lowering, or with a dynamic
-    shape, is an error that names the op.
+    shape, is an error that names the op. The one exception are results
+    whose extent along one dim depends on the data (NonZero,
+    NonMaxSuppression, Compress, Unique): where such a result is a graph
+    output, it is computed into its static upper bound and the function
+    returns, after all its results, a `tensor<i64>` with the valid extent;
+    the output carries `kiln.dynamic_dim` (the dim) and
+    `kiln.extent_result` (the index of that result). Such a result used by
+    any other op is an error.
 
     ```mlir
     // before

@@ -70,11 +70,20 @@ size_t dtypeSize(DType dtype);
 /// A readable name ("float32", "int64", ...).
 const char *dtypeName(DType dtype);
 
-/// The name, element type and shape of a module input or output.
+/// The name, element type and shape of a module input or output. An
+/// output whose extent along one dim depends on the data (NonZero's,
+/// say) has -1 there in the module's signature, and `maxExtent`, the upper
+/// bound of that extent; a run reports its actual shape.
 struct TensorInfo {
   std::string name;
   DType dtype = DType::Float;
   std::vector<int64_t> shape;
+  /// The upper bound of the -1 extent; 0 when the shape has none.
+  int64_t maxExtent = 0;
+  /// The dim whose extent depends on the data, or -1.
+  int dynamicDim() const;
+  /// Elements (bytes) of the shape, at the upper bound for a -1 extent:
+  /// the size of the buffer the output needs in `Session::runRaw`.
   size_t numElements() const;
   size_t byteSize() const { return numElements() * dtypeSize(dtype); }
 };
@@ -139,20 +148,32 @@ public:
   /// Runs the module on `inputs`, matched to the module's inputs by name
   /// (or by position when names are empty), each checked for data type,
   /// shape and byte size. `outputs` is resized and filled, in the module's
-  /// output order.
+  /// output order, each with its actual shape (a data-dependent extent
+  /// resolved).
   Status run(const std::vector<TensorRef> &inputs,
              std::vector<HostTensor> &outputs);
 
   /// Runs on raw buffers in the module's input and output order; each
-  /// buffer holds exactly `byteSize()` of its tensor. For callers that keep
-  /// their own buffers (no copies, no checks beyond the count).
+  /// buffer holds exactly `byteSize()` of its tensor (for an output with a
+  /// data-dependent extent: of its upper bound). For callers that keep
+  /// their own buffers (no copies, no checks beyond the count). An output
+  /// with a data-dependent extent comes back packed at the start of its
+  /// buffer, in row-major order of its actual shape, `outputShape(i)`.
   Status runRaw(const void *const *inputs, void *const *outputs);
+
+  /// The shape of output `i` from the last run: the signature's, with a
+  /// data-dependent extent as the run found it (0 before any run).
+  const std::vector<int64_t> &outputShape(size_t i) const { return shapes[i]; }
 
   const Module &module() const { return *mod; }
 
 private:
   std::shared_ptr<const Module> mod;
   std::vector<void *> args;
+  /// Per output with a data-dependent extent, in output order: the extent
+  /// the code writes.
+  std::vector<int64_t> extents;
+  std::vector<std::vector<int64_t>> shapes;
   // The session's arena: every intermediate tensor of a run lives here.
   std::unique_ptr<uint8_t[]> arenaStorage;
   uint8_t *arena = nullptr;

@@ -34,7 +34,9 @@ size_t kiln_module_num_inputs(const kiln_module *module);
 size_t kiln_module_num_outputs(const kiln_module *module);
 /* Describes input (is_output = 0) or output (is_output = 1) `index`.
    `out_dtype` is an ONNX TensorProto.DataType; the name and shape stay
-   valid while the module lives. */
+   valid while the module lives. An output whose extent along one dim
+   depends on the data has -1 there; its `out_bytes` is the size of its
+   upper bound, the buffer kiln_session_run needs. */
 kiln_status kiln_module_tensor_info(const kiln_module *module, int is_output,
                                     size_t index, const char **out_name,
                                     int32_t *out_dtype, size_t *out_rank,
@@ -45,10 +47,18 @@ kiln_status kiln_session_create(kiln_module *module,
                                 kiln_session **out_session);
 void kiln_session_release(kiln_session *session);
 /* Runs on buffers in the module's input and output order; the byte sizes
-   are checked against the signature. */
+   are checked against the signature. An output with a data-dependent
+   extent comes back packed at the start of its buffer, in row-major order
+   of the shape kiln_session_output_shape gives. */
 kiln_status kiln_session_run(kiln_session *session, const void *const *inputs,
                              const size_t *input_bytes, void *const *outputs,
                              const size_t *output_bytes);
+/* The shape of output `index` from the session's last run (the
+   signature's, with a data-dependent extent resolved); valid until the next
+   run. */
+kiln_status kiln_session_output_shape(const kiln_session *session, size_t index,
+                                      size_t *out_rank,
+                                      const int64_t **out_shape);
 
 #ifdef __cplusplus
 }

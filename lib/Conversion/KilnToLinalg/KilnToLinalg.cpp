@@ -1,8 +1,9 @@
 //===- KilnToLinalg.cpp - kiln ops to linalg/tensor/arith/math ------------===//
 //
 // Each kiln op is rewritten in place into upstream ops on tensors, in
-// program order. Shapes must be static; anything this file does not lower
-// is reported by op name.
+// program order. Shapes must be static, but for the data-dependent extents
+// of graph outputs (LowerDataDependentOps.cpp); anything this file does not
+// lower is reported by op name.
 //
 //===----------------------------------------------------------------------===//
 
@@ -533,13 +534,19 @@ bool lowersUnsigned(Operation *op) {
              FlattenOp, ExpandOp, ShapeOp, SizeOp, WhereOp, BitwiseAndOp,
              BitwiseOrOp, BitwiseXorOp, BitwiseNotOp, QuantizeLinearOp,
              DequantizeLinearOp, DynamicQuantizeLinearOp, ConvIntegerOp,
-             MatMulIntegerOp, QLinearConvOp, QLinearMatMulOp>(op);
+             MatMulIntegerOp, QLinearConvOp, QLinearMatMulOp, NonZeroOp,
+             CompressOp>(op);
 }
+
+/// A lowered data-dependent result (keyed by its upper bound tensor): the
+/// tensor<i64> of its valid extent and the dim that extent is along.
+using DataDependentExtents = DenseMap<Value, std::pair<Value, int64_t>>;
 
 class Lowering {
 public:
-  Lowering(IRRewriter &rewriter, const UnsignedOperands &unsignedOperands)
-      : b(rewriter), unsignedOperands(unsignedOperands) {}
+  Lowering(IRRewriter &rewriter, const UnsignedOperands &unsignedOperands,
+           DataDependentExtents &extents)
+      : b(rewriter), unsignedOperands(unsignedOperands), extents(extents) {}
 
   /// Replaces `op`; fails with a diagnostic naming it.
   LogicalResult lower(Operation *op);
@@ -566,6 +573,7 @@ private:
 
   IRRewriter &b;
   const UnsignedOperands &unsignedOperands;
+  DataDependentExtents &extents;
   /// Of the op being lowered: which operands, and whether its first result,
   /// were unsigned integers.
   SmallVector<bool> uns;
@@ -573,6 +581,21 @@ private:
 };
 
 LogicalResult Lowering::lower(Operation *op) {
+  // A data-dependent result is computed into its upper bound, which only
+  // the function's return can take (with the valid extent beside it).
+  SmallVector<DataDependentResult> dataDependent = dataDependentResults(op);
+  for (const DataDependentResult &d : dataDependent) {
+    OpResult r = op->getResult(d.result);
+    if (llvm::any_of(r.getUsers(),
+                     [](Operation *u) { return !isa<func::ReturnOp>(u); }))
+      return op->emitOpError("result #")
+             << d.result
+             << ": a data-dependent shape is supported only on a graph output";
+    auto t = cast<RankedTensorType>(r.getType());
+    SmallVector<int64_t> shape(t.getShape());
+    shape[d.dim] = d.bound;
+    r.setType(t.clone(shape));
+  }
   for (Type t :
        llvm::concat<Type>(op->getOperandTypes(), op->getResultTypes())) {
     auto r = dyn_cast<RankedTensorType>(t);
@@ -603,6 +626,14 @@ LogicalResult Lowering::lower(Operation *op) {
   auto results = lowerOp(op);
   if (failed(results))
     return failure();
+  // The valid extents of the data-dependent results follow the results.
+  unsigned n = op->getNumResults();
+  assert(results->size() == n + dataDependent.size() &&
+         "one extent per data-dependent result");
+  for (auto [d, extent] :
+       llvm::zip(dataDependent, ArrayRef(*results).drop_front(n)))
+    extents[(*results)[d.result]] = {extent, d.dim};
+  results->resize(n);
   b.replaceOp(op, *results);
   return success();
 }
@@ -3222,7 +3253,8 @@ FailureOr<SmallVector<Value>> Lowering::lowerOp(Operation *op) {
             .getResult(0));
   }
   for (auto entry :
-       {lowerMiscOp, lowerRecurrentOp, lowerSamplingOp, lowerSignalOp})
+       {lowerMiscOp, lowerRecurrentOp, lowerSamplingOp, lowerSignalOp,
+        lowerDataDependentOp})
     if (LoweringResult r = entry(b, op))
       return *r;
   return op->emitOpError("is not lowered to linalg yet"), failure();
@@ -3265,9 +3297,41 @@ struct ConvertKilnToLinalgPass
         fn.getFunctionBody().front().getArgumentTypes(), results));
 
     IRRewriter rewriter(&getContext());
+    DataDependentExtents extents;
     for (Operation *op : ops)
-      if (failed(Lowering(rewriter, unsignedOperands).lower(op)))
+      if (failed(Lowering(rewriter, unsignedOperands, extents).lower(op)))
         return signalPassFailure();
+    if (!extents.empty())
+      returnExtents(fn, extents);
+  }
+
+  /// Makes the function return its data-dependent results as their upper
+  /// bounds, each with a `kiln.dynamic_dim` attribute (the dim whose extent
+  /// depends on the data) and a `kiln.extent_result` one: the index of an
+  /// extra tensor<i64> result, after all the others, that holds the valid
+  /// extent.
+  void returnExtents(func::FuncOp fn, const DataDependentExtents &extents) {
+    auto ret =
+        cast<func::ReturnOp>(fn.getFunctionBody().front().getTerminator());
+    SmallVector<Value> operands(ret.getOperands());
+    SmallVector<Type> types(ret.getOperandTypes());
+    fn.setType(
+        FunctionType::get(fn.getContext(), fn.getArgumentTypes(), types));
+    Builder builder(fn.getContext());
+    for (unsigned i = 0, e = types.size(); i < e; ++i) {
+      auto it = extents.find(operands[i]);
+      if (it == extents.end())
+        continue;
+      auto [extent, dim] = it->second;
+      fn.setResultAttr(i, "kiln.dynamic_dim", builder.getI64IntegerAttr(dim));
+      fn.setResultAttr(i, "kiln.extent_result",
+                       builder.getI64IntegerAttr(operands.size()));
+      if (failed(fn.insertResult(operands.size(), extent.getType(),
+                                 builder.getDictionaryAttr({}))))
+        llvm_unreachable("a function takes a new result");
+      operands.push_back(extent);
+    }
+    ret->setOperands(operands);
   }
 };
 

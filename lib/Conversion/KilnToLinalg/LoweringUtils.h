@@ -93,6 +93,24 @@ LoweringResult lowerSamplingOp(OpBuilder &b, Operation *op);
 /// MelWeightMatrix, Det (LowerSignalOps.cpp).
 LoweringResult lowerSignalOp(OpBuilder &b, Operation *op);
 
+/// A result whose extent along one dim depends on the values of the op's
+/// inputs: that dim and the static upper bound of its extent.
+struct DataDependentResult {
+  unsigned result;
+  int64_t dim;
+  int64_t bound;
+};
+/// The data-dependent results of NonMaxSuppression, NonZero, Compress and
+/// Unique, in result order (LowerDataDependentOps.cpp). Empty for other ops
+/// and where the inputs have no static shape.
+SmallVector<DataDependentResult> dataDependentResults(Operation *op);
+/// NonMaxSuppression, NonZero, Compress, Unique (LowerDataDependentOps.cpp),
+/// once the results of `dataDependentResults` have their upper bound types:
+/// the replacements of the results (their valid part a prefix along the
+/// data-dependent dim), then one tensor<i64> per data-dependent result with
+/// its valid extent.
+LoweringResult lowerDataDependentOp(OpBuilder &b, Operation *op);
+
 } // namespace kiln::lowering
 
 #endif // KILN_LIB_CONVERSION_KILNTOLINALG_LOWERINGUTILS_H
