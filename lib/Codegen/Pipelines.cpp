@@ -47,6 +47,7 @@ void kiln::buildCpuCodegenPipeline(OpPassManager &pm,
           "canonicalize,cse,"
           "one-shot-bufferize{bufferize-function-boundaries "
           "function-boundary-type-conversion=identity-layout-map},"
+          "kiln-flatten-globals,"
           "buffer-results-to-out-params{hoist-static-allocs=true "
           "modify-public-functions=true},"
           "canonicalize,cse,canonicalize,kiln-plan-memory,"

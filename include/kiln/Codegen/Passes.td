@@ -47,6 +47,29 @@ def KilnFuseElementwise
                            "::mlir::affine::AffineDialect"];
 }
 
+def KilnFlattenGlobals : Pass<"kiln-flatten-globals", "::mlir::ModuleOp"> {
+  let summary = "Gives constant memref globals a 1-D type";
+  let description = [{
+    Each `memref.global` of rank 2 or more (the weights, after
+    bufferization) becomes a 1-D global over the same data, and each
+    `memref.get_global` of it a `memref.get_global` of the 1-D global plus a
+    `memref.expand_shape` back to the original type. LLVM then sees every
+    weight as one flat constant array instead of nested arrays of arrays,
+    which it builds, optimizes and frees element row by element row: on
+    ResNet-50 that took most of a minute of the compile.
+
+    ```mlir
+    memref.global "private" constant @w : memref<64x3x3x3xf32> = dense<...>
+    %0 = memref.get_global @w : memref<64x3x3x3xf32>
+    // becomes
+    memref.global "private" constant @w : memref<1728xf32> = dense<...>
+    %1 = memref.get_global @w : memref<1728xf32>
+    %0 = memref.expand_shape %1 [[0, 1, 2, 3]] output_shape [64, 3, 3, 3]
+    ```
+  }];
+  let dependentDialects = ["::mlir::memref::MemRefDialect"];
+}
+
 def KilnFlattenEmptyTensors
     : Pass<"kiln-flatten-empty-tensors", "::mlir::func::FuncOp"> {
   let summary = "Gives zero-element arguments and results a rank-1 type";
