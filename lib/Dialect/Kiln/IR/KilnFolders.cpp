@@ -58,7 +58,7 @@ int64_t broadcastIndex(ArrayRef<int64_t> outShape, ArrayRef<int64_t> inShape,
 
 template <typename IntFn, typename FloatFn>
 OpFoldResult foldBinary(Operation *op, ArrayRef<Attribute> operands,
-                        IntFn intFn, FloatFn floatFn) {
+                        IntFn intFn, FloatFn floatFn, bool floats = true) {
   if (operands.size() != 2)
     return {};
   auto a = dense(operands[0]), b = dense(operands[1]);
@@ -82,7 +82,7 @@ OpFoldResult foldBinary(Operation *op, ArrayRef<Attribute> operands,
     }
     return DenseElementsAttr::get(type, out);
   }
-  if (isa<FloatType>(type.getElementType())) {
+  if (floats && isa<FloatType>(type.getElementType())) {
     auto av = llvm::to_vector(a.getValues<APFloat>());
     auto bv = llvm::to_vector(b.getValues<APFloat>());
     SmallVector<APFloat> out;
@@ -354,4 +354,25 @@ OpFoldResult RangeOp::fold(FoldAdaptor) {
   for (int64_t i = 0; i < type.getNumElements(); ++i)
     out.push_back(APInt(it.getWidth(), (*s)[0] + i * (*d)[0], true));
   return DenseElementsAttr::get(type, out);
+}
+
+OpFoldResult ModOp::fold(FoldAdaptor adaptor) {
+  // Integers only: the result takes the divisor's sign (fmod = 0), or the
+  // dividend's (fmod = 1), as in ONNX; float Mod is left to the lowering.
+  bool fmod = getFmod() != 0;
+  return foldBinary(
+      *this, adaptor.getOperands(),
+      [fmod](const APInt &x, const APInt &y,
+             bool isUnsigned) -> std::optional<APInt> {
+        if (y.isZero())
+          return std::nullopt;
+        if (isUnsigned)
+          return x.urem(y);
+        APInt r = x.srem(y);
+        if (!fmod && !r.isZero() && (r.isNegative() != y.isNegative()))
+          r += y;
+        return r;
+      },
+      [](APFloat x, const APFloat &) { return x; },
+      /*floats=*/false);
 }

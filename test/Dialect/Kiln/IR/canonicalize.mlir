@@ -92,3 +92,22 @@ func.func @reshape_const() -> (tensor<2x2xi64>, tensor<4xi64>) {
   %2 = kiln.squeeze(%1, %axes) : (tensor<1x4xi64>, tensor<1xi64>) -> tensor<4xi64>
   return %0, %2 : tensor<2x2xi64>, tensor<4xi64>
 }
+
+// -----
+
+// Integer Mod folds with the divisor's sign (fmod = 0) or the dividend's
+// (fmod = 1); a zero divisor is left to run time.
+
+// CHECK-LABEL: func.func @fold_mod
+// CHECK-DAG:     kiln.constant dense<[1, -2, 2, -1]> : tensor<4xi64>
+// CHECK-DAG:     kiln.constant dense<[1, 1, -1, -1]> : tensor<4xi64>
+// CHECK:         kiln.mod
+func.func @fold_mod() -> (tensor<4xi64>, tensor<4xi64>, tensor<1xi64>) {
+  %a = kiln.constant dense<[7, 7, -7, -7]> : tensor<4xi64>
+  %b = kiln.constant dense<[3, -3, 3, -3]> : tensor<4xi64>
+  %z = kiln.constant dense<0> : tensor<1xi64>
+  %0 = kiln.mod(%a, %b) : (tensor<4xi64>, tensor<4xi64>) -> tensor<4xi64>
+  %1 = kiln.mod(%a, %b) {fmod = 1 : i64} : (tensor<4xi64>, tensor<4xi64>) -> tensor<4xi64>
+  %2 = kiln.mod(%z, %z) : (tensor<1xi64>, tensor<1xi64>) -> tensor<1xi64>
+  return %0, %1, %2 : tensor<4xi64>, tensor<4xi64>, tensor<1xi64>
+}

@@ -1204,6 +1204,7 @@ def Kiln_ModOp : Kiln_OnnxOp<"mod", "Mod", 28, 10, "ss", "s",
     DefaultValuedAttr<I64Attr, "0">:$fmod);
   let results = (outs
     AnyType:$C);
+  let hasFolder = 1;
   let inferRule = "Broadcast";
 }
 
