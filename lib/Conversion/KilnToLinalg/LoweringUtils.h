@@ -92,6 +92,9 @@ LoweringResult lowerSamplingOp(OpBuilder &b, Operation *op);
 /// TopK, HannWindow, HammingWindow, BlackmanWindow, DFT, STFT,
 /// MelWeightMatrix, Det (LowerSignalOps.cpp).
 LoweringResult lowerSignalOp(OpBuilder &b, Operation *op);
+/// Adagrad, Adam, Momentum of ai.onnx.preview.training
+/// (LowerTrainingOps.cpp).
+LoweringResult lowerTrainingOp(OpBuilder &b, Operation *op);
 
 } // namespace kiln::lowering
 
