@@ -4,6 +4,8 @@
 // libonnx's checker and shape inference where the model's opset is within
 // libonnx's reach, and builds a `func.func @main` of kiln ops. Nodes written
 // against an older opset than the one a kiln op follows are upgraded here.
+// Besides the default domain, the optimizers of `ai.onnx.preview.training`
+// (Adagrad, Adam, Momentum) import.
 //
 //===----------------------------------------------------------------------===//
 
@@ -42,6 +44,8 @@ namespace {
 //===----------------------------------------------------------------------===//
 
 struct OpInfo {
+  /// The ONNX domain, empty for the default one.
+  const char *domain;
   const char *onnxName;
   const char *mlirName;
   int sinceVersion;
@@ -55,21 +59,31 @@ struct OpInfo {
 };
 
 #define KILN_ONNX_MAX_OPSET(n) constexpr int kMaxOpset = n;
+#define KILN_ONNX_MAX_TRAINING_OPSET(n) constexpr int kMaxTrainingOpset = n;
 #include "OnnxOpTable.inc"
 #define KILN_ONNX_OP(...) {__VA_ARGS__},
 const OpInfo kOps[] = {
 #include "OnnxOpTable.inc"
 };
 constexpr int kMinOpset = 1;
+constexpr StringLiteral kTrainingDomain = "ai.onnx.preview.training";
+/// The default-domain opset assumed for a model that imports only the
+/// training domain: opset 12, released (ONNX 1.7) together with
+/// `ai.onnx.preview.training` opset 1, whose operators were defined against
+/// it. Such a model has no default-domain nodes (importNode rejects them),
+/// so the value only selects the libonnx checks and the `kiln.opset`
+/// recorded on the module, both of which accept it.
+constexpr int kTrainingOnlyDefaultOpset = 12;
 
-const OpInfo *lookupOp(StringRef name) {
+/// The operator `name` of `domain` (empty for the default one).
+const OpInfo *lookupOp(StringRef domain, StringRef name) {
   static const llvm::StringMap<const OpInfo *> table = [] {
     llvm::StringMap<const OpInfo *> m;
     for (const OpInfo &info : kOps)
-      m[info.onnxName] = &info;
+      m[(Twine(info.domain) + ":" + info.onnxName).str()] = &info;
     return m;
   }();
-  auto it = table.find(name);
+  auto it = table.find((domain + ":" + name).str());
   return it == table.end() ? nullptr : it->second;
 }
 
@@ -119,13 +133,15 @@ private:
     return NameLoc::get(StringAttr::get(ctx, name), fileLoc());
   }
   /// An error naming the node (its name, or OpType_index when unnamed),
-  /// the operator and the opset.
+  /// the operator and the opset of its domain.
   InFlightDiagnostic nodeError(const onnx::NodeProto &node, Location loc) {
     StringRef name = node.name();
     if (auto named = dyn_cast<NameLoc>(loc))
       name = named.getName().getValue();
+    int64_t domainOpset =
+        node.domain() == kTrainingDomain ? trainingOpset : opset;
     return emitError(loc) << "node '" << name << "' (" << node.op_type()
-                          << ", opset " << opset << "): ";
+                          << ", opset " << domainOpset << "): ";
   }
 
   LogicalResult checkWithLibOnnx(onnx::ModelProto &model);
@@ -163,7 +179,12 @@ private:
   const OnnxImportOptions &options;
   std::string fileName;
   std::string modelDir;
+  /// The default-domain opset (kTrainingOnlyDefaultOpset when the model
+  /// imports only the training domain, see `defaultDomainImported`).
   int64_t opset = 0;
+  bool defaultDomainImported = true;
+  /// The `ai.onnx.preview.training` opset, -1 when not imported.
+  int64_t trainingOpset = -1;
   SmallVector<Scope> scopes;
   int64_t resourceCounter = 0;
 };
@@ -1026,13 +1047,29 @@ LogicalResult Importer::importConstantNode(const onnx::NodeProto &node,
 
 LogicalResult Importer::importNode(const onnx::NodeProto &node, int index) {
   Location loc = nodeLoc(node, index);
-  if (!node.domain().empty() && node.domain() != "ai.onnx")
+  StringRef domain = node.domain();
+  if (domain == "ai.onnx")
+    domain = "";
+  // The opset of the node's domain.
+  int64_t nodeOpset = opset;
+  if (domain == kTrainingDomain) {
+    if (trainingOpset < 0)
+      return nodeError(node, loc)
+                 << "the model imports no opset of domain '" << domain << "'",
+             failure();
+    nodeOpset = trainingOpset;
+  } else if (!domain.empty()) {
     return nodeError(node, loc)
-               << "operator domain '" << node.domain() << "' is not supported",
+               << "operator domain '" << domain << "' is not supported",
            failure();
-  if (node.op_type() == "Constant")
+  } else if (!defaultDomainImported) {
+    return nodeError(node, loc)
+               << "the model imports no opset of the default ONNX domain",
+           failure();
+  }
+  if (domain.empty() && node.op_type() == "Constant")
     return importConstantNode(node, loc);
-  const OpInfo *info = lookupOp(node.op_type());
+  const OpInfo *info = lookupOp(domain, node.op_type());
   if (!info)
     return nodeError(node, loc) << "unknown operator", failure();
 
@@ -1065,7 +1102,7 @@ LogicalResult Importer::importNode(const onnx::NodeProto &node, int index) {
     attrs.set(kilnAttrName(*info, a.name()), *converted);
   }
 
-  if (opset < info->compatibleSince) {
+  if (nodeOpset < info->compatibleSince) {
     if (node.op_type() == "Softmax" || node.op_type() == "LogSoftmax" ||
         node.op_type() == "Hardmax") {
       // Before opset 13 these operate on the input flattened to 2-D at
@@ -1275,13 +1312,27 @@ LogicalResult Importer::checkWithLibOnnx(onnx::ModelProto &model) {
 OwningOpRef<ModuleOp> Importer::importModel(onnx::ModelProto &model) {
   ctx->loadDialect<KilnDialect, func::FuncDialect>();
   opset = -1;
+  trainingOpset = -1;
+  defaultDomainImported = true;
   for (const auto &o : model.opset_import()) {
     if (o.domain().empty() || o.domain() == "ai.onnx")
       opset = o.version();
+    else if (o.domain() == kTrainingDomain)
+      trainingOpset = o.version();
+  }
+  if (trainingOpset >= 0 &&
+      (trainingOpset < 1 || trainingOpset > kMaxTrainingOpset)) {
+    emitError(fileLoc()) << "the model uses " << kTrainingDomain << " opset "
+                         << trainingOpset << "; kiln imports opsets 1 to "
+                         << kMaxTrainingOpset;
+    return nullptr;
   }
   if (opset < 0) {
     if (model.ir_version() < 3) {
       opset = 1;
+    } else if (trainingOpset >= 0) {
+      opset = kTrainingOnlyDefaultOpset;
+      defaultDomainImported = false;
     } else {
       emitError(fileLoc()) << "the model imports no opset of the default "
                               "ONNX domain";

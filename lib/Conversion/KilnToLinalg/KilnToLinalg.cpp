@@ -3252,9 +3252,8 @@ FailureOr<SmallVector<Value>> Lowering::lowerOp(Operation *op) {
             })
             .getResult(0));
   }
-  for (auto entry :
-       {lowerMiscOp, lowerRecurrentOp, lowerSamplingOp, lowerSignalOp,
-        lowerDataDependentOp})
+  for (auto entry : {lowerMiscOp, lowerRecurrentOp, lowerSamplingOp,
+                     lowerSignalOp, lowerDataDependentOp, lowerTrainingOp})
     if (LoweringResult r = entry(b, op))
       return *r;
   return op->emitOpError("is not lowered to linalg yet"), failure();

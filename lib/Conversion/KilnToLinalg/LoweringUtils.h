@@ -92,6 +92,9 @@ LoweringResult lowerSamplingOp(OpBuilder &b, Operation *op);
 /// TopK, HannWindow, HammingWindow, BlackmanWindow, DFT, STFT,
 /// MelWeightMatrix, Det (LowerSignalOps.cpp).
 LoweringResult lowerSignalOp(OpBuilder &b, Operation *op);
+/// Adagrad, Adam, Momentum of ai.onnx.preview.training
+/// (LowerTrainingOps.cpp).
+LoweringResult lowerTrainingOp(OpBuilder &b, Operation *op);
 
 /// A result whose extent along one dim depends on the values of the op's
 /// inputs: that dim and the static upper bound of its extent.

@@ -403,3 +403,43 @@ func.func @crop_without_roi(%x: tensor<1x1x4x4xf32>, %sizes: tensor<4xi64>) -> t
   %0 = kiln.resize(%x, none, none, %sizes) {coordinate_transformation_mode = "tf_crop_and_resize"} : (tensor<1x1x4x4xf32>, tensor<4xi64>) -> tensor<1x1x3x3xf32>
   return %0 : tensor<1x1x3x3xf32>
 }
+
+// -----
+
+func.func @momentum_mode(%r: tensor<f32>, %t: tensor<i64>, %x: tensor<2xf32>, %g: tensor<2xf32>, %v: tensor<2xf32>) -> (tensor<2xf32>, tensor<2xf32>) {
+  // expected-error @+1 {{'kiln.momentum' op mode 'heavy_ball' is not one of 'standard', 'nesterov'}}
+  %0:2 = kiln.momentum(%r, %t, %x, %g, %v) {alpha = 0.9 : f32, beta = 0.1 : f32, mode = "heavy_ball", norm_coefficient = 0.0 : f32} : (tensor<f32>, tensor<i64>, tensor<2xf32>, tensor<2xf32>, tensor<2xf32>) -> (tensor<2xf32>, tensor<2xf32>)
+  return %0#0, %0#1 : tensor<2xf32>, tensor<2xf32>
+}
+
+// -----
+
+func.func @adagrad_inputs(%r: tensor<f32>, %t: tensor<i64>, %x: tensor<2xf32>, %g: tensor<2xf32>) -> tensor<2xf32> {
+  // expected-error @+1 {{'kiln.adagrad' op needs 3 inputs per optimized tensor after R and T, got 2}}
+  %0 = kiln.adagrad(%r, %t, %x, %g) : (tensor<f32>, tensor<i64>, tensor<2xf32>, tensor<2xf32>) -> tensor<2xf32>
+  return %0 : tensor<2xf32>
+}
+
+// -----
+
+func.func @adam_results(%r: tensor<f32>, %t: tensor<i64>, %x: tensor<2xf32>, %g: tensor<2xf32>, %v: tensor<2xf32>, %h: tensor<2xf32>) -> (tensor<2xf32>, tensor<2xf32>) {
+  // expected-error @+1 {{'kiln.adam' op needs 3 results for 1 optimized tensors, got 2}}
+  %0:2 = kiln.adam(%r, %t, %x, %g, %v, %h) : (tensor<f32>, tensor<i64>, tensor<2xf32>, tensor<2xf32>, tensor<2xf32>, tensor<2xf32>) -> (tensor<2xf32>, tensor<2xf32>)
+  return %0#0, %0#1 : tensor<2xf32>, tensor<2xf32>
+}
+
+// -----
+
+func.func @adagrad_state_type(%r: tensor<f32>, %t: tensor<i64>, %x: tensor<2xf32>, %g: tensor<2xf32>, %h: tensor<3xf32>) -> (tensor<2xf32>, tensor<3xf32>) {
+  // expected-error @+1 {{'kiln.adagrad' op needs the gradient and states of input #0 of its type 'tensor<2xf32>'}}
+  %0:2 = kiln.adagrad(%r, %t, %x, %g, %h) : (tensor<f32>, tensor<i64>, tensor<2xf32>, tensor<2xf32>, tensor<3xf32>) -> (tensor<2xf32>, tensor<3xf32>)
+  return %0#0, %0#1 : tensor<2xf32>, tensor<3xf32>
+}
+
+// -----
+
+func.func @momentum_vector_r(%r: tensor<2xf32>, %t: tensor<i64>, %x: tensor<2xf32>, %g: tensor<2xf32>, %v: tensor<2xf32>) -> (tensor<2xf32>, tensor<2xf32>) {
+  // expected-error @+1 {{'kiln.momentum' op needs scalar R and T, got 'tensor<2xf32>'}}
+  %0:2 = kiln.momentum(%r, %t, %x, %g, %v) {alpha = 0.9 : f32, beta = 0.1 : f32, mode = "standard", norm_coefficient = 0.0 : f32} : (tensor<2xf32>, tensor<i64>, tensor<2xf32>, tensor<2xf32>, tensor<2xf32>) -> (tensor<2xf32>, tensor<2xf32>)
+  return %0#0, %0#1 : tensor<2xf32>, tensor<2xf32>
+}

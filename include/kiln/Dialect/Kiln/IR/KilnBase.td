@@ -89,14 +89,17 @@ class Kiln_Op<string mnemonic, list<Trait> traits = []>
 // `sinceVersion` the opset of the schema the op follows and
 // `compatibleSince` the oldest opset whose nodes mean the same thing.
 // `inputKinds` and `outputKinds` spell each ONNX input and output as `s`
-// (single), `o` (optional) or `v` (variadic), in order.
+// (single), `o` (optional) or `v` (variadic), in order. `onnxDomain` is
+// the operator's domain, empty for the default one; opsets are of it.
 class Kiln_OnnxOp<string mnemonic, string onnxName, int sinceVersion,
                   int compatibleSince, string inputKinds, string outputKinds,
-                  list<Trait> traits = []>
+                  list<Trait> traits = [], string onnxDomain = "">
     : Kiln_Op<mnemonic, traits> {
-  let summary = "ONNX `" # onnxName # "` (opset " # sinceVersion # ")";
-  let description = "Follows the semantics of the ONNX operator `" # onnxName #
-    "` as of opset " # sinceVersion # "; nodes of opset " # compatibleSince #
+  defvar qualifiedName = !if(!empty(onnxDomain), "", onnxDomain # ".") #
+    onnxName;
+  let summary = "ONNX `" # qualifiedName # "` (opset " # sinceVersion # ")";
+  let description = "Follows the semantics of the ONNX operator `" #
+    qualifiedName # "` as of opset " # sinceVersion # "; nodes of opset " # compatibleSince #
     " and later import unchanged, older nodes through an upgrader. Operands, "
     "attributes and results keep the ONNX names. Written in the positional "
     "kiln form: `%r = kiln." # mnemonic # "(%a, none, %c) {attrs} : "
