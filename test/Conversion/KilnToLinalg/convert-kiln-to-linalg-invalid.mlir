@@ -207,14 +207,6 @@ func.func @roi_align_int(%x: tensor<1x1x8x8xi32>, %r: tensor<2x4xf32>, %b: tenso
 
 // -----
 
-func.func @max_unpool_dynamic_shape(%x: tensor<1x1x2x2xf32>, %i: tensor<1x1x2x2xi64>, %s: tensor<4xi64>) -> tensor<1x1x5x5xf32> {
-  // expected-error @+1 {{'kiln.max_unpool' op output_shape must be a compile-time constant to lower}}
-  %0 = kiln.max_unpool(%x, %i, %s) {kernel_shape = array<i64: 2, 2>, strides = array<i64: 2, 2>} : (tensor<1x1x2x2xf32>, tensor<1x1x2x2xi64>, tensor<4xi64>) -> tensor<1x1x5x5xf32>
-  return %0 : tensor<1x1x5x5xf32>
-}
-
-// -----
-
 func.func @max_unpool_shape_mismatch(%x: tensor<1x1x2x2xf32>, %i: tensor<1x1x2x2xi64>) -> tensor<1x1x5x5xf32> {
   %s = kiln.constant dense<[1, 1, 6, 6]> : tensor<4xi64>
   // expected-error @+1 {{'kiln.max_unpool' op output_shape does not match the result type}}
