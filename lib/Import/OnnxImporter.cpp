@@ -365,8 +365,10 @@ FailureOr<ElementsAttr> Importer::convertTensor(const onnx::TensorProto &tensor,
     return cast<ElementsAttr>(DenseStringElementsAttr::get(type, strs));
   }
 
+  // Booleans are stored one byte per element, not bit-packed.
   unsigned bits =
-      isa<ComplexType>(elt)
+      elt.isInteger(1) ? 8
+      : isa<ComplexType>(elt)
           ? 2 * cast<ComplexType>(elt).getElementType().getIntOrFloatBitWidth()
           : elt.getIntOrFloatBitWidth();
   bool hasRaw = tensor.has_raw_data() ||
