@@ -874,22 +874,22 @@ FailureOr<Value> Lowering::lowerConv(Operation *op, RankedTensorType rt,
   return out;
 }
 
-/// Which dims of `in` a reduction to `out` reduces, from the static shapes
-/// alone: with kept dims, those that shrink to 1; without, the unique set
-/// of dims whose removal leaves `out`'s shape (nullopt if not unique).
-static std::optional<SmallVector<bool>>
+/// The sets of dims of `in` whose reduction gives `out`, from the static
+/// shapes alone: with kept dims, the one set of dims that shrink to 1;
+/// without, every set whose removal leaves `out`'s shape.
+static SmallVector<SmallVector<bool>>
 reducedDimsFromShapes(RankedTensorType in, RankedTensorType out) {
   int64_t rank = in.getRank();
   if (out.getRank() == rank) {
     SmallVector<bool> reduced(rank);
     for (int64_t d = 0; d < rank; ++d)
       reduced[d] = out.getDimSize(d) != in.getDimSize(d);
-    return reduced;
+    return {reduced};
   }
-  std::optional<SmallVector<bool>> found;
+  SmallVector<SmallVector<bool>> found;
   int64_t drop = rank - out.getRank();
   if (drop < 0 || rank > 16)
-    return std::nullopt;
+    return found;
   for (uint32_t mask = 0; mask < (1u << rank); ++mask) {
     if (llvm::popcount(mask) != drop)
       continue;
@@ -899,11 +899,10 @@ reducedDimsFromShapes(RankedTensorType in, RankedTensorType out) {
         keptShape.push_back(in.getDimSize(d));
     if (ArrayRef<int64_t>(keptShape) != out.getShape())
       continue;
-    if (found)
-      return std::nullopt;
-    found.emplace(rank);
+    SmallVector<bool> reduced(rank);
     for (int64_t d = 0; d < rank; ++d)
-      (*found)[d] = mask & (1u << d);
+      reduced[d] = mask & (1u << d);
+    found.push_back(reduced);
   }
   return found;
 }
@@ -1820,75 +1819,126 @@ FailureOr<SmallVector<Value>> Lowering::lowerOp(Operation *op) {
     std::optional<SmallVector<int64_t>> axes = SmallVector<int64_t>();
     if (Value a = getOnnxInput(op, 1))
       axes = getConstantInts(a);
-    SmallVector<bool> reduced(rank, axes && axes->empty());
+    SmallVector<bool> constReduced(rank, axes && axes->empty());
+    SmallVector<SmallVector<bool>> candidates;
     if (!axes) {
       // Axes known only at run time: the static result shape tells which
-      // dims are reduced (kept as 1, or dropped), where it is unambiguous.
-      auto derived = reducedDimsFromShapes(xt, rt);
-      if (!derived)
-        return op->emitOpError("axes must be constant to lower when the "
-                               "result shape does not tell which dims "
-                               "are reduced"),
+      // dims are reduced (kept as 1, or dropped); where several sets fit,
+      // the run-time axes pick one of them.
+      candidates = reducedDimsFromShapes(xt, rt);
+      if (candidates.empty())
+        return op->emitOpError("result shape fits no set of reduced dims"),
                failure();
-      reduced = *derived;
     } else {
       if (axes->empty() && intAttr(op, "noop_with_empty_axes", 0))
         return one(x);
       for (int64_t a : *axes)
-        reduced[a < 0 ? a + rank : a] = true;
+        constReduced[a < 0 ? a + rank : a] = true;
+      candidates.push_back(constReduced);
     }
-    SmallVector<int64_t> keptShape;
-    int64_t count = 1;
-    for (int64_t d = 0; d < rank; ++d) {
-      if (reduced[d])
-        count *= xt.getDimSize(d);
-      else
-        keptShape.push_back(xt.getDimSize(d));
-    }
-    auto kept = RankedTensorType::get(keptShape, elt);
     bool f = isFloat(elt);
     if (!f && !isa<ReduceSumOp, ReduceMaxOp, ReduceMinOp, ReduceProdOp>(op))
       return op->emitOpError("integer form is not lowered"), failure();
-    bool isMax = isa<ReduceMaxOp>(op), isMin = isa<ReduceMinOp>(op),
-         isProd = isa<ReduceProdOp>(op);
-    Value init = isMax   ? extremum(b, loc, elt, true)
-                 : isMin ? extremum(b, loc, elt, false)
-                         : scalarConst(b, loc, elt, isProd ? 1 : 0);
-    Value r = reduce(
-        loc, x, reduced, kept, init,
-        [&](OpBuilder &nb, Location nl, Value v, Value acc) -> Value {
-          if (isMax)
-            return f ? arith::MaximumFOp::create(nb, nl, v, acc).getResult()
-                     : arith::MaxSIOp::create(nb, nl, v, acc).getResult();
-          if (isMin)
-            return f ? arith::MinimumFOp::create(nb, nl, v, acc).getResult()
-                     : arith::MinSIOp::create(nb, nl, v, acc).getResult();
-          if (isProd)
-            return f ? arith::MulFOp::create(nb, nl, v, acc).getResult()
-                     : arith::MulIOp::create(nb, nl, v, acc).getResult();
-          return f ? arith::AddFOp::create(nb, nl, v, acc).getResult()
-                   : arith::AddIOp::create(nb, nl, v, acc).getResult();
-        },
-        [&](OpBuilder &nb, Location nl, Value v) -> Value {
-          if (isa<ReduceL1Op>(op))
-            return math::AbsFOp::create(nb, nl, v);
-          if (isa<ReduceL2Op, ReduceSumSquareOp>(op))
-            return arith::MulFOp::create(nb, nl, v, v);
-          if (isa<ReduceLogSumExpOp>(op))
-            return math::ExpOp::create(nb, nl, v);
-          return v;
-        });
-    if (isa<ReduceMeanOp, ReduceL2Op, ReduceLogSumOp, ReduceLogSumExpOp>(op))
-      r = elementwise(b, loc, kept, ValueRange{r},
-                      [&](OpBuilder &nb, Location nl, ValueRange a) -> Value {
-                        if (isa<ReduceMeanOp>(op))
-                          return arith::DivFOp::create(
-                              nb, nl, a[0], scalarConst(nb, nl, elt, count));
-                        if (isa<ReduceL2Op>(op))
-                          return math::SqrtOp::create(nb, nl, a[0]);
-                        return math::LogOp::create(nb, nl, a[0]);
-                      });
-    return one(reshapeTo(b, loc, r, rt));
+    // The reduction over the dims flagged in `reduced`, shaped as the result.
+    auto reduceOver = [&](ArrayRef<bool> reduced) -> Value {
+      SmallVector<int64_t> keptShape;
+      int64_t count = 1;
+      for (int64_t d = 0; d < rank; ++d) {
+        if (reduced[d])
+          count *= xt.getDimSize(d);
+        else
+          keptShape.push_back(xt.getDimSize(d));
+      }
+      auto kept = RankedTensorType::get(keptShape, elt);
+      bool isMax = isa<ReduceMaxOp>(op), isMin = isa<ReduceMinOp>(op),
+           isProd = isa<ReduceProdOp>(op);
+      Value init = isMax   ? extremum(b, loc, elt, true)
+                   : isMin ? extremum(b, loc, elt, false)
+                           : scalarConst(b, loc, elt, isProd ? 1 : 0);
+      Value r = reduce(
+          loc, x, reduced, kept, init,
+          [&](OpBuilder &nb, Location nl, Value v, Value acc) -> Value {
+            if (isMax)
+              return f ? arith::MaximumFOp::create(nb, nl, v, acc).getResult()
+                       : arith::MaxSIOp::create(nb, nl, v, acc).getResult();
+            if (isMin)
+              return f ? arith::MinimumFOp::create(nb, nl, v, acc).getResult()
+                       : arith::MinSIOp::create(nb, nl, v, acc).getResult();
+            if (isProd)
+              return f ? arith::MulFOp::create(nb, nl, v, acc).getResult()
+                       : arith::MulIOp::create(nb, nl, v, acc).getResult();
+            return f ? arith::AddFOp::create(nb, nl, v, acc).getResult()
+                     : arith::AddIOp::create(nb, nl, v, acc).getResult();
+          },
+          [&](OpBuilder &nb, Location nl, Value v) -> Value {
+            if (isa<ReduceL1Op>(op))
+              return math::AbsFOp::create(nb, nl, v);
+            if (isa<ReduceL2Op, ReduceSumSquareOp>(op))
+              return arith::MulFOp::create(nb, nl, v, v);
+            if (isa<ReduceLogSumExpOp>(op))
+              return math::ExpOp::create(nb, nl, v);
+            return v;
+          });
+      if (isa<ReduceMeanOp, ReduceL2Op, ReduceLogSumOp, ReduceLogSumExpOp>(op))
+        r = elementwise(b, loc, kept, ValueRange{r},
+                        [&](OpBuilder &nb, Location nl, ValueRange a) -> Value {
+                          if (isa<ReduceMeanOp>(op))
+                            return arith::DivFOp::create(
+                                nb, nl, a[0], scalarConst(nb, nl, elt, count));
+                          if (isa<ReduceL2Op>(op))
+                            return math::SqrtOp::create(nb, nl, a[0]);
+                          return math::LogOp::create(nb, nl, a[0]);
+                        });
+      return reshapeTo(b, loc, r, rt);
+    };
+    if (candidates.size() == 1)
+      return one(reduceOver(candidates[0]));
+    // Several sets fit: a bit mask of the run-time axes selects the case.
+    Value axesV = getOnnxInput(op, 1);
+    int64_t nAxes = cast<RankedTensorType>(axesV.getType()).getNumElements();
+    Value mask = arith::ConstantIntOp::create(b, loc, 0, 64);
+    for (int64_t i = 0; i < nAxes; ++i) {
+      Value v = tensor::ExtractOp::create(
+          b, loc, axesV, ValueRange{arith::ConstantIndexOp::create(b, loc, i)});
+      v = convertScalar(b, loc, v, b.getI64Type());
+      Value neg =
+          arith::CmpIOp::create(b, loc, arith::CmpIPredicate::slt, v,
+                                arith::ConstantIntOp::create(b, loc, 0, 64));
+      v = arith::SelectOp::create(
+          b, loc, neg,
+          arith::AddIOp::create(b, loc, v,
+                                arith::ConstantIntOp::create(b, loc, rank, 64)),
+          v);
+      mask = arith::OrIOp::create(
+          b, loc, mask,
+          arith::ShLIOp::create(
+              b, loc, arith::ConstantIntOp::create(b, loc, 1, 64), v));
+    }
+    Value which = arith::ConstantIndexOp::create(b, loc, 0);
+    SmallVector<int64_t> cases;
+    for (auto [k, cand] : llvm::enumerate(candidates)) {
+      int64_t bits = 0;
+      for (int64_t d = 0; d < rank; ++d)
+        if (cand[d])
+          bits |= int64_t(1) << d;
+      Value hit =
+          arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, mask,
+                                arith::ConstantIntOp::create(b, loc, bits, 64));
+      which = arith::SelectOp::create(
+          b, loc, hit, arith::ConstantIndexOp::create(b, loc, k), which);
+      if (k)
+        cases.push_back(k);
+    }
+    auto sw = scf::IndexSwitchOp::create(b, loc, TypeRange{rt}, which, cases,
+                                         cases.size());
+    OpBuilder::InsertionGuard guard(b);
+    for (auto [k, cand] : llvm::enumerate(candidates)) {
+      Region &region =
+          k == 0 ? sw.getDefaultRegion() : sw.getCaseRegions()[k - 1];
+      b.setInsertionPointToStart(&region.emplaceBlock());
+      scf::YieldOp::create(b, loc, reduceOver(cand));
+    }
+    return one(sw.getResult(0));
   }
   if (isa<SoftmaxOp, LogSoftmaxOp>(op)) {
     Value x = op->getOperand(0);

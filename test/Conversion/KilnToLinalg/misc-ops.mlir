@@ -303,3 +303,23 @@ func.func @mvn_axes(%x: tensor<2x3x4xf32>) -> tensor<2x3x4xf32> {
   %0 = kiln.mean_variance_normalization(%x) {axes = array<i64: -1, 2>} : (tensor<2x3x4xf32>) -> tensor<2x3x4xf32>
   return %0 : tensor<2x3x4xf32>
 }
+
+// -----
+
+// Run-time axes where the result shape fits two sets of reduced dims
+// (dim 0 or dim 1 of a 3x3): a bit mask of the axes picks one of two
+// static reductions in an scf.index_switch.
+
+// CHECK-LABEL: func.func @reduce_runtime_axes_ambiguous
+// CHECK:         tensor.extract %{{.+}}[%{{.+}}] : tensor<1xi64>
+// CHECK:         arith.shli
+// CHECK:         arith.select
+// CHECK:         scf.index_switch %{{.+}} -> tensor<3xf32>
+// CHECK:         case 1 {
+// CHECK:           linalg.generic
+// CHECK:         default {
+// CHECK:           linalg.generic
+func.func @reduce_runtime_axes_ambiguous(%x: tensor<3x3xf32>, %axes: tensor<1xi64>) -> tensor<3xf32> {
+  %0 = kiln.reduce_sum(%x, %axes) {keepdims = 0 : i64} : (tensor<3x3xf32>, tensor<1xi64>) -> tensor<3xf32>
+  return %0 : tensor<3xf32>
+}
