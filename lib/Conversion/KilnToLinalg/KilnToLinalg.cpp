@@ -874,6 +874,32 @@ FailureOr<Value> Lowering::lowerConv(Operation *op, RankedTensorType rt,
   return out;
 }
 
+/// BatchNormalization's output: (x - mean) / sqrt(var + eps) * scale +
+/// bias, `ins` being x and the per-channel scale, bias, mean and variance.
+static Value normalizeChannels(OpBuilder &b, Location loc, RankedTensorType rt,
+                               ValueRange ins, float eps) {
+  MLIRContext *ctx = b.getContext();
+  int64_t rank = rt.getRank();
+  Type elt = rt.getElementType();
+  AffineMap ident = AffineMap::getMultiDimIdentityMap(rank, ctx);
+  AffineMap chan = AffineMap::get(rank, 0, {getAffineDimExpr(1, ctx)}, ctx);
+  return elementwise(
+      b, loc, rt, ins,
+      [&](OpBuilder &nb, Location nl, ValueRange a) -> Value {
+        Value denom = math::SqrtOp::create(
+            nb, nl,
+            arith::AddFOp::create(nb, nl, a[4], scalarConst(nb, nl, elt, eps))
+                .getResult());
+        Value norm = arith::DivFOp::create(
+            nb, nl, arith::SubFOp::create(nb, nl, a[0], a[3]).getResult(),
+            denom);
+        return arith::AddFOp::create(
+            nb, nl, arith::MulFOp::create(nb, nl, norm, a[1]).getResult(),
+            a[2]);
+      },
+      {ident, chan, chan, chan, chan});
+}
+
 /// The sets of dims of `in` whose reduction gives `out`, from the static
 /// shapes alone: with kept dims, the one set of dims that shrink to 1;
 /// without, every set whose removal leaves `out`'s shape.
@@ -1618,22 +1644,9 @@ FailureOr<SmallVector<Value>> Lowering::lowerOp(Operation *op) {
                     [&](OpBuilder &nb, Location nl, ValueRange a) -> Value {
                       return arith::DivFOp::create(nb, nl, a[0], cnt);
                     });
-    SmallVector<Value> results = {elementwise(
+    SmallVector<Value> results = {normalizeChannels(
         b, loc, rt,
-        ValueRange{x, op->getOperand(1), op->getOperand(2), mean, var},
-        [&](OpBuilder &nb, Location nl, ValueRange a) -> Value {
-          Value denom = math::SqrtOp::create(
-              nb, nl,
-              arith::AddFOp::create(nb, nl, a[4], scalarConst(nb, nl, elt, eps))
-                  .getResult());
-          Value norm = arith::DivFOp::create(
-              nb, nl, arith::SubFOp::create(nb, nl, a[0], a[3]).getResult(),
-              denom);
-          return arith::AddFOp::create(
-              nb, nl, arith::MulFOp::create(nb, nl, norm, a[1]).getResult(),
-              a[2]);
-        },
-        {ident, chan, chan, chan, chan})};
+        ValueRange{x, op->getOperand(1), op->getOperand(2), mean, var}, eps)};
     SmallVector<Value> stats = {mean, var};
     for (auto [i, stat] : llvm::enumerate(stats)) {
       if (op->getNumResults() <= i + 1)
@@ -1654,25 +1667,7 @@ FailureOr<SmallVector<Value>> Lowering::lowerOp(Operation *op) {
   }
   if (auto bn = dyn_cast<BatchNormalizationOp>(op)) {
     float eps = bn.getEpsilon().convertToFloat();
-    int64_t rank = rt.getRank();
-    AffineMap ident = AffineMap::getMultiDimIdentityMap(rank, ctx);
-    AffineMap chan = AffineMap::get(rank, 0, {getAffineDimExpr(1, ctx)}, ctx);
-    return one(elementwise(
-        b, loc, rt, op->getOperands(),
-        [&](OpBuilder &nb, Location nl, ValueRange a) -> Value {
-          // (x - mean) / sqrt(var + eps) * scale + bias
-          Value denom = math::SqrtOp::create(
-              nb, nl,
-              arith::AddFOp::create(nb, nl, a[4], scalarConst(nb, nl, elt, eps))
-                  .getResult());
-          Value norm = arith::DivFOp::create(
-              nb, nl, arith::SubFOp::create(nb, nl, a[0], a[3]).getResult(),
-              denom);
-          return arith::AddFOp::create(
-              nb, nl, arith::MulFOp::create(nb, nl, norm, a[1]).getResult(),
-              a[2]);
-        },
-        {ident, chan, chan, chan, chan}));
+    return one(normalizeChannels(b, loc, rt, op->getOperands(), eps));
   }
   if (isa<ConvIntegerOp, MatMulIntegerOp, QLinearConvOp, QLinearMatMulOp>(op))
     return lowerIntegerGemm(op, rt);
