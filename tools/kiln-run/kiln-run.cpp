@@ -41,6 +41,7 @@ struct Options {
   bool benchmark = false, info = false;
   int warmup = 10, iterations = 100, threads = 0;
   unsigned seed = 0;
+  std::string json; // --json FILE ("-": standard output)
 };
 
 const char *kUsage =
@@ -55,7 +56,9 @@ const char *kUsage =
     "  --seed N            seed of random inputs (0)\n"
     "  --threads N         threads for the module's parallel loops (default:\n"
     "                      OMP_NUM_THREADS, else one per core)\n"
-    "  --info              print the module's signature and exit\n";
+    "  --info              print the module's signature and exit\n"
+    "  --json FILE         also write the run's results (check status,\n"
+    "                      latency statistics) as JSON to FILE ('-': stdout)\n";
 
 int fail(const std::string &message) {
   std::fprintf(stderr, "kiln-run: error: %s\n", message.c_str());
@@ -304,6 +307,23 @@ void randomFill(const TensorInfo &info, std::string &bytes, std::mt19937 &rng) {
   }
 }
 
+/// `s` with JSON's string escapes.
+std::string jsonEscape(const std::string &s) {
+  std::string out;
+  for (char c : s) {
+    if (c == '"' || c == '\\')
+      out += '\\';
+    if (static_cast<unsigned char>(c) < 0x20) {
+      char buf[8];
+      std::snprintf(buf, sizeof buf, "\\u%04x", c);
+      out += buf;
+      continue;
+    }
+    out += c;
+  }
+  return out;
+}
+
 double percentile(std::vector<double> v, double p) {
   std::sort(v.begin(), v.end());
   size_t idx =
@@ -346,6 +366,8 @@ int main(int argc, char **argv) {
       o.benchmark = true;
     else if (a == "--info")
       o.info = true;
+    else if (a == "--json")
+      o.json = next("--json");
     else if (a == "--warmup" || a == "--iterations" || a == "--seed" ||
              a == "--threads") {
       double v;
@@ -434,6 +456,11 @@ int main(int argc, char **argv) {
                        std::chrono::steady_clock::now() - t0)
                        .count();
   std::printf("ran %s in %.3f ms\n", o.module.c_str(), firstMs);
+  // Machine-readable results (--json), completed as the run goes on.
+  std::ostringstream json;
+  json.precision(6);
+  json << "{\"module\":\"" << jsonEscape(o.module)
+       << "\",\"first_run_ms\":" << firstMs;
 
   int status = 0;
   for (size_t i = 0; i < o.expected.size(); ++i) {
@@ -484,6 +511,11 @@ int main(int argc, char **argv) {
     }
   }
 
+  json << ",\"check\":\""
+       << (o.expected.empty() ? "unchecked"
+           : status           ? "mismatch"
+                              : "ok")
+       << "\"";
   if (o.benchmark) {
     std::vector<const void *> in;
     for (auto &s : storage)
@@ -514,6 +546,29 @@ int main(int argc, char **argv) {
                 ms.size(), o.warmup, mean, percentile(ms, 0.5),
                 percentile(ms, 0.9), percentile(ms, 0.99),
                 *std::min_element(ms.begin(), ms.end()), 1000.0 / mean);
+    double var = 0;
+    for (double v : ms)
+      var += (v - mean) * (v - mean);
+    json << ",\"benchmark\":{\"warmup\":" << o.warmup
+         << ",\"iterations\":" << ms.size() << ",\"mean_ms\":" << mean
+         << ",\"stddev_ms\":" << std::sqrt(var / ms.size())
+         << ",\"p50_ms\":" << percentile(ms, 0.5)
+         << ",\"p90_ms\":" << percentile(ms, 0.9)
+         << ",\"p99_ms\":" << percentile(ms, 0.99)
+         << ",\"min_ms\":" << *std::min_element(ms.begin(), ms.end())
+         << ",\"max_ms\":" << *std::max_element(ms.begin(), ms.end())
+         << ",\"throughput_per_s\":" << 1000.0 / mean << "}";
+  }
+  json << "}\n";
+  if (!o.json.empty()) {
+    if (o.json == "-") {
+      std::fputs(json.str().c_str(), stdout);
+    } else {
+      std::ofstream f(o.json);
+      f << json.str();
+      if (!f)
+        return fail("cannot write '" + o.json + "'");
+    }
   }
   return status;
 }
