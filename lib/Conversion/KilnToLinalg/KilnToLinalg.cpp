@@ -196,6 +196,36 @@ Value reshapeTo(OpBuilder &b, Location loc, Value v, RankedTensorType to) {
   return tensor::ReshapeOp::create(b, loc, to, v, shape);
 }
 
+Value reduceDims(OpBuilder &b, Location loc, Value in, ArrayRef<bool> reduced,
+                 RankedTensorType keptType, Value init, ReduceCombineFn comb,
+                 ReducePreFn pre) {
+  MLIRContext *ctx = b.getContext();
+  auto inType = cast<RankedTensorType>(in.getType());
+  int64_t rank = inType.getRank();
+  bool keepDims = keptType.getRank() == rank;
+  SmallVector<AffineExpr> outExprs;
+  SmallVector<utils::IteratorType> iters;
+  for (int64_t d = 0; d < rank; ++d) {
+    iters.push_back(reduced[d] ? utils::IteratorType::reduction
+                               : utils::IteratorType::parallel);
+    if (!reduced[d])
+      outExprs.push_back(getAffineDimExpr(d, ctx));
+    else if (keepDims)
+      outExprs.push_back(getAffineConstantExpr(0, ctx));
+  }
+  SmallVector<AffineMap> maps = {AffineMap::getMultiDimIdentityMap(rank, ctx),
+                                 AffineMap::get(rank, 0, outExprs, ctx)};
+  Value acc = filled(b, loc, keptType, init);
+  return linalg::GenericOp::create(
+             b, loc, TypeRange{keptType}, ValueRange{in}, ValueRange{acc}, maps,
+             iters,
+             [&](OpBuilder &nb, Location nl, ValueRange args) {
+               Value x = pre ? pre(nb, nl, args[0]) : args[0];
+               linalg::YieldOp::create(nb, nl, comb(nb, nl, x, args[1]));
+             })
+      .getResult(0);
+}
+
 Value padTensor(OpBuilder &b, Location loc, Value x, ArrayRef<int64_t> low,
                 ArrayRef<int64_t> high, Value padValue) {
   if (llvm::all_of(low, [](int64_t v) { return v == 0; }) &&
@@ -566,10 +596,6 @@ private:
                                                  RankedTensorType rt);
   FailureOr<Value> lowerPool(Operation *op, RankedTensorType rt,
                              Value *indices = nullptr);
-  Value reduce(Location loc, Value in, ArrayRef<bool> reduced,
-               RankedTensorType keptType, Value init,
-               function_ref<Value(OpBuilder &, Location, Value, Value)> comb,
-               function_ref<Value(OpBuilder &, Location, Value)> pre = nullptr);
 
   IRRewriter &b;
   const UnsignedOperands &unsignedOperands;
@@ -636,34 +662,6 @@ LogicalResult Lowering::lower(Operation *op) {
   results->resize(n);
   b.replaceOp(op, *results);
   return success();
-}
-
-Value Lowering::reduce(
-    Location loc, Value in, ArrayRef<bool> reduced, RankedTensorType keptType,
-    Value init, function_ref<Value(OpBuilder &, Location, Value, Value)> comb,
-    function_ref<Value(OpBuilder &, Location, Value)> pre) {
-  MLIRContext *ctx = b.getContext();
-  auto inType = cast<RankedTensorType>(in.getType());
-  int64_t rank = inType.getRank();
-  SmallVector<AffineExpr> outExprs;
-  SmallVector<utils::IteratorType> iters;
-  for (int64_t d = 0; d < rank; ++d) {
-    iters.push_back(reduced[d] ? utils::IteratorType::reduction
-                               : utils::IteratorType::parallel);
-    if (!reduced[d])
-      outExprs.push_back(getAffineDimExpr(d, ctx));
-  }
-  SmallVector<AffineMap> maps = {AffineMap::getMultiDimIdentityMap(rank, ctx),
-                                 AffineMap::get(rank, 0, outExprs, ctx)};
-  Value acc = filled(b, loc, keptType, init);
-  return linalg::GenericOp::create(
-             b, loc, TypeRange{keptType}, ValueRange{in}, ValueRange{acc}, maps,
-             iters,
-             [&](OpBuilder &nb, Location nl, ValueRange args) {
-               Value x = pre ? pre(nb, nl, args[0]) : args[0];
-               linalg::YieldOp::create(nb, nl, comb(nb, nl, x, args[1]));
-             })
-      .getResult(0);
 }
 
 Value Lowering::lowerMatMul(Operation *op, Value a, Value bm,
@@ -1623,12 +1621,12 @@ FailureOr<SmallVector<Value>> Lowering::lowerOp(Operation *op) {
     auto add = [](OpBuilder &nb, Location nl, Value v, Value acc) -> Value {
       return arith::AddFOp::create(nb, nl, v, acc);
     };
-    Value mean =
-        elementwise(b, loc, chanType,
-                    ValueRange{reduce(loc, x, reduced, chanType, zero, add)},
-                    [&](OpBuilder &nb, Location nl, ValueRange a) -> Value {
-                      return arith::DivFOp::create(nb, nl, a[0], cnt);
-                    });
+    Value mean = elementwise(
+        b, loc, chanType,
+        ValueRange{reduceDims(b, loc, x, reduced, chanType, zero, add)},
+        [&](OpBuilder &nb, Location nl, ValueRange a) -> Value {
+          return arith::DivFOp::create(nb, nl, a[0], cnt);
+        });
     AffineMap ident = AffineMap::getMultiDimIdentityMap(rank, ctx);
     AffineMap chan = AffineMap::get(rank, 0, {getAffineDimExpr(1, ctx)}, ctx);
     Value dev =
@@ -1638,12 +1636,12 @@ FailureOr<SmallVector<Value>> Lowering::lowerOp(Operation *op) {
                       return arith::MulFOp::create(nb, nl, d, d);
                     },
                     {ident, chan});
-    Value var =
-        elementwise(b, loc, chanType,
-                    ValueRange{reduce(loc, dev, reduced, chanType, zero, add)},
-                    [&](OpBuilder &nb, Location nl, ValueRange a) -> Value {
-                      return arith::DivFOp::create(nb, nl, a[0], cnt);
-                    });
+    Value var = elementwise(
+        b, loc, chanType,
+        ValueRange{reduceDims(b, loc, dev, reduced, chanType, zero, add)},
+        [&](OpBuilder &nb, Location nl, ValueRange a) -> Value {
+          return arith::DivFOp::create(nb, nl, a[0], cnt);
+        });
     SmallVector<Value> results = {normalizeChannels(
         b, loc, rt,
         ValueRange{x, op->getOperand(1), op->getOperand(2), mean, var}, eps)};
@@ -1681,8 +1679,8 @@ FailureOr<SmallVector<Value>> Lowering::lowerOp(Operation *op) {
     auto scalarType = RankedTensorType::get({}, ft);
     SmallVector<bool> all(xt.getRank(), true);
     auto extreme = [&](bool isMax) {
-      return reduce(
-          loc, x, all, scalarType, scalarConst(b, loc, ft, 0),
+      return reduceDims(
+          b, loc, x, all, scalarType, scalarConst(b, loc, ft, 0),
           [&](OpBuilder &nb, Location nl, Value v, Value acc) {
             return isMax
                        ? arith::MaximumFOp::create(nb, nl, v, acc).getResult()
@@ -1786,8 +1784,8 @@ FailureOr<SmallVector<Value>> Lowering::lowerOp(Operation *op) {
     reduced[0] = reduced[1] = false;
     auto kept =
         RankedTensorType::get({xt.getDimSize(0), xt.getDimSize(1)}, elt);
-    Value r = reduce(
-        loc, x, reduced, kept,
+    Value r = reduceDims(
+        b, loc, x, reduced, kept,
         isMax ? extremum(b, loc, elt, true) : scalarConst(b, loc, elt, 0),
         [&](OpBuilder &nb, Location nl, Value v, Value acc) -> Value {
           return isMax ? arith::MaximumFOp::create(nb, nl, v, acc).getResult()
@@ -1850,8 +1848,8 @@ FailureOr<SmallVector<Value>> Lowering::lowerOp(Operation *op) {
       Value init = isMax   ? extremum(b, loc, elt, true)
                    : isMin ? extremum(b, loc, elt, false)
                            : scalarConst(b, loc, elt, isProd ? 1 : 0);
-      Value r = reduce(
-          loc, x, reduced, kept, init,
+      Value r = reduceDims(
+          b, loc, x, reduced, kept, init,
           [&](OpBuilder &nb, Location nl, Value v, Value acc) -> Value {
             if (isMax)
               return f ? arith::MaximumFOp::create(nb, nl, v, acc).getResult()
@@ -2278,7 +2276,7 @@ FailureOr<SmallVector<Value>> Lowering::lowerOp(Operation *op) {
     auto add = [](OpBuilder &nb, Location nl, Value v, Value acc) -> Value {
       return arith::AddFOp::create(nb, nl, v, acc);
     };
-    Value sum = reduce(loc, x, reduced, kept, zero, add);
+    Value sum = reduceDims(b, loc, x, reduced, kept, zero, add);
     Value mean =
         elementwise(b, loc, kept, ValueRange{sum},
                     [&](OpBuilder &nb, Location nl, ValueRange a) -> Value {
@@ -2291,10 +2289,10 @@ FailureOr<SmallVector<Value>> Lowering::lowerOp(Operation *op) {
                       return arith::SubFOp::create(nb, nl, a[0], a[1]);
                     },
                     {ident, keptMap});
-    Value sq = reduce(loc, centered, reduced, kept, zero, add,
-                      [](OpBuilder &nb, Location nl, Value v) -> Value {
-                        return arith::MulFOp::create(nb, nl, v, v);
-                      });
+    Value sq = reduceDims(b, loc, centered, reduced, kept, zero, add,
+                          [](OpBuilder &nb, Location nl, Value v) -> Value {
+                            return arith::MulFOp::create(nb, nl, v, v);
+                          });
     Value invStd = elementwise(
         b, loc, kept, ValueRange{sq},
         [&](OpBuilder &nb, Location nl, ValueRange a) -> Value {
@@ -2739,11 +2737,11 @@ FailureOr<SmallVector<Value>> Lowering::lowerOp(Operation *op) {
       auto add = [](OpBuilder &nb, Location nl, Value v, Value acc) -> Value {
         return arith::AddFOp::create(nb, nl, v, acc);
       };
-      Value sum =
-          reduce(loc, loss, all, scalarType, scalarConst(b, loc, fe, 0), add);
+      Value sum = reduceDims(b, loc, loss, all, scalarType,
+                             scalarConst(b, loc, fe, 0), add);
       if (reduction == "mean") {
-        Value wsum = reduce(loc, weights, all, scalarType,
-                            scalarConst(b, loc, fe, 0), add);
+        Value wsum = reduceDims(b, loc, weights, all, scalarType,
+                                scalarConst(b, loc, fe, 0), add);
         sum =
             elementwise(b, loc, scalarType, ValueRange{sum, wsum},
                         [](OpBuilder &nb, Location nl, ValueRange a) -> Value {

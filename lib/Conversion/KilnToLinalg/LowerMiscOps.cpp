@@ -207,36 +207,15 @@ FailureOr<SmallVector<Value>> lowerEinsum(OpBuilder &b, EinsumOp op) {
   return SmallVector<Value>{r};
 }
 
-/// Sums `x` over the dims flagged in `reduced` into `keptType` (the kept
-/// dims, size 1 where reduced if it has x's rank).
+/// Sums `x` over the dims flagged in `reduced` into `keptType`.
 Value sumOver(OpBuilder &b, Location loc, Value x, ArrayRef<bool> reduced,
               RankedTensorType keptType) {
-  MLIRContext *ctx = b.getContext();
-  int64_t rank = reduced.size();
-  bool keepDims = keptType.getRank() == rank;
-  SmallVector<AffineExpr> outExprs;
-  SmallVector<utils::IteratorType> iters;
-  for (int64_t d = 0; d < rank; ++d) {
-    iters.push_back(reduced[d] ? utils::IteratorType::reduction
-                               : utils::IteratorType::parallel);
-    if (!reduced[d])
-      outExprs.push_back(getAffineDimExpr(d, ctx));
-    else if (keepDims)
-      outExprs.push_back(getAffineConstantExpr(0, ctx));
-  }
-  Type elt = keptType.getElementType();
-  Value acc = filled(b, loc, keptType, scalarConst(b, loc, elt, 0));
-  return linalg::GenericOp::create(
-             b, loc, TypeRange{keptType}, ValueRange{x}, ValueRange{acc},
-             {AffineMap::getMultiDimIdentityMap(rank, ctx),
-              AffineMap::get(rank, 0, outExprs, ctx)},
-             iters,
-             [&](OpBuilder &nb, Location nl, ValueRange a) {
-               linalg::YieldOp::create(
-                   nb, nl,
-                   ValueRange{arith::AddFOp::create(nb, nl, a[1], a[0])});
-             })
-      .getResult(0);
+  return reduceDims(
+      b, loc, x, reduced, keptType,
+      scalarConst(b, loc, keptType.getElementType(), 0),
+      [](OpBuilder &nb, Location nl, Value v, Value acc) -> Value {
+        return arith::AddFOp::create(nb, nl, acc, v);
+      });
 }
 
 /// LRN: y = x / (bias + alpha / size * sum of x^2 over the channel window)

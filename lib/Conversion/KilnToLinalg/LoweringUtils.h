@@ -73,6 +73,15 @@ Value convertScalar(OpBuilder &b, Location loc, Value v, Type to,
                     bool fromUnsigned = false, bool toUnsigned = false);
 /// Reshapes a static tensor to another static shape with the same count.
 Value reshapeTo(OpBuilder &b, Location loc, Value v, RankedTensorType to);
+using ReduceCombineFn =
+    mlir::function_ref<Value(OpBuilder &, Location, Value, Value)>;
+using ReducePreFn = mlir::function_ref<Value(OpBuilder &, Location, Value)>;
+/// A reducing `linalg.generic` of `in` over the dims flagged in `reduced`
+/// into `keptType` (the kept dims; size 1 where reduced if it has `in`'s
+/// rank), starting from `init`: acc = comb(pre(x), acc).
+Value reduceDims(OpBuilder &b, Location loc, Value in, ArrayRef<bool> reduced,
+                 RankedTensorType keptType, Value init, ReduceCombineFn comb,
+                 ReducePreFn pre = nullptr);
 /// `x` padded with `padValue` (returns `x` when every pad is zero).
 Value padTensor(OpBuilder &b, Location loc, Value x, ArrayRef<int64_t> low,
                 ArrayRef<int64_t> high, Value padValue);
