@@ -62,6 +62,19 @@ llvm::LogicalResult kiln::emitCpuSharedObject(ModuleOp module, unsigned numArgs,
                                               StringRef soPath,
                                               std::string &error,
                                               llvm::raw_ostream *llvmIrOut) {
+  return emitHostSharedObject(
+      module, optLevel, soPath, error,
+      [&](llvm::Module &m, std::string &err) {
+        return addEntryTrampoline(m, numArgs, err);
+      },
+      llvmIrOut);
+}
+
+llvm::LogicalResult kiln::emitHostSharedObject(
+    ModuleOp module, unsigned optLevel, StringRef soPath, std::string &error,
+    llvm::function_ref<llvm::LogicalResult(llvm::Module &, std::string &)>
+        addEntries,
+    llvm::raw_ostream *llvmIrOut) {
   llvm::InitializeNativeTarget();
   llvm::InitializeNativeTargetAsmPrinter();
   DialectRegistry registry;
@@ -77,7 +90,7 @@ llvm::LogicalResult kiln::emitCpuSharedObject(ModuleOp module, unsigned numArgs,
     error = "translation to LLVM IR failed";
     return llvm::failure();
   }
-  if (failed(addEntryTrampoline(*llvmModule, numArgs, error)))
+  if (failed(addEntries(*llvmModule, error)))
     return llvm::failure();
   bool usesOpenMP = llvmModule->getFunction("__kmpc_fork_call") != nullptr;
 

@@ -73,6 +73,35 @@ void kiln::buildCpuPipeline(OpPassManager &pm,
   buildCpuCodegenPipeline(pm, options);
 }
 
+void kiln::buildGpuCodegenPipeline(OpPassManager &pm,
+                                   const GpuPipelineOptions &options) {
+  std::string target = "chip=" + options.chip + " features=" +
+                       options.features +
+                       " O=" + std::to_string(options.optLevel);
+  addPipeline(
+      pm, "func.func(kiln-flatten-empty-tensors,kiln-fuse-elementwise),"
+          "canonicalize,cse,"
+          "one-shot-bufferize{bufferize-function-boundaries "
+          "function-boundary-type-conversion=identity-layout-map},"
+          "kiln-flatten-globals,"
+          "buffer-results-to-out-params{hoist-static-allocs=true "
+          "modify-public-functions=true},"
+          "canonicalize,cse,canonicalize,kiln-plan-memory,"
+          "func.func(kiln-copy-to-linalg,convert-linalg-to-parallel-loops,"
+          "kiln-gpu-form-kernels{block-size=" +
+              std::to_string(options.blockSize) +
+              "}),"
+              "gpu-kernel-outlining,"
+              "nvvm-attach-target{" +
+              target +
+              "},"
+              "gpu.module(expand-strided-metadata,lower-affine,"
+              "convert-scf-to-cf,arith-expand{include-bf16=true},"
+              "convert-arith-to-llvm,convert-index-to-llvm,"
+              "convert-gpu-to-nvvm{use-bare-ptr-memref-call-conv=true},"
+              "canonicalize,cse,reconcile-unrealized-casts)");
+}
+
 void kiln::registerKilnPipelines() {
   PassPipelineRegistration<>(
       "kiln-to-linalg-pipeline",
@@ -86,4 +115,9 @@ void kiln::registerKilnPipelines() {
       "kiln-cpu-pipeline",
       "The whole CPU pipeline from kiln ops to the LLVM dialect",
       buildCpuPipeline);
+  PassPipelineRegistration<GpuPipelineOptions>(
+      "kiln-gpu-codegen-pipeline",
+      "Lowers linalg on tensors to GPU kernels in the NVVM dialect and a "
+      "host launch plan",
+      buildGpuCodegenPipeline);
 }

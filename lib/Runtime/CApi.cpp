@@ -97,6 +97,22 @@ kiln_status kiln_session_create(kiln_module *module,
   return nullptr;
 }
 
+kiln_status kiln_session_create_on(kiln_module *module, const char *device,
+                                   kiln_session **out_session) {
+  if (!module || !device || !out_session)
+    return cError("kiln_session_create_on: null argument");
+  kiln::rt::Device d;
+  if (!kiln::rt::parseDevice(device, d))
+    return cError((std::string("unknown device '") + device +
+                   "'; use default, cpu, cuda or emulator")
+                      .c_str());
+  kiln::rt::Session session(module->module, d);
+  if (!session.status().ok())
+    return cError(session.status().message().c_str());
+  *out_session = new kiln_session_s{std::move(session)};
+  return nullptr;
+}
+
 void kiln_session_release(kiln_session *session) { delete session; }
 
 kiln_status kiln_session_run(kiln_session *session, const void *const *inputs,

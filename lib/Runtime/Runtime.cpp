@@ -1,6 +1,7 @@
 //===- Runtime.cpp - Kiln's C++ runtime -----------------------------------===//
 
 #include "kiln/Runtime/Runtime.h"
+#include "GpuCode.h"
 #include "kiln/Target/ModuleFormat.h"
 
 #include "kmod.pb.h"
@@ -51,6 +52,37 @@ const char *kiln::rt::dtypeName(DType dtype) {
   return "unknown";
 }
 
+const char *kiln::rt::deviceName(Device device) {
+  switch (device) {
+  case Device::Default:
+    return "default";
+  case Device::Cpu:
+    return "cpu";
+  case Device::Cuda:
+    return "cuda";
+  case Device::Emulator:
+    return "emulator";
+  }
+  return "unknown";
+}
+
+bool kiln::rt::parseDevice(const std::string &name, Device &device) {
+  for (Device d :
+       {Device::Default, Device::Cpu, Device::Cuda, Device::Emulator})
+    if (name == deviceName(d)) {
+      device = d;
+      return true;
+    }
+  return false;
+}
+
+Backend::~Backend() = default;
+
+GpuCode::~GpuCode() {
+  if (emulatorHandle)
+    dlclose(emulatorHandle);
+}
+
 int TensorInfo::dynamicDim() const {
   for (size_t d = 0; d < shape.size(); ++d)
     if (shape[d] < 0)
@@ -70,6 +102,111 @@ static std::string shapeString(const std::vector<int64_t> &shape) {
   for (size_t i = 0; i < shape.size(); ++i)
     s += (i ? "x" : "") + std::to_string(shape[i]);
   return s + "]";
+}
+
+/// Loads a shared object from memory through an anonymous in-memory file:
+/// nothing is written to disk and the code cannot be swapped underneath us.
+static Status loadSharedObject(const std::string &so, void *&handle) {
+  int fd = memfd_create("kiln-module", MFD_CLOEXEC);
+  if (fd < 0)
+    return Status::error(std::string("memfd_create failed: ") +
+                         std::strerror(errno));
+  size_t written = 0;
+  while (written < so.size()) {
+    ssize_t n = write(fd, so.data() + written, so.size() - written);
+    if (n <= 0) {
+      close(fd);
+      return Status::error("cannot stage the module code");
+    }
+    written += static_cast<size_t>(n);
+  }
+  std::string fdPath = "/proc/self/fd/" + std::to_string(fd);
+  handle = dlopen(fdPath.c_str(), RTLD_NOW | RTLD_LOCAL);
+  close(fd);
+  if (!handle) {
+    const char *err = dlerror();
+    return Status::error(std::string("the module's code does not load: ") +
+                         (err ? err : "unknown error"));
+  }
+  return Status::success();
+}
+
+/// The GPU half of a module: launch plan, weights, PTX/cubin, and the
+/// emulator's code when the module has it.
+static Status loadGpuCode(const kiln::kmod::Module &proto,
+                          const kiln::kmod::CodeObject *ptx,
+                          const kiln::kmod::CodeObject *cubin,
+                          const kiln::kmod::CodeObject *emulator,
+                          const Module &module, std::shared_ptr<GpuCode> &out) {
+  auto code = std::make_shared<GpuCode>();
+  const auto &gpu = proto.gpu();
+  code->chip = gpu.chip();
+  if (ptx)
+    code->ptx = ptx->data();
+  if (cubin)
+    code->cubin = cubin->data();
+  // Buffers in the order of the code's arguments.
+  for (const TensorInfo &info : module.inputs())
+    code->bufferBytes.push_back(info.byteSize());
+  for (const TensorInfo &info : module.outputs())
+    code->bufferBytes.push_back(info.byteSize());
+  code->numInputs = module.inputs().size();
+  code->numOutputs = module.outputs().size();
+  for (const TensorInfo &info : module.outputs())
+    if (info.dynamicDim() >= 0) {
+      code->bufferBytes.push_back(sizeof(int64_t));
+      ++code->numExtents;
+    }
+  if (module.arenaBytes())
+    code->bufferBytes.push_back(module.arenaBytes());
+  if (static_cast<size_t>(gpu.num_buffers()) != code->bufferBytes.size())
+    return Status::error("the GPU program names " +
+                         std::to_string(gpu.num_buffers()) +
+                         " buffers, the signature and memory plan give " +
+                         std::to_string(code->bufferBytes.size()));
+  code->constantsBytes = gpu.constants().size();
+  code->constantsStorage.reset(new uint8_t[code->constantsBytes + 256]);
+  auto p = reinterpret_cast<uintptr_t>(code->constantsStorage.get());
+  code->constants = reinterpret_cast<uint8_t *>((p + 255) & ~uintptr_t(255));
+  std::memcpy(code->constants, gpu.constants().data(), code->constantsBytes);
+  for (const auto &k : gpu.kernels())
+    code->kernels.push_back({k.name(), k.synchronizes(), nullptr});
+  for (const auto &l : gpu.launches()) {
+    GpuLaunch launch;
+    launch.kernel = l.kernel();
+    for (int d = 0; d < 3; ++d) {
+      launch.grid[d] = static_cast<unsigned>(l.grid(d));
+      launch.block[d] = static_cast<unsigned>(l.block(d));
+    }
+    launch.sharedBytes = static_cast<unsigned>(l.dynamic_shared_bytes());
+    for (const auto &a : l.args()) {
+      size_t limit = a.buffer() < 0 ? code->constantsBytes
+                                    : code->bufferBytes[a.buffer()];
+      if (static_cast<uint64_t>(a.offset()) > limit)
+        return Status::error("a launch of kernel '" +
+                             code->kernels[launch.kernel].name +
+                             "' points past the end of its buffer");
+      launch.args.push_back({a.buffer(), a.offset()});
+    }
+    code->launches.push_back(std::move(launch));
+  }
+  if (emulator) {
+    if (Status s = loadSharedObject(emulator->data(), code->emulatorHandle);
+        !s.ok())
+      return s;
+    if (Status s = initEmulatorObject(code->emulatorHandle); !s.ok())
+      return s;
+    for (GpuKernel &k : code->kernels) {
+      std::string symbol = emulator->entry() + k.name;
+      k.emulatorEntry = reinterpret_cast<void (*)(void **)>(
+          dlsym(code->emulatorHandle, symbol.c_str()));
+      if (!k.emulatorEntry)
+        return Status::error("the module's emulator code lacks kernel '" +
+                             k.name + "'");
+    }
+  }
+  out = std::move(code);
+  return Status::success();
 }
 
 Module::~Module() {
@@ -96,17 +233,26 @@ Status Module::loadFromMemory(const void *data, size_t size,
   std::string error;
   if (!kiln::parseModule(data, size, proto, error))
     return Status::error(error);
-  const kiln::kmod::CodeObject *code = nullptr;
-  for (const auto &c : proto.code())
+  const kiln::kmod::CodeObject *cpuCode = nullptr, *ptx = nullptr,
+                               *cubin = nullptr, *emulator = nullptr;
+  for (const auto &c : proto.code()) {
     if (c.target().rfind("cpu", 0) == 0 && c.format() == "elf-shared-object")
-      code = &c;
-  if (!code)
-    return Status::error("the module holds no code for the CPU");
+      cpuCode = &c;
+    else if (c.target().rfind("emulator", 0) == 0 &&
+             c.format() == "elf-shared-object")
+      emulator = &c;
+    else if (c.target().rfind("sm_", 0) == 0 && c.format() == "ptx")
+      ptx = &c;
+    else if (c.target().rfind("sm_", 0) == 0 && c.format() == "cubin")
+      cubin = &c;
+  }
+  if (!cpuCode && !ptx && !cubin)
+    return Status::error("the module holds no code for the CPU or a GPU");
 
   std::shared_ptr<Module> module(new Module());
   module->name = proto.graph_name();
   module->arena = static_cast<size_t>(proto.memory_plan().arena_bytes());
-  module->codeTarget = code->target();
+  module->codeTarget = cpuCode ? cpuCode->target() : proto.gpu().chip();
   auto toInfos = [](const auto &sigs, std::vector<TensorInfo> &infos) {
     for (const auto &s : sigs)
       infos.push_back({s.name(), static_cast<DType>(s.dtype()),
@@ -116,42 +262,62 @@ Status Module::loadFromMemory(const void *data, size_t size,
   toInfos(proto.inputs(), module->inputInfos);
   toInfos(proto.outputs(), module->outputInfos);
 
-  // The shared object is loaded from an anonymous in-memory file: nothing
-  // is written to disk and the code cannot be swapped underneath us.
-  int fd = memfd_create("kiln-module", MFD_CLOEXEC);
-  if (fd < 0)
-    return Status::error(std::string("memfd_create failed: ") +
-                         std::strerror(errno));
-  const std::string &so = code->data();
-  size_t written = 0;
-  while (written < so.size()) {
-    ssize_t n = write(fd, so.data() + written, so.size() - written);
-    if (n <= 0) {
-      close(fd);
-      return Status::error("cannot stage the module code");
-    }
-    written += static_cast<size_t>(n);
+  if (cpuCode) {
+    void *handle = nullptr;
+    if (Status s = loadSharedObject(cpuCode->data(), handle); !s.ok())
+      return s;
+    module->handle = handle;
+    module->entry = reinterpret_cast<void (*)(void **)>(
+        dlsym(handle, cpuCode->entry().c_str()));
+    if (!module->entry)
+      return Status::error("the module's code lacks its entry '" +
+                           cpuCode->entry() + "'");
   }
-  std::string fdPath = "/proc/self/fd/" + std::to_string(fd);
-  void *handle = dlopen(fdPath.c_str(), RTLD_NOW | RTLD_LOCAL);
-  close(fd);
-  if (!handle) {
-    const char *err = dlerror();
-    return Status::error(std::string("the module's code does not load: ") +
-                         (err ? err : "unknown error"));
+  if (ptx || cubin) {
+    if (Status s =
+            loadGpuCode(proto, ptx, cubin, emulator, *module, module->gpu);
+        !s.ok())
+      return s;
   }
-  module->handle = handle;
-  module->entry =
-      reinterpret_cast<void (*)(void **)>(dlsym(handle, code->entry().c_str()));
-  if (!module->entry)
-    return Status::error("the module's code lacks its entry '" + code->entry() +
-                         "'");
   out = std::move(module);
   return Status::success();
 }
 
-Session::Session(std::shared_ptr<const Module> module)
-    : mod(std::move(module)) {
+bool Module::hasCodeFor(Device device) const {
+  switch (device) {
+  case Device::Default:
+    return true;
+  case Device::Cpu:
+    return entry != nullptr;
+  case Device::Cuda:
+    return gpu != nullptr;
+  case Device::Emulator:
+    return gpu && gpu->emulatorHandle;
+  }
+  return false;
+}
+
+Session::Session(std::shared_ptr<const Module> module, Device device)
+    : mod(std::move(module)), dev(device) {
+  if (dev == Device::Default)
+    dev = mod->hasCodeFor(Device::Cpu) ? Device::Cpu : Device::Cuda;
+  if (!mod->hasCodeFor(dev)) {
+    if (dev == Device::Cpu)
+      initStatus = Status::error("the module was compiled for " +
+                                 mod->target() +
+                                 " and holds no CPU code; run it on the "
+                                 "cuda or emulator device");
+    else if (dev == Device::Emulator && mod->gpu)
+      initStatus = Status::error("the module holds no emulator code "
+                                 "(compiled with --emulator-code=false)");
+    else
+      initStatus = Status::error("the module was compiled for " +
+                                 mod->target() + " and holds no GPU code");
+  } else if (dev == Device::Cuda) {
+    backend = createCudaBackend(mod->gpu, initStatus);
+  } else if (dev == Device::Emulator) {
+    backend = createEmulatorBackend(mod->gpu, initStatus);
+  }
   size_t n = mod->inputs().size() + mod->outputs().size();
   for (const TensorInfo &info : mod->outputs()) {
     shapes.push_back(info.shape);
@@ -162,14 +328,21 @@ Session::Session(std::shared_ptr<const Module> module)
   }
   n += extents.size();
   if (mod->arenaBytes()) {
-    // 64-byte aligned, as the memory plan's offsets assume.
-    arenaStorage.reset(new uint8_t[mod->arenaBytes() + 64]);
-    auto p = reinterpret_cast<uintptr_t>(arenaStorage.get());
-    arena = reinterpret_cast<uint8_t *>((p + 63) & ~uintptr_t(63));
+    // 64-byte aligned, as the memory plan's offsets assume. A CUDA session
+    // keeps its arena on the device.
+    if (dev != Device::Cuda) {
+      arenaStorage.reset(new uint8_t[mod->arenaBytes() + 64]);
+      auto p = reinterpret_cast<uintptr_t>(arenaStorage.get());
+      arena = reinterpret_cast<uint8_t *>((p + 63) & ~uintptr_t(63));
+    }
     ++n;
   }
   args.resize(n);
 }
+
+Session::~Session() = default;
+Session::Session(Session &&) noexcept = default;
+Session &Session::operator=(Session &&) noexcept = default;
 
 /// Packs the valid part of a buffer of `shape` (with `maxExtent` at the
 /// data-dependent `dim`) that has `extent` there to its start, in place:
@@ -198,9 +371,16 @@ Status Session::runRaw(const void *const *inputs, void *const *outputs) {
     args[ni + i] = outputs[i];
   for (size_t k = 0; k < extents.size(); ++k)
     args[ni + no + k] = &extents[k];
-  if (arena)
+  if (mod->arenaBytes())
     args[ni + no + extents.size()] = arena;
-  mod->entry(args.data());
+  if (!initStatus.ok())
+    return initStatus;
+  if (backend) {
+    if (Status s = backend->run(args.data()); !s.ok())
+      return s;
+  } else {
+    mod->entry(args.data());
+  }
   size_t k = 0;
   for (size_t i = 0; i < no; ++i) {
     const TensorInfo &info = mod->outputs()[i];

@@ -114,9 +114,63 @@ bool kiln::parseModule(const void *data, size_t size, kmod::Module &module,
     return false;
   }
   for (const auto &code : module.code()) {
-    if (code.data().empty() || code.entry().empty()) {
+    if (code.data().empty() ||
+        (code.format() == "elf-shared-object" && code.entry().empty())) {
       error = "code object for '" + code.target() + "' is empty";
       return false;
+    }
+  }
+  // The GPU launch plan: every launch names a kernel, sane dimensions and
+  // one argument per kernel parameter, each inside a known buffer.
+  const auto &gpu = module.gpu();
+  for (const auto &k : gpu.kernels())
+    if (k.name().empty() || k.num_args() < 0) {
+      error = "the GPU program has a kernel without a name";
+      return false;
+    }
+  if (gpu.num_buffers() < 0 || gpu.num_buffers() > (1 << 20)) {
+    error = "the GPU program's buffer count is invalid";
+    return false;
+  }
+  for (int l = 0; l < gpu.launches_size(); ++l) {
+    const auto &launch = gpu.launches(l);
+    std::string where = "launch " + std::to_string(l) + " of the GPU program";
+    if (launch.kernel() < 0 || launch.kernel() >= gpu.kernels_size()) {
+      error = where + " names no kernel";
+      return false;
+    }
+    if (launch.grid_size() != 3 || launch.block_size() != 3) {
+      error = where + " lacks its grid or block dimensions";
+      return false;
+    }
+    int64_t threads = 1;
+    for (int d = 0; d < 3; ++d) {
+      if (launch.grid(d) < 1 || launch.grid(d) > INT32_MAX ||
+          launch.block(d) < 1 || launch.block(d) > 1024) {
+        error = where + " has invalid grid or block dimensions";
+        return false;
+      }
+      threads *= launch.block(d);
+    }
+    if (threads > 1024 || launch.dynamic_shared_bytes() < 0) {
+      error = where + " has more than 1024 threads per block";
+      return false;
+    }
+    const auto &kernel = gpu.kernels(launch.kernel());
+    if (launch.args_size() != kernel.num_args()) {
+      error = where + " passes " + std::to_string(launch.args_size()) +
+              " arguments to kernel '" + kernel.name() + "', which takes " +
+              std::to_string(kernel.num_args());
+      return false;
+    }
+    for (const auto &arg : launch.args()) {
+      if (arg.buffer() < -1 || arg.buffer() >= gpu.num_buffers() ||
+          arg.offset() < 0 ||
+          (arg.buffer() == -1 &&
+           arg.offset() > static_cast<int64_t>(gpu.constants().size()))) {
+        error = where + " has an argument outside its buffers";
+        return false;
+      }
     }
   }
   return true;

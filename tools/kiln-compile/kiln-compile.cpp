@@ -8,7 +8,9 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "kiln/Codegen/GpuEmitter.h"
 #include "kiln/Codegen/Pipelines.h"
+#include "kiln/Runtime/EmulatorHooks.h"
 #include "kiln/Dialect/Kiln/IR/KilnOps.h"
 #include "kiln/Import/OnnxImporter.h"
 #include "kiln/InitAll.h"
@@ -26,6 +28,7 @@
 #include "llvm/Pass.h"
 #include "llvm/Support/CommandLine.h"
 #include "llvm/Support/FileSystem.h"
+#include "llvm/Support/Path.h"
 #include "llvm/Support/FormatVariadic.h"
 #include "llvm/Support/InitLLVM.h"
 #include "llvm/Support/MemoryBuffer.h"
@@ -43,19 +46,43 @@ static cl::opt<std::string> inputFile(cl::Positional, cl::Required,
 static cl::opt<std::string> outputFile("o", cl::desc("Output file"),
                                        cl::value_desc("file"), cl::init("-"),
                                        cl::cat(category));
-static cl::opt<std::string>
-    target("target",
-           cl::desc("Target: cpu (the host CPU). sm_80 and sm_90 arrive with "
-                    "the CUDA backend"),
-           cl::init("cpu"), cl::cat(category));
-enum class Emit { Kiln, Linalg, LLVMDialect, LLVMIR, KModule };
+static cl::opt<std::string> target(
+    "target",
+    cl::desc("Target: cpu (the host CPU), or an NVIDIA GPU architecture: "
+             "sm_80, sm_86, sm_89, sm_90, sm_90a"),
+    cl::init("cpu"), cl::cat(category));
+static cl::opt<std::string> cudaPath(
+    "cuda-path",
+    cl::desc("CUDA toolkit for GPU targets (ptxas, libdevice); default: "
+             "$CUDA_HOME, else /usr/local/cuda. Without ptxas the module "
+             "holds PTX only"),
+    cl::init(""), cl::cat(category));
+static cl::opt<bool> emulatorCode(
+    "emulator-code",
+    cl::desc("GPU targets: also pack the kernels as host code for the "
+             "runtime's kernel emulator (kiln-run --device=emulator; "
+             "default on)"),
+    cl::init(true), cl::cat(category));
+static cl::opt<int> maxSpillBytes(
+    "max-spill-bytes",
+    cl::desc("GPU targets: fail if ptxas reports more register spill bytes "
+             "than this for any kernel (default -1: no limit)"),
+    cl::init(-1), cl::cat(category));
+static cl::opt<int64_t> gpuBlockSize(
+    "gpu-block-size",
+    cl::desc("GPU targets: threads per block of loop kernels (a multiple "
+             "of 32 up to 1024)"),
+    cl::init(256), cl::cat(category));
+enum class Emit { Kiln, Linalg, LLVMDialect, LLVMIR, PTX, KModule };
 static cl::opt<Emit> emit(
     "emit", cl::desc("What to write"), cl::init(Emit::KModule),
     cl::values(clEnumValN(Emit::Kiln, "kiln", "the imported kiln IR"),
                clEnumValN(Emit::Linalg, "linalg", "linalg on tensors"),
                clEnumValN(Emit::LLVMDialect, "llvm",
                           "the LLVM dialect before translation"),
-               clEnumValN(Emit::LLVMIR, "llvm-ir", "optimized LLVM IR"),
+               clEnumValN(Emit::LLVMIR, "llvm-ir",
+                          "optimized LLVM IR (CPU targets)"),
+               clEnumValN(Emit::PTX, "ptx", "the kernels' PTX (GPU targets)"),
                clEnumValN(Emit::KModule, "kmod", "a .kmod module (default)")),
     cl::cat(category));
 static cl::opt<unsigned> optLevel("O", cl::desc("Optimization level 0-3"),
@@ -151,6 +178,53 @@ bool collectSignature(func::FuncOp fn, kiln::kmod::Module &module,
   return true;
 }
 
+/// The memory plan `kiln-plan-memory` recorded on the module.
+void readMemoryPlan(ModuleOp module, kiln::kmod::Module &kmod) {
+  auto planAttr = module->getAttrOfType<DictionaryAttr>("kiln.memory_plan");
+  if (!planAttr)
+    return;
+  auto get = [&](StringRef key) {
+    auto a = planAttr.getAs<IntegerAttr>(key);
+    return a ? a.getInt() : 0;
+  };
+  auto *plan = kmod.mutable_memory_plan();
+  plan->set_arena_bytes(get("arena_bytes"));
+  plan->set_unplanned_bytes(get("unplanned_bytes"));
+  plan->set_lower_bound_bytes(get("lower_bound_bytes"));
+  plan->set_buffers(get("buffers"));
+}
+
+void printSignatureAndPlan(const kiln::kmod::Module &kmod) {
+  auto mb = [](int64_t b) {
+    return llvm::formatv("{0:F2} MiB", b / 1048576.0);
+  };
+  const auto &plan = kmod.memory_plan();
+  llvm::errs() << "compile report for " << inputFile << "\n";
+  for (const auto &t : kmod.inputs()) {
+    llvm::errs() << "  input  " << t.name() << ": dtype " << t.dtype()
+                 << " [";
+    llvm::interleave(t.shape(), llvm::errs(), "x");
+    llvm::errs() << "]\n";
+  }
+  for (const auto &t : kmod.outputs()) {
+    llvm::errs() << "  output " << t.name() << ": dtype " << t.dtype()
+                 << " [";
+    llvm::interleave(t.shape(), llvm::errs(), "x");
+    llvm::errs() << "]";
+    if (t.max_extent())
+      llvm::errs() << " (-1: data-dependent, at most " << t.max_extent()
+                   << ")";
+    llvm::errs() << "\n";
+  }
+  llvm::errs() << "  memory plan: " << plan.buffers()
+               << " intermediate buffers; arena (peak) " << plan.arena_bytes()
+               << " bytes (" << mb(plan.arena_bytes())
+               << "), without planning " << plan.unplanned_bytes()
+               << " bytes (" << mb(plan.unplanned_bytes())
+               << "), lower bound " << plan.lower_bound_bytes() << " bytes ("
+               << mb(plan.lower_bound_bytes()) << ")\n";
+}
+
 /// Writes `bytes` to `path` through a temporary file renamed into place.
 int writeWhole(StringRef path, StringRef bytes) {
   std::string error;
@@ -166,6 +240,123 @@ int writeWhole(StringRef path, StringRef bytes) {
 }
 } // namespace
 
+/// The GPU half of the driver: kernels and launch plan, PTX, the cubin
+/// when ptxas is there, and the emulator's host code.
+int compileForGpu(ModuleOp module, kiln::kmod::Module &kmod,
+                  TimingScope &rootTiming) {
+  MLIRContext &context = *module.getContext();
+  PassManager pm(&context);
+  if (failed(applyPassManagerCLOptions(pm)))
+    return 1;
+  pm.enableTiming(rootTiming);
+  kiln::GpuPipelineOptions options;
+  options.chip = target;
+  options.blockSize = gpuBlockSize;
+  options.optLevel = optLevel;
+  kiln::buildGpuCodegenPipeline(pm, options);
+  if (failed(pm.run(module)))
+    return 1;
+  readMemoryPlan(module, kmod);
+  std::string bytes;
+  llvm::raw_string_ostream os(bytes);
+  if (emit == Emit::LLVMDialect) {
+    module.print(os);
+    return writeWhole(outputFile, bytes);
+  }
+  std::string error;
+  if (failed(kiln::extractLaunchPlan(module, kmod, error)))
+    return fail(error);
+  kmod.mutable_gpu()->set_chip(target);
+
+  std::string toolkit = cudaPath;
+  std::string ptxas;
+  if (!toolkit.empty()) {
+    SmallString<256> p(toolkit);
+    llvm::sys::path::append(p, "bin", "ptxas");
+    if (llvm::sys::fs::can_execute(p))
+      ptxas = p.str().str();
+  } else {
+    ptxas = kiln::findPtxas();
+    if (!ptxas.empty())
+      toolkit = llvm::sys::path::parent_path(
+                    llvm::sys::path::parent_path(ptxas))
+                    .str();
+  }
+  std::string ptx;
+  if (failed(kiln::emitPtx(module, toolkit, ptx, error)))
+    return fail(error);
+  if (emit == Emit::PTX)
+    return writeWhole(outputFile, ptx);
+  if (outputFile == "-")
+    return fail("a .kmod is binary; give an output file with -o");
+  auto *ptxCode = kmod.add_code();
+  ptxCode->set_target(target);
+  ptxCode->set_format("ptx");
+  ptxCode->set_data(ptx);
+  if (!ptxas.empty()) {
+    std::string cubin;
+    if (failed(kiln::assemblePtx(ptxas, target, ptx, kmod, cubin, error)))
+      return fail(error);
+    auto *code = kmod.add_code();
+    code->set_target(target);
+    code->set_format("cubin");
+    code->set_data(cubin);
+    if (maxSpillBytes >= 0)
+      for (const auto &k : kmod.gpu().kernels())
+        if (k.spill_bytes() > maxSpillBytes)
+          return fail("kernel '" + k.name() + "' spills " +
+                      llvm::Twine(k.spill_bytes()) +
+                      " bytes of registers (--max-spill-bytes=" +
+                      llvm::Twine(static_cast<int>(maxSpillBytes)) + ")");
+  } else if (maxSpillBytes >= 0) {
+    return fail("--max-spill-bytes needs ptxas, which was not found (give "
+                "--cuda-path)");
+  }
+  std::string soBytes;
+  if (emulatorCode) {
+    SmallString<256> soPath;
+    if (auto ec = llvm::sys::fs::createTemporaryFile("kiln-emu", "so", soPath))
+      return fail("cannot create a temporary file: " + ec.message());
+    llvm::scope_exit removeSo([&] { llvm::sys::fs::remove(soPath); });
+    if (failed(kiln::emitEmulatorObject(module, optLevel, soPath, error)))
+      return fail(error);
+    auto so = llvm::MemoryBuffer::getFile(soPath, /*IsText=*/false);
+    if (!so)
+      return fail("cannot read the emulator's shared object back");
+    soBytes = (*so)->getBuffer().str();
+    auto *code = kmod.add_code();
+    code->set_target("emulator-x86_64");
+    code->set_format("elf-shared-object");
+    code->set_entry(KILN_EMU_ENTRY_PREFIX);
+    code->set_data(soBytes);
+  }
+  if (report) {
+    printSignatureAndPlan(kmod);
+    const auto &gpu = kmod.gpu();
+    llvm::errs() << "  gpu: " << gpu.kernels_size() << " kernels, "
+                 << gpu.launches_size() << " launches, "
+                 << gpu.constants().size() << " bytes of weights; PTX "
+                 << ptx.size() << " bytes for " << target;
+    if (ptxas.empty())
+      llvm::errs() << " (no ptxas: no cubin, no register report)";
+    llvm::errs() << "\n";
+    for (const auto &k : gpu.kernels()) {
+      llvm::errs() << "    kernel " << k.name() << ": ";
+      if (k.registers() >= 0)
+        llvm::errs() << k.registers() << " registers, " << k.spill_bytes()
+                     << " spill bytes, " << k.shared_bytes()
+                     << " bytes shared";
+      else
+        llvm::errs() << "not assembled";
+      llvm::errs() << (k.synchronizes() ? ", barriers" : "") << "\n";
+    }
+    if (emulatorCode)
+      llvm::errs() << "  emulator code: " << soBytes.size()
+                   << " bytes of x86-64 shared object\n";
+  }
+  return writeWhole(outputFile, kiln::serializeModule(kmod));
+}
+
 int main(int argc, char **argv) {
   llvm::InitLLVM y(argc, argv);
   kiln::registerAllPasses();
@@ -179,9 +370,17 @@ int main(int argc, char **argv) {
   }
   cl::ParseCommandLineOptions(argc, argv, "Kiln compiler driver\n");
 
-  if (target != "cpu")
-    return fail("target '" + target +
-                "' is not available yet; this build compiles for --target=cpu");
+  static const char *const gpuChips[] = {"sm_80", "sm_86", "sm_89", "sm_90",
+                                        "sm_90a"};
+  bool gpuTarget = llvm::is_contained(gpuChips, StringRef(target));
+  if (target != "cpu" && !gpuTarget)
+    return fail("unknown target '" + target +
+                "'; use cpu, sm_80, sm_86, sm_89, sm_90 or sm_90a");
+  if (gpuTarget && emit == Emit::LLVMIR)
+    return fail("--emit=llvm-ir is for the CPU target; use --emit=ptx or "
+                "--emit=llvm for GPU targets");
+  if (!gpuTarget && emit == Emit::PTX)
+    return fail("--emit=ptx needs a GPU --target (sm_80, sm_90, ...)");
   if (optLevel > 3)
     return fail("-O must be 0 to 3");
 
@@ -249,6 +448,8 @@ int main(int argc, char **argv) {
   if (auto name = (*module)->getAttrOfType<StringAttr>("kiln.graph_name"))
     kmod.set_graph_name(name.str());
   kmod.set_producer("kiln-compile");
+  if (gpuTarget)
+    return compileForGpu(*module, kmod, rootTiming);
 
   PassManager stage2(&context);
   if (failed(applyPassManagerCLOptions(stage2)))
@@ -260,18 +461,7 @@ int main(int argc, char **argv) {
   kiln::buildCpuCodegenPipeline(stage2, cpuOptions);
   if (failed(stage2.run(*module)))
     return 1;
-  if (auto planAttr =
-          (*module)->getAttrOfType<DictionaryAttr>("kiln.memory_plan")) {
-    auto get = [&](StringRef key) {
-      auto a = planAttr.getAs<IntegerAttr>(key);
-      return a ? a.getInt() : 0;
-    };
-    auto *plan = kmod.mutable_memory_plan();
-    plan->set_arena_bytes(get("arena_bytes"));
-    plan->set_unplanned_bytes(get("unplanned_bytes"));
-    plan->set_lower_bound_bytes(get("lower_bound_bytes"));
-    plan->set_buffers(get("buffers"));
-  }
+  readMemoryPlan(*module, kmod);
   if (kmod.memory_plan().arena_bytes() > 0)
     ++numArgs; // The arena follows the outputs.
   if (emit == Emit::LLVMDialect) {
@@ -304,34 +494,7 @@ int main(int argc, char **argv) {
   if (outputFile == "-")
     return fail("a .kmod is binary; give an output file with -o");
   if (report) {
-    auto mb = [](int64_t b) {
-      return llvm::formatv("{0:F2} MiB", b / 1048576.0);
-    };
-    const auto &plan = kmod.memory_plan();
-    llvm::errs() << "compile report for " << inputFile << "\n";
-    for (const auto &t : kmod.inputs()) {
-      llvm::errs() << "  input  " << t.name() << ": dtype " << t.dtype()
-                   << " [";
-      llvm::interleave(t.shape(), llvm::errs(), "x");
-      llvm::errs() << "]\n";
-    }
-    for (const auto &t : kmod.outputs()) {
-      llvm::errs() << "  output " << t.name() << ": dtype " << t.dtype()
-                   << " [";
-      llvm::interleave(t.shape(), llvm::errs(), "x");
-      llvm::errs() << "]";
-      if (t.max_extent())
-        llvm::errs() << " (-1: data-dependent, at most " << t.max_extent()
-                     << ")";
-      llvm::errs() << "\n";
-    }
-    llvm::errs() << "  memory plan: " << plan.buffers()
-                 << " intermediate buffers; arena (peak) " << plan.arena_bytes()
-                 << " bytes (" << mb(plan.arena_bytes())
-                 << "), without planning " << plan.unplanned_bytes()
-                 << " bytes (" << mb(plan.unplanned_bytes())
-                 << "), lower bound " << plan.lower_bound_bytes() << " bytes ("
-                 << mb(plan.lower_bound_bytes()) << ")\n";
+    printSignatureAndPlan(kmod);
     llvm::errs() << "  code: " << (*so)->getBufferSize()
                  << " bytes of x86-64 shared object for "
                  << llvm::sys::getHostCPUName() << "\n";

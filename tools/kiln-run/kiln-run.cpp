@@ -42,6 +42,7 @@ struct Options {
   int warmup = 10, iterations = 100, threads = 0;
   unsigned seed = 0;
   std::string json; // --json FILE ("-": standard output)
+  kiln::rt::Device device = kiln::rt::Device::Default;
 };
 
 const char *kUsage =
@@ -56,6 +57,10 @@ const char *kUsage =
     "  --seed N            seed of random inputs (0)\n"
     "  --threads N         threads for the module's parallel loops (default:\n"
     "                      OMP_NUM_THREADS, else one per core)\n"
+    "  --device D          where to run: default (the module's own), cpu,\n"
+    "                      cuda (an NVIDIA GPU; a module compiled for\n"
+    "                      sm_XX), emulator (that module's kernels run on\n"
+    "                      the CPU through the kernel emulator)\n"
     "  --info              print the module's signature and exit\n"
     "  --json FILE         also write the run's results (check status,\n"
     "                      latency statistics) as JSON to FILE ('-': stdout)\n";
@@ -337,7 +342,19 @@ int main(int argc, char **argv) {
   Options o;
   for (int i = 1; i < argc; ++i) {
     std::string a = argv[i];
+    // --option=value is --option value.
+    std::string inlineValue;
+    bool hasInline = false;
+    if (a.rfind("--", 0) == 0 && a.find('=') != std::string::npos) {
+      inlineValue = a.substr(a.find('=') + 1);
+      a = a.substr(0, a.find('='));
+      hasInline = true;
+    }
     auto next = [&](const char *what) -> std::string {
+      if (hasInline) {
+        hasInline = false;
+        return inlineValue;
+      }
       if (i + 1 >= argc) {
         std::fprintf(stderr, "kiln-run: error: %s needs a value\n", what);
         std::exit(1);
@@ -368,6 +385,12 @@ int main(int argc, char **argv) {
       o.info = true;
     else if (a == "--json")
       o.json = next("--json");
+    else if (a == "--device") {
+      std::string d = next("--device");
+      if (!kiln::rt::parseDevice(d, o.device))
+        return fail("unknown device '" + d +
+                    "'; use default, cpu, cuda or emulator");
+    }
     else if (a == "--warmup" || a == "--iterations" || a == "--seed" ||
              a == "--threads") {
       double v;
@@ -388,6 +411,8 @@ int main(int argc, char **argv) {
       o.module = a;
     else
       return fail("more than one module given");
+    if (hasInline)
+      return fail("option '" + a + "' takes no value");
   }
   if (o.module.empty())
     return fail(std::string("no module given\n") + kUsage);
@@ -447,7 +472,9 @@ int main(int argc, char **argv) {
     refs.push_back(r);
   }
 
-  kiln::rt::Session session(module);
+  kiln::rt::Session session(module, o.device);
+  if (!session.status().ok())
+    return fail(session.status().message());
   std::vector<HostTensor> outputs;
   auto t0 = std::chrono::steady_clock::now();
   if (Status s = session.run(refs, outputs); !s.ok())
@@ -455,7 +482,8 @@ int main(int argc, char **argv) {
   double firstMs = std::chrono::duration<double, std::milli>(
                        std::chrono::steady_clock::now() - t0)
                        .count();
-  std::printf("ran %s in %.3f ms\n", o.module.c_str(), firstMs);
+  std::printf("ran %s on %s in %.3f ms\n", o.module.c_str(),
+              kiln::rt::deviceName(session.device()), firstMs);
   // Machine-readable results (--json), completed as the run goes on.
   std::ostringstream json;
   json.precision(6);

@@ -183,4 +183,86 @@ def KilnCpuTileAndVectorize
                            "::mlir::arith::ArithDialect"];
 }
 
+def KilnGpuFormKernels : Pass<"kiln-gpu-form-kernels", "::mlir::func::FuncOp"> {
+  let summary = "Puts every computation of a bufferized graph function into "
+                "a gpu.launch";
+  let description = [{
+    Runs after bufferization, memory planning and
+    `convert-linalg-to-parallel-loops`, when the graph function is a
+    sequence of loop nests over views of its arguments, the arena and the
+    weights. Each op of the function body is either host bookkeeping that
+    stays (constants, `memref.get_global`, views whose operands are host
+    values) or work for the GPU:
+
+    * a top-level `scf.parallel` with constant bounds becomes one
+      `gpu.launch` with one thread per iteration: its iteration space is
+      linearized, split into blocks of `block-size` threads, guarded by a
+      bounds check and delinearized back into the loop's induction
+      variables;
+    * everything else (loops that carry values, `scf.if` on loaded data, a
+      value that a later op uses) becomes a launch of one thread that runs
+      the ops in order; ops that define a value used further down are
+      grouped with everything up to that use, so no value computed on the
+      device is needed on the host.
+
+    Nested `scf.parallel` loops inside a launch become `scf.for` nests;
+    `memref.alloc` of a static shape inside one becomes a per-thread
+    `memref.alloca`; `memref.dealloc` is dropped (the arena and the
+    weights are owned by the runtime). Every launch names the kernel it
+    will be outlined to (`k<N>_<op>`, in module `kiln_kernels`), so
+    `gpu-kernel-outlining` puts all kernels in one `gpu.module`.
+
+    ```mlir
+    scf.parallel (%i, %j) = (%c0, %c0) to (%c2, %c300) step (%c1, %c1) {
+      ... memref.store %v, %out[%i, %j]
+    }
+    // becomes
+    gpu.launch blocks(%bx, ...) in (%gx = %c3, ...)
+               threads(%tx, ...) in (%tx_n = %c256, ...)
+               module(@kiln_kernels) function(@k0_store) {
+      %id = bx * 256 + tx;  scf.if (%id < 600) { i = id / 300; j = id % 300 ... }
+      gpu.terminator
+    }
+    ```
+  }];
+  let options = [
+    Option<"blockSize", "block-size", "int64_t", "256",
+           "Threads per block of the launches of parallel loops (a "
+           "multiple of 32)">,
+  ];
+  let dependentDialects = ["::mlir::gpu::GPUDialect",
+                           "::mlir::scf::SCFDialect",
+                           "::mlir::arith::ArithDialect",
+                           "::mlir::memref::MemRefDialect"];
+}
+
+def KilnNvvmToEmulator : Pass<"kiln-nvvm-to-emulator", "::mlir::ModuleOp"> {
+  let summary = "Turns kernels in the LLVM and NVVM dialects into host code "
+                "for the kernel emulator";
+  let description = [{
+    Runs on a module holding the body of a `gpu.module` after
+    `convert-gpu-to-nvvm`: the same `llvm.func` kernels that become PTX.
+    Each NVVM operation the kernels use is replaced by a call through the
+    emulator's hook table, the global `kiln_emu_hooks` that the runtime
+    fills when it loads the code: special registers (thread, block, grid
+    indices and sizes, lane id) call hook 0 with a register number, and
+    `nvvm.barrier0` calls hook 1. Every pointer becomes a pointer of the
+    default address space; shared-memory globals become thread-local, so
+    that blocks run on different host threads do not share them.
+    libdevice calls (`__nv_expf`) become calls of the C library function
+    of the same name (`expf`). An NVVM operation the emulator does not
+    implement is an error naming it.
+
+    ```mlir
+    %0 = nvvm.read.ptx.sreg.tid.x : i32
+    // becomes
+    %hooks = llvm.mlir.addressof @kiln_emu_hooks : !llvm.ptr
+    %fn = llvm.load %hooks : !llvm.ptr -> !llvm.ptr
+    %c0 = llvm.mlir.constant(0 : i32) : i32
+    %0 = llvm.call %fn(%c0) : !llvm.ptr, (i32) -> i32
+    ```
+  }];
+  let dependentDialects = ["::mlir::LLVM::LLVMDialect"];
+}
+
 #endif // KILN_CODEGEN_PASSES_TD

@@ -8,7 +8,13 @@
 #include "mlir/Pass/PassManager.h"
 #include "mlir/Pass/PassOptions.h"
 
+#include "llvm/ADT/STLFunctionalExtras.h"
+
 #include <string>
+
+namespace llvm {
+class Module;
+} // namespace llvm
 
 namespace kiln {
 
@@ -53,6 +59,46 @@ llvm::LogicalResult emitCpuSharedObject(mlir::ModuleOp module, unsigned numArgs,
                                         llvm::StringRef soPath,
                                         std::string &error,
                                         llvm::raw_ostream *llvmIrOut = nullptr);
+
+/// The same for any module in the LLVM dialect: `addEntries` adds the
+/// entry points (trampolines) to the translated LLVM module before it is
+/// optimized.
+llvm::LogicalResult emitHostSharedObject(
+    mlir::ModuleOp module, unsigned optLevel, llvm::StringRef soPath,
+    std::string &error,
+    llvm::function_ref<llvm::LogicalResult(llvm::Module &, std::string &)>
+        addEntries,
+    llvm::raw_ostream *llvmIrOut = nullptr);
+
+struct GpuPipelineOptions
+    : public mlir::PassPipelineOptions<GpuPipelineOptions> {
+  Option<std::string> chip{
+      *this, "chip",
+      llvm::cl::desc("The GPU architecture: sm_80, sm_86, sm_89, sm_90, "
+                     "sm_90a"),
+      llvm::cl::init("sm_90")};
+  Option<std::string> features{
+      *this, "features",
+      llvm::cl::desc("NVPTX features (the PTX ISA version)"),
+      llvm::cl::init("+ptx80")};
+  Option<int64_t> blockSize{
+      *this, "block-size",
+      llvm::cl::desc("Threads per block of elementwise and loop kernels"),
+      llvm::cl::init(256)};
+  Option<unsigned> optLevel{*this, "opt-level",
+                            llvm::cl::desc("NVPTX optimization level, 0 to 3"),
+                            llvm::cl::init(3)};
+};
+
+/// Linalg on tensors to GPU kernels: elementwise fusion, one-shot
+/// bufferization with results as out-parameters, memory planning, loops,
+/// every loop nest into a `gpu.launch` (`kiln-gpu-form-kernels`), kernel
+/// outlining into one `gpu.module @kiln_kernels` with an NVVM target, and
+/// the kernels to the LLVM and NVVM dialects (`kiln-gpu-codegen-pipeline`).
+/// The host function `main` is left as a list of `gpu.launch_func` over
+/// views of its arguments, the arena and the weights: the launch plan.
+void buildGpuCodegenPipeline(mlir::OpPassManager &pm,
+                             const GpuPipelineOptions &options);
 
 } // namespace kiln
 

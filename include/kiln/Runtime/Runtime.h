@@ -65,6 +65,26 @@ enum class DType : int32_t {
   BFloat16 = 16,
 };
 
+/// Where a session runs a module.
+enum class Device {
+  /// The module's own: the CPU for a CPU module, CUDA for a GPU module.
+  Default,
+  /// The host CPU (modules compiled with --target=cpu).
+  Cpu,
+  /// An NVIDIA GPU through the CUDA driver (modules compiled for sm_XX);
+  /// the driver (libcuda.so.1) is loaded at run time, so a machine without
+  /// one gets a "no CUDA device" status, not a load failure.
+  Cuda,
+  /// The kernel emulator: a GPU module's kernels run on the CPU, thread by
+  /// thread, with barriers honoured (modules compiled for sm_XX with their
+  /// emulator code, the default).
+  Emulator,
+};
+/// "cpu", "cuda", "emulator" or "default".
+const char *deviceName(Device device);
+/// Parses a device name as `deviceName` writes it.
+bool parseDevice(const std::string &name, Device &device);
+
 /// Bytes per element, 0 for an unknown type.
 size_t dtypeSize(DType dtype);
 /// A readable name ("float32", "int64", ...).
@@ -107,6 +127,9 @@ struct HostTensor {
 };
 
 /// A loaded module. Immutable, shareable between threads.
+struct GpuCode;
+class Backend;
+
 class Module {
 public:
   /// Loads a `.kmod` file. A module that fails validation (bad magic or
@@ -120,8 +143,10 @@ public:
   const std::vector<TensorInfo> &inputs() const { return inputInfos; }
   const std::vector<TensorInfo> &outputs() const { return outputInfos; }
   const std::string &graphName() const { return name; }
-  /// The compilation target of the loaded code ("cpu-x86_64").
+  /// The compilation target of the loaded code ("cpu-x86_64", "sm_90").
   const std::string &target() const { return codeTarget; }
+  /// Whether the module holds code for `device` (Default: always).
+  bool hasCodeFor(Device device) const;
   /// Bytes of the arena each session holds for intermediate tensors.
   size_t arenaBytes() const { return arena; }
 
@@ -137,13 +162,28 @@ private:
   size_t arena = 0;
   void *handle = nullptr;
   void (*entry)(void **) = nullptr;
+  // GPU modules: the kernels, their launch plan and weights.
+  std::shared_ptr<GpuCode> gpu;
 };
 
 /// Runs a module. Owns the arena of intermediate tensors (sized by the
 /// module's memory plan) and the argument table; one thread at a time.
 class Session {
 public:
-  explicit Session(std::shared_ptr<const Module> module);
+  /// A session on `device`. Whether the device could be set up (a CUDA
+  /// device found, the module's code loaded on it, buffers allocated) is
+  /// `status()`; a session that failed to set up fails every run with the
+  /// same status.
+  explicit Session(std::shared_ptr<const Module> module,
+                   Device device = Device::Default);
+  ~Session();
+  Session(Session &&) noexcept;
+  Session &operator=(Session &&) noexcept;
+
+  /// Ok when the session is ready to run.
+  const Status &status() const { return initStatus; }
+  /// The device the session runs on (never Default).
+  Device device() const { return dev; }
 
   /// Runs the module on `inputs`, matched to the module's inputs by name
   /// (or by position when names are empty), each checked for data type,
@@ -169,6 +209,9 @@ public:
 
 private:
   std::shared_ptr<const Module> mod;
+  Device dev = Device::Cpu;
+  Status initStatus;
+  std::unique_ptr<Backend> backend;
   std::vector<void *> args;
   /// Per output with a data-dependent extent, in output order: the extent
   /// the code writes.

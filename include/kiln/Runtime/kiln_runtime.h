@@ -45,6 +45,11 @@ kiln_status kiln_module_tensor_info(const kiln_module *module, int is_output,
 
 kiln_status kiln_session_create(kiln_module *module,
                                 kiln_session **out_session);
+/* A session on a named device: "default" (the module's own), "cpu",
+   "cuda" or "emulator" (a GPU module's kernels run on the CPU). Fails with
+   a status, "no CUDA device" say, when the device cannot run the module. */
+kiln_status kiln_session_create_on(kiln_module *module, const char *device,
+                                   kiln_session **out_session);
 void kiln_session_release(kiln_session *session);
 /* Runs on buffers in the module's input and output order; the byte sizes
    are checked against the signature. An output with a data-dependent

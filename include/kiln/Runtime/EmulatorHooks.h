@@ -1,0 +1,39 @@
+/*===- EmulatorHooks.h - the kernel emulator's calling contract ----*- C -*-===*
+ *
+ * GPU kernels compiled for the emulator (`kiln-nvvm-to-emulator`) call the
+ * runtime through a table of function pointers, the global
+ * `kiln_emu_hooks` of their shared object, which the runtime fills after
+ * loading it. Each kernel `K` gets an entry `void kiln_emu_K(void **params)`
+ * whose `params[i]` points to the value of the kernel's argument i, as
+ * `cuLaunchKernel`'s kernelParams do.
+ *
+ *===----------------------------------------------------------------------===*/
+
+#ifndef KILN_RUNTIME_EMULATORHOOKS_H
+#define KILN_RUNTIME_EMULATORHOOKS_H
+
+#define KILN_EMU_HOOKS_SYMBOL "kiln_emu_hooks"
+#define KILN_EMU_ENTRY_PREFIX "kiln_emu_"
+
+/* Hook numbers (indices into kiln_emu_hooks). */
+#define KILN_EMU_HOOK_SREG 0    /* int32_t (*)(int32_t reg) */
+#define KILN_EMU_HOOK_BARRIER 1 /* void (*)(void): bar.sync 0 */
+#define KILN_EMU_NUM_HOOKS 2
+
+/* Special registers, the argument of KILN_EMU_HOOK_SREG. */
+#define KILN_EMU_SREG_TID_X 0
+#define KILN_EMU_SREG_TID_Y 1
+#define KILN_EMU_SREG_TID_Z 2
+#define KILN_EMU_SREG_NTID_X 3
+#define KILN_EMU_SREG_NTID_Y 4
+#define KILN_EMU_SREG_NTID_Z 5
+#define KILN_EMU_SREG_CTAID_X 6
+#define KILN_EMU_SREG_CTAID_Y 7
+#define KILN_EMU_SREG_CTAID_Z 8
+#define KILN_EMU_SREG_NCTAID_X 9
+#define KILN_EMU_SREG_NCTAID_Y 10
+#define KILN_EMU_SREG_NCTAID_Z 11
+#define KILN_EMU_SREG_LANEID 12
+#define KILN_EMU_SREG_WARPSIZE 13
+
+#endif /* KILN_RUNTIME_EMULATORHOOKS_H */

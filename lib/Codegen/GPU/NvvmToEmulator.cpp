@@ -1,0 +1,209 @@
+//===- NvvmToEmulator.cpp - NVVM kernels as host code for the emulator ----===//
+//
+// The kernels that become PTX, in the LLVM and NVVM dialects, are made
+// host code: each NVVM operation becomes a call through the hook table
+// that the runtime's emulator fills (see lib/Runtime/Emulator.cpp and
+// kiln/Runtime/EmulatorHooks.h for the numbering), address spaces are
+// dropped, and libdevice calls become C library calls.
+//
+//===----------------------------------------------------------------------===//
+
+#include "kiln/Codegen/Passes.h"
+#include "kiln/Runtime/EmulatorHooks.h"
+
+#include "mlir/Dialect/LLVMIR/LLVMDialect.h"
+#include "mlir/IR/SymbolTable.h"
+#include "llvm/ADT/StringSwitch.h"
+
+namespace kiln {
+#define GEN_PASS_DEF_KILNNVVMTOEMULATOR
+#include "kiln/Codegen/Passes.h.inc"
+} // namespace kiln
+
+using namespace mlir;
+
+namespace {
+
+/// The emulator's number of a special register (`tid.x`, ...), or -1.
+int specialRegister(StringRef reg) {
+  return llvm::StringSwitch<int>(reg)
+      .Case("tid.x", KILN_EMU_SREG_TID_X)
+      .Case("tid.y", KILN_EMU_SREG_TID_Y)
+      .Case("tid.z", KILN_EMU_SREG_TID_Z)
+      .Case("ntid.x", KILN_EMU_SREG_NTID_X)
+      .Case("ntid.y", KILN_EMU_SREG_NTID_Y)
+      .Case("ntid.z", KILN_EMU_SREG_NTID_Z)
+      .Case("ctaid.x", KILN_EMU_SREG_CTAID_X)
+      .Case("ctaid.y", KILN_EMU_SREG_CTAID_Y)
+      .Case("ctaid.z", KILN_EMU_SREG_CTAID_Z)
+      .Case("nctaid.x", KILN_EMU_SREG_NCTAID_X)
+      .Case("nctaid.y", KILN_EMU_SREG_NCTAID_Y)
+      .Case("nctaid.z", KILN_EMU_SREG_NCTAID_Z)
+      .Case("laneid", KILN_EMU_SREG_LANEID)
+      .Case("warpsize", KILN_EMU_SREG_WARPSIZE)
+      .Default(-1);
+}
+
+/// libdevice functions with no C library function of the name without
+/// `__nv_`: their definition in terms of LLVM intrinsics.
+LogicalResult defineLibdeviceFunction(LLVM::LLVMFuncOp fn) {
+  StringRef name = fn.getName();
+  auto type = fn.getFunctionType();
+  if (type.getNumParams() != 1)
+    return failure();
+  Type t = type.getReturnType();
+  bool isRsqrt = name == "__nv_rsqrtf" || name == "__nv_rsqrt";
+  if (!isRsqrt)
+    return failure();
+  OpBuilder b(fn.getContext());
+  Block *entry = fn.addEntryBlock(b);
+  b.setInsertionPointToStart(entry);
+  Location loc = fn.getLoc();
+  Value x = entry->getArgument(0);
+  Value one = LLVM::ConstantOp::create(b, loc, t, b.getFloatAttr(t, 1.0));
+  Value s = LLVM::SqrtOp::create(b, loc, x);
+  Value r = LLVM::FDivOp::create(b, loc, one, s);
+  LLVM::ReturnOp::create(b, loc, r);
+  fn.setLinkage(LLVM::Linkage::Internal);
+  return success();
+}
+
+struct NvvmToEmulatorPass
+    : public kiln::impl::KilnNvvmToEmulatorBase<NvvmToEmulatorPass> {
+  void runOnOperation() override {
+    ModuleOp module = getOperation();
+    MLIRContext *ctx = &getContext();
+    auto ptrTy = LLVM::LLVMPointerType::get(ctx);
+    auto i32 = IntegerType::get(ctx, 32);
+
+    // Every pointer in the default address space.
+    auto flatten = [&](Type t) -> Type {
+      if (auto p = dyn_cast<LLVM::LLVMPointerType>(t))
+        return p.getAddressSpace() ? ptrTy : t;
+      return t;
+    };
+    bool failedAny = false;
+    module.walk([&](Operation *op) {
+      for (Value r : op->getResults())
+        r.setType(flatten(r.getType()));
+      for (Region &region : op->getRegions())
+        for (Block &block : region)
+          for (BlockArgument a : block.getArguments())
+            a.setType(flatten(a.getType()));
+      if (auto fn = dyn_cast<LLVM::LLVMFuncOp>(op)) {
+        auto ft = fn.getFunctionType();
+        SmallVector<Type> params;
+        for (Type p : ft.getParams())
+          params.push_back(flatten(p));
+        fn.setFunctionType(LLVM::LLVMFunctionType::get(
+            flatten(ft.getReturnType()), params, ft.isVarArg()));
+        // NVVM and GPU attributes mean nothing on the host.
+        SmallVector<StringAttr> drop;
+        for (NamedAttribute a : fn->getDiscardableAttrs())
+          if (a.getName().strref().starts_with("nvvm.") ||
+              a.getName().strref().starts_with("gpu."))
+            drop.push_back(a.getName());
+        for (StringAttr a : drop)
+          fn->removeAttr(a);
+        fn.setCConv(LLVM::CConv::C);
+      }
+      if (auto g = dyn_cast<LLVM::GlobalOp>(op)) {
+        if (g.getAddrSpace() != 0) {
+          g.setAddrSpace(0);
+          g.setThreadLocal_(true);
+        }
+      }
+    });
+    module.walk([&](LLVM::AddrSpaceCastOp cast) {
+      cast.getResult().replaceAllUsesWith(cast.getArg());
+      cast.erase();
+    });
+
+    // The hook table: a zero-initialized array of function pointers that
+    // the runtime fills after loading the code.
+    OpBuilder b(ctx);
+    b.setInsertionPointToStart(module.getBody());
+    auto tableTy = LLVM::LLVMArrayType::get(ptrTy, KILN_EMU_NUM_HOOKS);
+    auto table = LLVM::GlobalOp::create(
+        b, module.getLoc(), tableTy, /*isConstant=*/false,
+        LLVM::Linkage::External, KILN_EMU_HOOKS_SYMBOL, Attribute());
+    {
+      OpBuilder ib(ctx);
+      Block *init = ib.createBlock(&table.getInitializerRegion());
+      ib.setInsertionPointToStart(init);
+      Value zero = LLVM::ZeroOp::create(ib, module.getLoc(), tableTy);
+      LLVM::ReturnOp::create(ib, module.getLoc(), zero);
+    }
+    auto callHook = [&](OpBuilder &ob, Location loc, int hook,
+                        Type resultType, ValueRange args) -> Value {
+      Value table = LLVM::AddressOfOp::create(ob, loc, ptrTy,
+                                              KILN_EMU_HOOKS_SYMBOL);
+      Value slot = LLVM::GEPOp::create(
+          ob, loc, ptrTy, tableTy, table,
+          ArrayRef<LLVM::GEPArg>{0, static_cast<int32_t>(hook)});
+      Value fn = LLVM::LoadOp::create(ob, loc, ptrTy, slot);
+      SmallVector<Type> argTypes(args.getTypes());
+      auto fnTy = LLVM::LLVMFunctionType::get(
+          resultType ? resultType : LLVM::LLVMVoidType::get(ctx), argTypes);
+      SmallVector<Value> operands = {fn};
+      operands.append(args.begin(), args.end());
+      auto call = LLVM::CallOp::create(ob, loc, fnTy, operands);
+      return resultType ? call.getResult() : Value();
+    };
+
+    SmallVector<Operation *> nvvmOps;
+    module.walk([&](Operation *op) {
+      if (op->getDialect() && op->getDialect()->getNamespace() == "nvvm")
+        nvvmOps.push_back(op);
+    });
+    for (Operation *op : nvvmOps) {
+      StringRef name = op->getName().getStringRef();
+      OpBuilder ob(op);
+      Location loc = op->getLoc();
+      if (name.consume_front("nvvm.read.ptx.sreg.")) {
+        int reg = specialRegister(name);
+        if (reg >= 0 && op->getNumResults() == 1 &&
+            op->getResult(0).getType() == i32) {
+          Value regNo = LLVM::ConstantOp::create(ob, loc, i32,
+                                                 ob.getI32IntegerAttr(reg));
+          Value v = callHook(ob, loc, KILN_EMU_HOOK_SREG, i32, {regNo});
+          op->getResult(0).replaceAllUsesWith(v);
+          op->erase();
+          continue;
+        }
+      }
+      if ((name == "nvvm.barrier0" || name == "nvvm.barrier") &&
+          op->getNumOperands() == 0 && op->getNumResults() == 0) {
+        callHook(ob, loc, KILN_EMU_HOOK_BARRIER, Type(), {});
+        op->erase();
+        continue;
+      }
+      op->emitOpError("is not implemented by the kernel emulator");
+      failedAny = true;
+    }
+    if (failedAny)
+      return signalPassFailure();
+
+    // libdevice calls: the C library function of the same name, or a
+    // definition here.
+    SymbolTable symbols(module);
+    for (auto fn : llvm::make_early_inc_range(module.getOps<LLVM::LLVMFuncOp>())) {
+      StringRef name = fn.getName();
+      if (!name.starts_with("__nv_") || !fn.isExternal())
+        continue;
+      if (succeeded(defineLibdeviceFunction(fn)))
+        continue;
+      std::string libm = name.drop_front(5).str();
+      if (symbols.lookup(libm)) {
+        fn.emitOpError("libdevice function '")
+            << name << "' collides with an existing '" << libm << "'";
+        return signalPassFailure();
+      }
+      if (failed(symbols.rename(fn, StringAttr::get(ctx, libm)))) {
+        fn.emitOpError("cannot be renamed to '") << libm << "'";
+        return signalPassFailure();
+      }
+    }
+  }
+};
+} // namespace

@@ -1,0 +1,76 @@
+//===- GpuCode.h - the runtime's view of a GPU module (internal) -*- C++
+//-*-===//
+
+#ifndef KILN_RUNTIME_GPUCODE_H
+#define KILN_RUNTIME_GPUCODE_H
+
+#include "kiln/Runtime/Runtime.h"
+
+#include <array>
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+namespace kiln {
+namespace rt {
+
+/// One kernel argument: `buffer` (an index into the run's buffers, or -1
+/// for the weights) plus a byte offset.
+struct GpuArg {
+  int buffer = -1;
+  int64_t offset = 0;
+};
+
+struct GpuLaunch {
+  int kernel = 0;
+  std::array<unsigned, 3> grid{1, 1, 1}, block{1, 1, 1};
+  unsigned sharedBytes = 0;
+  std::vector<GpuArg> args;
+};
+
+struct GpuKernel {
+  std::string name;
+  bool synchronizes = false;
+  /// The emulator's entry, once its code is loaded.
+  void (*emulatorEntry)(void **) = nullptr;
+};
+
+/// A GPU module as loaded: kernels, launches, weights, code.
+struct GpuCode {
+  std::string chip;
+  std::vector<GpuKernel> kernels;
+  std::vector<GpuLaunch> launches;
+  /// The weights, in host memory (256-byte aligned).
+  std::unique_ptr<uint8_t[]> constantsStorage;
+  uint8_t *constants = nullptr;
+  size_t constantsBytes = 0;
+  std::string ptx, cubin;
+  /// The emulator's shared object, or null when the module has none.
+  void *emulatorHandle = nullptr;
+  /// The byte size of each buffer a launch may name, in order: inputs,
+  /// outputs, extents, arena.
+  std::vector<size_t> bufferBytes;
+  size_t numInputs = 0, numOutputs = 0, numExtents = 0;
+  ~GpuCode();
+};
+
+/// A device a session runs GPU code on. `buffers` are the run's host
+/// buffers in the order of `GpuCode::bufferBytes`.
+class Backend {
+public:
+  virtual ~Backend();
+  virtual Status run(void *const *buffers) = 0;
+};
+
+/// Fills the emulator's hook table of a loaded emulator object.
+Status initEmulatorObject(void *handle);
+std::unique_ptr<Backend> createEmulatorBackend(std::shared_ptr<GpuCode> code,
+                                               Status &status);
+std::unique_ptr<Backend> createCudaBackend(std::shared_ptr<GpuCode> code,
+                                           Status &status);
+
+} // namespace rt
+} // namespace kiln
+
+#endif // KILN_RUNTIME_GPUCODE_H
