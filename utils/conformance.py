@@ -1,10 +1,11 @@
 #!/usr/bin/env python3
-"""Compiles and runs the ONNX backend tests on Kiln's CPU path.
+"""Compiles and runs the ONNX backend tests on Kiln's CPU or GPU path.
 
 For each test (a model.onnx and test_data_set_*/input_*.pb, output_*.pb) it
-runs `kiln-compile --target=cpu` (giving inputs of symbolic shape the shape
-of the first data set's tensors with --input-shape) and `kiln-run` on every
-data set, and
+runs `kiln-compile --target=T` (cpu by default; giving inputs of symbolic
+shape the shape of the first data set's tensors with --input-shape) and
+`kiln-run --device=D` on every data set (D: cpu for the CPU target, the
+kernel emulator for a GPU target unless --device says cuda), and
 classifies the test: passed, wrong result, compile error, run error. With
 --markdown it writes the per-test table (docs/conformance.md is made so);
 with --passing-list it writes the names of passing tests; with --check LIST
@@ -12,7 +13,13 @@ it runs only the tests named in LIST and fails if any of them does not pass
 (the test suite runs it that way, so a regression fails CI).
 
   utils/conformance.py --bin build/bin [--data DIR] [--sets node,simple]
+      [--target cpu|sm_90] [--device cpu|emulator|cuda]
       [--markdown docs/conformance.md] [--passing-list FILE] [--check FILE]
+
+With a GPU target, --markdown FILE writes the summary table into FILE's
+section between `<!-- gpu:begin -->` and `<!-- gpu:end -->` (made at the
+end if missing) and the per-test table into FILE with `-<device>` before
+its extension; a CPU run keeps that section when it rewrites FILE.
 """
 
 import argparse
@@ -88,21 +95,21 @@ NOT_COMPARABLE = {
 }
 
 
-def run_test(bin_dir, test_dir, timeout):
-    status, reason = run_test_once(bin_dir, test_dir, timeout)
+def run_test(bin_dir, test_dir, timeout, target="cpu", device="cpu"):
+    status, reason = run_test_once(bin_dir, test_dir, timeout, target, device)
     why = NOT_COMPARABLE.get(os.path.basename(test_dir))
     if why and status in ("wrong result", "run error"):
         return "not comparable", "%s (%s: %s)" % (why, status, reason)
     return status, reason
 
 
-def run_test_once(bin_dir, test_dir, timeout):
+def run_test_once(bin_dir, test_dir, timeout, target, device):
     model = os.path.join(test_dir, "model.onnx")
     with tempfile.TemporaryDirectory() as tmp:
         kmod = os.path.join(tmp, "m.kmod")
         try:
             p = subprocess.run([os.path.join(bin_dir, "kiln-compile"), model,
-                                "-o", kmod, "--target=cpu"] + input_shapes(test_dir),
+                                "-o", kmod, "--target=" + target] + input_shapes(test_dir),
                                capture_output=True, text=True, timeout=timeout)
         except subprocess.TimeoutExpired:
             return "compile error", "compile timed out after %ds" % timeout
@@ -118,7 +125,8 @@ def run_test_once(bin_dir, test_dir, timeout):
                          key=lambda f: int(re.findall(r"\d+", os.path.basename(f))[0]))
             outs = sorted(glob.glob(os.path.join(ds, "output_*.pb")),
                           key=lambda f: int(re.findall(r"\d+", os.path.basename(f))[0]))
-            cmd = [os.path.join(bin_dir, "kiln-run"), kmod, "--rtol", RTOL, "--atol", ATOL]
+            cmd = [os.path.join(bin_dir, "kiln-run"), kmod, "--device", device,
+                   "--rtol", RTOL, "--atol", ATOL]
             for f in ins:
                 cmd += ["--input", f]
             for f in outs:
@@ -148,7 +156,15 @@ def main():
     ap.add_argument("--timeout", type=int, default=300)
     ap.add_argument("--jobs", type=int, default=os.cpu_count() or 2)
     ap.add_argument("--filter", help="run only the tests whose name matches this regex")
+    ap.add_argument("--target", default="cpu", help="kiln-compile --target (cpu, sm_80, sm_90)")
+    ap.add_argument("--device", help="kiln-run --device (default: cpu for the CPU target, "
+                                     "emulator for a GPU target)")
     args = ap.parse_args()
+    gpu = args.target != "cpu"
+    device = args.device or ("emulator" if gpu else "cpu")
+    where = ("the CPU path" if not gpu else
+             "the GPU path (%s) on the %s" % (args.target, "kernel emulator" if device == "emulator"
+                                              else device))
 
     tests = []
     for s in args.sets.split(","):
@@ -166,7 +182,8 @@ def main():
         tests = [x for x in tests if re.search(args.filter, x[1])]
     results = {}
     with concurrent.futures.ThreadPoolExecutor(args.jobs) as ex:
-        futs = {ex.submit(run_test, args.bin, d, args.timeout): (s, t) for s, t, d in tests}
+        futs = {ex.submit(run_test, args.bin, d, args.timeout, args.target, device): (s, t)
+                for s, t, d in tests}
         for f in concurrent.futures.as_completed(futs):
             results[futs[f]] = f.result()
 
@@ -187,28 +204,45 @@ def main():
 
     if args.passing_list:
         with open(args.passing_list, "w") as f:
-            f.write("# Tests that pass on Kiln's CPU path; generated by utils/conformance.py.\n")
+            f.write("# Tests that pass on %s; generated by utils/conformance.py.\n" % where)
             for (s, t), (st, _) in sorted(results.items()):
                 if st == "passed":
                     f.write("%s/%s\n" % (s, t))
     if args.markdown:
-        with open(args.markdown, "w") as f:
-            f.write("# ONNX conformance on the CPU path\n\n")
-            f.write("Generated by `utils/conformance.py` on %s: every ONNX backend test of "
-                    "Debian's `libonnx-testdata` compiled with `kiln-compile --target=cpu` "
-                    "and run with `kiln-run` on each of its data sets, outputs compared "
-                    "elementwise with rtol=%s, atol=%s. \"Not comparable\": tests whose expected "
+        summary = ("| set | tests | passed | wrong result | compile error | run error | crash "
+                   "| not comparable |\n|---|---:|---:|---:|---:|---:|---:|---:|\n")
+        for s in args.sets.split(","):
+            c = counts[s]
+            summary += "| %s | %d | %d | %d | %d | %d | %d | %d |\n" % (
+                s, sum(c.values()), c["passed"], c["wrong result"], c["compile error"],
+                c["run error"], c["crash"], c["not comparable"])
+        intro = ("Generated by `utils/conformance.py` on %s: every ONNX backend test of "
+                 "Debian's `libonnx-testdata` compiled with `kiln-compile --target=%s` "
+                 "and run with `kiln-run --device=%s` on each of its data sets, outputs "
+                 "compared elementwise with rtol=%s, atol=%s." % (
+                     datetime.date.today(), args.target, device, RTOL, ATOL))
+        begin, end = "<!-- gpu:begin -->", "<!-- gpu:end -->"
+        old = open(args.markdown).read() if os.path.exists(args.markdown) else ""
+        kept = old[old.index(begin):old.index(end) + len(end)] if begin in old and end in old else ""
+        per_test = args.markdown
+        if gpu:
+            root, ext = os.path.splitext(args.markdown)
+            per_test = "%s-%s%s" % (root, device, ext)
+            section = ("%s\n## On %s\n\n%s Per test: [%s](%s).\n\n%s%s" % (
+                begin, where, intro, os.path.basename(per_test), os.path.basename(per_test),
+                summary, end))
+            text = old.replace(kept, section) if kept else old.rstrip("\n") + "\n\n" + section + "\n"
+            with open(args.markdown, "w") as f:
+                f.write(text)
+        with open(per_test, "w") as f:
+            f.write("# ONNX conformance on %s\n\n" % where)
+            f.write(intro + " \"Not comparable\": tests whose expected "
                     "outputs no correct implementation reproduces (random generators, data "
                     "that disagrees with its own model or with the current spec); the reason "
-                    "column says why.\n\n" % (datetime.date.today(), RTOL, ATOL))
-            f.write("| set | tests | passed | wrong result | compile error | run error | crash "
-                    "| not comparable |\n")
-            f.write("|---|---:|---:|---:|---:|---:|---:|---:|\n")
-            for s in args.sets.split(","):
-                c = counts[s]
-                f.write("| %s | %d | %d | %d | %d | %d | %d | %d |\n" % (
-                    s, sum(c.values()), c["passed"], c["wrong result"], c["compile error"],
-                    c["run error"], c["crash"], c["not comparable"]))
+                    "column says why.\n\n")
+            f.write(summary)
+            if not gpu and kept:
+                f.write("\n" + kept + "\n")
             f.write("\n## Every test\n\n| test | result | reason |\n|---|---|---|\n")
             for (s, t), (st, m) in sorted(results.items()):
                 f.write("| %s/%s | %s | %s |\n" % (s, t, st, m.replace("|", "\\|")))

@@ -91,13 +91,12 @@ void kiln::buildGpuCodegenPipeline(OpPassManager &pm,
           "kiln-gpu-form-kernels{block-size=" +
               std::to_string(options.blockSize) +
               "}),"
-              "gpu-kernel-outlining,"
+              "convert-math-to-funcs,gpu-kernel-outlining,"
               "nvvm-attach-target{" +
               target +
               "},"
               "gpu.module(expand-strided-metadata,lower-affine,"
               "convert-scf-to-cf,arith-expand{include-bf16=true},"
-              "convert-arith-to-llvm,convert-index-to-llvm,"
               "convert-gpu-to-nvvm{use-bare-ptr-memref-call-conv=true},"
               "canonicalize,cse,reconcile-unrealized-casts)");
 }

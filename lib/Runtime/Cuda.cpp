@@ -214,9 +214,11 @@ private:
                      (chip == deviceChip ||
                       (chip == deviceChip + "a"));
     const std::string &image = cubinFits ? code->cubin : code->ptx;
-    if (image.empty())
+    if (image.empty() && !code->kernels.empty())
       return Status::error("the module holds no GPU code");
-    if (CUresult r = cu.cuModuleLoadData(&module, image.c_str())) {
+    if (CUresult r = code->kernels.empty()
+                         ? 0
+                         : cu.cuModuleLoadData(&module, image.c_str())) {
       module = nullptr;
       return Status::error("the module's kernels (for " + chip +
                            ") do not load on this " + deviceChip +

@@ -231,7 +231,7 @@ Status kiln::rt::initEmulatorObject(void *handle) {
 std::unique_ptr<Backend>
 kiln::rt::createEmulatorBackend(std::shared_ptr<GpuCode> code,
                                 Status &status) {
-  if (!code->emulatorHandle) {
+  if (!code->emulatorHandle && !code->kernels.empty()) {
     status = Status::error("the module holds no emulator code (compiled "
                            "with --emulator-code=false?)");
     return nullptr;

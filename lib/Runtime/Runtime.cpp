@@ -141,6 +141,8 @@ static Status loadGpuCode(const kiln::kmod::Module &proto,
   auto code = std::make_shared<GpuCode>();
   const auto &gpu = proto.gpu();
   code->chip = gpu.chip();
+  if (gpu.kernels_size() > 0 && !ptx && !cubin)
+    return Status::error("the module's GPU program has kernels but no code");
   if (ptx)
     code->ptx = ptx->data();
   if (cubin)
@@ -246,7 +248,8 @@ Status Module::loadFromMemory(const void *data, size_t size,
     else if (c.target().rfind("sm_", 0) == 0 && c.format() == "cubin")
       cubin = &c;
   }
-  if (!cpuCode && !ptx && !cubin)
+  bool gpuModule = !proto.gpu().chip().empty();
+  if (!cpuCode && !gpuModule)
     return Status::error("the module holds no code for the CPU or a GPU");
 
   std::shared_ptr<Module> module(new Module());
@@ -273,7 +276,7 @@ Status Module::loadFromMemory(const void *data, size_t size,
       return Status::error("the module's code lacks its entry '" +
                            cpuCode->entry() + "'");
   }
-  if (ptx || cubin) {
+  if (gpuModule) {
     if (Status s =
             loadGpuCode(proto, ptx, cubin, emulator, *module, module->gpu);
         !s.ok())
@@ -292,7 +295,7 @@ bool Module::hasCodeFor(Device device) const {
   case Device::Cuda:
     return gpu != nullptr;
   case Device::Emulator:
-    return gpu && gpu->emulatorHandle;
+    return gpu && (gpu->emulatorHandle || gpu->kernels.empty());
   }
   return false;
 }

@@ -104,7 +104,8 @@ bool kiln::parseModule(const void *data, size_t size, kmod::Module &module,
     error = "the module has no outputs";
     return false;
   }
-  if (module.code_size() == 0) {
+  if (module.code_size() == 0 &&
+      (module.gpu().chip().empty() || module.gpu().kernels_size() > 0)) {
     error = "the module holds no code";
     return false;
   }

@@ -282,18 +282,22 @@ int compileForGpu(ModuleOp module, kiln::kmod::Module &kmod,
                     llvm::sys::path::parent_path(ptxas))
                     .str();
   }
+  // A graph whose tensors are all empty has no kernels: no code at all.
+  bool hasKernels = kmod.gpu().kernels_size() > 0;
   std::string ptx;
-  if (failed(kiln::emitPtx(module, toolkit, ptx, error)))
+  if (hasKernels && failed(kiln::emitPtx(module, toolkit, ptx, error)))
     return fail(error);
   if (emit == Emit::PTX)
     return writeWhole(outputFile, ptx);
   if (outputFile == "-")
     return fail("a .kmod is binary; give an output file with -o");
-  auto *ptxCode = kmod.add_code();
-  ptxCode->set_target(target);
-  ptxCode->set_format("ptx");
-  ptxCode->set_data(ptx);
-  if (!ptxas.empty()) {
+  if (hasKernels) {
+    auto *ptxCode = kmod.add_code();
+    ptxCode->set_target(target);
+    ptxCode->set_format("ptx");
+    ptxCode->set_data(ptx);
+  }
+  if (!ptxas.empty() && hasKernels) {
     std::string cubin;
     if (failed(kiln::assemblePtx(ptxas, target, ptx, kmod, cubin, error)))
       return fail(error);
@@ -308,12 +312,12 @@ int compileForGpu(ModuleOp module, kiln::kmod::Module &kmod,
                       llvm::Twine(k.spill_bytes()) +
                       " bytes of registers (--max-spill-bytes=" +
                       llvm::Twine(static_cast<int>(maxSpillBytes)) + ")");
-  } else if (maxSpillBytes >= 0) {
+  } else if (ptxas.empty() && maxSpillBytes >= 0) {
     return fail("--max-spill-bytes needs ptxas, which was not found (give "
                 "--cuda-path)");
   }
   std::string soBytes;
-  if (emulatorCode) {
+  if (emulatorCode && hasKernels) {
     SmallString<256> soPath;
     if (auto ec = llvm::sys::fs::createTemporaryFile("kiln-emu", "so", soPath))
       return fail("cannot create a temporary file: " + ec.message());

@@ -216,25 +216,36 @@ struct FormKernelsPass
         block = std::min<int64_t>(blockSize, (total + 31) / 32 * 32);
         grid = (total + block - 1) / block;
       }
-      Value c1 = cst(1);
+      Value gridSize = cst(grid), blockSize = cst(block), c1 = cst(1);
       auto launch = gpu::LaunchOp::create(
-          b, loc, cst(grid), c1, c1, cst(block), c1, c1,
+          b, loc, gridSize, c1, c1, blockSize, c1, c1,
           /*dynamicSharedMemorySize=*/nullptr, /*asyncTokenType=*/nullptr,
           /*asyncDependencies=*/{}, /*workgroupAttributions=*/{},
           /*privateAttributions=*/{}, nullptr, nullptr, nullptr, moduleSym,
           funcSym);
       Block &kb = launch.getBody().front();
       b.setInsertionPointToStart(&kb);
+      // Index constants of the kernel, once each, at its start.
+      DenseMap<int64_t, Value> kernelConstants;
+      auto kcst = [&](int64_t v) {
+        Value &c = kernelConstants[v];
+        if (!c) {
+          OpBuilder::InsertionGuard guard(b);
+          b.setInsertionPointToStart(&kb);
+          c = arith::ConstantIndexOp::create(b, loc, v);
+        }
+        return c;
+      };
       if (parallel) {
         // id = blockIdx.x * blockDim.x + threadIdx.x, guarded, then
         // delinearized (innermost dim fastest) into the loop's ivs.
         Value id = arith::AddIOp::create(
             b, loc,
             arith::MulIOp::create(b, loc, launch.getBlockIds().x,
-                                  cst(block)),
+                                  kcst(block)),
             launch.getThreadIds().x);
         Value inRange = arith::CmpIOp::create(
-            b, loc, arith::CmpIPredicate::ult, id, cst(total));
+            b, loc, arith::CmpIPredicate::ult, id, kcst(total));
         auto guard = scf::IfOp::create(b, loc, inRange, false);
         b.setInsertionPointToStart(guard.thenBlock());
         IRMapping map;
@@ -242,15 +253,15 @@ struct FormKernelsPass
         for (int d = static_cast<int>(trips.size()) - 1; d >= 0; --d) {
           Value pos = d == 0 ? rest
                              : arith::RemUIOp::create(b, loc, rest,
-                                                      cst(trips[d]))
+                                                      kcst(trips[d]))
                                    .getResult();
           if (d > 0)
-            rest = arith::DivUIOp::create(b, loc, rest, cst(trips[d]));
+            rest = arith::DivUIOp::create(b, loc, rest, kcst(trips[d]));
           Value iv = pos;
           if (steps[d] != 1)
-            iv = arith::MulIOp::create(b, loc, iv, cst(steps[d]));
+            iv = arith::MulIOp::create(b, loc, iv, kcst(steps[d]));
           if (lbs[d] != 0)
-            iv = arith::AddIOp::create(b, loc, iv, cst(lbs[d]));
+            iv = arith::AddIOp::create(b, loc, iv, kcst(lbs[d]));
           map.map(loop.getInductionVars()[d], iv);
         }
         for (Operation &op : loop.getBody()->without_terminator())
