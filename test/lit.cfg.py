@@ -41,3 +41,19 @@ if os.path.exists(os.path.join(config.kiln_tools_dir, "KilnUnitTests")):
     config.available_features.add("gtest")
 if os.path.isdir(os.path.join(config.onnx_testdata_dir, "node")):
     config.available_features.add("onnx-testdata")
+
+# The CUDA path: ptxas assembles kernels (no GPU needed); a GPU runs them.
+def find_ptxas():
+    for home in (os.environ.get("CUDA_HOME"), "/usr/local/cuda"):
+        if home and os.access(os.path.join(home, "bin", "ptxas"), os.X_OK):
+            return os.path.join(home, "bin", "ptxas")
+    return shutil.which("ptxas")
+
+if find_ptxas():
+    config.available_features.add("ptxas")
+if shutil.which("nvidia-smi") and subprocess.run(
+        ["nvidia-smi", "-L"], capture_output=True).returncode == 0:
+    config.available_features.add("cuda")
+for var in ("CUDA_HOME", "KILN_CUDA_DEVICE", "KILN_CUDA_GRAPHS"):
+    if var in os.environ:
+        config.environment[var] = os.environ[var]
