@@ -89,7 +89,11 @@ void kiln::buildGpuCodegenPipeline(OpPassManager &pm,
           "canonicalize,cse,canonicalize,kiln-plan-memory,"
           "func.func(kiln-copy-to-linalg,convert-linalg-to-parallel-loops,"
           "kiln-gpu-form-kernels{block-size=" +
-              std::to_string(options.blockSize) +
+              std::to_string(options.blockSize) + " reduction-min-size=" +
+              std::to_string(options.reductionMinSize) +
+              (options.testMutation.empty()
+                   ? std::string()
+                   : " test-mutation=" + options.testMutation) +
               "}),"
               "convert-math-to-funcs,gpu-kernel-outlining,"
               "nvvm-attach-target{" +

@@ -73,6 +73,16 @@ static cl::opt<int64_t> gpuBlockSize(
     cl::desc("GPU targets: threads per block of loop kernels (a multiple "
              "of 32 up to 1024)"),
     cl::init(256), cl::cat(category));
+static cl::opt<int64_t> gpuReductionMinSize(
+    "gpu-reduction-min-size",
+    cl::desc("GPU targets: reductions of at least this many elements per "
+             "output get a block of threads per output (0: never)"),
+    cl::init(32), cl::cat(category));
+static cl::opt<std::string> gpuTestMutation(
+    "gpu-test-mutation", cl::Hidden,
+    cl::desc("Plants a bug in the GPU kernels (drop-barrier, "
+             "short-reduction) for the emulator's mutation tests"),
+    cl::init(""), cl::cat(category));
 enum class Emit { Kiln, Linalg, LLVMDialect, LLVMIR, PTX, KModule };
 static cl::opt<Emit> emit(
     "emit", cl::desc("What to write"), cl::init(Emit::KModule),
@@ -253,6 +263,8 @@ int compileForGpu(ModuleOp module, kiln::kmod::Module &kmod,
   options.chip = target;
   options.blockSize = gpuBlockSize;
   options.optLevel = optLevel;
+  options.reductionMinSize = gpuReductionMinSize;
+  options.testMutation = gpuTestMutation;
   kiln::buildGpuCodegenPipeline(pm, options);
   if (failed(pm.run(module)))
     return 1;

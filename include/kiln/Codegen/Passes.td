@@ -199,6 +199,15 @@ def KilnGpuFormKernels : Pass<"kiln-gpu-form-kernels", "::mlir::func::FuncOp"> {
       linearized, split into blocks of `block-size` threads, guarded by a
       bounds check and delinearized back into the loop's induction
       variables;
+    * a parallel loop around a nest of sequential loops that accumulate
+      into one element per parallel iteration (what a reducing
+      `linalg.generic` becomes: sums, maxima, means, the rows of softmax and
+      layer normalization) with at least `reduction-min-size` elements per
+      output becomes a launch of one block per output: each thread folds a
+      strided share of the elements (consecutive threads read consecutive
+      elements), the block combines the partial values in shared memory in
+      a tree with a barrier after each step, and thread 0 combines the
+      result into the output;
     * everything else (loops that carry values, `scf.if` on loaded data, a
       value that a later op uses) becomes a launch of one thread that runs
       the ops in order; ops that define a value used further down are
@@ -229,6 +238,13 @@ def KilnGpuFormKernels : Pass<"kiln-gpu-form-kernels", "::mlir::func::FuncOp"> {
     Option<"blockSize", "block-size", "int64_t", "256",
            "Threads per block of the launches of parallel loops (a "
            "multiple of 32)">,
+    Option<"reductionMinSize", "reduction-min-size", "int64_t", "32",
+           "Reductions of at least this many elements per output (and at "
+           "most 65536 outputs) get a block per output (0: never)">,
+    Option<"testMutation", "test-mutation", "std::string", "\"\"",
+           "Plants a bug for the emulator's mutation tests: drop-barrier "
+           "(the barrier after the partial sums), short-reduction (the "
+           "last element of each reduction is skipped)">,
   ];
   let dependentDialects = ["::mlir::gpu::GPUDialect",
                            "::mlir::scf::SCFDialect",

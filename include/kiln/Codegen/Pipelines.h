@@ -88,6 +88,16 @@ struct GpuPipelineOptions
   Option<unsigned> optLevel{*this, "opt-level",
                             llvm::cl::desc("NVPTX optimization level, 0 to 3"),
                             llvm::cl::init(3)};
+  Option<int64_t> reductionMinSize{
+      *this, "reduction-min-size",
+      llvm::cl::desc("Reductions of at least this many elements per output "
+                     "get a block per output (0: never)"),
+      llvm::cl::init(32)};
+  Option<std::string> testMutation{
+      *this, "test-mutation",
+      llvm::cl::desc("Plants a bug for the emulator's mutation tests "
+                     "(kiln-gpu-form-kernels' option)"),
+      llvm::cl::init("")};
 };
 
 /// Linalg on tensors to GPU kernels: elementwise fusion, one-shot

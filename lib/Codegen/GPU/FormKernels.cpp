@@ -14,6 +14,7 @@
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/IR/IRMapping.h"
 #include "mlir/IR/Matchers.h"
+#include "mlir/Interfaces/SideEffectInterfaces.h"
 #include "llvm/ADT/DenseSet.h"
 
 namespace kiln {
@@ -95,6 +96,195 @@ LogicalResult parallelToFor(scf::ParallelOp loop) {
   return success();
 }
 
+
+/// A parallel loop whose body is a perfect nest of sequential loops that
+/// accumulate into one element per parallel iteration:
+///   scf.parallel (ivs) { scf.for (ks...) {
+///     ...; %acc = load %out[I]; %r = combine(%v, %acc); store %r, %out[I] } }
+/// with I independent of the ks and everything else in the body free of
+/// writes. One block per element reduces it cooperatively.
+struct RowReduction {
+  SmallVector<scf::ForOp> fors;
+  SmallVector<int64_t> lbs, trips, steps;
+  int64_t size = 1; // iterations of the nest
+  memref::LoadOp accLoad;
+  Operation *combiner = nullptr;
+  memref::StoreOp store;
+};
+
+/// The identity of `combiner`'s reduction, or null.
+TypedAttr reductionIdentity(Operation *combiner) {
+  Type t = combiner->getResult(0).getType();
+  Builder b(combiner->getContext());
+  if (auto ft = dyn_cast<FloatType>(t)) {
+    const llvm::fltSemantics &sem = ft.getFloatSemantics();
+    if (isa<arith::AddFOp>(combiner))
+      return b.getFloatAttr(ft, llvm::APFloat::getZero(sem, /*Negative=*/true));
+    if (isa<arith::MulFOp>(combiner))
+      return b.getFloatAttr(ft, 1.0);
+    if (isa<arith::MaximumFOp, arith::MaxNumFOp>(combiner))
+      return b.getFloatAttr(ft, llvm::APFloat::getInf(sem, /*Negative=*/true));
+    if (isa<arith::MinimumFOp, arith::MinNumFOp>(combiner))
+      return b.getFloatAttr(ft, llvm::APFloat::getInf(sem, /*Negative=*/false));
+    return {};
+  }
+  if (auto it = dyn_cast<IntegerType>(t)) {
+    unsigned w = it.getWidth();
+    if (isa<arith::AddIOp, arith::OrIOp, arith::XOrIOp>(combiner))
+      return b.getIntegerAttr(it, 0);
+    if (isa<arith::MulIOp>(combiner))
+      return b.getIntegerAttr(it, 1);
+    if (isa<arith::MaxSIOp>(combiner))
+      return b.getIntegerAttr(it, APInt::getSignedMinValue(w));
+    if (isa<arith::MinSIOp>(combiner))
+      return b.getIntegerAttr(it, APInt::getSignedMaxValue(w));
+    if (isa<arith::AndIOp>(combiner))
+      return b.getIntegerAttr(it, APInt::getAllOnes(w));
+  }
+  return {};
+}
+
+std::optional<RowReduction> matchRowReduction(scf::ParallelOp loop) {
+  RowReduction r;
+  Block *body = loop.getBody();
+  auto single = [](Block *b) -> Operation * {
+    auto ops = b->without_terminator();
+    return std::distance(ops.begin(), ops.end()) == 1 ? &*ops.begin()
+                                                       : nullptr;
+  };
+  auto first = dyn_cast_or_null<scf::ForOp>(single(body));
+  if (!first)
+    return std::nullopt;
+  for (scf::ForOp f = first; f;) {
+    if (f.getNumResults() != 0)
+      return std::nullopt;
+    APInt lb, ub, step;
+    if (!matchPattern(f.getLowerBound(), m_ConstantInt(&lb)) ||
+        !matchPattern(f.getUpperBound(), m_ConstantInt(&ub)) ||
+        !matchPattern(f.getStep(), m_ConstantInt(&step)) ||
+        step.getSExtValue() <= 0)
+      return std::nullopt;
+    int64_t l = lb.getSExtValue(), u = ub.getSExtValue(),
+            st = step.getSExtValue();
+    r.fors.push_back(f);
+    r.lbs.push_back(l);
+    r.steps.push_back(st);
+    r.trips.push_back(u > l ? (u - l + st - 1) / st : 0);
+    r.size *= r.trips.back();
+    f = dyn_cast_or_null<scf::ForOp>(single(f.getBody()));
+  }
+  Block *inner = r.fors.back().getBody();
+  auto ops = inner->without_terminator();
+  if (ops.empty())
+    return std::nullopt;
+  r.store = dyn_cast<memref::StoreOp>(&*std::prev(ops.end()));
+  if (!r.store)
+    return std::nullopt;
+  r.combiner = r.store.getValueToStore().getDefiningOp();
+  if (!r.combiner || r.combiner->getBlock() != inner ||
+      r.combiner->getNumOperands() != 2 || !r.combiner->hasOneUse() ||
+      !reductionIdentity(r.combiner))
+    return std::nullopt;
+  for (Value operand : r.combiner->getOperands())
+    if (auto l = operand.getDefiningOp<memref::LoadOp>();
+        l && l->getBlock() == inner && l.getMemRef() == r.store.getMemRef() &&
+        l.getIndices() == r.store.getIndices() && l->hasOneUse())
+      r.accLoad = l;
+  if (!r.accLoad)
+    return std::nullopt;
+  // The element does not move with the reduction loops.
+  for (Value idx : r.store.getIndices())
+    if (r.fors.front()->isAncestor(idx.getParentBlock()->getParentOp()) ||
+        (idx.getDefiningOp() && r.fors.front()->isAncestor(idx.getDefiningOp())))
+      return std::nullopt;
+  // Nothing else writes memory.
+  for (Operation &op : ops)
+    if (&op != r.store.getOperation() && !isa<memref::LoadOp>(op) &&
+        !isMemoryEffectFree(&op))
+      return std::nullopt;
+  return r;
+}
+
+/// Planted bugs for the emulator's mutation tests (`test-mutation`).
+enum class Mutation { None, DropBarrier, ShortReduction };
+
+/// The body of a block-per-output reduction: each thread folds a strided
+/// share of the reduction into a partial value, the block combines the
+/// partials in shared memory (a tree, halving the active threads after each
+/// barrier), and thread 0 combines the result into the output element.
+template <typename ConstFn, typename DelinearizeFn>
+void buildRowReduction(OpBuilder &b, Location loc, gpu::LaunchOp launch,
+                       scf::ParallelOp loop, RowReduction r,
+                       int64_t block, ConstFn kcst, DelinearizeFn delinearize,
+                       Mutation mutation) {
+  SmallVector<int64_t> lbs, trips, steps;
+  (void)getConstantBounds(loop, lbs, trips, steps);
+  IRMapping map;
+  delinearize(launch.getBlockIds().x, trips, lbs, steps,
+              loop.getInductionVars(), map);
+  Value tid = launch.getThreadIds().x;
+  Value smem = launch.getWorkgroupAttributions()[0];
+  Value identity = arith::ConstantOp::create(
+      b, loc, reductionIdentity(r.combiner));
+  Value accValue = r.accLoad.getResult();
+  Value contribution = r.combiner->getOperand(0) == accValue
+                           ? r.combiner->getOperand(1)
+                           : r.combiner->getOperand(0);
+  auto combine = [&](Value acc, Value v) {
+    IRMapping m;
+    m.map(accValue, acc);
+    m.map(contribution, v);
+    return b.clone(*r.combiner, m)->getResult(0);
+  };
+  int64_t end = r.size - (mutation == Mutation::ShortReduction ? 1 : 0);
+  SmallVector<Value> forIvs;
+  for (scf::ForOp f : r.fors)
+    forIvs.push_back(f.getInductionVar());
+  auto partial = scf::ForOp::create(
+      b, loc, tid, kcst(end), kcst(block), ValueRange{identity},
+      [&](OpBuilder &nb, Location, Value k, ValueRange args) {
+        OpBuilder::InsertionGuard guard(b);
+        b.setInsertionPoint(nb.getInsertionBlock(), nb.getInsertionPoint());
+        IRMapping inner = map;
+        delinearize(k, r.trips, r.lbs, r.steps, forIvs, inner);
+        for (Operation &op : r.fors.back().getBody()->without_terminator())
+          if (&op != r.accLoad.getOperation() && &op != r.combiner &&
+              &op != r.store.getOperation())
+            b.clone(op, inner);
+        IRMapping m = inner;
+        m.map(accValue, args[0]);
+        Value next = b.clone(*r.combiner, m)->getResult(0);
+        scf::YieldOp::create(b, loc, next);
+      });
+  memref::StoreOp::create(b, loc, partial.getResult(0), smem, tid);
+  if (mutation != Mutation::DropBarrier)
+    gpu::BarrierOp::create(b, loc);
+  for (int64_t half = block / 2; half >= 1; half /= 2) {
+    Value active = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult,
+                                         tid, kcst(half));
+    auto ifOp = scf::IfOp::create(b, loc, active, false);
+    {
+      OpBuilder::InsertionGuard guard(b);
+      b.setInsertionPointToStart(ifOp.thenBlock());
+      Value other = arith::AddIOp::create(b, loc, tid, kcst(half));
+      Value mine = memref::LoadOp::create(b, loc, smem, tid);
+      Value theirs = memref::LoadOp::create(b, loc, smem, other);
+      memref::StoreOp::create(b, loc, combine(mine, theirs), smem, tid);
+    }
+    gpu::BarrierOp::create(b, loc);
+  }
+  Value first = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, tid,
+                                      kcst(0));
+  auto ifOp = scf::IfOp::create(b, loc, first, false);
+  OpBuilder::InsertionGuard guard(b);
+  b.setInsertionPointToStart(ifOp.thenBlock());
+  Value blockResult = memref::LoadOp::create(b, loc, smem, kcst(0));
+  Value acc = b.clone(*r.accLoad, map)->getResult(0);
+  IRMapping m = map;
+  m.map(r.combiner->getResult(0), combine(acc, blockResult));
+  b.clone(*r.store, m);
+}
+
 struct FormKernelsPass
     : public kiln::impl::KilnGpuFormKernelsBase<FormKernelsPass> {
   using Base::Base;
@@ -113,6 +303,16 @@ struct FormKernelsPass
       return signalPassFailure();
     }
     Block &body = fn.front();
+    Mutation mutation = Mutation::None;
+    if (testMutation == "drop-barrier")
+      mutation = Mutation::DropBarrier;
+    else if (testMutation == "short-reduction")
+      mutation = Mutation::ShortReduction;
+    else if (!testMutation.empty()) {
+      fn.emitError("kiln-gpu-form-kernels: unknown test-mutation '")
+          << testMutation << "'";
+      return signalPassFailure();
+    }
 
     // Deallocations: the runtime owns every buffer.
     for (Operation &op : llvm::make_early_inc_range(body))
@@ -211,8 +411,26 @@ struct FormKernelsPass
         first->erase();
         continue;
       }
+      // Reductions of at least `reduction-min-size` elements per output
+      // get a block per output, as long as there are not so many outputs
+      // that a thread per output fills the GPU anyway.
+      std::optional<RowReduction> reduction;
+      if (parallel && reductionMinSize > 0)
+        reduction = matchRowReduction(loop);
+      if (reduction && (reduction->size < reductionMinSize || total > 65536))
+        reduction.reset();
       int64_t block = 1, grid = 1;
-      if (parallel) {
+      SmallVector<Type> workgroup;
+      if (reduction) {
+        block = 32;
+        while (block < blockSize && block < reduction->size)
+          block *= 2;
+        grid = total;
+        Type elt = reduction->combiner->getResult(0).getType();
+        workgroup.push_back(MemRefType::get(
+            {block}, elt, MemRefLayoutAttrInterface(),
+            gpu::AddressSpaceAttr::get(ctx, gpu::AddressSpace::Workgroup)));
+      } else if (parallel) {
         block = std::min<int64_t>(blockSize, (total + 31) / 32 * 32);
         grid = (total + block - 1) / block;
       }
@@ -220,7 +438,7 @@ struct FormKernelsPass
       auto launch = gpu::LaunchOp::create(
           b, loc, gridSize, c1, c1, blockSize, c1, c1,
           /*dynamicSharedMemorySize=*/nullptr, /*asyncTokenType=*/nullptr,
-          /*asyncDependencies=*/{}, /*workgroupAttributions=*/{},
+          /*asyncDependencies=*/{}, workgroup,
           /*privateAttributions=*/{}, nullptr, nullptr, nullptr, moduleSym,
           funcSym);
       Block &kb = launch.getBody().front();
@@ -236,7 +454,32 @@ struct FormKernelsPass
         }
         return c;
       };
-      if (parallel) {
+      // Delinearizes `linear` over `trips` (innermost fastest) into
+      // lb + pos * step for each of `ivs`.
+      auto delinearize = [&](Value linear, ArrayRef<int64_t> trips,
+                             ArrayRef<int64_t> lbs, ArrayRef<int64_t> steps,
+                             ValueRange ivs, IRMapping &map) {
+        Value rest = linear;
+        for (int d = static_cast<int>(trips.size()) - 1; d >= 0; --d) {
+          Value pos = d == 0 ? rest
+                             : arith::RemUIOp::create(b, loc, rest,
+                                                      kcst(trips[d]))
+                                   .getResult();
+          if (d > 0)
+            rest = arith::DivUIOp::create(b, loc, rest, kcst(trips[d]));
+          Value iv = pos;
+          if (steps[d] != 1)
+            iv = arith::MulIOp::create(b, loc, iv, kcst(steps[d]));
+          if (lbs[d] != 0)
+            iv = arith::AddIOp::create(b, loc, iv, kcst(lbs[d]));
+          map.map(ivs[d], iv);
+        }
+      };
+      if (reduction) {
+        buildRowReduction(b, loc, launch, loop, *reduction, block, kcst,
+                          delinearize, mutation);
+        b.setInsertionPointToEnd(&kb);
+      } else if (parallel) {
         // id = blockIdx.x * blockDim.x + threadIdx.x, guarded, then
         // delinearized (innermost dim fastest) into the loop's ivs.
         Value id = arith::AddIOp::create(

@@ -142,3 +142,72 @@ func.func @two(%a: memref<64xf32>, %b: memref<64xf32>) {
   }
   return
 }
+
+// -----
+
+// A sum over rows of 1000: one block of 128 threads per row (block-size)
+// with a shared-memory buffer; each thread folds elements tid, tid + 128,
+// ... starting from the identity (-0.0 for addf), then a tree of 7 steps
+// with a barrier after each, and thread 0 adds the row's total into the
+// output.
+
+// CHECK-LABEL: func.func @row_sum
+// CHECK: gpu.launch blocks(%[[BX:.*]], %{{.*}}, %{{.*}}) in (%{{.*}} = %c4{{(_[0-9]+)?}}, {{.*}}) threads(%[[TX:.*]], %{{.*}}, %{{.*}}) in (%{{.*}} = %c128{{(_[0-9]+)?}}, {{.*}}) module(@kiln_kernels) function(@k0) workgroup(%[[SMEM:.*]] : memref<128xf32, #gpu.address_space<workgroup>>)
+// CHECK-DAG: %[[K1000:.*]] = arith.constant 1000 : index
+// CHECK-DAG: %[[K128:.*]] = arith.constant 128 : index
+// CHECK: %[[ID:.*]] = arith.constant -0.000000e+00 : f32
+// CHECK: %[[P:.*]] = scf.for %[[K:.*]] = %[[TX]] to %[[K1000]] step %[[K128]] iter_args(%[[ACC:.*]] = %[[ID]]) -> (f32) {
+// CHECK:   %[[V:.*]] = memref.load %arg0[%[[BX]], %[[K]]]
+// CHECK:   %[[S:.*]] = arith.addf %[[V]], %[[ACC]] : f32
+// CHECK:   scf.yield %[[S]] : f32
+// CHECK: memref.store %[[P]], %[[SMEM]][%[[TX]]]
+// CHECK: gpu.barrier
+// CHECK-COUNT-6: gpu.barrier
+// CHECK: %[[FIRST:.*]] = arith.cmpi eq, %[[TX]]
+// CHECK: scf.if %[[FIRST]] {
+// CHECK:   %[[TOTAL:.*]] = memref.load %[[SMEM]]
+// CHECK:   %[[OLD:.*]] = memref.load %arg1[%[[BX]]]
+// CHECK:   %[[NEW:.*]] = arith.addf %[[TOTAL]], %[[OLD]] : f32
+// CHECK:   memref.store %[[NEW]], %arg1[%[[BX]]]
+func.func @row_sum(%x: memref<4x1000xf32>, %out: memref<4xf32>) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c4 = arith.constant 4 : index
+  %c1000 = arith.constant 1000 : index
+  scf.parallel (%i) = (%c0) to (%c4) step (%c1) {
+    scf.for %k = %c0 to %c1000 step %c1 {
+      %v = memref.load %x[%i, %k] : memref<4x1000xf32>
+      %acc = memref.load %out[%i] : memref<4xf32>
+      %s = arith.addf %v, %acc : f32
+      memref.store %s, %out[%i] : memref<4xf32>
+    }
+    scf.reduce
+  }
+  return
+}
+
+// -----
+
+// A reduction shorter than reduction-min-size (32) stays one thread per
+// output.
+
+// CHECK-LABEL: func.func @short_rows
+// CHECK: gpu.launch
+// CHECK-NOT: workgroup
+// CHECK: scf.for
+func.func @short_rows(%x: memref<4x8xf32>, %out: memref<4xf32>) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c4 = arith.constant 4 : index
+  %c8 = arith.constant 8 : index
+  scf.parallel (%i) = (%c0) to (%c4) step (%c1) {
+    scf.for %k = %c0 to %c8 step %c1 {
+      %v = memref.load %x[%i, %k] : memref<4x8xf32>
+      %acc = memref.load %out[%i] : memref<4xf32>
+      %s = arith.addf %v, %acc : f32
+      memref.store %s, %out[%i] : memref<4xf32>
+    }
+    scf.reduce
+  }
+  return
+}
