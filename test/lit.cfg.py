@@ -57,3 +57,14 @@ if shutil.which("nvidia-smi") and subprocess.run(
 for var in ("CUDA_HOME", "KILN_CUDA_DEVICE", "KILN_CUDA_GRAPHS"):
     if var in os.environ:
         config.environment[var] = os.environ[var]
+
+# The GPU's architecture for test/gpu (sm_90 on an H100), from nvidia-smi.
+gpu_chip = "sm_90"
+if "cuda" in config.available_features:
+    cc = subprocess.run(["nvidia-smi", "--query-gpu=compute_cap", "--format=csv,noheader"],
+                        capture_output=True, text=True).stdout.split()
+    if cc and cc[0].replace(".", "").isdigit():
+        gpu_chip = "sm_" + cc[0].replace(".", "")
+        if gpu_chip not in ("sm_80", "sm_86", "sm_89", "sm_90"):
+            gpu_chip = "sm_90" if int(cc[0].split(".")[0]) >= 9 else "sm_80"
+config.substitutions.append(("%gpu_chip", gpu_chip))

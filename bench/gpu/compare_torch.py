@@ -1,0 +1,161 @@
+#!/usr/bin/env python3
+"""Kiln on an NVIDIA GPU against PyTorch eager and torch.compile.
+
+For each model of bench/models/export.py (the same torch module, built with
+the same seed, gives both the ONNX file Kiln compiles and the module PyTorch
+runs) and each batch size: exports the ONNX file, compiles it with
+`kiln-compile --target=CHIP`, runs it with `kiln-run --device=cuda
+--benchmark --json`, and times the module on the GPU in eager mode and
+under `torch.compile` with CUDA events (warm-up runs first, the same inputs
+for all three). Kiln's outputs are checked against eager's. Prints a table
+of latency (ms, mean) and the ratios Kiln/eager and Kiln/compile (below 1:
+Kiln is faster); --markdown FILE also writes it with the date and device.
+
+  python3 bench/gpu/compare_torch.py --bin build/bin [--models resnet50,bert_1layer]
+      [--batches 1,8] [--iterations 50] [--chip sm_90] [--markdown docs/performance-gpu.md]
+"""
+
+import argparse
+import datetime
+import json
+import os
+import subprocess
+import sys
+import tempfile
+
+import numpy as np
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, os.path.join(HERE, "..", "models"))
+import export  # noqa: E402
+
+
+def torch_inputs(name, batch, seed):
+    import torch
+    g = torch.Generator().manual_seed(seed)
+    out = []
+    for n, (dtype, dims) in export.input_specs(name).items():
+        shape = [batch if d is None else d for d in dims]
+        if dtype == "int64":
+            if n == "attention_mask":
+                out.append(torch.ones(shape, dtype=torch.int64))
+            else:
+                out.append(torch.randint(0, export.vocab_size(name), shape, generator=g))
+        else:
+            out.append(torch.randn(shape, generator=g))
+    return out
+
+
+def time_cuda(fn, args, warmup, iterations):
+    import torch
+    with torch.no_grad():
+        for _ in range(warmup):
+            fn(*args)
+        torch.cuda.synchronize()
+        times = []
+        for _ in range(iterations):
+            start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+            start.record()
+            fn(*args)
+            end.record()
+            end.synchronize()
+            times.append(start.elapsed_time(end))
+    return float(np.mean(times)), float(np.percentile(times, 50))
+
+
+def first_output(out):
+    return out[0] if isinstance(out, (tuple, list)) else out
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--bin", default="build/bin")
+    ap.add_argument("--models", default="resnet50,mobilenet_v2,vit_b_16,bert_1layer,bert_base,gpt2")
+    ap.add_argument("--batches", default="1,8")
+    ap.add_argument("--iterations", type=int, default=50)
+    ap.add_argument("--warmup", type=int, default=10)
+    ap.add_argument("--chip", default="sm_90")
+    ap.add_argument("--work-dir", default="build/bench-gpu")
+    ap.add_argument("--markdown")
+    args = ap.parse_args()
+
+    import torch
+    if not torch.cuda.is_available():
+        sys.exit("compare_torch.py: PyTorch sees no CUDA device")
+    device = torch.cuda.get_device_name(0)
+    os.makedirs(args.work_dir, exist_ok=True)
+    rows = []
+    for name in args.models.split(","):
+        onnx_path = os.path.join(args.work_dir, name + ".onnx")
+        if not os.path.exists(onnx_path):
+            export.export(name, onnx_path)
+        torch.manual_seed(0)
+        module, _, input_names, _ = export.build(name)
+        module = module.eval().cuda()
+        compiled = torch.compile(module)
+        for batch in [int(b) for b in args.batches.split(",")]:
+            row = {"model": name, "batch": batch}
+            ins = torch_inputs(name, batch, seed=1)
+            gpu_ins = [t.cuda() for t in ins]
+            row["eager_ms"], _ = time_cuda(module, gpu_ins, args.warmup, args.iterations)
+            try:
+                row["compile_ms"], _ = time_cuda(compiled, gpu_ins, args.warmup, args.iterations)
+            except Exception as e:  # torch.compile may fail on a model
+                row["compile_error"] = str(e).splitlines()[0][:120]
+            with torch.no_grad():
+                want = first_output(module(*gpu_ins)).float().cpu().numpy()
+            with tempfile.TemporaryDirectory() as tmp:
+                kmod = os.path.join(tmp, "m.kmod")
+                shapes = ["--input-shape=%s:%s" % (n, "x".join(str(d) for d in t.shape))
+                          for n, t in zip(input_names, ins)]
+                p = subprocess.run([os.path.join(args.bin, "kiln-compile"), onnx_path,
+                                    "--target=" + args.chip, "-o", kmod] + shapes,
+                                   capture_output=True, text=True)
+                if p.returncode:
+                    row["kiln_error"] = "compile: " + p.stderr.strip().splitlines()[-1][:160]
+                    rows.append(row)
+                    print(json.dumps(row), flush=True)
+                    continue
+                cmd = [os.path.join(args.bin, "kiln-run"), kmod, "--device=cuda", "--benchmark",
+                       "--warmup", str(args.warmup), "--iterations", str(args.iterations),
+                       "--json", os.path.join(tmp, "r.json")]
+                for k, t in enumerate(ins):
+                    f = os.path.join(tmp, "in%d.npy" % k)
+                    np.save(f, t.numpy())
+                    cmd += ["--input", f]
+                np.save(os.path.join(tmp, "want.npy"), want)
+                cmd += ["--expected", os.path.join(tmp, "want.npy"), "--rtol", "1e-2",
+                        "--atol", "1e-3"]
+                r = subprocess.run(cmd, capture_output=True, text=True)
+                if r.returncode or not os.path.exists(os.path.join(tmp, "r.json")):
+                    row["kiln_error"] = "run: " + (r.stderr.strip() or r.stdout.strip())[-160:]
+                else:
+                    res = json.load(open(os.path.join(tmp, "r.json")))
+                    row["kiln_ms"] = res["benchmark"]["mean_ms"]
+                    row["check"] = res.get("check")
+            rows.append(row)
+            print(json.dumps(row), flush=True)
+
+    def f(v):
+        return "-" if v is None else "%.3f" % v
+    lines = ["| model | batch | eager ms | torch.compile ms | Kiln ms | Kiln/eager | Kiln/compile | Kiln vs eager output |",
+             "|---|---:|---:|---:|---:|---:|---:|---|"]
+    for r in rows:
+        k, e, c = r.get("kiln_ms"), r.get("eager_ms"), r.get("compile_ms")
+        lines.append("| %s | %d | %s | %s | %s | %s | %s | %s |" % (
+            r["model"], r["batch"], f(e), f(c) if c else r.get("compile_error", "-"),
+            f(k) if k else r.get("kiln_error", "-"),
+            f(k / e) if k and e else "-", f(k / c) if k and c else "-", r.get("check", "-")))
+    table = "\n".join(lines)
+    print(table)
+    if args.markdown:
+        with open(args.markdown, "w") as out:
+            out.write("# Kiln on the GPU against PyTorch\n\n"
+                      "Generated by `bench/gpu/run.sh` on %s on %s (--target=%s): mean latency "
+                      "of %d runs after %d warm-ups; ratios below 1 mean Kiln is faster.\n\n%s\n"
+                      % (datetime.date.today(), device, args.chip, args.iterations, args.warmup,
+                         table))
+
+
+if __name__ == "__main__":
+    main()
