@@ -16,6 +16,7 @@
 
 #include <cstdio>
 #include <cstdlib>
+#include <string>
 #include <dlfcn.h>
 #include <ucontext.h>
 
@@ -41,14 +42,26 @@ struct FiberScheduler {
     ucontext_t context;
     ThreadContext thread;
     bool done = false, waiting = false;
+    // Shuffles: how many this thread has made, and the one it waits in.
+    uint32_t shuffles = 0;
+    bool inShuffle = false;
+    uint32_t shuffleMask = 0;
+  };
+  /// Per warp, the values of its lanes' latest two shuffles (a lane can be
+  /// at most one shuffle ahead of a lane still reading).
+  struct Warp {
+    int32_t values[2][32];
+    uint32_t count[32];
   };
   static constexpr size_t kStackBytes = 256 * 1024;
   std::vector<Fiber> fibers;
+  std::vector<Warp> warps;
   std::vector<std::unique_ptr<char[]>> stacks;
   ucontext_t scheduler;
   Fiber *running = nullptr;
   void (*entry)(void **) = nullptr;
   void **params = nullptr;
+  std::string error;
 
   static void fiberMain() {
     ThreadContext *t = current;
@@ -64,8 +77,65 @@ struct FiberScheduler {
     swapcontext(&f->context, &scheduler);
   }
 
-  /// Runs one block to completion.
-  void runBlock(const ThreadContext &block, void (*fn)(void **),
+  /// shfl.sync as the PTX ISA defines it, for 32-bit values.
+  int64_t shuffle(int32_t kind, uint32_t mask, int32_t value, int32_t offset,
+                  int32_t clamp) {
+    Fiber *f = running;
+    unsigned linear = f->thread.linear, lane = linear % 32;
+    Warp &w = warps[linear / 32];
+    uint32_t n = ++f->shuffles;
+    w.values[n & 1][lane] = value;
+    w.count[lane] = n;
+    f->inShuffle = true;
+    f->shuffleMask = mask;
+    // Wait until every lane of the mask has made this shuffle.
+    swapcontext(&f->context, &scheduler);
+    unsigned b = static_cast<unsigned>(offset) & 31, c = clamp & 31,
+             segmask = (clamp >> 8) & 31;
+    unsigned maxLane = (lane & segmask) | (c & ~segmask);
+    unsigned minLane = lane & segmask;
+    int j = static_cast<int>(lane);
+    bool valid = false;
+    switch (kind) {
+    case 0: // bfly
+      j = static_cast<int>(lane ^ b);
+      valid = static_cast<unsigned>(j) <= maxLane;
+      break;
+    case 1: // up
+      j = static_cast<int>(lane) - static_cast<int>(b);
+      valid = j >= static_cast<int>(maxLane);
+      break;
+    case 2: // down
+      j = static_cast<int>(lane + b);
+      valid = static_cast<unsigned>(j) <= maxLane;
+      break;
+    default: // idx
+      j = static_cast<int>(minLane | (b & ~segmask));
+      valid = static_cast<unsigned>(j) <= maxLane;
+      break;
+    }
+    if (!valid)
+      j = static_cast<int>(lane);
+    uint32_t bits = static_cast<uint32_t>(w.values[n & 1][j]);
+    return static_cast<int64_t>(bits) | (valid ? int64_t(1) << 32 : 0);
+  }
+
+  /// Whether every lane of `f`'s shuffle mask has reached its shuffle.
+  bool shuffleReady(const Fiber &f) {
+    unsigned base = f.thread.linear / 32 * 32;
+    const Warp &w = warps[base / 32];
+    for (unsigned l = 0; l < 32; ++l) {
+      if (!(f.shuffleMask >> l & 1) || base + l >= fibers.size())
+        continue;
+      if (w.count[l] < f.shuffles)
+        return false;
+    }
+    return true;
+  }
+
+  /// Runs one block to completion; false (with `error`) if its threads
+  /// wait on each other forever.
+  bool runBlock(const ThreadContext &block, void (*fn)(void **),
                 void **kernelParams) {
     entry = fn;
     params = kernelParams;
@@ -73,6 +143,7 @@ struct FiberScheduler {
                block.ntid[2];
     fibers.clear();
     fibers.resize(n);
+    warps.assign((n + 31) / 32, Warp{});
     while (stacks.size() < n)
       stacks.emplace_back(new char[kStackBytes]);
     size_t i = 0;
@@ -93,11 +164,17 @@ struct FiberScheduler {
           makecontext(&f.context, fiberMain, 0);
         }
     size_t remaining = n;
+    bool ok = true;
     while (remaining) {
       bool ran = false;
       for (Fiber &f : fibers) {
         if (f.done || f.waiting)
           continue;
+        if (f.inShuffle) {
+          if (!shuffleReady(f))
+            continue;
+          f.inShuffle = false;
+        }
         ran = true;
         running = &f;
         current = &f.thread;
@@ -105,14 +182,26 @@ struct FiberScheduler {
         if (f.done)
           --remaining;
       }
-      if (!ran) {
-        // Every live thread waits at the barrier: release them all.
-        for (Fiber &f : fibers)
-          f.waiting = false;
+      if (ran)
+        continue;
+      // Nothing could run: a barrier every live thread has reached
+      // releases them; anything else waits forever.
+      bool allAtBarrier = true;
+      for (Fiber &f : fibers)
+        allAtBarrier &= f.done || f.waiting;
+      if (!allAtBarrier) {
+        error = "the threads of a block wait on each other forever (a "
+                "shuffle whose mask names a thread that does not reach it, "
+                "or a barrier inside divergent code)";
+        ok = false;
+        break;
       }
+      for (Fiber &f : fibers)
+        f.waiting = false;
     }
     running = nullptr;
     current = nullptr;
+    return ok;
   }
 };
 
@@ -147,6 +236,18 @@ int32_t hookSreg(int32_t reg) {
   }
   std::fprintf(stderr, "kiln emulator: unknown special register %d\n", reg);
   std::abort();
+}
+
+int64_t hookShuffle(int32_t kind, int32_t mask, int32_t value, int32_t offset,
+                    int32_t clamp) {
+  ThreadContext *t = current;
+  if (!t || !t->scheduler) {
+    std::fprintf(stderr, "kiln emulator: a shuffle in a kernel the module "
+                         "says does not synchronize\n");
+    std::abort();
+  }
+  return t->scheduler->shuffle(kind, static_cast<uint32_t>(mask), value,
+                               offset, clamp);
 }
 
 void hookBarrier() {
@@ -191,7 +292,13 @@ public:
             block.ctaid[1] = by;
             block.ctaid[2] = bz;
             if (kernel.synchronizes) {
-              scheduler.runBlock(block, kernel.emulatorEntry, params.data());
+              if (!scheduler.runBlock(block, kernel.emulatorEntry,
+                                      params.data()))
+                return Status::error("kernel '" + kernel.name + "', block (" +
+                                     std::to_string(bx) + ", " +
+                                     std::to_string(by) + ", " +
+                                     std::to_string(bz) +
+                                     "): " + scheduler.error);
               continue;
             }
             ThreadContext t = block;
@@ -225,6 +332,7 @@ Status kiln::rt::initEmulatorObject(void *handle) {
     return Status::error("the module's emulator code lacks its hook table");
   table[KILN_EMU_HOOK_SREG] = reinterpret_cast<void *>(&hookSreg);
   table[KILN_EMU_HOOK_BARRIER] = reinterpret_cast<void *>(&hookBarrier);
+  table[KILN_EMU_HOOK_SHFL] = reinterpret_cast<void *>(&hookShuffle);
   return Status::success();
 }
 

@@ -81,7 +81,8 @@ static cl::opt<int64_t> gpuReductionMinSize(
 static cl::opt<std::string> gpuTestMutation(
     "gpu-test-mutation", cl::Hidden,
     cl::desc("Plants a bug in the GPU kernels (drop-barrier, "
-             "short-reduction) for the emulator's mutation tests"),
+             "short-reduction, shuffle-up) for the emulator's mutation "
+             "tests"),
     cl::init(""), cl::cat(category));
 enum class Emit { Kiln, Linalg, LLVMDialect, LLVMIR, PTX, KModule };
 static cl::opt<Emit> emit(

@@ -206,8 +206,9 @@ def KilnGpuFormKernels : Pass<"kiln-gpu-form-kernels", "::mlir::func::FuncOp"> {
       output becomes a launch of one block per output: each thread folds a
       strided share of the elements (consecutive threads read consecutive
       elements), the block combines the partial values in shared memory in
-      a tree with a barrier after each step, and thread 0 combines the
-      result into the output;
+      a tree with a barrier after each step down to 32 values, which warp 0
+      combines with butterfly shuffles (32-bit types; others finish the
+      tree), and thread 0 combines the result into the output;
     * everything else (loops that carry values, `scf.if` on loaded data, a
       value that a later op uses) becomes a launch of one thread that runs
       the ops in order; ops that define a value used further down are
@@ -244,7 +245,8 @@ def KilnGpuFormKernels : Pass<"kiln-gpu-form-kernels", "::mlir::func::FuncOp"> {
     Option<"testMutation", "test-mutation", "std::string", "\"\"",
            "Plants a bug for the emulator's mutation tests: drop-barrier "
            "(the barrier after the partial sums), short-reduction (the "
-           "last element of each reduction is skipped)">,
+           "last element of each reduction is skipped), shuffle-up (warp "
+           "shuffles read the wrong lane)">,
   ];
   let dependentDialects = ["::mlir::gpu::GPUDialect",
                            "::mlir::scf::SCFDialect",

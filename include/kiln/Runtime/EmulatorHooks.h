@@ -18,7 +18,12 @@
 /* Hook numbers (indices into kiln_emu_hooks). */
 #define KILN_EMU_HOOK_SREG 0    /* int32_t (*)(int32_t reg) */
 #define KILN_EMU_HOOK_BARRIER 1 /* void (*)(void): bar.sync 0 */
-#define KILN_EMU_NUM_HOOKS 2
+/* int64_t (*)(int32_t kind, int32_t mask, int32_t value, int32_t offset,
+               int32_t clamp): shfl.sync; kind 0 bfly, 1 up, 2 down, 3 idx
+   (NVVM's numbering); the result's low 32 bits are the value read, bit 32
+   whether the source lane was in range. */
+#define KILN_EMU_HOOK_SHFL 2
+#define KILN_EMU_NUM_HOOKS 3
 
 /* Special registers, the argument of KILN_EMU_HOOK_SREG. */
 #define KILN_EMU_SREG_TID_X 0

@@ -206,7 +206,7 @@ std::optional<RowReduction> matchRowReduction(scf::ParallelOp loop) {
 }
 
 /// Planted bugs for the emulator's mutation tests (`test-mutation`).
-enum class Mutation { None, DropBarrier, ShortReduction };
+enum class Mutation { None, DropBarrier, ShortReduction, ShuffleUp };
 
 /// The body of a block-per-output reduction: each thread folds a strided
 /// share of the reduction into a partial value, the block combines the
@@ -259,7 +259,12 @@ void buildRowReduction(OpBuilder &b, Location loc, gpu::LaunchOp launch,
   memref::StoreOp::create(b, loc, partial.getResult(0), smem, tid);
   if (mutation != Mutation::DropBarrier)
     gpu::BarrierOp::create(b, loc);
-  for (int64_t half = block / 2; half >= 1; half /= 2) {
+  // 32-bit values finish within warp 0 by shuffles, once the tree has
+  // brought the partials down to 32; others finish the tree.
+  Type elt = r.combiner->getResult(0).getType();
+  bool shuffles = elt.isF32() || elt.isInteger(32);
+  int64_t stop = shuffles ? 32 : 1;
+  for (int64_t half = block / 2; half >= stop; half /= 2) {
     Value active = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult,
                                          tid, kcst(half));
     auto ifOp = scf::IfOp::create(b, loc, active, false);
@@ -273,16 +278,36 @@ void buildRowReduction(OpBuilder &b, Location loc, gpu::LaunchOp launch,
     }
     gpu::BarrierOp::create(b, loc);
   }
-  Value first = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, tid,
-                                      kcst(0));
-  auto ifOp = scf::IfOp::create(b, loc, first, false);
+  // Thread 0 combines the block's total into the output element.
+  auto finish = [&](Value blockResult) {
+    Value first = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq,
+                                        tid, kcst(0));
+    auto ifOp = scf::IfOp::create(b, loc, first, false);
+    OpBuilder::InsertionGuard guard(b);
+    b.setInsertionPointToStart(ifOp.thenBlock());
+    Value acc = b.clone(*r.accLoad, map)->getResult(0);
+    IRMapping m = map;
+    m.map(r.combiner->getResult(0), combine(acc, blockResult));
+    b.clone(*r.store, m);
+  };
+  if (!shuffles) {
+    finish(memref::LoadOp::create(b, loc, smem, kcst(0)));
+    return;
+  }
+  Value warp0 = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult, tid,
+                                      kcst(32));
+  auto ifOp = scf::IfOp::create(b, loc, warp0, false);
   OpBuilder::InsertionGuard guard(b);
   b.setInsertionPointToStart(ifOp.thenBlock());
-  Value blockResult = memref::LoadOp::create(b, loc, smem, kcst(0));
-  Value acc = b.clone(*r.accLoad, map)->getResult(0);
-  IRMapping m = map;
-  m.map(r.combiner->getResult(0), combine(acc, blockResult));
-  b.clone(*r.store, m);
+  Value v = memref::LoadOp::create(b, loc, smem, tid);
+  for (int32_t offset = 16; offset >= 1; offset /= 2) {
+    auto shuffle = gpu::ShuffleOp::create(
+        b, loc, v, offset, /*width=*/32,
+        mutation == Mutation::ShuffleUp ? gpu::ShuffleMode::UP
+                                        : gpu::ShuffleMode::XOR);
+    v = combine(v, shuffle.getShuffleResult());
+  }
+  finish(v);
 }
 
 struct FormKernelsPass
@@ -308,6 +333,8 @@ struct FormKernelsPass
       mutation = Mutation::DropBarrier;
     else if (testMutation == "short-reduction")
       mutation = Mutation::ShortReduction;
+    else if (testMutation == "shuffle-up")
+      mutation = Mutation::ShuffleUp;
     else if (!testMutation.empty()) {
       fn.emitError("kiln-gpu-form-kernels: unknown test-mutation '")
           << testMutation << "'";

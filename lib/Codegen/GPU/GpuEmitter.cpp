@@ -214,7 +214,8 @@ LogicalResult kiln::extractLaunchPlan(ModuleOp module, kmod::Module &out,
       bool sync = false;
       k->walk([&](Operation *inner) {
         StringRef n = inner->getName().getStringRef();
-        sync |= n.starts_with("nvvm.barrier") || n.starts_with("gpu.barrier");
+        sync |= n.starts_with("nvvm.barrier") || n.starts_with("gpu.barrier") ||
+                n.starts_with("nvvm.shfl") || n.starts_with("gpu.shuffle");
       });
       kernel->set_synchronizes(sync);
     }

@@ -12,6 +12,7 @@
 #include "kiln/Runtime/EmulatorHooks.h"
 
 #include "mlir/Dialect/LLVMIR/LLVMDialect.h"
+#include "mlir/Dialect/LLVMIR/NVVMDialect.h"
 #include "mlir/IR/SymbolTable.h"
 #include "llvm/ADT/StringSwitch.h"
 
@@ -177,6 +178,47 @@ struct NvvmToEmulatorPass
         callHook(ob, loc, KILN_EMU_HOOK_BARRIER, Type(), {});
         op->erase();
         continue;
+      }
+      if (auto shfl = dyn_cast<NVVM::ShflOp>(op)) {
+        // hook(kind, mask, bits, offset, clamp) -> i64: the value's bits
+        // in the low half, the lane-valid flag in bit 32.
+        Value val = shfl.getVal();
+        Type t = val.getType();
+        if (t == i32 || t.isF32()) {
+          auto i64 = IntegerType::get(ctx, 64);
+          Value bits = t == i32 ? val
+                                : LLVM::BitcastOp::create(ob, loc, i32, val)
+                                      .getResult();
+          Value kind = LLVM::ConstantOp::create(
+              ob, loc, i32,
+              ob.getI32IntegerAttr(static_cast<int32_t>(shfl.getKind())));
+          Value packed = callHook(ob, loc, KILN_EMU_HOOK_SHFL, i64,
+                                  {kind, shfl.getThreadMask(), bits,
+                                   shfl.getOffset(), shfl.getMaskAndClamp()});
+          Value low = LLVM::TruncOp::create(ob, loc, i32, packed);
+          Value result = t == i32 ? low
+                                  : LLVM::BitcastOp::create(ob, loc, t, low)
+                                        .getResult();
+          Type resultType = shfl.getResult().getType();
+          if (resultType == t) {
+            shfl.getResult().replaceAllUsesWith(result);
+            op->erase();
+            continue;
+          }
+          if (auto st = dyn_cast<LLVM::LLVMStructType>(resultType)) {
+            Value shift = LLVM::ConstantOp::create(
+                ob, loc, i64, ob.getI64IntegerAttr(32));
+            Value high = LLVM::LShrOp::create(ob, loc, packed, shift);
+            Value valid = LLVM::TruncOp::create(ob, loc,
+                                                IntegerType::get(ctx, 1), high);
+            Value s0 = LLVM::UndefOp::create(ob, loc, st);
+            Value s1 = LLVM::InsertValueOp::create(ob, loc, s0, result, ArrayRef<int64_t>{0});
+            Value s2 = LLVM::InsertValueOp::create(ob, loc, s1, valid, ArrayRef<int64_t>{1});
+            shfl.getResult().replaceAllUsesWith(s2);
+            op->erase();
+            continue;
+          }
+        }
       }
       op->emitOpError("is not implemented by the kernel emulator");
       failedAny = true;

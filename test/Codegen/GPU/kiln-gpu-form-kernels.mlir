@@ -147,9 +147,10 @@ func.func @two(%a: memref<64xf32>, %b: memref<64xf32>) {
 
 // A sum over rows of 1000: one block of 128 threads per row (block-size)
 // with a shared-memory buffer; each thread folds elements tid, tid + 128,
-// ... starting from the identity (-0.0 for addf), then a tree of 7 steps
-// with a barrier after each, and thread 0 adds the row's total into the
-// output.
+// ... starting from the identity (-0.0 for addf), then tree steps in
+// shared memory down to 32 partials (a barrier after each step), five
+// butterfly shuffles within warp 0, and thread 0 adds the row's total into
+// the output.
 
 // CHECK-LABEL: func.func @row_sum
 // CHECK: gpu.launch blocks(%[[BX:.*]], %{{.*}}, %{{.*}}) in (%{{.*}} = %c4{{(_[0-9]+)?}}, {{.*}}) threads(%[[TX:.*]], %{{.*}}, %{{.*}}) in (%{{.*}} = %c128{{(_[0-9]+)?}}, {{.*}}) module(@kiln_kernels) function(@k0) workgroup(%[[SMEM:.*]] : memref<128xf32, #gpu.address_space<workgroup>>)
@@ -162,13 +163,29 @@ func.func @two(%a: memref<64xf32>, %b: memref<64xf32>) {
 // CHECK:   scf.yield %[[S]] : f32
 // CHECK: memref.store %[[P]], %[[SMEM]][%[[TX]]]
 // CHECK: gpu.barrier
-// CHECK-COUNT-6: gpu.barrier
-// CHECK: %[[FIRST:.*]] = arith.cmpi eq, %[[TX]]
-// CHECK: scf.if %[[FIRST]] {
-// CHECK:   %[[TOTAL:.*]] = memref.load %[[SMEM]]
-// CHECK:   %[[OLD:.*]] = memref.load %arg1[%[[BX]]]
-// CHECK:   %[[NEW:.*]] = arith.addf %[[TOTAL]], %[[OLD]] : f32
-// CHECK:   memref.store %[[NEW]], %arg1[%[[BX]]]
+// CHECK: arith.cmpi ult, %[[TX]], %c64
+// CHECK: scf.if
+// CHECK:   arith.addf
+// CHECK: gpu.barrier
+// CHECK: arith.cmpi ult, %[[TX]], %c32
+// CHECK: scf.if
+// CHECK:   arith.addf
+// CHECK: gpu.barrier
+// CHECK: %[[W0:.*]] = arith.cmpi ult, %[[TX]], %c32
+// CHECK: scf.if %[[W0]] {
+// CHECK:   %[[W:.*]] = memref.load %[[SMEM]][%[[TX]]]
+// CHECK:   %[[S16:.*]], %{{.*}} = gpu.shuffle  xor %[[W]], %c16_i32{{.*}} : f32
+// CHECK:   arith.addf %[[S16]], %[[W]] : f32
+// CHECK:   gpu.shuffle  xor %{{.*}}, %c8_i32
+// CHECK:   gpu.shuffle  xor %{{.*}}, %c4_i32
+// CHECK:   gpu.shuffle  xor %{{.*}}, %c2_i32
+// CHECK:   gpu.shuffle  xor %{{.*}}, %c1_i32
+// CHECK:   %[[FIRST:.*]] = arith.cmpi eq, %[[TX]]
+// CHECK:   scf.if %[[FIRST]] {
+// CHECK:     %[[OLD:.*]] = memref.load %arg1[%[[BX]]]
+// CHECK:     %[[NEW:.*]] = arith.addf %{{.*}}, %[[OLD]] : f32
+// CHECK:     memref.store %[[NEW]], %arg1[%[[BX]]]
+// CHECK-NOT: gpu.barrier
 func.func @row_sum(%x: memref<4x1000xf32>, %out: memref<4xf32>) {
   %c0 = arith.constant 0 : index
   %c1 = arith.constant 1 : index
