@@ -208,6 +208,52 @@ std::optional<RowReduction> matchRowReduction(scf::ParallelOp loop) {
 /// Planted bugs for the emulator's mutation tests (`test-mutation`).
 enum class Mutation { None, DropBarrier, ShortReduction, ShuffleUp };
 
+/// Folds elements start, start + step, ... < end of reduction `r` (linear
+/// positions in its loop nest) into a register value from the identity;
+/// `map` maps the parallel loop's ivs.
+template <typename ConstFn, typename DelinearizeFn>
+Value foldReduction(OpBuilder &b, Location loc, RowReduction r,
+                    const IRMapping &map, Value start, int64_t end,
+                    int64_t step, ConstFn kcst, DelinearizeFn delinearize) {
+  Value identity = arith::ConstantOp::create(
+      b, loc, reductionIdentity(r.combiner));
+  Value accValue = r.accLoad.getResult();
+  SmallVector<Value> forIvs;
+  for (scf::ForOp f : r.fors)
+    forIvs.push_back(f.getInductionVar());
+  auto loop = scf::ForOp::create(
+      b, loc, start, kcst(end), kcst(step), ValueRange{identity},
+      [&](OpBuilder &nb, Location, Value k, ValueRange args) {
+        OpBuilder::InsertionGuard guard(b);
+        b.setInsertionPoint(nb.getInsertionBlock(), nb.getInsertionPoint());
+        IRMapping inner = map;
+        delinearize(k, r.trips, r.lbs, r.steps, forIvs, inner);
+        for (Operation &op : r.fors.back().getBody()->without_terminator())
+          if (&op != r.accLoad.getOperation() && &op != r.combiner &&
+              &op != r.store.getOperation())
+            b.clone(op, inner);
+        inner.map(accValue, args[0]);
+        Value next = b.clone(*r.combiner, inner)->getResult(0);
+        scf::YieldOp::create(b, loc, next);
+      });
+  return loop.getResult(0);
+}
+
+/// Combines `total` into the output element of reduction `r`.
+void storeReduction(OpBuilder &b, RowReduction r, const IRMapping &map,
+                    Value total) {
+  Value accValue = r.accLoad.getResult();
+  Value contribution = r.combiner->getOperand(0) == accValue
+                           ? r.combiner->getOperand(1)
+                           : r.combiner->getOperand(0);
+  IRMapping m = map;
+  Value old = b.clone(*r.accLoad, m)->getResult(0);
+  m.map(accValue, old);
+  m.map(contribution, total);
+  b.clone(*r.combiner, m);
+  b.clone(*r.store, m);
+}
+
 /// The body of a block-per-output reduction: each thread folds a strided
 /// share of the reduction into a partial value, the block combines the
 /// partials in shared memory (a tree, halving the active threads after each
@@ -224,8 +270,6 @@ void buildRowReduction(OpBuilder &b, Location loc, gpu::LaunchOp launch,
               loop.getInductionVars(), map);
   Value tid = launch.getThreadIds().x;
   Value smem = launch.getWorkgroupAttributions()[0];
-  Value identity = arith::ConstantOp::create(
-      b, loc, reductionIdentity(r.combiner));
   Value accValue = r.accLoad.getResult();
   Value contribution = r.combiner->getOperand(0) == accValue
                            ? r.combiner->getOperand(1)
@@ -237,26 +281,9 @@ void buildRowReduction(OpBuilder &b, Location loc, gpu::LaunchOp launch,
     return b.clone(*r.combiner, m)->getResult(0);
   };
   int64_t end = r.size - (mutation == Mutation::ShortReduction ? 1 : 0);
-  SmallVector<Value> forIvs;
-  for (scf::ForOp f : r.fors)
-    forIvs.push_back(f.getInductionVar());
-  auto partial = scf::ForOp::create(
-      b, loc, tid, kcst(end), kcst(block), ValueRange{identity},
-      [&](OpBuilder &nb, Location, Value k, ValueRange args) {
-        OpBuilder::InsertionGuard guard(b);
-        b.setInsertionPoint(nb.getInsertionBlock(), nb.getInsertionPoint());
-        IRMapping inner = map;
-        delinearize(k, r.trips, r.lbs, r.steps, forIvs, inner);
-        for (Operation &op : r.fors.back().getBody()->without_terminator())
-          if (&op != r.accLoad.getOperation() && &op != r.combiner &&
-              &op != r.store.getOperation())
-            b.clone(op, inner);
-        IRMapping m = inner;
-        m.map(accValue, args[0]);
-        Value next = b.clone(*r.combiner, m)->getResult(0);
-        scf::YieldOp::create(b, loc, next);
-      });
-  memref::StoreOp::create(b, loc, partial.getResult(0), smem, tid);
+  Value partial =
+      foldReduction(b, loc, r, map, tid, end, block, kcst, delinearize);
+  memref::StoreOp::create(b, loc, partial, smem, tid);
   if (mutation != Mutation::DropBarrier)
     gpu::BarrierOp::create(b, loc);
   // 32-bit values finish within warp 0 by shuffles, once the tree has
@@ -285,10 +312,7 @@ void buildRowReduction(OpBuilder &b, Location loc, gpu::LaunchOp launch,
     auto ifOp = scf::IfOp::create(b, loc, first, false);
     OpBuilder::InsertionGuard guard(b);
     b.setInsertionPointToStart(ifOp.thenBlock());
-    Value acc = b.clone(*r.accLoad, map)->getResult(0);
-    IRMapping m = map;
-    m.map(r.combiner->getResult(0), combine(acc, blockResult));
-    b.clone(*r.store, m);
+    storeReduction(b, r, map, blockResult);
   };
   if (!shuffles) {
     finish(memref::LoadOp::create(b, loc, smem, kcst(0)));
@@ -534,8 +558,16 @@ struct FormKernelsPass
             iv = arith::AddIOp::create(b, loc, iv, kcst(lbs[d]));
           map.map(loop.getInductionVars()[d], iv);
         }
-        for (Operation &op : loop.getBody()->without_terminator())
-          b.clone(op, map);
+        // An accumulation into one element per iteration keeps its
+        // running value in a register and stores once.
+        if (std::optional<RowReduction> acc = matchRowReduction(loop)) {
+          Value total = foldReduction(b, loc, *acc, map, kcst(0), acc->size,
+                                      1, kcst, delinearize);
+          storeReduction(b, *acc, map, total);
+        } else {
+          for (Operation &op : loop.getBody()->without_terminator())
+            b.clone(op, map);
+        }
         b.setInsertionPointToEnd(&kb);
       } else {
         IRMapping map;

@@ -206,12 +206,20 @@ func.func @row_sum(%x: memref<4x1000xf32>, %out: memref<4xf32>) {
 // -----
 
 // A reduction shorter than reduction-min-size (32) stays one thread per
-// output.
+// output, which accumulates in a register and stores once.
 
 // CHECK-LABEL: func.func @short_rows
 // CHECK: gpu.launch
 // CHECK-NOT: workgroup
-// CHECK: scf.for
+// CHECK: scf.if
+// CHECK:   %[[ID:.*]] = arith.constant -0.000000e+00 : f32
+// CHECK:   %[[T:.*]] = scf.for %{{.*}} iter_args(%[[A:.*]] = %[[ID]]) -> (f32) {
+// CHECK:     %[[V:.*]] = memref.load %arg0
+// CHECK:     %[[S:.*]] = arith.addf %[[V]], %[[A]] : f32
+// CHECK:     scf.yield %[[S]]
+// CHECK:   %[[OLD:.*]] = memref.load %arg1
+// CHECK:   %[[NEW:.*]] = arith.addf %[[T]], %[[OLD]] : f32
+// CHECK:   memref.store %[[NEW]], %arg1
 func.func @short_rows(%x: memref<4x8xf32>, %out: memref<4xf32>) {
   %c0 = arith.constant 0 : index
   %c1 = arith.constant 1 : index
