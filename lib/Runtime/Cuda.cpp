@@ -28,6 +28,7 @@ using CUfunction = struct CUfunc_st *;
 using CUstream = struct CUstream_st *;
 using CUgraph = struct CUgraph_st *;
 using CUgraphExec = struct CUgraphExec_st *;
+using CUevent = struct CUevent_st *;
 constexpr int kAttrComputeCapabilityMajor = 75;
 constexpr int kAttrComputeCapabilityMinor = 76;
 constexpr int kStreamNonBlocking = 1;
@@ -66,6 +67,11 @@ struct Driver {
   CUresult (*cuGraphDestroy)(CUgraph);
   CUresult (*cuGraphExecDestroy)(CUgraphExec);
   CUresult (*cuGetErrorString)(CUresult, const char **);
+  CUresult (*cuEventCreate)(CUevent *, unsigned);
+  CUresult (*cuEventDestroy)(CUevent);
+  CUresult (*cuEventRecord)(CUevent, CUstream);
+  CUresult (*cuEventSynchronize)(CUevent);
+  CUresult (*cuEventElapsedTime)(float *, CUevent, CUevent);
 
   static const Driver &get() {
     static Driver driver;
@@ -125,6 +131,11 @@ private:
     sym(cuGraphDestroy, "cuGraphDestroy");
     sym(cuGraphExecDestroy, "cuGraphExecDestroy");
     sym(cuGetErrorString, "cuGetErrorString");
+    sym(cuEventCreate, "cuEventCreate");
+    sym(cuEventDestroy, "cuEventDestroy_v2");
+    sym(cuEventRecord, "cuEventRecord");
+    sym(cuEventSynchronize, "cuEventSynchronize");
+    sym(cuEventElapsedTime, "cuEventElapsedTime");
     if (missing)
       return;
     if (CUresult r = cuInit(0)) {
@@ -143,6 +154,8 @@ public:
     if (!context)
       return;
     cu.cuCtxPushCurrent(context);
+    for (CUevent e : events)
+      cu.cuEventDestroy(e);
     if (graphExec)
       cu.cuGraphExecDestroy(graphExec);
     if (graph)
@@ -191,9 +204,10 @@ public:
     return s;
   }
 
-  Status run(void *const *buffers) override {
+  Status run(void *const *buffers,
+             std::vector<LaunchProfile> *profile) override {
     cu.cuCtxPushCurrent(context);
-    Status s = runOnDevice(buffers);
+    Status s = runOnDevice(buffers, profile);
     CUcontext popped;
     cu.cuCtxPopCurrent(&popped);
     return s;
@@ -272,7 +286,19 @@ private:
     return Status::success();
   }
 
-  Status launchAll() {
+  /// Launches the plan; with `timed`, records an event before the first
+  /// launch and after each.
+  Status launchAll(bool timed = false) {
+    if (timed) {
+      while (events.size() < code->launches.size() + 1) {
+        CUevent e;
+        if (Status s = check(cu.cuEventCreate(&e, 0), "cuEventCreate");
+            !s.ok())
+          return s;
+        events.push_back(e);
+      }
+      cu.cuEventRecord(events[0], stream);
+    }
     for (size_t l = 0; l < code->launches.size(); ++l) {
       const GpuLaunch &launch = code->launches[l];
       CUresult r = cu.cuLaunchKernel(
@@ -283,11 +309,14 @@ private:
         return Status::error("launching kernel '" +
                              code->kernels[launch.kernel].name +
                              "' failed: " + cu.describe(r));
+      if (timed)
+        cu.cuEventRecord(events[l + 1], stream);
     }
     return Status::success();
   }
 
-  Status runOnDevice(void *const *buffers) {
+  Status runOnDevice(void *const *buffers,
+                     std::vector<LaunchProfile> *profile) {
     size_t ni = code->numInputs, nOut = code->numOutputs + code->numExtents;
     for (size_t i = 0; i < ni; ++i)
       if (code->bufferBytes[i])
@@ -296,7 +325,10 @@ private:
                              "copying an input to the device");
             !s.ok())
           return s;
-    if (useGraphs && !graphExec) {
+    if (profile) {
+      if (Status s = launchAll(/*timed=*/true); !s.ok())
+        return s;
+    } else if (useGraphs && !graphExec) {
       if (Status s = check(cu.cuStreamBeginCapture(stream,
                                                    kCaptureModeThreadLocal),
                            "cuStreamBeginCapture");
@@ -313,7 +345,9 @@ private:
           !s.ok())
         return s;
     }
-    if (useGraphs) {
+    if (profile) {
+      // Timed above.
+    } else if (useGraphs) {
       if (Status s = check(cu.cuGraphLaunch(graphExec, stream),
                            "cuGraphLaunch");
           !s.ok())
@@ -328,7 +362,27 @@ private:
                              "copying an output from the device");
             !s.ok())
           return s;
-    return check(cu.cuStreamSynchronize(stream), "running the kernels");
+    if (Status s = check(cu.cuStreamSynchronize(stream), "running the kernels");
+        !s.ok())
+      return s;
+    if (profile) {
+      for (size_t l = 0; l < code->launches.size(); ++l) {
+        const GpuLaunch &launch = code->launches[l];
+        float start = 0, ms = 0;
+        cu.cuEventElapsedTime(&start, events[0], events[l]);
+        cu.cuEventElapsedTime(&ms, events[l], events[l + 1]);
+        LaunchProfile p;
+        p.kernel = code->kernels[launch.kernel].name;
+        for (int d = 0; d < 3; ++d) {
+          p.grid[d] = launch.grid[d];
+          p.block[d] = launch.block[d];
+        }
+        p.startMs = start;
+        p.ms = ms;
+        profile->push_back(p);
+      }
+    }
+    return Status::success();
   }
 
   std::shared_ptr<GpuCode> code;
@@ -341,6 +395,7 @@ private:
   CUgraphExec graphExec = nullptr;
   bool useGraphs = true;
   std::vector<CUfunction> functions;
+  std::vector<CUevent> events;
   std::vector<CUdeviceptr> allocations, deviceBuffers;
   CUdeviceptr constants = 0;
   std::vector<std::vector<CUdeviceptr>> values;

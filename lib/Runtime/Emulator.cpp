@@ -14,6 +14,7 @@
 
 #include "kiln/Runtime/EmulatorHooks.h"
 
+#include <chrono>
 #include <cstdio>
 #include <cstdlib>
 #include <string>
@@ -265,10 +266,13 @@ public:
   explicit EmulatorBackend(std::shared_ptr<GpuCode> code)
       : code(std::move(code)) {}
 
-  Status run(void *const *buffers) override {
+  Status run(void *const *buffers,
+             std::vector<LaunchProfile> *profile) override {
     std::vector<void *> values;
     std::vector<void *> params;
+    auto start = std::chrono::steady_clock::now();
     for (const GpuLaunch &launch : code->launches) {
+      auto t0 = std::chrono::steady_clock::now();
       const GpuKernel &kernel = code->kernels[launch.kernel];
       values.resize(launch.args.size());
       params.resize(launch.args.size());
@@ -315,6 +319,19 @@ public:
                 }
             current = nullptr;
           }
+      if (profile) {
+        auto t1 = std::chrono::steady_clock::now();
+        LaunchProfile p;
+        p.kernel = kernel.name;
+        for (int d = 0; d < 3; ++d) {
+          p.grid[d] = launch.grid[d];
+          p.block[d] = launch.block[d];
+        }
+        p.startMs =
+            std::chrono::duration<double, std::milli>(t0 - start).count();
+        p.ms = std::chrono::duration<double, std::milli>(t1 - t0).count();
+        profile->push_back(p);
+      }
     }
     return Status::success();
   }

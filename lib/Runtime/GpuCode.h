@@ -60,7 +60,9 @@ struct GpuCode {
 class Backend {
 public:
   virtual ~Backend();
-  virtual Status run(void *const *buffers) = 0;
+  /// Runs the launch plan; with `profile`, times each launch into it.
+  virtual Status run(void *const *buffers,
+                     std::vector<LaunchProfile> *profile) = 0;
 };
 
 /// Fills the emulator's hook table of a loaded emulator object.

@@ -379,7 +379,9 @@ Status Session::runRaw(const void *const *inputs, void *const *outputs) {
   if (!initStatus.ok())
     return initStatus;
   if (backend) {
-    if (Status s = backend->run(args.data()); !s.ok())
+    launches.clear();
+    if (Status s = backend->run(args.data(), profiling ? &launches : nullptr);
+        !s.ok())
       return s;
   } else {
     mod->entry(args.data());

@@ -22,6 +22,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <fstream>
+#include <map>
 #include <random>
 #include <sstream>
 #include <string>
@@ -43,6 +44,8 @@ struct Options {
   unsigned seed = 0;
   std::string json; // --json FILE ("-": standard output)
   kiln::rt::Device device = kiln::rt::Device::Default;
+  bool profile = false;
+  std::string trace; // --profile-trace FILE: Chrome trace of one run
 };
 
 const char *kUsage =
@@ -61,6 +64,10 @@ const char *kUsage =
     "                      cuda (an NVIDIA GPU; a module compiled for\n"
     "                      sm_XX), emulator (that module's kernels run on\n"
     "                      the CPU through the kernel emulator)\n"
+    "  --profile           time every kernel launch of one more run and\n"
+    "                      print the time per kernel (GPU devices)\n"
+    "  --profile-trace F   also write that run's launches as a Chrome trace\n"
+    "                      (chrome://tracing, Perfetto) to F\n"
     "  --info              print the module's signature and exit\n"
     "  --json FILE         also write the run's results (check status,\n"
     "                      latency statistics) as JSON to FILE ('-': stdout)\n";
@@ -385,7 +392,12 @@ int main(int argc, char **argv) {
       o.info = true;
     else if (a == "--json")
       o.json = next("--json");
-    else if (a == "--device") {
+    else if (a == "--profile")
+      o.profile = true;
+    else if (a == "--profile-trace") {
+      o.trace = next("--profile-trace");
+      o.profile = true;
+    } else if (a == "--device") {
       std::string d = next("--device");
       if (!kiln::rt::parseDevice(d, o.device))
         return fail("unknown device '" + d +
@@ -475,6 +487,9 @@ int main(int argc, char **argv) {
   kiln::rt::Session session(module, o.device);
   if (!session.status().ok())
     return fail(session.status().message());
+  if (o.profile && session.device() == kiln::rt::Device::Cpu)
+    return fail("--profile times GPU kernels (--device=cuda or emulator); a "
+                "CPU module runs as one function: use --benchmark");
   std::vector<HostTensor> outputs;
   auto t0 = std::chrono::steady_clock::now();
   if (Status s = session.run(refs, outputs); !s.ok())
@@ -586,6 +601,67 @@ int main(int argc, char **argv) {
          << ",\"min_ms\":" << *std::min_element(ms.begin(), ms.end())
          << ",\"max_ms\":" << *std::max_element(ms.begin(), ms.end())
          << ",\"throughput_per_s\":" << 1000.0 / mean << "}";
+  }
+  if (o.profile) {
+    // One more run, every launch timed.
+    session.setProfiling(true);
+    std::vector<HostTensor> profiled;
+    if (Status s = session.run(refs, profiled); !s.ok())
+      return fail(s.message());
+    session.setProfiling(false);
+    const auto &launches = session.lastProfile();
+    struct Row {
+      std::string kernel;
+      int count = 0;
+      double ms = 0;
+    };
+    std::vector<Row> rows;
+    std::map<std::string, size_t> index;
+    double total = 0;
+    for (const auto &l : launches) {
+      auto [it, inserted] = index.try_emplace(l.kernel, rows.size());
+      if (inserted)
+        rows.push_back({l.kernel});
+      rows[it->second].count++;
+      rows[it->second].ms += l.ms;
+      total += l.ms;
+    }
+    std::stable_sort(rows.begin(), rows.end(),
+                     [](const Row &a, const Row &b) { return a.ms > b.ms; });
+    std::printf("profile on %s: %zu launches, %.3f ms in kernels\n",
+                kiln::rt::deviceName(session.device()), launches.size(),
+                total);
+    std::printf("  %10s %6s %8s  %s\n", "ms", "%", "launches", "kernel");
+    for (const Row &r : rows)
+      std::printf("  %10.4f %6.2f %8d  %s\n", r.ms,
+                  total > 0 ? 100.0 * r.ms / total : 0.0, r.count,
+                  r.kernel.c_str());
+    json << ",\"profile\":{\"device\":\""
+         << kiln::rt::deviceName(session.device())
+         << "\",\"kernel_ms\":" << total << ",\"kernels\":[";
+    for (size_t i = 0; i < rows.size(); ++i)
+      json << (i ? "," : "") << "{\"name\":\"" << jsonEscape(rows[i].kernel)
+           << "\",\"launches\":" << rows[i].count
+           << ",\"ms\":" << rows[i].ms << "}";
+    json << "]}";
+    if (!o.trace.empty()) {
+      std::ofstream t(o.trace);
+      t << "{\"traceEvents\":[";
+      for (size_t i = 0; i < launches.size(); ++i) {
+        const auto &l = launches[i];
+        char dims[96];
+        std::snprintf(dims, sizeof(dims), "%ux%ux%u / %ux%ux%u", l.grid[0],
+                      l.grid[1], l.grid[2], l.block[0], l.block[1],
+                      l.block[2]);
+        t << (i ? "," : "") << "{\"name\":\"" << jsonEscape(l.kernel)
+          << "\",\"ph\":\"X\",\"pid\":1,\"tid\":1,\"ts\":"
+          << l.startMs * 1000.0 << ",\"dur\":" << l.ms * 1000.0
+          << ",\"args\":{\"grid / block\":\"" << dims << "\"}}";
+      }
+      t << "],\"displayTimeUnit\":\"ms\"}\n";
+      if (!t)
+        return fail("cannot write '" + o.trace + "'");
+    }
   }
   json << "}\n";
   if (!o.json.empty()) {

@@ -130,6 +130,15 @@ struct HostTensor {
 struct GpuCode;
 class Backend;
 
+/// One kernel launch of a profiled run (GPU devices): its kernel, grid and
+/// block, and its time on the device (CUDA events; the wall clock in the
+/// emulator), with its start relative to the run's first launch.
+struct LaunchProfile {
+  std::string kernel;
+  unsigned grid[3] = {1, 1, 1}, block[3] = {1, 1, 1};
+  double startMs = 0, ms = 0;
+};
+
 class Module {
 public:
   /// Loads a `.kmod` file. A module that fails validation (bad magic or
@@ -201,6 +210,14 @@ public:
   /// buffer, in row-major order of its actual shape, `outputShape(i)`.
   Status runRaw(const void *const *inputs, void *const *outputs);
 
+  /// Profiles the following runs: on a GPU device every launch is timed
+  /// (CUDA runs launch kernel by kernel instead of replaying a graph, and
+  /// each launch waits for the one before), see `lastProfile()`. The CPU
+  /// has one entry for the whole graph and is not profiled per kernel.
+  void setProfiling(bool on) { profiling = on; }
+  /// The launches of the last profiled run, in order.
+  const std::vector<LaunchProfile> &lastProfile() const { return launches; }
+
   /// The shape of output `i` from the last run: the signature's, with a
   /// data-dependent extent as the run found it (0 before any run).
   const std::vector<int64_t> &outputShape(size_t i) const { return shapes[i]; }
@@ -212,6 +229,8 @@ private:
   Device dev = Device::Cpu;
   Status initStatus;
   std::unique_ptr<Backend> backend;
+  bool profiling = false;
+  std::vector<LaunchProfile> launches;
   std::vector<void *> args;
   /// Per output with a data-dependent extent, in output order: the extent
   /// the code writes.
