@@ -53,6 +53,26 @@ llvm::LogicalResult addEntryTrampoline(llvm::Module &m, unsigned numArgs,
   }
   b.CreateCall(callee, args);
   b.CreateRetVoid();
+
+  // Profiled code (kiln-profile-regions) calls `kiln_profile_mark(i32)`:
+  // it calls the hook the runtime stores in `kiln_profile_hook`, if any.
+  if (llvm::Function *mark = m.getFunction("kiln_profile_mark");
+      mark && mark->isDeclaration()) {
+    auto *hook = new llvm::GlobalVariable(
+        m, ptrTy, /*isConstant=*/false, llvm::GlobalValue::ExternalLinkage,
+        llvm::ConstantPointerNull::get(ptrTy), "kiln_profile_hook");
+    mark->setLinkage(llvm::GlobalValue::InternalLinkage);
+    llvm::IRBuilder<> mb(llvm::BasicBlock::Create(ctx, "entry", mark));
+    llvm::Value *fn = mb.CreateLoad(ptrTy, hook);
+    auto *call = llvm::BasicBlock::Create(ctx, "call", mark);
+    auto *done = llvm::BasicBlock::Create(ctx, "done", mark);
+    mb.CreateCondBr(mb.CreateIsNotNull(fn), call, done);
+    mb.SetInsertPoint(call);
+    mb.CreateCall(mark->getFunctionType(), fn, {mark->getArg(0)});
+    mb.CreateBr(done);
+    mb.SetInsertPoint(done);
+    mb.CreateRetVoid();
+  }
   return llvm::success();
 }
 } // namespace

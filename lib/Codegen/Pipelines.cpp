@@ -50,7 +50,8 @@ void kiln::buildCpuCodegenPipeline(OpPassManager &pm,
           "kiln-flatten-globals,"
           "buffer-results-to-out-params{hoist-static-allocs=true "
           "modify-public-functions=true},"
-          "canonicalize,cse,canonicalize,kiln-plan-memory,"
+          "canonicalize,cse,canonicalize,kiln-plan-memory," +
+          std::string(options.profile ? "kiln-profile-regions," : "") +
           "buffer-deallocation-pipeline,"
           "func.func(kiln-copy-to-linalg,convert-linalg-to-loops)," +
               forall +

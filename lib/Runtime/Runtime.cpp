@@ -7,6 +7,7 @@
 #include "kmod.pb.h"
 
 #include <cerrno>
+#include <chrono>
 #include <cstring>
 #include <dlfcn.h>
 #include <fstream>
@@ -15,6 +16,18 @@
 #include <unistd.h>
 
 using namespace kiln::rt;
+
+namespace {
+/// The marks of the profiled CPU run on this thread, if any.
+thread_local std::vector<std::pair<int32_t, std::chrono::steady_clock::time_point>>
+    *cpuMarks = nullptr;
+
+/// The hook profiled CPU code calls at the start of each region.
+void cpuProfileMark(int32_t region) {
+  if (cpuMarks)
+    cpuMarks->emplace_back(region, std::chrono::steady_clock::now());
+}
+} // namespace
 
 size_t kiln::rt::dtypeSize(DType dtype) {
   return kiln::dataTypeSize(static_cast<int32_t>(dtype));
@@ -275,6 +288,16 @@ Status Module::loadFromMemory(const void *data, size_t size,
     if (!module->entry)
       return Status::error("the module's code lacks its entry '" +
                            cpuCode->entry() + "'");
+    if (cpuCode->profile_regions_size()) {
+      auto **hook =
+          reinterpret_cast<void **>(dlsym(handle, "kiln_profile_hook"));
+      if (!hook)
+        return Status::error("the module names profile regions but its "
+                             "code lacks kiln_profile_hook");
+      *hook = reinterpret_cast<void *>(&cpuProfileMark);
+      module->profileRegions.assign(cpuCode->profile_regions().begin(),
+                                    cpuCode->profile_regions().end());
+    }
   }
   if (gpuModule) {
     if (Status s =
@@ -383,6 +406,32 @@ Status Session::runRaw(const void *const *inputs, void *const *outputs) {
     if (Status s = backend->run(args.data(), profiling ? &launches : nullptr);
         !s.ok())
       return s;
+  } else if (profiling) {
+    if (mod->profileRegions.empty())
+      return Status::error("this CPU module was compiled without --profile; "
+                           "recompile it with kiln-compile --profile to time "
+                           "its computations");
+    std::vector<std::pair<int32_t, std::chrono::steady_clock::time_point>>
+        marks;
+    marks.reserve(mod->profileRegions.size() + 1);
+    cpuMarks = &marks;
+    mod->entry(args.data());
+    cpuMarks = nullptr;
+    launches.clear();
+    for (size_t i = 0; i + 1 < marks.size(); ++i) {
+      LaunchProfile p;
+      int32_t r = marks[i].first;
+      p.kernel = r >= 0 && static_cast<size_t>(r) < mod->profileRegions.size()
+                     ? mod->profileRegions[r]
+                     : "region " + std::to_string(r);
+      p.startMs = std::chrono::duration<double, std::milli>(marks[i].second -
+                                                            marks[0].second)
+                      .count();
+      p.ms = std::chrono::duration<double, std::milli>(marks[i + 1].second -
+                                                       marks[i].second)
+                 .count();
+      launches.push_back(p);
+    }
   } else {
     mod->entry(args.data());
   }

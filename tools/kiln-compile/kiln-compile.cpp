@@ -112,6 +112,12 @@ static cl::opt<bool> report("report",
                             cl::desc("Print a compile report (signature, "
                                      "memory plan, code size) to stderr"),
                             cl::init(false), cl::cat(category));
+static cl::opt<bool> profileRegions(
+    "profile",
+    cl::desc("CPU target: mark every computation of the graph so that "
+             "kiln-run --profile can time it (GPU modules are always "
+             "profiled per kernel)"),
+    cl::init(false), cl::cat(category));
 static cl::opt<bool> noOnnxChecks("no-onnx-checks",
                                   cl::desc("Skip libonnx's checker and shape "
                                            "inference on import"),
@@ -475,6 +481,7 @@ int main(int argc, char **argv) {
   kiln::CpuPipelineOptions cpuOptions;
   cpuOptions.optLevel = optLevel;
   cpuOptions.threads = parallel;
+  cpuOptions.profile = profileRegions;
   kiln::buildCpuCodegenPipeline(stage2, cpuOptions);
   if (failed(stage2.run(*module)))
     return 1;
@@ -507,6 +514,10 @@ int main(int argc, char **argv) {
   code->set_format("elf-shared-object");
   code->set_entry("kiln_entry");
   code->set_cpu(llvm::sys::getHostCPUName().str());
+  if (auto regions =
+          (*module)->getAttrOfType<ArrayAttr>("kiln.profile_regions"))
+    for (auto name : regions.getAsRange<StringAttr>())
+      code->add_profile_regions(name.str());
   code->set_data((*so)->getBufferStart(), (*so)->getBufferSize());
   if (outputFile == "-")
     return fail("a .kmod is binary; give an output file with -o");

@@ -64,8 +64,9 @@ const char *kUsage =
     "                      cuda (an NVIDIA GPU; a module compiled for\n"
     "                      sm_XX), emulator (that module's kernels run on\n"
     "                      the CPU through the kernel emulator)\n"
-    "  --profile           time every kernel launch of one more run and\n"
-    "                      print the time per kernel (GPU devices)\n"
+    "  --profile           time every kernel launch (GPU) or computation\n"
+    "                      (CPU modules compiled with --profile) of one\n"
+    "                      more run and print the time per kernel\n"
     "  --profile-trace F   also write that run's launches as a Chrome trace\n"
     "                      (chrome://tracing, Perfetto) to F\n"
     "  --info              print the module's signature and exit\n"
@@ -487,9 +488,6 @@ int main(int argc, char **argv) {
   kiln::rt::Session session(module, o.device);
   if (!session.status().ok())
     return fail(session.status().message());
-  if (o.profile && session.device() == kiln::rt::Device::Cpu)
-    return fail("--profile times GPU kernels (--device=cuda or emulator); a "
-                "CPU module runs as one function: use --benchmark");
   std::vector<HostTensor> outputs;
   auto t0 = std::chrono::steady_clock::now();
   if (Status s = session.run(refs, outputs); !s.ok())
@@ -628,10 +626,13 @@ int main(int argc, char **argv) {
     }
     std::stable_sort(rows.begin(), rows.end(),
                      [](const Row &a, const Row &b) { return a.ms > b.ms; });
-    std::printf("profile on %s: %zu launches, %.3f ms in kernels\n",
+    bool cpu = session.device() == kiln::rt::Device::Cpu;
+    std::printf("profile on %s: %zu %s, %.3f ms in %s\n",
                 kiln::rt::deviceName(session.device()), launches.size(),
-                total);
-    std::printf("  %10s %6s %8s  %s\n", "ms", "%", "launches", "kernel");
+                cpu ? "regions" : "launches", total,
+                cpu ? "regions" : "kernels");
+    std::printf("  %10s %6s %8s  %s\n", "ms", "%", cpu ? "count" : "launches",
+                cpu ? "region" : "kernel");
     for (const Row &r : rows)
       std::printf("  %10.4f %6.2f %8d  %s\n", r.ms,
                   total > 0 ? 100.0 * r.ms / total : 0.0, r.count,

@@ -283,4 +283,29 @@ def KilnNvvmToEmulator : Pass<"kiln-nvvm-to-emulator", "::mlir::ModuleOp"> {
   let dependentDialects = ["::mlir::LLVM::LLVMDialect"];
 }
 
+def KilnProfileRegions : Pass<"kiln-profile-regions", "::mlir::ModuleOp"> {
+  let summary = "Marks the start of every top-level computation of @main for "
+                "the runtime's profiler";
+  let description = [{
+    For `kiln-compile --profile` on the CPU: before each top-level op of the
+    graph function `@main` that computes (a linalg op, a loop nest, a copy;
+    not constants, views or allocations) inserts
+    `func.call @kiln_profile_mark(%i)` with the region's number, and one
+    more mark before the return. The module records the region names
+    (`kiln.profile_regions`: the ONNX node and the op) for the `.kmod`; the
+    runtime times each region from its mark to the next. Runs after
+    bufferization, before the ops become loops.
+
+    ```mlir
+    linalg.matmul ins(%a, %b : ...) outs(%c : ...)    // loc("MatMul_3")
+    // becomes
+    %c0_i32 = arith.constant 0 : i32
+    func.call @kiln_profile_mark(%c0_i32) : (i32) -> ()
+    linalg.matmul ins(%a, %b : ...) outs(%c : ...)
+    ```
+  }];
+  let dependentDialects = ["::mlir::func::FuncDialect",
+                           "::mlir::arith::ArithDialect"];
+}
+
 #endif // KILN_CODEGEN_PASSES_TD

@@ -28,6 +28,11 @@ struct CpuPipelineOptions
       llvm::cl::desc("Run the parallel loops (scf.forall) on OpenMP threads; "
                      "off, they run in order on the calling thread"),
       llvm::cl::init(true)};
+  Option<bool> profile{
+      *this, "profile",
+      llvm::cl::desc("Mark every top-level computation of @main for the "
+                     "runtime's profiler (kiln-profile-regions)"),
+      llvm::cl::init(false)};
 };
 
 /// The graph stage: fold, infer shapes and lower every kiln op to linalg,

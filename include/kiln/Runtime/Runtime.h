@@ -173,6 +173,8 @@ private:
   void (*entry)(void **) = nullptr;
   // GPU modules: the kernels, their launch plan and weights.
   std::shared_ptr<GpuCode> gpu;
+  // CPU code compiled with --profile: the names of its marked regions.
+  std::vector<std::string> profileRegions;
 };
 
 /// Runs a module. Owns the arena of intermediate tensors (sized by the
@@ -210,10 +212,11 @@ public:
   /// buffer, in row-major order of its actual shape, `outputShape(i)`.
   Status runRaw(const void *const *inputs, void *const *outputs);
 
-  /// Profiles the following runs: on a GPU device every launch is timed
-  /// (CUDA runs launch kernel by kernel instead of replaying a graph, and
-  /// each launch waits for the one before), see `lastProfile()`. The CPU
-  /// has one entry for the whole graph and is not profiled per kernel.
+  /// Profiles the following runs, see `lastProfile()`: on a GPU device
+  /// every launch is timed (CUDA runs launch kernel by kernel instead of
+  /// replaying a graph); on the CPU every region a module compiled with
+  /// `kiln-compile --profile` marks (one per computation of the graph; a
+  /// run of a module without marks fails while profiling).
   void setProfiling(bool on) { profiling = on; }
   /// The launches of the last profiled run, in order.
   const std::vector<LaunchProfile> &lastProfile() const { return launches; }

@@ -1,0 +1,70 @@
+//===- ProfileRegions.cpp - profile marks between @main's computations ----===//
+
+#include "kiln/Codegen/Passes.h"
+
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Interfaces/SideEffectInterfaces.h"
+#include "mlir/Interfaces/ViewLikeInterface.h"
+
+namespace kiln {
+#define GEN_PASS_DEF_KILNPROFILEREGIONS
+#include "kiln/Codegen/Passes.h.inc"
+} // namespace kiln
+
+using namespace mlir;
+
+namespace {
+/// The first name in `loc` (the ONNX node), or "".
+std::string nodeName(Location loc) {
+  std::string name;
+  loc->walk([&](Location l) {
+    if (auto n = dyn_cast<NameLoc>(l)) {
+      name = n.getName().str();
+      return WalkResult::interrupt();
+    }
+    return WalkResult::advance();
+  });
+  return name;
+}
+
+struct ProfileRegionsPass
+    : public kiln::impl::KilnProfileRegionsBase<ProfileRegionsPass> {
+  void runOnOperation() override {
+    ModuleOp module = getOperation();
+    auto fn = module.lookupSymbol<func::FuncOp>("main");
+    if (!fn || fn.isExternal())
+      return;
+    MLIRContext *ctx = &getContext();
+    OpBuilder b(ctx);
+    b.setInsertionPointToEnd(module.getBody());
+    auto markType = b.getFunctionType({b.getI32Type()}, {});
+    auto mark = func::FuncOp::create(b, module.getLoc(), "kiln_profile_mark",
+                                     markType);
+    mark.setPrivate();
+
+    SmallVector<Attribute> names;
+    auto insertMark = [&](Operation *before) {
+      b.setInsertionPoint(before);
+      Value id = arith::ConstantIntOp::create(
+          b, before->getLoc(), static_cast<int64_t>(names.size()), 32);
+      func::CallOp::create(b, before->getLoc(), mark, ValueRange{id});
+    };
+    for (Operation &op : llvm::make_early_inc_range(fn.front())) {
+      if (op.hasTrait<OpTrait::IsTerminator>()) {
+        insertMark(&op); // the end of the last region
+        break;
+      }
+      if (isPure(&op) || isa<ViewLikeOpInterface>(op) ||
+          isa<memref::AllocOp, memref::AllocaOp, memref::DeallocOp,
+              memref::GetGlobalOp>(op))
+        continue;
+      insertMark(&op);
+      std::string node = nodeName(op.getLoc());
+      std::string name = op.getName().getStringRef().str();
+      names.push_back(
+          b.getStringAttr(node.empty() ? name : node + " (" + name + ")"));
+    }
+    module->setAttr("kiln.profile_regions", b.getArrayAttr(names));
+  }
+};
+} // namespace
