@@ -22,6 +22,16 @@ void addPipeline(OpPassManager &pm, StringRef text) {
     llvm::report_fatal_error(llvm::Twine("kiln: bad built-in pipeline: ") +
                              error);
 }
+/// Bufferization as both code generators use it: whole-function one-shot
+/// bufferization with results as out-parameters, flat weight globals, and
+/// every intermediate buffer planned into the arena.
+constexpr const char *kBufferizeAndPlan =
+    "one-shot-bufferize{bufferize-function-boundaries "
+    "function-boundary-type-conversion=identity-layout-map},"
+    "kiln-flatten-globals,"
+    "buffer-results-to-out-params{hoist-static-allocs=true "
+    "modify-public-functions=true},"
+    "canonicalize,cse,canonicalize,kiln-plan-memory,";
 } // namespace
 
 void kiln::buildKilnToLinalgPipeline(OpPassManager &pm) {
@@ -44,16 +54,11 @@ void kiln::buildCpuCodegenPipeline(OpPassManager &pm,
       pm, "func.func(kiln-flatten-empty-tensors,kiln-fuse-elementwise,"
           "kiln-conv-to-gemm,"
           "kiln-cpu-tile-and-vectorize),"
-          "canonicalize,cse,"
-          "one-shot-bufferize{bufferize-function-boundaries "
-          "function-boundary-type-conversion=identity-layout-map},"
-          "kiln-flatten-globals,"
-          "buffer-results-to-out-params{hoist-static-allocs=true "
-          "modify-public-functions=true},"
-          "canonicalize,cse,canonicalize,kiln-plan-memory," +
-          std::string(options.profile ? "kiln-profile-regions," : "") +
-          "buffer-deallocation-pipeline,"
-          "func.func(kiln-copy-to-linalg,convert-linalg-to-loops)," +
+          "canonicalize,cse," +
+              std::string(kBufferizeAndPlan) +
+              (options.profile ? "kiln-profile-regions," : "") +
+              "buffer-deallocation-pipeline,"
+              "func.func(kiln-copy-to-linalg,convert-linalg-to-loops)," +
               forall +
               "func.func(lower-vector-mask,"
               "convert-vector-to-scf{full-unroll=true}),"
@@ -76,34 +81,29 @@ void kiln::buildCpuPipeline(OpPassManager &pm,
 
 void kiln::buildGpuCodegenPipeline(OpPassManager &pm,
                                    const GpuPipelineOptions &options) {
-  std::string target = "chip=" + options.chip + " features=" +
-                       options.features +
+  std::string target = "chip=" + options.chip +
+                       " features=" + options.features +
                        " O=" + std::to_string(options.optLevel);
-  addPipeline(
-      pm, "func.func(kiln-flatten-empty-tensors,kiln-fuse-elementwise),"
-          "canonicalize,cse,"
-          "one-shot-bufferize{bufferize-function-boundaries "
-          "function-boundary-type-conversion=identity-layout-map},"
-          "kiln-flatten-globals,"
-          "buffer-results-to-out-params{hoist-static-allocs=true "
-          "modify-public-functions=true},"
-          "canonicalize,cse,canonicalize,kiln-plan-memory,"
-          "func.func(kiln-copy-to-linalg,convert-linalg-to-parallel-loops,"
-          "kiln-gpu-form-kernels{block-size=" +
-              std::to_string(options.blockSize) + " reduction-min-size=" +
-              std::to_string(options.reductionMinSize) +
-              (options.testMutation.empty()
-                   ? std::string()
-                   : " test-mutation=" + options.testMutation) +
-              "}),"
-              "convert-math-to-funcs,gpu-kernel-outlining,"
-              "nvvm-attach-target{" +
-              target +
-              "},"
-              "gpu.module(expand-strided-metadata,lower-affine,"
-              "convert-scf-to-cf,arith-expand{include-bf16=true},"
-              "convert-gpu-to-nvvm{use-bare-ptr-memref-call-conv=true},"
-              "canonicalize,cse,reconcile-unrealized-casts)");
+  addPipeline(pm,
+              "func.func(kiln-flatten-empty-tensors,kiln-fuse-elementwise),"
+              "canonicalize,cse," +
+                  std::string(kBufferizeAndPlan) +
+                  "func.func(kiln-copy-to-linalg,convert-linalg-to-parallel-loops,"
+              "kiln-gpu-form-kernels{block-size=" +
+                  std::to_string(options.blockSize) + " reduction-min-size=" +
+                  std::to_string(options.reductionMinSize) +
+                  (options.testMutation.empty()
+                       ? std::string()
+                       : " test-mutation=" + options.testMutation) +
+                  "}),"
+                  "convert-math-to-funcs,gpu-kernel-outlining,"
+                  "nvvm-attach-target{" +
+                  target +
+                  "},"
+                  "gpu.module(expand-strided-metadata,lower-affine,"
+                  "convert-scf-to-cf,arith-expand{include-bf16=true},"
+                  "convert-gpu-to-nvvm{use-bare-ptr-memref-call-conv=true},"
+                  "canonicalize,cse,reconcile-unrealized-casts)");
 }
 
 void kiln::registerKilnPipelines() {

@@ -13,9 +13,7 @@ namespace kiln {
 
 using namespace mlir;
 
-namespace {
-/// The first name in `loc` (the ONNX node), or "".
-std::string nodeName(Location loc) {
+std::string kiln::onnxNodeName(Location loc) {
   std::string name;
   loc->walk([&](Location l) {
     if (auto n = dyn_cast<NameLoc>(l)) {
@@ -27,6 +25,7 @@ std::string nodeName(Location loc) {
   return name;
 }
 
+namespace {
 struct ProfileRegionsPass
     : public kiln::impl::KilnProfileRegionsBase<ProfileRegionsPass> {
   void runOnOperation() override {
@@ -38,8 +37,8 @@ struct ProfileRegionsPass
     OpBuilder b(ctx);
     b.setInsertionPointToEnd(module.getBody());
     auto markType = b.getFunctionType({b.getI32Type()}, {});
-    auto mark = func::FuncOp::create(b, module.getLoc(), "kiln_profile_mark",
-                                     markType);
+    auto mark =
+        func::FuncOp::create(b, module.getLoc(), "kiln_profile_mark", markType);
     mark.setPrivate();
 
     SmallVector<Attribute> names;
@@ -59,7 +58,7 @@ struct ProfileRegionsPass
               memref::GetGlobalOp>(op))
         continue;
       insertMark(&op);
-      std::string node = nodeName(op.getLoc());
+      std::string node = kiln::onnxNodeName(op.getLoc());
       std::string name = op.getName().getStringRef().str();
       names.push_back(
           b.getStringAttr(node.empty() ? name : node + " (" + name + ")"));

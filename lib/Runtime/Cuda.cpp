@@ -56,9 +56,9 @@ struct Driver {
   CUresult (*cuStreamCreate)(CUstream *, unsigned);
   CUresult (*cuStreamDestroy)(CUstream);
   CUresult (*cuStreamSynchronize)(CUstream);
-  CUresult (*cuLaunchKernel)(CUfunction, unsigned, unsigned, unsigned,
-                             unsigned, unsigned, unsigned, unsigned, CUstream,
-                             void **, void **);
+  CUresult (*cuLaunchKernel)(CUfunction, unsigned, unsigned, unsigned, unsigned,
+                             unsigned, unsigned, unsigned, CUstream, void **,
+                             void **);
   CUresult (*cuStreamBeginCapture)(CUstream, int);
   CUresult (*cuStreamEndCapture)(CUstream, CUgraph *);
   CUresult (*cuGraphInstantiateWithFlags)(CUgraphExec *, CUgraph,
@@ -225,8 +225,7 @@ private:
     // driver compiles for it (a device older than the PTX's target fails).
     std::string chip = code->chip;
     bool cubinFits = !code->cubin.empty() &&
-                     (chip == deviceChip ||
-                      (chip == deviceChip + "a"));
+                     (chip == deviceChip || (chip == deviceChip + "a"));
     const std::string &image = cubinFits ? code->cubin : code->ptx;
     if (image.empty() && !code->kernels.empty())
       return Status::error("the module holds no GPU code");
@@ -260,9 +259,9 @@ private:
     if (Status s = alloc(code->constantsBytes, constants); !s.ok())
       return s;
     if (code->constantsBytes)
-      if (Status s = check(cu.cuMemcpyHtoD(constants, code->constants,
-                                           code->constantsBytes),
-                           "uploading the weights");
+      if (Status s = check(
+              cu.cuMemcpyHtoD(constants, code->constants, code->constantsBytes),
+              "uploading the weights");
           !s.ok())
         return s;
     deviceBuffers.resize(code->bufferBytes.size());
@@ -275,9 +274,9 @@ private:
     for (size_t l = 0; l < code->launches.size(); ++l) {
       const GpuLaunch &launch = code->launches[l];
       for (const GpuArg &a : launch.args)
-        values[l].push_back((a.buffer < 0 ? constants
-                                          : deviceBuffers[a.buffer]) +
-                            static_cast<CUdeviceptr>(a.offset));
+        values[l].push_back(
+            (a.buffer < 0 ? constants : deviceBuffers[a.buffer]) +
+            static_cast<CUdeviceptr>(a.offset));
       for (CUdeviceptr &v : values[l])
         params[l].push_back(&v);
     }
@@ -292,8 +291,7 @@ private:
     if (timed) {
       while (events.size() < code->launches.size() + 1) {
         CUevent e;
-        if (Status s = check(cu.cuEventCreate(&e, 0), "cuEventCreate");
-            !s.ok())
+        if (Status s = check(cu.cuEventCreate(&e, 0), "cuEventCreate"); !s.ok())
           return s;
         events.push_back(e);
       }
@@ -329,9 +327,9 @@ private:
       if (Status s = launchAll(/*timed=*/true); !s.ok())
         return s;
     } else if (useGraphs && !graphExec) {
-      if (Status s = check(cu.cuStreamBeginCapture(stream,
-                                                   kCaptureModeThreadLocal),
-                           "cuStreamBeginCapture");
+      if (Status s =
+              check(cu.cuStreamBeginCapture(stream, kCaptureModeThreadLocal),
+                    "cuStreamBeginCapture");
           !s.ok())
         return s;
       Status launched = launchAll();
@@ -348,8 +346,8 @@ private:
     if (profile) {
       // Timed above.
     } else if (useGraphs) {
-      if (Status s = check(cu.cuGraphLaunch(graphExec, stream),
-                           "cuGraphLaunch");
+      if (Status s =
+              check(cu.cuGraphLaunch(graphExec, stream), "cuGraphLaunch");
           !s.ok())
         return s;
     } else if (Status s = launchAll(); !s.ok()) {
@@ -403,8 +401,8 @@ private:
 };
 } // namespace
 
-std::unique_ptr<Backend> kiln::rt::createCudaBackend(
-    std::shared_ptr<GpuCode> code, Status &status) {
+std::unique_ptr<Backend>
+kiln::rt::createCudaBackend(std::shared_ptr<GpuCode> code, Status &status) {
   const Driver &driver = Driver::get();
   if (!driver.error.empty()) {
     status = Status::error(driver.error);

@@ -17,8 +17,8 @@
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
-#include <string>
 #include <dlfcn.h>
+#include <string>
 #include <ucontext.h>
 
 using namespace kiln::rt;
@@ -140,8 +140,8 @@ struct FiberScheduler {
                 void **kernelParams) {
     entry = fn;
     params = kernelParams;
-    size_t n = static_cast<size_t>(block.ntid[0]) * block.ntid[1] *
-               block.ntid[2];
+    size_t n =
+        static_cast<size_t>(block.ntid[0]) * block.ntid[1] * block.ntid[2];
     fibers.clear();
     fibers.resize(n);
     warps.assign((n + 31) / 32, Warp{});
@@ -247,8 +247,8 @@ int64_t hookShuffle(int32_t kind, int32_t mask, int32_t value, int32_t offset,
                          "says does not synchronize\n");
     std::abort();
   }
-  return t->scheduler->shuffle(kind, static_cast<uint32_t>(mask), value,
-                               offset, clamp);
+  return t->scheduler->shuffle(kind, static_cast<uint32_t>(mask), value, offset,
+                               clamp);
 }
 
 void hookBarrier() {
@@ -298,11 +298,10 @@ public:
             if (kernel.synchronizes) {
               if (!scheduler.runBlock(block, kernel.emulatorEntry,
                                       params.data()))
-                return Status::error("kernel '" + kernel.name + "', block (" +
-                                     std::to_string(bx) + ", " +
-                                     std::to_string(by) + ", " +
-                                     std::to_string(bz) +
-                                     "): " + scheduler.error);
+                return Status::error(
+                    "kernel '" + kernel.name + "', block (" +
+                    std::to_string(bx) + ", " + std::to_string(by) + ", " +
+                    std::to_string(bz) + "): " + scheduler.error);
               continue;
             }
             ThreadContext t = block;
@@ -343,8 +342,7 @@ private:
 } // namespace
 
 Status kiln::rt::initEmulatorObject(void *handle) {
-  auto *table =
-      static_cast<void **>(dlsym(handle, KILN_EMU_HOOKS_SYMBOL));
+  auto *table = static_cast<void **>(dlsym(handle, KILN_EMU_HOOKS_SYMBOL));
   if (!table)
     return Status::error("the module's emulator code lacks its hook table");
   table[KILN_EMU_HOOK_SREG] = reinterpret_cast<void *>(&hookSreg);
@@ -354,8 +352,7 @@ Status kiln::rt::initEmulatorObject(void *handle) {
 }
 
 std::unique_ptr<Backend>
-kiln::rt::createEmulatorBackend(std::shared_ptr<GpuCode> code,
-                                Status &status) {
+kiln::rt::createEmulatorBackend(std::shared_ptr<GpuCode> code, Status &status) {
   if (!code->emulatorHandle && !code->kernels.empty()) {
     status = Status::error("the module holds no emulator code (compiled "
                            "with --emulator-code=false?)");

@@ -19,8 +19,9 @@ using namespace kiln::rt;
 
 namespace {
 /// The marks of the profiled CPU run on this thread, if any.
-thread_local std::vector<std::pair<int32_t, std::chrono::steady_clock::time_point>>
-    *cpuMarks = nullptr;
+thread_local std::vector<
+    std::pair<int32_t, std::chrono::steady_clock::time_point>> *cpuMarks =
+    nullptr;
 
 /// The hook profiled CPU code calls at the start of each region.
 void cpuProfileMark(int32_t region) {
@@ -195,8 +196,8 @@ static Status loadGpuCode(const kiln::kmod::Module &proto,
     }
     launch.sharedBytes = static_cast<unsigned>(l.dynamic_shared_bytes());
     for (const auto &a : l.args()) {
-      size_t limit = a.buffer() < 0 ? code->constantsBytes
-                                    : code->bufferBytes[a.buffer()];
+      size_t limit =
+          a.buffer() < 0 ? code->constantsBytes : code->bufferBytes[a.buffer()];
       if (static_cast<uint64_t>(a.offset()) > limit)
         return Status::error("a launch of kernel '" +
                              code->kernels[launch.kernel].name +
@@ -329,10 +330,10 @@ Session::Session(std::shared_ptr<const Module> module, Device device)
     dev = mod->hasCodeFor(Device::Cpu) ? Device::Cpu : Device::Cuda;
   if (!mod->hasCodeFor(dev)) {
     if (dev == Device::Cpu)
-      initStatus = Status::error("the module was compiled for " +
-                                 mod->target() +
-                                 " and holds no CPU code; run it on the "
-                                 "cuda or emulator device");
+      initStatus =
+          Status::error("the module was compiled for " + mod->target() +
+                        " and holds no CPU code; run it on the "
+                        "cuda or emulator device");
     else if (dev == Device::Emulator && mod->gpu)
       initStatus = Status::error("the module holds no emulator code "
                                  "(compiled with --emulator-code=false)");

@@ -10,10 +10,10 @@
 
 #include "kiln/Codegen/GpuEmitter.h"
 #include "kiln/Codegen/Pipelines.h"
-#include "kiln/Runtime/EmulatorHooks.h"
 #include "kiln/Dialect/Kiln/IR/KilnOps.h"
 #include "kiln/Import/OnnxImporter.h"
 #include "kiln/InitAll.h"
+#include "kiln/Runtime/EmulatorHooks.h"
 #include "kiln/Target/ModuleFormat.h"
 
 #include "kmod.pb.h"
@@ -28,10 +28,10 @@
 #include "llvm/Pass.h"
 #include "llvm/Support/CommandLine.h"
 #include "llvm/Support/FileSystem.h"
-#include "llvm/Support/Path.h"
 #include "llvm/Support/FormatVariadic.h"
 #include "llvm/Support/InitLLVM.h"
 #include "llvm/Support/MemoryBuffer.h"
+#include "llvm/Support/Path.h"
 #include "llvm/Support/SourceMgr.h"
 #include "llvm/Support/ToolOutputFile.h"
 #include "llvm/TargetParser/Host.h"
@@ -218,27 +218,24 @@ void printSignatureAndPlan(const kiln::kmod::Module &kmod) {
   const auto &plan = kmod.memory_plan();
   llvm::errs() << "compile report for " << inputFile << "\n";
   for (const auto &t : kmod.inputs()) {
-    llvm::errs() << "  input  " << t.name() << ": dtype " << t.dtype()
-                 << " [";
+    llvm::errs() << "  input  " << t.name() << ": dtype " << t.dtype() << " [";
     llvm::interleave(t.shape(), llvm::errs(), "x");
     llvm::errs() << "]\n";
   }
   for (const auto &t : kmod.outputs()) {
-    llvm::errs() << "  output " << t.name() << ": dtype " << t.dtype()
-                 << " [";
+    llvm::errs() << "  output " << t.name() << ": dtype " << t.dtype() << " [";
     llvm::interleave(t.shape(), llvm::errs(), "x");
     llvm::errs() << "]";
     if (t.max_extent())
-      llvm::errs() << " (-1: data-dependent, at most " << t.max_extent()
-                   << ")";
+      llvm::errs() << " (-1: data-dependent, at most " << t.max_extent() << ")";
     llvm::errs() << "\n";
   }
   llvm::errs() << "  memory plan: " << plan.buffers()
                << " intermediate buffers; arena (peak) " << plan.arena_bytes()
-               << " bytes (" << mb(plan.arena_bytes())
-               << "), without planning " << plan.unplanned_bytes()
-               << " bytes (" << mb(plan.unplanned_bytes())
-               << "), lower bound " << plan.lower_bound_bytes() << " bytes ("
+               << " bytes (" << mb(plan.arena_bytes()) << "), without planning "
+               << plan.unplanned_bytes() << " bytes ("
+               << mb(plan.unplanned_bytes()) << "), lower bound "
+               << plan.lower_bound_bytes() << " bytes ("
                << mb(plan.lower_bound_bytes()) << ")\n";
 }
 
@@ -297,9 +294,9 @@ int compileForGpu(ModuleOp module, kiln::kmod::Module &kmod,
   } else {
     ptxas = kiln::findPtxas();
     if (!ptxas.empty())
-      toolkit = llvm::sys::path::parent_path(
-                    llvm::sys::path::parent_path(ptxas))
-                    .str();
+      toolkit =
+          llvm::sys::path::parent_path(llvm::sys::path::parent_path(ptxas))
+              .str();
   }
   // A graph whose tensors are all empty has no kernels: no code at all.
   bool hasKernels = kmod.gpu().kernels_size() > 0;
@@ -367,8 +364,7 @@ int compileForGpu(ModuleOp module, kiln::kmod::Module &kmod,
       llvm::errs() << "    kernel " << k.name() << ": ";
       if (k.registers() >= 0)
         llvm::errs() << k.registers() << " registers, " << k.spill_bytes()
-                     << " spill bytes, " << k.shared_bytes()
-                     << " bytes shared";
+                     << " spill bytes, " << k.shared_bytes() << " bytes shared";
       else
         llvm::errs() << "not assembled";
       llvm::errs() << (k.synchronizes() ? ", barriers" : "") << "\n";
@@ -394,7 +390,7 @@ int main(int argc, char **argv) {
   cl::ParseCommandLineOptions(argc, argv, "Kiln compiler driver\n");
 
   static const char *const gpuChips[] = {"sm_80", "sm_86", "sm_89", "sm_90",
-                                        "sm_90a"};
+                                         "sm_90a"};
   bool gpuTarget = llvm::is_contained(gpuChips, StringRef(target));
   if (target != "cpu" && !gpuTarget)
     return fail("unknown target '" + target +

@@ -403,9 +403,8 @@ int main(int argc, char **argv) {
       if (!kiln::rt::parseDevice(d, o.device))
         return fail("unknown device '" + d +
                     "'; use default, cpu, cuda or emulator");
-    }
-    else if (a == "--warmup" || a == "--iterations" || a == "--seed" ||
-             a == "--threads") {
+    } else if (a == "--warmup" || a == "--iterations" || a == "--seed" ||
+               a == "--threads") {
       double v;
       number(a.c_str(), v);
       if (v < 0 || v != std::floor(v) || (a == "--threads" && v < 1))
@@ -642,8 +641,8 @@ int main(int argc, char **argv) {
          << "\",\"kernel_ms\":" << total << ",\"kernels\":[";
     for (size_t i = 0; i < rows.size(); ++i)
       json << (i ? "," : "") << "{\"name\":\"" << jsonEscape(rows[i].kernel)
-           << "\",\"launches\":" << rows[i].count
-           << ",\"ms\":" << rows[i].ms << "}";
+           << "\",\"launches\":" << rows[i].count << ",\"ms\":" << rows[i].ms
+           << "}";
     json << "]}";
     if (!o.trace.empty()) {
       std::ofstream t(o.trace);
@@ -652,12 +651,11 @@ int main(int argc, char **argv) {
         const auto &l = launches[i];
         char dims[96];
         std::snprintf(dims, sizeof(dims), "%ux%ux%u / %ux%ux%u", l.grid[0],
-                      l.grid[1], l.grid[2], l.block[0], l.block[1],
-                      l.block[2]);
+                      l.grid[1], l.grid[2], l.block[0], l.block[1], l.block[2]);
         t << (i ? "," : "") << "{\"name\":\"" << jsonEscape(l.kernel)
-          << "\",\"ph\":\"X\",\"pid\":1,\"tid\":1,\"ts\":"
-          << l.startMs * 1000.0 << ",\"dur\":" << l.ms * 1000.0
-          << ",\"args\":{\"grid / block\":\"" << dims << "\"}}";
+          << "\",\"ph\":\"X\",\"pid\":1,\"tid\":1,\"ts\":" << l.startMs * 1000.0
+          << ",\"dur\":" << l.ms * 1000.0 << ",\"args\":{\"grid / block\":\""
+          << dims << "\"}}";
       }
       t << "],\"displayTimeUnit\":\"ms\"}\n";
       if (!t)

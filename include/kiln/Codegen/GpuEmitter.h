@@ -37,8 +37,7 @@ llvm::LogicalResult emitPtx(mlir::ModuleOp module, llvm::StringRef toolkitPath,
 /// The kernels of `@kiln_kernels` as an x86-64 shared object for the
 /// runtime's kernel emulator (`kiln-nvvm-to-emulator`), with an entry
 /// `kiln_emu_<kernel>(void **params)` per kernel.
-llvm::LogicalResult emitEmulatorObject(mlir::ModuleOp module,
-                                       unsigned optLevel,
+llvm::LogicalResult emitEmulatorObject(mlir::ModuleOp module, unsigned optLevel,
                                        llvm::StringRef soPath,
                                        std::string &error);
 

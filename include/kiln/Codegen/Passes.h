@@ -22,6 +22,10 @@ namespace kiln {
 
 #define GEN_PASS_REGISTRATION
 #include "kiln/Codegen/Passes.h.inc"
+
+/// The ONNX node an op comes from: the first name in its location (the
+/// importer names each node's ops so), or "".
+std::string onnxNodeName(mlir::Location loc);
 } // namespace kiln
 
 #endif // KILN_CODEGEN_PASSES_H

@@ -83,8 +83,7 @@ struct GpuPipelineOptions
                      "sm_90a"),
       llvm::cl::init("sm_90")};
   Option<std::string> features{
-      *this, "features",
-      llvm::cl::desc("NVPTX features (the PTX ISA version)"),
+      *this, "features", llvm::cl::desc("NVPTX features (the PTX ISA version)"),
       llvm::cl::init("+ptx80")};
   Option<int64_t> blockSize{
       *this, "block-size",

@@ -34,19 +34,11 @@ bool isViewOp(Operation *op) {
              memref::ReinterpretCastOp, memref::CastOp>(op);
 }
 
-/// The first name in `loc` (an ONNX node's name, as the importer records
-/// it), made into an identifier; empty if there is none.
+/// The ONNX node of `loc` made into an identifier (at most 32 characters);
+/// empty if there is none.
 std::string nameFromLoc(Location loc) {
-  std::string name;
-  loc->walk([&](Location l) {
-    if (auto n = dyn_cast<NameLoc>(l)) {
-      name = n.getName().str();
-      return WalkResult::interrupt();
-    }
-    return WalkResult::advance();
-  });
   std::string out;
-  for (char c : name) {
+  for (char c : kiln::onnxNodeName(loc)) {
     if (out.size() >= 32)
       break;
     out += std::isalnum(static_cast<unsigned char>(c)) ? c : '_';
@@ -62,15 +54,14 @@ LogicalResult getConstantBounds(scf::ParallelOp loop,
                                 SmallVectorImpl<int64_t> &steps) {
   if (loop.getNumResults() != 0 || !loop.getInitVals().empty())
     return failure();
-  for (auto [lb, ub, step] : llvm::zip(
-           loop.getLowerBound(), loop.getUpperBound(), loop.getStep())) {
+  for (auto [lb, ub, step] :
+       llvm::zip(loop.getLowerBound(), loop.getUpperBound(), loop.getStep())) {
     APInt l, u, s;
     if (!matchPattern(lb, m_ConstantInt(&l)) ||
         !matchPattern(ub, m_ConstantInt(&u)) ||
         !matchPattern(step, m_ConstantInt(&s)) || s.getSExtValue() <= 0)
       return failure();
-    int64_t lo = l.getSExtValue(), hi = u.getSExtValue(),
-            st = s.getSExtValue();
+    int64_t lo = l.getSExtValue(), hi = u.getSExtValue(), st = s.getSExtValue();
     lbs.push_back(lo);
     steps.push_back(st);
     trips.push_back(hi > lo ? (hi - lo + st - 1) / st : 0);
@@ -95,7 +86,6 @@ LogicalResult parallelToFor(scf::ParallelOp loop) {
   loop.erase();
   return success();
 }
-
 
 /// A parallel loop whose body is a perfect nest of sequential loops that
 /// accumulate into one element per parallel iteration:
@@ -149,8 +139,7 @@ std::optional<RowReduction> matchRowReduction(scf::ParallelOp loop) {
   Block *body = loop.getBody();
   auto single = [](Block *b) -> Operation * {
     auto ops = b->without_terminator();
-    return std::distance(ops.begin(), ops.end()) == 1 ? &*ops.begin()
-                                                       : nullptr;
+    return std::distance(ops.begin(), ops.end()) == 1 ? &*ops.begin() : nullptr;
   };
   auto first = dyn_cast_or_null<scf::ForOp>(single(body));
   if (!first)
@@ -195,7 +184,8 @@ std::optional<RowReduction> matchRowReduction(scf::ParallelOp loop) {
   // The element does not move with the reduction loops.
   for (Value idx : r.store.getIndices())
     if (r.fors.front()->isAncestor(idx.getParentBlock()->getParentOp()) ||
-        (idx.getDefiningOp() && r.fors.front()->isAncestor(idx.getDefiningOp())))
+        (idx.getDefiningOp() &&
+         r.fors.front()->isAncestor(idx.getDefiningOp())))
       return std::nullopt;
   // Nothing else writes memory.
   for (Operation &op : ops)
@@ -215,8 +205,8 @@ template <typename ConstFn, typename DelinearizeFn>
 Value foldReduction(OpBuilder &b, Location loc, RowReduction r,
                     const IRMapping &map, Value start, int64_t end,
                     int64_t step, ConstFn kcst, DelinearizeFn delinearize) {
-  Value identity = arith::ConstantOp::create(
-      b, loc, reductionIdentity(r.combiner));
+  Value identity =
+      arith::ConstantOp::create(b, loc, reductionIdentity(r.combiner));
   Value accValue = r.accLoad.getResult();
   SmallVector<Value> forIvs;
   for (scf::ForOp f : r.fors)
@@ -260,8 +250,8 @@ void storeReduction(OpBuilder &b, RowReduction r, const IRMapping &map,
 /// barrier), and thread 0 combines the result into the output element.
 template <typename ConstFn, typename DelinearizeFn>
 void buildRowReduction(OpBuilder &b, Location loc, gpu::LaunchOp launch,
-                       scf::ParallelOp loop, RowReduction r,
-                       int64_t block, ConstFn kcst, DelinearizeFn delinearize,
+                       scf::ParallelOp loop, RowReduction r, int64_t block,
+                       ConstFn kcst, DelinearizeFn delinearize,
                        Mutation mutation) {
   SmallVector<int64_t> lbs, trips, steps;
   (void)getConstantBounds(loop, lbs, trips, steps);
@@ -292,8 +282,8 @@ void buildRowReduction(OpBuilder &b, Location loc, gpu::LaunchOp launch,
   bool shuffles = elt.isF32() || elt.isInteger(32);
   int64_t stop = shuffles ? 32 : 1;
   for (int64_t half = block / 2; half >= stop; half /= 2) {
-    Value active = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult,
-                                         tid, kcst(half));
+    Value active = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult, tid,
+                                         kcst(half));
     auto ifOp = scf::IfOp::create(b, loc, active, false);
     {
       OpBuilder::InsertionGuard guard(b);
@@ -307,8 +297,8 @@ void buildRowReduction(OpBuilder &b, Location loc, gpu::LaunchOp launch,
   }
   // Thread 0 combines the block's total into the output element.
   auto finish = [&](Value blockResult) {
-    Value first = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq,
-                                        tid, kcst(0));
+    Value first =
+        arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, tid, kcst(0));
     auto ifOp = scf::IfOp::create(b, loc, first, false);
     OpBuilder::InsertionGuard guard(b);
     b.setInsertionPointToStart(ifOp.thenBlock());
@@ -318,17 +308,17 @@ void buildRowReduction(OpBuilder &b, Location loc, gpu::LaunchOp launch,
     finish(memref::LoadOp::create(b, loc, smem, kcst(0)));
     return;
   }
-  Value warp0 = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult, tid,
-                                      kcst(32));
+  Value warp0 =
+      arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult, tid, kcst(32));
   auto ifOp = scf::IfOp::create(b, loc, warp0, false);
   OpBuilder::InsertionGuard guard(b);
   b.setInsertionPointToStart(ifOp.thenBlock());
   Value v = memref::LoadOp::create(b, loc, smem, tid);
   for (int32_t offset = 16; offset >= 1; offset /= 2) {
-    auto shuffle = gpu::ShuffleOp::create(
-        b, loc, v, offset, /*width=*/32,
-        mutation == Mutation::ShuffleUp ? gpu::ShuffleMode::UP
-                                        : gpu::ShuffleMode::XOR);
+    auto shuffle = gpu::ShuffleOp::create(b, loc, v, offset, /*width=*/32,
+                                          mutation == Mutation::ShuffleUp
+                                              ? gpu::ShuffleMode::UP
+                                              : gpu::ShuffleMode::XOR);
     v = combine(v, shuffle.getShuffleResult());
   }
   finish(v);
@@ -389,8 +379,7 @@ struct FormKernelsPass
           usesDevice |= deviceValues.contains(v);
       });
       bool host = !usesDevice && (isa<arith::ConstantOp>(op) ||
-                                  isa<memref::GetGlobalOp>(op) ||
-                                  isViewOp(op));
+                                  isa<memref::GetGlobalOp>(op) || isViewOp(op));
       if (isa<memref::AllocOp, memref::AllocaOp>(op) && !usesDevice) {
         op->emitOpError("allocates a buffer the memory plan does not place "
                         "(dynamic shape?); GPU modules need every "
@@ -512,10 +501,10 @@ struct FormKernelsPass
                              ValueRange ivs, IRMapping &map) {
         Value rest = linear;
         for (int d = static_cast<int>(trips.size()) - 1; d >= 0; --d) {
-          Value pos = d == 0 ? rest
-                             : arith::RemUIOp::create(b, loc, rest,
-                                                      kcst(trips[d]))
-                                   .getResult();
+          Value pos = d == 0
+                          ? rest
+                          : arith::RemUIOp::create(b, loc, rest, kcst(trips[d]))
+                                .getResult();
           if (d > 0)
             rest = arith::DivUIOp::create(b, loc, rest, kcst(trips[d]));
           Value iv = pos;
@@ -535,34 +524,19 @@ struct FormKernelsPass
         // delinearized (innermost dim fastest) into the loop's ivs.
         Value id = arith::AddIOp::create(
             b, loc,
-            arith::MulIOp::create(b, loc, launch.getBlockIds().x,
-                                  kcst(block)),
+            arith::MulIOp::create(b, loc, launch.getBlockIds().x, kcst(block)),
             launch.getThreadIds().x);
-        Value inRange = arith::CmpIOp::create(
-            b, loc, arith::CmpIPredicate::ult, id, kcst(total));
+        Value inRange = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult,
+                                              id, kcst(total));
         auto guard = scf::IfOp::create(b, loc, inRange, false);
         b.setInsertionPointToStart(guard.thenBlock());
         IRMapping map;
-        Value rest = id;
-        for (int d = static_cast<int>(trips.size()) - 1; d >= 0; --d) {
-          Value pos = d == 0 ? rest
-                             : arith::RemUIOp::create(b, loc, rest,
-                                                      kcst(trips[d]))
-                                   .getResult();
-          if (d > 0)
-            rest = arith::DivUIOp::create(b, loc, rest, kcst(trips[d]));
-          Value iv = pos;
-          if (steps[d] != 1)
-            iv = arith::MulIOp::create(b, loc, iv, kcst(steps[d]));
-          if (lbs[d] != 0)
-            iv = arith::AddIOp::create(b, loc, iv, kcst(lbs[d]));
-          map.map(loop.getInductionVars()[d], iv);
-        }
+        delinearize(id, trips, lbs, steps, loop.getInductionVars(), map);
         // An accumulation into one element per iteration keeps its
         // running value in a register and stores once.
         if (std::optional<RowReduction> acc = matchRowReduction(loop)) {
-          Value total = foldReduction(b, loc, *acc, map, kcst(0), acc->size,
-                                      1, kcst, delinearize);
+          Value total = foldReduction(b, loc, *acc, map, kcst(0), acc->size, 1,
+                                      kcst, delinearize);
           storeReduction(b, *acc, map, total);
         } else {
           for (Operation &op : loop.getBody()->without_terminator())
@@ -616,8 +590,8 @@ struct FormKernelsPass
             return WalkResult::interrupt();
           }
           OpBuilder ab(alloc);
-          auto alloca = memref::AllocaOp::create(ab, alloc.getLoc(),
-                                                 alloc.getType());
+          auto alloca =
+              memref::AllocaOp::create(ab, alloc.getLoc(), alloc.getType());
           alloc.replaceAllUsesWith(alloca.getResult());
           alloc.erase();
           return WalkResult::skip();

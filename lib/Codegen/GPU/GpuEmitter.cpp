@@ -36,9 +36,7 @@ gpu::GPUModuleOp getKernelModule(ModuleOp module) {
 }
 
 /// Bytes per element of a memref element type.
-int64_t elementBytes(Type t) {
-  return (t.getIntOrFloatBitWidth() + 7) / 8;
-}
+int64_t elementBytes(Type t) { return (t.getIntOrFloatBitWidth() + 7) / 8; }
 
 /// The initial bytes of a constant global, as the kernels read them.
 LogicalResult globalBytes(memref::GlobalOp global, std::string &bytes,
@@ -83,8 +81,8 @@ LogicalResult globalBytes(memref::GlobalOp global, std::string &bytes,
     }
     ArrayRef<char> data = blob->getData();
     if (static_cast<int64_t>(data.size()) != n * eb) {
-      error = "weight '" + global.getSymName().str() +
-              "' has " + std::to_string(data.size()) + " bytes, expected " +
+      error = "weight '" + global.getSymName().str() + "' has " +
+              std::to_string(data.size()) + " bytes, expected " +
               std::to_string(n * eb);
       return failure();
     }
@@ -125,9 +123,8 @@ LogicalResult kiln::extractLaunchPlan(ModuleOp module, kmod::Module &out,
     }
     Operation *def = v.getDefiningOp();
     if (auto get = dyn_cast<memref::GetGlobalOp>(def)) {
-      auto global =
-          SymbolTable::lookupNearestSymbolFrom<memref::GlobalOp>(
-              get, get.getNameAttr());
+      auto global = SymbolTable::lookupNearestSymbolFrom<memref::GlobalOp>(
+          get, get.getNameAttr());
       if (!global) {
         error = "weight '" + get.getName().str() + "' is missing";
         return failure();
@@ -309,8 +306,7 @@ LogicalResult kiln::emitEmulatorObject(ModuleOp module, unsigned optLevel,
   for (Operation &op : kernels.getBody()->getOperations()) {
     if (op.hasTrait<OpTrait::IsTerminator>())
       continue;
-    if (auto f = dyn_cast<LLVM::LLVMFuncOp>(op);
-        f && f->hasAttr("nvvm.kernel"))
+    if (auto f = dyn_cast<LLVM::LLVMFuncOp>(op); f && f->hasAttr("nvvm.kernel"))
       names.push_back(f.getName().str());
     host->push_back(op.clone());
   }
@@ -333,9 +329,9 @@ LogicalResult kiln::emitEmulatorObject(ModuleOp module, unsigned optLevel,
         return llvm::failure();
       }
       kernel->setLinkage(llvm::GlobalValue::InternalLinkage);
-      auto *entry = llvm::Function::Create(
-          fnTy, llvm::GlobalValue::ExternalLinkage,
-          KILN_EMU_ENTRY_PREFIX + name, m);
+      auto *entry =
+          llvm::Function::Create(fnTy, llvm::GlobalValue::ExternalLinkage,
+                                 KILN_EMU_ENTRY_PREFIX + name, m);
       llvm::IRBuilder<> b(llvm::BasicBlock::Create(ctx, "entry", entry));
       llvm::SmallVector<llvm::Value *> args;
       for (unsigned i = 0; i < kernel->arg_size(); ++i) {
@@ -348,8 +344,7 @@ LogicalResult kiln::emitEmulatorObject(ModuleOp module, unsigned optLevel,
     }
     return llvm::success();
   };
-  return kiln::emitHostSharedObject(*host, optLevel, soPath, error,
-                                    addEntries);
+  return kiln::emitHostSharedObject(*host, optLevel, soPath, error, addEntries);
 }
 
 std::string kiln::findPtxas() {
@@ -367,9 +362,9 @@ std::string kiln::findPtxas() {
   return "";
 }
 
-LogicalResult kiln::assemblePtx(StringRef ptxas, StringRef chip,
-                                StringRef ptx, kmod::Module &out,
-                                std::string &cubin, std::string &error) {
+LogicalResult kiln::assemblePtx(StringRef ptxas, StringRef chip, StringRef ptx,
+                                kmod::Module &out, std::string &cubin,
+                                std::string &error) {
   SmallString<256> ptxPath, cubinPath, logPath;
   for (auto [suffix, path] :
        {std::pair<const char *, SmallString<256> *>{"ptx", &ptxPath},
@@ -394,13 +389,13 @@ LogicalResult kiln::assemblePtx(StringRef ptxas, StringRef chip,
     os << ptx;
   }
   std::string arch = "-arch=" + chip.str();
-  SmallVector<StringRef> args = {ptxas, arch, "-v", "-O3", ptxPath, "-o",
-                                 cubinPath};
+  SmallVector<StringRef> args = {ptxas,   arch, "-v",     "-O3",
+                                 ptxPath, "-o", cubinPath};
   std::optional<StringRef> redirects[] = {std::nullopt, StringRef(logPath),
                                           StringRef(logPath)};
   std::string execError;
-  int rc = llvm::sys::ExecuteAndWait(ptxas, args, std::nullopt, redirects, 0,
-                                     0, &execError);
+  int rc = llvm::sys::ExecuteAndWait(ptxas, args, std::nullopt, redirects, 0, 0,
+                                     &execError);
   auto log = llvm::MemoryBuffer::getFile(logPath);
   std::string report = log ? (*log)->getBuffer().str() : "";
   if (rc != 0) {

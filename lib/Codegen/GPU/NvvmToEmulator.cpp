@@ -135,10 +135,10 @@ struct NvvmToEmulatorPass
       Value zero = LLVM::ZeroOp::create(ib, module.getLoc(), tableTy);
       LLVM::ReturnOp::create(ib, module.getLoc(), zero);
     }
-    auto callHook = [&](OpBuilder &ob, Location loc, int hook,
-                        Type resultType, ValueRange args) -> Value {
-      Value table = LLVM::AddressOfOp::create(ob, loc, ptrTy,
-                                              KILN_EMU_HOOKS_SYMBOL);
+    auto callHook = [&](OpBuilder &ob, Location loc, int hook, Type resultType,
+                        ValueRange args) -> Value {
+      Value table =
+          LLVM::AddressOfOp::create(ob, loc, ptrTy, KILN_EMU_HOOKS_SYMBOL);
       Value slot = LLVM::GEPOp::create(
           ob, loc, ptrTy, tableTy, table,
           ArrayRef<LLVM::GEPArg>{0, static_cast<int32_t>(hook)});
@@ -165,8 +165,8 @@ struct NvvmToEmulatorPass
         int reg = specialRegister(name);
         if (reg >= 0 && op->getNumResults() == 1 &&
             op->getResult(0).getType() == i32) {
-          Value regNo = LLVM::ConstantOp::create(ob, loc, i32,
-                                                 ob.getI32IntegerAttr(reg));
+          Value regNo =
+              LLVM::ConstantOp::create(ob, loc, i32, ob.getI32IntegerAttr(reg));
           Value v = callHook(ob, loc, KILN_EMU_HOOK_SREG, i32, {regNo});
           op->getResult(0).replaceAllUsesWith(v);
           op->erase();
@@ -186,9 +186,9 @@ struct NvvmToEmulatorPass
         Type t = val.getType();
         if (t == i32 || t.isF32()) {
           auto i64 = IntegerType::get(ctx, 64);
-          Value bits = t == i32 ? val
-                                : LLVM::BitcastOp::create(ob, loc, i32, val)
-                                      .getResult();
+          Value bits =
+              t == i32 ? val
+                       : LLVM::BitcastOp::create(ob, loc, i32, val).getResult();
           Value kind = LLVM::ConstantOp::create(
               ob, loc, i32,
               ob.getI32IntegerAttr(static_cast<int32_t>(shfl.getKind())));
@@ -196,9 +196,9 @@ struct NvvmToEmulatorPass
                                   {kind, shfl.getThreadMask(), bits,
                                    shfl.getOffset(), shfl.getMaskAndClamp()});
           Value low = LLVM::TruncOp::create(ob, loc, i32, packed);
-          Value result = t == i32 ? low
-                                  : LLVM::BitcastOp::create(ob, loc, t, low)
-                                        .getResult();
+          Value result =
+              t == i32 ? low
+                       : LLVM::BitcastOp::create(ob, loc, t, low).getResult();
           Type resultType = shfl.getResult().getType();
           if (resultType == t) {
             shfl.getResult().replaceAllUsesWith(result);
@@ -206,14 +206,16 @@ struct NvvmToEmulatorPass
             continue;
           }
           if (auto st = dyn_cast<LLVM::LLVMStructType>(resultType)) {
-            Value shift = LLVM::ConstantOp::create(
-                ob, loc, i64, ob.getI64IntegerAttr(32));
+            Value shift = LLVM::ConstantOp::create(ob, loc, i64,
+                                                   ob.getI64IntegerAttr(32));
             Value high = LLVM::LShrOp::create(ob, loc, packed, shift);
-            Value valid = LLVM::TruncOp::create(ob, loc,
-                                                IntegerType::get(ctx, 1), high);
+            Value valid =
+                LLVM::TruncOp::create(ob, loc, IntegerType::get(ctx, 1), high);
             Value s0 = LLVM::UndefOp::create(ob, loc, st);
-            Value s1 = LLVM::InsertValueOp::create(ob, loc, s0, result, ArrayRef<int64_t>{0});
-            Value s2 = LLVM::InsertValueOp::create(ob, loc, s1, valid, ArrayRef<int64_t>{1});
+            Value s1 = LLVM::InsertValueOp::create(ob, loc, s0, result,
+                                                   ArrayRef<int64_t>{0});
+            Value s2 = LLVM::InsertValueOp::create(ob, loc, s1, valid,
+                                                   ArrayRef<int64_t>{1});
             shfl.getResult().replaceAllUsesWith(s2);
             op->erase();
             continue;
@@ -229,7 +231,8 @@ struct NvvmToEmulatorPass
     // libdevice calls: the C library function of the same name, or a
     // definition here.
     SymbolTable symbols(module);
-    for (auto fn : llvm::make_early_inc_range(module.getOps<LLVM::LLVMFuncOp>())) {
+    for (auto fn :
+         llvm::make_early_inc_range(module.getOps<LLVM::LLVMFuncOp>())) {
       StringRef name = fn.getName();
       if (!name.starts_with("__nv_") || !fn.isExternal())
         continue;
