@@ -16,10 +16,11 @@ it runs only the tests named in LIST and fails if any of them does not pass
       [--target cpu|sm_90] [--device cpu|emulator|cuda]
       [--markdown docs/conformance.md] [--passing-list FILE] [--check FILE]
 
-With a GPU target, --markdown FILE writes the summary table into FILE's
-section between `<!-- gpu:begin -->` and `<!-- gpu:end -->` (made at the
-end if missing) and the per-test table into FILE with `-<device>` before
-its extension; a CPU run keeps that section when it rewrites FILE.
+With --section KEY (a GPU target implies --section DEVICE), --markdown FILE
+gets the summary table in FILE's section between `<!-- KEY:begin -->` and
+`<!-- KEY:end -->` (added if missing) and the per-test table goes to FILE
+with `-KEY` before its extension; a run without a section rewrites FILE
+and keeps its sections. --title names the run in the section.
 """
 
 import argparse
@@ -159,6 +160,8 @@ def main():
     ap.add_argument("--target", default="cpu", help="kiln-compile --target (cpu, sm_80, sm_90)")
     ap.add_argument("--device", help="kiln-run --device (default: cpu for the CPU target, "
                                      "emulator for a GPU target)")
+    ap.add_argument("--section", help="write a section of --markdown (see above)")
+    ap.add_argument("--title", help="what the run is, for its section's heading")
     args = ap.parse_args()
     gpu = args.target != "cpu"
     device = args.device or ("emulator" if gpu else "cpu")
@@ -221,28 +224,40 @@ def main():
                  "and run with `kiln-run --device=%s` on each of its data sets, outputs "
                  "compared elementwise with rtol=%s, atol=%s." % (
                      datetime.date.today(), args.target, device, RTOL, ATOL))
-        begin, end = "<!-- gpu:begin -->", "<!-- gpu:end -->"
+        key = args.section or (device if gpu else None)
         old = open(args.markdown).read() if os.path.exists(args.markdown) else ""
-        kept = old[old.index(begin):old.index(end) + len(end)] if begin in old and end in old else ""
+        sections = re.findall(r"<!-- ([\w.-]+):begin -->.*?<!-- \1:end -->", old, re.S)
+        kept = [re.search(r"<!-- %s:begin -->.*?<!-- %s:end -->" % (re.escape(k), re.escape(k)),
+                          old, re.S).group(0) for k in sections]
         per_test = args.markdown
-        if gpu:
+        if key:
             root, ext = os.path.splitext(args.markdown)
-            per_test = "%s-%s%s" % (root, device, ext)
-            section = ("%s\n## On %s\n\n%s Per test: [%s](%s).\n\n%s%s" % (
-                begin, where, intro, os.path.basename(per_test), os.path.basename(per_test),
-                summary, end))
-            text = old.replace(kept, section) if kept else old.rstrip("\n") + "\n\n" + section + "\n"
+            per_test = "%s-%s%s" % (root, key, ext)
+            title = args.title or where
+            section = ("<!-- %s:begin -->\n## %s\n\n%s Per test: [%s](%s).\n\n%s<!-- %s:end -->" % (
+                key, title[0].upper() + title[1:], intro, os.path.basename(per_test),
+                os.path.basename(per_test), summary, key))
+            mine = [k for k in kept if k.startswith("<!-- %s:begin -->" % key)]
+            if mine:
+                text = old.replace(mine[0], section)
+            elif "\n## Every test" in old:
+                i = old.index("\n## Every test")
+                text = old[:i].rstrip("\n") + "\n\n" + section + "\n" + old[i:]
+            else:
+                text = old.rstrip("\n") + "\n\n" + section + "\n"
             with open(args.markdown, "w") as f:
                 f.write(text)
+            kept = []
         with open(per_test, "w") as f:
-            f.write("# ONNX conformance on %s\n\n" % where)
+            f.write("# ONNX conformance on %s%s\n\n" % (
+                where, " (%s)" % args.title if args.title and key else ""))
             f.write(intro + " \"Not comparable\": tests whose expected "
                     "outputs no correct implementation reproduces (random generators, data "
                     "that disagrees with its own model or with the current spec); the reason "
                     "column says why.\n\n")
             f.write(summary)
-            if not gpu and kept:
-                f.write("\n" + kept + "\n")
+            for k in kept:
+                f.write("\n" + k + "\n")
             f.write("\n## Every test\n\n| test | result | reason |\n|---|---|---|\n")
             for (s, t), (st, m) in sorted(results.items()):
                 f.write("| %s/%s | %s | %s |\n" % (s, t, st, m.replace("|", "\\|")))
