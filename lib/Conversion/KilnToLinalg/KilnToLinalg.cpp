@@ -1845,18 +1845,29 @@ FailureOr<SmallVector<Value>> Lowering::lowerOp(Operation *op) {
       auto kept = RankedTensorType::get(keptShape, elt);
       bool isMax = isa<ReduceMaxOp>(op), isMin = isa<ReduceMinOp>(op),
            isProd = isa<ReduceProdOp>(op);
-      Value init = isMax   ? extremum(b, loc, elt, true)
-                   : isMin ? extremum(b, loc, elt, false)
+      // Booleans (ReduceMax/Min-18 take them) order false < true: as i1
+      // they compare unsigned.
+      bool boolean = elt.isInteger(1);
+      Value init = isMax   ? extremum(b, loc, elt, true, boolean)
+                   : isMin ? extremum(b, loc, elt, false, boolean)
                            : scalarConst(b, loc, elt, isProd ? 1 : 0);
       Value r = reduceDims(
           b, loc, x, reduced, kept, init,
           [&](OpBuilder &nb, Location nl, Value v, Value acc) -> Value {
             if (isMax)
-              return f ? arith::MaximumFOp::create(nb, nl, v, acc).getResult()
-                       : arith::MaxSIOp::create(nb, nl, v, acc).getResult();
+              return f         ? arith::MaximumFOp::create(nb, nl, v, acc)
+                                     .getResult()
+                     : boolean ? arith::MaxUIOp::create(nb, nl, v, acc)
+                                     .getResult()
+                               : arith::MaxSIOp::create(nb, nl, v, acc)
+                                     .getResult();
             if (isMin)
-              return f ? arith::MinimumFOp::create(nb, nl, v, acc).getResult()
-                       : arith::MinSIOp::create(nb, nl, v, acc).getResult();
+              return f         ? arith::MinimumFOp::create(nb, nl, v, acc)
+                                     .getResult()
+                     : boolean ? arith::MinUIOp::create(nb, nl, v, acc)
+                                     .getResult()
+                               : arith::MinSIOp::create(nb, nl, v, acc)
+                                     .getResult();
             if (isProd)
               return f ? arith::MulFOp::create(nb, nl, v, acc).getResult()
                        : arith::MulIOp::create(nb, nl, v, acc).getResult();

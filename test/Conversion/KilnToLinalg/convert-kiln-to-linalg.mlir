@@ -187,3 +187,22 @@ func.func @dequant(%x: tensor<2x3xi8>, %s: tensor<3xf32>, %z: tensor<3xi8>) -> t
   %0 = kiln.dequantize_linear(%x, %s, %z) : (tensor<2x3xi8>, tensor<3xf32>, tensor<3xi8>) -> tensor<2x3xf32>
   return %0 : tensor<2x3xf32>
 }
+
+// -----
+
+// ReduceMax and ReduceMin over booleans order false < true: the i1 values
+// compare unsigned, from false (max) and true (min).
+
+// CHECK-LABEL: func.func @reduce_bool
+// CHECK: %[[FALSE:.*]] = arith.constant false
+// CHECK: linalg.fill ins(%[[FALSE]] : i1)
+// CHECK: arith.maxui
+// CHECK: %[[TRUE:.*]] = arith.constant true
+// CHECK: linalg.fill ins(%[[TRUE]] : i1)
+// CHECK: arith.minui
+func.func @reduce_bool(%x: tensor<2x3xi1>) -> (tensor<2xi1>, tensor<2xi1>) {
+  %axes = kiln.constant dense<1> : tensor<1xi64>
+  %0 = kiln.reduce_max(%x, %axes) {keepdims = 0 : i64} : (tensor<2x3xi1>, tensor<1xi64>) -> tensor<2xi1>
+  %1 = kiln.reduce_min(%x, %axes) {keepdims = 0 : i64} : (tensor<2x3xi1>, tensor<1xi64>) -> tensor<2xi1>
+  return %0, %1 : tensor<2xi1>, tensor<2xi1>
+}
