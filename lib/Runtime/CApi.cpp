@@ -137,6 +137,15 @@ kiln_status kiln_session_run(kiln_session *session, const void *const *inputs,
   return toC(session->session.runRaw(inputs, outputs));
 }
 
+kiln_status kiln_session_run_device(kiln_session *session,
+                                    const uint64_t *inputs,
+                                    const uint64_t *outputs, void *stream) {
+  if (!session)
+    return cError("kiln_session_run_device: null session");
+  kiln::rt::Status s = session->session.runOnDevice(inputs, outputs, stream);
+  return s.ok() ? nullptr : cError(s.message().c_str());
+}
+
 kiln_status kiln_session_output_shape(const kiln_session *session, size_t index,
                                       size_t *out_rank,
                                       const int64_t **out_shape) {

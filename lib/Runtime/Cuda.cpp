@@ -213,6 +213,46 @@ public:
     return s;
   }
 
+  Status runOnDevice(const uint64_t *inputs, const uint64_t *outputs,
+                     void *callerStream) override {
+    size_t ni = code->numInputs, no = code->numOutputs;
+    auto buffer = [&](int b) -> CUdeviceptr {
+      if (b < 0)
+        return constants;
+      size_t i = static_cast<size_t>(b);
+      if (i < ni)
+        return inputs[i];
+      if (i < ni + no)
+        return outputs[i - ni];
+      return deviceBuffers[i];
+    };
+    CUstream s = callerStream ? static_cast<CUstream>(callerStream) : stream;
+    cu.cuCtxPushCurrent(context);
+    Status status = Status::success();
+    std::vector<CUdeviceptr> vals;
+    std::vector<void *> ptrs;
+    for (const GpuLaunch &launch : code->launches) {
+      vals.clear();
+      ptrs.clear();
+      for (const GpuArg &a : launch.args)
+        vals.push_back(buffer(a.buffer) + static_cast<CUdeviceptr>(a.offset));
+      for (CUdeviceptr &v : vals)
+        ptrs.push_back(&v);
+      if (CUresult r = cu.cuLaunchKernel(
+              functions[launch.kernel], launch.grid[0], launch.grid[1],
+              launch.grid[2], launch.block[0], launch.block[1],
+              launch.block[2], launch.sharedBytes, s, ptrs.data(), nullptr)) {
+        status = Status::error("launching kernel '" +
+                               code->kernels[launch.kernel].name +
+                               "' failed: " + cu.describe(r));
+        break;
+      }
+    }
+    CUcontext popped;
+    cu.cuCtxPopCurrent(&popped);
+    return status;
+  }
+
 private:
   Status check(CUresult r, const char *what) const {
     if (!r)

@@ -63,6 +63,12 @@ public:
   /// Runs the launch plan; with `profile`, times each launch into it.
   virtual Status run(void *const *buffers,
                      std::vector<LaunchProfile> *profile) = 0;
+  /// Enqueues the plan on `stream` with the inputs and outputs at the
+  /// caller's device addresses (CUDA only).
+  virtual Status runOnDevice(const uint64_t *inputs, const uint64_t *outputs,
+                             void *stream) {
+    return Status::error("runOnDevice needs a CUDA session");
+  }
 };
 
 /// Fills the emulator's hook table of a loaded emulator object.

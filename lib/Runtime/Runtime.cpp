@@ -6,6 +6,7 @@
 
 #include "kmod.pb.h"
 
+#include <atomic>
 #include <cerrno>
 #include <chrono>
 #include <cstring>
@@ -134,7 +135,16 @@ static Status loadSharedObject(const std::string &so, void *&handle) {
     }
     written += static_cast<size_t>(n);
   }
-  std::string fdPath = "/proc/self/fd/" + std::to_string(fd);
+  // The dynamic loader takes an object whose path string it has loaded
+  // before for that object: a second module staged at a reused descriptor
+  // number would get the first one's code. Each load gets its own spelling
+  // of the path (no-op "." components encode a counter).
+  static std::atomic<uint64_t> loads{0};
+  uint64_t n = loads++;
+  std::string fdPath = "/proc";
+  for (int bit = 0; bit < 64 && (n >> bit); ++bit)
+    fdPath += (n >> bit) & 1 ? "/." : "/";
+  fdPath += "/self/fd/" + std::to_string(fd);
   handle = dlopen(fdPath.c_str(), RTLD_NOW | RTLD_LOCAL);
   close(fd);
   if (!handle) {
@@ -365,6 +375,22 @@ Session::Session(std::shared_ptr<const Module> module, Device device)
     ++n;
   }
   args.resize(n);
+}
+
+Status Session::runOnDevice(const uint64_t *inputs, const uint64_t *outputs,
+                            void *stream) {
+  if (!initStatus.ok())
+    return initStatus;
+  if (dev != Device::Cuda || !backend)
+    return Status::error(std::string("runOnDevice needs a CUDA session; this "
+                                     "one runs on the ") +
+                         deviceName(dev));
+  if (!extents.empty())
+    return Status::error("the module has outputs of data-dependent extent; "
+                         "run it with run or runRaw");
+  if ((!inputs && !mod->inputs().empty()) || !outputs)
+    return Status::error("runOnDevice: null buffer array");
+  return backend->runOnDevice(inputs, outputs, stream);
 }
 
 Session::~Session() = default;

@@ -283,3 +283,105 @@ TEST(RuntimeDynamic, RejectsBadUpperBounds) {
 }
 
 } // namespace
+
+// The same model compiled for sm_90 (KILN_TEST_GPU_MODULE).
+std::string gpuModulePath() {
+  const char *p = std::getenv("KILN_TEST_GPU_MODULE");
+  return p ? p : "";
+}
+
+TEST(RuntimeGpu, EmulatorAgreesWithTheCpuModule) {
+  // Both modules stay loaded at once: each must get its own code even
+  // where the loader sees the same staging descriptor number.
+  std::shared_ptr<Module> cpu, gpu;
+  ASSERT_TRUE(Module::load(modulePath(), cpu).ok());
+  Status s = Module::load(gpuModulePath(), gpu);
+  ASSERT_TRUE(s.ok()) << s.message();
+  EXPECT_EQ(gpu->target(), "sm_90");
+  EXPECT_FALSE(gpu->hasCodeFor(Device::Cpu));
+  EXPECT_TRUE(gpu->hasCodeFor(Device::Emulator));
+  EXPECT_TRUE(gpu->hasCodeFor(Device::Cuda));
+  EXPECT_FALSE(cpu->hasCodeFor(Device::Emulator));
+  Session onCpu(cpu), onEmulator(gpu, Device::Emulator);
+  ASSERT_TRUE(onEmulator.status().ok()) << onEmulator.status().message();
+  EXPECT_EQ(onEmulator.device(), Device::Emulator);
+  for (int seed = 0; seed < 3; ++seed) {
+    auto x = input(seed);
+    std::vector<HostTensor> a, b;
+    TensorRef in{"x", DType::Float, {1, 3, 8, 8}, x.data(), x.size() * 4};
+    ASSERT_TRUE(onCpu.run({in}, a).ok());
+    ASSERT_TRUE(onEmulator.run({in}, b).ok());
+    ASSERT_EQ(a[0].data.size(), b[0].data.size());
+    for (size_t i = 0; i < a[0].data.size() / 4; ++i)
+      EXPECT_NEAR(a[0].as<float>()[i], b[0].as<float>()[i], 1e-5f) << i;
+  }
+  // Device pointers are for CUDA sessions only.
+  uint64_t in = 0, out = 0;
+  Status dev = onEmulator.runOnDevice(&in, &out);
+  EXPECT_FALSE(dev.ok());
+  EXPECT_NE(dev.message().find("needs a CUDA session"), std::string::npos);
+}
+
+TEST(RuntimeGpu, CudaSessionReportsItsStatus) {
+  std::shared_ptr<Module> gpu;
+  ASSERT_TRUE(Module::load(gpuModulePath(), gpu).ok());
+  Session onCuda(gpu, Device::Cuda);
+  if (onCuda.status().ok())
+    GTEST_SKIP() << "a CUDA device is present; test/gpu covers it";
+  EXPECT_NE(onCuda.status().message().find("no CUDA device"),
+            std::string::npos)
+      << onCuda.status().message();
+  // Every run gives the same status instead of running.
+  auto x = input(0);
+  std::vector<HostTensor> out;
+  Status s = onCuda.run(
+      {{"x", DType::Float, {1, 3, 8, 8}, x.data(), x.size() * 4}}, out);
+  EXPECT_FALSE(s.ok());
+  EXPECT_EQ(s.message(), onCuda.status().message());
+  kiln_module *m = nullptr;
+  kiln_session *session = nullptr;
+  ASSERT_EQ(kiln_module_load(gpuModulePath().c_str(), &m), nullptr);
+  kiln_status st = kiln_session_create_on(m, "cuda", &session);
+  ASSERT_NE(st, nullptr);
+  EXPECT_NE(std::string(kiln_status_message(st)).find("no CUDA device"),
+            std::string::npos);
+  kiln_status_free(st);
+  st = kiln_session_create_on(m, "emulator", &session);
+  EXPECT_EQ(st, nullptr);
+  kiln_session_release(session);
+  kiln_module_release(m);
+}
+
+TEST(RuntimeGpu, RejectsBadLaunchPlans) {
+  std::string bytes = readBytes(gpuModulePath());
+  kiln::kmod::Module proto;
+  std::string error;
+  ASSERT_TRUE(kiln::parseModule(bytes.data(), bytes.size(), proto, error))
+      << error;
+  ASSERT_GT(proto.gpu().launches_size(), 0);
+  auto reject = [&](auto mutate, const char *why) {
+    kiln::kmod::Module bad = proto;
+    mutate(bad);
+    std::string image = kiln::serializeModule(bad);
+    std::shared_ptr<Module> m;
+    Status s = Module::loadFromMemory(image.data(), image.size(), m);
+    EXPECT_FALSE(s.ok()) << why;
+    EXPECT_NE(s.message().find(why), std::string::npos) << s.message();
+  };
+  reject([](kiln::kmod::Module &m) {
+    m.mutable_gpu()->mutable_launches(0)->set_kernel(1000);
+  }, "names no kernel");
+  reject([](kiln::kmod::Module &m) {
+    m.mutable_gpu()->mutable_launches(0)->set_block(0, 2048);
+  }, "invalid grid or block");
+  reject([](kiln::kmod::Module &m) {
+    m.mutable_gpu()->mutable_launches(0)->mutable_args(0)->set_offset(
+        int64_t(1) << 30);
+  }, "buffer");
+  reject([](kiln::kmod::Module &m) {
+    m.mutable_gpu()->mutable_launches(0)->add_args();
+  }, "arguments to kernel");
+  reject([](kiln::kmod::Module &m) {
+    m.mutable_gpu()->set_num_buffers(m.gpu().num_buffers() + 1);
+  }, "buffers");
+}

@@ -221,6 +221,16 @@ public:
   /// The launches of the last profiled run, in order.
   const std::vector<LaunchProfile> &lastProfile() const { return launches; }
 
+  /// CUDA sessions: runs on device memory the caller owns, without copies.
+  /// `inputs` and `outputs` are device pointers (`CUdeviceptr` values) to
+  /// buffers of each tensor's `byteSize()`, in the module's order;
+  /// `stream` is the caller's `CUstream` (null: the session's own). The
+  /// launches are enqueued on that stream and the call returns without
+  /// waiting: the caller synchronizes the stream before reading the
+  /// outputs. Modules with data-dependent outputs need `run`/`runRaw`.
+  Status runOnDevice(const uint64_t *inputs, const uint64_t *outputs,
+                     void *stream = nullptr);
+
   /// The shape of output `i` from the last run: the signature's, with a
   /// data-dependent extent as the run found it (0 before any run).
   const std::vector<int64_t> &outputShape(size_t i) const { return shapes[i]; }

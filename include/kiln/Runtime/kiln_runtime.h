@@ -58,6 +58,13 @@ void kiln_session_release(kiln_session *session);
 kiln_status kiln_session_run(kiln_session *session, const void *const *inputs,
                              const size_t *input_bytes, void *const *outputs,
                              const size_t *output_bytes);
+/* CUDA sessions: runs on device buffers the caller owns (CUdeviceptr
+   values, each of its tensor's byte size, in the module's order), enqueued
+   on the caller's CUstream `stream` (NULL: the session's own) without
+   copies; returns without waiting for the kernels. */
+kiln_status kiln_session_run_device(kiln_session *session,
+                                    const uint64_t *inputs,
+                                    const uint64_t *outputs, void *stream);
 /* The shape of output `index` from the session's last run (the
    signature's, with a data-dependent extent resolved); valid until the next
    run. */
