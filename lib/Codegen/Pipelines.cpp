@@ -86,26 +86,26 @@ void kiln::buildGpuCodegenPipeline(OpPassManager &pm,
   std::string target = "chip=" + options.chip +
                        " features=" + options.features +
                        " O=" + std::to_string(options.optLevel);
-  addPipeline(pm,
-              "func.func(kiln-flatten-empty-tensors,kiln-fuse-elementwise),"
-              "canonicalize,cse," +
-                  std::string(kBufferizeAndPlan) +
-                  "func.func(kiln-copy-to-linalg,convert-linalg-to-parallel-loops,"
+  addPipeline(
+      pm, "func.func(kiln-flatten-empty-tensors,kiln-fuse-elementwise),"
+          "canonicalize,cse," +
+              std::string(kBufferizeAndPlan) +
+              "func.func(kiln-copy-to-linalg,convert-linalg-to-parallel-loops,"
               "kiln-gpu-form-kernels{block-size=" +
-                  std::to_string(options.blockSize) + " reduction-min-size=" +
-                  std::to_string(options.reductionMinSize) +
-                  (options.testMutation.empty()
-                       ? std::string()
-                       : " test-mutation=" + options.testMutation) +
-                  "}),"
-                  "convert-math-to-funcs,gpu-kernel-outlining,"
-                  "nvvm-attach-target{" +
-                  target +
-                  "},"
-                  "gpu.module(expand-strided-metadata,lower-affine,"
-                  "convert-scf-to-cf,arith-expand{include-bf16=true},"
-                  "convert-gpu-to-nvvm{use-bare-ptr-memref-call-conv=true},"
-                  "canonicalize,cse,reconcile-unrealized-casts)");
+              std::to_string(options.blockSize) + " reduction-min-size=" +
+              std::to_string(options.reductionMinSize) +
+              (options.testMutation.empty()
+                   ? std::string()
+                   : " test-mutation=" + options.testMutation) +
+              "}),"
+              "convert-math-to-funcs,gpu-kernel-outlining,"
+              "nvvm-attach-target{" +
+              target +
+              "},"
+              "gpu.module(expand-strided-metadata,lower-affine,"
+              "convert-scf-to-cf,arith-expand{include-bf16=true},"
+              "convert-gpu-to-nvvm{use-bare-ptr-memref-call-conv=true},"
+              "canonicalize,cse,reconcile-unrealized-casts)");
 }
 
 void kiln::registerKilnPipelines() {

@@ -207,7 +207,7 @@ public:
   Status run(void *const *buffers,
              std::vector<LaunchProfile> *profile) override {
     cu.cuCtxPushCurrent(context);
-    Status s = runOnDevice(buffers, profile);
+    Status s = runWithCopies(buffers, profile);
     CUcontext popped;
     cu.cuCtxPopCurrent(&popped);
     return s;
@@ -226,28 +226,12 @@ public:
         return outputs[i - ni];
       return deviceBuffers[i];
     };
-    CUstream s = callerStream ? static_cast<CUstream>(callerStream) : stream;
+    std::vector<std::vector<CUdeviceptr>> vals;
+    std::vector<std::vector<void *>> ptrs;
+    buildParams(buffer, vals, ptrs);
     cu.cuCtxPushCurrent(context);
-    Status status = Status::success();
-    std::vector<CUdeviceptr> vals;
-    std::vector<void *> ptrs;
-    for (const GpuLaunch &launch : code->launches) {
-      vals.clear();
-      ptrs.clear();
-      for (const GpuArg &a : launch.args)
-        vals.push_back(buffer(a.buffer) + static_cast<CUdeviceptr>(a.offset));
-      for (CUdeviceptr &v : vals)
-        ptrs.push_back(&v);
-      if (CUresult r = cu.cuLaunchKernel(
-              functions[launch.kernel], launch.grid[0], launch.grid[1],
-              launch.grid[2], launch.block[0], launch.block[1],
-              launch.block[2], launch.sharedBytes, s, ptrs.data(), nullptr)) {
-        status = Status::error("launching kernel '" +
-                               code->kernels[launch.kernel].name +
-                               "' failed: " + cu.describe(r));
-        break;
-      }
-    }
+    Status status = launchAll(
+        callerStream ? static_cast<CUstream>(callerStream) : stream, ptrs);
     CUcontext popped;
     cu.cuCtxPopCurrent(&popped);
     return status;
@@ -308,53 +292,61 @@ private:
     for (size_t i = 0; i < code->bufferBytes.size(); ++i)
       if (Status s = alloc(code->bufferBytes[i], deviceBuffers[i]); !s.ok())
         return s;
-    // Each launch's kernel parameters point into `values`.
-    values.resize(code->launches.size());
-    params.resize(code->launches.size());
-    for (size_t l = 0; l < code->launches.size(); ++l) {
-      const GpuLaunch &launch = code->launches[l];
-      for (const GpuArg &a : launch.args)
-        values[l].push_back(
-            (a.buffer < 0 ? constants : deviceBuffers[a.buffer]) +
-            static_cast<CUdeviceptr>(a.offset));
-      for (CUdeviceptr &v : values[l])
-        params[l].push_back(&v);
-    }
+    buildParams([&](int b) { return b < 0 ? constants : deviceBuffers[b]; },
+                values, params);
     const char *graphs = std::getenv("KILN_CUDA_GRAPHS");
     useGraphs = !graphs || std::string(graphs) != "0";
     return Status::success();
   }
 
-  /// Launches the plan; with `timed`, records an event before the first
-  /// launch and after each.
-  Status launchAll(bool timed = false) {
+  /// Each launch's kernel parameters: one address per argument, buffer `b`
+  /// at `base(b)`; `ptrs[l]` points into `vals[l]`.
+  template <typename BaseFn>
+  void buildParams(BaseFn base, std::vector<std::vector<CUdeviceptr>> &vals,
+                   std::vector<std::vector<void *>> &ptrs) {
+    vals.assign(code->launches.size(), {});
+    ptrs.assign(code->launches.size(), {});
+    for (size_t l = 0; l < code->launches.size(); ++l) {
+      for (const GpuArg &a : code->launches[l].args)
+        vals[l].push_back(base(a.buffer) + static_cast<CUdeviceptr>(a.offset));
+      for (CUdeviceptr &v : vals[l])
+        ptrs[l].push_back(&v);
+    }
+  }
+
+  /// Launches the plan on `s` with the parameters `ptrs`; with `timed`,
+  /// records an event before the first launch and after each.
+  Status launchAll(CUstream s, std::vector<std::vector<void *>> &ptrs,
+                   bool timed = false) {
     if (timed) {
       while (events.size() < code->launches.size() + 1) {
         CUevent e;
-        if (Status s = check(cu.cuEventCreate(&e, 0), "cuEventCreate"); !s.ok())
-          return s;
+        if (Status created = check(cu.cuEventCreate(&e, 0), "cuEventCreate");
+            !created.ok())
+          return created;
         events.push_back(e);
       }
-      cu.cuEventRecord(events[0], stream);
+      cu.cuEventRecord(events[0], s);
     }
     for (size_t l = 0; l < code->launches.size(); ++l) {
       const GpuLaunch &launch = code->launches[l];
       CUresult r = cu.cuLaunchKernel(
           functions[launch.kernel], launch.grid[0], launch.grid[1],
           launch.grid[2], launch.block[0], launch.block[1], launch.block[2],
-          launch.sharedBytes, stream, params[l].data(), nullptr);
+          launch.sharedBytes, s, ptrs[l].data(), nullptr);
       if (r)
         return Status::error("launching kernel '" +
                              code->kernels[launch.kernel].name +
                              "' failed: " + cu.describe(r));
       if (timed)
-        cu.cuEventRecord(events[l + 1], stream);
+        cu.cuEventRecord(events[l + 1], s);
     }
     return Status::success();
   }
 
-  Status runOnDevice(void *const *buffers,
-                     std::vector<LaunchProfile> *profile) {
+  /// A run on host buffers: inputs in, the plan, outputs out.
+  Status runWithCopies(void *const *buffers,
+                       std::vector<LaunchProfile> *profile) {
     size_t ni = code->numInputs, nOut = code->numOutputs + code->numExtents;
     for (size_t i = 0; i < ni; ++i)
       if (code->bufferBytes[i])
@@ -364,7 +356,7 @@ private:
             !s.ok())
           return s;
     if (profile) {
-      if (Status s = launchAll(/*timed=*/true); !s.ok())
+      if (Status s = launchAll(stream, params, /*timed=*/true); !s.ok())
         return s;
     } else if (useGraphs && !graphExec) {
       if (Status s =
@@ -372,7 +364,7 @@ private:
                     "cuStreamBeginCapture");
           !s.ok())
         return s;
-      Status launched = launchAll();
+      Status launched = launchAll(stream, params);
       CUresult r = cu.cuStreamEndCapture(stream, &graph);
       if (!launched.ok())
         return launched;
@@ -390,7 +382,7 @@ private:
               check(cu.cuGraphLaunch(graphExec, stream), "cuGraphLaunch");
           !s.ok())
         return s;
-    } else if (Status s = launchAll(); !s.ok()) {
+    } else if (Status s = launchAll(stream, params); !s.ok()) {
       return s;
     }
     for (size_t i = ni; i < ni + nOut; ++i)

@@ -328,8 +328,7 @@ TEST(RuntimeGpu, CudaSessionReportsItsStatus) {
   Session onCuda(gpu, Device::Cuda);
   if (onCuda.status().ok())
     GTEST_SKIP() << "a CUDA device is present; test/gpu covers it";
-  EXPECT_NE(onCuda.status().message().find("no CUDA device"),
-            std::string::npos)
+  EXPECT_NE(onCuda.status().message().find("no CUDA device"), std::string::npos)
       << onCuda.status().message();
   // Every run gives the same status instead of running.
   auto x = input(0);
@@ -368,20 +367,30 @@ TEST(RuntimeGpu, RejectsBadLaunchPlans) {
     EXPECT_FALSE(s.ok()) << why;
     EXPECT_NE(s.message().find(why), std::string::npos) << s.message();
   };
-  reject([](kiln::kmod::Module &m) {
-    m.mutable_gpu()->mutable_launches(0)->set_kernel(1000);
-  }, "names no kernel");
-  reject([](kiln::kmod::Module &m) {
-    m.mutable_gpu()->mutable_launches(0)->set_block(0, 2048);
-  }, "invalid grid or block");
-  reject([](kiln::kmod::Module &m) {
-    m.mutable_gpu()->mutable_launches(0)->mutable_args(0)->set_offset(
-        int64_t(1) << 30);
-  }, "buffer");
-  reject([](kiln::kmod::Module &m) {
-    m.mutable_gpu()->mutable_launches(0)->add_args();
-  }, "arguments to kernel");
-  reject([](kiln::kmod::Module &m) {
-    m.mutable_gpu()->set_num_buffers(m.gpu().num_buffers() + 1);
-  }, "buffers");
+  reject(
+      [](kiln::kmod::Module &m) {
+        m.mutable_gpu()->mutable_launches(0)->set_kernel(1000);
+      },
+      "names no kernel");
+  reject(
+      [](kiln::kmod::Module &m) {
+        m.mutable_gpu()->mutable_launches(0)->set_block(0, 2048);
+      },
+      "invalid grid or block");
+  reject(
+      [](kiln::kmod::Module &m) {
+        m.mutable_gpu()->mutable_launches(0)->mutable_args(0)->set_offset(
+            int64_t(1) << 30);
+      },
+      "buffer");
+  reject(
+      [](kiln::kmod::Module &m) {
+        m.mutable_gpu()->mutable_launches(0)->add_args();
+      },
+      "arguments to kernel");
+  reject(
+      [](kiln::kmod::Module &m) {
+        m.mutable_gpu()->set_num_buffers(m.gpu().num_buffers() + 1);
+      },
+      "buffers");
 }

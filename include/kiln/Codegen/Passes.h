@@ -26,6 +26,11 @@ namespace kiln {
 /// The ONNX node an op comes from: the first name in its location (the
 /// importer names each node's ops so), or "".
 std::string onnxNodeName(mlir::Location loc);
+
+/// Ops whose result views their source's buffer (memref.view, subview,
+/// expand/collapse_shape, reshape, reinterpret_cast, cast): on the host of
+/// a GPU module they only compute a pointer and a layout.
+bool isBufferView(mlir::Operation *op);
 } // namespace kiln
 
 #endif // KILN_CODEGEN_PASSES_H

@@ -24,15 +24,13 @@ namespace kiln {
 
 using namespace mlir;
 
-namespace {
-
-/// Views whose result aliases their source's buffer: on the host they only
-/// compute a pointer and a layout.
-bool isViewOp(Operation *op) {
+bool kiln::isBufferView(Operation *op) {
   return isa<memref::ViewOp, memref::SubViewOp, memref::ExpandShapeOp,
              memref::CollapseShapeOp, memref::ReshapeOp,
              memref::ReinterpretCastOp, memref::CastOp>(op);
 }
+
+namespace {
 
 /// The ONNX node of `loc` made into an identifier (at most 32 characters);
 /// empty if there is none.
@@ -46,6 +44,22 @@ std::string nameFromLoc(Location loc) {
   return out;
 }
 
+/// The constant lower bound, step and trip count of a loop dimension, or
+/// failure when any bound is not a constant or the step is not positive.
+LogicalResult constantTrips(Value lb, Value ub, Value step, int64_t &lo,
+                            int64_t &st, int64_t &trips) {
+  APInt l, u, s;
+  if (!matchPattern(lb, m_ConstantInt(&l)) ||
+      !matchPattern(ub, m_ConstantInt(&u)) ||
+      !matchPattern(step, m_ConstantInt(&s)) || s.getSExtValue() <= 0)
+    return failure();
+  lo = l.getSExtValue();
+  st = s.getSExtValue();
+  int64_t hi = u.getSExtValue();
+  trips = hi > lo ? (hi - lo + st - 1) / st : 0;
+  return success();
+}
+
 /// Constant bounds and steps of a parallel loop without reductions, or
 /// failure.
 LogicalResult getConstantBounds(scf::ParallelOp loop,
@@ -56,15 +70,12 @@ LogicalResult getConstantBounds(scf::ParallelOp loop,
     return failure();
   for (auto [lb, ub, step] :
        llvm::zip(loop.getLowerBound(), loop.getUpperBound(), loop.getStep())) {
-    APInt l, u, s;
-    if (!matchPattern(lb, m_ConstantInt(&l)) ||
-        !matchPattern(ub, m_ConstantInt(&u)) ||
-        !matchPattern(step, m_ConstantInt(&s)) || s.getSExtValue() <= 0)
+    int64_t lo, st, n;
+    if (failed(constantTrips(lb, ub, step, lo, st, n)))
       return failure();
-    int64_t lo = l.getSExtValue(), hi = u.getSExtValue(), st = s.getSExtValue();
     lbs.push_back(lo);
     steps.push_back(st);
-    trips.push_back(hi > lo ? (hi - lo + st - 1) / st : 0);
+    trips.push_back(n);
   }
   return success();
 }
@@ -97,12 +108,34 @@ struct RowReduction {
   SmallVector<scf::ForOp> fors;
   SmallVector<int64_t> lbs, trips, steps;
   int64_t size = 1; // iterations of the nest
-  memref::LoadOp accLoad;
+  // Op handles (mutable: their accessors are not const).
+  mutable memref::LoadOp accLoad;
   Operation *combiner = nullptr;
-  memref::StoreOp store;
+  mutable memref::StoreOp store;
+
+  /// The body of the innermost reduction loop.
+  Block *innermost() const {
+    scf::ForOp last = fors.back();
+    return last.getBody();
+  }
+  /// The combiner's operand that is not the running value.
+  Value contribution() const {
+    Value acc = accLoad.getResult();
+    return combiner->getOperand(0) == acc ? combiner->getOperand(1)
+                                          : combiner->getOperand(0);
+  }
+  /// A copy of the combiner applied to `acc` and `v`.
+  Value combine(OpBuilder &b, Value acc, Value v) const {
+    IRMapping m;
+    m.map(accLoad.getResult(), acc);
+    m.map(contribution(), v);
+    return b.clone(*combiner, m)->getResult(0);
+  }
 };
 
-/// The identity of `combiner`'s reduction, or null.
+/// The identity of `combiner`'s reduction, or null. Unlike
+/// arith::getNeutralElement, a sum starts from -0.0 so that a sum of
+/// negative zeros stays -0.0.
 TypedAttr reductionIdentity(Operation *combiner) {
   Type t = combiner->getResult(0).getType();
   Builder b(combiner->getContext());
@@ -147,19 +180,15 @@ std::optional<RowReduction> matchRowReduction(scf::ParallelOp loop) {
   for (scf::ForOp f = first; f;) {
     if (f.getNumResults() != 0)
       return std::nullopt;
-    APInt lb, ub, step;
-    if (!matchPattern(f.getLowerBound(), m_ConstantInt(&lb)) ||
-        !matchPattern(f.getUpperBound(), m_ConstantInt(&ub)) ||
-        !matchPattern(f.getStep(), m_ConstantInt(&step)) ||
-        step.getSExtValue() <= 0)
+    int64_t lo, st, n;
+    if (failed(constantTrips(f.getLowerBound(), f.getUpperBound(), f.getStep(),
+                             lo, st, n)))
       return std::nullopt;
-    int64_t l = lb.getSExtValue(), u = ub.getSExtValue(),
-            st = step.getSExtValue();
     r.fors.push_back(f);
-    r.lbs.push_back(l);
+    r.lbs.push_back(lo);
     r.steps.push_back(st);
-    r.trips.push_back(u > l ? (u - l + st - 1) / st : 0);
-    r.size *= r.trips.back();
+    r.trips.push_back(n);
+    r.size *= n;
     f = dyn_cast_or_null<scf::ForOp>(single(f.getBody()));
   }
   Block *inner = r.fors.back().getBody();
@@ -202,7 +231,7 @@ enum class Mutation { None, DropBarrier, ShortReduction, ShuffleUp };
 /// positions in its loop nest) into a register value from the identity;
 /// `map` maps the parallel loop's ivs.
 template <typename ConstFn, typename DelinearizeFn>
-Value foldReduction(OpBuilder &b, Location loc, RowReduction r,
+Value foldReduction(OpBuilder &b, Location loc, const RowReduction &r,
                     const IRMapping &map, Value start, int64_t end,
                     int64_t step, ConstFn kcst, DelinearizeFn delinearize) {
   Value identity =
@@ -218,7 +247,7 @@ Value foldReduction(OpBuilder &b, Location loc, RowReduction r,
         b.setInsertionPoint(nb.getInsertionBlock(), nb.getInsertionPoint());
         IRMapping inner = map;
         delinearize(k, r.trips, r.lbs, r.steps, forIvs, inner);
-        for (Operation &op : r.fors.back().getBody()->without_terminator())
+        for (Operation &op : r.innermost()->without_terminator())
           if (&op != r.accLoad.getOperation() && &op != r.combiner &&
               &op != r.store.getOperation())
             b.clone(op, inner);
@@ -230,17 +259,11 @@ Value foldReduction(OpBuilder &b, Location loc, RowReduction r,
 }
 
 /// Combines `total` into the output element of reduction `r`.
-void storeReduction(OpBuilder &b, RowReduction r, const IRMapping &map,
+void storeReduction(OpBuilder &b, const RowReduction &r, const IRMapping &map,
                     Value total) {
-  Value accValue = r.accLoad.getResult();
-  Value contribution = r.combiner->getOperand(0) == accValue
-                           ? r.combiner->getOperand(1)
-                           : r.combiner->getOperand(0);
   IRMapping m = map;
   Value old = b.clone(*r.accLoad, m)->getResult(0);
-  m.map(accValue, old);
-  m.map(contribution, total);
-  b.clone(*r.combiner, m);
+  m.map(r.combiner->getResult(0), r.combine(b, old, total));
   b.clone(*r.store, m);
 }
 
@@ -250,26 +273,12 @@ void storeReduction(OpBuilder &b, RowReduction r, const IRMapping &map,
 /// barrier), and thread 0 combines the result into the output element.
 template <typename ConstFn, typename DelinearizeFn>
 void buildRowReduction(OpBuilder &b, Location loc, gpu::LaunchOp launch,
-                       scf::ParallelOp loop, RowReduction r, int64_t block,
-                       ConstFn kcst, DelinearizeFn delinearize,
+                       const IRMapping &map, const RowReduction &r,
+                       int64_t block, ConstFn kcst, DelinearizeFn delinearize,
                        Mutation mutation) {
-  SmallVector<int64_t> lbs, trips, steps;
-  (void)getConstantBounds(loop, lbs, trips, steps);
-  IRMapping map;
-  delinearize(launch.getBlockIds().x, trips, lbs, steps,
-              loop.getInductionVars(), map);
   Value tid = launch.getThreadIds().x;
   Value smem = launch.getWorkgroupAttributions()[0];
-  Value accValue = r.accLoad.getResult();
-  Value contribution = r.combiner->getOperand(0) == accValue
-                           ? r.combiner->getOperand(1)
-                           : r.combiner->getOperand(0);
-  auto combine = [&](Value acc, Value v) {
-    IRMapping m;
-    m.map(accValue, acc);
-    m.map(contribution, v);
-    return b.clone(*r.combiner, m)->getResult(0);
-  };
+  auto combine = [&](Value acc, Value v) { return r.combine(b, acc, v); };
   int64_t end = r.size - (mutation == Mutation::ShortReduction ? 1 : 0);
   Value partial =
       foldReduction(b, loc, r, map, tid, end, block, kcst, delinearize);
@@ -378,8 +387,9 @@ struct FormKernelsPass
         for (Value v : inner->getOperands())
           usesDevice |= deviceValues.contains(v);
       });
-      bool host = !usesDevice && (isa<arith::ConstantOp>(op) ||
-                                  isa<memref::GetGlobalOp>(op) || isViewOp(op));
+      bool host = !usesDevice &&
+                  (isa<arith::ConstantOp>(op) || isa<memref::GetGlobalOp>(op) ||
+                   kiln::isBufferView(op));
       if (isa<memref::AllocOp, memref::AllocaOp>(op) && !usesDevice) {
         op->emitOpError("allocates a buffer the memory plan does not place "
                         "(dynamic shape?); GPU modules need every "
@@ -454,19 +464,20 @@ struct FormKernelsPass
       // Reductions of at least `reduction-min-size` elements per output
       // get a block per output, as long as there are not so many outputs
       // that a thread per output fills the GPU anyway.
-      std::optional<RowReduction> reduction;
-      if (parallel && reductionMinSize > 0)
-        reduction = matchRowReduction(loop);
-      if (reduction && (reduction->size < reductionMinSize || total > 65536))
-        reduction.reset();
+      std::optional<RowReduction> accumulation;
+      if (parallel)
+        accumulation = matchRowReduction(loop);
+      bool blockPerOutput = accumulation && reductionMinSize > 0 &&
+                            accumulation->size >= reductionMinSize &&
+                            total <= 65536;
       int64_t block = 1, grid = 1;
       SmallVector<Type> workgroup;
-      if (reduction) {
+      if (blockPerOutput) {
         block = 32;
-        while (block < blockSize && block < reduction->size)
+        while (block < blockSize && block < accumulation->size)
           block *= 2;
         grid = total;
-        Type elt = reduction->combiner->getResult(0).getType();
+        Type elt = accumulation->combiner->getResult(0).getType();
         workgroup.push_back(MemRefType::get(
             {block}, elt, MemRefLayoutAttrInterface(),
             gpu::AddressSpaceAttr::get(ctx, gpu::AddressSpace::Workgroup)));
@@ -515,8 +526,11 @@ struct FormKernelsPass
           map.map(ivs[d], iv);
         }
       };
-      if (reduction) {
-        buildRowReduction(b, loc, launch, loop, *reduction, block, kcst,
+      if (blockPerOutput) {
+        IRMapping map;
+        delinearize(launch.getBlockIds().x, trips, lbs, steps,
+                    loop.getInductionVars(), map);
+        buildRowReduction(b, loc, launch, map, *accumulation, block, kcst,
                           delinearize, mutation);
         b.setInsertionPointToEnd(&kb);
       } else if (parallel) {
@@ -534,10 +548,10 @@ struct FormKernelsPass
         delinearize(id, trips, lbs, steps, loop.getInductionVars(), map);
         // An accumulation into one element per iteration keeps its
         // running value in a register and stores once.
-        if (std::optional<RowReduction> acc = matchRowReduction(loop)) {
-          Value total = foldReduction(b, loc, *acc, map, kcst(0), acc->size, 1,
-                                      kcst, delinearize);
-          storeReduction(b, *acc, map, total);
+        if (accumulation) {
+          Value sum = foldReduction(b, loc, *accumulation, map, kcst(0),
+                                    accumulation->size, 1, kcst, delinearize);
+          storeReduction(b, *accumulation, map, sum);
         } else {
           for (Operation &op : loop.getBody()->without_terminator())
             b.clone(op, map);

@@ -156,9 +156,7 @@ LogicalResult kiln::extractLaunchPlan(ModuleOp module, kmod::Module &out,
     }
     // Views that keep the aligned pointer: the kernel applies the static
     // offset of their layout itself.
-    if (isa<memref::SubViewOp, memref::ExpandShapeOp, memref::CollapseShapeOp,
-            memref::ReshapeOp, memref::ReinterpretCastOp, memref::CastOp>(
-            def)) {
+    if (kiln::isBufferView(def)) {
       auto type = dyn_cast<MemRefType>(v.getType());
       int64_t staticOffset;
       SmallVector<int64_t> strides;
@@ -177,10 +175,8 @@ LogicalResult kiln::extractLaunchPlan(ModuleOp module, kmod::Module &out,
   };
 
   for (Operation &op : fn.front()) {
-    if (isa<arith::ConstantOp, memref::GetGlobalOp, memref::ViewOp,
-            memref::SubViewOp, memref::ExpandShapeOp, memref::CollapseShapeOp,
-            memref::ReshapeOp, memref::ReinterpretCastOp, memref::CastOp,
-            func::ReturnOp>(op))
+    if (isa<arith::ConstantOp, memref::GetGlobalOp, func::ReturnOp>(op) ||
+        kiln::isBufferView(&op))
       continue;
     auto launch = dyn_cast<gpu::LaunchFuncOp>(op);
     if (!launch) {

@@ -1855,19 +1855,15 @@ FailureOr<SmallVector<Value>> Lowering::lowerOp(Operation *op) {
           b, loc, x, reduced, kept, init,
           [&](OpBuilder &nb, Location nl, Value v, Value acc) -> Value {
             if (isMax)
-              return f         ? arith::MaximumFOp::create(nb, nl, v, acc)
-                                     .getResult()
-                     : boolean ? arith::MaxUIOp::create(nb, nl, v, acc)
-                                     .getResult()
-                               : arith::MaxSIOp::create(nb, nl, v, acc)
-                                     .getResult();
+              return f ? arith::MaximumFOp::create(nb, nl, v, acc).getResult()
+                     : boolean
+                         ? arith::MaxUIOp::create(nb, nl, v, acc).getResult()
+                         : arith::MaxSIOp::create(nb, nl, v, acc).getResult();
             if (isMin)
-              return f         ? arith::MinimumFOp::create(nb, nl, v, acc)
-                                     .getResult()
-                     : boolean ? arith::MinUIOp::create(nb, nl, v, acc)
-                                     .getResult()
-                               : arith::MinSIOp::create(nb, nl, v, acc)
-                                     .getResult();
+              return f ? arith::MinimumFOp::create(nb, nl, v, acc).getResult()
+                     : boolean
+                         ? arith::MinUIOp::create(nb, nl, v, acc).getResult()
+                         : arith::MinSIOp::create(nb, nl, v, acc).getResult();
             if (isProd)
               return f ? arith::MulFOp::create(nb, nl, v, acc).getResult()
                        : arith::MulIOp::create(nb, nl, v, acc).getResult();
