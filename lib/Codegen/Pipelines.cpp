@@ -52,7 +52,7 @@ void kiln::buildCpuCodegenPipeline(OpPassManager &pm,
           : "scf-forall-to-for,";
   addPipeline(
       pm, "func.func(kiln-flatten-empty-tensors,kiln-fuse-elementwise,"
-          "kiln-conv-to-gemm,"
+          "kiln-conv-to-gemm,kiln-pack-weights,"
           "kiln-cpu-tile-and-vectorize),"
           "canonicalize,cse," +
               std::string(kBufferizeAndPlan) +

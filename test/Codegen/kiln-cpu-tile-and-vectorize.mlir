@@ -104,3 +104,21 @@ func.func @spread(%x: tensor<1x64x512xf32>) -> tensor<1x64x512xf32> {
   } -> tensor<1x64x512xf32>
   return %0 : tensor<1x64x512xf32>
 }
+
+// -----
+
+// Too few blocks for the threads: a 48x64x32 matmul fits one panel (no
+// column blocks), so its 48 rows split into scf.forall blocks of whole
+// 6-row register tiles, at least parallel-chunks (8) of them; with
+// parallel-chunks=1 the rows are not split.
+
+// CHECK-LABEL: func.func @few_blocks
+// CHECK:         scf.forall (%{{.+}}) = (0) to (48) step (6)
+// CHECK:           vector.contract {{.+}} : vector<6x1xf32>, vector<1x16xf32> into vector<6x16xf32>
+// NOCHUNK-LABEL: func.func @few_blocks
+// NOCHUNK-NOT:   scf.forall
+// NOCHUNK:       vector.contract
+func.func @few_blocks(%a: tensor<48x64xf32>, %b: tensor<64x32xf32>, %c: tensor<48x32xf32>) -> tensor<48x32xf32> {
+  %0 = linalg.matmul ins(%a, %b : tensor<48x64xf32>, tensor<64x32xf32>) outs(%c : tensor<48x32xf32>) -> tensor<48x32xf32>
+  return %0 : tensor<48x32xf32>
+}

@@ -142,6 +142,45 @@ def KilnConvToGemm : Pass<"kiln-conv-to-gemm", "::mlir::func::FuncOp"> {
                            "::mlir::arith::ArithDialect"];
 }
 
+def KilnPackWeights : Pass<"kiln-pack-weights", "::mlir::func::FuncOp"> {
+  let summary = "Packs constant right-hand sides of contractions into "
+                "contiguous register panels";
+  let description = [{
+    A contraction's vectorized operand, the one that holds the output's
+    contiguous dim `n`, is read one register tile of `nr` elements at a
+    time while `k` advances. When that operand is a constant (a MatMul or
+    Gemm weight, possibly behind a transpose such as Gemm's `transB`, or a
+    reshape), its elements are reordered at compile time into panels
+    `packed[n / nr, ..., k, n % nr]`, so that each `K x nr` panel is
+    contiguous: the register tile streams it instead of jumping a row per
+    step of `k` (or gathering, when transposed). The contraction becomes a
+    `linalg.generic` with `n` split into an outer loop `n / nr` and a new
+    innermost parallel loop `n % nr`; it writes an `expand_shape` view of
+    its output, and a `collapse_shape` gives the original result back.
+
+    `nr` is two vectors of `vector-bits` when that divides `n`, else one;
+    contractions with `n` at most two vectors wide, non-constant, splat or
+    dynamic operands, and `n` that no vector width divides are left alone.
+
+    ```mlir
+    %r = linalg.matmul ins(%x, %w : tensor<4x64xf32>, tensor<64x32xf32>)
+        outs(%acc : tensor<4x32xf32>) -> tensor<4x32xf32>
+    // becomes (vector-bits=256, f32: nr = 16)
+    %p = arith.constant dense_resource<kiln_packed> : tensor<2x64x16xf32>
+    %e = tensor.expand_shape %acc [[0], [1, 2]] output_shape [4, 2, 16]
+    %g = linalg.generic ... ins(%x, %p) outs(%e) -> tensor<4x2x16xf32>
+    %r = tensor.collapse_shape %g [[0], [1, 2]]
+    ```
+  }];
+  let options = [
+    Option<"vectorBits", "vector-bits", "unsigned", "256",
+           "Width of one SIMD register in bits">,
+  ];
+  let dependentDialects = ["::mlir::linalg::LinalgDialect",
+                           "::mlir::tensor::TensorDialect",
+                           "::mlir::arith::ArithDialect"];
+}
+
 def KilnCpuTileAndVectorize
     : Pass<"kiln-cpu-tile-and-vectorize", "::mlir::func::FuncOp"> {
   let summary = "Tiles float contractions for the cache and registers and "

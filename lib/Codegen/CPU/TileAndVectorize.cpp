@@ -67,10 +67,9 @@ int64_t pickDividing(int64_t size, ArrayRef<int64_t> candidates) {
   return candidates.front();
 }
 
-std::optional<ContractionPlan> planContraction(linalg::LinalgOp op,
-                                               unsigned vectorBits,
-                                               int64_t registerTileM,
-                                               int64_t panelBytes) {
+std::optional<ContractionPlan>
+planContraction(linalg::LinalgOp op, unsigned vectorBits, int64_t registerTileM,
+                int64_t panelBytes, int64_t chunks) {
   if (!linalg::isaContractionOpInterface(op) || op.getNumDpsInits() != 1 ||
       !op.hasPureTensorSemantics())
     return std::nullopt;
@@ -153,6 +152,22 @@ std::optional<ContractionPlan> planContraction(linalg::LinalgOp op,
   plan.inner[jn] = nr;
   if (jm >= 0)
     plan.inner[jm] = mr;
+  // Too few blocks for the threads (a small output plane, batch 1): split
+  // the register tile's other dim too, in blocks of whole register tiles
+  // that divide it, so that every block stays static.
+  int64_t blocks = 1;
+  for (int64_t d = 0; d < rank; ++d)
+    if (plan.outer[d] != 0)
+      blocks *= llvm::divideCeil(ranges[d], plan.outer[d]);
+  if (jm >= 0 && chunks > 1 && blocks < chunks) {
+    int64_t mSize = ranges[jm];
+    int64_t want = llvm::divideCeil(chunks, blocks);
+    for (int64_t t = (mSize / want / mr) * mr; t >= mr; t -= mr)
+      if (mSize % t == 0) {
+        plan.outer[jm] = t;
+        break;
+      }
+  }
   for (int64_t d = 0; d < rank; ++d)
     if (!llvm::is_contained(dims->k, d))
       plan.interchange.push_back(d);
@@ -265,8 +280,8 @@ struct TileAndVectorizePass
     std::vector<std::pair<linalg::LinalgOp, ContractionPlan>> work;
     SmallVector<std::pair<linalg::LinalgOp, SmallVector<int64_t>>> spread;
     getOperation().walk([&](linalg::LinalgOp op) {
-      if (auto plan =
-              planContraction(op, vectorBits, registerTileM, panelBytes))
+      if (auto plan = planContraction(op, vectorBits, registerTileM, panelBytes,
+                                      parallelChunks))
         work.emplace_back(op, std::move(*plan));
       else if (auto tiles = planParallel(op, parallelChunks, 1 << 14))
         spread.emplace_back(op, std::move(*tiles));

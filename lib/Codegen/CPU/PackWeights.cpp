@@ -1,0 +1,299 @@
+//===- PackWeights.cpp - constant right-hand sides in register panels -----===//
+//
+// A contraction's vectorized operand (the one that holds the output's
+// contiguous dim n) is read one register tile of nr elements at a time,
+// walking k: with a row-major [K, N] weight every step of k jumps a whole
+// row, so the register tile's loads hit a new cache line each time, and
+// with a transposed [N, K] weight (Gemm with transB) they are gathers.
+// When that operand is a constant, this pass rewrites it at compile time
+// into panels,
+//
+//   packed[n / nr, ..., k, n % nr] = b[..., k, n]
+//
+// so that one panel (K x nr) is contiguous and the contraction streams it
+// front to back. The contraction gets the split n as two loops (n / nr, and
+// n % nr last) and writes an [..., N / nr, nr] view of its output, which is
+// the same buffer. A transpose or reshape between the constant and the
+// contraction is folded into the packing.
+//
+//===----------------------------------------------------------------------===//
+
+#include "kiln/Codegen/Passes.h"
+
+#include "mlir/Dialect/Linalg/IR/Linalg.h"
+#include "mlir/Dialect/Linalg/IR/LinalgInterfaces.h"
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
+#include "mlir/IR/BuiltinAttributes.h"
+#include "mlir/IR/DialectResourceBlobManager.h"
+#include "mlir/IR/PatternMatch.h"
+#include "mlir/Interfaces/SideEffectInterfaces.h"
+
+#define DEBUG_TYPE "kiln-pack-weights"
+
+namespace kiln {
+#define GEN_PASS_DEF_KILNPACKWEIGHTS
+#include "kiln/Codegen/Passes.h.inc"
+} // namespace kiln
+
+using namespace mlir;
+
+namespace {
+
+/// A constant seen through the ops that only reorder its elements: its
+/// bytes, its shape as the transpose sees it, and `perm` (the constant's
+/// dim that each dim of the contraction's operand reads).
+struct ConstantView {
+  ArrayRef<char> bytes;
+  SmallVector<int64_t> shape;
+  SmallVector<int64_t> perm;
+  int64_t eltBytes = 0;
+};
+
+/// The raw bytes of a non-splat constant, or nothing.
+std::optional<ArrayRef<char>> constantBytes(Attribute value) {
+  if (auto dense = dyn_cast<DenseElementsAttr>(value)) {
+    if (dense.isSplat())
+      return std::nullopt;
+    return dense.getRawData();
+  }
+  if (auto res = dyn_cast<DenseResourceElementsAttr>(value)) {
+    AsmResourceBlob *blob = res.getRawHandle().getBlob();
+    if (!blob)
+      return std::nullopt;
+    return blob->getData();
+  }
+  return std::nullopt;
+}
+
+/// `v` as a constant, possibly behind one transpose and reshapes (which
+/// keep the row-major element order).
+std::optional<ConstantView> viewConstant(Value v) {
+  auto type = dyn_cast<RankedTensorType>(v.getType());
+  if (!type || !type.hasStaticShape() || type.getElementTypeBitWidth() % 8 != 0)
+    return std::nullopt;
+  SmallVector<int64_t> perm =
+      llvm::to_vector(llvm::seq<int64_t>(0, type.getRank()));
+  SmallVector<int64_t> shape(type.getShape());
+  if (auto tr = v.getDefiningOp<linalg::TransposeOp>()) {
+    perm = SmallVector<int64_t>(tr.getPermutation());
+    v = tr.getInput();
+    shape = SmallVector<int64_t>(cast<ShapedType>(v.getType()).getShape());
+  }
+  while (isa_and_nonnull<tensor::CollapseShapeOp, tensor::ExpandShapeOp>(
+      v.getDefiningOp()))
+    v = v.getDefiningOp()->getOperand(0);
+  auto cst = v.getDefiningOp<arith::ConstantOp>();
+  if (!cst)
+    return std::nullopt;
+  std::optional<ArrayRef<char>> bytes = constantBytes(cst.getValue());
+  int64_t eltBytes = type.getElementTypeBitWidth() / 8;
+  if (!bytes || (int64_t)bytes->size() != type.getNumElements() * eltBytes)
+    return std::nullopt;
+  return ConstantView{*bytes, shape, perm, eltBytes};
+}
+
+/// Rewrites `op` to read its constant operand `b` (index 1 or 0) in panels
+/// of `nr` along dim `jn`.
+LogicalResult pack(RewriterBase &rewriter, linalg::LinalgOp op, unsigned bIndex,
+                   const ConstantView &view, int64_t jn, int64_t nr) {
+  MLIRContext *ctx = op.getContext();
+  unsigned numDims = op.getNumLoops();
+  unsigned ji = numDims; // The new innermost dim: n % nr; jn becomes n / nr.
+  SmallVector<int64_t> ranges = op.getStaticLoopRanges();
+  SmallVector<utils::IteratorType> iters = op.getIteratorTypesArray();
+  OpOperand *bOperand = op.getDpsInputOperand(bIndex);
+  AffineMap bMap = op.getMatchingIndexingMap(bOperand);
+  Value oldB = bOperand->get();
+
+  // The packed operand's dims (loop dims) in order: the operand's dims
+  // without jn, n / nr just before the first reduction dim, n % nr last.
+  SmallVector<unsigned> packedDims;
+  bool placed = false;
+  for (AffineExpr e : bMap.getResults()) {
+    unsigned d = cast<AffineDimExpr>(e).getPosition();
+    if (d == jn)
+      continue;
+    if (!placed && iters[d] == utils::IteratorType::reduction) {
+      packedDims.push_back(jn);
+      placed = true;
+    }
+    packedDims.push_back(d);
+  }
+  if (!placed)
+    packedDims.push_back(jn);
+  packedDims.push_back(ji);
+
+  // Element strides in the constant of each operand dim, then of each
+  // packed dim.
+  SmallVector<int64_t> constStrides(view.shape.size(), 1);
+  for (int64_t i = (int64_t)view.shape.size() - 2; i >= 0; --i)
+    constStrides[i] = constStrides[i + 1] * view.shape[i + 1];
+  auto strideOfDim = [&](unsigned d) -> int64_t {
+    for (auto [pos, e] : llvm::enumerate(bMap.getResults()))
+      if (cast<AffineDimExpr>(e).getPosition() == d)
+        return constStrides[view.perm[pos]];
+    llvm_unreachable("dim not in the operand's map");
+  };
+  SmallVector<int64_t> packedShape, packedStrides;
+  for (unsigned d : packedDims) {
+    if (d == ji) {
+      packedShape.push_back(nr);
+      packedStrides.push_back(strideOfDim(jn));
+    } else if (d == jn) {
+      packedShape.push_back(ranges[jn] / nr);
+      packedStrides.push_back(nr * strideOfDim(jn));
+    } else {
+      packedShape.push_back(ranges[d]);
+      packedStrides.push_back(strideOfDim(d));
+    }
+  }
+
+  // Gather the panels: an odometer over the packed shape, the innermost dim
+  // unrolled into a strided copy.
+  int64_t total = 1;
+  for (int64_t s : packedShape)
+    total *= s;
+  int64_t eb = view.eltBytes;
+  std::vector<char> data(total * eb);
+  {
+    int64_t rank = packedShape.size();
+    SmallVector<int64_t> idx(rank, 0);
+    int64_t inner = packedShape.back(), innerStride = packedStrides.back();
+    char *out = data.data();
+    int64_t offset = 0; // In the constant, elements; of idx (inner at 0).
+    for (int64_t done = 0; done < total; done += inner) {
+      for (int64_t i = 0; i < inner; ++i, out += eb)
+        std::memcpy(out, view.bytes.data() + (offset + i * innerStride) * eb,
+                    eb);
+      for (int64_t q = rank - 2; q >= 0; --q) {
+        offset += packedStrides[q];
+        if (++idx[q] < packedShape[q])
+          break;
+        offset -= packedStrides[q] * packedShape[q];
+        idx[q] = 0;
+      }
+    }
+  }
+
+  Location loc = op.getLoc();
+  rewriter.setInsertionPoint(op);
+  Type elt = getElementTypeOrSelf(bOperand->get().getType());
+  auto packedType = RankedTensorType::get(packedShape, elt);
+  auto blob = HeapAsmResourceBlob::allocateAndCopyWithAlign(
+      ArrayRef<char>(data), alignof(std::max_align_t));
+  Value packed = arith::ConstantOp::create(
+      rewriter, loc, packedType,
+      DenseResourceElementsAttr::get(packedType, "kiln_packed",
+                                     std::move(blob)));
+
+  // The loops with n split: jn keeps its place as n / nr, ji is appended.
+  auto dim = [&](unsigned d) { return getAffineDimExpr(d, ctx); };
+  SmallVector<AffineMap> maps;
+  SmallVector<Value> inputs;
+  for (OpOperand *in : op.getDpsInputOperands()) {
+    if (in == bOperand) {
+      SmallVector<AffineExpr> r =
+          llvm::map_to_vector(packedDims, [&](unsigned d) { return dim(d); });
+      maps.push_back(AffineMap::get(numDims + 1, 0, r, ctx));
+      inputs.push_back(packed);
+    } else {
+      AffineMap m = op.getMatchingIndexingMap(in);
+      maps.push_back(AffineMap::get(numDims + 1, 0, m.getResults(), ctx));
+      inputs.push_back(in->get());
+    }
+  }
+  OpOperand *init = op.getDpsInitOperand(0);
+  AffineMap outMap = op.getMatchingIndexingMap(init);
+  SmallVector<AffineExpr> outResults(outMap.getResults());
+  outResults.push_back(dim(ji));
+  maps.push_back(AffineMap::get(numDims + 1, 0, outResults, ctx));
+  iters.push_back(utils::IteratorType::parallel);
+
+  auto initType = cast<RankedTensorType>(init->get().getType());
+  int64_t rank = initType.getRank();
+  SmallVector<int64_t> expandedShape(initType.getShape());
+  expandedShape.back() /= nr;
+  expandedShape.push_back(nr);
+  SmallVector<ReassociationIndices> assoc;
+  for (int64_t i = 0; i + 1 < rank; ++i)
+    assoc.push_back({i});
+  assoc.push_back({rank - 1, rank});
+  auto expandedType =
+      RankedTensorType::get(expandedShape, initType.getElementType());
+  Value expandedInit = tensor::ExpandShapeOp::create(
+      rewriter, loc, expandedType, init->get(), assoc);
+  auto generic =
+      linalg::GenericOp::create(rewriter, loc, TypeRange{expandedType}, inputs,
+                                ValueRange{expandedInit}, maps, iters);
+  rewriter.cloneRegionBefore(op->getRegion(0), generic.getRegion(),
+                             generic.getRegion().begin());
+  Value result = tensor::CollapseShapeOp::create(rewriter, loc, initType,
+                                                 generic.getResult(0), assoc);
+  rewriter.replaceOp(op, result);
+  // The unpacked weight and the ops that only reordered it, once unused.
+  for (Operation *def = oldB.getDefiningOp();
+       def && def->use_empty() && isMemoryEffectFree(def);) {
+    Operation *next =
+        def->getNumOperands() ? def->getOperand(0).getDefiningOp() : nullptr;
+    rewriter.eraseOp(def);
+    def = next;
+  }
+  return success();
+}
+
+struct PackWeightsPass
+    : public kiln::impl::KilnPackWeightsBase<PackWeightsPass> {
+  using Base::Base;
+  void runOnOperation() override {
+    SmallVector<linalg::LinalgOp> ops;
+    getOperation().walk([&](linalg::LinalgOp op) { ops.push_back(op); });
+    IRRewriter rewriter(&getContext());
+    for (linalg::LinalgOp op : ops) {
+      if (!linalg::isaContractionOpInterface(op) || op.getNumDpsInputs() != 2 ||
+          op.getNumDpsInits() != 1 || !op.hasPureTensorSemantics() ||
+          llvm::any_of(op.getIndexingMapsArray(), [](AffineMap m) {
+            return !m.isProjectedPermutation(/*allowZeroInResults=*/false);
+          }))
+        continue;
+      SmallVector<int64_t> ranges = op.getStaticLoopRanges();
+      if (llvm::any_of(ranges, ShapedType::isDynamic))
+        continue;
+      auto elt = dyn_cast<FloatType>(
+          getElementTypeOrSelf(op.getDpsInitOperand(0)->get().getType()));
+      if (!elt)
+        continue;
+      AffineMap outMap = op.getMatchingIndexingMap(op.getDpsInitOperand(0));
+      if (outMap.getNumResults() == 0)
+        continue;
+      int64_t jn =
+          cast<AffineDimExpr>(outMap.getResults().back()).getPosition();
+      // The operand that holds n (exactly one does, in a contraction).
+      std::optional<unsigned> bIndex;
+      for (unsigned i = 0; i < 2; ++i)
+        if (op.getMatchingIndexingMap(op.getDpsInputOperand(i))
+                .isFunctionOfDim(jn))
+          bIndex = i;
+      if (!bIndex)
+        continue;
+      Value b = op.getDpsInputOperand(*bIndex)->get();
+      if (getElementTypeOrSelf(b.getType()) != elt)
+        continue;
+      int64_t lanes = std::max<int64_t>(1, vectorBits / elt.getWidth());
+      int64_t n = ranges[jn];
+      if (n <= 2 * lanes)
+        continue; // One register tile wide already.
+      int64_t nr = n % (2 * lanes) == 0 ? 2 * lanes
+                   : n % lanes == 0     ? lanes
+                                        : 0;
+      if (nr == 0)
+        continue;
+      std::optional<ConstantView> view = viewConstant(b);
+      if (!view)
+        continue;
+      if (failed(pack(rewriter, op, *bIndex, *view, jn, nr)))
+        return signalPassFailure();
+    }
+  }
+};
+
+} // namespace
