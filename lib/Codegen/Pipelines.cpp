@@ -60,12 +60,13 @@ void kiln::buildCpuCodegenPipeline(OpPassManager &pm,
               "buffer-deallocation-pipeline,"
               "func.func(kiln-copy-to-linalg,convert-linalg-to-loops)," +
               forall +
-              "func.func(lower-vector-mask,"
+              "func.func(kiln-math-approximation{ops=erf,exp,expm1,tanh,"
+              "log,log1p,log2},lower-vector-mask,"
               "convert-vector-to-scf{full-unroll=true}),"
               "lower-affine,convert-scf-to-cf,canonicalize,"
               "expand-strided-metadata,lower-affine,finalize-memref-to-llvm,"
               "convert-vector-to-llvm{vector-contract-lowering=outerproduct},"
-              "convert-math-to-funcs,convert-math-to-libm,convert-math-to-llvm,"
+              "convert-math-to-funcs,convert-math-to-llvm,convert-math-to-libm,"
               "convert-ub-to-llvm,"
               "arith-emulate-unsupported-floats{source-types=bf16 "
               "target-type=f32},arith-expand{include-bf16=true},"

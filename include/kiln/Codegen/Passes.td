@@ -181,6 +181,36 @@ def KilnPackWeights : Pass<"kiln-pack-weights", "::mlir::func::FuncOp"> {
                            "::mlir::arith::ArithDialect"];
 }
 
+def KilnMathApproximation
+    : Pass<"kiln-math-approximation", "::mlir::func::FuncOp"> {
+  let summary = "Computes f32 transcendental math ops with upstream's "
+                "polynomial approximations";
+  let description = [{
+    Rewrites the f32 `math` ops named in `ops` with MLIR's polynomial
+    approximations (`populateMathPolynomialApproximationPatterns`): arith
+    and `math.fma` instead of calls to libm, so that LLVM can vectorize
+    the loops around them. The CPU pipeline names the ops of activation
+    functions and normalizations: `erf` (GELU), `exp` (Softmax, Sigmoid),
+    `expm1`, `tanh`, `log`, `log1p` and `log2`; with no `ops`, nothing
+    changes. Their results are within
+    a few ulp of libm's (the ONNX node tests check them, at their
+    tolerances, in `test/conformance`). Other types and ops are left to
+    `convert-math-to-libm`.
+
+    ```mlir
+    %y = math.erf %x : f32
+    // becomes a clamp, two rational polynomials in %x and selects
+    ```
+  }];
+  let options = [
+    ListOption<"ops", "ops", "std::string",
+               "The math ops to approximate, by name without 'math.'">,
+  ];
+  let dependentDialects = ["::mlir::math::MathDialect",
+                           "::mlir::arith::ArithDialect",
+                           "::mlir::vector::VectorDialect"];
+}
+
 def KilnCpuTileAndVectorize
     : Pass<"kiln-cpu-tile-and-vectorize", "::mlir::func::FuncOp"> {
   let summary = "Tiles float contractions for the cache and registers and "
