@@ -28,12 +28,13 @@ func.func @matmul(%a: tensor<12x64xf32>, %b: tensor<64x32xf32>, %c: tensor<12x32
 // -----
 
 // 20 columns: a 16-wide tile and a peeled 4-wide remainder, both static
-// (no masks); 8 rows take 4-row tiles.
+// (no masks); 8 rows: one full 6-row tile and a peeled 2-row remainder.
 
 // CHECK-LABEL: func.func @peeled
-// CHECK:         scf.for %{{.+}} = %{{.+}} to %c8 step %c4
-// CHECK:           vector.contract {{.+}} : vector<4x1xf32>, vector<1x16xf32> into vector<4x16xf32>
-// CHECK:           vector.contract {{.+}} : vector<4x1xf32>, vector<1x4xf32> into vector<4x4xf32>
+// CHECK:           vector.contract {{.+}} : vector<6x1xf32>, vector<1x16xf32> into vector<6x16xf32>
+// CHECK:           vector.contract {{.+}} : vector<6x1xf32>, vector<1x4xf32> into vector<6x4xf32>
+// CHECK:           vector.contract {{.+}} : vector<2x1xf32>, vector<1x16xf32> into vector<2x16xf32>
+// CHECK:           vector.contract {{.+}} : vector<2x1xf32>, vector<1x4xf32> into vector<2x4xf32>
 // CHECK-NOT:     vector.mask
 func.func @peeled(%a: tensor<8x64xf32>, %b: tensor<64x20xf32>, %c: tensor<8x20xf32>) -> tensor<8x20xf32> {
   %0 = linalg.matmul ins(%a, %b : tensor<8x64xf32>, tensor<64x20xf32>) outs(%c : tensor<8x20xf32>) -> tensor<8x20xf32>

@@ -226,6 +226,11 @@ def KilnCpuTileAndVectorize
     `vector.contract` (an outer product per step of k) and its
     accumulator is hoisted out of the reduction loops. Register loops that
     do not divide their dim are peeled, so every tile has a static shape.
+    When the `scf.forall` would have fewer than `parallel-chunks` blocks
+    (batch 1 with a small output plane), it also splits the register
+    tile's row dim into blocks of whole register tiles that divide it
+    (the register tile then takes the nearest row count that divides the
+    dim), so that every thread gets work.
 
     Every other static linalg op on tensors with at least 16384 iterations
     (fills excepted) gets an `scf.forall` that splits its outermost
