@@ -123,3 +123,72 @@ func.func @few_blocks(%a: tensor<48x64xf32>, %b: tensor<64x32xf32>, %c: tensor<4
   %0 = linalg.matmul ins(%a, %b : tensor<48x64xf32>, tensor<64x32xf32>) outs(%c : tensor<48x32xf32>) -> tensor<48x32xf32>
   return %0 : tensor<48x32xf32>
 }
+
+// -----
+
+// An activation that is the only consumer of a contraction (here through
+// the reshape that kiln-conv-to-gemm leaves) is applied to each register
+// tile's accumulator after its reduction loop, before the one write: a
+// Clip (ReLU6) with its bounds broadcast. The separate pass over the
+// result is gone.
+
+// CHECK-LABEL: func.func @epilogue
+// CHECK:         %[[R:.+]]:3 = scf.for {{.+}} -> ({{.+}}, vector<6x16xf32>)
+// CHECK:           vector.contract
+// CHECK:         %[[LO:.+]] = arith.maximumf %[[R]]#2, %{{.+}} : vector<6x16xf32>
+// CHECK:         %[[HI:.+]] = arith.minimumf %[[LO]], %{{.+}} : vector<6x16xf32>
+// CHECK:         vector.transfer_write %[[HI]]
+// CHECK-NOT:     linalg.generic
+// CHECK:         tensor.expand_shape
+// CHECK-NOT:     linalg.generic
+// CHECK:         return
+func.func @epilogue(%a: tensor<12x64xf32>, %b: tensor<64x32xf32>, %c: tensor<12x32xf32>) -> tensor<3x4x32xf32> {
+  %zero = arith.constant 0.0 : f32
+  %six = arith.constant 6.0 : f32
+  %0 = linalg.matmul ins(%a, %b : tensor<12x64xf32>, tensor<64x32xf32>) outs(%c : tensor<12x32xf32>) -> tensor<12x32xf32>
+  %1 = tensor.expand_shape %0 [[0, 1], [2]] output_shape [3, 4, 32] : tensor<12x32xf32> into tensor<3x4x32xf32>
+  %e = tensor.empty() : tensor<3x4x32xf32>
+  %2 = linalg.generic {indexing_maps = [affine_map<(i, j, k) -> (i, j, k)>, affine_map<(i, j, k) -> (i, j, k)>], iterator_types = ["parallel", "parallel", "parallel"]} ins(%1 : tensor<3x4x32xf32>) outs(%e : tensor<3x4x32xf32>) {
+  ^bb0(%x: f32, %o: f32):
+    %m = arith.maximumf %x, %zero : f32
+    %n = arith.minimumf %m, %six : f32
+    linalg.yield %n : f32
+  } -> tensor<3x4x32xf32>
+  return %2 : tensor<3x4x32xf32>
+}
+
+// -----
+
+// Not epilogues: a consumer that also adds another tensor (the residual
+// add of a ResNet block), and a contraction whose result has a second
+// user. Both stay separate ops after the contraction.
+
+// CHECK-LABEL: func.func @not_epilogues
+// CHECK:         vector.contract
+// CHECK:         linalg.generic
+// CHECK:           arith.addf
+// CHECK:           arith.maximumf
+// CHECK:         vector.contract
+// CHECK:         linalg.generic
+// CHECK:           arith.maximumf
+// CHECK:         return
+#id = affine_map<(i, j) -> (i, j)>
+func.func @not_epilogues(%a: tensor<12x64xf32>, %b: tensor<64x32xf32>, %c: tensor<12x32xf32>,
+                         %r: tensor<12x32xf32>) -> (tensor<12x32xf32>, tensor<12x32xf32>, tensor<12x32xf32>) {
+  %zero = arith.constant 0.0 : f32
+  %e = tensor.empty() : tensor<12x32xf32>
+  %0 = linalg.matmul ins(%a, %b : tensor<12x64xf32>, tensor<64x32xf32>) outs(%c : tensor<12x32xf32>) -> tensor<12x32xf32>
+  %1 = linalg.generic {indexing_maps = [#id, #id, #id], iterator_types = ["parallel", "parallel"]} ins(%0, %r : tensor<12x32xf32>, tensor<12x32xf32>) outs(%e : tensor<12x32xf32>) {
+  ^bb0(%x: f32, %y: f32, %o: f32):
+    %s = arith.addf %x, %y : f32
+    %m = arith.maximumf %s, %zero : f32
+    linalg.yield %m : f32
+  } -> tensor<12x32xf32>
+  %2 = linalg.matmul ins(%a, %b : tensor<12x64xf32>, tensor<64x32xf32>) outs(%c : tensor<12x32xf32>) -> tensor<12x32xf32>
+  %3 = linalg.generic {indexing_maps = [#id, #id], iterator_types = ["parallel", "parallel"]} ins(%2 : tensor<12x32xf32>) outs(%e : tensor<12x32xf32>) {
+  ^bb0(%x: f32, %o: f32):
+    %m = arith.maximumf %x, %zero : f32
+    linalg.yield %m : f32
+  } -> tensor<12x32xf32>
+  return %1, %2, %3 : tensor<12x32xf32>, tensor<12x32xf32>, tensor<12x32xf32>
+}

@@ -232,6 +232,16 @@ def KilnCpuTileAndVectorize
     (the register tile then takes the nearest row count that divides the
     dim), so that every thread gets work.
 
+    An elementwise op that is the only consumer of a contraction with one
+    reduction dim (through reshapes: the activation after a convolution
+    or a GEMM, such as Relu, Clip or Sigmoid) becomes its epilogue: its
+    body is applied, on vectors, to each register tile's accumulator after
+    the reduction loop, just before the tile's one write, and the separate
+    pass over the result disappears. The consumer must read one input
+    elementwise (identity maps, its init unread) with elementwise,
+    side-effect-free body ops whose other operands are scalars; one that
+    also reads another tensor (a residual add) stays a separate op.
+
     Every other static linalg op on tensors with at least 16384 iterations
     (fills excepted) gets an `scf.forall` that splits its outermost
     parallel loop with two or more iterations into `parallel-chunks`

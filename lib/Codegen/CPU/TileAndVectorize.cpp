@@ -31,7 +31,9 @@
 #include "mlir/Dialect/Vector/IR/VectorOps.h"
 #include "mlir/Dialect/Vector/Transforms/LoweringPatterns.h"
 #include "mlir/Dialect/Vector/Transforms/VectorRewritePatterns.h"
+#include "mlir/IR/IRMapping.h"
 #include "mlir/IR/PatternMatch.h"
+#include "mlir/Interfaces/SideEffectInterfaces.h"
 #include "mlir/Interfaces/TilingInterface.h"
 #include "mlir/Transforms/GreedyPatternRewriteDriver.h"
 #include "mlir/Transforms/LoopInvariantCodeMotionUtils.h"
@@ -58,6 +60,75 @@ struct ContractionPlan {
 /// Marks the register tiles (the op's tiled clones) until they are
 /// vectorized.
 constexpr llvm::StringLiteral kRegisterTile = "kiln.register_tile";
+/// Marks the reduction loops of a contraction with an epilogue: the index
+/// of the epilogue in the pass's list.
+constexpr llvm::StringLiteral kEpilogue = "kiln.epilogue";
+
+/// The elementwise op that is the only consumer of contraction `op`'s
+/// result (through reshapes), when its body can be applied to the
+/// register tile once the reduction is done: one input read elementwise,
+/// its own init unread, every body op elementwise and free of memory
+/// effects, operands from the block argument or scalars defined outside.
+/// Activations after a convolution or a GEMM (Relu, Clip, ...) are such.
+linalg::GenericOp findEpilogue(linalg::LinalgOp op) {
+  if (op->getNumResults() != 1 || !op->getResult(0).hasOneUse())
+    return nullptr;
+  Operation *user = *op->getResult(0).getUsers().begin();
+  while (isa<tensor::ExpandShapeOp, tensor::CollapseShapeOp>(user)) {
+    if (!user->getResult(0).hasOneUse())
+      return nullptr;
+    user = *user->getResult(0).getUsers().begin();
+  }
+  auto e = dyn_cast<linalg::GenericOp>(user);
+  if (!e || e.getNumDpsInputs() != 1 || e.getNumDpsInits() != 1 ||
+      e.getNumParallelLoops() != e.getNumLoops() ||
+      !llvm::all_of(e.getIndexingMapsArray(),
+                    [](AffineMap m) { return m.isIdentity(); }) ||
+      e.getResult(0).getType() != e.getDpsInputOperand(0)->get().getType() ||
+      !e.hasPureTensorSemantics())
+    return nullptr;
+  Block &body = e.getRegion().front();
+  if (!body.getArgument(1).use_empty())
+    return nullptr;
+  for (Operation &inner : body.without_terminator()) {
+    if (!OpTrait::hasElementwiseMappableTraits(&inner) ||
+        !isMemoryEffectFree(&inner) || inner.getNumRegions() != 0 ||
+        inner.getNumResults() != 1)
+      return nullptr;
+    for (Value v : inner.getOperands())
+      if (v.getParentBlock() != &body && !v.getType().isIntOrIndexOrFloat())
+        return nullptr;
+  }
+  return e;
+}
+
+/// Applies `epilogue`'s body to `acc`, a vector of the contraction's
+/// final values: each op again at the vector type, scalars from outside
+/// broadcast.
+Value applyEpilogue(OpBuilder &b, linalg::GenericOp epilogue, Value acc) {
+  auto vt = cast<VectorType>(acc.getType());
+  Block &body = epilogue.getRegion().front();
+  IRMapping map;
+  map.map(body.getArgument(0), acc);
+  Location loc = acc.getLoc();
+  for (Operation &inner : body.without_terminator()) {
+    SmallVector<Value> operands;
+    for (Value v : inner.getOperands()) {
+      if (Value m = map.lookupOrNull(v))
+        operands.push_back(m);
+      else
+        operands.push_back(vector::BroadcastOp::create(
+            b, loc, VectorType::get(vt.getShape(), v.getType()), v));
+    }
+    OperationState state(loc, inner.getName());
+    state.addOperands(operands);
+    state.addAttributes(inner.getAttrs());
+    state.addTypes(
+        VectorType::get(vt.getShape(), inner.getResult(0).getType()));
+    map.map(inner.getResult(0), b.create(state)->getResult(0));
+  }
+  return map.lookup(body.getTerminator()->getOperand(0));
+}
 
 /// The first candidate that divides `size`, else the first candidate.
 int64_t pickDividing(int64_t size, ArrayRef<int64_t> candidates) {
@@ -213,7 +284,8 @@ FailureOr<Operation *> tileWithForall(RewriterBase &rewriter, Operation *op,
 /// static shape (the peeled remainder is one smaller static tile). The
 /// register tiles are marked with `kRegisterTile`.
 LogicalResult tile(RewriterBase &rewriter, linalg::LinalgOp op,
-                   const ContractionPlan &plan) {
+                   const ContractionPlan &plan,
+                   std::optional<int64_t> epilogue) {
   op->setAttr(kRegisterTile, rewriter.getUnitAttr());
   Operation *current = op;
   if (llvm::any_of(plan.outer, [](int64_t t) { return t != 0; })) {
@@ -233,6 +305,11 @@ LogicalResult tile(RewriterBase &rewriter, linalg::LinalgOp op,
   rewriter.replaceOp(current, tiled->replacements);
   if (tiled->loops.size() != plan.interchange.size())
     return success(); // Nothing to peel.
+  // The reduction loop is innermost (one reduction dim: checked by the
+  // caller); peeling clones it with its mark.
+  if (epilogue)
+    tiled->loops.back()->setAttr(kEpilogue,
+                                 rewriter.getI64IntegerAttr(*epilogue));
   // Innermost first: peeling an outer loop clones the inner ones, peeled.
   for (int64_t i = plan.interchange.size() - 1; i >= 0; --i) {
     if (!llvm::is_contained(plan.peel, plan.interchange[i]))
@@ -287,12 +364,24 @@ struct TileAndVectorizePass
   void runOnOperation() override {
     std::vector<std::pair<linalg::LinalgOp, ContractionPlan>> work;
     SmallVector<std::pair<linalg::LinalgOp, SmallVector<int64_t>>> spread;
+    // Elementwise consumers computed on the register tiles of their
+    // contraction (work[i] has epilogue epilogues[i], or null).
+    SmallVector<linalg::GenericOp> epilogues;
+    llvm::SmallPtrSet<Operation *, 8> fused;
     getOperation().walk([&](linalg::LinalgOp op) {
+      if (fused.contains(op))
+        return;
       if (auto plan = planContraction(op, vectorBits, registerTileM, panelBytes,
-                                      parallelChunks))
+                                      parallelChunks)) {
         work.emplace_back(op, std::move(*plan));
-      else if (auto tiles = planParallel(op, parallelChunks, 1 << 14))
+        linalg::GenericOp e =
+            op.getNumReductionLoops() == 1 ? findEpilogue(op) : nullptr;
+        epilogues.push_back(e);
+        if (e)
+          fused.insert(e);
+      } else if (auto tiles = planParallel(op, parallelChunks, 1 << 14)) {
         spread.emplace_back(op, std::move(*tiles));
+      }
     });
     MLIRContext *ctx = &getContext();
     IRRewriter rewriter(ctx);
@@ -300,11 +389,16 @@ struct TileAndVectorizePass
     // but the blocks of one parallel loop may run on different threads.
     for (auto &[op, tiles] : spread)
       (void)tileWithForall(rewriter, op, tiles); // Left whole if it fails.
-    for (auto &[op, plan] : work)
-      if (failed(tile(rewriter, op, plan))) {
+    for (auto [i, item] : llvm::enumerate(work)) {
+      auto &[op, plan] = item;
+      std::optional<int64_t> epilogue;
+      if (epilogues[i])
+        epilogue = i;
+      if (failed(tile(rewriter, op, plan, epilogue))) {
         op->emitOpError("could not be tiled for registers");
         return signalPassFailure();
       }
+    }
     if (work.empty())
       return;
     {
@@ -354,6 +448,50 @@ struct TileAndVectorizePass
       LoopLikeOpInterface l = loop;
       for (int i = 0; i < 2; ++i)
         l = hoistLoopInvariantSubsets(rewriter, l);
+    }
+    fuseEpilogues(rewriter, epilogues);
+  }
+
+  /// Applies each epilogue to the accumulators of its contraction's
+  /// register tiles, where they are written after their reduction loop,
+  /// and drops the separate pass over the result. A contraction with a
+  /// register tile whose accumulator is not held in registers across the
+  /// loop keeps its epilogue as a separate op.
+  void fuseEpilogues(RewriterBase &rewriter,
+                     ArrayRef<linalg::GenericOp> epilogues) {
+    DenseMap<int64_t, SmallVector<vector::TransferWriteOp>> writes;
+    DenseSet<int64_t> unfusable;
+    getOperation().walk([&](scf::ForOp loop) {
+      auto mark = loop->getAttrOfType<IntegerAttr>(kEpilogue);
+      if (!mark)
+        return;
+      loop->removeAttr(kEpilogue);
+      int64_t i = mark.getInt();
+      vector::TransferWriteOp write;
+      int vectors = 0;
+      for (Value r : loop.getResults()) {
+        if (!isa<VectorType>(r.getType()))
+          continue;
+        ++vectors;
+        if (r.hasOneUse())
+          write = dyn_cast<vector::TransferWriteOp>(*r.getUsers().begin());
+      }
+      if (vectors != 1 || !write)
+        unfusable.insert(i);
+      else
+        writes[i].push_back(write);
+    });
+    for (auto &[i, list] : writes) {
+      if (unfusable.contains(i))
+        continue;
+      linalg::GenericOp e = epilogues[i];
+      for (vector::TransferWriteOp write : list) {
+        rewriter.setInsertionPoint(write);
+        Value v = applyEpilogue(rewriter, e, write.getVector());
+        rewriter.modifyOpInPlace(
+            write, [&] { write.getValueToStoreMutable().assign(v); });
+      }
+      rewriter.replaceOp(e, e.getDpsInputOperand(0)->get());
     }
   }
 };
