@@ -52,7 +52,7 @@ void kiln::buildCpuCodegenPipeline(OpPassManager &pm,
           : "scf-forall-to-for,";
   addPipeline(
       pm, "func.func(kiln-flatten-empty-tensors,kiln-fuse-elementwise,"
-          "kiln-conv-to-gemm,kiln-pack-weights,"
+          "kiln-conv-to-gemm,kiln-pack-weights,kiln-clone-shared-inits,"
           "kiln-cpu-tile-and-vectorize),"
           "canonicalize,cse," +
               std::string(kBufferizeAndPlan) +
@@ -88,7 +88,8 @@ void kiln::buildGpuCodegenPipeline(OpPassManager &pm,
                        " features=" + options.features +
                        " O=" + std::to_string(options.optLevel);
   addPipeline(
-      pm, "func.func(kiln-flatten-empty-tensors,kiln-fuse-elementwise),"
+      pm, "func.func(kiln-flatten-empty-tensors,kiln-fuse-elementwise,"
+          "kiln-clone-shared-inits),"
           "canonicalize,cse," +
               std::string(kBufferizeAndPlan) +
               "func.func(kiln-copy-to-linalg,convert-linalg-to-parallel-loops,"

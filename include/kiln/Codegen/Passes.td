@@ -117,6 +117,35 @@ def KilnPlanMemory : Pass<"kiln-plan-memory", "::mlir::ModuleOp"> {
                            "::mlir::arith::ArithDialect"];
 }
 
+def KilnCloneSharedInits
+    : Pass<"kiln-clone-shared-inits", "::mlir::func::FuncOp"> {
+  let summary = "Gives each op that writes into a shared fill or constant "
+                "broadcast its own copy of that op";
+  let description = [{
+    CSE merges identical fills and broadcasts: MatMuls with the same output
+    shape share one zero fill, convolutions with equal biases one bias
+    broadcast. Each writes its result into that init, so bufferization
+    would give all but one of them a copy of it (a scalar `memref.copy` of
+    the whole output before the op runs). A `linalg` op into a
+    `tensor.empty` that reads only constants (a fill, a broadcast) is
+    instead cloned, with its `tensor.empty`, for every op that writes into
+    its result (as a DPS init, possibly through reshapes); the first writer
+    keeps the original when nothing else reads it. Clones carry a distinct
+    `kiln.init_clone` attribute so that CSE does not merge them again.
+
+    ```mlir
+    %z = linalg.fill ins(%c0 : f32) outs(%e : tensor<4x8xf32>) -> tensor<4x8xf32>
+    %a = linalg.matmul ins(...) outs(%z : tensor<4x8xf32>) -> tensor<4x8xf32>
+    %b = linalg.matmul ins(...) outs(%z : tensor<4x8xf32>) -> tensor<4x8xf32>
+    // becomes: %b writes into its own fill
+    %e1 = tensor.empty() : tensor<4x8xf32>
+    %z1 = linalg.fill {kiln.init_clone = 0 : i64} ins(%c0 : f32) outs(%e1 : ...)
+    ```
+  }];
+  let dependentDialects = ["::mlir::linalg::LinalgDialect",
+                           "::mlir::tensor::TensorDialect"];
+}
+
 def KilnConvToGemm : Pass<"kiln-conv-to-gemm", "::mlir::func::FuncOp"> {
   let summary = "Rewrites 2-D convolutions as GEMMs over an im2col copy";
   let description = [{

@@ -1,0 +1,63 @@
+// RUN: kiln-opt %s -split-input-file -kiln-clone-shared-inits | FileCheck %s
+// RUN: kiln-opt %s -split-input-file -kiln-clone-shared-inits -cse | FileCheck %s --check-prefix=CSE
+
+// Two matmuls writing into one zero fill: the second gets its own fill
+// (and tensor.empty), tagged so that CSE keeps the two apart.
+
+// CHECK-LABEL: func.func @shared_fill
+// CHECK:         %[[E0:.+]] = tensor.empty() : tensor<4x8xf32>
+// CHECK:         %[[E1:.+]] = tensor.empty() : tensor<4x8xf32>
+// CHECK:         %[[F1:.+]] = linalg.fill {kiln.init_clone = 0 : i64} ins(%{{.+}} : f32) outs(%[[E1]] : tensor<4x8xf32>)
+// CHECK:         %[[F0:.+]] = linalg.fill ins(%{{.+}} : f32) outs(%[[E0]] : tensor<4x8xf32>)
+// CHECK-DAG:     linalg.matmul {{.+}} outs(%[[F0]] : tensor<4x8xf32>)
+// CHECK-DAG:     linalg.matmul {{.+}} outs(%[[F1]] : tensor<4x8xf32>)
+// CSE-LABEL:   func.func @shared_fill
+// CSE-COUNT-2:   linalg.fill
+func.func @shared_fill(%a: tensor<4x16xf32>, %b: tensor<16x8xf32>) -> (tensor<4x8xf32>, tensor<4x8xf32>) {
+  %c0 = arith.constant 0.0 : f32
+  %e = tensor.empty() : tensor<4x8xf32>
+  %z = linalg.fill ins(%c0 : f32) outs(%e : tensor<4x8xf32>) -> tensor<4x8xf32>
+  %0 = linalg.matmul ins(%a, %b : tensor<4x16xf32>, tensor<16x8xf32>) outs(%z : tensor<4x8xf32>) -> tensor<4x8xf32>
+  %1 = linalg.matmul ins(%a, %b : tensor<4x16xf32>, tensor<16x8xf32>) outs(%z : tensor<4x8xf32>) -> tensor<4x8xf32>
+  return %0, %1 : tensor<4x8xf32>, tensor<4x8xf32>
+}
+
+// -----
+
+// A bias broadcast (reading a constant) shared by two writers through
+// reshapes, and also read directly: both writers get clones, the reader
+// keeps the original.
+
+// CHECK-LABEL: func.func @shared_broadcast
+// CHECK-COUNT-3: linalg.broadcast
+// CHECK:         return %{{.+}}, %{{.+}}, %[[ORIG:.+]] :
+func.func @shared_broadcast(%a: tensor<4x16xf32>, %b: tensor<16x8xf32>) -> (tensor<2x2x8xf32>, tensor<2x2x8xf32>, tensor<4x8xf32>) {
+  %bias = arith.constant dense<[1.0, 2.0, 3.0, 4.0, 5.0, 6.0, 7.0, 8.0]> : tensor<8xf32>
+  %e = tensor.empty() : tensor<4x8xf32>
+  %init = linalg.broadcast ins(%bias : tensor<8xf32>) outs(%e : tensor<4x8xf32>) dimensions = [0]
+  %0 = linalg.matmul ins(%a, %b : tensor<4x16xf32>, tensor<16x8xf32>) outs(%init : tensor<4x8xf32>) -> tensor<4x8xf32>
+  %1 = linalg.matmul ins(%a, %b : tensor<4x16xf32>, tensor<16x8xf32>) outs(%init : tensor<4x8xf32>) -> tensor<4x8xf32>
+  %x0 = tensor.expand_shape %0 [[0, 1], [2]] output_shape [2, 2, 8] : tensor<4x8xf32> into tensor<2x2x8xf32>
+  %x1 = tensor.expand_shape %1 [[0, 1], [2]] output_shape [2, 2, 8] : tensor<4x8xf32> into tensor<2x2x8xf32>
+  return %x0, %x1, %init : tensor<2x2x8xf32>, tensor<2x2x8xf32>, tensor<4x8xf32>
+}
+
+// -----
+
+// Left alone: a fill with one writer, and an init computed from a
+// function argument (not cheap to recompute: a copy is what it costs).
+
+// CHECK-LABEL: func.func @left_alone
+// CHECK-NOT:     kiln.init_clone
+// CHECK-COUNT-1: linalg.fill
+// CHECK-COUNT-1: linalg.broadcast
+func.func @left_alone(%a: tensor<4x16xf32>, %b: tensor<16x8xf32>, %v: tensor<8xf32>) -> (tensor<4x8xf32>, tensor<4x8xf32>, tensor<4x8xf32>) {
+  %c0 = arith.constant 0.0 : f32
+  %e = tensor.empty() : tensor<4x8xf32>
+  %z = linalg.fill ins(%c0 : f32) outs(%e : tensor<4x8xf32>) -> tensor<4x8xf32>
+  %0 = linalg.matmul ins(%a, %b : tensor<4x16xf32>, tensor<16x8xf32>) outs(%z : tensor<4x8xf32>) -> tensor<4x8xf32>
+  %init = linalg.broadcast ins(%v : tensor<8xf32>) outs(%e : tensor<4x8xf32>) dimensions = [0]
+  %1 = linalg.matmul ins(%a, %b : tensor<4x16xf32>, tensor<16x8xf32>) outs(%init : tensor<4x8xf32>) -> tensor<4x8xf32>
+  %2 = linalg.matmul ins(%a, %b : tensor<4x16xf32>, tensor<16x8xf32>) outs(%init : tensor<4x8xf32>) -> tensor<4x8xf32>
+  return %0, %1, %2 : tensor<4x8xf32>, tensor<4x8xf32>, tensor<4x8xf32>
+}
