@@ -192,3 +192,28 @@ func.func @not_epilogues(%a: tensor<12x64xf32>, %b: tensor<64x32xf32>, %c: tenso
   } -> tensor<12x32xf32>
   return %1, %2, %3 : tensor<12x32xf32>, tensor<12x32xf32>, tensor<12x32xf32>
 }
+
+// -----
+
+// A MatMul of a [S, 1, K] activation (sequence first, ViT's attention
+// input) by a 2-D weight has two row dims, S and the unit one: the
+// register tile runs along S (6 rows), not along the unit dim with S in
+// an scf.forall (where every block would read the whole weight for one
+// row).
+
+// CHECK-LABEL: func.func @two_row_dims
+// CHECK-NOT:     scf.forall
+// CHECK:         scf.for %{{.+}} = %c0 to %c12 step %c6
+// CHECK:           vector.contract {{.+}} : vector<6x1x1xf32>, vector<1x16xf32> into vector<6x1x16xf32>
+#sa = affine_map<(s, b, n, k) -> (s, b, k)>
+#sb = affine_map<(s, b, n, k) -> (k, n)>
+#sc = affine_map<(s, b, n, k) -> (s, b, n)>
+func.func @two_row_dims(%a: tensor<12x1x32xf32>, %b: tensor<32x64xf32>, %c: tensor<12x1x64xf32>) -> tensor<12x1x64xf32> {
+  %0 = linalg.generic {indexing_maps = [#sa, #sb, #sc], iterator_types = ["parallel", "parallel", "parallel", "reduction"]} ins(%a, %b : tensor<12x1x32xf32>, tensor<32x64xf32>) outs(%c : tensor<12x1x64xf32>) {
+  ^bb0(%x: f32, %y: f32, %acc: f32):
+    %p = arith.mulf %x, %y : f32
+    %s = arith.addf %acc, %p : f32
+    linalg.yield %s : f32
+  } -> tensor<12x1x64xf32>
+  return %0 : tensor<12x1x64xf32>
+}

@@ -34,3 +34,23 @@ func.func @left_alone(%x: f32, %y: f64) -> (f32, f64) {
   %1 = math.erf %y : f64
   return %0, %1 : f32, f64
 }
+
+// -----
+
+// Powers with small constant exponents become products (for any type,
+// whatever ops are named); other exponents stay.
+
+// CHECK-LABEL: func.func @powers
+// CHECK-NOT:     math.powf %{{.+}}, %{{.+}} : f32
+// CHECK:         %[[SQ:.+]] = arith.mulf %[[X:.+]], %[[X]] : f32
+// CHECK:         arith.mulf %[[X]], %[[SQ]] : f32
+// CHECK:         math.powf %{{.+}}, %{{.+}} : f64
+// NONE-LABEL:  func.func @powers
+// NONE-NOT:      math.powf %{{.+}}, %{{.+}} : f32
+func.func @powers(%x: f32, %y: f64) -> (f32, f64) {
+  %three = arith.constant 3.0 : f32
+  %e = arith.constant 2.5 : f64
+  %0 = math.powf %x, %three : f32
+  %1 = math.powf %y, %e : f64
+  return %0, %1 : f32, f64
+}

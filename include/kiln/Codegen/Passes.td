@@ -224,7 +224,10 @@ def KilnMathApproximation
     changes. Their results are within
     a few ulp of libm's (the ONNX node tests check them, at their
     tolerances, in `test/conformance`). Other types and ops are left to
-    `convert-math-to-libm`.
+    `convert-math-to-libm`. Upstream's algebraic simplifications run
+    first: `math.powf` with a constant exponent of -2, -1, -0.5, 0, 0.5,
+    1, 2, 3 or 4 (splat or scalar) becomes multiplications, divisions and
+    square roots (GPT-2's GELU cubes its input with Pow), for any type.
 
     ```mlir
     %y = math.erf %x : f32

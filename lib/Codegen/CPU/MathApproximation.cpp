@@ -4,7 +4,9 @@
 // scalar functions, which keep LLVM from vectorizing the loop around them
 // (GELU's erf, Softmax's exp, Tanh). Upstream's polynomial approximations
 // compute them with arith and math.fma instead, so those loops vectorize;
-// this pass applies them to the f32 ops it is told to.
+// this pass applies them to the f32 ops it is told to. Powers with small
+// constant exponents (x^3 in GPT-2's GELU) become multiplications first,
+// with upstream's algebraic simplifications.
 //
 //===----------------------------------------------------------------------===//
 
@@ -34,6 +36,9 @@ struct MathApproximationPass
     for (const std::string &op : ops)
       names.insert("math." + op);
     RewritePatternSet patterns(&getContext());
+    // x^c for small constant integer and half-integer c as products and
+    // square roots (GPT-2's GELU cubes its input with Pow).
+    populateMathAlgebraicSimplificationPatterns(patterns);
     populateMathPolynomialApproximationPatterns(
         patterns, [&](StringRef name) { return names.contains(name); });
     if (failed(applyPatternsGreedily(getOperation(), std::move(patterns))))

@@ -169,14 +169,17 @@ planContraction(linalg::LinalgOp op, unsigned vectorBits, int64_t registerTileM,
   bool inM = llvm::is_contained(dims->m, jn);
   if (!inM && !llvm::is_contained(dims->n, jn))
     return std::nullopt;
+  // jm: the largest such dim, the innermost among equals. A MatMul of an
+  // [S, 1, K] activation by a 2-D weight has two: the register tile must
+  // run along S, not along the unit dim (with S in the scf.forall, every
+  // block would read the whole weight for one row).
   ArrayRef<unsigned> others = inM ? dims->n : dims->m;
   int64_t jm = -1;
   for (AffineExpr e : llvm::reverse(outMap.getResults()))
     if (auto de = dyn_cast<AffineDimExpr>(e))
-      if (llvm::is_contained(others, de.getPosition())) {
+      if (llvm::is_contained(others, de.getPosition()) &&
+          (jm < 0 || ranges[de.getPosition()] > ranges[jm]))
         jm = de.getPosition();
-        break;
-      }
 
   int64_t lanes = std::max<int64_t>(1, vectorBits / elt.getWidth());
   int64_t nSize = ranges[jn];

@@ -3,9 +3,9 @@
   transcendentals.py OUTDIR
 
 OUTDIR/m.onnx takes x [64, 1024] (seeded, spread over [-12, 12]) and
-returns Erf(x), Exp(x), Tanh(x), Sigmoid(x), Log(|x| + 1e-3), Softmax(x)
-and the GELU of x, the functions the CPU pipeline computes with
-polynomial approximations. OUTDIR/input_0.npy and output_*.npy hold the
+returns Erf(x), Exp(x), Tanh(x), Sigmoid(x), Log(|x| + 1e-3), Softmax(x),
+the GELU of x and its tanh form with Pow(x, 3) (GPT-2's), the functions
+the CPU pipeline computes with polynomial approximations and products. OUTDIR/input_0.npy and output_*.npy hold the
 input and the outputs numpy (and math.erf) compute in float64.
 """
 import math
@@ -22,7 +22,8 @@ def main():
     os.makedirs(out, exist_ok=True)
     f = TensorProto.FLOAT
     shape = [64, 1024]
-    consts = {"eps": 1e-3, "one": 1.0, "half": 0.5, "sqrt2": math.sqrt(2.0)}
+    consts = {"eps": 1e-3, "one": 1.0, "half": 0.5, "sqrt2": math.sqrt(2.0),
+              "three": 3.0, "c": 0.044715, "k": math.sqrt(2.0 / math.pi)}
     nodes = [
         helper.make_node("Erf", ["x"], ["erf"]),
         helper.make_node("Exp", ["x"], ["exp"]),
@@ -37,8 +38,17 @@ def main():
         helper.make_node("Add", ["g1", "one"], ["g2"]),
         helper.make_node("Mul", ["x", "g2"], ["g3"]),
         helper.make_node("Mul", ["g3", "half"], ["gelu"]),
+        helper.make_node("Pow", ["x", "three"], ["t0"]),
+        helper.make_node("Mul", ["t0", "c"], ["t1"]),
+        helper.make_node("Add", ["x", "t1"], ["t2"]),
+        helper.make_node("Mul", ["t2", "k"], ["t3"]),
+        helper.make_node("Tanh", ["t3"], ["t4"]),
+        helper.make_node("Add", ["t4", "one"], ["t5"]),
+        helper.make_node("Mul", ["x", "t5"], ["t6"]),
+        helper.make_node("Mul", ["t6", "half"], ["gelu_tanh"]),
     ]
-    outputs = ["erf", "exp", "tanh", "sigmoid", "log", "softmax", "gelu"]
+    outputs = ["erf", "exp", "tanh", "sigmoid", "log", "softmax", "gelu",
+               "gelu_tanh"]
     graph = helper.make_graph(
         nodes, "transcendentals",
         [helper.make_tensor_value_info("x", f, shape)],
@@ -58,7 +68,9 @@ def main():
     refs = [erf(xd), np.exp(xd), np.tanh(xd), 1.0 / (1.0 + np.exp(-xd)),
             np.log(np.abs(xd) + np.float64(np.float32(1e-3))),
             e / e.sum(axis=-1, keepdims=True),
-            0.5 * xd * (1.0 + erf(xd / np.float64(np.float32(math.sqrt(2.0)))))]
+            0.5 * xd * (1.0 + erf(xd / np.float64(np.float32(math.sqrt(2.0))))),
+            0.5 * xd * (1.0 + np.tanh(np.float64(np.float32(math.sqrt(2.0 / math.pi))) *
+                                      (xd + np.float64(np.float32(0.044715)) * xd ** 3)))]
     for k, r in enumerate(refs):
         np.save(os.path.join(out, "output_%d.npy" % k), r.astype(np.float32))
 
