@@ -217,3 +217,23 @@ func.func @two_row_dims(%a: tensor<12x1x32xf32>, %b: tensor<32x64xf32>, %c: tens
   } -> tensor<12x1x64xf32>
   return %0 : tensor<12x1x64xf32>
 }
+
+// -----
+
+// A consumer that yields a value from outside its body (every element the
+// same constant) is not an epilogue: it stays a separate op.
+
+// CHECK-LABEL: func.func @yields_outside_value
+// CHECK:         vector.contract
+// CHECK:         linalg.generic
+// CHECK:           linalg.yield %{{.+}} : f32
+func.func @yields_outside_value(%a: tensor<12x64xf32>, %b: tensor<64x32xf32>, %c: tensor<12x32xf32>) -> tensor<12x32xf32> {
+  %one = arith.constant 1.0 : f32
+  %e = tensor.empty() : tensor<12x32xf32>
+  %0 = linalg.matmul ins(%a, %b : tensor<12x64xf32>, tensor<64x32xf32>) outs(%c : tensor<12x32xf32>) -> tensor<12x32xf32>
+  %1 = linalg.generic {indexing_maps = [affine_map<(i, j) -> (i, j)>, affine_map<(i, j) -> (i, j)>], iterator_types = ["parallel", "parallel"]} ins(%0 : tensor<12x32xf32>) outs(%e : tensor<12x32xf32>) {
+  ^bb0(%x: f32, %o: f32):
+    linalg.yield %one : f32
+  } -> tensor<12x32xf32>
+  return %1 : tensor<12x32xf32>
+}

@@ -88,7 +88,10 @@ linalg::GenericOp findEpilogue(linalg::LinalgOp op) {
       !e.hasPureTensorSemantics())
     return nullptr;
   Block &body = e.getRegion().front();
-  if (!body.getArgument(1).use_empty())
+  Value yielded = body.getTerminator()->getOperand(0);
+  if (!body.getArgument(1).use_empty() || yielded.getParentBlock() != &body)
+    return nullptr; // Reads its init, or yields a value from outside.
+  if (auto arg = dyn_cast<BlockArgument>(yielded); arg && arg.getArgNumber())
     return nullptr;
   for (Operation &inner : body.without_terminator()) {
     if (!OpTrait::hasElementwiseMappableTraits(&inner) ||
