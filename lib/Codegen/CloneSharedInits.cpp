@@ -79,11 +79,11 @@ struct CloneSharedInitsPass
       // With only writers, the first keeps the original; with readers
       // too, every writer gets a clone and the readers the original.
       bool keepOne = (int64_t)written.size() == uses;
+      Value empty =
+          cast<DestinationStyleOpInterface>(op).getDpsInitOperand(0)->get();
+      b.setInsertionPoint(op);
       for (OpOperand *use : llvm::drop_begin(written, keepOne ? 1 : 0)) {
-        b.setInsertionPoint(op);
         IRMapping map;
-        Value empty =
-            cast<DestinationStyleOpInterface>(op).getDpsInitOperand(0)->get();
         map.map(empty, b.clone(*empty.getDefiningOp())->getResult(0));
         Operation *clone = b.clone(*op, map);
         clone->setAttr(kCloneTag, b.getI64IntegerAttr(next++));

@@ -2,7 +2,8 @@
 //
 // Needs a module compiled from test/Import/basic.onnxtxt with a 1x3x8x8
 // input; its path comes in KILN_TEST_MODULE (test/unit/unit.test sets it),
-// and one of test/e2e/Inputs/data-dependent.mlir in KILN_TEST_DYNAMIC_MODULE.
+// one of test/e2e/Inputs/data-dependent.mlir in KILN_TEST_DYNAMIC_MODULE, and
+// the first compiled for sm_90 in KILN_TEST_GPU_MODULE.
 //
 //===----------------------------------------------------------------------===//
 
@@ -23,21 +24,28 @@ using namespace kiln::rt;
 
 namespace {
 
-std::string modulePath() {
-  const char *p = std::getenv("KILN_TEST_MODULE");
+std::string envPath(const char *var) {
+  const char *p = std::getenv(var);
   return p ? p : "";
 }
 
-std::string dynamicModulePath() {
-  const char *p = std::getenv("KILN_TEST_DYNAMIC_MODULE");
-  return p ? p : "";
-}
+std::string modulePath() { return envPath("KILN_TEST_MODULE"); }
+std::string dynamicModulePath() { return envPath("KILN_TEST_DYNAMIC_MODULE"); }
+// The basic model compiled for sm_90.
+std::string gpuModulePath() { return envPath("KILN_TEST_GPU_MODULE"); }
 
 std::string readBytes(const std::string &path) {
   std::ifstream in(path, std::ios::binary);
   std::stringstream ss;
   ss << in.rdbuf();
   return ss.str();
+}
+
+/// The status of loading a module image serialized from `proto`.
+Status loadProto(const kiln::kmod::Module &proto) {
+  std::string image = kiln::serializeModule(proto);
+  std::shared_ptr<Module> m;
+  return Module::loadFromMemory(image.data(), image.size(), m);
 }
 
 std::vector<float> input(int seed) {
@@ -259,9 +267,7 @@ TEST(RuntimeDynamic, RejectsBadUpperBounds) {
   ASSERT_TRUE(kiln::parseModule(bytes.data(), bytes.size(), proto, error))
       << error;
   auto rejects = [](const kiln::kmod::Module &bad, const char *what) {
-    std::string image = kiln::serializeModule(bad);
-    std::shared_ptr<Module> m;
-    Status s = Module::loadFromMemory(image.data(), image.size(), m);
+    Status s = loadProto(bad);
     EXPECT_FALSE(s.ok()) << what;
     return s.message();
   };
@@ -280,14 +286,6 @@ TEST(RuntimeDynamic, RejectsBadUpperBounds) {
   dynamicInput.mutable_inputs(0)->set_shape(0, -1);
   dynamicInput.mutable_inputs(0)->set_max_extent(3);
   rejects(dynamicInput, "a -1 input extent");
-}
-
-} // namespace
-
-// The same model compiled for sm_90 (KILN_TEST_GPU_MODULE).
-std::string gpuModulePath() {
-  const char *p = std::getenv("KILN_TEST_GPU_MODULE");
-  return p ? p : "";
 }
 
 TEST(RuntimeGpu, EmulatorAgreesWithTheCpuModule) {
@@ -361,9 +359,7 @@ TEST(RuntimeGpu, RejectsBadLaunchPlans) {
   auto reject = [&](auto mutate, const char *why) {
     kiln::kmod::Module bad = proto;
     mutate(bad);
-    std::string image = kiln::serializeModule(bad);
-    std::shared_ptr<Module> m;
-    Status s = Module::loadFromMemory(image.data(), image.size(), m);
+    Status s = loadProto(bad);
     EXPECT_FALSE(s.ok()) << why;
     EXPECT_NE(s.message().find(why), std::string::npos) << s.message();
   };
@@ -394,3 +390,5 @@ TEST(RuntimeGpu, RejectsBadLaunchPlans) {
       },
       "buffers");
 }
+
+} // namespace

@@ -31,6 +31,13 @@ std::string onnxNodeName(mlir::Location loc);
 /// expand/collapse_shape, reshape, reinterpret_cast, cast): on the host of
 /// a GPU module they only compute a pointer and a layout.
 bool isBufferView(mlir::Operation *op);
+
+/// The width of the CPU register tile along a contraction's vectorized
+/// output dim of `n` elements, with `lanes` elements per vector: `n` itself
+/// up to two vectors, else two vectors, or one when only one divides `n`
+/// (a remainder is peeled). `kiln-pack-weights` packs panels of this width
+/// for `kiln-cpu-tile-and-vectorize` to read.
+int64_t cpuRegisterTileWidth(int64_t n, int64_t lanes);
 } // namespace kiln
 
 #endif // KILN_CODEGEN_PASSES_H

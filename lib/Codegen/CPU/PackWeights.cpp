@@ -94,8 +94,8 @@ std::optional<ConstantView> viewConstant(Value v) {
 
 /// Rewrites `op` to read its constant operand `b` (index 1 or 0) in panels
 /// of `nr` along dim `jn`.
-LogicalResult pack(RewriterBase &rewriter, linalg::LinalgOp op, unsigned bIndex,
-                   const ConstantView &view, int64_t jn, int64_t nr) {
+void pack(RewriterBase &rewriter, linalg::LinalgOp op, unsigned bIndex,
+          const ConstantView &view, int64_t jn, int64_t nr) {
   MLIRContext *ctx = op.getContext();
   unsigned numDims = op.getNumLoops();
   unsigned ji = numDims; // The new innermost dim: n % nr; jn becomes n / nr.
@@ -150,9 +150,9 @@ LogicalResult pack(RewriterBase &rewriter, linalg::LinalgOp op, unsigned bIndex,
 
   // Gather the panels: an odometer over the packed shape, the innermost dim
   // unrolled into a strided copy.
-  int64_t total = 1;
-  for (int64_t s : packedShape)
-    total *= s;
+  Type elt = getElementTypeOrSelf(oldB.getType());
+  auto packedType = RankedTensorType::get(packedShape, elt);
+  int64_t total = packedType.getNumElements();
   int64_t eb = view.eltBytes;
   std::vector<char> data(total * eb);
   {
@@ -177,8 +177,6 @@ LogicalResult pack(RewriterBase &rewriter, linalg::LinalgOp op, unsigned bIndex,
 
   Location loc = op.getLoc();
   rewriter.setInsertionPoint(op);
-  Type elt = getElementTypeOrSelf(bOperand->get().getType());
-  auto packedType = RankedTensorType::get(packedShape, elt);
   auto blob = HeapAsmResourceBlob::allocateAndCopyWithAlign(
       ArrayRef<char>(data), alignof(std::max_align_t));
   Value packed = arith::ConstantOp::create(
@@ -238,7 +236,6 @@ LogicalResult pack(RewriterBase &rewriter, linalg::LinalgOp op, unsigned bIndex,
     rewriter.eraseOp(def);
     def = next;
   }
-  return success();
 }
 
 struct PackWeightsPass
@@ -280,18 +277,13 @@ struct PackWeightsPass
         continue;
       int64_t lanes = std::max<int64_t>(1, vectorBits / elt.getWidth());
       int64_t n = ranges[jn];
-      if (n <= 2 * lanes)
-        continue; // One register tile wide already.
-      int64_t nr = n % (2 * lanes) == 0 ? 2 * lanes
-                   : n % lanes == 0     ? lanes
-                                        : 0;
-      if (nr == 0)
-        continue;
+      int64_t nr = kiln::cpuRegisterTileWidth(n, lanes);
+      if (nr == n || n % nr != 0)
+        continue; // One register tile wide already, or no width divides n.
       std::optional<ConstantView> view = viewConstant(b);
       if (!view)
         continue;
-      if (failed(pack(rewriter, op, *bIndex, *view, jn, nr)))
-        return signalPassFailure();
+      pack(rewriter, op, *bIndex, *view, jn, nr);
     }
   }
 };

@@ -140,6 +140,13 @@ int64_t pickDividing(int64_t size, ArrayRef<int64_t> candidates) {
       return c;
   return candidates.front();
 }
+} // namespace
+
+int64_t kiln::cpuRegisterTileWidth(int64_t n, int64_t lanes) {
+  return n <= 2 * lanes ? n : pickDividing(n, {2 * lanes, lanes});
+}
+
+namespace {
 
 std::optional<ContractionPlan>
 planContraction(linalg::LinalgOp op, unsigned vectorBits, int64_t registerTileM,
@@ -186,8 +193,7 @@ planContraction(linalg::LinalgOp op, unsigned vectorBits, int64_t registerTileM,
 
   int64_t lanes = std::max<int64_t>(1, vectorBits / elt.getWidth());
   int64_t nSize = ranges[jn];
-  int64_t nr =
-      nSize <= 2 * lanes ? nSize : pickDividing(nSize, {2 * lanes, lanes});
+  int64_t nr = kiln::cpuRegisterTileWidth(nSize, lanes);
   // mr: the full register tile, its remainder peeled (a 6-row tile keeps
   // 12 accumulators in flight, enough to cover the FMA latency; a 4-row
   // one that divides the dim ran 20% slower). mrDividing: the tile size
