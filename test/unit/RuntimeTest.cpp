@@ -41,6 +41,13 @@ std::string readBytes(const std::string &path) {
   return ss.str();
 }
 
+/// Parses the module file at `path` into `proto`.
+bool parseFile(const std::string &path, kiln::kmod::Module &proto,
+               std::string &error) {
+  std::string bytes = readBytes(path);
+  return kiln::parseModule(bytes.data(), bytes.size(), proto, error);
+}
+
 /// The status of loading a module image serialized from `proto`.
 Status loadProto(const kiln::kmod::Module &proto) {
   std::string image = kiln::serializeModule(proto);
@@ -261,11 +268,9 @@ TEST(RuntimeDynamic, RunTrimsToTheActualShape) {
 }
 
 TEST(RuntimeDynamic, RejectsBadUpperBounds) {
-  std::string bytes = readBytes(dynamicModulePath());
   kiln::kmod::Module proto;
   std::string error;
-  ASSERT_TRUE(kiln::parseModule(bytes.data(), bytes.size(), proto, error))
-      << error;
+  ASSERT_TRUE(parseFile(dynamicModulePath(), proto, error)) << error;
   auto rejects = [](const kiln::kmod::Module &bad, const char *what) {
     Status s = loadProto(bad);
     EXPECT_FALSE(s.ok()) << what;
@@ -350,11 +355,9 @@ TEST(RuntimeGpu, CudaSessionReportsItsStatus) {
 }
 
 TEST(RuntimeGpu, RejectsBadLaunchPlans) {
-  std::string bytes = readBytes(gpuModulePath());
   kiln::kmod::Module proto;
   std::string error;
-  ASSERT_TRUE(kiln::parseModule(bytes.data(), bytes.size(), proto, error))
-      << error;
+  ASSERT_TRUE(parseFile(gpuModulePath(), proto, error)) << error;
   ASSERT_GT(proto.gpu().launches_size(), 0);
   auto reject = [&](auto mutate, const char *why) {
     kiln::kmod::Module bad = proto;
