@@ -1,5 +1,6 @@
 //===- ProfileRegions.cpp - profile marks between @main's computations ----===//
 
+#include "kiln/Codegen/CostModel.h"
 #include "kiln/Codegen/Passes.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
@@ -42,6 +43,7 @@ struct ProfileRegionsPass
     mark.setPrivate();
 
     SmallVector<Attribute> names;
+    SmallVector<int64_t> flops, bytes;
     auto insertMark = [&](Operation *before) {
       b.setInsertionPoint(before);
       Value id = arith::ConstantIntOp::create(
@@ -62,8 +64,13 @@ struct ProfileRegionsPass
       std::string name = op.getName().getStringRef().str();
       names.push_back(
           b.getStringAttr(node.empty() ? name : node + " (" + name + ")"));
+      kiln::ComputeCost cost = kiln::estimateCost({&op});
+      flops.push_back(cost.flops);
+      bytes.push_back(cost.bytes);
     }
     module->setAttr("kiln.profile_regions", b.getArrayAttr(names));
+    module->setAttr("kiln.profile_flops", b.getDenseI64ArrayAttr(flops));
+    module->setAttr("kiln.profile_bytes", b.getDenseI64ArrayAttr(bytes));
   }
 };
 } // namespace

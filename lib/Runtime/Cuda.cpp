@@ -31,6 +31,7 @@ using CUgraphExec = struct CUgraphExec_st *;
 using CUevent = struct CUevent_st *;
 constexpr int kAttrComputeCapabilityMajor = 75;
 constexpr int kAttrComputeCapabilityMinor = 76;
+constexpr int kAttrMultiprocessorCount = 16;
 constexpr int kStreamNonBlocking = 1;
 constexpr int kCaptureModeThreadLocal = 1;
 
@@ -41,6 +42,7 @@ struct Driver {
   CUresult (*cuDeviceGetCount)(int *);
   CUresult (*cuDeviceGet)(CUdevice *, int);
   CUresult (*cuDeviceGetAttribute)(int *, int, CUdevice);
+  CUresult (*cuDeviceGetName)(char *, int, CUdevice);
   CUresult (*cuDevicePrimaryCtxRetain)(CUcontext *, CUdevice);
   CUresult (*cuDevicePrimaryCtxRelease)(CUdevice);
   CUresult (*cuCtxPushCurrent)(CUcontext);
@@ -108,6 +110,7 @@ private:
     sym(cuDeviceGetCount, "cuDeviceGetCount");
     sym(cuDeviceGet, "cuDeviceGet");
     sym(cuDeviceGetAttribute, "cuDeviceGetAttribute");
+    sym(cuDeviceGetName, "cuDeviceGetName");
     sym(cuDevicePrimaryCtxRetain, "cuDevicePrimaryCtxRetain");
     sym(cuDevicePrimaryCtxRelease, "cuDevicePrimaryCtxRelease_v2");
     sym(cuCtxPushCurrent, "cuCtxPushCurrent_v2");
@@ -145,6 +148,35 @@ private:
   }
 };
 
+/// The device KILN_CUDA_DEVICE names (default 0), its chip ("sm_90") and
+/// its primary context, retained (release it with
+/// cuDevicePrimaryCtxRelease).
+Status openDevice(const Driver &cu, CUdevice &device, std::string &chip,
+                  CUcontext &context) {
+  int count = 0;
+  if (CUresult r = cu.cuDeviceGetCount(&count); r || count == 0)
+    return Status::error("no CUDA device" +
+                         (r ? " (" + cu.describe(r) + ")" : std::string()));
+  int ordinal = 0;
+  if (const char *env = std::getenv("KILN_CUDA_DEVICE"))
+    ordinal = std::atoi(env);
+  if (ordinal < 0 || ordinal >= count)
+    return Status::error("KILN_CUDA_DEVICE=" + std::to_string(ordinal) +
+                         " but there are " + std::to_string(count) +
+                         " CUDA devices");
+  if (CUresult r = cu.cuDeviceGet(&device, ordinal))
+    return Status::error("cuDeviceGet failed: " + cu.describe(r));
+  int major = 0, minor = 0;
+  cu.cuDeviceGetAttribute(&major, kAttrComputeCapabilityMajor, device);
+  cu.cuDeviceGetAttribute(&minor, kAttrComputeCapabilityMinor, device);
+  chip = "sm_" + std::to_string(major) + std::to_string(minor);
+  if (CUresult r = cu.cuDevicePrimaryCtxRetain(&context, device)) {
+    context = nullptr;
+    return Status::error("cuDevicePrimaryCtxRetain failed: " + cu.describe(r));
+  }
+  return Status::success();
+}
+
 class CudaBackend : public Backend {
 public:
   CudaBackend(std::shared_ptr<GpuCode> code, const Driver &d)
@@ -172,31 +204,9 @@ public:
   }
 
   Status init() {
-    int count = 0;
-    if (CUresult r = cu.cuDeviceGetCount(&count); r || count == 0)
-      return Status::error("no CUDA device" +
-                           (r ? " (" + cu.describe(r) + ")" : std::string()));
-    int ordinal = 0;
-    if (const char *env = std::getenv("KILN_CUDA_DEVICE"))
-      ordinal = std::atoi(env);
-    if (ordinal < 0 || ordinal >= count)
-      return Status::error("KILN_CUDA_DEVICE=" + std::to_string(ordinal) +
-                           " but there are " + std::to_string(count) +
-                           " CUDA devices");
-    if (Status s = check(cu.cuDeviceGet(&device, ordinal), "cuDeviceGet");
-        !s.ok())
+    std::string deviceChip;
+    if (Status s = openDevice(cu, device, deviceChip, context); !s.ok())
       return s;
-    int major = 0, minor = 0;
-    cu.cuDeviceGetAttribute(&major, kAttrComputeCapabilityMajor, device);
-    cu.cuDeviceGetAttribute(&minor, kAttrComputeCapabilityMinor, device);
-    std::string deviceChip =
-        "sm_" + std::to_string(major) + std::to_string(minor);
-    if (Status s = check(cu.cuDevicePrimaryCtxRetain(&context, device),
-                         "cuDevicePrimaryCtxRetain");
-        !s.ok()) {
-      context = nullptr;
-      return s;
-    }
     cu.cuCtxPushCurrent(context);
     Status s = setUp(deviceChip);
     CUcontext popped;
@@ -402,7 +412,10 @@ private:
         cu.cuEventElapsedTime(&start, events[0], events[l]);
         cu.cuEventElapsedTime(&ms, events[l], events[l + 1]);
         LaunchProfile p;
-        p.kernel = code->kernels[launch.kernel].name;
+        const GpuKernel &kernel = code->kernels[launch.kernel];
+        p.kernel = kernel.name;
+        p.flops = kernel.flops;
+        p.bytes = kernel.bytes;
         for (int d = 0; d < 3; ++d) {
           p.grid[d] = launch.grid[d];
           p.block[d] = launch.block[d];
@@ -445,4 +458,226 @@ kiln::rt::createCudaBackend(std::shared_ptr<GpuCode> code, Status &status) {
   if (!status.ok())
     return nullptr;
   return backend;
+}
+
+// The ceilings of the profiler's roofline on a CUDA device: f32 FMAs from
+// registers and a triad over arrays far larger than the L2 cache. PTX the
+// driver compiles for the device (ISA 7.0 and sm_80: every chip Kiln
+// targets runs it).
+const std::string &kiln::rt::cudaCalibrationPtx() {
+  static const std::string ptx = [] {
+    std::string fmaRounds;
+    for (int round = 0; round < 4; ++round)
+      for (int chain = 0; chain < 8; ++chain)
+        fmaRounds += "  fma.rn.f32 %a" + std::to_string(chain) + ", %a" +
+                     std::to_string(chain) + ", %x, %y;\n";
+    return R"(.version 7.0
+.target sm_80
+.address_size 64
+
+// Eight independent chains of acc = acc * x + y, four rounds per trip:
+// 64 FLOPs per thread per trip.
+.visible .entry kiln_peak_fma(.param .u64 out, .param .u32 iters)
+{
+  .reg .pred %q;
+  .reg .f32 %a<8>;
+  .reg .f32 %x, %y;
+  .reg .u32 %i, %n, %id, %t;
+  .reg .u64 %p, %off;
+  ld.param.u64 %p, [out];
+  ld.param.u32 %n, [iters];
+  mov.u32 %id, %ctaid.x;
+  mov.u32 %t, %ntid.x;
+  mul.lo.u32 %id, %id, %t;
+  mov.u32 %t, %tid.x;
+  add.u32 %id, %id, %t;
+  cvt.rn.f32.u32 %a0, %id;
+  add.f32 %a1, %a0, 0f3F800000;
+  add.f32 %a2, %a0, 0f40000000;
+  add.f32 %a3, %a0, 0f40400000;
+  add.f32 %a4, %a0, 0f40800000;
+  add.f32 %a5, %a0, 0f40A00000;
+  add.f32 %a6, %a0, 0f40C00000;
+  add.f32 %a7, %a0, 0f40E00000;
+  mov.f32 %x, 0f3F7FFFEF;
+  mov.f32 %y, 0f358637BD;
+  mov.u32 %i, 0;
+LOOP:
+)" + fmaRounds +
+           R"(  add.u32 %i, %i, 1;
+  setp.lt.u32 %q, %i, %n;
+  @%q bra LOOP;
+  add.f32 %a0, %a0, %a1;
+  add.f32 %a2, %a2, %a3;
+  add.f32 %a4, %a4, %a5;
+  add.f32 %a6, %a6, %a7;
+  add.f32 %a0, %a0, %a2;
+  add.f32 %a4, %a4, %a6;
+  add.f32 %a0, %a0, %a4;
+  mul.wide.u32 %off, %id, 4;
+  add.u64 %p, %p, %off;
+  st.global.f32 [%p], %a0;
+  ret;
+}
+
+// a[i] = b[i] + 0.5 * c[i] over n4 float4s, grid-stride: 48 bytes moved per
+// float4.
+.visible .entry kiln_peak_triad(.param .u64 a, .param .u64 b, .param .u64 c,
+                                .param .u64 n4)
+{
+  .reg .pred %q;
+  .reg .f32 %b<4>, %c<4>;
+  .reg .u32 %t0, %t1;
+  .reg .u64 %i, %n, %stride, %pa, %pb, %pc, %off, %qa, %qb, %qc;
+  ld.param.u64 %pa, [a];
+  ld.param.u64 %pb, [b];
+  ld.param.u64 %pc, [c];
+  ld.param.u64 %n, [n4];
+  mov.u32 %t0, %ctaid.x;
+  mov.u32 %t1, %ntid.x;
+  mul.wide.u32 %i, %t0, %t1;
+  mov.u32 %t0, %tid.x;
+  cvt.u64.u32 %off, %t0;
+  add.u64 %i, %i, %off;
+  mov.u32 %t0, %nctaid.x;
+  mul.wide.u32 %stride, %t0, %t1;
+TRIAD:
+  setp.ge.u64 %q, %i, %n;
+  @%q bra DONE;
+  shl.b64 %off, %i, 4;
+  add.u64 %qb, %pb, %off;
+  add.u64 %qc, %pc, %off;
+  add.u64 %qa, %pa, %off;
+  ld.global.v4.f32 {%b0, %b1, %b2, %b3}, [%qb];
+  ld.global.v4.f32 {%c0, %c1, %c2, %c3}, [%qc];
+  fma.rn.f32 %b0, %c0, 0f3F000000, %b0;
+  fma.rn.f32 %b1, %c1, 0f3F000000, %b1;
+  fma.rn.f32 %b2, %c2, 0f3F000000, %b2;
+  fma.rn.f32 %b3, %c3, 0f3F000000, %b3;
+  st.global.v4.f32 [%qa], {%b0, %b1, %b2, %b3};
+  add.u64 %i, %i, %stride;
+  bra TRIAD;
+DONE:
+  ret;
+}
+)";
+  }();
+  return ptx;
+}
+
+Status kiln::rt::measureCudaPeaks(DevicePeaks &out) {
+  const Driver &cu = Driver::get();
+  if (!cu.error.empty())
+    return Status::error(cu.error);
+  CUdevice device = 0;
+  CUcontext context = nullptr;
+  std::string chip;
+  if (Status s = openDevice(cu, device, chip, context); !s.ok())
+    return s;
+  cu.cuCtxPushCurrent(context);
+  CUmodule module = nullptr;
+  CUstream stream = nullptr;
+  CUevent begin = nullptr, end = nullptr;
+  std::vector<CUdeviceptr> buffers;
+  auto release = [&] {
+    for (CUdeviceptr p : buffers)
+      cu.cuMemFree(p);
+    if (begin)
+      cu.cuEventDestroy(begin);
+    if (end)
+      cu.cuEventDestroy(end);
+    if (stream)
+      cu.cuStreamDestroy(stream);
+    if (module)
+      cu.cuModuleUnload(module);
+    CUcontext popped;
+    cu.cuCtxPopCurrent(&popped);
+    cu.cuDevicePrimaryCtxRelease(device);
+  };
+  auto fail = [&](CUresult r, const char *what) {
+    release();
+    return Status::error(std::string("calibrating the GPU: ") + what +
+                         " failed: " + cu.describe(r));
+  };
+  CUfunction fma = nullptr, triad = nullptr;
+  if (CUresult r = cu.cuModuleLoadData(&module, cudaCalibrationPtx().c_str()))
+    return fail(r, "loading the calibration kernels");
+  if (CUresult r = cu.cuModuleGetFunction(&fma, module, "kiln_peak_fma"))
+    return fail(r, "cuModuleGetFunction");
+  if (CUresult r = cu.cuModuleGetFunction(&triad, module, "kiln_peak_triad"))
+    return fail(r, "cuModuleGetFunction");
+  if (CUresult r = cu.cuStreamCreate(&stream, kStreamNonBlocking))
+    return fail(r, "cuStreamCreate");
+  if (CUresult r = cu.cuEventCreate(&begin, 0))
+    return fail(r, "cuEventCreate");
+  if (CUresult r = cu.cuEventCreate(&end, 0))
+    return fail(r, "cuEventCreate");
+  int sms = 1;
+  cu.cuDeviceGetAttribute(&sms, kAttrMultiprocessorCount, device);
+
+  // Times `launch` (which enqueues on `stream`) in ms: the best of three.
+  auto timed = [&](auto launch, float &best) -> CUresult {
+    best = 0;
+    for (int rep = 0; rep < 4; ++rep) { // the first is a warm-up
+      cu.cuEventRecord(begin, stream);
+      if (CUresult r = launch())
+        return r;
+      cu.cuEventRecord(end, stream);
+      if (CUresult r = cu.cuEventSynchronize(end))
+        return r;
+      float ms = 0;
+      cu.cuEventElapsedTime(&ms, begin, end);
+      if (rep > 0 && (best == 0 || ms < best))
+        best = ms;
+    }
+    return 0;
+  };
+
+  // Compute: 16 blocks of 256 threads per SM, 8 chains each.
+  unsigned block = 256, grid = static_cast<unsigned>(sms) * 16;
+  unsigned iters = 4096;
+  CUdeviceptr sink = 0;
+  if (CUresult r = cu.cuMemAlloc(&sink, size_t(grid) * block * 4))
+    return fail(r, "cuMemAlloc");
+  buffers.push_back(sink);
+  void *fmaParams[] = {&sink, &iters};
+  float fmaMs = 0;
+  if (CUresult r = timed(
+          [&] {
+            return cu.cuLaunchKernel(fma, grid, 1, 1, block, 1, 1, 0, stream,
+                                     fmaParams, nullptr);
+          },
+          fmaMs))
+    return fail(r, "the FMA micro-benchmark");
+  double flops = 64.0 * iters * grid * block;
+
+  // Memory: 3 x 256 MiB.
+  unsigned long long n4 = (size_t(256) << 20) / 16;
+  CUdeviceptr a = 0, b = 0, c = 0;
+  for (CUdeviceptr *p : {&a, &b, &c}) {
+    if (CUresult r = cu.cuMemAlloc(p, n4 * 16))
+      return fail(r, "cuMemAlloc");
+    buffers.push_back(*p);
+  }
+  void *triadParams[] = {&a, &b, &c, &n4};
+  float triadMs = 0;
+  unsigned triadGrid = static_cast<unsigned>(sms) * 8;
+  if (CUresult r = timed(
+          [&] {
+            return cu.cuLaunchKernel(triad, triadGrid, 1, 1, 256, 1, 1, 0,
+                                     stream, triadParams, nullptr);
+          },
+          triadMs))
+    return fail(r, "the triad micro-benchmark");
+  char name[256] = {0};
+  cu.cuDeviceGetName(name, sizeof(name) - 1, device);
+  release();
+  if (fmaMs <= 0 || triadMs <= 0)
+    return Status::error("calibrating the GPU: a micro-benchmark took no "
+                         "measurable time");
+  out.gflops = flops / (fmaMs * 1e-3) / 1e9;
+  out.gbps = 48.0 * static_cast<double>(n4) / (triadMs * 1e-3) / 1e9;
+  out.how = std::string(name) + " (" + chip + ", " + std::to_string(sms) +
+            " SMs): f32 FMA chains and a triad over 3 x 256 MiB";
+  return Status::success();
 }

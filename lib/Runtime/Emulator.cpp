@@ -322,6 +322,8 @@ public:
         auto t1 = std::chrono::steady_clock::now();
         LaunchProfile p;
         p.kernel = kernel.name;
+        p.flops = kernel.flops;
+        p.bytes = kernel.bytes;
         for (int d = 0; d < 3; ++d) {
           p.grid[d] = launch.grid[d];
           p.block[d] = launch.block[d];

@@ -32,6 +32,8 @@ struct GpuLaunch {
 struct GpuKernel {
   std::string name;
   bool synchronizes = false;
+  /// What one launch computes and moves, from the compiler (-1: unknown).
+  double flops = -1, bytes = -1;
   /// The emulator's entry, once its code is loaded.
   void (*emulatorEntry)(void **) = nullptr;
 };
@@ -75,6 +77,10 @@ public:
 Status initEmulatorObject(void *handle);
 std::unique_ptr<Backend> createEmulatorBackend(std::shared_ptr<GpuCode> code,
                                                Status &status);
+/// The roofline's ceilings on the CUDA device (see `measurePeaks`), and
+/// the PTX of the micro-benchmarks it runs.
+Status measureCudaPeaks(DevicePeaks &out);
+const std::string &cudaCalibrationPtx();
 std::unique_ptr<Backend> createCudaBackend(std::shared_ptr<GpuCode> code,
                                            Status &status);
 

@@ -195,8 +195,15 @@ static Status loadGpuCode(const kiln::kmod::Module &proto,
   auto p = reinterpret_cast<uintptr_t>(code->constantsStorage.get());
   code->constants = reinterpret_cast<uint8_t *>((p + 255) & ~uintptr_t(255));
   std::memcpy(code->constants, gpu.constants().data(), code->constantsBytes);
-  for (const auto &k : gpu.kernels())
-    code->kernels.push_back({k.name(), k.synchronizes(), nullptr});
+  for (const auto &k : gpu.kernels()) {
+    GpuKernel &kernel = code->kernels.emplace_back();
+    kernel.name = k.name();
+    kernel.synchronizes = k.synchronizes();
+    if (k.has_flops())
+      kernel.flops = static_cast<double>(k.flops());
+    if (k.has_bytes())
+      kernel.bytes = static_cast<double>(k.bytes());
+  }
   for (const auto &l : gpu.launches()) {
     GpuLaunch launch;
     launch.kernel = l.kernel();
@@ -308,6 +315,18 @@ Status Module::loadFromMemory(const void *data, size_t size,
       *hook = reinterpret_cast<void *>(&cpuProfileMark);
       module->profileRegions.assign(cpuCode->profile_regions().begin(),
                                     cpuCode->profile_regions().end());
+      size_t regions = module->profileRegions.size();
+      module->profileFlops.assign(regions, -1);
+      module->profileBytes.assign(regions, -1);
+      if (static_cast<size_t>(cpuCode->profile_region_flops_size()) ==
+              regions &&
+          static_cast<size_t>(cpuCode->profile_region_bytes_size()) == regions)
+        for (size_t i = 0; i < regions; ++i) {
+          module->profileFlops[i] =
+              static_cast<double>(cpuCode->profile_region_flops(i));
+          module->profileBytes[i] =
+              static_cast<double>(cpuCode->profile_region_bytes(i));
+        }
     }
   }
   if (gpuModule) {
@@ -448,9 +467,13 @@ Status Session::runRaw(const void *const *inputs, void *const *outputs) {
     for (size_t i = 0; i + 1 < marks.size(); ++i) {
       LaunchProfile p;
       int32_t r = marks[i].first;
-      p.kernel = r >= 0 && static_cast<size_t>(r) < mod->profileRegions.size()
-                     ? mod->profileRegions[r]
-                     : "region " + std::to_string(r);
+      bool known =
+          r >= 0 && static_cast<size_t>(r) < mod->profileRegions.size();
+      p.kernel = known ? mod->profileRegions[r] : "region " + std::to_string(r);
+      if (known) {
+        p.flops = mod->profileFlops[r];
+        p.bytes = mod->profileBytes[r];
+      }
       p.startMs = std::chrono::duration<double, std::milli>(marks[i].second -
                                                             marks[0].second)
                       .count();

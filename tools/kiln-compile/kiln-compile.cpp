@@ -367,7 +367,11 @@ int compileForGpu(ModuleOp module, kiln::kmod::Module &kmod,
                      << " spill bytes, " << k.shared_bytes() << " bytes shared";
       else
         llvm::errs() << "not assembled";
-      llvm::errs() << (k.synchronizes() ? ", barriers" : "") << "\n";
+      llvm::errs() << (k.synchronizes() ? ", barriers" : "");
+      if (k.has_flops())
+        llvm::errs() << "; " << k.flops() << " flops, " << k.bytes()
+                     << " bytes";
+      llvm::errs() << "\n";
     }
     if (emulatorCode)
       llvm::errs() << "  emulator code: " << soBytes.size()
@@ -514,6 +518,15 @@ int main(int argc, char **argv) {
           (*module)->getAttrOfType<ArrayAttr>("kiln.profile_regions"))
     for (auto name : regions.getAsRange<StringAttr>())
       code->add_profile_regions(name.str());
+  auto costs = [&](StringRef attr, auto add) {
+    if (auto a = (*module)->getAttrOfType<DenseI64ArrayAttr>(attr))
+      for (int64_t v : a.asArrayRef())
+        add(v);
+  };
+  costs("kiln.profile_flops",
+        [&](int64_t v) { code->add_profile_region_flops(v); });
+  costs("kiln.profile_bytes",
+        [&](int64_t v) { code->add_profile_region_bytes(v); });
   code->set_data((*so)->getBufferStart(), (*so)->getBufferSize());
   if (outputFile == "-")
     return fail("a .kmod is binary; give an output file with -o");

@@ -21,11 +21,14 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <filesystem>
 #include <fstream>
 #include <map>
 #include <random>
 #include <sstream>
 #include <string>
+#include <thread>
+#include <unistd.h>
 #include <vector>
 
 using kiln::rt::DType;
@@ -46,6 +49,10 @@ struct Options {
   kiln::rt::Device device = kiln::rt::Device::Default;
   bool profile = false;
   std::string trace; // --profile-trace FILE: Chrome trace of one run
+  // The roofline's ceilings: --peaks GFLOPS,GBPS, else measured (cached
+  // per machine; --recalibrate measures anew).
+  double peakGflops = 0, peakGbps = 0;
+  bool recalibrate = false;
 };
 
 const char *kUsage =
@@ -67,8 +74,17 @@ const char *kUsage =
     "  --profile           time every kernel launch (GPU) or computation\n"
     "                      (CPU modules compiled with --profile) of one\n"
     "                      more run and print the time per kernel\n"
+    "                      with each one's GFLOP/s, GB/s and share of the\n"
+    "                      roofline (from the compiler's counts and the\n"
+    "                      device's measured peaks)\n"
     "  --profile-trace F   also write that run's launches as a Chrome trace\n"
     "                      (chrome://tracing, Perfetto) to F\n"
+    "  --peaks G,B         the roofline's ceilings in GFLOP/s and GB/s\n"
+    "                      instead of measured ones\n"
+    "  --recalibrate       measure the ceilings again (they are measured\n"
+    "                      once per machine, device and thread count and\n"
+    "                      cached in $XDG_CACHE_HOME/kiln/peaks, else\n"
+    "                      ~/.cache/kiln/peaks)\n"
     "  --info              print the module's signature and exit\n"
     "  --json FILE         also write the run's results (check status,\n"
     "                      latency statistics) as JSON to FILE ('-': stdout)\n";
@@ -337,6 +353,118 @@ std::string jsonEscape(const std::string &s) {
   return out;
 }
 
+/// A line that names this machine's `device` at `threads`, the key of the
+/// cached peaks.
+std::string peaksKey(kiln::rt::Device device, int threads) {
+  std::string cpu = "unknown cpu";
+  std::ifstream info("/proc/cpuinfo");
+  for (std::string line; std::getline(info, line);)
+    if (line.rfind("model name", 0) == 0 && line.find(':') != line.npos) {
+      cpu = line.substr(line.find(':') + 2);
+      break;
+    }
+  char host[256] = {0};
+  gethostname(host, sizeof(host) - 1);
+  std::string key = std::string(host) + " | " + cpu + " | ";
+  if (device == kiln::rt::Device::Cuda) {
+    const char *ordinal = std::getenv("KILN_CUDA_DEVICE");
+    const char *visible = std::getenv("CUDA_VISIBLE_DEVICES");
+    key += std::string("cuda ") + (ordinal ? ordinal : "0") +
+           " of CUDA_VISIBLE_DEVICES=" + (visible ? visible : "");
+  } else {
+    key += "cpu threads=" + std::to_string(threads);
+  }
+  for (char &c : key)
+    if (c == '\t' || c == '\n')
+      c = ' ';
+  return key;
+}
+
+std::string peaksCachePath() {
+  if (const char *xdg = std::getenv("XDG_CACHE_HOME"); xdg && *xdg)
+    return std::string(xdg) + "/kiln/peaks";
+  if (const char *home = std::getenv("HOME"); home && *home)
+    return std::string(home) + "/.cache/kiln/peaks";
+  return "";
+}
+
+/// The roofline's ceilings for `device`: given, cached, or measured now
+/// (and cached). `note` says which, and what was measured.
+Status devicePeaks(const Options &o, kiln::rt::Device device,
+                   kiln::rt::DevicePeaks &peaks, std::string &note) {
+  if (o.peakGflops > 0) {
+    peaks.gflops = o.peakGflops;
+    peaks.gbps = o.peakGbps;
+    note = "given with --peaks";
+    return Status::success();
+  }
+  if (device == kiln::rt::Device::Emulator)
+    return Status::error("the emulator's times are not the GPU's; run "
+                         "--device=cuda for a roofline");
+  int threads = o.threads;
+  if (threads <= 0)
+    if (const char *env = std::getenv("OMP_NUM_THREADS"))
+      threads = std::atoi(env);
+  if (threads <= 0)
+    threads = std::max(1u, std::thread::hardware_concurrency());
+  std::string key = peaksKey(device, threads), path = peaksCachePath();
+  if (!o.recalibrate && !path.empty()) {
+    std::ifstream in(path);
+    for (std::string line; std::getline(in, line);) {
+      std::vector<std::string> f;
+      std::stringstream ss(line);
+      for (std::string field; std::getline(ss, field, '\t');)
+        f.push_back(field);
+      if (f.size() == 4 && f[0] == key) {
+        peaks.gflops = std::atof(f[1].c_str());
+        peaks.gbps = std::atof(f[2].c_str());
+        peaks.how = f[3];
+        if (peaks.gflops > 0 && peaks.gbps > 0) {
+          note = peaks.how + "; cached in " + path;
+          return Status::success();
+        }
+      }
+    }
+  }
+  std::fflush(stdout);
+  std::fprintf(stderr,
+               "kiln-run: measuring the %s's peaks for the roofline "
+               "(once per machine)...\n",
+               kiln::rt::deviceName(device));
+  if (Status s = kiln::rt::measurePeaks(device, threads, peaks); !s.ok())
+    return s;
+  note = peaks.how + "; measured now";
+  if (path.empty())
+    return Status::success();
+  // Keep the other machines' and devices' lines.
+  std::string kept;
+  {
+    std::ifstream in(path);
+    for (std::string line; std::getline(in, line);)
+      if (line.rfind(key + "\t", 0) != 0)
+        kept += line + "\n";
+  }
+  std::error_code ec;
+  std::filesystem::create_directories(std::filesystem::path(path).parent_path(),
+                                      ec);
+  // Written aside and renamed into place, so that a concurrent reader sees
+  // the old file or the new one.
+  std::string tmp = path + "." + std::to_string(getpid());
+  {
+    std::ofstream out(tmp, std::ios::trunc);
+    out << kept << key << "\t" << peaks.gflops << "\t" << peaks.gbps << "\t"
+        << peaks.how << "\n";
+    if (!out)
+      return Status::success();
+  }
+  std::filesystem::rename(tmp, path, ec);
+  if (ec)
+    std::filesystem::remove(tmp, ec);
+  else
+    note = peaks.how + "; measured now, cached in " + path;
+  return Status::success();
+}
+
 double percentile(std::vector<double> v, double p) {
   std::sort(v.begin(), v.end());
   size_t idx =
@@ -395,7 +523,18 @@ int main(int argc, char **argv) {
       o.json = next("--json");
     else if (a == "--profile")
       o.profile = true;
-    else if (a == "--profile-trace") {
+    else if (a == "--recalibrate")
+      o.recalibrate = true;
+    else if (a == "--peaks") {
+      std::string v = next("--peaks");
+      char *end = nullptr;
+      o.peakGflops = std::strtod(v.c_str(), &end);
+      if (end && *end == ',')
+        o.peakGbps = std::strtod(end + 1, &end);
+      if (!end || *end || !(o.peakGflops > 0) || !(o.peakGbps > 0))
+        return fail("--peaks takes two positive numbers, GFLOP/s and GB/s: "
+                    "--peaks 150,20");
+    } else if (a == "--profile-trace") {
       o.trace = next("--profile-trace");
       o.profile = true;
     } else if (a == "--device") {
@@ -607,10 +746,17 @@ int main(int argc, char **argv) {
       return fail(s.message());
     session.setProfiling(false);
     const auto &launches = session.lastProfile();
+    // The roofline's ceilings: measured once per machine and cached.
+    kiln::rt::DevicePeaks peaks;
+    std::string peaksNote;
+    if (Status s = devicePeaks(o, session.device(), peaks, peaksNote); !s.ok())
+      peaksNote = s.message();
+    bool roofline = peaks.gflops > 0 && peaks.gbps > 0;
     struct Row {
       std::string kernel;
       int count = 0;
-      double ms = 0;
+      double ms = 0, flops = 0, bytes = 0;
+      bool known = true;
     };
     std::vector<Row> rows;
     std::map<std::string, size_t> index;
@@ -619,30 +765,97 @@ int main(int argc, char **argv) {
       auto [it, inserted] = index.try_emplace(l.kernel, rows.size());
       if (inserted)
         rows.push_back({l.kernel});
-      rows[it->second].count++;
-      rows[it->second].ms += l.ms;
+      Row &r = rows[it->second];
+      r.count++;
+      r.ms += l.ms;
+      r.flops += l.flops;
+      r.bytes += l.bytes;
+      r.known &= l.flops >= 0 && l.bytes >= 0;
       total += l.ms;
     }
     std::stable_sort(rows.begin(), rows.end(),
                      [](const Row &a, const Row &b) { return a.ms > b.ms; });
+    // Achieved rates and the share of the roofline's bound at the row's
+    // arithmetic intensity: min(peak FLOP/s, intensity x peak bandwidth);
+    // a row without arithmetic is held to the bandwidth.
+    auto rates = [&](const Row &r, double &gflops, double &gbps, double &roof) {
+      gflops = gbps = roof = -1;
+      if (!r.known || r.ms <= 0)
+        return;
+      gflops = r.flops / (r.ms * 1e-3) / 1e9;
+      gbps = r.bytes / (r.ms * 1e-3) / 1e9;
+      if (!roofline)
+        return;
+      if (r.flops > 0 && r.bytes > 0)
+        roof = gflops / std::min(peaks.gflops, r.flops / r.bytes * peaks.gbps);
+      else if (r.flops > 0)
+        roof = gflops / peaks.gflops;
+      else if (r.bytes > 0)
+        roof = gbps / peaks.gbps;
+    };
     bool cpu = session.device() == kiln::rt::Device::Cpu;
     std::printf("profile on %s: %zu %s, %.3f ms in %s\n",
                 kiln::rt::deviceName(session.device()), launches.size(),
                 cpu ? "regions" : "launches", total,
                 cpu ? "regions" : "kernels");
-    std::printf("  %10s %6s %8s  %s\n", "ms", "%", cpu ? "count" : "launches",
-                cpu ? "region" : "kernel");
-    for (const Row &r : rows)
-      std::printf("  %10.4f %6.2f %8d  %s\n", r.ms,
+    if (roofline)
+      std::printf("roofline ceilings: %.1f GFLOP/s, %.1f GB/s (ridge at %.2f "
+                  "FLOP/byte; %s)\n",
+                  peaks.gflops, peaks.gbps, peaks.gflops / peaks.gbps,
+                  peaksNote.c_str());
+    else
+      std::printf("roofline ceilings: none (%s)\n", peaksNote.c_str());
+    std::printf("  %10s %6s %8s %9s %8s %8s %6s %-7s %s\n", "ms", "%",
+                cpu ? "count" : "launches", "GFLOP/s", "GB/s", "FLOP/B",
+                "%roof", "bound", cpu ? "region" : "kernel");
+    auto fixed = [](double v, int precision) {
+      char b[32];
+      if (v < 0)
+        return std::string("-");
+      std::snprintf(b, sizeof(b), "%.*f", precision, v);
+      return std::string(b);
+    };
+    for (const Row &r : rows) {
+      double gflops, gbps, roof;
+      rates(r, gflops, gbps, roof);
+      double intensity = r.known && r.bytes > 0 ? r.flops / r.bytes : -1;
+      const char *bound = "-";
+      if (roofline && r.known && (r.flops > 0 || r.bytes > 0))
+        bound = r.flops > 0 &&
+                        (r.bytes <= 0 || intensity >= peaks.gflops / peaks.gbps)
+                    ? "compute"
+                    : "memory";
+      std::printf("  %10.4f %6.2f %8d %9s %8s %8s %6s %-7s %s\n", r.ms,
                   total > 0 ? 100.0 * r.ms / total : 0.0, r.count,
+                  fixed(gflops, 2).c_str(), fixed(gbps, 2).c_str(),
+                  fixed(intensity, 2).c_str(),
+                  fixed(roof < 0 ? -1 : 100 * roof, 1).c_str(), bound,
                   r.kernel.c_str());
+    }
     json << ",\"profile\":{\"device\":\""
          << kiln::rt::deviceName(session.device())
-         << "\",\"kernel_ms\":" << total << ",\"kernels\":[";
-    for (size_t i = 0; i < rows.size(); ++i)
-      json << (i ? "," : "") << "{\"name\":\"" << jsonEscape(rows[i].kernel)
-           << "\",\"launches\":" << rows[i].count << ",\"ms\":" << rows[i].ms
-           << "}";
+         << "\",\"kernel_ms\":" << total;
+    if (roofline)
+      json << ",\"peaks\":{\"gflops_per_s\":" << peaks.gflops
+           << ",\"gb_per_s\":" << peaks.gbps << ",\"how\":\""
+           << jsonEscape(peaksNote) << "\"}";
+    json << ",\"kernels\":[";
+    for (size_t i = 0; i < rows.size(); ++i) {
+      const Row &r = rows[i];
+      json << (i ? "," : "") << "{\"name\":\"" << jsonEscape(r.kernel)
+           << "\",\"launches\":" << r.count << ",\"ms\":" << r.ms;
+      if (r.known) {
+        double gflops, gbps, roof;
+        rates(r, gflops, gbps, roof);
+        json << ",\"flops\":" << static_cast<long long>(r.flops)
+             << ",\"bytes\":" << static_cast<long long>(r.bytes);
+        if (gflops >= 0)
+          json << ",\"gflops_per_s\":" << gflops << ",\"gb_per_s\":" << gbps;
+        if (roof >= 0)
+          json << ",\"roofline_fraction\":" << roof;
+      }
+      json << "}";
+    }
     json << "]}";
     if (!o.trace.empty()) {
       std::ofstream t(o.trace);
@@ -655,7 +868,15 @@ int main(int argc, char **argv) {
         t << (i ? "," : "") << "{\"name\":\"" << jsonEscape(l.kernel)
           << "\",\"ph\":\"X\",\"pid\":1,\"tid\":1,\"ts\":" << l.startMs * 1000.0
           << ",\"dur\":" << l.ms * 1000.0 << ",\"args\":{\"grid / block\":\""
-          << dims << "\"}}";
+          << dims << "\"";
+        if (l.flops >= 0 && l.bytes >= 0) {
+          t << ",\"flops\":" << static_cast<long long>(l.flops)
+            << ",\"bytes\":" << static_cast<long long>(l.bytes);
+          if (l.ms > 0)
+            t << ",\"GFLOP/s\":" << l.flops / (l.ms * 1e6)
+              << ",\"GB/s\":" << l.bytes / (l.ms * 1e6);
+        }
+        t << "}}";
       }
       t << "],\"displayTimeUnit\":\"ms\"}\n";
       if (!t)

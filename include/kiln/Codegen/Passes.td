@@ -338,6 +338,12 @@ def KilnGpuFormKernels : Pass<"kiln-gpu-form-kernels", "::mlir::func::FuncOp"> {
     will be outlined to (`k<N>_<op>`, in module `kiln_kernels`), so
     `gpu-kernel-outlining` puts all kernels in one `gpu.module`.
 
+    The function records what each kernel computes and moves, counted on
+    the loop nests before they become kernels (see
+    `kiln/Codegen/CostModel.h`), as `kiln.kernel_costs = {k0 = array<i64:
+    FLOPS, BYTES>, ...}` (-1: not known statically); the GPU emitter puts
+    them in the `.kmod` for the profiler's roofline.
+
     ```mlir
     scf.parallel (%i, %j) = (%c0, %c0) to (%c2, %c300) step (%c1, %c1) {
       ... memref.store %v, %out[%i, %j]
@@ -411,6 +417,14 @@ def KilnProfileRegions : Pass<"kiln-profile-regions", "::mlir::ModuleOp"> {
     (`kiln.profile_regions`: the ONNX node and the op) for the `.kmod`; the
     runtime times each region from its mark to the next. Runs after
     bufferization, before the ops become loops.
+
+    For the profiler's roofline it also records what each region computes
+    and moves (`kiln.profile_flops`, `kiln.profile_bytes`, one entry per
+    region, -1 where not known statically): arithmetic ops on data times
+    the static trip counts and iteration domains around them (a
+    multiply-add and each step of a contraction count two; casts,
+    constants and index arithmetic nothing), and the size of every buffer
+    from outside the region that it reads or writes, once each.
 
     ```mlir
     linalg.matmul ins(%a, %b : ...) outs(%c : ...)    // loc("MatMul_3")

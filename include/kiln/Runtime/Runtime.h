@@ -137,7 +137,26 @@ struct LaunchProfile {
   std::string kernel;
   unsigned grid[3] = {1, 1, 1}, block[3] = {1, 1, 1};
   double startMs = 0, ms = 0;
+  /// What the compiler counted for the kernel or region (-1: not known,
+  /// e.g. a loop without a static trip count, or a module of an older
+  /// compiler): arithmetic operations (a multiply-add is two) and the least
+  /// bytes it must move, every buffer it touches counted once.
+  double flops = -1, bytes = -1;
 };
+
+/// A device's measured ceilings for the profiler's roofline.
+struct DevicePeaks {
+  double gflops = 0; ///< f32 fused multiply-adds, GFLOP/s
+  double gbps = 0;   ///< memory bandwidth of a triad (read + write), GB/s
+  std::string how;   ///< what was measured, for reports
+};
+/// Measures `device`'s peaks with micro-benchmarks (about a second): the
+/// CPU's widest f32 FMA and a STREAM-style triad on `threads` threads (0:
+/// every hardware thread; Default means the CPU too); a CUDA device's
+/// (KILN_CUDA_DEVICE) FMA and triad kernels. The emulator has none (an
+/// error status). The compute ceiling is f32's: integer, f16 and f64 work
+/// is compared with it all the same.
+Status measurePeaks(Device device, int threads, DevicePeaks &out);
 
 class Module {
 public:
@@ -173,8 +192,10 @@ private:
   void (*entry)(void **) = nullptr;
   // GPU modules: the kernels, their launch plan and weights.
   std::shared_ptr<GpuCode> gpu;
-  // CPU code compiled with --profile: the names of its marked regions.
+  // CPU code compiled with --profile: the names of its marked regions and
+  // their counted costs (-1: unknown).
   std::vector<std::string> profileRegions;
+  std::vector<double> profileFlops, profileBytes;
 };
 
 /// Runs a module. Owns the arena of intermediate tensors (sized by the

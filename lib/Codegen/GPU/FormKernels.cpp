@@ -8,6 +8,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "kiln/Codegen/CostModel.h"
 #include "kiln/Codegen/Passes.h"
 
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
@@ -16,6 +17,7 @@
 #include "mlir/IR/Matchers.h"
 #include "mlir/Interfaces/SideEffectInterfaces.h"
 #include "llvm/ADT/DenseSet.h"
+#include "llvm/ADT/ScopeExit.h"
 
 namespace kiln {
 #define GEN_PASS_DEF_KILNGPUFORMKERNELS
@@ -432,6 +434,11 @@ struct FormKernelsPass
     MLIRContext *ctx = &getContext();
     auto moduleSym = FlatSymbolRefAttr::get(ctx, "kiln_kernels");
     unsigned kernelCount = 0;
+    SmallVector<NamedAttribute> kernelCosts;
+    auto recordCosts = llvm::make_scope_exit([&] {
+      getOperation()->setAttr("kiln.kernel_costs",
+                              DictionaryAttr::get(ctx, kernelCosts));
+    });
     for (const Group &g : groups) {
       SmallVector<Operation *> members;
       for (unsigned i = g.begin; i <= g.end; ++i)
@@ -485,6 +492,11 @@ struct FormKernelsPass
         block = std::min<int64_t>(blockSize, (total + 31) / 32 * 32);
         grid = (total + block - 1) / block;
       }
+      // What the kernel computes and moves, for the profiler's roofline.
+      kiln::ComputeCost cost = kiln::estimateCost(members);
+      kernelCosts.push_back(NamedAttribute(
+          StringAttr::get(ctx, name),
+          DenseI64ArrayAttr::get(ctx, {cost.flops, cost.bytes})));
       Value gridSize = cst(grid), blockSize = cst(block), c1 = cst(1);
       auto launch = gpu::LaunchOp::create(
           b, loc, gridSize, c1, c1, blockSize, c1, c1,

@@ -211,6 +211,12 @@ LogicalResult kiln::extractLaunchPlan(ModuleOp module, kmod::Module &out,
                 n.starts_with("nvvm.shfl") || n.starts_with("gpu.shuffle");
       });
       kernel->set_synchronizes(sync);
+      if (auto costs = fn->getAttrOfType<DictionaryAttr>("kiln.kernel_costs"))
+        if (auto cost = costs.getAs<DenseI64ArrayAttr>(name);
+            cost && cost.size() == 2) {
+          kernel->set_flops(cost[0]);
+          kernel->set_bytes(cost[1]);
+        }
     }
     kmod::Launch *l = program->add_launches();
     l->set_kernel(it->second);
