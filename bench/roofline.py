@@ -1,9 +1,9 @@
 #!/usr/bin/env python3
 """The per-computation roofline of benchmark models on the CPU.
 
-For each model: compiles it with `kiln-compile --profile`, runs one profiled
-run with `kiln-run --profile --json` on the same seeded inputs bench/run.py
-uses, and prints, as Markdown, where the time goes by ONNX op type and the
+For each model: compiles it with `kiln-compile --profile`, profiles a few
+runs with `kiln-run --profile-runs N --json` (each computation's median
+time) on the same seeded inputs bench/run.py uses, and prints, as Markdown, where the time goes by ONNX op type and the
 most expensive computations, each with the GFLOP/s and GB/s it achieved and
 its share of the roofline (the machine's measured peaks, see
 `kiln-run --help`).
@@ -52,7 +52,7 @@ def profile(a, model):
                     "--profile", "-o", kmod], check=True)
     out = os.path.join(wd, "profile_b%d.json" % a.batch)
     argv = [os.path.join(a.bin, "kiln-run"), kmod, "--threads",
-            str(a.threads), "--profile", "--json", out]
+            str(a.threads), "--profile-runs", str(a.runs), "--json", out]
     for f in inputs:
         argv += ["--input", f]
     if a.peaks:
@@ -134,6 +134,8 @@ def main():
     p.add_argument("--batch", type=int, default=1)
     p.add_argument("--threads", type=int, default=2)
     p.add_argument("--top", type=int, default=8)
+    p.add_argument("--runs", type=int, default=5,
+                   help="profiled runs; each computation's median time")
     p.add_argument("--peaks", help="GFLOPS,GBPS instead of measured ceilings")
     p.add_argument("--bin", default=os.path.join(ROOT, "build", "bin"))
     p.add_argument("--models-dir",

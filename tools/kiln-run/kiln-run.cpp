@@ -53,6 +53,7 @@ struct Options {
   // per machine; --recalibrate measures anew).
   double peakGflops = 0, peakGbps = 0;
   bool recalibrate = false;
+  int profileRuns = 1;
 };
 
 const char *kUsage =
@@ -77,7 +78,10 @@ const char *kUsage =
     "                      with each one's GFLOP/s, GB/s and share of the\n"
     "                      roofline (from the compiler's counts and the\n"
     "                      device's measured peaks)\n"
-    "  --profile-trace F   also write that run's launches as a Chrome trace\n"
+    "  --profile-runs N    profile N runs (implies --profile; default 1) and\n"
+    "                      give each kernel's median time\n"
+    "  --profile-trace F   also write the last profiled run's launches as a\n"
+    "                      Chrome trace\n"
     "                      (chrome://tracing, Perfetto) to F\n"
     "  --peaks G,B         the roofline's ceilings in GFLOP/s and GB/s\n"
     "                      instead of measured ones\n"
@@ -543,16 +547,20 @@ int main(int argc, char **argv) {
         return fail("unknown device '" + d +
                     "'; use default, cpu, cuda or emulator");
     } else if (a == "--warmup" || a == "--iterations" || a == "--seed" ||
-               a == "--threads") {
+               a == "--threads" || a == "--profile-runs") {
       double v;
       number(a.c_str(), v);
-      if (v < 0 || v != std::floor(v) || (a == "--threads" && v < 1))
-        return fail(a + (a == "--threads" ? " takes a positive integer"
-                                          : " takes a non-negative integer"));
-      (a == "--warmup"       ? o.warmup
-       : a == "--iterations" ? o.iterations
-       : a == "--threads"    ? o.threads
-                             : (int &)o.seed) = static_cast<int>(v);
+      bool positive = a == "--threads" || a == "--profile-runs";
+      if (v < 0 || v != std::floor(v) || (positive && v < 1))
+        return fail(a + (positive ? " takes a positive integer"
+                                  : " takes a non-negative integer"));
+      (a == "--warmup"         ? o.warmup
+       : a == "--iterations"   ? o.iterations
+       : a == "--threads"      ? o.threads
+       : a == "--profile-runs" ? o.profileRuns
+                               : (int &)o.seed) = static_cast<int>(v);
+      if (a == "--profile-runs")
+        o.profile = true;
     } else if (a == "-h" || a == "--help") {
       std::fputs(kUsage, stdout);
       return 0;
@@ -739,11 +747,20 @@ int main(int argc, char **argv) {
          << ",\"throughput_per_s\":" << 1000.0 / mean << "}";
   }
   if (o.profile) {
-    // One more run, every launch timed.
+    // More runs, every launch timed; each kernel's or region's time is its
+    // median over the runs.
     session.setProfiling(true);
     std::vector<HostTensor> profiled;
-    if (Status s = session.run(refs, profiled); !s.ok())
-      return fail(s.message());
+    std::map<std::string, std::vector<double>> runMs;
+    for (int run = 0; run < o.profileRuns; ++run) {
+      if (Status s = session.run(refs, profiled); !s.ok())
+        return fail(s.message());
+      std::map<std::string, double> sum;
+      for (const auto &l : session.lastProfile())
+        sum[l.kernel] += l.ms;
+      for (const auto &[name, ms] : sum)
+        runMs[name].push_back(ms);
+    }
     session.setProfiling(false);
     const auto &launches = session.lastProfile();
     // The roofline's ceilings: measured once per machine and cached.
@@ -767,11 +784,13 @@ int main(int argc, char **argv) {
         rows.push_back({l.kernel});
       Row &r = rows[it->second];
       r.count++;
-      r.ms += l.ms;
       r.flops += l.flops;
       r.bytes += l.bytes;
       r.known &= l.flops >= 0 && l.bytes >= 0;
-      total += l.ms;
+    }
+    for (Row &r : rows) {
+      r.ms = percentile(runMs[r.kernel], 0.5);
+      total += r.ms;
     }
     std::stable_sort(rows.begin(), rows.end(),
                      [](const Row &a, const Row &b) { return a.ms > b.ms; });
@@ -794,10 +813,13 @@ int main(int argc, char **argv) {
         roof = gbps / peaks.gbps;
     };
     bool cpu = session.device() == kiln::rt::Device::Cpu;
-    std::printf("profile on %s: %zu %s, %.3f ms in %s\n",
+    std::printf("profile on %s: %zu %s, %.3f ms in %s",
                 kiln::rt::deviceName(session.device()), launches.size(),
                 cpu ? "regions" : "launches", total,
                 cpu ? "regions" : "kernels");
+    if (o.profileRuns > 1)
+      std::printf(" (medians of %d runs)", o.profileRuns);
+    std::printf("\n");
     if (roofline)
       std::printf("roofline ceilings: %.1f GFLOP/s, %.1f GB/s (ridge at %.2f "
                   "FLOP/byte; %s)\n",
