@@ -19,6 +19,7 @@ import os
 import re
 import subprocess
 import sys
+import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(HERE)
@@ -57,9 +58,21 @@ def profile(a, model):
         argv += ["--input", f]
     if a.peaks:
         argv += ["--peaks", a.peaks]
+    # The machine is shared: wait for other load to settle, then record how
+    # much of the cores others used while the profiled runs went on.
+    bench_run.wait_for_quiet(a.quiet_wait, 0.1,
+                             lambda m: print(m, file=sys.stderr))
+    b0 = bench_run.machine_busy_seconds()
+    c0 = bench_run.cpu_seconds(bench_run.resource.RUSAGE_CHILDREN)
+    t0 = time.perf_counter()
     subprocess.run(argv, check=True, stdout=subprocess.DEVNULL)
+    share = bench_run.others_share(
+        b0, time.perf_counter() - t0,
+        bench_run.cpu_seconds(bench_run.resource.RUSAGE_CHILDREN) - c0)
     with open(out) as f:
-        return json.load(f)["profile"]
+        prof = json.load(f)["profile"]
+    prof["others_share"] = share
+    return prof
 
 
 def report(model, prof, top):
@@ -79,11 +92,14 @@ def report(model, prof, top):
     known = [r for r in rows if "flops" in r]
     flops = sum(r["flops"] for r in known)
     print("### %s\n" % model)
+    share = prof.get("others_share")
     print("%d regions, %.1f ms; %.2f GFLOP counted, %.1f GFLOP/s overall "
-          "(%s of the %s GFLOP/s peak)\n" % (
+          "(%s of the %s GFLOP/s peak); other processes used %s of the "
+          "cores meanwhile\n" % (
               len(rows), total, flops / 1e9, flops / (total * 1e6),
               fmt(100 * flops / (total * 1e6) / pf if pf else None, ".0f") + "%",
-              fmt(pf, ".0f")))
+              fmt(pf, ".0f"),
+              fmt(100 * share if share is not None else None, ".0f") + "%"))
     by = collections.OrderedDict()
     for r in sorted(rows, key=lambda r: -r["ms"]):
         t = by.setdefault(op_type(r["name"]),
@@ -137,6 +153,8 @@ def main():
     p.add_argument("--runs", type=int, default=5,
                    help="profiled runs; each computation's median time")
     p.add_argument("--peaks", help="GFLOPS,GBPS instead of measured ceilings")
+    p.add_argument("--quiet-wait", type=float, default=60,
+                   help="seconds to wait at most for other load to settle")
     p.add_argument("--bin", default=os.path.join(ROOT, "build", "bin"))
     p.add_argument("--models-dir",
                    default=os.path.join(ROOT, "build", "bench-models"))
