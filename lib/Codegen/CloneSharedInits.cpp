@@ -63,7 +63,7 @@ struct CloneSharedInitsPass
     SmallVector<Operation *> shared;
     getOperation().walk([&](Operation *op) {
       if (isRecomputable(op) && op->getNumResults() == 1 &&
-          !op->getResult(0).hasOneUse())
+          !op->getResult(0).use_empty() && !op->getResult(0).hasOneUse())
         shared.push_back(op);
     });
     OpBuilder b(&getContext());

@@ -159,6 +159,34 @@ func.func @epilogue(%a: tensor<12x64xf32>, %b: tensor<64x32xf32>, %c: tensor<12x
 
 // -----
 
+// Through the transpose back to NCHW that kiln-conv-to-gemm's channels-last
+// form leaves, too: a Relu after it is applied to the accumulators, and
+// the transpose moves the activated values.
+
+// CHECK-LABEL: func.func @epilogue_through_transpose
+// CHECK:         %[[R:.+]]:3 = scf.for {{.+}} -> ({{.+}}, vector<6x16xf32>)
+// CHECK:           vector.contract
+// CHECK:         %[[A:.+]] = arith.maximumf %[[R]]#2, %{{.+}} : vector<6x16xf32>
+// CHECK:         vector.transfer_write %[[A]]
+// CHECK:         %[[T:.+]] = linalg.transpose
+// CHECK-NOT:     linalg.generic
+// CHECK:         return %[[T]]
+func.func @epilogue_through_transpose(%a: tensor<12x64xf32>, %b: tensor<64x32xf32>, %c: tensor<12x32xf32>) -> tensor<32x12xf32> {
+  %zero = arith.constant 0.0 : f32
+  %0 = linalg.matmul ins(%a, %b : tensor<12x64xf32>, tensor<64x32xf32>) outs(%c : tensor<12x32xf32>) -> tensor<12x32xf32>
+  %t = tensor.empty() : tensor<32x12xf32>
+  %1 = linalg.transpose ins(%0 : tensor<12x32xf32>) outs(%t : tensor<32x12xf32>) permutation = [1, 0]
+  %e = tensor.empty() : tensor<32x12xf32>
+  %2 = linalg.generic {indexing_maps = [affine_map<(i, j) -> (i, j)>, affine_map<(i, j) -> (i, j)>], iterator_types = ["parallel", "parallel"]} ins(%1 : tensor<32x12xf32>) outs(%e : tensor<32x12xf32>) {
+  ^bb0(%x: f32, %o: f32):
+    %m = arith.maximumf %x, %zero : f32
+    linalg.yield %m : f32
+  } -> tensor<32x12xf32>
+  return %2 : tensor<32x12xf32>
+}
+
+// -----
+
 // Not epilogues: a consumer that also adds another tensor (the residual
 // add of a ResNet block), and a contraction whose result has a second
 // user. Both stay separate ops after the contraction.

@@ -157,6 +157,20 @@ def KilnConvToGemm : Pass<"kiln-conv-to-gemm", "::mlir::func::FuncOp"> {
     into register-tiled vector code. A 1x1 convolution at stride 1 needs no
     copy. Other convolutions are left alone.
 
+    A convolution whose output plane `p` has fewer than
+    `channels-last-below` elements (ResNet-50's 7x7 planes) has too few
+    columns for register tiles along `p` (a 49-wide plane ran at a quarter
+    of the FMA peak). It becomes the transposed GEMM instead,
+    `out[n, p, f] += col[n, p, k] * w[f, k]`, vectorized along the output
+    channels `f` (when they are a whole number of register tiles, so that
+    `kiln-pack-weights` packs the weights): the windows are copied into a
+    `[N, OH, OW, C, KH, KW]` tensor (a 1x1 stride-1 input is transposed to
+    `[N, OH, OW, C]`), the accumulator's fill or broadcast is rebuilt in
+    that layout (any other is transposed), and the result is transposed
+    back to NCHW by a `linalg.transpose`, through which
+    `kiln-cpu-tile-and-vectorize` still applies a following activation in
+    registers.
+
     ```mlir
     %r = linalg.conv_2d_nchw_fchw ins(%x, %w : tensor<1x3x6x6xf32>,
         tensor<4x3x3x3xf32>) outs(%acc : tensor<1x4x4x4xf32>)
@@ -166,6 +180,14 @@ def KilnConvToGemm : Pass<"kiln-conv-to-gemm", "::mlir::func::FuncOp"> {
     // contraction with tensor<4x27xf32> into tensor<1x4x16xf32>
     ```
   }];
+  let options = [
+    Option<"vectorBits", "vector-bits", "unsigned", "256",
+           "Bits of the CPU's vector registers (as for "
+           "kiln-cpu-tile-and-vectorize)">,
+    Option<"channelsLastBelow", "channels-last-below", "int64_t", "64",
+           "Output planes with fewer elements become GEMMs vectorized "
+           "along the output channels (0: never)">,
+  ];
   let dependentDialects = ["::mlir::linalg::LinalgDialect",
                            "::mlir::tensor::TensorDialect",
                            "::mlir::arith::ArithDialect"];

@@ -74,7 +74,12 @@ linalg::GenericOp findEpilogue(linalg::LinalgOp op) {
   if (op->getNumResults() != 1 || !op->getResult(0).hasOneUse())
     return nullptr;
   Operation *user = *op->getResult(0).getUsers().begin();
-  while (isa<tensor::ExpandShapeOp, tensor::CollapseShapeOp>(user)) {
+  // Reshapes and transposes (kiln-conv-to-gemm's way back to NCHW) move
+  // elements without changing them: an elementwise op after them may as
+  // well be applied before.
+  while (
+      isa<tensor::ExpandShapeOp, tensor::CollapseShapeOp, linalg::TransposeOp>(
+          user)) {
     if (!user->getResult(0).hasOneUse())
       return nullptr;
     user = *user->getResult(0).getUsers().begin();

@@ -1,0 +1,98 @@
+// RUN: kiln-opt %s -split-input-file -kiln-conv-to-gemm | FileCheck %s
+
+// A 3x3 convolution with a 7x7 output plane (49 < channels-last-below = 64)
+// and 32 output channels (two register tiles of 16): the windows are copied
+// into [n, oh, ow, c, kh, kw], the bias broadcast is rebuilt as
+// [n, oh, ow, f], the GEMM contracts [n, p, k] with the weights as [f, k]
+// into [n, p, f], and the result is transposed back to NCHW.
+
+// CHECK-DAG: #[[$BIAS:.+]] = affine_map<(d0, d1, d2, d3) -> (d3)>
+// CHECK-DAG: #[[$WIN:.+]] = affine_map<(d0, d1, d2, d3, d4, d5) -> (d0, d3, d1 + d4, d2 + d5)>
+// CHECK-DAG: #[[$COLS:.+]] = affine_map<(d0, d1, d2, d3) -> (d0, d1, d3)>
+// CHECK-DAG: #[[$W:.+]] = affine_map<(d0, d1, d2, d3) -> (d2, d3)>
+// CHECK-DAG: #[[$OUT:.+]] = affine_map<(d0, d1, d2, d3) -> (d0, d1, d2)>
+// CHECK-LABEL: func.func @conv3x3
+// CHECK-SAME:    %[[X:[^:]+]]: tensor<1x8x9x9xf32>, %[[W:[^:]+]]: tensor<32x8x3x3xf32>, %[[B:[^:]+]]: tensor<32xf32>
+// CHECK:         %[[WK:.+]] = tensor.collapse_shape %[[W]] {{\[}}[0], [1, 2, 3]] : tensor<32x8x3x3xf32> into tensor<32x72xf32>
+// CHECK:         %[[COL:.+]] = linalg.generic {indexing_maps = [#[[$WIN]], #{{.+}}], {{.*}} ins(%[[X]] : tensor<1x8x9x9xf32>) outs(%{{.+}} : tensor<1x7x7x8x3x3xf32>)
+// CHECK:         %[[COLS:.+]] = tensor.collapse_shape %[[COL]] {{\[}}[0], [1, 2], [3, 4, 5]] : tensor<1x7x7x8x3x3xf32> into tensor<1x49x72xf32>
+// CHECK:         %[[INIT:.+]] = linalg.generic {indexing_maps = [#[[$BIAS]], #{{.+}}], {{.*}} ins(%[[B]] : tensor<32xf32>) outs(%{{.+}} : tensor<1x7x7x32xf32>)
+// CHECK:         %[[ACC:.+]] = tensor.collapse_shape %[[INIT]] {{\[}}[0], [1, 2], [3]] : tensor<1x7x7x32xf32> into tensor<1x49x32xf32>
+// CHECK:         %[[G:.+]] = linalg.generic {indexing_maps = [#[[$COLS]], #[[$W]], #[[$OUT]]], iterator_types = ["parallel", "parallel", "parallel", "reduction"]} ins(%[[COLS]], %[[WK]] : tensor<1x49x72xf32>, tensor<32x72xf32>) outs(%[[ACC]] : tensor<1x49x32xf32>)
+// CHECK:           arith.mulf
+// CHECK:           arith.addf
+// CHECK:         %[[E:.+]] = tensor.expand_shape %[[G]] {{\[}}[0], [1, 2], [3]] output_shape [1, 7, 7, 32]
+// CHECK:         %[[T:.+]] = linalg.transpose ins(%[[E]] : tensor<1x7x7x32xf32>) outs(%{{.+}} : tensor<1x32x7x7xf32>) permutation = [0, 3, 1, 2]
+// CHECK:         return %[[T]]
+// The NCHW bias broadcast is gone.
+// CHECK-NOT:     tensor<1x32x7x7xf32>) {
+#bias = affine_map<(d0, d1, d2, d3) -> (d1)>
+#id = affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>
+func.func @conv3x3(%x: tensor<1x8x9x9xf32>, %w: tensor<32x8x3x3xf32>, %b: tensor<32xf32>) -> tensor<1x32x7x7xf32> {
+  %e = tensor.empty() : tensor<1x32x7x7xf32>
+  %acc = linalg.generic {indexing_maps = [#bias, #id], iterator_types = ["parallel", "parallel", "parallel", "parallel"]} ins(%b : tensor<32xf32>) outs(%e : tensor<1x32x7x7xf32>) {
+  ^bb0(%in: f32, %out: f32):
+    linalg.yield %in : f32
+  } -> tensor<1x32x7x7xf32>
+  %0 = linalg.conv_2d_nchw_fchw {dilations = dense<1> : tensor<2xi64>, strides = dense<1> : tensor<2xi64>} ins(%x, %w : tensor<1x8x9x9xf32>, tensor<32x8x3x3xf32>) outs(%acc : tensor<1x32x7x7xf32>) -> tensor<1x32x7x7xf32>
+  return %0 : tensor<1x32x7x7xf32>
+}
+
+// -----
+
+// A 1x1 stride-1 convolution: the input itself, transposed to
+// [n, oh, ow, c], is the GEMM's left-hand side; a zero fill is rebuilt in
+// the [n, oh, ow, f] layout.
+
+// CHECK-LABEL: func.func @pointwise
+// CHECK-SAME:    %[[X:[^:]+]]: tensor<2x8x4x4xf32>
+// CHECK:         %[[XT:.+]] = linalg.transpose ins(%[[X]] : tensor<2x8x4x4xf32>) outs(%{{.+}} : tensor<2x4x4x8xf32>) permutation = [0, 2, 3, 1]
+// CHECK:         %[[COLS:.+]] = tensor.collapse_shape %[[XT]] {{\[}}[0], [1, 2], [3]] : tensor<2x4x4x8xf32> into tensor<2x16x8xf32>
+// CHECK:         %[[FILL:.+]] = linalg.fill ins(%{{.+}} : f32) outs(%{{.+}} : tensor<2x4x4x16xf32>)
+// CHECK:         linalg.generic {{.+}} ins(%[[COLS]], %{{.+}} : tensor<2x16x8xf32>, tensor<16x8xf32>) outs(%{{.+}} : tensor<2x16x16xf32>)
+// CHECK:         linalg.transpose ins(%{{.+}} : tensor<2x4x4x16xf32>) outs(%{{.+}} : tensor<2x16x4x4xf32>) permutation = [0, 3, 1, 2]
+func.func @pointwise(%x: tensor<2x8x4x4xf32>, %w: tensor<16x8x1x1xf32>) -> tensor<2x16x4x4xf32> {
+  %zero = arith.constant 0.0 : f32
+  %e = tensor.empty() : tensor<2x16x4x4xf32>
+  %acc = linalg.fill ins(%zero : f32) outs(%e : tensor<2x16x4x4xf32>) -> tensor<2x16x4x4xf32>
+  %0 = linalg.conv_2d_nchw_fchw {dilations = dense<1> : tensor<2xi64>, strides = dense<1> : tensor<2xi64>} ins(%x, %w : tensor<2x8x4x4xf32>, tensor<16x8x1x1xf32>) outs(%acc : tensor<2x16x4x4xf32>) -> tensor<2x16x4x4xf32>
+  return %0 : tensor<2x16x4x4xf32>
+}
+
+// -----
+
+// Any other accumulator is transposed into the channels-last layout.
+
+// CHECK-LABEL: func.func @other_init
+// CHECK-SAME:    %[[ACC:[^:]+]]: tensor<1x16x4x4xf32>
+// CHECK:         linalg.transpose ins(%[[ACC]] : tensor<1x16x4x4xf32>) outs(%{{.+}} : tensor<1x4x4x16xf32>) permutation = [0, 2, 3, 1]
+func.func @other_init(%x: tensor<1x8x4x4xf32>, %w: tensor<16x8x1x1xf32>, %acc: tensor<1x16x4x4xf32>) -> tensor<1x16x4x4xf32> {
+  %0 = linalg.conv_2d_nchw_fchw {dilations = dense<1> : tensor<2xi64>, strides = dense<1> : tensor<2xi64>} ins(%x, %w : tensor<1x8x4x4xf32>, tensor<16x8x1x1xf32>) outs(%acc : tensor<1x16x4x4xf32>) -> tensor<1x16x4x4xf32>
+  return %0 : tensor<1x16x4x4xf32>
+}
+
+// -----
+
+// Stay NCHW: output channels that are not whole register tiles (24 of
+// 16-wide tiles), and a plane of 64 elements (8x8).
+
+// CHECK-LABEL: func.func @stays_nchw
+// CHECK-NOT:     linalg.transpose
+// CHECK:         linalg.generic {{.+}} ins(%{{.+}}, %{{.+}} : tensor<24x8xf32>, tensor<1x8x16xf32>) outs(%{{.+}} : tensor<1x24x16xf32>)
+// CHECK:         linalg.generic {{.+}} ins(%{{.+}}, %{{.+}} : tensor<16x8xf32>, tensor<1x8x64xf32>) outs(%{{.+}} : tensor<1x16x64xf32>)
+// CHECK-NOT:     linalg.transpose
+func.func @stays_nchw(%x: tensor<1x8x4x4xf32>, %w: tensor<24x8x1x1xf32>, %acc: tensor<1x24x4x4xf32>,
+                      %x8: tensor<1x8x8x8xf32>, %w8: tensor<16x8x1x1xf32>, %acc8: tensor<1x16x8x8xf32>)
+    -> (tensor<1x24x4x4xf32>, tensor<1x16x8x8xf32>) {
+  %0 = linalg.conv_2d_nchw_fchw {dilations = dense<1> : tensor<2xi64>, strides = dense<1> : tensor<2xi64>} ins(%x, %w : tensor<1x8x4x4xf32>, tensor<24x8x1x1xf32>) outs(%acc : tensor<1x24x4x4xf32>) -> tensor<1x24x4x4xf32>
+  %1 = linalg.conv_2d_nchw_fchw {dilations = dense<1> : tensor<2xi64>, strides = dense<1> : tensor<2xi64>} ins(%x8, %w8 : tensor<1x8x8x8xf32>, tensor<16x8x1x1xf32>) outs(%acc8 : tensor<1x16x8x8xf32>) -> tensor<1x16x8x8xf32>
+  return %0, %1 : tensor<1x24x4x4xf32>, tensor<1x16x8x8xf32>
+}
+
+// -----
+
+// channels-last-below=0 turns the channels-last form off.
+
+// RUN: kiln-opt %s -split-input-file --kiln-conv-to-gemm=channels-last-below=0 | FileCheck %s --check-prefix=OFF
+// OFF-NOT: linalg.transpose
+// OFF-NOT: tensor<1x7x7x8x3x3xf32>
