@@ -6,6 +6,7 @@
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Interfaces/SideEffectInterfaces.h"
 #include "mlir/Interfaces/ViewLikeInterface.h"
+#include "llvm/ADT/StringMap.h"
 
 namespace kiln {
 #define GEN_PASS_DEF_KILNPROFILEREGIONS
@@ -44,6 +45,7 @@ struct ProfileRegionsPass
 
     SmallVector<Attribute> names;
     SmallVector<int64_t> flops, bytes;
+    llvm::StringMap<unsigned> seen;
     auto insertMark = [&](Operation *before) {
       b.setInsertionPoint(before);
       Value id = arith::ConstantIntOp::create(
@@ -62,8 +64,14 @@ struct ProfileRegionsPass
       insertMark(&op);
       std::string node = kiln::onnxNodeName(op.getLoc());
       std::string name = op.getName().getStringRef().str();
-      names.push_back(
-          b.getStringAttr(node.empty() ? name : node + " (" + name + ")"));
+      std::string region = node.empty() ? name : node + " (" + name + ")";
+      // One node's second and later computations of the same kind (a
+      // convolution's window copy and its GEMM are both loop nests) are
+      // numbered, so that every region has a name of its own.
+      if (unsigned n = ++seen[region]; n > 1)
+        region.insert(region.size() - (node.empty() ? 0 : 1),
+                      " #" + std::to_string(n));
+      names.push_back(b.getStringAttr(region));
       kiln::ComputeCost cost = kiln::estimateCost({&op});
       flops.push_back(cost.flops);
       bytes.push_back(cost.bytes);

@@ -436,7 +436,9 @@ def KilnProfileRegions : Pass<"kiln-profile-regions", "::mlir::ModuleOp"> {
     not constants, views or allocations) inserts
     `func.call @kiln_profile_mark(%i)` with the region's number, and one
     more mark before the return. The module records the region names
-    (`kiln.profile_regions`: the ONNX node and the op) for the `.kmod`; the
+    (`kiln.profile_regions`: the ONNX node and the op, numbered from the
+    second computation of one kind of a node on, as in
+    `Conv_3 (scf.forall #2)`) for the `.kmod`; the
     runtime times each region from its mark to the next. Runs after
     bufferization, before the ops become loops.
 
