@@ -47,6 +47,40 @@ std::optional<int64_t> lastUse(Value root, Block &body,
   return last;
 }
 
+/// A buffer that the function copies whole into an output argument, which
+/// nothing else uses (what buffer-results-to-out-params leaves for a
+/// returned allocation), becomes that argument: the result is computed in
+/// the caller's buffer, without the copy, and takes no arena space.
+void computeOutputsInPlace(Block &body) {
+  SmallVector<memref::CopyOp> copies;
+  for (Operation &op : body)
+    if (auto copy = dyn_cast<memref::CopyOp>(op))
+      copies.push_back(copy);
+  for (memref::CopyOp copy : copies) {
+    auto alloc = copy.getSource().getDefiningOp<memref::AllocOp>();
+    auto arg = dyn_cast<BlockArgument>(copy.getTarget());
+    if (!alloc || !arg || arg.getOwner() != &body || !arg.hasOneUse() ||
+        alloc->getBlock() != &body || alloc.getType() != arg.getType() ||
+        !alloc.getType().getLayout().isIdentity())
+      continue;
+    // Every other use of the buffer comes before the copy, or is another
+    // copy out of it (a value returned twice) or its release.
+    bool ok = llvm::all_of(alloc->getUses(), [&](OpOperand &use) {
+      Operation *top = body.findAncestorOpInBlock(*use.getOwner());
+      return top && (top == copy || top->isBeforeInBlock(copy) ||
+                     isa<memref::CopyOp, memref::DeallocOp>(top));
+    });
+    if (!ok)
+      continue;
+    copy.erase();
+    for (Operation *user : llvm::make_early_inc_range(alloc->getUsers()))
+      if (isa<memref::DeallocOp>(user))
+        user->erase();
+    alloc.getResult().replaceAllUsesWith(arg);
+    alloc.erase();
+  }
+}
+
 struct PlanMemoryPass : public kiln::impl::KilnPlanMemoryBase<PlanMemoryPass> {
   void runOnOperation() override {
     ModuleOp module = getOperation();
@@ -54,6 +88,7 @@ struct PlanMemoryPass : public kiln::impl::KilnPlanMemoryBase<PlanMemoryPass> {
     if (!fn || fn.isExternal())
       return;
     Block &body = fn.getBody().front();
+    computeOutputsInPlace(body);
     DenseMap<Operation *, int64_t> index;
     int64_t i = 0;
     for (Operation &op : body)

@@ -102,6 +102,15 @@ def KilnPlanMemory : Pass<"kiln-plan-memory", "::mlir::ModuleOp"> {
     `@main`, so the runtime owns it (one per session) and a run allocates
     nothing. Buffers that escape (returned, or stored) are left alone.
 
+    First, a buffer that the function copies whole into an output argument
+    that nothing else touches, with no use of it after the copy (what
+    `buffer-results-to-out-params` leaves for a returned allocation; its
+    own `hoist-static-allocs` acts only where memref's allocation interface
+    is registered, and with it registered crashed on a module with
+    data-dependent outputs), becomes that
+    argument: the graph output is computed in the caller's buffer, the copy
+    is gone and the buffer takes no arena space.
+
     The module records the plan in `kiln.memory_plan`: the arena size, the
     sum of all planned buffers (what allocating each separately costs) and
     the lower bound (the most bytes live at any one point).
