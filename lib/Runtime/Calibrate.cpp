@@ -36,6 +36,13 @@ double seconds(Clock::time_point a, Clock::time_point b) {
 /// so that the loop is not dropped. FLOPs: iters * 12 * lanes * 2.
 constexpr int kChains = 12;
 
+template <size_t N> float sum(const float (&v)[N]) {
+  float r = 0;
+  for (float x : v)
+    r += x;
+  return r;
+}
+
 #if defined(__x86_64__)
 __attribute__((target("avx512f"))) float fmaLoopAvx512(int64_t iters) {
   __m512 x = _mm512_set1_ps(0.999999f), y = _mm512_set1_ps(1e-6f);
@@ -48,7 +55,9 @@ __attribute__((target("avx512f"))) float fmaLoopAvx512(int64_t iters) {
   __m512 s = a[0];
   for (int c = 1; c < kChains; ++c)
     s = _mm512_add_ps(s, a[c]);
-  return _mm512_reduce_add_ps(s);
+  float lanes[16];
+  _mm512_storeu_ps(lanes, s);
+  return sum(lanes);
 }
 
 __attribute__((target("avx2,fma"))) float fmaLoopAvx2(int64_t iters) {
@@ -64,10 +73,7 @@ __attribute__((target("avx2,fma"))) float fmaLoopAvx2(int64_t iters) {
     s = _mm256_add_ps(s, a[c]);
   float lanes[8];
   _mm256_storeu_ps(lanes, s);
-  float r = 0;
-  for (float v : lanes)
-    r += v;
-  return r;
+  return sum(lanes);
 }
 #endif
 
@@ -80,10 +86,7 @@ float fmaLoopScalar(int64_t iters) {
   for (int64_t i = 0; i < iters; ++i)
     for (int c = 0; c < kChains; ++c)
       a[c] = a[c] * x + y;
-  float r = 0;
-  for (float v : a)
-    r += v;
-  return r;
+  return sum(a);
 }
 
 /// Runs `work(thread)` on `threads` threads at once; returns the wall time.

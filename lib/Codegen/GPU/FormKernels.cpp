@@ -435,7 +435,7 @@ struct FormKernelsPass
     auto moduleSym = FlatSymbolRefAttr::get(ctx, "kiln_kernels");
     unsigned kernelCount = 0;
     SmallVector<NamedAttribute> kernelCosts;
-    auto recordCosts = llvm::make_scope_exit([&] {
+    llvm::scope_exit recordCosts([&] {
       getOperation()->setAttr("kiln.kernel_costs",
                               DictionaryAttr::get(ctx, kernelCosts));
     });
