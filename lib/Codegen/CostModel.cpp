@@ -200,9 +200,13 @@ kiln::ComputeCost kiln::estimateCost(ArrayRef<Operation *> ops) {
     flops = add(flops, countOp(op));
 
   // Buffers from outside the computation, each once; globals read inside.
-  llvm::SmallPtrSet<Operation *, 16> inside;
-  for (Operation *op : ops)
-    op->walk([&](Operation *o) { inside.insert(o); });
+  auto definedInside = [&](Value v) {
+    Operation *owner = v.getDefiningOp();
+    if (!owner)
+      owner = cast<BlockArgument>(v).getOwner()->getParentOp();
+    return llvm::any_of(ops,
+                        [&](Operation *op) { return op->isAncestor(owner); });
+  };
   llvm::SetVector<Value> buffers;
   llvm::SmallDenseSet<StringAttr> globals; // each global once
   Count bytes = 0;
@@ -219,14 +223,9 @@ kiln::ComputeCost kiln::estimateCost(ArrayRef<Operation *> ops) {
         return;
       }
       for (Value v : o->getOperands()) {
-        if (!isa<MemRefType>(v.getType()) || buffers.contains(v))
-          continue;
-        Operation *def = v.getDefiningOp();
-        if (def ? inside.contains(def)
-                : inside.contains(
-                      cast<BlockArgument>(v).getOwner()->getParentOp()))
-          continue;
-        addBuffer(v);
+        if (isa<MemRefType>(v.getType()) && !buffers.contains(v) &&
+            !definedInside(v))
+          addBuffer(v);
       }
     });
   for (Value v : buffers)

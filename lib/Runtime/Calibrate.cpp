@@ -12,8 +12,6 @@
 
 #include <algorithm>
 #include <chrono>
-#include <cstring>
-#include <fstream>
 #include <memory>
 #include <thread>
 #include <vector>

@@ -411,18 +411,7 @@ private:
         float start = 0, ms = 0;
         cu.cuEventElapsedTime(&start, events[0], events[l]);
         cu.cuEventElapsedTime(&ms, events[l], events[l + 1]);
-        LaunchProfile p;
-        const GpuKernel &kernel = code->kernels[launch.kernel];
-        p.kernel = kernel.name;
-        p.flops = kernel.flops;
-        p.bytes = kernel.bytes;
-        for (int d = 0; d < 3; ++d) {
-          p.grid[d] = launch.grid[d];
-          p.block[d] = launch.block[d];
-        }
-        p.startMs = start;
-        p.ms = ms;
-        profile->push_back(p);
+        profile->push_back(launchProfile(*code, launch, start, ms));
       }
     }
     return Status::success();

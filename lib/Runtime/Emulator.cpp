@@ -320,18 +320,10 @@ public:
           }
       if (profile) {
         auto t1 = std::chrono::steady_clock::now();
-        LaunchProfile p;
-        p.kernel = kernel.name;
-        p.flops = kernel.flops;
-        p.bytes = kernel.bytes;
-        for (int d = 0; d < 3; ++d) {
-          p.grid[d] = launch.grid[d];
-          p.block[d] = launch.block[d];
-        }
-        p.startMs =
-            std::chrono::duration<double, std::milli>(t0 - start).count();
-        p.ms = std::chrono::duration<double, std::milli>(t1 - t0).count();
-        profile->push_back(p);
+        profile->push_back(launchProfile(
+            *code, launch,
+            std::chrono::duration<double, std::milli>(t0 - start).count(),
+            std::chrono::duration<double, std::milli>(t1 - t0).count()));
       }
     }
     return Status::success();

@@ -57,6 +57,24 @@ struct GpuCode {
   ~GpuCode();
 };
 
+/// The profile of one launch of `code`: its kernel's name and counted
+/// costs, grid and block, at `startMs` for `ms`.
+inline LaunchProfile launchProfile(const GpuCode &code, const GpuLaunch &launch,
+                                   double startMs, double ms) {
+  const GpuKernel &kernel = code.kernels[launch.kernel];
+  LaunchProfile p;
+  p.kernel = kernel.name;
+  p.flops = kernel.flops;
+  p.bytes = kernel.bytes;
+  for (int d = 0; d < 3; ++d) {
+    p.grid[d] = launch.grid[d];
+    p.block[d] = launch.block[d];
+  }
+  p.startMs = startMs;
+  p.ms = ms;
+  return p;
+}
+
 /// A device a session runs GPU code on. `buffers` are the run's host
 /// buffers in the order of `GpuCode::bufferBytes`.
 class Backend {

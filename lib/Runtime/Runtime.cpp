@@ -313,20 +313,17 @@ Status Module::loadFromMemory(const void *data, size_t size,
         return Status::error("the module names profile regions but its "
                              "code lacks kiln_profile_hook");
       *hook = reinterpret_cast<void *>(&cpuProfileMark);
-      module->profileRegions.assign(cpuCode->profile_regions().begin(),
-                                    cpuCode->profile_regions().end());
-      size_t regions = module->profileRegions.size();
-      module->profileFlops.assign(regions, -1);
-      module->profileBytes.assign(regions, -1);
-      if (static_cast<size_t>(cpuCode->profile_region_flops_size()) ==
-              regions &&
-          static_cast<size_t>(cpuCode->profile_region_bytes_size()) == regions)
-        for (size_t i = 0; i < regions; ++i) {
-          module->profileFlops[i] =
-              static_cast<double>(cpuCode->profile_region_flops(i));
-          module->profileBytes[i] =
-              static_cast<double>(cpuCode->profile_region_bytes(i));
+      int regions = cpuCode->profile_regions_size();
+      bool counted = cpuCode->profile_region_flops_size() == regions &&
+                     cpuCode->profile_region_bytes_size() == regions;
+      for (int i = 0; i < regions; ++i) {
+        auto &r = module->profileRegions.emplace_back();
+        r.name = cpuCode->profile_regions(i);
+        if (counted) {
+          r.flops = static_cast<double>(cpuCode->profile_region_flops(i));
+          r.bytes = static_cast<double>(cpuCode->profile_region_bytes(i));
         }
+      }
     }
   }
   if (gpuModule) {
@@ -467,12 +464,13 @@ Status Session::runRaw(const void *const *inputs, void *const *outputs) {
     for (size_t i = 0; i + 1 < marks.size(); ++i) {
       LaunchProfile p;
       int32_t r = marks[i].first;
-      bool known =
-          r >= 0 && static_cast<size_t>(r) < mod->profileRegions.size();
-      p.kernel = known ? mod->profileRegions[r] : "region " + std::to_string(r);
-      if (known) {
-        p.flops = mod->profileFlops[r];
-        p.bytes = mod->profileBytes[r];
+      if (r >= 0 && static_cast<size_t>(r) < mod->profileRegions.size()) {
+        const auto &region = mod->profileRegions[r];
+        p.kernel = region.name;
+        p.flops = region.flops;
+        p.bytes = region.bytes;
+      } else {
+        p.kernel = "region " + std::to_string(r);
       }
       p.startMs = std::chrono::duration<double, std::milli>(marks[i].second -
                                                             marks[0].second)

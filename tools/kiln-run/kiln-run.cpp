@@ -404,28 +404,34 @@ Status devicePeaks(const Options &o, kiln::rt::Device device,
   if (device == kiln::rt::Device::Emulator)
     return Status::error("the emulator's times are not the GPU's; run "
                          "--device=cuda for a roofline");
-  int threads = o.threads;
-  if (threads <= 0)
-    if (const char *env = std::getenv("OMP_NUM_THREADS"))
-      threads = std::atoi(env);
+  // The threads the module's code runs on (main sets OMP_NUM_THREADS from
+  // --threads).
+  const char *omp = std::getenv("OMP_NUM_THREADS");
+  int threads = omp ? std::atoi(omp) : 0;
   if (threads <= 0)
     threads = std::max(1u, std::thread::hardware_concurrency());
   std::string key = peaksKey(device, threads), path = peaksCachePath();
-  if (!o.recalibrate && !path.empty()) {
+  // One line per machine, device and thread count: key, GFLOP/s, GB/s, how.
+  std::string kept; // the other keys' lines, for rewriting the file
+  if (!path.empty()) {
     std::ifstream in(path);
     for (std::string line; std::getline(in, line);) {
+      if (line.rfind(key + "\t", 0) != 0) {
+        kept += line + "\n";
+        continue;
+      }
       std::vector<std::string> f;
       std::stringstream ss(line);
       for (std::string field; std::getline(ss, field, '\t');)
         f.push_back(field);
-      if (f.size() == 4 && f[0] == key) {
-        peaks.gflops = std::atof(f[1].c_str());
-        peaks.gbps = std::atof(f[2].c_str());
-        peaks.how = f[3];
-        if (peaks.gflops > 0 && peaks.gbps > 0) {
-          note = peaks.how + "; cached in " + path;
-          return Status::success();
-        }
+      if (o.recalibrate || f.size() != 4)
+        continue;
+      peaks.gflops = std::atof(f[1].c_str());
+      peaks.gbps = std::atof(f[2].c_str());
+      peaks.how = f[3];
+      if (peaks.gflops > 0 && peaks.gbps > 0) {
+        note = peaks.how + "; cached in " + path;
+        return Status::success();
       }
     }
   }
@@ -439,14 +445,6 @@ Status devicePeaks(const Options &o, kiln::rt::Device device,
   note = peaks.how + "; measured now";
   if (path.empty())
     return Status::success();
-  // Keep the other machines' and devices' lines.
-  std::string kept;
-  {
-    std::ifstream in(path);
-    for (std::string line; std::getline(in, line);)
-      if (line.rfind(key + "\t", 0) != 0)
-        kept += line + "\n";
-  }
   std::error_code ec;
   std::filesystem::create_directories(std::filesystem::path(path).parent_path(),
                                       ec);
@@ -773,6 +771,8 @@ int main(int argc, char **argv) {
       int count = 0;
       double ms = 0, flops = 0, bytes = 0;
       bool known = true;
+      // Derived once the time is known (-1: not applicable).
+      double gflops = -1, gbps = -1, roof = -1;
     };
     std::vector<Row> rows;
     std::map<std::string, size_t> index;
@@ -796,21 +796,21 @@ int main(int argc, char **argv) {
     // Achieved rates and the share of the roofline's bound at the row's
     // arithmetic intensity: min(peak FLOP/s, intensity x peak bandwidth);
     // a row without arithmetic is held to the bandwidth.
-    auto rates = [&](const Row &r, double &gflops, double &gbps, double &roof) {
-      gflops = gbps = roof = -1;
+    for (Row &r : rows) {
       if (!r.known || r.ms <= 0)
-        return;
-      gflops = r.flops / (r.ms * 1e-3) / 1e9;
-      gbps = r.bytes / (r.ms * 1e-3) / 1e9;
+        continue;
+      r.gflops = r.flops / (r.ms * 1e-3) / 1e9;
+      r.gbps = r.bytes / (r.ms * 1e-3) / 1e9;
       if (!roofline)
-        return;
+        continue;
       if (r.flops > 0 && r.bytes > 0)
-        roof = gflops / std::min(peaks.gflops, r.flops / r.bytes * peaks.gbps);
+        r.roof =
+            r.gflops / std::min(peaks.gflops, r.flops / r.bytes * peaks.gbps);
       else if (r.flops > 0)
-        roof = gflops / peaks.gflops;
+        r.roof = r.gflops / peaks.gflops;
       else if (r.bytes > 0)
-        roof = gbps / peaks.gbps;
-    };
+        r.roof = r.gbps / peaks.gbps;
+    }
     bool cpu = session.device() == kiln::rt::Device::Cpu;
     std::printf("profile on %s: %zu %s, %.3f ms in %s",
                 kiln::rt::deviceName(session.device()), launches.size(),
@@ -837,8 +837,6 @@ int main(int argc, char **argv) {
       return std::string(b);
     };
     for (const Row &r : rows) {
-      double gflops, gbps, roof;
-      rates(r, gflops, gbps, roof);
       double intensity = r.known && r.bytes > 0 ? r.flops / r.bytes : -1;
       const char *bound = "-";
       if (roofline && r.known && (r.flops > 0 || r.bytes > 0))
@@ -848,9 +846,9 @@ int main(int argc, char **argv) {
                     : "memory";
       std::printf("  %10.4f %6.2f %8d %9s %8s %8s %6s %-7s %s\n", r.ms,
                   total > 0 ? 100.0 * r.ms / total : 0.0, r.count,
-                  fixed(gflops, 2).c_str(), fixed(gbps, 2).c_str(),
+                  fixed(r.gflops, 2).c_str(), fixed(r.gbps, 2).c_str(),
                   fixed(intensity, 2).c_str(),
-                  fixed(roof < 0 ? -1 : 100 * roof, 1).c_str(), bound,
+                  fixed(r.roof < 0 ? -1 : 100 * r.roof, 1).c_str(), bound,
                   r.kernel.c_str());
     }
     json << ",\"profile\":{\"device\":\""
@@ -866,14 +864,13 @@ int main(int argc, char **argv) {
       json << (i ? "," : "") << "{\"name\":\"" << jsonEscape(r.kernel)
            << "\",\"launches\":" << r.count << ",\"ms\":" << r.ms;
       if (r.known) {
-        double gflops, gbps, roof;
-        rates(r, gflops, gbps, roof);
         json << ",\"flops\":" << static_cast<long long>(r.flops)
              << ",\"bytes\":" << static_cast<long long>(r.bytes);
-        if (gflops >= 0)
-          json << ",\"gflops_per_s\":" << gflops << ",\"gb_per_s\":" << gbps;
-        if (roof >= 0)
-          json << ",\"roofline_fraction\":" << roof;
+        if (r.gflops >= 0)
+          json << ",\"gflops_per_s\":" << r.gflops
+               << ",\"gb_per_s\":" << r.gbps;
+        if (r.roof >= 0)
+          json << ",\"roofline_fraction\":" << r.roof;
       }
       json << "}";
     }

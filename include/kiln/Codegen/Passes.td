@@ -168,8 +168,10 @@ def KilnConvToGemm : Pass<"kiln-conv-to-gemm", "::mlir::func::FuncOp"> {
 
     A convolution whose output plane `p` has fewer than
     `channels-last-below` elements (ResNet-50's 7x7 planes) has too few
-    columns for register tiles along `p` (a 49-wide plane ran at a quarter
-    of the FMA peak). It becomes the transposed GEMM instead,
+    columns for register tiles along `p` (layer4's GEMM ran at 43% of the
+    roofline so, 78-86% channels-last: `bench/models/matmul.py 512 4608 49
+    DIR --weight-left` against `49 4608 512 DIR`). It becomes the
+    transposed GEMM instead,
     `out[n, p, f] += col[n, p, k] * w[f, k]`, vectorized along the output
     channels `f` (when they are a whole number of register tiles, so that
     `kiln-pack-weights` packs the weights): the windows are copied into a

@@ -192,10 +192,13 @@ private:
   void (*entry)(void **) = nullptr;
   // GPU modules: the kernels, their launch plan and weights.
   std::shared_ptr<GpuCode> gpu;
-  // CPU code compiled with --profile: the names of its marked regions and
-  // their counted costs (-1: unknown).
-  std::vector<std::string> profileRegions;
-  std::vector<double> profileFlops, profileBytes;
+  // CPU code compiled with --profile: its marked regions, each with its
+  // name and counted costs (-1: unknown).
+  struct ProfileRegion {
+    std::string name;
+    double flops = -1, bytes = -1;
+  };
+  std::vector<ProfileRegion> profileRegions;
 };
 
 /// Runs a module. Owns the arena of intermediate tensors (sized by the

@@ -74,10 +74,10 @@ Value channelsLastInit(RewriterBase &b, Location loc, Value init) {
 
 /// Rewrites one convolution; fails (leaving it alone) when it is not a
 /// static float convolution. Planes under `channelsLastBelow` elements
-/// with output channels a multiple of two vectors of `lanes` become the
-/// GEMM vectorized along the channels.
+/// with output channels a multiple of two vectors of `vectorBits` become
+/// the GEMM vectorized along the channels.
 LogicalResult convToGemm(RewriterBase &b, linalg::Conv2DNchwFchwOp conv,
-                         int64_t lanes, int64_t channelsLastBelow) {
+                         unsigned vectorBits, int64_t channelsLastBelow) {
   Value x = conv.getInputs()[0], w = conv.getInputs()[1];
   Value init = conv.getOutputs()[0];
   auto xt = dyn_cast<RankedTensorType>(x.getType());
@@ -133,6 +133,8 @@ LogicalResult convToGemm(RewriterBase &b, linalg::Conv2DNchwFchwOp conv,
         nb, nl, ValueRange{arith::AddFOp::create(nb, nl, a[2], prod)});
   };
 
+  int64_t lanes =
+      std::max<int64_t>(1, vectorBits / cast<FloatType>(elt).getWidth());
   if (channelsLastBelow > 0 && p < channelsLastBelow && f % (2 * lanes) == 0) {
     // out[n, p, f] += col[n, p, k] * w[f, k], back to NCHW at the end.
     Value lhs = weights();
@@ -222,13 +224,8 @@ struct ConvToGemmPass : public kiln::impl::KilnConvToGemmBase<ConvToGemmPass> {
     SmallVector<linalg::Conv2DNchwFchwOp> convs;
     getOperation().walk(
         [&](linalg::Conv2DNchwFchwOp conv) { convs.push_back(conv); });
-    for (auto conv : convs) {
-      auto elt = dyn_cast<FloatType>(
-          getElementTypeOrSelf(conv.getOutputs()[0].getType()));
-      int64_t lanes =
-          elt ? std::max<int64_t>(1, vectorBits / elt.getWidth()) : 1;
-      (void)convToGemm(rewriter, conv, lanes, channelsLastBelow);
-    }
+    for (auto conv : convs)
+      (void)convToGemm(rewriter, conv, vectorBits, channelsLastBelow);
   }
 };
 
