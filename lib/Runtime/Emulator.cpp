@@ -15,7 +15,9 @@
 #include "kiln/Runtime/EmulatorHooks.h"
 
 #include <chrono>
+#include <cmath>
 #include <cstdio>
+#include <cstring>
 #include <cstdlib>
 #include <dlfcn.h>
 #include <string>
@@ -48,12 +50,20 @@ struct FiberScheduler {
     bool inShuffle = false;
     uint32_t shuffleMask = 0;
   };
+  static constexpr int kMmaRegs = 10;
   /// Per warp, the values of its lanes' latest two shuffles (a lane can be
   /// at most one shuffle ahead of a lane still reading).
   struct Warp {
     int32_t values[2][32];
     uint32_t count[32];
+    // mma.sync: each lane's A, B and C registers, per collective parity,
+    // and the product D of the collective `decoded` (computed once, by
+    // the first lane that resumes).
+    uint32_t mmaRegs[2][32][kMmaRegs];
+    float d[16][8];
+    uint32_t decoded = 0;
   };
+
   static constexpr size_t kStackBytes = 256 * 1024;
   std::vector<Fiber> fibers;
   std::vector<Warp> warps;
@@ -119,6 +129,100 @@ struct FiberScheduler {
       j = static_cast<int>(lane);
     uint32_t bits = static_cast<uint32_t>(w.values[n & 1][j]);
     return static_cast<int64_t>(bits) | (valid ? int64_t(1) << 32 : 0);
+  }
+
+  /// mma.sync with f32 accumulators (m16n8k8 tf32, m16n8k16 f16/bf16,
+  /// row.col) as the PTX ISA lays out its fragments: with g = lane / 4
+  /// and t = lane % 4, lane registers hold A (16 x K) elements
+  /// (g + 8 (r % 2), k_r), B (K x 8) elements (k_r, g) and C/D elements
+  /// (g + 8 (r / 2), 2t + r % 2). Products are summed in double and
+  /// rounded once; tf32 inputs keep their top 19 bits (the low 13 mantissa
+  /// bits are dropped, as the tensor cores read them).
+  void mma(int32_t kind, const uint32_t *in, float *out) {
+    Fiber *f = running;
+    unsigned linear = f->thread.linear, lane = linear % 32;
+    Warp &w = warps[linear / 32];
+    uint32_t n = ++f->shuffles;
+    std::memcpy(w.mmaRegs[n & 1][lane], in, sizeof(uint32_t) * kMmaRegs);
+    w.count[lane] = n;
+    f->inShuffle = true;
+    f->shuffleMask = 0xffffffffu;
+    swapcontext(&f->context, &scheduler);
+    if (w.decoded != n) {
+      w.decoded = n;
+      multiply(kind, w.mmaRegs[n & 1], w.d);
+    }
+    unsigned g = lane / 4, t = lane % 4;
+    for (unsigned r = 0; r < 4; ++r)
+      out[r] = w.d[g + 8 * (r / 2)][2 * t + r % 2];
+  }
+
+  static float half(uint16_t h, bool bf16) {
+    if (bf16) {
+      uint32_t bits = static_cast<uint32_t>(h) << 16;
+      float v;
+      std::memcpy(&v, &bits, 4);
+      return v;
+    }
+    uint32_t sign = (h >> 15) & 1, exp = (h >> 10) & 31, man = h & 1023;
+    float v;
+    if (exp == 0)
+      v = std::ldexp(static_cast<float>(man), -24);
+    else if (exp == 31)
+      v = man ? NAN : INFINITY;
+    else
+      v = std::ldexp(static_cast<float>(man | 1024), static_cast<int>(exp) - 25);
+    return sign ? -v : v;
+  }
+
+  /// D = A * B + C of one warp's registers.
+  static void multiply(int32_t kind, const uint32_t (*regs)[kMmaRegs],
+                       float (*d)[8]) {
+    bool tf32 = kind == KILN_EMU_MMA_M16N8K8_TF32;
+    bool bf16 = kind == KILN_EMU_MMA_M16N8K16_BF16;
+    int kSize = tf32 ? 8 : 16;
+    float a[16][16], b[16][8], c[16][8];
+    auto word = [](uint32_t bits) {
+      bits &= 0xffffe000u; // tf32: sign, exponent, 10 mantissa bits
+      float v;
+      std::memcpy(&v, &bits, 4);
+      return v;
+    };
+    for (unsigned lane = 0; lane < 32; ++lane) {
+      unsigned g = lane / 4, t = lane % 4;
+      const uint32_t *r = regs[lane];
+      for (unsigned i = 0; i < 4; ++i) {
+        unsigned row = g + 8 * (i % 2);
+        if (tf32) {
+          a[row][t + 4 * (i / 2)] = word(r[i]);
+        } else {
+          unsigned k = 2 * t + 8 * (i / 2);
+          a[row][k] = half(static_cast<uint16_t>(r[i]), bf16);
+          a[row][k + 1] = half(static_cast<uint16_t>(r[i] >> 16), bf16);
+        }
+      }
+      for (unsigned i = 0; i < 2; ++i) {
+        if (tf32) {
+          b[t + 4 * i][g] = word(r[4 + i]);
+        } else {
+          unsigned k = 2 * t + 8 * i;
+          b[k][g] = half(static_cast<uint16_t>(r[4 + i]), bf16);
+          b[k + 1][g] = half(static_cast<uint16_t>(r[4 + i] >> 16), bf16);
+        }
+      }
+      for (unsigned i = 0; i < 4; ++i) {
+        float v;
+        std::memcpy(&v, &r[6 + i], 4);
+        c[g + 8 * (i / 2)][2 * t + i % 2] = v;
+      }
+    }
+    for (int i = 0; i < 16; ++i)
+      for (int j = 0; j < 8; ++j) {
+        double sum = c[i][j];
+        for (int k = 0; k < kSize; ++k)
+          sum += static_cast<double>(a[i][k]) * b[k][j];
+        d[i][j] = static_cast<float>(sum);
+      }
   }
 
   /// Whether every lane of `f`'s shuffle mask has reached its shuffle.
@@ -251,6 +355,20 @@ int64_t hookShuffle(int32_t kind, int32_t mask, int32_t value, int32_t offset,
                                clamp);
 }
 
+void hookMma(int32_t kind, const uint32_t *in, float *out) {
+  ThreadContext *t = current;
+  if (!t || !t->scheduler) {
+    std::fprintf(stderr, "kiln emulator: an mma in a kernel the module "
+                         "says does not synchronize\n");
+    std::abort();
+  }
+  if (kind < KILN_EMU_MMA_M16N8K8_TF32 || kind > KILN_EMU_MMA_M16N8K16_BF16) {
+    std::fprintf(stderr, "kiln emulator: unknown mma kind %d\n", kind);
+    std::abort();
+  }
+  t->scheduler->mma(kind, in, out);
+}
+
 void hookBarrier() {
   ThreadContext *t = current;
   if (!t || !t->scheduler) {
@@ -342,6 +460,7 @@ Status kiln::rt::initEmulatorObject(void *handle) {
   table[KILN_EMU_HOOK_SREG] = reinterpret_cast<void *>(&hookSreg);
   table[KILN_EMU_HOOK_BARRIER] = reinterpret_cast<void *>(&hookBarrier);
   table[KILN_EMU_HOOK_SHFL] = reinterpret_cast<void *>(&hookShuffle);
+  table[KILN_EMU_HOOK_MMA] = reinterpret_cast<void *>(&hookMma);
   return Status::success();
 }
 

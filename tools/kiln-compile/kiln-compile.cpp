@@ -78,11 +78,17 @@ static cl::opt<int64_t> gpuReductionMinSize(
     cl::desc("GPU targets: reductions of at least this many elements per "
              "output get a block of threads per output (0: never)"),
     cl::init(32), cl::cat(category));
+static cl::opt<bool> gpuTf32(
+    "gpu-tf32",
+    cl::desc("GPU targets: run f32 matrix products (MatMul, Gemm, ...) on "
+             "tensor cores with tf32 inputs: several times faster, about 3 "
+             "significant digits per product (default off: exact f32)"),
+    cl::init(false), cl::cat(category));
 static cl::opt<std::string> gpuTestMutation(
     "gpu-test-mutation", cl::Hidden,
     cl::desc("Plants a bug in the GPU kernels (drop-barrier, "
-             "short-reduction, shuffle-up) for the emulator's mutation "
-             "tests"),
+             "short-reduction, shuffle-up, swap-b-fragment, "
+             "skip-last-k-tile) for the emulator's mutation tests"),
     cl::init(""), cl::cat(category));
 enum class Emit { Kiln, Linalg, LLVMDialect, LLVMIR, PTX, KModule };
 static cl::opt<Emit> emit(
@@ -268,6 +274,7 @@ int compileForGpu(ModuleOp module, kiln::kmod::Module &kmod,
   options.blockSize = gpuBlockSize;
   options.optLevel = optLevel;
   options.reductionMinSize = gpuReductionMinSize;
+  options.tf32 = gpuTf32;
   options.testMutation = gpuTestMutation;
   kiln::buildGpuCodegenPipeline(pm, options);
   if (failed(pm.run(module)))

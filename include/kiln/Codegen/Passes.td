@@ -332,6 +332,60 @@ def KilnCpuTileAndVectorize
                            "::mlir::arith::ArithDialect"];
 }
 
+def KilnGpuContractions : Pass<"kiln-gpu-contractions", "::mlir::func::FuncOp"> {
+  let summary = "Turns bufferized contractions into tiled GEMM kernels with "
+                "shared-memory operands (and tensor cores)";
+  let description = [{
+    Runs after bufferization and memory planning, before
+    `convert-linalg-to-parallel-loops`. Each top-level `linalg.generic`
+    of the graph function that is a contraction with static sizes (one K
+    dimension, M and N dimensions (the tiles run along the largest of
+    each; blocks walk the others, as a convolution GEMM's batch) plus any
+    batch dimensions, operands indexed
+    by projected permutations, a body `out + A * B` with the inputs
+    possibly extended) over f32, f16 or bf16, with M and N of at least
+    `min-size`, becomes a `gpu.launch` of a tiled GEMM (named and costed
+    by `kiln-gpu-form-kernels`, which keeps it as it is):
+
+    * one block of 128 threads per 64x64 output tile and batch index;
+    * per step of K (16 for f32, 32 for f16/bf16), the threads stage the A
+      tile (as [k][m]) and the B tile (as [k][n]) in shared memory,
+      consecutive threads reading consecutive elements of each operand's
+      innermost dimension, with zeros where the tile overhangs the
+      operand; a barrier; the tile's products; a barrier;
+    * f32 without `tf32` (and bf16): each thread accumulates an 8x4 register tile
+      with f32 multiply-adds (exact f32 arithmetic, in another order than
+      the CPU's);
+    * f32 with `tf32`, and f16: each warp accumulates a 32x32 tile
+      with `nvgpu.mma.sync` (m16n8k8 tf32, or m16n8k16 f16) in f32
+      registers: tensor cores, which read f32 operands as tf32 (a 10-bit
+      mantissa); bf16 takes the SIMT tile in f32 (upstream's
+      `nvgpu.mma.sync` has no bf16 lowering yet);
+    * the epilogue adds each accumulator to its output element (which
+      holds the initial value: zeros or a bias), converting to the
+      output type.
+
+    Other generics are left to the loop kernels of `kiln-gpu-form-kernels`.
+  }];
+  let options = [
+    Option<"tf32", "tf32", "bool", "false",
+           "f32 contractions on tensor cores with tf32 inputs (faster, "
+           "about 3 decimal digits per product)">,
+    Option<"minSize", "min-size", "int64_t", "16",
+           "Contractions with M or N below this stay loop kernels">,
+    Option<"testMutation", "test-mutation", "std::string", "\"\"",
+           "Plants a bug for the emulator's mutation tests: "
+           "swap-b-fragment (tensor-core B registers swapped), "
+           "skip-last-k-tile (the last step of K is skipped)">,
+  ];
+  let dependentDialects = ["::mlir::gpu::GPUDialect",
+                           "::mlir::nvgpu::NVGPUDialect",
+                           "::mlir::vector::VectorDialect",
+                           "::mlir::scf::SCFDialect",
+                           "::mlir::arith::ArithDialect",
+                           "::mlir::memref::MemRefDialect"];
+}
+
 def KilnGpuFormKernels : Pass<"kiln-gpu-form-kernels", "::mlir::func::FuncOp"> {
   let summary = "Puts every computation of a bufferized graph function into "
                 "a gpu.launch";
@@ -418,8 +472,12 @@ def KilnNvvmToEmulator : Pass<"kiln-nvvm-to-emulator", "::mlir::ModuleOp"> {
     Each NVVM operation the kernels use is replaced by a call through the
     emulator's hook table, the global `kiln_emu_hooks` that the runtime
     fills when it loads the code: special registers (thread, block, grid
-    indices and sizes, lane id) call hook 0 with a register number, and
-    `nvvm.barrier0` calls hook 1. Every pointer becomes a pointer of the
+    indices and sizes, lane id) call hook 0 with a register number,
+    `nvvm.barrier0` calls hook 1, `nvvm.shfl.sync` (32-bit values) hook 2,
+    and `nvvm.mma.sync` (m16n8k8 tf32, m16n8k16 f16/bf16; row.col; f32
+    accumulators) hook 3 with its kind and two stack arrays: the lane's A,
+    B and C registers as 32-bit words, and its four D registers. Every
+    pointer becomes a pointer of the
     default address space; shared-memory globals become thread-local, so
     that blocks run on different host threads do not share them.
     libdevice calls (`__nv_expf`) become calls of the C library function

@@ -97,10 +97,15 @@ struct GpuPipelineOptions
       llvm::cl::desc("Reductions of at least this many elements per output "
                      "get a block per output (0: never)"),
       llvm::cl::init(32)};
+  Option<bool> tf32{
+      *this, "tf32",
+      llvm::cl::desc("f32 contractions on tensor cores with tf32 inputs"),
+      llvm::cl::init(false)};
   Option<std::string> testMutation{
       *this, "test-mutation",
       llvm::cl::desc("Plants a bug for the emulator's mutation tests "
-                     "(kiln-gpu-form-kernels' option)"),
+                     "(kiln-gpu-contractions' or kiln-gpu-form-kernels' "
+                     "option)"),
       llvm::cl::init("")};
 };
 

@@ -23,7 +23,16 @@
    (NVVM's numbering); the result's low 32 bits are the value read, bit 32
    whether the source lane was in range. */
 #define KILN_EMU_HOOK_SHFL 2
-#define KILN_EMU_NUM_HOOKS 3
+/* void (*)(int32_t kind, const uint32_t *in, float *out): mma.sync of one
+   warp with f32 accumulators; `in` holds the lane's A, B and C registers
+   in order (each 32 bits), `out` receives its four D registers. */
+#define KILN_EMU_HOOK_MMA 3
+#define KILN_EMU_NUM_HOOKS 4
+
+/* The mma shapes and input types, the argument of KILN_EMU_HOOK_MMA. */
+#define KILN_EMU_MMA_M16N8K8_TF32 0  /* A: 4 regs, B: 2, C: 4 */
+#define KILN_EMU_MMA_M16N8K16_F16 1  /* A: 4 regs (f16x2), B: 2, C: 4 */
+#define KILN_EMU_MMA_M16N8K16_BF16 2 /* A: 4 regs (bf16x2), B: 2, C: 4 */
 
 /* Special registers, the argument of KILN_EMU_HOOK_SREG. */
 #define KILN_EMU_SREG_TID_X 0

@@ -335,6 +335,25 @@ void buildRowReduction(OpBuilder &b, Location loc, gpu::LaunchOp launch,
   finish(v);
 }
 
+/// Clones the constants `launch` uses into it, so that kernels take
+/// buffers only (pattern rewrites between passes hoist them out).
+void sinkConstants(gpu::LaunchOp launch) {
+  OpBuilder cb = OpBuilder::atBlockBegin(&launch.getBody().front());
+  DenseMap<Value, Value> sunk;
+  launch.getBody().walk([&](Operation *op) {
+    for (OpOperand &use : op->getOpOperands()) {
+      Value v = use.get();
+      auto c = v.getDefiningOp<arith::ConstantOp>();
+      if (!c || launch->isAncestor(c))
+        continue;
+      auto [it, inserted] = sunk.try_emplace(v, Value());
+      if (inserted)
+        it->second = cb.clone(*c)->getResult(0);
+      use.set(it->second);
+    }
+  });
+}
+
 struct FormKernelsPass
     : public kiln::impl::KilnGpuFormKernelsBase<FormKernelsPass> {
   using Base::Base;
@@ -449,6 +468,25 @@ struct FormKernelsPass
       if (std::string n = nameFromLoc(first->getLoc()); !n.empty())
         name += "_" + n;
       auto funcSym = FlatSymbolRefAttr::get(ctx, name);
+
+      // A kernel already formed (a tiled contraction): named and costed
+      // here like the others, its body kept.
+      if (auto formed = dyn_cast<gpu::LaunchOp>(first)) {
+        if (members.size() != 1) {
+          formed.emitOpError("shares a kernel with other work (a value "
+                             "computed on the device crosses it)");
+          return signalPassFailure();
+        }
+        sinkConstants(formed);
+        formed.setModuleAttr(moduleSym);
+        formed.setFunctionAttr(funcSym);
+        auto cost = formed->getAttrOfType<DenseI64ArrayAttr>("kiln.cost");
+        formed->removeAttr("kiln.cost");
+        kernelCosts.push_back(NamedAttribute(
+            StringAttr::get(ctx, name),
+            cost ? cost : DenseI64ArrayAttr::get(ctx, {-1, -1})));
+        continue;
+      }
 
       OpBuilder b(ctx);
       b.setInsertionPointAfter(ops[g.end]);
@@ -578,24 +616,7 @@ struct FormKernelsPass
       for (Operation *op : llvm::reverse(members))
         op->erase();
 
-      // Constants used inside are cloned in, so that kernels take buffers
-      // only.
-      {
-        OpBuilder cb = OpBuilder::atBlockBegin(&kb);
-        DenseMap<Value, Value> sunk;
-        launch.getBody().walk([&](Operation *op) {
-          for (OpOperand &use : op->getOpOperands()) {
-            Value v = use.get();
-            auto c = v.getDefiningOp<arith::ConstantOp>();
-            if (!c || launch->isAncestor(c))
-              continue;
-            auto [it, inserted] = sunk.try_emplace(v, Value());
-            if (inserted)
-              it->second = cb.clone(*c)->getResult(0);
-            use.set(it->second);
-          }
-        });
-      }
+      sinkConstants(launch);
 
       // Inside the kernel: nested parallel loops run sequentially per
       // thread, static allocations are per-thread.

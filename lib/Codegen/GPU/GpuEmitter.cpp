@@ -208,7 +208,8 @@ LogicalResult kiln::extractLaunchPlan(ModuleOp module, kmod::Module &out,
       k->walk([&](Operation *inner) {
         StringRef n = inner->getName().getStringRef();
         sync |= n.starts_with("nvvm.barrier") || n.starts_with("gpu.barrier") ||
-                n.starts_with("nvvm.shfl") || n.starts_with("gpu.shuffle");
+                n.starts_with("nvvm.shfl") || n.starts_with("gpu.shuffle") ||
+                n.starts_with("nvvm.mma");
       });
       kernel->set_synchronizes(sync);
       if (auto costs = fn->getAttrOfType<DictionaryAttr>("kiln.kernel_costs"))

@@ -69,6 +69,94 @@ LogicalResult defineLibdeviceFunction(LLVM::LLVMFuncOp fn) {
   return success();
 }
 
+/// The emulator's number of `mma`'s shape and input type, or -1. Only
+/// f32 accumulators (four f32 results) and row.col layouts.
+int mmaKind(NVVM::MmaOp mma) {
+  NVVM::MMAShapeAttr shape = mma.getShapeAttr();
+  if (mma.getLayoutA() != NVVM::MMALayout::row ||
+      mma.getLayoutB() != NVVM::MMALayout::col || shape.getM() != 16 ||
+      shape.getN() != 8 || mma.getOperandA().size() != 4 ||
+      mma.getOperandB().size() != 2 || mma.getOperandC().size() != 4)
+    return -1;
+  auto result = dyn_cast<LLVM::LLVMStructType>(mma.getRes().getType());
+  if (!result || result.getBody().size() != 4 ||
+      !llvm::all_of(result.getBody(), [](Type t) { return t.isF32(); }))
+    return -1;
+  std::optional<NVVM::MMATypes> type = mma.getMultiplicandAPtxType();
+  if (!type) {
+    auto v = dyn_cast<VectorType>(mma.getOperandA()[0].getType());
+    if (v && v.getElementType().isF16())
+      type = NVVM::MMATypes::f16;
+    else if (v && v.getElementType().isBF16())
+      type = NVVM::MMATypes::bf16;
+  }
+  if (!type)
+    return -1;
+  if (shape.getK() == 8 && *type == NVVM::MMATypes::tf32)
+    return KILN_EMU_MMA_M16N8K8_TF32;
+  if (shape.getK() == 16 && *type == NVVM::MMATypes::f16)
+    return KILN_EMU_MMA_M16N8K16_F16;
+  if (shape.getK() == 16 && *type == NVVM::MMATypes::bf16)
+    return KILN_EMU_MMA_M16N8K16_BF16;
+  return -1;
+}
+
+/// `mma` as a call of the mma hook: the lane's A, B and C registers
+/// stored as 32-bit words into a stack array, the four D registers read
+/// back from another.
+template <typename CallHook>
+LogicalResult lowerMma(OpBuilder &b, NVVM::MmaOp mma, CallHook &callHook) {
+  int kind = mmaKind(mma);
+  if (kind < 0)
+    return failure();
+  MLIRContext *ctx = b.getContext();
+  Location loc = mma.getLoc();
+  auto i32 = IntegerType::get(ctx, 32);
+  auto f32 = Float32Type::get(ctx);
+  auto ptrTy = LLVM::LLVMPointerType::get(ctx);
+  SmallVector<Value> regs(mma->getOperands());
+  auto bits = [](Type t) -> int64_t {
+    if (auto v = dyn_cast<VectorType>(t))
+      return v.getNumElements() * v.getElementType().getIntOrFloatBitWidth();
+    return t.isIntOrFloat() ? t.getIntOrFloatBitWidth() : 0;
+  };
+  for (Value r : regs)
+    if (bits(r.getType()) != 32)
+      return failure();
+  // The arrays live in the function's entry block (one stack slot each,
+  // however often the mma runs).
+  auto fn = mma->getParentOfType<LLVM::LLVMFuncOp>();
+  OpBuilder eb = OpBuilder::atBlockBegin(&fn.getBody().front());
+  Value n = LLVM::ConstantOp::create(eb, loc, i32, eb.getI32IntegerAttr(
+                                                       regs.size()));
+  Value four = LLVM::ConstantOp::create(eb, loc, i32, eb.getI32IntegerAttr(4));
+  Value in = LLVM::AllocaOp::create(eb, loc, ptrTy, i32, n);
+  Value out = LLVM::AllocaOp::create(eb, loc, ptrTy, f32, four);
+  for (auto [i, r] : llvm::enumerate(regs)) {
+    Value word = r.getType() == i32
+                     ? r
+                     : LLVM::BitcastOp::create(b, loc, i32, r).getResult();
+    Value slot = LLVM::GEPOp::create(
+        b, loc, ptrTy, i32, in,
+        ArrayRef<LLVM::GEPArg>{static_cast<int32_t>(i)});
+    LLVM::StoreOp::create(b, loc, word, slot);
+  }
+  Value kindValue =
+      LLVM::ConstantOp::create(b, loc, i32, b.getI32IntegerAttr(kind));
+  callHook(b, loc, KILN_EMU_HOOK_MMA, Type(), ValueRange{kindValue, in, out});
+  Value result = LLVM::UndefOp::create(b, loc, mma.getRes().getType());
+  for (int64_t i = 0; i < 4; ++i) {
+    Value slot = LLVM::GEPOp::create(
+        b, loc, ptrTy, f32, out,
+        ArrayRef<LLVM::GEPArg>{static_cast<int32_t>(i)});
+    Value v = LLVM::LoadOp::create(b, loc, f32, slot);
+    result = LLVM::InsertValueOp::create(b, loc, result, v,
+                                         ArrayRef<int64_t>{i});
+  }
+  mma.getRes().replaceAllUsesWith(result);
+  return success();
+}
+
 struct NvvmToEmulatorPass
     : public kiln::impl::KilnNvvmToEmulatorBase<NvvmToEmulatorPass> {
   void runOnOperation() override {
@@ -220,6 +308,12 @@ struct NvvmToEmulatorPass
             op->erase();
             continue;
           }
+        }
+      }
+      if (auto mma = dyn_cast<NVVM::MmaOp>(op)) {
+        if (succeeded(lowerMma(ob, mma, callHook))) {
+          op->erase();
+          continue;
         }
       }
       op->emitOpError("is not implemented by the kernel emulator");

@@ -6,7 +6,7 @@
 // space; shared memory becomes a thread-local global; libdevice calls
 // become C library calls, and rsqrt gets a definition.
 
-// CHECK: llvm.mlir.global external @kiln_emu_hooks() {{.*}} : !llvm.array<3 x ptr>
+// CHECK: llvm.mlir.global external @kiln_emu_hooks() {{.*}} : !llvm.array<4 x ptr>
 // CHECK: llvm.mlir.global internal thread_local @smem() {{.*}} : !llvm.array<32 x f32>
 // CHECK-LABEL: llvm.func @k(%{{.*}}: !llvm.ptr)
 // CHECK-NOT: nvvm.
@@ -49,6 +49,54 @@ llvm.func @k(%p: !llvm.ptr<1>) attributes {nvvm.kernel} {
 }
 llvm.func @__nv_expf(f32) -> f32
 llvm.func @__nv_rsqrtf(f32) -> f32
+
+// -----
+
+// mma.sync (tf32 m16n8k8, f16 m16n8k16) becomes hook 3 with the kind
+// (0, 1), the lane's ten A, B and C registers stored as 32-bit words into
+// a stack array made in the entry block, and the four D registers loaded
+// back from another.
+// CHECK-LABEL: llvm.func @mma(
+// CHECK: llvm.alloca %{{.*}} x i32
+// CHECK: llvm.store %{{.*}}, %{{.*}} : i32, !llvm.ptr
+// CHECK: %[[KIND:.*]] = llvm.mlir.constant(0 : i32) : i32
+// CHECK: llvm.getelementptr %{{.*}}[0, 3]
+// CHECK: llvm.call %{{.*}}(%[[KIND]], %{{.*}}, %{{.*}}) : !llvm.ptr, (i32, !llvm.ptr, !llvm.ptr) -> ()
+// CHECK-COUNT-4: llvm.load %{{.*}} : !llvm.ptr -> f32
+// CHECK: llvm.bitcast %{{.*}} : vector<2xf16> to i32
+// CHECK: llvm.mlir.constant(1 : i32) : i32
+// CHECK: llvm.call
+// CHECK-NOT: nvvm.
+llvm.func @mma(%a: i32, %c: f32, %h: vector<2xf16>, %p: !llvm.ptr) attributes {nvvm.kernel} {
+  %d = nvvm.mma.sync A[%a, %a, %a, %a] B[%a, %a] C[%c, %c, %c, %c]
+    {layoutA = #nvvm.mma_layout<row>, layoutB = #nvvm.mma_layout<col>,
+     multiplicandAPtxType = #nvvm.mma_type<tf32>,
+     multiplicandBPtxType = #nvvm.mma_type<tf32>,
+     shape = #nvvm.shape<m = 16, n = 8, k = 8>}
+    : (i32, i32, f32) -> !llvm.struct<(f32, f32, f32, f32)>
+  %e = nvvm.mma.sync A[%h, %h, %h, %h] B[%h, %h] C[%c, %c, %c, %c]
+    {layoutA = #nvvm.mma_layout<row>, layoutB = #nvvm.mma_layout<col>,
+     shape = #nvvm.shape<m = 16, n = 8, k = 16>}
+    : (vector<2xf16>, vector<2xf16>, f32) -> !llvm.struct<(f32, f32, f32, f32)>
+  %x = llvm.extractvalue %d[0] : !llvm.struct<(f32, f32, f32, f32)>
+  %y = llvm.extractvalue %e[3] : !llvm.struct<(f32, f32, f32, f32)>
+  %z = llvm.fadd %x, %y : f32
+  llvm.store %z, %p : f32, !llvm.ptr
+  llvm.return
+}
+
+// -----
+
+// An mma the emulator does not model (here: f16 accumulators) is an
+// error naming it.
+llvm.func @mma_f16_acc(%a: vector<2xf16>) attributes {nvvm.kernel} {
+  // expected-error @+1 {{is not implemented by the kernel emulator}}
+  %d = nvvm.mma.sync A[%a, %a, %a, %a] B[%a, %a] C[%a, %a]
+    {layoutA = #nvvm.mma_layout<row>, layoutB = #nvvm.mma_layout<col>,
+     shape = #nvvm.shape<m = 16, n = 8, k = 16>}
+    : (vector<2xf16>, vector<2xf16>, vector<2xf16>) -> !llvm.struct<(vector<2xf16>, vector<2xf16>)>
+  llvm.return
+}
 
 // -----
 

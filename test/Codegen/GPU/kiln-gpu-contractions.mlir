@@ -1,0 +1,179 @@
+// RUN: kiln-opt %s -split-input-file -pass-pipeline='builtin.module(func.func(kiln-gpu-contractions,kiln-gpu-form-kernels))' | FileCheck %s
+// RUN: kiln-opt %s -split-input-file -pass-pipeline='builtin.module(func.func(kiln-gpu-contractions{tf32=true}))' | FileCheck %s --check-prefix=TF32
+// RUN: kiln-opt %s -split-input-file -pass-pipeline='builtin.module(func.func(kiln-gpu-contractions{min-size=128}))' | FileCheck %s --check-prefix=MIN
+
+#a = affine_map<(m, k, n) -> (m, k)>
+#b = affine_map<(m, k, n) -> (k, n)>
+#c = affine_map<(m, k, n) -> (m, n)>
+
+// A 100x70 * 70x50 product: one launch of (2 x 1) blocks of 128 threads,
+// A and B tiles in shared memory ([k][m] and [k][n], rows padded by one),
+// a K loop of 5 steps carrying 32 f32 accumulators per thread, barriers
+// around the products, guarded loads where the tiles overhang, and an
+// epilogue that adds each accumulator to its output element.
+// kiln-gpu-form-kernels keeps the launch, names it and records its cost.
+// CHECK-LABEL: func.func @matmul
+// CHECK-SAME: kiln.kernel_costs = {k0_mm = array<i64: 700000, 62000>}
+// CHECK: gpu.launch blocks({{.*}}) in (%{{.*}} = %[[G:.*]], {{.*}}) threads({{.*}}) in (%{{.*}} = %[[T:.*]], {{.*}}) module(@kiln_kernels) function(@k0_mm)
+// CHECK-SAME: workgroup(%[[AS:.*]] : memref<16x65xf32, #gpu.address_space<workgroup>>, %[[BS:.*]] : memref<16x65xf32, #gpu.address_space<workgroup>>)
+// CHECK: %[[ACC:.*]]:32 = scf.for %{{.*}} = %{{.*}} to %{{.*}} step %{{.*}} iter_args({{.*}}) -> (f32, f32
+// CHECK: scf.if %{{.*}} -> (f32)
+// CHECK: memref.load %arg0
+// CHECK: memref.store %{{.*}}, %[[AS]]
+// CHECK: memref.store %{{.*}}, %[[BS]]
+// CHECK: gpu.barrier
+// CHECK: memref.load %[[AS]]
+// CHECK: arith.mulf
+// CHECK: arith.addf
+// CHECK: gpu.barrier
+// CHECK: scf.yield
+// CHECK: memref.load %arg2
+// CHECK: arith.addf %{{.*}}, %[[ACC]]#0
+// CHECK: memref.store %{{.*}}, %arg2
+// CHECK-NOT: linalg.generic
+// TF32-LABEL: func.func @matmul
+// TF32: workgroup(%{{.*}} : memref<16x72xf32, #gpu.address_space<workgroup>>, %{{.*}} : memref<16x72xf32, #gpu.address_space<workgroup>>)
+// TF32: scf.for {{.*}} -> (vector<2x2xf32>, vector<2x2xf32>, vector<2x2xf32>, vector<2x2xf32>, vector<2x2xf32>, vector<2x2xf32>, vector<2x2xf32>, vector<2x2xf32>)
+// TF32: arith.bitcast %{{.*}} : f32 to i32
+// TF32: arith.andi
+// TF32-COUNT-16: nvgpu.mma.sync({{.*}}) {mmaShape = [16, 8, 8], tf32Enabled} : (vector<4x1xf32>, vector<2x1xf32>, vector<2x2xf32>) -> vector<2x2xf32>
+// TF32: vector.extract %{{.*}}[0, 0] : f32 from vector<2x2xf32>
+// MIN-LABEL: func.func @matmul
+// MIN-NOT: gpu.launch
+// MIN: linalg.generic
+func.func @matmul(%x: memref<100x70xf32>, %w: memref<70x50xf32>, %y: memref<100x50xf32>) {
+  linalg.generic {indexing_maps = [#a, #b, #c], iterator_types = ["parallel", "reduction", "parallel"]}
+      ins(%x, %w : memref<100x70xf32>, memref<70x50xf32>) outs(%y : memref<100x50xf32>) {
+  ^bb0(%i: f32, %j: f32, %o: f32):
+    %p = arith.mulf %i, %j : f32
+    %s = arith.addf %o, %p : f32
+    linalg.yield %s : f32
+  } loc("mm")
+  return
+}
+
+// -----
+
+// f16 operands with an f32 accumulator (the inputs extended in the body):
+// tensor cores m16n8k16, K in steps of 32, and no guards where the sizes
+// are multiples of the tiles.
+// CHECK-LABEL: func.func @matmul_f16
+// CHECK: workgroup(%{{.*}} : memref<32x72xf16, #gpu.address_space<workgroup>>, %{{.*}} : memref<32x72xf16, #gpu.address_space<workgroup>>)
+// CHECK-NOT: scf.if
+// CHECK: nvgpu.mma.sync({{.*}}) {mmaShape = [16, 8, 16]} : (vector<4x2xf16>, vector<2x2xf16>, vector<2x2xf32>) -> vector<2x2xf32>
+#a2 = affine_map<(m, n, k) -> (m, k)>
+#b2 = affine_map<(m, n, k) -> (k, n)>
+#c2 = affine_map<(m, n, k) -> (m, n)>
+func.func @matmul_f16(%x: memref<128x64xf16>, %w: memref<64x64xf16>, %y: memref<128x64xf32>) {
+  linalg.generic {indexing_maps = [#a2, #b2, #c2], iterator_types = ["parallel", "parallel", "reduction"]}
+      ins(%x, %w : memref<128x64xf16>, memref<64x64xf16>) outs(%y : memref<128x64xf32>) {
+  ^bb0(%i: f16, %j: f16, %o: f32):
+    %ie = arith.extf %i : f16 to f32
+    %je = arith.extf %j : f16 to f32
+    %p = arith.mulf %ie, %je : f32
+    %s = arith.addf %o, %p : f32
+    linalg.yield %s : f32
+  }
+  return
+}
+
+// -----
+
+// Left as they are: a dynamic size, a body that is not a multiply-add,
+// integers, a narrow product (N = 8), two K dimensions.
+// CHECK-LABEL: func.func @not_tiled
+// CHECK-NOT: workgroup
+// CHECK-NOT: nvgpu
+#a3 = affine_map<(m, k, n) -> (m, k)>
+#b3 = affine_map<(m, k, n) -> (k, n)>
+#c3 = affine_map<(m, k, n) -> (m, n)>
+#a4 = affine_map<(m, n, k1, k2) -> (m, k1, k2)>
+#b4 = affine_map<(m, n, k1, k2) -> (k1, k2, n)>
+#c4 = affine_map<(m, n, k1, k2) -> (m, n)>
+func.func @not_tiled(%xd: memref<?x70xf32>, %w: memref<70x50xf32>, %yd: memref<?x50xf32>,
+                     %x: memref<100x70xf32>, %y: memref<100x50xf32>,
+                     %xi: memref<100x70xi32>, %wi: memref<70x50xi32>, %yi: memref<100x50xi32>,
+                     %w8: memref<70x8xf32>, %y8: memref<100x8xf32>,
+                     %x4: memref<64x7x10xf32>, %w4: memref<7x10x64xf32>, %y4: memref<64x64xf32>) {
+  linalg.generic {indexing_maps = [#a3, #b3, #c3], iterator_types = ["parallel", "reduction", "parallel"]}
+      ins(%xd, %w : memref<?x70xf32>, memref<70x50xf32>) outs(%yd : memref<?x50xf32>) {
+  ^bb0(%i: f32, %j: f32, %o: f32):
+    %p = arith.mulf %i, %j : f32
+    %s = arith.addf %o, %p : f32
+    linalg.yield %s : f32
+  }
+  linalg.generic {indexing_maps = [#a3, #b3, #c3], iterator_types = ["parallel", "reduction", "parallel"]}
+      ins(%x, %w : memref<100x70xf32>, memref<70x50xf32>) outs(%y : memref<100x50xf32>) {
+  ^bb0(%i: f32, %j: f32, %o: f32):
+    %p = arith.addf %i, %j : f32
+    %s = arith.maximumf %o, %p : f32
+    linalg.yield %s : f32
+  }
+  linalg.generic {indexing_maps = [#a3, #b3, #c3], iterator_types = ["parallel", "reduction", "parallel"]}
+      ins(%xi, %wi : memref<100x70xi32>, memref<70x50xi32>) outs(%yi : memref<100x50xi32>) {
+  ^bb0(%i: i32, %j: i32, %o: i32):
+    %p = arith.muli %i, %j : i32
+    %s = arith.addi %o, %p : i32
+    linalg.yield %s : i32
+  }
+  linalg.generic {indexing_maps = [#a3, #b3, #c3], iterator_types = ["parallel", "reduction", "parallel"]}
+      ins(%x, %w8 : memref<100x70xf32>, memref<70x8xf32>) outs(%y8 : memref<100x8xf32>) {
+  ^bb0(%i: f32, %j: f32, %o: f32):
+    %p = arith.mulf %i, %j : f32
+    %s = arith.addf %o, %p : f32
+    linalg.yield %s : f32
+  }
+  linalg.generic {indexing_maps = [#a4, #b4, #c4], iterator_types = ["parallel", "parallel", "reduction", "reduction"]}
+      ins(%x4, %w4 : memref<64x7x10xf32>, memref<7x10x64xf32>) outs(%y4 : memref<64x64xf32>) {
+  ^bb0(%i: f32, %j: f32, %o: f32):
+    %p = arith.mulf %i, %j : f32
+    %s = arith.addf %o, %p : f32
+    linalg.yield %s : f32
+  }
+  return
+}
+
+// -----
+
+// A batched product with B transposed ([b][n][k]): the batch index comes
+// from the block id (n tile fastest, then m tile, then batch).
+// CHECK-LABEL: func.func @batched
+// CHECK: gpu.launch blocks({{.*}}) in (%{{.*}} = %c12
+// CHECK: scf.for
+// CHECK: memref.load %arg1[%{{.*}}, %{{.*}}, %{{.*}}] : memref<3x64x32xf32>
+#a5 = affine_map<(b, m, n, k) -> (b, m, k)>
+#b5 = affine_map<(b, m, n, k) -> (b, n, k)>
+#c5 = affine_map<(b, m, n, k) -> (b, m, n)>
+func.func @batched(%x: memref<3x256x32xf32>, %w: memref<3x64x32xf32>, %y: memref<3x256x64xf32>) {
+  linalg.generic {indexing_maps = [#a5, #b5, #c5], iterator_types = ["parallel", "parallel", "parallel", "reduction"]}
+      ins(%x, %w : memref<3x256x32xf32>, memref<3x64x32xf32>) outs(%y : memref<3x256x64xf32>) {
+  ^bb0(%i: f32, %j: f32, %o: f32):
+    %p = arith.mulf %i, %j : f32
+    %s = arith.addf %o, %p : f32
+    linalg.yield %s : f32
+  }
+  return
+}
+
+// -----
+
+// A convolution's GEMM (kiln-conv-to-gemm): out[n, f, p] += w[f, k] *
+// col[n, k, p]. The batch n is in col and out only (an N dimension to
+// inferContractionDims); the tiles run along the larger p, and blocks
+// walk n: 2 images x 1 x 4 tiles = 8 blocks.
+// CHECK-LABEL: func.func @conv_gemm
+// CHECK: gpu.launch blocks({{.*}}) in (%{{.*}} = %c8
+// CHECK: memref.load %arg1[%{{.*}}, %{{.*}}, %{{.*}}] : memref<2x27x256xf32>
+#a6 = affine_map<(n, f, p, k) -> (f, k)>
+#b6 = affine_map<(n, f, p, k) -> (n, k, p)>
+#c6 = affine_map<(n, f, p, k) -> (n, f, p)>
+func.func @conv_gemm(%w: memref<32x27xf32>, %col: memref<2x27x256xf32>, %y: memref<2x32x256xf32>) {
+  linalg.generic {indexing_maps = [#a6, #b6, #c6], iterator_types = ["parallel", "parallel", "parallel", "reduction"]}
+      ins(%w, %col : memref<32x27xf32>, memref<2x27x256xf32>) outs(%y : memref<2x32x256xf32>) {
+  ^bb0(%i: f32, %j: f32, %o: f32):
+    %p = arith.mulf %i, %j : f32
+    %s = arith.addf %o, %p : f32
+    linalg.yield %s : f32
+  }
+  return
+}

@@ -1,0 +1,101 @@
+#!/usr/bin/env python3
+"""Writes a model of matrix products for the GPU's tiled contraction
+kernels (kiln-gpu-contractions), its inputs and its exact outputs:
+
+  mm_edges     MatMul [100x70] x [70x50]: M, N and K not multiples of the
+               64x64x16 tiles
+  bmm          MatMul [3x40x96] x [3x96x72]: a batch dimension, both
+               operands inputs
+  gemm_bias    Gemm transB=1 with a bias: B read as [n][k]
+  gemm_trans_a Gemm transA=1: A's innermost dimension is M
+  mm_f16       MatMul in f16 [64x48] x [48x40] (tensor cores, m16n8k16)
+  mm_narrow    MatMul [8x70] x [70x50]: M below the tiles' minimum, a
+               loop kernel
+
+Every value is a multiple of 1/16 in [-2, 2] (f16: of 1/2 in [-1, 1]), so
+every product and every partial sum is exact in f32 (and in f16 for
+mm_f16) and in tf32: whatever order a kernel sums in, and whether it reads
+f32 as tf32 or not, the outputs must equal numpy's exactly.
+
+  contractions.py OUTDIR   (writes OUTDIR/m.onnx, input_K.npy, output_K.npy)
+"""
+import os
+import sys
+
+import numpy as np
+import onnx
+from onnx import TensorProto, helper, numpy_helper
+
+
+def main():
+    out = sys.argv[1]
+    os.makedirs(out, exist_ok=True)
+    rng = np.random.default_rng(0)
+
+    def grid(shape, dtype=np.float32, step=16, bound=2):
+        return (rng.integers(-bound * step, bound * step + 1, size=shape)
+                / step).astype(dtype)
+
+    inputs = {
+        "x_edges": grid([100, 70]),
+        "x_bmm": grid([3, 40, 96]),
+        "y_bmm": grid([3, 96, 72]),
+        "x_gemm": grid([64, 128]),
+        "x_trans": grid([128, 64]),
+        "x_f16": grid([64, 48], np.float16, step=2, bound=1),
+        "x_narrow": grid([8, 70]),
+    }
+    weights = {
+        "w_edges": grid([70, 50]),
+        "w_gemm": grid([80, 128]),
+        "b_gemm": grid([80]),
+        "w_trans": grid([128, 96]),
+        "w_f16": grid([48, 40], np.float16, step=2, bound=1),
+    }
+    nodes = [
+        helper.make_node("MatMul", ["x_edges", "w_edges"], ["mm_edges"],
+                         name="mm_edges"),
+        helper.make_node("MatMul", ["x_bmm", "y_bmm"], ["bmm"], name="bmm"),
+        helper.make_node("Gemm", ["x_gemm", "w_gemm", "b_gemm"],
+                         ["gemm_bias"], name="gemm_bias", transB=1),
+        helper.make_node("Gemm", ["x_trans", "w_trans"], ["gemm_trans_a"],
+                         name="gemm_trans_a", transA=1),
+        helper.make_node("MatMul", ["x_f16", "w_f16"], ["mm_f16"],
+                         name="mm_f16"),
+        helper.make_node("MatMul", ["x_narrow", "w_edges"], ["mm_narrow"],
+                         name="mm_narrow"),
+    ]
+    f64 = {k: v.astype(np.float64) for k, v in {**inputs, **weights}.items()}
+    results = {
+        "mm_edges": (f64["x_edges"] @ f64["w_edges"], np.float32),
+        "bmm": (f64["x_bmm"] @ f64["y_bmm"], np.float32),
+        "gemm_bias": (f64["x_gemm"] @ f64["w_gemm"].T + f64["b_gemm"],
+                      np.float32),
+        "gemm_trans_a": (f64["x_trans"].T @ f64["w_trans"], np.float32),
+        "mm_f16": (f64["x_f16"] @ f64["w_f16"], np.float16),
+        "mm_narrow": (f64["x_narrow"] @ f64["w_edges"], np.float32),
+    }
+
+    def info(name, a):
+        t = TensorProto.FLOAT16 if a.dtype == np.float16 else TensorProto.FLOAT
+        return helper.make_tensor_value_info(name, t, list(a.shape))
+
+    graph = helper.make_graph(
+        nodes, "contractions",
+        [info(k, v) for k, v in inputs.items()],
+        [info(k, np.zeros(v.shape, t)) for k, (v, t) in results.items()],
+        [numpy_helper.from_array(v, k) for k, v in weights.items()])
+    model = helper.make_model(graph,
+                              opset_imports=[helper.make_opsetid("", 18)])
+    onnx.checker.check_model(model)
+    onnx.save(model, os.path.join(out, "m.onnx"))
+    for i, v in enumerate(inputs.values()):
+        np.save(os.path.join(out, "input_%d.npy" % i), v)
+    for i, (v, t) in enumerate(results.values()):
+        exact = v.astype(t)
+        assert np.array_equal(exact.astype(np.float64), v), "not exact"
+        np.save(os.path.join(out, "output_%d.npy" % i), exact)
+
+
+if __name__ == "__main__":
+    main()
