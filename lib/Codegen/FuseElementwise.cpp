@@ -32,13 +32,48 @@ bool fusesWithoutRecomputation(OpOperand *fused) {
   return consumer.getMatchingIndexingMap(fused).isPermutation();
 }
 
+/// Whether `op` only moves data: all loops parallel, one input, and a body
+/// that yields the input element (a transpose or broadcast, generalized).
+bool isPureCopy(Operation *op) {
+  auto generic = dyn_cast_or_null<linalg::GenericOp>(op);
+  if (!generic || generic.getNumDpsInputs() != 1 ||
+      generic.getNumDpsInits() != 1 ||
+      generic.getNumParallelLoops() != generic.getNumLoops())
+    return false;
+  Block *body = generic.getBody();
+  auto yield = cast<linalg::YieldOp>(body->getTerminator());
+  return llvm::hasSingleElement(*body) &&
+         yield.getOperand(0) == body->getArgument(0);
+}
+
 struct FuseElementwisePass
     : public kiln::impl::KilnFuseElementwiseBase<FuseElementwisePass> {
+  using Base::Base;
+
   void runOnOperation() override {
     MLIRContext *ctx = &getContext();
+    // Transposes as generics, so that their single consumer reads their
+    // input through the permuted map instead of a transposed copy.
+    if (foldTransposes) {
+      IRRewriter rewriter(ctx);
+      SmallVector<linalg::TransposeOp> transposes;
+      getOperation()->walk(
+          [&](linalg::TransposeOp t) { transposes.push_back(t); });
+      for (linalg::TransposeOp t : transposes) {
+        rewriter.setInsertionPoint(t);
+        (void)linalg::generalizeNamedOp(rewriter, t);
+      }
+    }
+    auto control = [this](OpOperand *fused) {
+      if (fusesWithoutRecomputation(fused))
+        return true;
+      Operation *producer = fused->get().getDefiningOp();
+      return foldTransposes && producer && producer->hasOneUse() &&
+             isPureCopy(producer) &&
+             isa<linalg::GenericOp>(fused->getOwner());
+    };
     RewritePatternSet patterns(ctx);
-    linalg::populateElementwiseOpsFusionPatterns(patterns,
-                                                 fusesWithoutRecomputation);
+    linalg::populateElementwiseOpsFusionPatterns(patterns, control);
     linalg::populateFoldReshapeOpsByExpansionPatterns(
         patterns, fusesWithoutRecomputation);
     affine::AffineApplyOp::getCanonicalizationPatterns(patterns, ctx);

@@ -94,7 +94,8 @@ void kiln::buildGpuCodegenPipeline(OpPassManager &pm,
   bool contractionMutation = options.testMutation == "swap-b-fragment" ||
                              options.testMutation == "skip-last-k-tile";
   addPipeline(
-      pm, "func.func(kiln-flatten-empty-tensors,kiln-fuse-elementwise,"
+      pm, "func.func(kiln-flatten-empty-tensors,"
+          "kiln-fuse-elementwise{fold-transposes=true},"
           "kiln-conv-to-gemm{channels-last-below=0},kiln-clone-shared-inits),"
           "canonicalize,cse," +
               std::string(kBufferizeAndPlan) +

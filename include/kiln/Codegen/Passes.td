@@ -41,7 +41,19 @@ def KilnFuseElementwise
     %mm = linalg.generic {indexing_maps = [(m, k, n) -> (m, k), ...]}
            ins(%g, %w) ...                       // stays separate
     ```
+
+    With `fold-transposes` (the GPU pipeline), every `linalg.transpose`
+    is generalized first, and a single-use producer that only moves data
+    (all loops parallel, one input, the body yields it) is fused into any
+    consumer generic, reductions included: a Gemm with `transB` reads its
+    weight through the permuted map instead of a transposed copy made on
+    every run. (The CPU pipeline keeps the copies, which
+    `kiln-pack-weights` folds into its packed weights.)
   }];
+  let options = [
+    Option<"foldTransposes", "fold-transposes", "bool", "false",
+           "Fuse transposes and other pure copies into any consumer">,
+  ];
   let dependentDialects = ["::mlir::linalg::LinalgDialect",
                            "::mlir::tensor::TensorDialect",
                            "::mlir::affine::AffineDialect"];
