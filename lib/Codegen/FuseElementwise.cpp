@@ -69,8 +69,7 @@ struct FuseElementwisePass
         return true;
       Operation *producer = fused->get().getDefiningOp();
       return foldTransposes && producer && producer->hasOneUse() &&
-             isPureCopy(producer) &&
-             isa<linalg::GenericOp>(fused->getOwner());
+             isPureCopy(producer) && isa<linalg::GenericOp>(fused->getOwner());
     };
     RewritePatternSet patterns(ctx);
     linalg::populateElementwiseOpsFusionPatterns(patterns, control);

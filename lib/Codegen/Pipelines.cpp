@@ -106,14 +106,16 @@ void kiln::buildGpuCodegenPipeline(OpPassManager &pm,
               "kiln-gpu-form-kernels{block-size=" +
               std::to_string(options.blockSize) + " reduction-min-size=" +
               std::to_string(options.reductionMinSize) +
-              (contractionMutation ? std::string() : mutation) + "}),"
+              (contractionMutation ? std::string() : mutation) +
+              "}),"
               "convert-math-to-funcs,gpu-kernel-outlining,"
               "nvvm-attach-target{" +
               target +
               "},"
               "gpu.module(expand-strided-metadata,lower-affine,"
               "convert-scf-to-cf,arith-expand{include-bf16=true},"
-              "convert-nvgpu-to-nvvm,convert-gpu-to-nvvm{use-bare-ptr-memref-call-conv=true},"
+              "convert-nvgpu-to-nvvm,convert-gpu-to-nvvm{use-bare-ptr-memref-"
+              "call-conv=true},"
               "convert-vector-to-llvm,convert-ub-to-llvm,"
               "canonicalize,cse,reconcile-unrealized-casts)");
 }

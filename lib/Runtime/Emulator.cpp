@@ -17,8 +17,8 @@
 #include <chrono>
 #include <cmath>
 #include <cstdio>
-#include <cstring>
 #include <cstdlib>
+#include <cstring>
 #include <dlfcn.h>
 #include <string>
 #include <ucontext.h>
@@ -88,19 +88,30 @@ struct FiberScheduler {
     swapcontext(&f->context, &scheduler);
   }
 
+  /// A warp collective (shuffle, mma): `deposit(slot, lane)` leaves the
+  /// running lane's values in the warp's slot (the collective's parity),
+  /// then the lane waits until every lane of `mask` has made this
+  /// collective. Returns the collective's number.
+  template <typename Deposit>
+  uint32_t collective(uint32_t mask, Deposit deposit) {
+    Fiber *f = running;
+    unsigned lane = f->thread.linear % 32;
+    uint32_t n = ++f->shuffles;
+    deposit(n & 1, lane);
+    warps[f->thread.linear / 32].count[lane] = n;
+    f->inShuffle = true;
+    f->shuffleMask = mask;
+    swapcontext(&f->context, &scheduler);
+    return n;
+  }
+
   /// shfl.sync as the PTX ISA defines it, for 32-bit values.
   int64_t shuffle(int32_t kind, uint32_t mask, int32_t value, int32_t offset,
                   int32_t clamp) {
-    Fiber *f = running;
-    unsigned linear = f->thread.linear, lane = linear % 32;
+    unsigned linear = running->thread.linear, lane = linear % 32;
     Warp &w = warps[linear / 32];
-    uint32_t n = ++f->shuffles;
-    w.values[n & 1][lane] = value;
-    w.count[lane] = n;
-    f->inShuffle = true;
-    f->shuffleMask = mask;
-    // Wait until every lane of the mask has made this shuffle.
-    swapcontext(&f->context, &scheduler);
+    uint32_t n = collective(
+        mask, [&](int slot, unsigned l) { w.values[slot][l] = value; });
     unsigned b = static_cast<unsigned>(offset) & 31, c = clamp & 31,
              segmask = (clamp >> 8) & 31;
     unsigned maxLane = (lane & segmask) | (c & ~segmask);
@@ -139,15 +150,11 @@ struct FiberScheduler {
   /// rounded once; tf32 inputs keep their top 19 bits (the low 13 mantissa
   /// bits are dropped, as the tensor cores read them).
   void mma(int32_t kind, const uint32_t *in, float *out) {
-    Fiber *f = running;
-    unsigned linear = f->thread.linear, lane = linear % 32;
+    unsigned linear = running->thread.linear, lane = linear % 32;
     Warp &w = warps[linear / 32];
-    uint32_t n = ++f->shuffles;
-    std::memcpy(w.mmaRegs[n & 1][lane], in, sizeof(uint32_t) * kMmaRegs);
-    w.count[lane] = n;
-    f->inShuffle = true;
-    f->shuffleMask = 0xffffffffu;
-    swapcontext(&f->context, &scheduler);
+    uint32_t n = collective(0xffffffffu, [&](int slot, unsigned l) {
+      std::memcpy(w.mmaRegs[slot][l], in, sizeof(uint32_t) * kMmaRegs);
+    });
     if (w.decoded != n) {
       w.decoded = n;
       multiply(kind, w.mmaRegs[n & 1], w.d);
@@ -171,7 +178,8 @@ struct FiberScheduler {
     else if (exp == 31)
       v = man ? NAN : INFINITY;
     else
-      v = std::ldexp(static_cast<float>(man | 1024), static_cast<int>(exp) - 25);
+      v = std::ldexp(static_cast<float>(man | 1024),
+                     static_cast<int>(exp) - 25);
     return sign ? -v : v;
   }
 

@@ -65,11 +65,9 @@ Value throughExt(Value v) {
 
 /// Whether `op` is a static floating-point contraction the tiled kernel
 /// computes; fills `c`.
-LogicalResult matchContraction(linalg::GenericOp op, Contraction &c,
-                               std::string &why) {
+LogicalResult matchContraction(linalg::GenericOp op, Contraction &c) {
   if (!op.hasPureBufferSemantics() || op.getNumDpsInputs() != 2 ||
       op.getNumDpsInits() != 1) {
-    why = "not two inputs and one output buffer";
     return failure();
   }
   FailureOr<linalg::ContractionDimensions> dims =
@@ -78,20 +76,17 @@ LogicalResult matchContraction(linalg::GenericOp op, Contraction &c,
       dims->k.size() != 1 ||
       dims->batch.size() + dims->m.size() + dims->n.size() + 1 !=
           static_cast<size_t>(op.getNumLoops())) {
-    why = "not one K dimension and M, N (and batch) dimensions";
     return failure();
   }
   for (AffineMap map : op.getIndexingMapsArray())
     for (AffineExpr e : map.getResults())
       if (!isa<AffineDimExpr>(e)) {
-        why = "an operand indexed by other than loop dimensions";
         return failure();
       }
   c.op = op;
   c.k = dims->k.front();
   c.sizes = op.getStaticLoopRanges();
   if (llvm::any_of(c.sizes, ShapedType::isDynamic)) {
-    why = "dynamic sizes";
     return failure();
   }
   // The tiles run along the largest M and N dimensions; the others (a
@@ -115,7 +110,6 @@ LogicalResult matchContraction(linalg::GenericOp op, Contraction &c,
   auto yield = cast<linalg::YieldOp>(body->getTerminator());
   auto add = yield.getOperand(0).getDefiningOp<arith::AddFOp>();
   if (!add || add->getBlock() != body) {
-    why = "the body is not a multiply-accumulate";
     return failure();
   }
   Value out = body->getArgument(2);
@@ -124,19 +118,16 @@ LogicalResult matchContraction(linalg::GenericOp op, Contraction &c,
                                         : Value();
   auto mul = product ? product.getDefiningOp<arith::MulFOp>() : nullptr;
   if (!mul || mul->getBlock() != body) {
-    why = "the body is not a multiply-accumulate";
     return failure();
   }
   Value x = throughExt(mul.getLhs()), y = throughExt(mul.getRhs());
   Value a = body->getArgument(0), bArg = body->getArgument(1);
   if (!((x == a && y == bArg) || (x == bArg && y == a))) {
-    why = "the body is not a multiply-accumulate of the inputs";
     return failure();
   }
   // Nothing else in the body.
   unsigned expected = 3 + (mul.getLhs() != x) + (mul.getRhs() != y);
   if (std::distance(body->begin(), body->end()) != expected) {
-    why = "the body computes more than a multiply-accumulate";
     return failure();
   }
   c.inType = a.getType();
@@ -144,7 +135,6 @@ LogicalResult matchContraction(linalg::GenericOp op, Contraction &c,
   if (bArg.getType() != c.inType || !isa<FloatType>(c.outType) ||
       !(c.inType.isF32() || c.inType.isF16() || c.inType.isBF16()) ||
       !(c.outType.isF32() || c.outType.isF16() || c.outType.isBF16())) {
-    why = "element types other than f32, f16 and bf16";
     return failure();
   }
   return success();
@@ -197,7 +187,8 @@ private:
     return y == 1 ? x : arith::MulIOp::create(b, loc, x, cst(b, y)).getResult();
   }
   Value div(OpBuilder &b, Value x, int64_t y) {
-    return y == 1 ? x : arith::DivUIOp::create(b, loc, x, cst(b, y)).getResult();
+    return y == 1 ? x
+                  : arith::DivUIOp::create(b, loc, x, cst(b, y)).getResult();
   }
   Value rem(OpBuilder &b, Value x, int64_t y) {
     return arith::RemUIOp::create(b, loc, x, cst(b, y));
@@ -242,9 +233,19 @@ private:
     return arith::SelectOp::create(b, loc, isNan, v, r);
   }
 
-  /// The accumulators' positions in the tile: (row, column) per register.
-  void simtCompute(OpBuilder &b, Value tid, SmallVectorImpl<Value> &acc);
-  void mmaCompute(OpBuilder &b, Value tid, SmallVectorImpl<Value> &acc);
+  /// Where the thread's accumulators lie in the tile, computed once at
+  /// the kernel's start: SIMT threads own rows tRow + 8i and columns
+  /// tCol + 16j; in the tensor-core tiles, with g = lane / 4 and
+  /// t = lane % 4 (the PTX ISA's "groupID" and "threadID_in_group"), a
+  /// lane's A rows are aRow (+ 8, + 16 mi), its B columns bCol (+ 8 ni) and
+  /// its accumulator columns cCol (+ 1, + 8 ni), and its fragments' k
+  /// offsets start at kLane (tf32: t, t + 4; f16 pairs: 2t and 2t + 8).
+  void locateThread(OpBuilder &b, Value tid);
+  Value tRow, tCol, aRow, bCol, cCol, kLane;
+
+  /// One step of K's products into the accumulators `acc`.
+  void simtCompute(OpBuilder &b, SmallVectorImpl<Value> &acc);
+  void mmaCompute(OpBuilder &b, SmallVectorImpl<Value> &acc);
 };
 
 void TileBuilder::stageTile(OpBuilder &b, unsigned operand, Value tid,
@@ -258,8 +259,7 @@ void TileBuilder::stageTile(OpBuilder &b, unsigned operand, Value tid,
   // Consecutive threads take consecutive elements along the operand's
   // innermost dimension, so global loads coalesce.
   AffineMap map = c.op.getIndexingMapsArray()[operand];
-  unsigned inner =
-      cast<AffineDimExpr>(map.getResults().back()).getPosition();
+  unsigned inner = cast<AffineDimExpr>(map.getResults().back()).getPosition();
   bool colsFastest = inner == colDim;
   Value bufferOperand = c.op.getDpsInputs()[operand];
   Value zero = arith::ConstantOp::create(b, loc, b.getZeroAttr(c.inType));
@@ -277,8 +277,8 @@ void TileBuilder::stageTile(OpBuilder &b, unsigned operand, Value tid,
       if (size(dim) % tile == 0)
         return;
       Value ok = less(b, v, size(dim));
-      inside = inside ? arith::AndIOp::create(b, loc, inside, ok).getResult()
-                      : ok;
+      inside =
+          inside ? arith::AndIOp::create(b, loc, inside, ok).getResult() : ok;
     };
     guard(gRow, rowDim, rows);
     guard(gCol, colDim, cols);
@@ -289,8 +289,8 @@ void TileBuilder::stageTile(OpBuilder &b, unsigned operand, Value tid,
                                     /*withElseRegion=*/true);
       OpBuilder tb = ifOp.getThenBodyBuilder();
       scf::YieldOp::create(
-          tb, loc, memref::LoadOp::create(tb, loc, bufferOperand, idx)
-                       .getResult());
+          tb, loc,
+          memref::LoadOp::create(tb, loc, bufferOperand, idx).getResult());
       OpBuilder eb = ifOp.getElseBodyBuilder();
       scf::YieldOp::create(eb, loc, zero);
       v = ifOp.getResult(0);
@@ -300,29 +300,43 @@ void TileBuilder::stageTile(OpBuilder &b, unsigned operand, Value tid,
     if (kind == TileKind::Tf32)
       v = roundToTf32(b, v);
     // Shared layout: [k][m] for A, [k][n] for B.
-    SmallVector<Value> sIdx = isA ? SmallVector<Value>{col, row}
-                                  : SmallVector<Value>{row, col};
+    SmallVector<Value> sIdx =
+        isA ? SmallVector<Value>{col, row} : SmallVector<Value>{row, col};
     memref::StoreOp::create(b, loc, v, shared, sIdx);
   }
 }
 
-void TileBuilder::simtCompute(OpBuilder &b, Value tid,
-                              SmallVectorImpl<Value> &acc) {
-  // Thread (tr, tc): rows tr + 8i (i < 8), columns tc + 16j (j < 4).
-  Value tr = div(b, tid, 16), tc = rem(b, tid, 16);
+void TileBuilder::locateThread(OpBuilder &b, Value tid) {
+  if (kind == TileKind::Simt) {
+    tRow = div(b, tid, 16);
+    tCol = rem(b, tid, 16);
+    return;
+  }
+  // Warp w owns rows 32 * (w / 2) and columns 32 * (w % 2) of the tile: 2 x
+  // 4 mma tiles of 16x8.
+  Value warp = div(b, tid, 32), lane = rem(b, tid, 32);
+  Value rowBase = mul(b, div(b, warp, 2), 32);
+  Value colBase = mul(b, rem(b, warp, 2), 32);
+  Value g = div(b, lane, 4), t = rem(b, lane, 4);
+  aRow = add(b, rowBase, g);
+  bCol = add(b, colBase, g);
+  cCol = add(b, colBase, mul(b, t, 2));
+  kLane = kind == TileKind::Half ? mul(b, t, 2) : t;
+}
+
+void TileBuilder::simtCompute(OpBuilder &b, SmallVectorImpl<Value> &acc) {
+  auto load = [&](Value shared, Value k, Value mn) -> Value {
+    Value v = memref::LoadOp::create(b, loc, shared, ValueRange{k, mn});
+    return c.inType.isF32()
+               ? v
+               : arith::ExtFOp::create(b, loc, b.getF32Type(), v).getResult();
+  };
   for (int64_t kk = 0; kk < bk; ++kk) {
     SmallVector<Value> av, bv;
-    auto load = [&](Value shared, Value k, Value mn) -> Value {
-      Value v = memref::LoadOp::create(b, loc, shared, ValueRange{k, mn});
-      return c.inType.isF32()
-                 ? v
-                 : arith::ExtFOp::create(b, loc, b.getF32Type(), v)
-                       .getResult();
-    };
     for (int64_t i = 0; i < 8; ++i)
-      av.push_back(load(aShared, cst(b, kk), add(b, tr, 8 * i)));
+      av.push_back(load(aShared, cst(b, kk), add(b, tRow, 8 * i)));
     for (int64_t j = 0; j < 4; ++j)
-      bv.push_back(load(bShared, cst(b, kk), add(b, tc, 16 * j)));
+      bv.push_back(load(bShared, cst(b, kk), add(b, tCol, 16 * j)));
     for (int64_t i = 0; i < 8; ++i)
       for (int64_t j = 0; j < 4; ++j) {
         Value p = arith::MulFOp::create(b, loc, av[i], bv[j]);
@@ -331,21 +345,9 @@ void TileBuilder::simtCompute(OpBuilder &b, Value tid,
   }
 }
 
-void TileBuilder::mmaCompute(OpBuilder &b, Value tid,
-                             SmallVectorImpl<Value> &acc) {
-  // Warp w owns rows 32 * (w / 2) and columns 32 * (w % 2) of the tile: 2 x
-  // 4 mma tiles of 16x8. In a warp, g = lane / 4 and t = lane % 4 locate
-  // a lane's fragment elements (the PTX ISA's "groupID" and
-  // "threadID_in_group").
-  Value warp = div(b, tid, 32), lane = rem(b, tid, 32);
-  Value rowBase = mul(b, div(b, warp, 2), 32);
-  Value colBase = mul(b, rem(b, warp, 2), 32);
-  Value g = div(b, lane, 4), t = rem(b, lane, 4);
+void TileBuilder::mmaCompute(OpBuilder &b, SmallVectorImpl<Value> &acc) {
   bool half = kind == TileKind::Half;
   int64_t mmaK = half ? 16 : 8;
-  // Per k element of a fragment, its offset from t: tf32 holds k = t and
-  // t + 4; f16 pairs hold k = 2t, 2t + 1 and 2t + 8, 2t + 9.
-  Value kLane = half ? mul(b, t, 2) : t;
   auto load = [&](Value shared, Value k, Value mn) -> Value {
     return memref::LoadOp::create(b, loc, shared, ValueRange{k, mn});
   };
@@ -368,7 +370,7 @@ void TileBuilder::mmaCompute(OpBuilder &b, Value tid,
     SmallVector<Value> aFrag, bFrag;
     for (int64_t mi = 0; mi < 2; ++mi) {
       // Register r: row g + 8 (r % 2), k offset (4 or 8) * (r / 2).
-      Value row = add(b, add(b, rowBase, g), 16 * mi);
+      Value row = add(b, aRow, 16 * mi);
       SmallVector<Value> elems;
       for (int64_t r = 0; r < 4; ++r) {
         Value rr = add(b, row, 8 * (r % 2));
@@ -381,7 +383,7 @@ void TileBuilder::mmaCompute(OpBuilder &b, Value tid,
     }
     for (int64_t ni = 0; ni < 4; ++ni) {
       // Register r: column g, k offset (4 or 8) * r.
-      Value col = add(b, add(b, colBase, g), 8 * ni);
+      Value col = add(b, bCol, 8 * ni);
       SmallVector<Value> elems;
       for (int64_t r = 0; r < 2; ++r) {
         int64_t rr = mutation == Mutation::SwapBFragment ? 1 - r : r;
@@ -441,6 +443,7 @@ gpu::LaunchOp TileBuilder::build(OpBuilder &b) {
       rest = div(kb, rest, s);
   }
 
+  locateThread(kb, tid);
   // Accumulators.
   SmallVector<Value> init;
   if (kind == TileKind::Simt) {
@@ -463,9 +466,9 @@ gpu::LaunchOp TileBuilder::build(OpBuilder &b) {
         gpu::BarrierOp::create(lb, loc);
         SmallVector<Value> acc(args.begin(), args.end());
         if (kind == TileKind::Simt)
-          simtCompute(lb, tid, acc);
+          simtCompute(lb, acc);
         else
-          mmaCompute(lb, tid, acc);
+          mmaCompute(lb, acc);
         gpu::BarrierOp::create(lb, loc);
         scf::YieldOp::create(lb, loc, acc);
       });
@@ -497,22 +500,17 @@ gpu::LaunchOp TileBuilder::build(OpBuilder &b) {
       sum = arith::AddFOp::create(kb, loc, old, v);
     } else {
       Value wide = arith::ExtFOp::create(kb, loc, kb.getF32Type(), old);
-      sum = arith::TruncFOp::create(
-          kb, loc, c.outType, arith::AddFOp::create(kb, loc, wide, v));
+      sum = arith::TruncFOp::create(kb, loc, c.outType,
+                                    arith::AddFOp::create(kb, loc, wide, v));
     }
     memref::StoreOp::create(kb, loc, sum, out, idx);
   };
   if (kind == TileKind::Simt) {
-    Value tr = div(kb, tid, 16), tc = rem(kb, tid, 16);
     for (int64_t i = 0; i < 8; ++i)
       for (int64_t j = 0; j < 4; ++j)
-        accumulate(add(kb, tr, 8 * i), add(kb, tc, 16 * j),
+        accumulate(add(kb, tRow, 8 * i), add(kb, tCol, 16 * j),
                    kLoop.getResult(i * 4 + j));
   } else {
-    Value warp = div(kb, tid, 32), lane = rem(kb, tid, 32);
-    Value rowBase = mul(kb, div(kb, warp, 2), 32);
-    Value colBase = mul(kb, rem(kb, warp, 2), 32);
-    Value g = div(kb, lane, 4), t2 = mul(kb, rem(kb, lane, 4), 2);
     for (int64_t mi = 0; mi < 2; ++mi)
       for (int64_t ni = 0; ni < 4; ++ni) {
         Value acc = kLoop.getResult(mi * 4 + ni);
@@ -521,8 +519,8 @@ gpu::LaunchOp TileBuilder::build(OpBuilder &b) {
           for (int64_t e = 0; e < 2; ++e) {
             Value v = vector::ExtractOp::create(kb, loc, acc,
                                                 ArrayRef<int64_t>{r, e});
-            accumulate(add(kb, add(kb, rowBase, g), 16 * mi + 8 * r),
-                       add(kb, add(kb, colBase, t2), 8 * ni + e), v);
+            accumulate(add(kb, aRow, 16 * mi + 8 * r),
+                       add(kb, cCol, 8 * ni + e), v);
           }
       }
   }
@@ -552,24 +550,23 @@ struct GpuContractionsPass
         candidates.push_back(generic);
     for (linalg::GenericOp op : candidates) {
       Contraction c;
-      std::string why;
-      if (failed(matchContraction(op, c, why)))
+      if (failed(matchContraction(op, c)))
         continue;
       // Narrow products are better served by a thread (or block) per
       // output than by 64x64 tiles that are mostly empty.
       if (c.sizes[c.m] < minSize || c.sizes[c.n] < minSize)
         continue;
       // bf16 has no nvgpu.mma.sync lowering upstream: f32 multiply-adds.
-      TileKind kind = c.inType.isF16()   ? TileKind::Half
+      TileKind kind = c.inType.isF16()           ? TileKind::Half
                       : c.inType.isF32() && tf32 ? TileKind::Tf32
                                                  : TileKind::Simt;
       kiln::ComputeCost cost = kiln::estimateCost({op.getOperation()});
       OpBuilder b(op);
       TileBuilder builder(c, kind, mutation);
       gpu::LaunchOp launch = builder.build(b);
-      launch->setAttr("kiln.cost",
-                      DenseI64ArrayAttr::get(&getContext(),
-                                             {cost.flops, cost.bytes}));
+      launch->setAttr(
+          "kiln.cost",
+          DenseI64ArrayAttr::get(&getContext(), {cost.flops, cost.bytes}));
       op.erase();
     }
   }

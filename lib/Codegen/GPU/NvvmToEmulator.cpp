@@ -127,8 +127,8 @@ LogicalResult lowerMma(OpBuilder &b, NVVM::MmaOp mma, CallHook &callHook) {
   // however often the mma runs).
   auto fn = mma->getParentOfType<LLVM::LLVMFuncOp>();
   OpBuilder eb = OpBuilder::atBlockBegin(&fn.getBody().front());
-  Value n = LLVM::ConstantOp::create(eb, loc, i32, eb.getI32IntegerAttr(
-                                                       regs.size()));
+  Value n =
+      LLVM::ConstantOp::create(eb, loc, i32, eb.getI32IntegerAttr(regs.size()));
   Value four = LLVM::ConstantOp::create(eb, loc, i32, eb.getI32IntegerAttr(4));
   Value in = LLVM::AllocaOp::create(eb, loc, ptrTy, i32, n);
   Value out = LLVM::AllocaOp::create(eb, loc, ptrTy, f32, four);
@@ -136,9 +136,9 @@ LogicalResult lowerMma(OpBuilder &b, NVVM::MmaOp mma, CallHook &callHook) {
     Value word = r.getType() == i32
                      ? r
                      : LLVM::BitcastOp::create(b, loc, i32, r).getResult();
-    Value slot = LLVM::GEPOp::create(
-        b, loc, ptrTy, i32, in,
-        ArrayRef<LLVM::GEPArg>{static_cast<int32_t>(i)});
+    Value slot =
+        LLVM::GEPOp::create(b, loc, ptrTy, i32, in,
+                            ArrayRef<LLVM::GEPArg>{static_cast<int32_t>(i)});
     LLVM::StoreOp::create(b, loc, word, slot);
   }
   Value kindValue =
@@ -146,12 +146,12 @@ LogicalResult lowerMma(OpBuilder &b, NVVM::MmaOp mma, CallHook &callHook) {
   callHook(b, loc, KILN_EMU_HOOK_MMA, Type(), ValueRange{kindValue, in, out});
   Value result = LLVM::UndefOp::create(b, loc, mma.getRes().getType());
   for (int64_t i = 0; i < 4; ++i) {
-    Value slot = LLVM::GEPOp::create(
-        b, loc, ptrTy, f32, out,
-        ArrayRef<LLVM::GEPArg>{static_cast<int32_t>(i)});
+    Value slot =
+        LLVM::GEPOp::create(b, loc, ptrTy, f32, out,
+                            ArrayRef<LLVM::GEPArg>{static_cast<int32_t>(i)});
     Value v = LLVM::LoadOp::create(b, loc, f32, slot);
-    result = LLVM::InsertValueOp::create(b, loc, result, v,
-                                         ArrayRef<int64_t>{i});
+    result =
+        LLVM::InsertValueOp::create(b, loc, result, v, ArrayRef<int64_t>{i});
   }
   mma.getRes().replaceAllUsesWith(result);
   return success();
