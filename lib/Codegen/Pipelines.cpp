@@ -96,7 +96,7 @@ void kiln::buildGpuCodegenPipeline(OpPassManager &pm,
   addPipeline(
       pm, "func.func(kiln-flatten-empty-tensors,"
           "kiln-fuse-elementwise{fold-transposes=true},"
-          "kiln-conv-to-gemm{channels-last-below=0},kiln-clone-shared-inits),"
+          "kiln-clone-shared-inits),"
           "canonicalize,cse," +
               std::string(kBufferizeAndPlan) +
               "func.func(kiln-copy-to-linalg,kiln-gpu-contractions{tf32=" +

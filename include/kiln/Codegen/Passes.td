@@ -349,22 +349,26 @@ def KilnGpuContractions : Pass<"kiln-gpu-contractions", "::mlir::func::FuncOp"> 
                 "shared-memory operands (and tensor cores)";
   let description = [{
     Runs after bufferization and memory planning, before
-    `convert-linalg-to-parallel-loops`. Each top-level `linalg.generic`
-    of the graph function that is a contraction with static sizes (one K
-    dimension, M and N dimensions (the tiles run along the largest of
-    each; blocks walk the others, as a convolution GEMM's batch) plus any
-    batch dimensions, operands indexed
-    by projected permutations, a body `out + A * B` with the inputs
-    possibly extended) over f32, f16 or bf16, with M and N of at least
-    `min-size`, becomes a `gpu.launch` of a tiled GEMM (named and costed
-    by `kiln-gpu-form-kernels`, which keeps it as it is):
+    `convert-linalg-to-parallel-loops`. Each top-level linalg op of the
+    graph function (named or generic) that is a contraction with static
+    sizes becomes a `gpu.launch` of a tiled GEMM (named and costed by
+    `kiln-gpu-form-kernels`, which keeps it as it is). Its loop dimensions
+    must fall in four groups: batch (read by both inputs and the output),
+    M (one input and the output), N (the other input and the output) and
+    K (reductions both inputs read); each group is flattened in loop order,
+    N being the group of the output's innermost dimension. The output is
+    indexed by a projected permutation, the inputs by any affine
+    expressions: a convolution is an implicit GEMM that reads its input in
+    place (K = channel and kernel window, N = image and output position).
+    The body is `out + A * B`, the inputs possibly extended, over f32, f16
+    or bf16, with M and N of at least `min-size`:
 
     * one block of 128 threads per 64x64 output tile and batch index;
     * per step of K (16 for f32, 32 for f16/bf16), the threads stage the A
       tile (as [k][m]) and the B tile (as [k][n]) in shared memory,
-      consecutive threads reading consecutive elements of each operand's
-      innermost dimension, with zeros where the tile overhangs the
-      operand; a barrier; the tile's products; a barrier;
+      consecutive threads reading consecutive elements along the dimension
+      each operand's innermost index follows, with zeros where the tile
+      overhangs the operand; a barrier; the tile's products; a barrier;
     * f32 without `tf32` (and bf16): each thread accumulates an 8x4 register tile
       with f32 multiply-adds (exact f32 arithmetic, in another order than
       the CPU's);
@@ -377,7 +381,7 @@ def KilnGpuContractions : Pass<"kiln-gpu-contractions", "::mlir::func::FuncOp"> 
       holds the initial value: zeros or a bias), converting to the
       output type.
 
-    Other generics are left to the loop kernels of `kiln-gpu-form-kernels`.
+    Other linalg ops are left to the loop kernels of `kiln-gpu-form-kernels`.
   }];
   let options = [
     Option<"tf32", "tf32", "bool", "false",

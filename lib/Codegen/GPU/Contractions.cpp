@@ -1,12 +1,15 @@
 //===- Contractions.cpp - tiled GEMM kernels for contractions -------------===//
 //
-// A bufferized contraction (`linalg.generic` computing
-// out[b.., m, n] += A[b.., m, k] * B[b.., k, n] under any projected
-// permutation of the operands) becomes one `gpu.launch` of a tiled GEMM:
-// each block owns a 64x64 tile of the output of one batch index and walks K
-// in steps of BK; per step its threads stage the A and B tiles in shared
-// memory (zero outside the operands), synchronize, and accumulate in
-// registers:
+// A bufferized contraction (a linalg op computing
+// out[b.., m.., n..] += A[b.., m.., k..] * B[b.., k.., n..]) becomes one
+// `gpu.launch` of a tiled GEMM over the flattened M, N and K. The output is
+// indexed by a projected permutation; the inputs by any affine expressions,
+// so a convolution (named or generic, grouped or not) is an implicit GEMM
+// that reads its input in place: K = (channel, kernel window), N = (image,
+// output position), M = output channel. Each block owns a 64x64 tile of
+// the output of one batch index and walks K in steps of BK; per step its
+// threads stage the A and B tiles in shared memory (zero outside the
+// operands), synchronize, and accumulate in registers:
 //
 //  * f32 operands, `tf32=false`: 128 threads, each an 8x4 register tile
 //    (rows tid/16 + 8i, columns tid%16 + 16j) of f32 multiply-adds;
@@ -25,6 +28,7 @@
 #include "kiln/Codegen/CostModel.h"
 #include "kiln/Codegen/Passes.h"
 
+#include "mlir/Dialect/Affine/Utils.h"
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
@@ -47,13 +51,27 @@ enum class TileKind { Simt, Tf32, Half };
 /// Planted bugs for the emulator's mutation tests (`test-mutation`).
 enum class Mutation { None, SwapBFragment, SkipLastKTile };
 
-/// A contraction the tiled kernel computes.
+/// A contraction the tiled kernel computes. Its loop dimensions fall in
+/// four groups: batch (in both inputs and the output), m (in input `a` and
+/// the output), n (in input `b` and the output) and k (in both inputs, a
+/// reduction). The kernel sees one M, N and K: each group flattened, its
+/// dimensions in loop order, the last one fastest. A group of several
+/// dimensions, and inputs indexed by affine expressions of them, give an
+/// implicit GEMM: a convolution's input is read in place, its (channel,
+/// kernel window) pairs forming K and its output positions N.
 struct Contraction {
-  linalg::GenericOp op;
-  SmallVector<unsigned> batch; // dimensions each block takes one index of
-  unsigned m = 0, n = 0, k = 0;
+  linalg::LinalgOp op;
+  unsigned a = 0, b = 1; // the input operands that hold M and N
+  SmallVector<unsigned> batch, m, n, k;
   SmallVector<int64_t> sizes; // static loop ranges
   Type inType, outType;       // operand and output element types
+
+  int64_t extent(ArrayRef<unsigned> dims) const {
+    int64_t e = 1;
+    for (unsigned d : dims)
+      e *= sizes[d];
+    return e;
+  }
 };
 
 /// Looks through an `arith.extf` to the block argument it extends.
@@ -63,52 +81,70 @@ Value throughExt(Value v) {
   return v;
 }
 
+/// Whether `map` reads loop dimension `d` in any of its results.
+bool uses(AffineMap map, unsigned d) {
+  return llvm::any_of(map.getResults(),
+                      [&](AffineExpr e) { return e.isFunctionOfDim(d); });
+}
+
 /// Whether `op` is a static floating-point contraction the tiled kernel
 /// computes; fills `c`.
-LogicalResult matchContraction(linalg::GenericOp op, Contraction &c) {
+LogicalResult matchContraction(linalg::LinalgOp op, Contraction &c) {
   if (!op.hasPureBufferSemantics() || op.getNumDpsInputs() != 2 ||
-      op.getNumDpsInits() != 1) {
+      op.getNumDpsInits() != 1 || !op.getBlock()) {
     return failure();
   }
-  FailureOr<linalg::ContractionDimensions> dims =
-      linalg::inferContractionDims(op);
-  if (failed(dims) || dims->m.empty() || dims->n.empty() ||
-      dims->k.size() != 1 ||
-      dims->batch.size() + dims->m.size() + dims->n.size() + 1 !=
-          static_cast<size_t>(op.getNumLoops())) {
+  SmallVector<AffineMap> maps = op.getIndexingMapsArray();
+  // The output is written element by element: a projected permutation.
+  if (!maps[2].isProjectedPermutation() || maps[0].getNumSymbols() ||
+      maps[1].getNumSymbols()) {
     return failure();
   }
-  for (AffineMap map : op.getIndexingMapsArray())
-    for (AffineExpr e : map.getResults())
-      if (!isa<AffineDimExpr>(e)) {
-        return failure();
-      }
   c.op = op;
-  c.k = dims->k.front();
   c.sizes = op.getStaticLoopRanges();
   if (llvm::any_of(c.sizes, ShapedType::isDynamic)) {
     return failure();
   }
-  // The tiles run along the largest M and N dimensions; the others (a
-  // convolution's batch, which only the input and output have) are walked
-  // by blocks like batch dimensions.
-  auto largest = [&](ArrayRef<unsigned> ds) {
-    unsigned best = ds.front();
-    for (unsigned d : ds)
-      if (c.sizes[d] > c.sizes[best])
-        best = d;
-    return best;
-  };
-  c.m = largest(SmallVector<unsigned>(dims->m.begin(), dims->m.end()));
-  c.n = largest(SmallVector<unsigned>(dims->n.begin(), dims->n.end()));
-  for (unsigned d = 0; d < op.getNumLoops(); ++d)
-    if (d != c.m && d != c.n && d != c.k)
+  SmallVector<utils::IteratorType> iterators = op.getIteratorTypesArray();
+  SmallVector<unsigned> only0, only1;
+  for (unsigned d = 0; d < op.getNumLoops(); ++d) {
+    bool in0 = uses(maps[0], d), in1 = uses(maps[1], d),
+         inOut = uses(maps[2], d);
+    bool reduction = iterators[d] == utils::IteratorType::reduction;
+    if (in0 && in1 && !inOut && reduction)
+      c.k.push_back(d);
+    else if (reduction)
+      return failure();
+    else if (in0 && in1 && inOut)
       c.batch.push_back(d);
+    else if (in0 && inOut)
+      only0.push_back(d);
+    else if (in1 && inOut)
+      only1.push_back(d);
+    else
+      return failure(); // a broadcast, or a dimension no input reads
+  }
+  if (c.k.empty() || only0.empty() || only1.empty()) {
+    return failure();
+  }
+  // N runs along the output's innermost dimension where it can: the
+  // tiles' columns are what consecutive threads store.
+  unsigned outInner =
+      cast<AffineDimExpr>(maps[2].getResults().back()).getPosition();
+  c.a = 0;
+  c.b = 1;
+  c.m = only0;
+  c.n = only1;
+  if (llvm::is_contained(only0, outInner)) {
+    std::swap(c.a, c.b);
+    std::swap(c.m, c.n);
+  }
   // The body: yield(out + A' * B'), A' and B' the inputs, possibly
   // extended.
-  Block *body = op.getBody();
-  auto yield = cast<linalg::YieldOp>(body->getTerminator());
-  auto add = yield.getOperand(0).getDefiningOp<arith::AddFOp>();
+  Block *body = op.getBlock();
+  auto yield = dyn_cast<linalg::YieldOp>(body->getTerminator());
+  auto add =
+      yield ? yield.getOperand(0).getDefiningOp<arith::AddFOp>() : nullptr;
   if (!add || add->getBlock() != body) {
     return failure();
   }
@@ -198,20 +234,41 @@ private:
                                  cst(b, y));
   }
 
-  /// The indices of operand `operand` at the loop positions `at`.
-  SmallVector<Value> indices(unsigned operand,
+  /// The indices of operand `operand` at the loop positions `at` (loop
+  /// dimensions the operand does not read may be absent).
+  SmallVector<Value> indices(OpBuilder &b, unsigned operand,
                              const DenseMap<unsigned, Value> &at) {
-    SmallVector<Value> idx;
     AffineMap map = c.op.getIndexingMapsArray()[operand];
-    for (AffineExpr e : map.getResults())
-      idx.push_back(at.lookup(cast<AffineDimExpr>(e).getPosition()));
+    SmallVector<Value> dims;
+    for (unsigned d = 0; d < map.getNumDims(); ++d) {
+      Value v = at.lookup(d);
+      dims.push_back(v ? v : cst(b, 0));
+    }
+    SmallVector<Value> idx;
+    for (AffineExpr e : map.getResults()) {
+      if (auto dim = dyn_cast<AffineDimExpr>(e))
+        idx.push_back(dims[dim.getPosition()]);
+      else
+        idx.push_back(affine::expandAffineExpr(b, loc, e, dims, {}));
+    }
     return idx;
   }
 
-  /// Stages the A (operand 0: rows m, columns k) or B (operand 1: rows k,
-  /// columns n) tile at (row0, col0) in shared memory, as [k][m] or
-  /// [k][n]; elements outside the operand are zero.
-  void stageTile(OpBuilder &b, unsigned operand, Value tid,
+  /// Adds to `at` the indices of the dimensions `dims` (outer to inner)
+  /// whose flattened index is `flat`.
+  void decompose(OpBuilder &b, Value flat, ArrayRef<unsigned> dims,
+                 DenseMap<unsigned, Value> &at) {
+    for (size_t i = dims.size() - 1; i > 0; --i) {
+      at[dims[i]] = rem(b, flat, size(dims[i]));
+      flat = div(b, flat, size(dims[i]));
+    }
+    at[dims.front()] = flat;
+  }
+
+  /// Stages the A (rows m, columns k) or B (rows k, columns n) tile at
+  /// (row0, col0) in shared memory, as [k][m] or [k][n]; elements outside
+  /// the operand are zero.
+  void stageTile(OpBuilder &b, bool isA, Value tid,
                  const DenseMap<unsigned, Value> &batchAt, Value m0orK0,
                  Value k0orN0);
 
@@ -248,41 +305,53 @@ private:
   void mmaCompute(OpBuilder &b, SmallVectorImpl<Value> &acc);
 };
 
-void TileBuilder::stageTile(OpBuilder &b, unsigned operand, Value tid,
+void TileBuilder::stageTile(OpBuilder &b, bool isA, Value tid,
                             const DenseMap<unsigned, Value> &batchAt,
                             Value rowBase, Value colBase) {
-  // Operand 0's tile is (m: bm) x (k: bk); operand 1's is (k: bk) x (n: bn).
-  bool isA = operand == 0;
-  unsigned rowDim = isA ? c.m : c.k, colDim = isA ? c.k : c.n;
+  // A's tile is (m: bm) x (k: bk); B's is (k: bk) x (n: bn).
+  ArrayRef<unsigned> rowDims = isA ? c.m : c.k, colDims = isA ? c.k : c.n;
   int64_t rows = isA ? bm : bk, cols = isA ? bk : bn;
   Value shared = isA ? aShared : bShared;
-  // Consecutive threads take consecutive elements along the operand's
-  // innermost dimension, so global loads coalesce.
+  unsigned operand = isA ? c.a : c.b;
+  // Consecutive threads take consecutive elements along the dimension the
+  // operand's innermost index follows, so global loads coalesce.
   AffineMap map = c.op.getIndexingMapsArray()[operand];
-  unsigned inner = cast<AffineDimExpr>(map.getResults().back()).getPosition();
-  bool colsFastest = inner == colDim;
+  AffineExpr inner = map.getResults().back();
+  bool colsFastest = inner.isFunctionOfDim(colDims.back()) ||
+                     !inner.isFunctionOfDim(rowDims.back());
   Value bufferOperand = c.op.getDpsInputs()[operand];
   Value zero = arith::ConstantOp::create(b, loc, b.getZeroAttr(c.inType));
+  // Element tid + r * threads of the tile: the fast index is the same for
+  // every r (the tile's fast side divides the thread count), so its loop
+  // indices are computed once.
+  int64_t fast = colsFastest ? cols : rows;
+  assert(threads % fast == 0 && "tile sides divide the thread count");
+  Value fastAt = rem(b, tid, fast), slowAt = div(b, tid, fast);
+  Value gFast = add(b, colsFastest ? colBase : rowBase, fastAt);
+  DenseMap<unsigned, Value> fastIdx = batchAt;
+  decompose(b, gFast, colsFastest ? colDims : rowDims, fastIdx);
   for (int64_t r = 0; r < rows * cols / threads; ++r) {
-    Value e = add(b, tid, r * threads);
-    Value row = colsFastest ? div(b, e, cols) : rem(b, e, rows);
-    Value col = colsFastest ? rem(b, e, cols) : div(b, e, rows);
-    Value gRow = add(b, rowBase, row), gCol = add(b, colBase, col);
-    DenseMap<unsigned, Value> at = batchAt;
-    at[rowDim] = gRow;
-    at[colDim] = gCol;
+    Value slow = add(b, slowAt, r * (threads / fast));
+    Value row = colsFastest ? slow : fastAt;
+    Value col = colsFastest ? fastAt : slow;
+    Value gRow = colsFastest ? add(b, rowBase, row) : gFast;
+    Value gCol = colsFastest ? gFast : add(b, colBase, col);
+    DenseMap<unsigned, Value> at = fastIdx;
+    decompose(b, colsFastest ? gRow : gCol, colsFastest ? rowDims : colDims,
+              at);
     // Guards only where the tiles overhang the operand.
     Value inside;
-    auto guard = [&](Value v, unsigned dim, int64_t tile) {
-      if (size(dim) % tile == 0)
+    auto guard = [&](Value v, ArrayRef<unsigned> dims, int64_t tile) {
+      int64_t extent = c.extent(dims);
+      if (extent % tile == 0)
         return;
-      Value ok = less(b, v, size(dim));
+      Value ok = less(b, v, extent);
       inside =
           inside ? arith::AndIOp::create(b, loc, inside, ok).getResult() : ok;
     };
-    guard(gRow, rowDim, rows);
-    guard(gCol, colDim, cols);
-    SmallVector<Value> idx = indices(operand, at);
+    guard(gRow, rowDims, rows);
+    guard(gCol, colDims, cols);
+    SmallVector<Value> idx = indices(b, operand, at);
     Value v;
     if (inside) {
       auto ifOp = scf::IfOp::create(b, loc, TypeRange{c.inType}, inside,
@@ -405,12 +474,10 @@ void TileBuilder::mmaCompute(OpBuilder &b, SmallVectorImpl<Value> &acc) {
 }
 
 gpu::LaunchOp TileBuilder::build(OpBuilder &b) {
-  int64_t mSize = size(c.m), nSize = size(c.n), kSize = size(c.k);
+  int64_t mSize = c.extent(c.m), nSize = c.extent(c.n), kSize = c.extent(c.k);
   int64_t mTiles = (mSize + bm - 1) / bm, nTiles = (nSize + bn - 1) / bn;
   int64_t kTiles = (kSize + bk - 1) / bk;
-  int64_t batches = 1;
-  for (unsigned d : c.batch)
-    batches *= size(d);
+  int64_t batches = c.extent(c.batch);
   auto shared = [&](int64_t cols) {
     return MemRefType::get(
         {bk, cols + pad}, c.inType, MemRefLayoutAttrInterface(),
@@ -461,8 +528,8 @@ gpu::LaunchOp TileBuilder::build(OpBuilder &b) {
       kb, loc, cst(kb, 0), cst(kb, kLoopTiles), cst(kb, 1), init,
       [&](OpBuilder &lb, Location, Value kt, ValueRange args) {
         Value k0 = mul(lb, kt, bk);
-        stageTile(lb, 0, tid, batchAt, m0, k0);
-        stageTile(lb, 1, tid, batchAt, k0, n0);
+        stageTile(lb, /*isA=*/true, tid, batchAt, m0, k0);
+        stageTile(lb, /*isA=*/false, tid, batchAt, k0, n0);
         gpu::BarrierOp::create(lb, loc);
         SmallVector<Value> acc(args.begin(), args.end());
         if (kind == TileKind::Simt)
@@ -491,9 +558,9 @@ gpu::LaunchOp TileBuilder::build(OpBuilder &b) {
       kb.setInsertionPointToStart(ifOp.thenBlock());
     }
     DenseMap<unsigned, Value> at = batchAt;
-    at[c.m] = gRow;
-    at[c.n] = gCol;
-    SmallVector<Value> idx = indices(2, at);
+    decompose(kb, gRow, c.m, at);
+    decompose(kb, gCol, c.n, at);
+    SmallVector<Value> idx = indices(kb, 2, at);
     Value old = memref::LoadOp::create(kb, loc, out, idx);
     Value sum;
     if (c.outType.isF32()) {
@@ -544,30 +611,30 @@ struct GpuContractionsPass
           << testMutation << "'";
       return signalPassFailure();
     }
-    SmallVector<linalg::GenericOp> candidates;
+    SmallVector<linalg::LinalgOp> candidates;
     for (Operation &op : fn.getBody().front())
-      if (auto generic = dyn_cast<linalg::GenericOp>(op))
-        candidates.push_back(generic);
-    for (linalg::GenericOp op : candidates) {
+      if (auto linalgOp = dyn_cast<linalg::LinalgOp>(op))
+        candidates.push_back(linalgOp);
+    for (linalg::LinalgOp op : candidates) {
       Contraction c;
       if (failed(matchContraction(op, c)))
         continue;
       // Narrow products are better served by a thread (or block) per
       // output than by 64x64 tiles that are mostly empty.
-      if (c.sizes[c.m] < minSize || c.sizes[c.n] < minSize)
+      if (c.extent(c.m) < minSize || c.extent(c.n) < minSize)
         continue;
       // bf16 has no nvgpu.mma.sync lowering upstream: f32 multiply-adds.
       TileKind kind = c.inType.isF16()           ? TileKind::Half
                       : c.inType.isF32() && tf32 ? TileKind::Tf32
                                                  : TileKind::Simt;
       kiln::ComputeCost cost = kiln::estimateCost({op.getOperation()});
-      OpBuilder b(op);
+      OpBuilder b(op.getOperation());
       TileBuilder builder(c, kind, mutation);
       gpu::LaunchOp launch = builder.build(b);
       launch->setAttr(
           "kiln.cost",
           DenseI64ArrayAttr::get(&getContext(), {cost.flops, cost.bytes}));
-      op.erase();
+      op->erase();
     }
   }
 };

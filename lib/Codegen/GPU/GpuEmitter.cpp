@@ -278,6 +278,22 @@ LogicalResult kiln::extractLaunchPlan(ModuleOp module, kmod::Module &out,
 LogicalResult kiln::emitPtx(ModuleOp module, StringRef toolkitPath,
                             std::string &ptx, std::string &error) {
   OwningOpRef<ModuleOp> copy(cast<ModuleOp>(module->clone()));
+  // The register budget: with only `.maxntid`, ptxas may cap a kernel's
+  // registers for occupancy and spill (a 128-thread GEMM tile at 64
+  // registers); a lower bound on resident blocks lets every kernel use up
+  // to kMaxRegisters per thread (65536 per SM).
+  constexpr int64_t kMaxRegisters = 128;
+  copy->walk([&](LLVM::LLVMFuncOp f) {
+    auto threads = f->getAttrOfType<DenseI32ArrayAttr>("nvvm.maxntid");
+    if (!f->hasAttr("nvvm.kernel") || !threads || f->hasAttr("nvvm.minctasm"))
+      return;
+    int64_t n = 1;
+    for (int32_t t : threads.asArrayRef())
+      n *= t;
+    int64_t blocks = std::max<int64_t>(1, 65536 / (kMaxRegisters * n));
+    f->setAttr("nvvm.minctasm",
+               IntegerAttr::get(IntegerType::get(f->getContext(), 32), blocks));
+  });
   PassManager pm(module->getContext());
   GpuModuleToBinaryPassOptions options;
   options.compilationTarget = "isa";

@@ -80,21 +80,27 @@ func.func @matmul_f16(%x: memref<128x64xf16>, %w: memref<64x64xf16>, %y: memref<
 // -----
 
 // Left as they are: a dynamic size, a body that is not a multiply-add,
-// integers, a narrow product (N = 8), two K dimensions.
+// integers, a narrow product (N = 8), a dimension only the output has (a
+// broadcast), a reduction only one input reads, an output not indexed by
+// a projected permutation.
 // CHECK-LABEL: func.func @not_tiled
 // CHECK-NOT: workgroup
 // CHECK-NOT: nvgpu
 #a3 = affine_map<(m, k, n) -> (m, k)>
 #b3 = affine_map<(m, k, n) -> (k, n)>
 #c3 = affine_map<(m, k, n) -> (m, n)>
-#a4 = affine_map<(m, n, k1, k2) -> (m, k1, k2)>
-#b4 = affine_map<(m, n, k1, k2) -> (k1, k2, n)>
-#c4 = affine_map<(m, n, k1, k2) -> (m, n)>
+#a4 = affine_map<(m, n, r, k) -> (m, k)>
+#b4 = affine_map<(m, n, r, k) -> (k, n)>
+#c4 = affine_map<(m, n, r, k) -> (m, n, r)>
+#a7 = affine_map<(m, n, r, k) -> (m, k, r)>
+#c7 = affine_map<(m, n, r, k) -> (m, n)>
+#c8 = affine_map<(m, k, n) -> (m + n)>
 func.func @not_tiled(%xd: memref<?x70xf32>, %w: memref<70x50xf32>, %yd: memref<?x50xf32>,
                      %x: memref<100x70xf32>, %y: memref<100x50xf32>,
                      %xi: memref<100x70xi32>, %wi: memref<70x50xi32>, %yi: memref<100x50xi32>,
                      %w8: memref<70x8xf32>, %y8: memref<100x8xf32>,
-                     %x4: memref<64x7x10xf32>, %w4: memref<7x10x64xf32>, %y4: memref<64x64xf32>) {
+                     %x4: memref<64x70xf32>, %w4: memref<70x64xf32>, %y4: memref<64x64x4xf32>,
+                     %x7: memref<64x70x4xf32>, %y7: memref<64x64xf32>, %yp: memref<149xf32>) {
   linalg.generic {indexing_maps = [#a3, #b3, #c3], iterator_types = ["parallel", "reduction", "parallel"]}
       ins(%xd, %w : memref<?x70xf32>, memref<70x50xf32>) outs(%yd : memref<?x50xf32>) {
   ^bb0(%i: f32, %j: f32, %o: f32):
@@ -123,8 +129,22 @@ func.func @not_tiled(%xd: memref<?x70xf32>, %w: memref<70x50xf32>, %yd: memref<?
     %s = arith.addf %o, %p : f32
     linalg.yield %s : f32
   }
-  linalg.generic {indexing_maps = [#a4, #b4, #c4], iterator_types = ["parallel", "parallel", "reduction", "reduction"]}
-      ins(%x4, %w4 : memref<64x7x10xf32>, memref<7x10x64xf32>) outs(%y4 : memref<64x64xf32>) {
+  linalg.generic {indexing_maps = [#a4, #b4, #c4], iterator_types = ["parallel", "parallel", "parallel", "reduction"]}
+      ins(%x4, %w4 : memref<64x70xf32>, memref<70x64xf32>) outs(%y4 : memref<64x64x4xf32>) {
+  ^bb0(%i: f32, %j: f32, %o: f32):
+    %p = arith.mulf %i, %j : f32
+    %s = arith.addf %o, %p : f32
+    linalg.yield %s : f32
+  }
+  linalg.generic {indexing_maps = [#a7, #b4, #c7], iterator_types = ["parallel", "parallel", "reduction", "reduction"]}
+      ins(%x7, %w4 : memref<64x70x4xf32>, memref<70x64xf32>) outs(%y7 : memref<64x64xf32>) {
+  ^bb0(%i: f32, %j: f32, %o: f32):
+    %p = arith.mulf %i, %j : f32
+    %s = arith.addf %o, %p : f32
+    linalg.yield %s : f32
+  }
+  linalg.generic {indexing_maps = [#a3, #b3, #c8], iterator_types = ["parallel", "reduction", "parallel"]}
+      ins(%x, %w : memref<100x70xf32>, memref<70x50xf32>) outs(%yp : memref<149xf32>) {
   ^bb0(%i: f32, %j: f32, %o: f32):
     %p = arith.mulf %i, %j : f32
     %s = arith.addf %o, %p : f32
@@ -157,10 +177,8 @@ func.func @batched(%x: memref<3x256x32xf32>, %w: memref<3x64x32xf32>, %y: memref
 
 // -----
 
-// A convolution's GEMM (kiln-conv-to-gemm): out[n, f, p] += w[f, k] *
-// col[n, k, p]. The batch n is in col and out only (an N dimension to
-// inferContractionDims); the tiles run along the larger p, and blocks
-// walk n: 2 images x 1 x 4 tiles = 8 blocks.
+// A convolution's GEMM over an im2col copy: out[n, f, p] += w[f, k] *
+// col[n, k, p]. N is (n, p) flattened, 2 x 256 = 8 tiles of 64: 8 blocks.
 // CHECK-LABEL: func.func @conv_gemm
 // CHECK: gpu.launch blocks({{.*}}) in (%{{.*}} = %c8
 // CHECK: memref.load %arg1[%{{.*}}, %{{.*}}, %{{.*}}] : memref<2x27x256xf32>
@@ -175,5 +193,63 @@ func.func @conv_gemm(%w: memref<32x27xf32>, %col: memref<2x27x256xf32>, %y: memr
     %s = arith.addf %o, %p : f32
     linalg.yield %s : f32
   }
+  return
+}
+
+// -----
+
+// Two K dimensions, flattened: K = 7 x 10 = 70, walked in 5 steps of 16
+// (the last one guarded: k < 70), each k split into (k1, k2) to index the
+// operands.
+// CHECK-LABEL: func.func @two_k_dims
+// CHECK: gpu.launch
+// CHECK: scf.for %{{.*}} = %c0 to %c5 step %c1
+// CHECK: arith.remui %{{.*}}, %c10
+// CHECK: arith.divui %{{.*}}, %c10
+// CHECK: arith.cmpi ult, %{{.*}}, %c70
+// CHECK: memref.load %arg0[%{{.*}}, %{{.*}}, %{{.*}}] : memref<64x7x10xf32>
+#a9 = affine_map<(m, n, k1, k2) -> (m, k1, k2)>
+#b9 = affine_map<(m, n, k1, k2) -> (k1, k2, n)>
+#c9 = affine_map<(m, n, k1, k2) -> (m, n)>
+func.func @two_k_dims(%x: memref<64x7x10xf32>, %w: memref<7x10x64xf32>, %y: memref<64x64xf32>) {
+  linalg.generic {indexing_maps = [#a9, #b9, #c9], iterator_types = ["parallel", "parallel", "reduction", "reduction"]}
+      ins(%x, %w : memref<64x7x10xf32>, memref<7x10x64xf32>) outs(%y : memref<64x64xf32>) {
+  ^bb0(%i: f32, %j: f32, %o: f32):
+    %p = arith.mulf %i, %j : f32
+    %s = arith.addf %o, %p : f32
+    linalg.yield %s : f32
+  }
+  return
+}
+
+// -----
+
+// A named convolution as an implicit GEMM: A is the filter (M = 32 output
+// channels, K = 8 x 3 x 3 = 72), B the input read in place at
+// (n, c, 2 oh + kh, 2 ow + kw) (N = 2 x 7 x 7 = 98): 2 n tiles, 1 m tile.
+// The output's innermost dimension (ow) is in N, the tiles' columns.
+// CHECK-LABEL: func.func @conv_named
+// CHECK: gpu.launch blocks({{.*}}) in (%{{.*}} = %c2
+// CHECK: memref.load %arg1[%{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}] : memref<32x8x3x3xf32>
+// CHECK: arith.muli %{{.*}}, %c2
+// CHECK: memref.load %arg0[%{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}] : memref<2x8x16x16xf32>
+// CHECK: memref.store %{{.*}}, %arg2[%{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}] : memref<2x32x7x7xf32>
+// CHECK-NOT: linalg.conv
+func.func @conv_named(%x: memref<2x8x16x16xf32>, %w: memref<32x8x3x3xf32>, %y: memref<2x32x7x7xf32>) {
+  linalg.conv_2d_nchw_fchw {dilations = dense<1> : tensor<2xi64>, strides = dense<2> : tensor<2xi64>}
+      ins(%x, %w : memref<2x8x16x16xf32>, memref<32x8x3x3xf32>) outs(%y : memref<2x32x7x7xf32>)
+  return
+}
+
+// -----
+
+// A grouped convolution: the group is a batch dimension (in both inputs
+// and the output), each block one group's tile: 2 groups x 1 x 2 tiles.
+// CHECK-LABEL: func.func @conv_grouped
+// CHECK: gpu.launch blocks({{.*}}) in (%{{.*}} = %c4
+// CHECK-NOT: linalg.conv
+func.func @conv_grouped(%x: memref<1x2x16x10x12xf32>, %w: memref<2x24x16x3x3xf32>, %y: memref<1x2x24x8x10xf32>) {
+  linalg.conv_2d_ngchw_gfchw {dilations = dense<1> : tensor<2xi64>, strides = dense<1> : tensor<2xi64>}
+      ins(%x, %w : memref<1x2x16x10x12xf32>, memref<2x24x16x3x3xf32>) outs(%y : memref<1x2x24x8x10xf32>)
   return
 }

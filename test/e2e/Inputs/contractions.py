@@ -23,8 +23,9 @@ import os
 import sys
 
 import numpy as np
-import onnx
-from onnx import TensorProto, helper, numpy_helper
+from onnx import helper
+
+import exact_model
 
 
 def main():
@@ -76,25 +77,7 @@ def main():
         "mm_narrow": (f64["x_narrow"] @ f64["w_edges"], np.float32),
     }
 
-    def info(name, a):
-        t = TensorProto.FLOAT16 if a.dtype == np.float16 else TensorProto.FLOAT
-        return helper.make_tensor_value_info(name, t, list(a.shape))
-
-    graph = helper.make_graph(
-        nodes, "contractions",
-        [info(k, v) for k, v in inputs.items()],
-        [info(k, np.zeros(v.shape, t)) for k, (v, t) in results.items()],
-        [numpy_helper.from_array(v, k) for k, v in weights.items()])
-    model = helper.make_model(graph,
-                              opset_imports=[helper.make_opsetid("", 18)])
-    onnx.checker.check_model(model)
-    onnx.save(model, os.path.join(out, "m.onnx"))
-    for i, v in enumerate(inputs.values()):
-        np.save(os.path.join(out, "input_%d.npy" % i), v)
-    for i, (v, t) in enumerate(results.values()):
-        exact = v.astype(t)
-        assert np.array_equal(exact.astype(np.float64), v), "not exact"
-        np.save(os.path.join(out, "output_%d.npy" % i), exact)
+    exact_model.write(out, "contractions", nodes, inputs, weights, results)
 
 
 if __name__ == "__main__":
