@@ -369,17 +369,26 @@ def KilnGpuContractions : Pass<"kiln-gpu-contractions", "::mlir::func::FuncOp"> 
       consecutive threads reading consecutive elements along the dimension
       each operand's innermost index follows, with zeros where the tile
       overhangs the operand; a barrier; the tile's products; a barrier;
-    * f32 without `tf32` (and bf16): each thread accumulates an 8x4 register tile
+    * f32 without `tf32`: each thread accumulates an 8x4 register tile
       with f32 multiply-adds (exact f32 arithmetic, in another order than
       the CPU's);
-    * f32 with `tf32`, and f16: each warp accumulates a 32x32 tile
-      with `nvgpu.mma.sync` (m16n8k8 tf32, or m16n8k16 f16) in f32
-      registers: tensor cores, which read f32 operands as tf32 (a 10-bit
-      mantissa); bf16 takes the SIMT tile in f32 (upstream's
-      `nvgpu.mma.sync` has no bf16 lowering yet);
+    * f32 with `tf32`, f16 and bf16: each warp accumulates a 32x32 tile
+      on tensor cores in f32 registers: `nvgpu.mma.sync` m16n8k8 tf32
+      (which reads f32 operands as tf32, a 10-bit mantissa) or m16n8k16
+      f16, and `nvvm.mma.sync` m16n8k16 bf16 directly (upstream's
+      `nvgpu.mma.sync` has no bf16 lowering), two bf16 per register;
     * the epilogue adds each accumulator to its output element (which
       holds the initial value: zeros or a bias), converting to the
       output type.
+
+    With `fold-padding`, an input that is a zero-padded copy (a zero fill
+    of a buffer, then a copy of a source into its interior at static
+    offsets: how a padded convolution's input bufferizes) is read from the
+    source in place, zero outside it, and the fill and the copy are
+    erased. It is not folded where the padded buffer has another use, or
+    where an op between the copy and the contraction (the contraction's own
+    output included) may write the source's bytes, which the memory plan
+    may reuse once the copy has read them.
 
     Other linalg ops are left to the loop kernels of `kiln-gpu-form-kernels`.
   }];
@@ -389,6 +398,9 @@ def KilnGpuContractions : Pass<"kiln-gpu-contractions", "::mlir::func::FuncOp"> 
            "about 3 decimal digits per product)">,
     Option<"minSize", "min-size", "int64_t", "16",
            "Contractions with M or N below this stay loop kernels">,
+    Option<"foldPadding", "fold-padding", "bool", "true",
+           "Read a zero-padded copy's source in place (zero outside it) "
+           "and drop the fill and the copy">,
     Option<"testMutation", "test-mutation", "std::string", "\"\"",
            "Plants a bug for the emulator's mutation tests: "
            "swap-b-fragment (tensor-core B registers swapped), "
@@ -396,6 +408,8 @@ def KilnGpuContractions : Pass<"kiln-gpu-contractions", "::mlir::func::FuncOp"> 
   ];
   let dependentDialects = ["::mlir::gpu::GPUDialect",
                            "::mlir::nvgpu::NVGPUDialect",
+                           "::mlir::NVVM::NVVMDialect",
+                           "::mlir::LLVM::LLVMDialect",
                            "::mlir::vector::VectorDialect",
                            "::mlir::scf::SCFDialect",
                            "::mlir::arith::ArithDialect",

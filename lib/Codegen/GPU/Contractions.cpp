@@ -16,8 +16,12 @@
 //  * f32 operands, `tf32=true`: 4 warps, each a 32x32 warp tile of
 //    `nvgpu.mma.sync` m16n8k8 with tf32 inputs and f32 accumulators;
 //  * f16 operands: the same with m16n8k16 (f32 accumulators); bf16
-//    operands take the SIMT tile (upstream's nvgpu.mma.sync has no bf16
-//    lowering yet).
+//    operands with `nvvm.mma.sync` m16n8k16 directly (upstream's
+//    nvgpu.mma.sync has no bf16 lowering).
+//
+// An input that is a zero-padded copy of another buffer (a padded
+// convolution's input) is read from that buffer, zero outside it, and the
+// fill and copy are erased (see matchPaddedInput).
 //
 // The epilogue adds each accumulator to the output element it belongs to
 // (the output holds the contraction's initial value: a zero fill or a
@@ -31,11 +35,15 @@
 #include "mlir/Dialect/Affine/Utils.h"
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
+#include "mlir/Dialect/LLVMIR/LLVMDialect.h"
+#include "mlir/Dialect/LLVMIR/NVVMDialect.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/Dialect/NVGPU/IR/NVGPUDialect.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/Dialect/Vector/IR/VectorOps.h"
+#include "mlir/IR/Matchers.h"
+#include "mlir/Interfaces/SideEffectInterfaces.h"
 
 namespace kiln {
 #define GEN_PASS_DEF_KILNGPUCONTRACTIONS
@@ -46,7 +54,7 @@ using namespace mlir;
 
 namespace {
 
-enum class TileKind { Simt, Tf32, Half };
+enum class TileKind { Simt, Tf32, Half, BFloat };
 
 /// Planted bugs for the emulator's mutation tests (`test-mutation`).
 enum class Mutation { None, SwapBFragment, SkipLastKTile };
@@ -59,9 +67,20 @@ enum class Mutation { None, SwapBFragment, SkipLastKTile };
 /// dimensions, and inputs indexed by affine expressions of them, give an
 /// implicit GEMM: a convolution's input is read in place, its (channel,
 /// kernel window) pairs forming K and its output positions N.
+/// A contraction input that is a zero-padded copy of another buffer (a
+/// convolution's padded input: a zero fill of the buffer, then a copy of
+/// `source` into its interior at offsets `low`): the tile reads `source`
+/// instead, zero outside it, and the fill and the copy go.
+struct PaddedInput {
+  Value source;
+  SmallVector<int64_t> low;
+  SmallVector<Operation *> ops; // the fill, the copy and its subview
+};
+
 struct Contraction {
   linalg::LinalgOp op;
-  unsigned a = 0, b = 1; // the input operands that hold M and N
+  std::optional<PaddedInput> padded[2]; // by input operand
+  unsigned a = 0, b = 1;                // the input operands that hold M and N
   SmallVector<unsigned> batch, m, n, k;
   SmallVector<int64_t> sizes; // static loop ranges
   Type inType, outType;       // operand and output element types
@@ -176,13 +195,132 @@ LogicalResult matchContraction(linalg::LinalgOp op, Contraction &c) {
   return success();
 }
 
+/// The bytes of a function argument (the arena, an input, an output) that
+/// a buffer views: a constant-offset `memref.view` of the argument (or the
+/// whole argument), seen through subviews and reshapes (as their whole
+/// source). Weights are never written and get their own base.
+struct Bytes {
+  Value base;
+  int64_t begin = 0, end = std::numeric_limits<int64_t>::max();
+  bool overlaps(const Bytes &o) const {
+    return base == o.base && begin < o.end && o.begin < end;
+  }
+};
+
+FailureOr<Bytes> bytesOf(Value v) {
+  while (true) {
+    if (isa<BlockArgument>(v))
+      return Bytes{v};
+    Operation *def = v.getDefiningOp();
+    if (auto global = dyn_cast<memref::GetGlobalOp>(def))
+      return Bytes{global.getResult()};
+    if (auto view = dyn_cast<memref::ViewOp>(def)) {
+      auto type = cast<MemRefType>(view.getType());
+      std::optional<int64_t> offset = getConstantIntValue(view.getByteShift());
+      if (!offset || !type.hasStaticShape() ||
+          !isa<BlockArgument>(view.getSource()))
+        return failure();
+      int64_t size =
+          type.getNumElements() * ((type.getElementTypeBitWidth() + 7) / 8);
+      return Bytes{view.getSource(), *offset, *offset + size};
+    }
+    if (isa<memref::SubViewOp, memref::ExpandShapeOp, memref::CollapseShapeOp,
+            memref::ReshapeOp, memref::CastOp>(def)) {
+      v = def->getOperand(0);
+      continue;
+    }
+    return failure();
+  }
+}
+
+/// Whether input `operand` of `op` is a zero-padded copy that the tile can
+/// read through (see PaddedInput): the padded buffer has no other use, and
+/// nothing from the copy to `op` (`op`'s output included) writes where
+/// the source lies, which the memory plan allowed once the copy had read
+/// it.
+std::optional<PaddedInput> matchPaddedInput(linalg::LinalgOp op,
+                                            unsigned operand) {
+  Value padded = op.getDpsInputs()[operand];
+  auto paddedType = dyn_cast<MemRefType>(padded.getType());
+  if (!paddedType || !paddedType.hasStaticShape() ||
+      !paddedType.getLayout().isIdentity())
+    return std::nullopt;
+  Operation *fill = nullptr;
+  linalg::CopyOp copy;
+  memref::SubViewOp interior;
+  for (Operation *user : padded.getUsers()) {
+    if (user == op.getOperation())
+      continue;
+    if (auto sub = dyn_cast<memref::SubViewOp>(user);
+        sub && !interior && sub->hasOneUse()) {
+      interior = sub;
+      copy = dyn_cast<linalg::CopyOp>(*sub->getUsers().begin());
+      if (!copy || copy.getDpsInits()[0] != sub.getResult())
+        return std::nullopt;
+      continue;
+    }
+    auto zero = [](Value v) { return matchPattern(v, m_AnyZeroFloat()); };
+    if (auto f = dyn_cast<linalg::FillOp>(user);
+        f && !fill && f.getDpsInits()[0] == padded && zero(f.value())) {
+      fill = f;
+      continue;
+    }
+    if (auto map = dyn_cast<linalg::MapOp>(user);
+        map && !fill && map.getInputs().empty() && map.getInit() == padded) {
+      auto yield = cast<linalg::YieldOp>(map.getBody()->getTerminator());
+      if (zero(yield.getOperand(0))) {
+        fill = map;
+        continue;
+      }
+    }
+    return std::nullopt;
+  }
+  if (!fill || !copy || fill->getBlock() != op->getBlock() ||
+      copy->getBlock() != op->getBlock() || !fill->isBeforeInBlock(copy) ||
+      !copy->isBeforeInBlock(op))
+    return std::nullopt;
+  // The interior: static offsets, unit strides, the source's shape.
+  Value source = copy.getDpsInputs()[0];
+  auto sourceType = dyn_cast<MemRefType>(source.getType());
+  if (!sourceType || !sourceType.hasStaticShape() ||
+      sourceType.getElementType() != paddedType.getElementType() ||
+      interior.getSourceType().getRank() != sourceType.getRank() ||
+      interior.getStaticSizes() != sourceType.getShape() ||
+      llvm::any_of(interior.getStaticStrides(),
+                   [](int64_t s) { return s != 1; }) ||
+      llvm::any_of(interior.getStaticOffsets(), ShapedType::isDynamic))
+    return std::nullopt;
+  FailureOr<Bytes> sourceBytes = bytesOf(source);
+  if (failed(sourceBytes))
+    return std::nullopt;
+  for (Operation *o = copy->getNextNode(); o; o = o->getNextNode()) {
+    if (auto linalgOp = dyn_cast<linalg::LinalgOp>(o)) {
+      for (Value init : linalgOp.getDpsInits()) {
+        FailureOr<Bytes> written = bytesOf(init);
+        if (failed(written) || written->overlaps(*sourceBytes))
+          return std::nullopt;
+      }
+    } else if (!isMemoryEffectFree(o)) {
+      return std::nullopt;
+    }
+    if (o == op.getOperation())
+      break;
+  }
+  PaddedInput p;
+  p.source = source;
+  p.low.assign(interior.getStaticOffsets().begin(),
+               interior.getStaticOffsets().end());
+  p.ops = {fill, copy, interior};
+  return p;
+}
+
 /// Builds the kernel of one contraction.
 class TileBuilder {
 public:
   TileBuilder(Contraction c, TileKind kind, Mutation mutation)
       : c(std::move(c)), kind(kind), mutation(mutation),
         loc(this->c.op.getLoc()), ctx(this->c.op.getContext()) {
-    bk = kind == TileKind::Half ? 32 : 16;
+    bk = kind == TileKind::Half || kind == TileKind::BFloat ? 32 : 16;
     // Shared-memory rows padded so that the fragment loads of the
     // tensor-core tiles (lanes g + 8-row groups) and the stores of the
     // SIMT tile hit distinct banks.
@@ -319,7 +457,8 @@ void TileBuilder::stageTile(OpBuilder &b, bool isA, Value tid,
   AffineExpr inner = map.getResults().back();
   bool colsFastest = inner.isFunctionOfDim(colDims.back()) ||
                      !inner.isFunctionOfDim(rowDims.back());
-  Value bufferOperand = c.op.getDpsInputs()[operand];
+  const std::optional<PaddedInput> &padded = c.padded[operand];
+  Value bufferOperand = padded ? padded->source : c.op.getDpsInputs()[operand];
   Value zero = arith::ConstantOp::create(b, loc, b.getZeroAttr(c.inType));
   // Element tid + r * threads of the tile: the fast index is the same for
   // every r (the tile's fast side divides the thread count), so its loop
@@ -352,6 +491,22 @@ void TileBuilder::stageTile(OpBuilder &b, bool isA, Value tid,
     guard(gRow, rowDims, rows);
     guard(gCol, colDims, cols);
     SmallVector<Value> idx = indices(b, operand, at);
+    if (padded) {
+      // Zero padding: read the source at idx - low, zero outside it (an
+      // index below low wraps around to a large unsigned value).
+      auto sourceShape = cast<MemRefType>(bufferOperand.getType()).getShape();
+      auto paddedShape =
+          cast<MemRefType>(c.op.getDpsInputs()[operand].getType()).getShape();
+      for (auto [d, low] : llvm::enumerate(padded->low)) {
+        if (low == 0 && sourceShape[d] == paddedShape[d])
+          continue;
+        if (low)
+          idx[d] = arith::SubIOp::create(b, loc, idx[d], cst(b, low));
+        Value ok = less(b, idx[d], sourceShape[d]);
+        inside =
+            inside ? arith::AndIOp::create(b, loc, inside, ok).getResult() : ok;
+      }
+    }
     Value v;
     if (inside) {
       auto ifOp = scf::IfOp::create(b, loc, TypeRange{c.inType}, inside,
@@ -390,7 +545,7 @@ void TileBuilder::locateThread(OpBuilder &b, Value tid) {
   aRow = add(b, rowBase, g);
   bCol = add(b, colBase, g);
   cCol = add(b, colBase, mul(b, t, 2));
-  kLane = kind == TileKind::Half ? mul(b, t, 2) : t;
+  kLane = kind == TileKind::Tf32 ? t : mul(b, t, 2);
 }
 
 void TileBuilder::simtCompute(OpBuilder &b, SmallVectorImpl<Value> &acc) {
@@ -415,7 +570,7 @@ void TileBuilder::simtCompute(OpBuilder &b, SmallVectorImpl<Value> &acc) {
 }
 
 void TileBuilder::mmaCompute(OpBuilder &b, SmallVectorImpl<Value> &acc) {
-  bool half = kind == TileKind::Half;
+  bool half = kind != TileKind::Tf32; // two 16-bit elements per register
   int64_t mmaK = half ? 16 : 8;
   auto load = [&](Value shared, Value k, Value mn) -> Value {
     return memref::LoadOp::create(b, loc, shared, ValueRange{k, mn});
@@ -435,12 +590,28 @@ void TileBuilder::mmaCompute(OpBuilder &b, SmallVectorImpl<Value> &acc) {
                             static_cast<int64_t>(i) % cols});
     return v;
   };
+  // bf16 registers for nvvm.mma.sync: two elements in 32 bits, the first
+  // in the low half.
+  auto i32 = b.getI32Type();
+  auto packed = [&](ArrayRef<Value> elems) {
+    SmallVector<Value> regs;
+    Value sixteen = arith::ConstantOp::create(b, loc, b.getI32IntegerAttr(16));
+    auto word = [&](Value e) -> Value {
+      Value bits = arith::BitcastOp::create(b, loc, b.getI16Type(), e);
+      return arith::ExtUIOp::create(b, loc, i32, bits);
+    };
+    for (size_t i = 0; i < elems.size(); i += 2) {
+      Value hi = arith::ShLIOp::create(b, loc, word(elems[i + 1]), sixteen);
+      regs.push_back(arith::OrIOp::create(b, loc, word(elems[i]), hi));
+    }
+    return regs;
+  };
   for (int64_t k0 = 0; k0 < bk; k0 += mmaK) {
-    SmallVector<Value> aFrag, bFrag;
+    SmallVector<SmallVector<Value>> aElems, bElems;
     for (int64_t mi = 0; mi < 2; ++mi) {
       // Register r: row g + 8 (r % 2), k offset (4 or 8) * (r / 2).
       Value row = add(b, aRow, 16 * mi);
-      SmallVector<Value> elems;
+      SmallVector<Value> &elems = aElems.emplace_back();
       for (int64_t r = 0; r < 4; ++r) {
         Value rr = add(b, row, 8 * (r % 2));
         Value kk = add(b, kLane, k0 + (half ? 8 : 4) * (r / 2));
@@ -448,12 +619,11 @@ void TileBuilder::mmaCompute(OpBuilder &b, SmallVectorImpl<Value> &acc) {
         if (half)
           elems.push_back(load(aShared, add(b, kk, 1), rr));
       }
-      aFrag.push_back(fragment(aTy, elems));
     }
     for (int64_t ni = 0; ni < 4; ++ni) {
       // Register r: column g, k offset (4 or 8) * r.
       Value col = add(b, bCol, 8 * ni);
-      SmallVector<Value> elems;
+      SmallVector<Value> &elems = bElems.emplace_back();
       for (int64_t r = 0; r < 2; ++r) {
         int64_t rr = mutation == Mutation::SwapBFragment ? 1 - r : r;
         Value kk = add(b, kLane, k0 + (half ? 8 : 4) * rr);
@@ -461,15 +631,50 @@ void TileBuilder::mmaCompute(OpBuilder &b, SmallVectorImpl<Value> &acc) {
         if (half)
           elems.push_back(load(bShared, add(b, kk, 1), col));
       }
-      bFrag.push_back(fragment(bTy, elems));
     }
-    for (int64_t mi = 0; mi < 2; ++mi)
+    if (kind != TileKind::BFloat) {
+      SmallVector<Value> aFrag, bFrag;
+      for (ArrayRef<Value> elems : aElems)
+        aFrag.push_back(fragment(aTy, elems));
+      for (ArrayRef<Value> elems : bElems)
+        bFrag.push_back(fragment(bTy, elems));
+      for (int64_t mi = 0; mi < 2; ++mi)
+        for (int64_t ni = 0; ni < 4; ++ni) {
+          Value &a = acc[mi * 4 + ni];
+          a = nvgpu::MmaSyncOp::create(b, loc, aFrag[mi], bFrag[ni], a,
+                                       ArrayRef<int64_t>{16, 8, mmaK},
+                                       /*tf32Enabled=*/!half);
+        }
+      continue;
+    }
+    // bf16: upstream's nvgpu.mma.sync has no bf16 lowering, so
+    // nvvm.mma.sync directly, its four f32 accumulator registers moved in
+    // and out of the vector<2x2xf32> the other tiles carry (register
+    // 2r + e is element [r][e]).
+    auto f32 = b.getF32Type();
+    auto resultTy = LLVM::LLVMStructType::getLiteral(ctx, {f32, f32, f32, f32});
+    for (int64_t mi = 0; mi < 2; ++mi) {
+      SmallVector<Value> aRegs = packed(aElems[mi]);
       for (int64_t ni = 0; ni < 4; ++ni) {
         Value &a = acc[mi * 4 + ni];
-        a = nvgpu::MmaSyncOp::create(b, loc, aFrag[mi], bFrag[ni], a,
-                                     ArrayRef<int64_t>{16, 8, mmaK},
-                                     /*tf32Enabled=*/!half);
+        SmallVector<Value> cRegs;
+        for (int64_t i = 0; i < 4; ++i)
+          cRegs.push_back(vector::ExtractOp::create(
+              b, loc, a, ArrayRef<int64_t>{i / 2, i % 2}));
+        Value d = NVVM::MmaOp::create(
+            b, loc, resultTy, aRegs, packed(bElems[ni]), cRegs,
+            ArrayRef<int64_t>{16, 8, 16}, std::nullopt, std::nullopt,
+            std::array<NVVM::MMATypes, 2>{NVVM::MMATypes::bf16,
+                                          NVVM::MMATypes::bf16},
+            std::array<NVVM::MMALayout, 2>{NVVM::MMALayout::row,
+                                           NVVM::MMALayout::col});
+        for (int64_t i = 0; i < 4; ++i) {
+          Value v = LLVM::ExtractValueOp::create(b, loc, d, i);
+          a = vector::InsertOp::create(b, loc, v, a,
+                                       ArrayRef<int64_t>{i / 2, i % 2});
+        }
       }
+    }
   }
 }
 
@@ -615,6 +820,9 @@ struct GpuContractionsPass
     for (Operation &op : fn.getBody().front())
       if (auto linalgOp = dyn_cast<linalg::LinalgOp>(op))
         candidates.push_back(linalgOp);
+    // Every contraction is matched (padded inputs included) before any
+    // becomes a launch, whose writes the padding check cannot see.
+    std::vector<Contraction> contractions;
     for (linalg::LinalgOp op : candidates) {
       Contraction c;
       if (failed(matchContraction(op, c)))
@@ -623,8 +831,15 @@ struct GpuContractionsPass
       // output than by 64x64 tiles that are mostly empty.
       if (c.extent(c.m) < minSize || c.extent(c.n) < minSize)
         continue;
-      // bf16 has no nvgpu.mma.sync lowering upstream: f32 multiply-adds.
+      if (foldPadding)
+        for (unsigned i = 0; i < 2; ++i)
+          c.padded[i] = matchPaddedInput(op, i);
+      contractions.push_back(std::move(c));
+    }
+    for (Contraction &c : contractions) {
+      linalg::LinalgOp op = c.op;
       TileKind kind = c.inType.isF16()           ? TileKind::Half
+                      : c.inType.isBF16()        ? TileKind::BFloat
                       : c.inType.isF32() && tf32 ? TileKind::Tf32
                                                  : TileKind::Simt;
       kiln::ComputeCost cost = kiln::estimateCost({op.getOperation()});
@@ -635,6 +850,10 @@ struct GpuContractionsPass
           "kiln.cost",
           DenseI64ArrayAttr::get(&getContext(), {cost.flops, cost.bytes}));
       op->erase();
+      for (const std::optional<PaddedInput> &p : c.padded)
+        if (p)
+          for (Operation *o : p->ops)
+            o->erase();
     }
   }
 };

@@ -1,6 +1,7 @@
 // RUN: kiln-opt %s -split-input-file -pass-pipeline='builtin.module(func.func(kiln-gpu-contractions,kiln-gpu-form-kernels))' | FileCheck %s
 // RUN: kiln-opt %s -split-input-file -pass-pipeline='builtin.module(func.func(kiln-gpu-contractions{tf32=true}))' | FileCheck %s --check-prefix=TF32
 // RUN: kiln-opt %s -split-input-file -pass-pipeline='builtin.module(func.func(kiln-gpu-contractions{min-size=128}))' | FileCheck %s --check-prefix=MIN
+// RUN: kiln-opt %s -split-input-file -pass-pipeline='builtin.module(func.func(kiln-gpu-contractions{fold-padding=false}))' | FileCheck %s --check-prefix=NOFOLD
 
 #a = affine_map<(m, k, n) -> (m, k)>
 #b = affine_map<(m, k, n) -> (k, n)>
@@ -251,5 +252,99 @@ func.func @conv_named(%x: memref<2x8x16x16xf32>, %w: memref<32x8x3x3xf32>, %y: m
 func.func @conv_grouped(%x: memref<1x2x16x10x12xf32>, %w: memref<2x24x16x3x3xf32>, %y: memref<1x2x24x8x10xf32>) {
   linalg.conv_2d_ngchw_gfchw {dilations = dense<1> : tensor<2xi64>, strides = dense<1> : tensor<2xi64>}
       ins(%x, %w : memref<1x2x16x10x12xf32>, memref<2x24x16x3x3xf32>) outs(%y : memref<1x2x24x8x10xf32>)
+  return
+}
+
+// -----
+
+// A padded convolution's input (a zero fill, then the source copied into
+// the interior) is read from the source in place: index - 1 per padded
+// spatial dim, guarded by index - 1 < 8 (unsigned: below zero wraps). The
+// fill and the copy are gone; the padded buffer's view stays unused.
+// CHECK-LABEL: func.func @padded_folded
+// CHECK: %[[SRC:.*]] = memref.view %arg0[%c0][] : memref<8192xi8> to memref<1x4x8x8xf32>
+// CHECK-NOT: linalg.fill
+// CHECK-NOT: linalg.copy
+// CHECK: gpu.launch
+// CHECK: arith.subi %{{.*}}, %c1
+// CHECK: arith.cmpi ult, %{{.*}}, %c8
+// CHECK: memref.load %[[SRC]][
+// NOFOLD-LABEL: func.func @padded_folded
+// NOFOLD: linalg.fill
+// NOFOLD: linalg.copy
+func.func @padded_folded(%arena: memref<8192xi8>, %w: memref<16x4x3x3xf32>, %y: memref<1x16x8x8xf32>) {
+  %cst = arith.constant 0.0 : f32
+  %c0 = arith.constant 0 : index
+  %c1024 = arith.constant 1024 : index
+  %src = memref.view %arena[%c0][] : memref<8192xi8> to memref<1x4x8x8xf32>
+  %pad = memref.view %arena[%c1024][] : memref<8192xi8> to memref<1x4x10x10xf32>
+  linalg.fill ins(%cst : f32) outs(%pad : memref<1x4x10x10xf32>)
+  %in = memref.subview %pad[0, 0, 1, 1] [1, 4, 8, 8] [1, 1, 1, 1] : memref<1x4x10x10xf32> to memref<1x4x8x8xf32, strided<[400, 100, 10, 1], offset: 11>>
+  linalg.copy ins(%src : memref<1x4x8x8xf32>) outs(%in : memref<1x4x8x8xf32, strided<[400, 100, 10, 1], offset: 11>>)
+  linalg.conv_2d_nchw_fchw {dilations = dense<1> : tensor<2xi64>, strides = dense<1> : tensor<2xi64>}
+      ins(%pad, %w : memref<1x4x10x10xf32>, memref<16x4x3x3xf32>) outs(%y : memref<1x16x8x8xf32>)
+  return
+}
+
+// -----
+
+// Not folded: the convolution's output takes the source's bytes (the
+// memory plan may reuse them once the copy has read the source), or the
+// padded buffer has a second reader.
+// CHECK-LABEL: func.func @padded_kept
+// CHECK: linalg.fill
+// CHECK: linalg.copy
+// CHECK: gpu.launch
+// CHECK: linalg.fill
+// CHECK: linalg.copy
+// CHECK: gpu.launch
+func.func @padded_kept(%arena: memref<8192xi8>, %w: memref<16x4x3x3xf32>, %x: memref<1x4x8x8xf32>,
+                       %y1: memref<1x16x8x8xf32>, %y2: memref<1x16x8x8xf32>) {
+  %cst = arith.constant 0.0 : f32
+  %c0 = arith.constant 0 : index
+  %c1024 = arith.constant 1024 : index
+  %c4096 = arith.constant 4096 : index
+  %src = memref.view %arena[%c0][] : memref<8192xi8> to memref<1x4x8x8xf32>
+  %pad = memref.view %arena[%c1024][] : memref<8192xi8> to memref<1x4x10x10xf32>
+  %out = memref.view %arena[%c0][] : memref<8192xi8> to memref<1x16x8x8xf32>
+  linalg.fill ins(%cst : f32) outs(%pad : memref<1x4x10x10xf32>)
+  %in = memref.subview %pad[0, 0, 1, 1] [1, 4, 8, 8] [1, 1, 1, 1] : memref<1x4x10x10xf32> to memref<1x4x8x8xf32, strided<[400, 100, 10, 1], offset: 11>>
+  linalg.copy ins(%src : memref<1x4x8x8xf32>) outs(%in : memref<1x4x8x8xf32, strided<[400, 100, 10, 1], offset: 11>>)
+  linalg.conv_2d_nchw_fchw {dilations = dense<1> : tensor<2xi64>, strides = dense<1> : tensor<2xi64>}
+      ins(%pad, %w : memref<1x4x10x10xf32>, memref<16x4x3x3xf32>) outs(%out : memref<1x16x8x8xf32>)
+  %pad2 = memref.view %arena[%c4096][] : memref<8192xi8> to memref<1x4x10x10xf32>
+  linalg.fill ins(%cst : f32) outs(%pad2 : memref<1x4x10x10xf32>)
+  %in2 = memref.subview %pad2[0, 0, 1, 1] [1, 4, 8, 8] [1, 1, 1, 1] : memref<1x4x10x10xf32> to memref<1x4x8x8xf32, strided<[400, 100, 10, 1], offset: 11>>
+  linalg.copy ins(%x : memref<1x4x8x8xf32>) outs(%in2 : memref<1x4x8x8xf32, strided<[400, 100, 10, 1], offset: 11>>)
+  linalg.conv_2d_nchw_fchw {dilations = dense<1> : tensor<2xi64>, strides = dense<1> : tensor<2xi64>}
+      ins(%pad2, %w : memref<1x4x10x10xf32>, memref<16x4x3x3xf32>) outs(%y1 : memref<1x16x8x8xf32>)
+  linalg.conv_2d_nchw_fchw {dilations = dense<1> : tensor<2xi64>, strides = dense<1> : tensor<2xi64>}
+      ins(%pad2, %w : memref<1x4x10x10xf32>, memref<16x4x3x3xf32>) outs(%y2 : memref<1x16x8x8xf32>)
+  return
+}
+
+// -----
+
+// bf16 on tensor cores: nvvm.mma.sync m16n8k16 directly (upstream's
+// nvgpu.mma.sync has no bf16 lowering), two bf16 per 32-bit register (the
+// first in the low half), f32 accumulators, the bf16 output rounded once.
+// CHECK-LABEL: func.func @matmul_bf16
+// CHECK: workgroup(%{{.*}} : memref<32x72xbf16, #gpu.address_space<workgroup>>, %{{.*}} : memref<32x72xbf16, #gpu.address_space<workgroup>>)
+// CHECK: arith.bitcast %{{.*}} : bf16 to i16
+// CHECK: arith.shli %{{.*}}, %{{.*}} : i32
+// CHECK: nvvm.mma.sync A[{{.*}}] B[{{.*}}] C[{{.*}}] {layoutA = #nvvm.mma_layout<row>, layoutB = #nvvm.mma_layout<col>, multiplicandAPtxType = #nvvm.mma_type<bf16>, multiplicandBPtxType = #nvvm.mma_type<bf16>, shape = #nvvm.shape<m = 16, n = 8, k = 16>} : (i32, i32, f32) -> !llvm.struct<(f32, f32, f32, f32)>
+// CHECK: arith.truncf %{{.*}} : f32 to bf16
+// CHECK-NOT: nvgpu.mma.sync
+#a10 = affine_map<(m, n, k) -> (m, k)>
+#b10 = affine_map<(m, n, k) -> (k, n)>
+#c10 = affine_map<(m, n, k) -> (m, n)>
+func.func @matmul_bf16(%x: memref<64x64xbf16>, %w: memref<64x64xbf16>, %y: memref<64x64xbf16>) {
+  linalg.generic {indexing_maps = [#a10, #b10, #c10], iterator_types = ["parallel", "parallel", "reduction"]}
+      ins(%x, %w : memref<64x64xbf16>, memref<64x64xbf16>) outs(%y : memref<64x64xbf16>) {
+  ^bb0(%i: bf16, %j: bf16, %o: bf16):
+    %p = arith.mulf %i, %j : bf16
+    %s = arith.addf %o, %p : bf16
+    linalg.yield %s : bf16
+  }
   return
 }

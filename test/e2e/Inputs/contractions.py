@@ -11,10 +11,12 @@ kernels (kiln-gpu-contractions), its inputs and its exact outputs:
   mm_f16       MatMul in f16 [64x48] x [48x40] (tensor cores, m16n8k16)
   mm_narrow    MatMul [8x70] x [70x50]: M below the tiles' minimum, a
                loop kernel
+  mm_bf16      MatMul in bf16 [64x32] x [32x48] (inputs cast from f32,
+               output cast back; tensor cores, m16n8k16 bf16)
 
-Every value is a multiple of 1/16 in [-2, 2] (f16: of 1/2 in [-1, 1]), so
-every product and every partial sum is exact in f32 (and in f16 for
-mm_f16) and in tf32: whatever order a kernel sums in, and whether it reads
+Every value is a multiple of 1/16 in [-2, 2] (f16 and bf16: of 1/2 in
+[-1, 1]), so every product and every partial sum is exact in f32 (and in
+f16 for mm_f16, in bf16 for mm_bf16) and in tf32: whatever order a kernel sums in, and whether it reads
 f32 as tf32 or not, the outputs must equal numpy's exactly.
 
   contractions.py OUTDIR   (writes OUTDIR/m.onnx, input_K.npy, output_K.npy)
@@ -23,7 +25,7 @@ import os
 import sys
 
 import numpy as np
-from onnx import helper
+from onnx import TensorProto, helper
 
 import exact_model
 
@@ -45,6 +47,7 @@ def main():
         "x_trans": grid([128, 64]),
         "x_f16": grid([64, 48], np.float16, step=2, bound=1),
         "x_narrow": grid([8, 70]),
+        "x_bf16": grid([64, 32], step=2, bound=1),
     }
     weights = {
         "w_edges": grid([70, 50]),
@@ -52,6 +55,7 @@ def main():
         "b_gemm": grid([80]),
         "w_trans": grid([128, 96]),
         "w_f16": grid([48, 40], np.float16, step=2, bound=1),
+        "w_bf16": grid([32, 48], step=2, bound=1),
     }
     nodes = [
         helper.make_node("MatMul", ["x_edges", "w_edges"], ["mm_edges"],
@@ -65,6 +69,14 @@ def main():
                          name="mm_f16"),
         helper.make_node("MatMul", ["x_narrow", "w_edges"], ["mm_narrow"],
                          name="mm_narrow"),
+        helper.make_node("Cast", ["x_bf16"], ["x_bf16_c"], name="x_to_bf16",
+                         to=TensorProto.BFLOAT16),
+        helper.make_node("Cast", ["w_bf16"], ["w_bf16_c"], name="w_to_bf16",
+                         to=TensorProto.BFLOAT16),
+        helper.make_node("MatMul", ["x_bf16_c", "w_bf16_c"], ["mm_bf16_c"],
+                         name="mm_bf16"),
+        helper.make_node("Cast", ["mm_bf16_c"], ["mm_bf16"],
+                         name="bf16_to_f32", to=TensorProto.FLOAT),
     ]
     f64 = {k: v.astype(np.float64) for k, v in {**inputs, **weights}.items()}
     results = {
@@ -75,6 +87,7 @@ def main():
         "gemm_trans_a": (f64["x_trans"].T @ f64["w_trans"], np.float32),
         "mm_f16": (f64["x_f16"] @ f64["w_f16"], np.float16),
         "mm_narrow": (f64["x_narrow"] @ f64["w_edges"], np.float32),
+        "mm_bf16": (f64["x_bf16"] @ f64["w_bf16"], np.float32),
     }
 
     exact_model.write(out, "contractions", nodes, inputs, weights, results)

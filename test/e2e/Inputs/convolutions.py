@@ -11,6 +11,10 @@ inputs and its exact outputs:
   conv_1d       1-D, kernel 5, stride 3 (the generic convolution)
   conv_dw       depthwise (group = channels): one output channel per
                 group, below the tiles' minimum, a loop kernel
+  conv_chain    a 1x1 convolution, then a padded 3x3 convolution, then
+                Relu: the padded convolution's source is an intermediate
+                that dies at the padded copy, whose bytes the memory plan
+                may give to the convolution's output
 
 Every value is a multiple of 1/16 in [-2, 2], so every product and every
 partial sum is exact in f32 and in tf32: the outputs must equal numpy's
@@ -73,6 +77,7 @@ def main():
         "x_1x1": grid([1, 40, 7, 7]),
         "x_1d": grid([2, 16, 50]),
         "x_dw": grid([1, 24, 9, 9]),
+        "x_chain": grid([1, 16, 8, 8]),
     }
     weights = {
         "w_pad": grid([32, 16, 3, 3]), "b_pad": grid([32]),
@@ -81,6 +86,9 @@ def main():
         "w_1x1": grid([64, 40, 1, 1]), "b_1x1": grid([64]),
         "w_1d": grid([24, 16, 5]),
         "w_dw": grid([24, 1, 3, 3]),
+        "w_chain_in": (rng.integers(-1, 2, size=[16, 16, 1, 1]) / 4).astype(
+            np.float32),
+        "w_chain": grid([16, 16, 3, 3]),
     }
     specs = [
         ("conv_pad", ["x_pad", "w_pad", "b_pad"], dict(pads=[1, 1, 1, 1])),
@@ -98,6 +106,17 @@ def main():
         nodes.append(helper.make_node("Conv", args, [name], name=name,
                                       **attrs))
         results[name] = (conv(*[f64[a] for a in args], **attrs), np.float32)
+    nodes += [
+        helper.make_node("Conv", ["x_chain", "w_chain_in"], ["a_chain"],
+                         name="conv_chain_in"),
+        helper.make_node("Conv", ["a_chain", "w_chain"], ["c_chain"],
+                         name="conv_chain", pads=[1, 1, 1, 1]),
+        helper.make_node("Relu", ["c_chain"], ["conv_chain"],
+                         name="relu_out"),
+    ]
+    a_chain = conv(f64["x_chain"], f64["w_chain_in"])
+    results["conv_chain"] = (np.maximum(conv(
+        a_chain, f64["w_chain"], pads=[1, 1, 1, 1]), 0), np.float32)
 
     exact_model.write(out, "convolutions", nodes, inputs, weights, results)
 
