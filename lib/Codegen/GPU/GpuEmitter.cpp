@@ -279,10 +279,11 @@ LogicalResult kiln::emitPtx(ModuleOp module, StringRef toolkitPath,
                             std::string &ptx, std::string &error) {
   OwningOpRef<ModuleOp> copy(cast<ModuleOp>(module->clone()));
   // The register budget: with only `.maxntid`, ptxas may cap a kernel's
-  // registers for occupancy and spill (a 128-thread GEMM tile at 64
-  // registers); a lower bound on resident blocks lets every kernel use up
-  // to kMaxRegisters per thread (65536 per SM).
-  constexpr int64_t kMaxRegisters = 128;
+  // registers for occupancy and spill (it held a 128-thread GEMM tile to
+  // 64 registers). A lower bound on resident blocks of 65536 / (256 x
+  // threads) lets every kernel use all the 255 registers a thread can
+  // have; ptxas still takes only what the kernel needs.
+  constexpr int64_t kMaxRegisters = 256;
   copy->walk([&](LLVM::LLVMFuncOp f) {
     auto threads = f->getAttrOfType<DenseI32ArrayAttr>("nvvm.maxntid");
     if (!f->hasAttr("nvvm.kernel") || !threads || f->hasAttr("nvvm.minctasm"))
