@@ -15,7 +15,6 @@
 #include "kiln/Runtime/EmulatorHooks.h"
 
 #include <chrono>
-#include <cmath>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -164,25 +163,6 @@ struct FiberScheduler {
       out[r] = w.d[g + 8 * (r / 2)][2 * t + r % 2];
   }
 
-  static float half(uint16_t h, bool bf16) {
-    if (bf16) {
-      uint32_t bits = static_cast<uint32_t>(h) << 16;
-      float v;
-      std::memcpy(&v, &bits, 4);
-      return v;
-    }
-    uint32_t sign = (h >> 15) & 1, exp = (h >> 10) & 31, man = h & 1023;
-    float v;
-    if (exp == 0)
-      v = std::ldexp(static_cast<float>(man), -24);
-    else if (exp == 31)
-      v = man ? NAN : INFINITY;
-    else
-      v = std::ldexp(static_cast<float>(man | 1024),
-                     static_cast<int>(exp) - 25);
-    return sign ? -v : v;
-  }
-
   /// D = A * B + C of one warp's registers.
   static void multiply(int32_t kind, const uint32_t (*regs)[kMmaRegs],
                        float (*d)[8]) {
@@ -205,8 +185,9 @@ struct FiberScheduler {
           a[row][t + 4 * (i / 2)] = word(r[i]);
         } else {
           unsigned k = 2 * t + 8 * (i / 2);
-          a[row][k] = half(static_cast<uint16_t>(r[i]), bf16);
-          a[row][k + 1] = half(static_cast<uint16_t>(r[i] >> 16), bf16);
+          a[row][k] = kiln::rt::halfToDouble(static_cast<uint16_t>(r[i]), bf16);
+          a[row][k + 1] =
+              kiln::rt::halfToDouble(static_cast<uint16_t>(r[i] >> 16), bf16);
         }
       }
       for (unsigned i = 0; i < 2; ++i) {
@@ -214,8 +195,10 @@ struct FiberScheduler {
           b[t + 4 * i][g] = word(r[4 + i]);
         } else {
           unsigned k = 2 * t + 8 * i;
-          b[k][g] = half(static_cast<uint16_t>(r[4 + i]), bf16);
-          b[k + 1][g] = half(static_cast<uint16_t>(r[4 + i] >> 16), bf16);
+          b[k][g] =
+              kiln::rt::halfToDouble(static_cast<uint16_t>(r[4 + i]), bf16);
+          b[k + 1][g] = kiln::rt::halfToDouble(
+              static_cast<uint16_t>(r[4 + i] >> 16), bf16);
         }
       }
       for (unsigned i = 0; i < 4; ++i) {

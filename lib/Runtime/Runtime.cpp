@@ -9,6 +9,7 @@
 #include <atomic>
 #include <cerrno>
 #include <chrono>
+#include <cmath>
 #include <cstring>
 #include <dlfcn.h>
 #include <fstream>
@@ -65,6 +66,22 @@ const char *kiln::rt::dtypeName(DType dtype) {
     return "bfloat16";
   }
   return "unknown";
+}
+
+double kiln::rt::halfToDouble(uint16_t h, bool bf16) {
+  if (bf16) {
+    uint32_t bits = static_cast<uint32_t>(h) << 16;
+    float f;
+    std::memcpy(&f, &bits, sizeof f);
+    return f;
+  }
+  int exp = (h >> 10) & 0x1f, mant = h & 0x3ff;
+  double sign = (h & 0x8000) ? -1.0 : 1.0;
+  if (exp == 0)
+    return sign * std::ldexp(mant, -24);
+  if (exp == 31)
+    return mant ? std::nan("") : sign * INFINITY;
+  return sign * std::ldexp(mant + 1024, exp - 25);
 }
 
 const char *kiln::rt::deviceName(Device device) {

@@ -81,8 +81,8 @@ static cl::opt<int64_t> gpuReductionMinSize(
 static cl::opt<bool> gpuTf32(
     "gpu-tf32",
     cl::desc("GPU targets: run f32 matrix products (MatMul, Gemm, ...) on "
-             "tensor cores with tf32 inputs: several times faster, about 3 "
-             "significant digits per product (default off: exact f32)"),
+             "tensor cores with tf32 inputs: a higher peak throughput, about "
+             "3 significant digits per product (default off: exact f32)"),
     cl::init(false), cl::cat(category));
 static cl::opt<std::string> gpuTestMutation(
     "gpu-test-mutation", cl::Hidden,

@@ -262,29 +262,12 @@ DType bf16Bits(DType file, DType slot) {
   return file == DType::UInt16 && slot == DType::BFloat16 ? slot : file;
 }
 
-/// An IEEE half or a bfloat16 (bits `h`) as a double.
-double halfToDouble(uint16_t h, bool bf16) {
-  if (bf16) {
-    uint32_t bits = static_cast<uint32_t>(h) << 16;
-    float f;
-    std::memcpy(&f, &bits, sizeof f);
-    return f;
-  }
-  int exp = (h >> 10) & 0x1f, mant = h & 0x3ff;
-  double sign = (h & 0x8000) ? -1.0 : 1.0;
-  if (exp == 0)
-    return sign * std::ldexp(mant, -24);
-  if (exp == 31)
-    return mant ? std::nan("") : sign * INFINITY;
-  return sign * std::ldexp(mant + 1024, exp - 25);
-}
-
 double elementAt(const void *data, DType dtype, size_t i) {
   switch (dtype) {
   case DType::Float16:
   case DType::BFloat16:
-    return halfToDouble(static_cast<const uint16_t *>(data)[i],
-                        dtype == DType::BFloat16);
+    return kiln::rt::halfToDouble(static_cast<const uint16_t *>(data)[i],
+                                  dtype == DType::BFloat16);
   case DType::Float:
     return static_cast<const float *>(data)[i];
   case DType::Double:

@@ -89,6 +89,8 @@ bool parseDevice(const std::string &name, Device &device);
 size_t dtypeSize(DType dtype);
 /// A readable name ("float32", "int64", ...).
 const char *dtypeName(DType dtype);
+/// The value of a float16 (or, with `bf16`, a bfloat16) given its bits.
+double halfToDouble(uint16_t bits, bool bf16);
 
 /// The name, element type and shape of a module input or output. An
 /// output whose extent along one dim depends on the data (NonZero's,

@@ -59,14 +59,6 @@ enum class TileKind { Simt, Tf32, Half, BFloat };
 /// Planted bugs for the emulator's mutation tests (`test-mutation`).
 enum class Mutation { None, SwapBFragment, SkipLastKTile };
 
-/// A contraction the tiled kernel computes. Its loop dimensions fall in
-/// four groups: batch (in both inputs and the output), m (in input `a` and
-/// the output), n (in input `b` and the output) and k (in both inputs, a
-/// reduction). The kernel sees one M, N and K: each group flattened, its
-/// dimensions in loop order, the last one fastest. A group of several
-/// dimensions, and inputs indexed by affine expressions of them, give an
-/// implicit GEMM: a convolution's input is read in place, its (channel,
-/// kernel window) pairs forming K and its output positions N.
 /// A contraction input that is a zero-padded copy of another buffer (a
 /// convolution's padded input: a zero fill of the buffer, then a copy of
 /// `source` into its interior at offsets `low`): the tile reads `source`
@@ -77,8 +69,17 @@ struct PaddedInput {
   SmallVector<Operation *> ops; // the fill, the copy and its subview
 };
 
+/// A contraction the tiled kernel computes. Its loop dimensions fall in
+/// four groups: batch (in both inputs and the output), m (in input `a` and
+/// the output), n (in input `b` and the output) and k (in both inputs, a
+/// reduction). The kernel sees one M, N and K: each group flattened, its
+/// dimensions in loop order, the last one fastest. A group of several
+/// dimensions, and inputs indexed by affine expressions of them, give an
+/// implicit GEMM: a convolution's input is read in place, its (channel,
+/// kernel window) pairs forming K and its output positions N.
 struct Contraction {
   linalg::LinalgOp op;
+  SmallVector<AffineMap> maps;          // inputs 0 and 1, then the output
   std::optional<PaddedInput> padded[2]; // by input operand
   unsigned a = 0, b = 1;                // the input operands that hold M and N
   SmallVector<unsigned> batch, m, n, k;
@@ -113,7 +114,8 @@ LogicalResult matchContraction(linalg::LinalgOp op, Contraction &c) {
       op.getNumDpsInits() != 1 || !op.getBlock()) {
     return failure();
   }
-  SmallVector<AffineMap> maps = op.getIndexingMapsArray();
+  c.maps = op.getIndexingMapsArray();
+  ArrayRef<AffineMap> maps = c.maps;
   // The output is written element by element: a projected permutation.
   if (!maps[2].isProjectedPermutation() || maps[0].getNumSymbols() ||
       maps[1].getNumSymbols()) {
@@ -150,8 +152,6 @@ LogicalResult matchContraction(linalg::LinalgOp op, Contraction &c) {
   // tiles' columns are what consecutive threads store.
   unsigned outInner =
       cast<AffineDimExpr>(maps[2].getResults().back()).getPosition();
-  c.a = 0;
-  c.b = 1;
   c.m = only0;
   c.n = only1;
   if (llvm::is_contained(only0, outInner)) {
@@ -376,20 +376,27 @@ private:
   /// dimensions the operand does not read may be absent).
   SmallVector<Value> indices(OpBuilder &b, unsigned operand,
                              const DenseMap<unsigned, Value> &at) {
-    AffineMap map = c.op.getIndexingMapsArray()[operand];
+    AffineMap map = c.maps[operand];
     SmallVector<Value> dims;
     for (unsigned d = 0; d < map.getNumDims(); ++d) {
       Value v = at.lookup(d);
       dims.push_back(v ? v : cst(b, 0));
     }
     SmallVector<Value> idx;
-    for (AffineExpr e : map.getResults()) {
-      if (auto dim = dyn_cast<AffineDimExpr>(e))
-        idx.push_back(dims[dim.getPosition()]);
-      else
-        idx.push_back(affine::expandAffineExpr(b, loc, e, dims, {}));
-    }
+    for (AffineExpr e : map.getResults())
+      idx.push_back(affine::expandAffineExpr(b, loc, e, dims, {}));
     return idx;
+  }
+
+  /// `inside` and `ok` (either may be null: true).
+  Value conjoin(OpBuilder &b, Value inside, Value ok) {
+    return inside && ok ? arith::AndIOp::create(b, loc, inside, ok).getResult()
+                        : (inside ? inside : ok);
+  }
+
+  /// `flat` < `extent` where tiles of `tile` overhang it; else null.
+  Value guard(OpBuilder &b, Value flat, int64_t extent, int64_t tile) {
+    return extent % tile ? less(b, flat, extent) : Value();
   }
 
   /// Adds to `at` the indices of the dimensions `dims` (outer to inner)
@@ -453,8 +460,7 @@ void TileBuilder::stageTile(OpBuilder &b, bool isA, Value tid,
   unsigned operand = isA ? c.a : c.b;
   // Consecutive threads take consecutive elements along the dimension the
   // operand's innermost index follows, so global loads coalesce.
-  AffineMap map = c.op.getIndexingMapsArray()[operand];
-  AffineExpr inner = map.getResults().back();
+  AffineExpr inner = c.maps[operand].getResults().back();
   bool colsFastest = inner.isFunctionOfDim(colDims.back()) ||
                      !inner.isFunctionOfDim(rowDims.back());
   const std::optional<PaddedInput> &padded = c.padded[operand];
@@ -467,44 +473,36 @@ void TileBuilder::stageTile(OpBuilder &b, bool isA, Value tid,
   assert(threads % fast == 0 && "tile sides divide the thread count");
   Value fastAt = rem(b, tid, fast), slowAt = div(b, tid, fast);
   Value gFast = add(b, colsFastest ? colBase : rowBase, fastAt);
+  ArrayRef<unsigned> fastDims = colsFastest ? colDims : rowDims;
+  ArrayRef<unsigned> slowDims = colsFastest ? rowDims : colDims;
+  int64_t slowTile = colsFastest ? rows : cols;
   DenseMap<unsigned, Value> fastIdx = batchAt;
-  decompose(b, gFast, colsFastest ? colDims : rowDims, fastIdx);
+  decompose(b, gFast, fastDims, fastIdx);
+  // Guards only where the tiles overhang the operand.
+  Value fastInside = guard(b, gFast, c.extent(fastDims), fast);
+  ArrayRef<int64_t> sourceShape =
+      cast<MemRefType>(bufferOperand.getType()).getShape();
+  ArrayRef<int64_t> paddedShape =
+      cast<MemRefType>(c.op.getDpsInputs()[operand].getType()).getShape();
   for (int64_t r = 0; r < rows * cols / threads; ++r) {
     Value slow = add(b, slowAt, r * (threads / fast));
     Value row = colsFastest ? slow : fastAt;
     Value col = colsFastest ? fastAt : slow;
-    Value gRow = colsFastest ? add(b, rowBase, row) : gFast;
-    Value gCol = colsFastest ? gFast : add(b, colBase, col);
+    Value gSlow = add(b, colsFastest ? rowBase : colBase, slow);
     DenseMap<unsigned, Value> at = fastIdx;
-    decompose(b, colsFastest ? gRow : gCol, colsFastest ? rowDims : colDims,
-              at);
-    // Guards only where the tiles overhang the operand.
-    Value inside;
-    auto guard = [&](Value v, ArrayRef<unsigned> dims, int64_t tile) {
-      int64_t extent = c.extent(dims);
-      if (extent % tile == 0)
-        return;
-      Value ok = less(b, v, extent);
-      inside =
-          inside ? arith::AndIOp::create(b, loc, inside, ok).getResult() : ok;
-    };
-    guard(gRow, rowDims, rows);
-    guard(gCol, colDims, cols);
+    decompose(b, gSlow, slowDims, at);
+    Value inside =
+        conjoin(b, fastInside, guard(b, gSlow, c.extent(slowDims), slowTile));
     SmallVector<Value> idx = indices(b, operand, at);
     if (padded) {
       // Zero padding: read the source at idx - low, zero outside it (an
       // index below low wraps around to a large unsigned value).
-      auto sourceShape = cast<MemRefType>(bufferOperand.getType()).getShape();
-      auto paddedShape =
-          cast<MemRefType>(c.op.getDpsInputs()[operand].getType()).getShape();
       for (auto [d, low] : llvm::enumerate(padded->low)) {
         if (low == 0 && sourceShape[d] == paddedShape[d])
           continue;
         if (low)
           idx[d] = arith::SubIOp::create(b, loc, idx[d], cst(b, low));
-        Value ok = less(b, idx[d], sourceShape[d]);
-        inside =
-            inside ? arith::AndIOp::create(b, loc, inside, ok).getResult() : ok;
+        inside = conjoin(b, inside, less(b, idx[d], sourceShape[d]));
       }
     }
     Value v;
@@ -549,11 +547,9 @@ void TileBuilder::locateThread(OpBuilder &b, Value tid) {
 }
 
 void TileBuilder::simtCompute(OpBuilder &b, SmallVectorImpl<Value> &acc) {
+  // f32 operands only: f16 and bf16 take the tensor-core tiles.
   auto load = [&](Value shared, Value k, Value mn) -> Value {
-    Value v = memref::LoadOp::create(b, loc, shared, ValueRange{k, mn});
-    return c.inType.isF32()
-               ? v
-               : arith::ExtFOp::create(b, loc, b.getF32Type(), v).getResult();
+    return memref::LoadOp::create(b, loc, shared, ValueRange{k, mn});
   };
   for (int64_t kk = 0; kk < bk; ++kk) {
     SmallVector<Value> av, bv;
@@ -653,6 +649,9 @@ void TileBuilder::mmaCompute(OpBuilder &b, SmallVectorImpl<Value> &acc) {
     // 2r + e is element [r][e]).
     auto f32 = b.getF32Type();
     auto resultTy = LLVM::LLVMStructType::getLiteral(ctx, {f32, f32, f32, f32});
+    SmallVector<SmallVector<Value>> bRegs;
+    for (ArrayRef<Value> elems : bElems)
+      bRegs.push_back(packed(elems));
     for (int64_t mi = 0; mi < 2; ++mi) {
       SmallVector<Value> aRegs = packed(aElems[mi]);
       for (int64_t ni = 0; ni < 4; ++ni) {
@@ -662,7 +661,7 @@ void TileBuilder::mmaCompute(OpBuilder &b, SmallVectorImpl<Value> &acc) {
           cRegs.push_back(vector::ExtractOp::create(
               b, loc, a, ArrayRef<int64_t>{i / 2, i % 2}));
         Value d = NVVM::MmaOp::create(
-            b, loc, resultTy, aRegs, packed(bElems[ni]), cRegs,
+            b, loc, resultTy, aRegs, bRegs[ni], cRegs,
             ArrayRef<int64_t>{16, 8, 16}, std::nullopt, std::nullopt,
             std::array<NVVM::MMATypes, 2>{NVVM::MMATypes::bf16,
                                           NVVM::MMATypes::bf16},
@@ -707,13 +706,8 @@ gpu::LaunchOp TileBuilder::build(OpBuilder &b) {
   Value m0 = mul(kb, rem(kb, div(kb, bid, nTiles), mTiles), bm);
   Value n0 = mul(kb, rem(kb, bid, nTiles), bn);
   DenseMap<unsigned, Value> batchAt;
-  Value rest = div(kb, bid, nTiles * mTiles);
-  for (int i = static_cast<int>(c.batch.size()) - 1; i >= 0; --i) {
-    int64_t s = size(c.batch[i]);
-    batchAt[c.batch[i]] = i == 0 ? rest : rem(kb, rest, s);
-    if (i > 0)
-      rest = div(kb, rest, s);
-  }
+  if (!c.batch.empty())
+    decompose(kb, div(kb, bid, nTiles * mTiles), c.batch, batchAt);
 
   locateThread(kb, tid);
   // Accumulators.
@@ -745,26 +739,30 @@ gpu::LaunchOp TileBuilder::build(OpBuilder &b) {
         scf::YieldOp::create(lb, loc, acc);
       });
 
-  // Epilogue: out[row, col] += accumulator, inside the output only.
+  // Epilogue: out[row, col] += accumulator, inside the output only. Each
+  // of the thread's rows and columns is split into loop indices once.
+  struct Line {
+    Value inside; // null: always inside
+    DenseMap<unsigned, Value> at;
+  };
+  auto line = [&](Value base, Value local, ArrayRef<unsigned> dims,
+                  int64_t tile) {
+    Line l;
+    Value global = add(kb, base, local);
+    l.inside = guard(kb, global, c.extent(dims), tile);
+    decompose(kb, global, dims, l.at);
+    return l;
+  };
   Value out = c.op.getDpsInits()[0];
-  auto accumulate = [&](Value row, Value col, Value v) {
-    Value gRow = add(kb, m0, row), gCol = add(kb, n0, col);
-    Value inside;
-    if (mSize % bm)
-      inside = less(kb, gRow, mSize);
-    if (nSize % bn) {
-      Value ok = less(kb, gCol, nSize);
-      inside =
-          inside ? arith::AndIOp::create(kb, loc, inside, ok).getResult() : ok;
-    }
-    OpBuilder::InsertionGuard guard(kb);
-    if (inside) {
+  auto accumulate = [&](const Line &row, const Line &col, Value v) {
+    OpBuilder::InsertionGuard insertion(kb);
+    if (Value inside = conjoin(kb, row.inside, col.inside)) {
       auto ifOp = scf::IfOp::create(kb, loc, inside, false);
       kb.setInsertionPointToStart(ifOp.thenBlock());
     }
     DenseMap<unsigned, Value> at = batchAt;
-    decompose(kb, gRow, c.m, at);
-    decompose(kb, gCol, c.n, at);
+    at.insert(row.at.begin(), row.at.end());
+    at.insert(col.at.begin(), col.at.end());
     SmallVector<Value> idx = indices(kb, 2, at);
     Value old = memref::LoadOp::create(kb, loc, out, idx);
     Value sum;
@@ -777,22 +775,30 @@ gpu::LaunchOp TileBuilder::build(OpBuilder &b) {
     }
     memref::StoreOp::create(kb, loc, sum, out, idx);
   };
+  SmallVector<Line> rows, cols;
   if (kind == TileKind::Simt) {
     for (int64_t i = 0; i < 8; ++i)
+      rows.push_back(line(m0, add(kb, tRow, 8 * i), c.m, bm));
+    for (int64_t j = 0; j < 4; ++j)
+      cols.push_back(line(n0, add(kb, tCol, 16 * j), c.n, bn));
+    for (int64_t i = 0; i < 8; ++i)
       for (int64_t j = 0; j < 4; ++j)
-        accumulate(add(kb, tRow, 8 * i), add(kb, tCol, 16 * j),
-                   kLoop.getResult(i * 4 + j));
+        accumulate(rows[i], cols[j], kLoop.getResult(i * 4 + j));
   } else {
+    // Element [r][e] of mma tile (mi, ni): row g + 16 mi + 8 r, column
+    // 2t + 8 ni + e.
+    for (int64_t i = 0; i < 4; ++i)
+      rows.push_back(line(m0, add(kb, aRow, 8 * i), c.m, bm));
+    for (int64_t j = 0; j < 8; ++j)
+      cols.push_back(line(n0, add(kb, cCol, 8 * (j / 2) + j % 2), c.n, bn));
     for (int64_t mi = 0; mi < 2; ++mi)
       for (int64_t ni = 0; ni < 4; ++ni) {
         Value acc = kLoop.getResult(mi * 4 + ni);
-        // Element [r][e]: row g + 8r, column 2t + e of the 16x8 tile.
         for (int64_t r = 0; r < 2; ++r)
           for (int64_t e = 0; e < 2; ++e) {
             Value v = vector::ExtractOp::create(kb, loc, acc,
                                                 ArrayRef<int64_t>{r, e});
-            accumulate(add(kb, aRow, 16 * mi + 8 * r),
-                       add(kb, cCol, 8 * ni + e), v);
+            accumulate(rows[2 * mi + r], cols[2 * ni + e], v);
           }
       }
   }

@@ -12,6 +12,7 @@
 #include "kiln/Codegen/Passes.h"
 
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
+#include "mlir/Dialect/GPU/Utils/GPUUtils.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/IR/IRMapping.h"
 #include "mlir/IR/Matchers.h"
@@ -338,20 +339,8 @@ void buildRowReduction(OpBuilder &b, Location loc, gpu::LaunchOp launch,
 /// Clones the constants `launch` uses into it, so that kernels take
 /// buffers only (pattern rewrites between passes hoist them out).
 void sinkConstants(gpu::LaunchOp launch) {
-  OpBuilder cb = OpBuilder::atBlockBegin(&launch.getBody().front());
-  DenseMap<Value, Value> sunk;
-  launch.getBody().walk([&](Operation *op) {
-    for (OpOperand &use : op->getOpOperands()) {
-      Value v = use.get();
-      auto c = v.getDefiningOp<arith::ConstantOp>();
-      if (!c || launch->isAncestor(c))
-        continue;
-      auto [it, inserted] = sunk.try_emplace(v, Value());
-      if (inserted)
-        it->second = cb.clone(*c)->getResult(0);
-      use.set(it->second);
-    }
-  });
+  (void)sinkOperationsIntoLaunchOp(
+      launch, [](Operation *op) { return isa<arith::ConstantOp>(op); });
 }
 
 struct FormKernelsPass

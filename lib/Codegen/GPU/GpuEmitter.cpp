@@ -278,12 +278,12 @@ LogicalResult kiln::extractLaunchPlan(ModuleOp module, kmod::Module &out,
 LogicalResult kiln::emitPtx(ModuleOp module, StringRef toolkitPath,
                             std::string &ptx, std::string &error) {
   OwningOpRef<ModuleOp> copy(cast<ModuleOp>(module->clone()));
-  // The register budget: with only `.maxntid`, ptxas may cap a kernel's
-  // registers for occupancy and spill (it held a 128-thread GEMM tile to
-  // 64 registers). A lower bound on resident blocks of 65536 / (256 x
-  // threads) lets every kernel use all the 255 registers a thread can
-  // have; ptxas still takes only what the kernel needs.
-  constexpr int64_t kMaxRegisters = 256;
+  // The register budget: with only `.maxntid`, ptxas may hold a kernel to
+  // fewer registers for occupancy and spill instead. A lower bound on
+  // resident blocks of 65536 / (256 x threads) lets every kernel use all
+  // the 255 registers a thread can have (256 allocated); ptxas still takes
+  // only what the kernel needs.
+  constexpr int64_t kRegistersPerThread = 256;
   copy->walk([&](LLVM::LLVMFuncOp f) {
     auto threads = f->getAttrOfType<DenseI32ArrayAttr>("nvvm.maxntid");
     if (!f->hasAttr("nvvm.kernel") || !threads || f->hasAttr("nvvm.minctasm"))
@@ -291,7 +291,7 @@ LogicalResult kiln::emitPtx(ModuleOp module, StringRef toolkitPath,
     int64_t n = 1;
     for (int32_t t : threads.asArrayRef())
       n *= t;
-    int64_t blocks = std::max<int64_t>(1, 65536 / (kMaxRegisters * n));
+    int64_t blocks = std::max<int64_t>(1, 65536 / (kRegistersPerThread * n));
     f->setAttr("nvvm.minctasm",
                IntegerAttr::get(IntegerType::get(f->getContext(), 32), blocks));
   });
