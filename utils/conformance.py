@@ -15,6 +15,12 @@ it runs only the tests named in LIST and fails if any of them does not pass
   utils/conformance.py --bin build/bin [--data DIR] [--sets node,simple]
       [--target cpu|sm_90] [--device cpu|emulator|cuda]
       [--markdown docs/conformance.md] [--passing-list FILE] [--check FILE]
+      [--compile-only] [--compile-flag=--max-spill-bytes=0 ...]
+
+--compile-only stops after kiln-compile (a test "passes" when its module is
+written: for a GPU target with ptxas at hand, every kernel assembled); each
+--compile-flag is passed to kiln-compile, so --compile-only
+--compile-flag=--max-spill-bytes=0 checks that no kernel spills registers.
 
 With --section KEY (a GPU target implies --section DEVICE), --markdown FILE
 gets the summary table in FILE's section between `<!-- KEY:begin -->` and
@@ -99,21 +105,24 @@ NOT_COMPARABLE = {
 DEFAULT_DATA = "/usr/share/libonnx-testdata/data"
 
 
-def run_test(bin_dir, test_dir, timeout, target="cpu", device="cpu"):
-    status, reason = run_test_once(bin_dir, test_dir, timeout, target, device)
+def run_test(bin_dir, test_dir, timeout, target="cpu", device="cpu", flags=(),
+             compile_only=False):
+    status, reason = run_test_once(bin_dir, test_dir, timeout, target, device, flags,
+                                   compile_only)
     why = NOT_COMPARABLE.get(os.path.basename(test_dir))
     if why and status in ("wrong result", "run error"):
         return "not comparable", "%s (%s: %s)" % (why, status, reason)
     return status, reason
 
 
-def run_test_once(bin_dir, test_dir, timeout, target, device):
+def run_test_once(bin_dir, test_dir, timeout, target, device, flags, compile_only):
     model = os.path.join(test_dir, "model.onnx")
     with tempfile.TemporaryDirectory() as tmp:
         kmod = os.path.join(tmp, "m.kmod")
         try:
             p = subprocess.run([os.path.join(bin_dir, "kiln-compile"), model,
-                                "-o", kmod, "--target=" + target] + input_shapes(test_dir),
+                                "-o", kmod, "--target=" + target] + list(flags) +
+                               input_shapes(test_dir),
                                capture_output=True, text=True, timeout=timeout)
         except subprocess.TimeoutExpired:
             return "compile error", "compile timed out after %ds" % timeout
@@ -121,6 +130,8 @@ def run_test_once(bin_dir, test_dir, timeout, target, device):
             if p.returncode < 0 or "Stack dump" in p.stderr or "LLVM ERROR" in p.stderr:
                 return "crash", "kiln-compile: " + first_error(p.stderr)
             return "compile error", first_error(p.stderr)
+        if compile_only:
+            return "passed", ""
         sets = sorted(glob.glob(os.path.join(test_dir, "test_data_set_*")))
         if not sets:
             return "run error", "no test data"
@@ -163,6 +174,10 @@ def main():
     ap.add_argument("--target", default="cpu", help="kiln-compile --target (cpu, sm_80, sm_90)")
     ap.add_argument("--device", help="kiln-run --device (default: cpu for the CPU target, "
                                      "emulator for a GPU target)")
+    ap.add_argument("--compile-only", action="store_true",
+                    help="only compile each test (passed: the module was written)")
+    ap.add_argument("--compile-flag", action="append", default=[],
+                    help="pass this flag to kiln-compile (repeatable)")
     ap.add_argument("--section", help="write a section of --markdown (see above)")
     ap.add_argument("--title", help="what the run is, for its section's heading")
     args = ap.parse_args()
@@ -171,6 +186,9 @@ def main():
     where = ("the CPU path" if not gpu else
              "the GPU path (%s) on the %s" % (args.target, "kernel emulator" if device == "emulator"
                                               else device))
+    if args.compile_only:
+        where = "kiln-compile --target=%s%s (compiled only)" % (
+            args.target, "".join(" " + f for f in args.compile_flag))
 
     tests = []
     for s in args.sets.split(","):
@@ -188,7 +206,8 @@ def main():
         tests = [x for x in tests if re.search(args.filter, x[1])]
     results = {}
     with concurrent.futures.ThreadPoolExecutor(args.jobs) as ex:
-        futs = {ex.submit(run_test, args.bin, d, args.timeout, args.target, device): (s, t)
+        futs = {ex.submit(run_test, args.bin, d, args.timeout, args.target, device,
+                          args.compile_flag, args.compile_only): (s, t)
                 for s, t, d in tests}
         for f in concurrent.futures.as_completed(futs):
             results[futs[f]] = f.result()
@@ -229,6 +248,12 @@ def main():
                  "and run with `kiln-run --device=%s` on each of its data sets, outputs "
                  "compared elementwise with rtol=%s, atol=%s." % (
                      datetime.date.today(), source, args.target, device, RTOL, ATOL))
+        if args.compile_only:
+            intro = ("Generated by `utils/conformance.py --compile-only` on %s: every ONNX "
+                     "backend test of %s compiled with `kiln-compile --target=%s%s`; nothing "
+                     "was run (\"passed\": the module was written)." % (
+                         datetime.date.today(), source, args.target,
+                         "".join(" " + f for f in args.compile_flag)))
         key = args.section or (device if gpu else None)
         old = open(args.markdown).read() if os.path.exists(args.markdown) else ""
         sections = re.findall(r"<!-- ([\w.-]+):begin -->.*?<!-- \1:end -->", old, re.S)
