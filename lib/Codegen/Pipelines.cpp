@@ -101,7 +101,10 @@ void kiln::buildGpuCodegenPipeline(OpPassManager &pm,
               std::string(kBufferizeAndPlan) +
               "func.func(kiln-copy-to-linalg,kiln-gpu-contractions{tf32=" +
               (options.tf32 ? "true" : "false") +
+              " vector-bytes=" + std::to_string(options.vectorBytes) +
               (contractionMutation ? mutation : std::string()) +
+              "},kiln-gpu-vectorize{max-bytes=" +
+              std::to_string(options.vectorBytes) +
               "},convert-linalg-to-parallel-loops,"
               "kiln-gpu-form-kernels{block-size=" +
               std::to_string(options.blockSize) + " reduction-min-size=" +

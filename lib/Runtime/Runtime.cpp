@@ -410,6 +410,15 @@ Session::Session(std::shared_ptr<const Module> module, Device device)
   args.resize(n);
 }
 
+/// GPU kernels access buffers up to 16 bytes at a time
+/// (kiln-gpu-vectorize), aligned: the memory plan and the weights are, and
+/// a GPU module's inputs and outputs must be.
+static constexpr uintptr_t kGpuBufferAlignment = 16;
+
+static bool misaligned(uint64_t address) {
+  return address % kGpuBufferAlignment != 0;
+}
+
 Status Session::runOnDevice(const uint64_t *inputs, const uint64_t *outputs,
                             void *stream) {
   if (!initStatus.ok())
@@ -423,6 +432,17 @@ Status Session::runOnDevice(const uint64_t *inputs, const uint64_t *outputs,
                          "run it with run or runRaw");
   if ((!inputs && !mod->inputs().empty()) || !outputs)
     return Status::error("runOnDevice: null buffer array");
+  for (size_t i = 0; i < mod->inputs().size() + mod->outputs().size(); ++i) {
+    bool in = i < mod->inputs().size();
+    uint64_t p = in ? inputs[i] : outputs[i - mod->inputs().size()];
+    if (misaligned(p))
+      return Status::error(
+          std::string("runOnDevice: ") + (in ? "input '" : "output '") +
+          (in ? mod->inputs()[i] : mod->outputs()[i - mod->inputs().size()])
+              .name +
+          "' is not 16-byte aligned (the kernels access buffers 16 bytes "
+          "at a time; cuMemAlloc's are 256-byte aligned)");
+  }
   return backend->runOnDevice(inputs, outputs, stream);
 }
 
@@ -455,6 +475,32 @@ Status Session::runRaw(const void *const *inputs, void *const *outputs) {
     args[i] = const_cast<void *>(inputs[i]);
   for (size_t i = 0; i < no; ++i)
     args[ni + i] = outputs[i];
+  // The emulator runs the kernels on the caller's host buffers: one that is
+  // not 16-byte aligned is staged in an aligned copy (outputs copied back
+  // after the run).
+  std::vector<std::unique_ptr<uint64_t[]>> staged;
+  std::vector<std::pair<size_t, void *>> copyBack;
+  if (dev == Device::Emulator) {
+    for (size_t i = 0; i < ni + no; ++i) {
+      if (!misaligned(reinterpret_cast<uintptr_t>(args[i])))
+        continue;
+      const TensorInfo &info =
+          i < ni ? mod->inputs()[i] : mod->outputs()[i - ni];
+      size_t bytes = info.byteSize();
+      staged.emplace_back(new uint64_t[(bytes + 15) / 8 + 1]);
+      auto p = reinterpret_cast<uintptr_t>(staged.back().get());
+      void *aligned = reinterpret_cast<void *>((p + 15) & ~uintptr_t(15));
+      if (i < ni)
+        std::memcpy(aligned, args[i], bytes);
+      else
+        copyBack.push_back({i, aligned});
+      args[i] = aligned;
+    }
+  }
+  auto unstage = [&] {
+    for (auto [i, aligned] : copyBack)
+      std::memcpy(outputs[i - ni], aligned, mod->outputs()[i - ni].byteSize());
+  };
   for (size_t k = 0; k < extents.size(); ++k)
     args[ni + no + k] = &extents[k];
   if (mod->arenaBytes())
@@ -466,6 +512,7 @@ Status Session::runRaw(const void *const *inputs, void *const *outputs) {
     if (Status s = backend->run(args.data(), profiling ? &launches : nullptr);
         !s.ok())
       return s;
+    unstage();
   } else if (profiling) {
     if (mod->profileRegions.empty())
       return Status::error("this CPU module was compiled without --profile; "

@@ -78,6 +78,12 @@ static cl::opt<int64_t> gpuReductionMinSize(
     cl::desc("GPU targets: reductions of at least this many elements per "
              "output get a block of threads per output (0: never)"),
     cl::init(32), cl::cat(category));
+static cl::opt<int64_t> gpuVectorBytes(
+    "gpu-vector-bytes",
+    cl::desc("GPU targets: bytes per global load and store of elementwise "
+             "kernels, whose threads then take several consecutive elements "
+             "(16, 8, 4; 0: one element per thread)"),
+    cl::init(16), cl::cat(category));
 static cl::opt<bool> gpuTf32(
     "gpu-tf32",
     cl::desc("GPU targets: run f32 matrix products (MatMul, Gemm, ...) on "
@@ -275,6 +281,7 @@ int compileForGpu(ModuleOp module, kiln::kmod::Module &kmod,
   options.optLevel = optLevel;
   options.reductionMinSize = gpuReductionMinSize;
   options.tf32 = gpuTf32;
+  options.vectorBytes = gpuVectorBytes;
   options.testMutation = gpuTestMutation;
   kiln::buildGpuCodegenPipeline(pm, options);
   if (failed(pm.run(module)))

@@ -368,7 +368,14 @@ def KilnGpuContractions : Pass<"kiln-gpu-contractions", "::mlir::func::FuncOp"> 
       tile (as [k][m]) and the B tile (as [k][n]) in shared memory,
       consecutive threads reading consecutive elements along the dimension
       each operand's innermost index follows, with zeros where the tile
-      overhangs the operand; a barrier; the tile's products; a barrier;
+      overhangs the operand; a barrier; the tile's products; a barrier.
+      Where that dimension is contiguous in the operand's buffer (its
+      innermost varying loop dim steps the address by one element and has
+      a multiple of W values, every other term of the address a multiple
+      of W) each thread loads W consecutive elements with one aligned
+      access of `vector-bytes` (W = 4 f32 or 8 f16/bf16 for 16 bytes):
+      MatMul and Gemm operands, convolution weights and the input of a
+      1x1 convolution; padded inputs are read element by element;
     * f32 without `tf32`: each thread accumulates an 8x4 register tile
       with f32 multiply-adds (exact f32 arithmetic, in another order than
       the CPU's);
@@ -398,6 +405,10 @@ def KilnGpuContractions : Pass<"kiln-gpu-contractions", "::mlir::func::FuncOp"> 
            "about 3 decimal digits per product)">,
     Option<"minSize", "min-size", "int64_t", "16",
            "Contractions with M or N below this stay loop kernels">,
+    Option<"vectorBytes", "vector-bytes", "int64_t", "16",
+           "Bytes each thread loads at once when staging a tile, where the "
+           "operand's layout makes them contiguous and aligned (0: one "
+           "element)">,
     Option<"foldPadding", "fold-padding", "bool", "true",
            "Read a zero-padded copy's source in place (zero outside it) "
            "and drop the fill and the copy">,
@@ -413,6 +424,46 @@ def KilnGpuContractions : Pass<"kiln-gpu-contractions", "::mlir::func::FuncOp"> 
                            "::mlir::vector::VectorDialect",
                            "::mlir::scf::SCFDialect",
                            "::mlir::arith::ArithDialect",
+                           "::mlir::memref::MemRefDialect"];
+}
+
+def KilnGpuVectorize : Pass<"kiln-gpu-vectorize", "::mlir::func::FuncOp"> {
+  let summary = "Gives each thread of an elementwise GPU kernel several "
+                "consecutive elements, read and written in 16-byte accesses";
+  let description = [{
+    Runs after `kiln-gpu-contractions`, before
+    `convert-linalg-to-parallel-loops`. A top-level linalg op of the graph
+    function (generic, map, copy, fill) with only parallel loops and static
+    sizes is vectorized along its innermost loop where that loop walks the
+    innermost dimension of every operand that it indexes (the others, a
+    broadcast, are read once per thread):
+
+    * W is `max-bytes` divided by the widest element size (4 f32 or 8 f16
+      for 16 bytes); the innermost loop's size must be a multiple of W;
+    * each operand it walks has unit innermost stride, and its offset and
+      outer strides are static multiples of W, so every group of W
+      elements starts W-aligned (buffers themselves are 16-byte aligned:
+      the memory plan aligns to 64 bytes, weights to 256, and the runtime
+      requires it of a GPU module's inputs and outputs);
+    * the body is one the linalg vectorizer takes, and does not read its
+      indices (`linalg.index`: index vectors do not lower in kernels).
+
+    The op is tiled by 1x..xW into an `scf.parallel` (upstream's linalg
+    tiling; `kiln-gpu-form-kernels` gives each iteration a thread), the
+    tile is vectorized (upstream's vectorizer), and its transfers become
+    `vector.load` and `vector.store` on the operands carrying the alignment
+    of W elements, which the NVPTX backend emits as `ld.global.v4` and
+    `st.global.v4` (for 16 bytes). Ops that do not qualify keep one element
+    per thread.
+  }];
+  let options = [
+    Option<"maxBytes", "max-bytes", "int64_t", "16",
+           "Bytes per access for the widest operand (0: do nothing)">,
+  ];
+  let dependentDialects = ["::mlir::vector::VectorDialect",
+                           "::mlir::scf::SCFDialect",
+                           "::mlir::arith::ArithDialect",
+                           "::mlir::affine::AffineDialect",
                            "::mlir::memref::MemRefDialect"];
 }
 

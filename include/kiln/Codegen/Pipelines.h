@@ -97,6 +97,11 @@ struct GpuPipelineOptions
       llvm::cl::desc("Reductions of at least this many elements per output "
                      "get a block per output (0: never)"),
       llvm::cl::init(32)};
+  Option<int64_t> vectorBytes{
+      *this, "vector-bytes",
+      llvm::cl::desc("Bytes per global access of elementwise kernels (their "
+                     "threads take several consecutive elements; 0: one)"),
+      llvm::cl::init(16)};
   Option<bool> tf32{
       *this, "tf32",
       llvm::cl::desc("f32 contractions on tensor cores with tf32 inputs"),

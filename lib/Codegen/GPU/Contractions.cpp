@@ -9,7 +9,9 @@
 // output position), M = output channel. Each block owns a 64x64 tile of
 // the output of one batch index and walks K in steps of BK; per step its
 // threads stage the A and B tiles in shared memory (zero outside the
-// operands), synchronize, and accumulate in registers:
+// operands; 16 bytes per load where an operand's layout keeps them
+// contiguous and aligned, see loadWidth), synchronize, and accumulate in
+// registers:
 //
 //  * f32 operands, `tf32=false`: 128 threads, each an 8x4 register tile
 //    (rows tid/16 + 8i, columns tid%16 + 16j) of f32 multiply-adds;
@@ -32,6 +34,7 @@
 #include "kiln/Codegen/CostModel.h"
 #include "kiln/Codegen/Passes.h"
 
+#include "mlir/Analysis/FlatLinearValueConstraints.h"
 #include "mlir/Dialect/Affine/Utils.h"
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
@@ -317,9 +320,11 @@ std::optional<PaddedInput> matchPaddedInput(linalg::LinalgOp op,
 /// Builds the kernel of one contraction.
 class TileBuilder {
 public:
-  TileBuilder(Contraction c, TileKind kind, Mutation mutation)
+  TileBuilder(Contraction c, TileKind kind, Mutation mutation,
+              int64_t vectorBytes)
       : c(std::move(c)), kind(kind), mutation(mutation),
-        loc(this->c.op.getLoc()), ctx(this->c.op.getContext()) {
+        vectorBytes(vectorBytes), loc(this->c.op.getLoc()),
+        ctx(this->c.op.getContext()) {
     bk = kind == TileKind::Half || kind == TileKind::BFloat ? 32 : 16;
     // Shared-memory rows padded so that the fragment loads of the
     // tensor-core tiles (lanes g + 8-row groups) and the stores of the
@@ -334,6 +339,7 @@ private:
   Contraction c;
   TileKind kind;
   Mutation mutation;
+  int64_t vectorBytes;
   Location loc;
   MLIRContext *ctx;
   int64_t bk, pad;
@@ -410,6 +416,13 @@ private:
     at[dims.front()] = flat;
   }
 
+  /// How many consecutive elements along the fast dims `fastDims` of
+  /// `operand`'s tile (`fast` of them in a tile of `tileElems`) each
+  /// thread loads at once: `vectorBytes` worth where every such group is
+  /// contiguous and aligned in the buffer, else 1.
+  int64_t loadWidth(unsigned operand, ArrayRef<unsigned> fastDims, int64_t fast,
+                    int64_t tileElems);
+
   /// Stages the A (rows m, columns k) or B (rows k, columns n) tile at
   /// (row0, col0) in shared memory, as [k][m] or [k][n]; elements outside
   /// the operand are zero.
@@ -450,6 +463,44 @@ private:
   void mmaCompute(OpBuilder &b, SmallVectorImpl<Value> &acc);
 };
 
+int64_t TileBuilder::loadWidth(unsigned operand, ArrayRef<unsigned> fastDims,
+                               int64_t fast, int64_t tileElems) {
+  // A padded input's groups may straddle the source's edge.
+  int64_t width = vectorBytes / (c.inType.getIntOrFloatBitWidth() / 8);
+  if (width < 2 || c.padded[operand] || fast % width ||
+      threads % (fast / width) || tileElems % (threads * width))
+    return 1;
+  auto type = cast<MemRefType>(c.op.getDpsInputs()[operand].getType());
+  SmallVector<int64_t> strides;
+  int64_t offset;
+  if (failed(type.getStridesAndOffset(strides, offset)) ||
+      ShapedType::isDynamic(offset) ||
+      llvm::any_of(strides, ShapedType::isDynamic))
+    return 1;
+  // The element offset in the buffer as a linear function of the loop
+  // dims: the innermost fast dim that varies must step it by 1 and have a
+  // multiple of `width` values (a group, which starts at a multiple of
+  // `width`, then varies only that dim), and every other term be a
+  // multiple of `width` (the group starts aligned).
+  AffineMap map = c.maps[operand];
+  AffineExpr addr = getAffineConstantExpr(offset, ctx);
+  for (auto [e, stride] : llvm::zip(map.getResults(), strides))
+    addr = addr + e * stride;
+  SmallVector<int64_t> coeffs;
+  if (failed(getFlattenedAffineExpr(addr, map.getNumDims(), 0, &coeffs)) ||
+      coeffs.size() != map.getNumDims() + 1) // mod or floordiv terms
+    return 1;
+  auto inner = llvm::find_if(llvm::reverse(fastDims),
+                             [&](unsigned d) { return size(d) > 1; });
+  if (inner == llvm::reverse(fastDims).end() || coeffs[*inner] != 1 ||
+      size(*inner) % width || coeffs.back() % width)
+    return 1;
+  for (unsigned d = 0; d < map.getNumDims(); ++d)
+    if (d != *inner && size(d) > 1 && coeffs[d] % width)
+      return 1;
+  return width;
+}
+
 void TileBuilder::stageTile(OpBuilder &b, bool isA, Value tid,
                             const DenseMap<unsigned, Value> &batchAt,
                             Value rowBase, Value colBase) {
@@ -466,14 +517,18 @@ void TileBuilder::stageTile(OpBuilder &b, bool isA, Value tid,
   const std::optional<PaddedInput> &padded = c.padded[operand];
   Value bufferOperand = padded ? padded->source : c.op.getDpsInputs()[operand];
   Value zero = arith::ConstantOp::create(b, loc, b.getZeroAttr(c.inType));
-  // Element tid + r * threads of the tile: the fast index is the same for
-  // every r (the tile's fast side divides the thread count), so its loop
+  // Each thread loads `width` consecutive elements along the fast side at
+  // a time (one 16-byte load where the buffer allows), groups tid +
+  // r * threads of the tile: the fast index is the same for every r (the
+  // groups across the fast side divide the thread count), so its loop
   // indices are computed once.
   int64_t fast = colsFastest ? cols : rows;
-  assert(threads % fast == 0 && "tile sides divide the thread count");
-  Value fastAt = rem(b, tid, fast), slowAt = div(b, tid, fast);
-  Value gFast = add(b, colsFastest ? colBase : rowBase, fastAt);
   ArrayRef<unsigned> fastDims = colsFastest ? colDims : rowDims;
+  int64_t width = loadWidth(operand, fastDims, fast, rows * cols);
+  int64_t lanes = fast / width; // threads across the fast side
+  assert(threads % lanes == 0 && "tile sides divide the thread count");
+  Value fastAt = mul(b, rem(b, tid, lanes), width), slowAt = div(b, tid, lanes);
+  Value gFast = add(b, colsFastest ? colBase : rowBase, fastAt);
   ArrayRef<unsigned> slowDims = colsFastest ? rowDims : colDims;
   int64_t slowTile = colsFastest ? rows : cols;
   DenseMap<unsigned, Value> fastIdx = batchAt;
@@ -484,10 +539,9 @@ void TileBuilder::stageTile(OpBuilder &b, bool isA, Value tid,
       cast<MemRefType>(bufferOperand.getType()).getShape();
   ArrayRef<int64_t> paddedShape =
       cast<MemRefType>(c.op.getDpsInputs()[operand].getType()).getShape();
-  for (int64_t r = 0; r < rows * cols / threads; ++r) {
-    Value slow = add(b, slowAt, r * (threads / fast));
-    Value row = colsFastest ? slow : fastAt;
-    Value col = colsFastest ? fastAt : slow;
+  VectorType groupType = VectorType::get({width}, c.inType);
+  for (int64_t r = 0; r < rows * cols / (threads * width); ++r) {
+    Value slow = add(b, slowAt, r * (threads / lanes));
     Value gSlow = add(b, colsFastest ? rowBase : colBase, slow);
     DenseMap<unsigned, Value> at = fastIdx;
     decompose(b, gSlow, slowDims, at);
@@ -505,26 +559,44 @@ void TileBuilder::stageTile(OpBuilder &b, bool isA, Value tid,
         inside = conjoin(b, inside, less(b, idx[d], sourceShape[d]));
       }
     }
+    // The group's elements (zero outside the operand).
+    Type loaded = width > 1 ? Type(groupType) : c.inType;
+    auto load = [&](OpBuilder &lb) -> Value {
+      if (width == 1)
+        return memref::LoadOp::create(lb, loc, bufferOperand, idx);
+      auto vload =
+          vector::LoadOp::create(lb, loc, groupType, bufferOperand, idx);
+      vload.setAlignment(width * (c.inType.getIntOrFloatBitWidth() / 8));
+      return vload;
+    };
     Value v;
     if (inside) {
-      auto ifOp = scf::IfOp::create(b, loc, TypeRange{c.inType}, inside,
+      auto ifOp = scf::IfOp::create(b, loc, TypeRange{loaded}, inside,
                                     /*withElseRegion=*/true);
       OpBuilder tb = ifOp.getThenBodyBuilder();
-      scf::YieldOp::create(
-          tb, loc,
-          memref::LoadOp::create(tb, loc, bufferOperand, idx).getResult());
+      scf::YieldOp::create(tb, loc, load(tb));
       OpBuilder eb = ifOp.getElseBodyBuilder();
-      scf::YieldOp::create(eb, loc, zero);
+      scf::YieldOp::create(eb, loc,
+                           arith::ConstantOp::create(
+                               eb, loc, cast<TypedAttr>(eb.getZeroAttr(loaded)))
+                               .getResult());
       v = ifOp.getResult(0);
     } else {
-      v = memref::LoadOp::create(b, loc, bufferOperand, idx);
+      v = load(b);
     }
-    if (kind == TileKind::Tf32)
-      v = roundToTf32(b, v);
-    // Shared layout: [k][m] for A, [k][n] for B.
-    SmallVector<Value> sIdx =
-        isA ? SmallVector<Value>{col, row} : SmallVector<Value>{row, col};
-    memref::StoreOp::create(b, loc, v, shared, sIdx);
+    for (int64_t e = 0; e < width; ++e) {
+      Value x =
+          width > 1 ? vector::ExtractOp::create(b, loc, v, e).getResult() : v;
+      if (kind == TileKind::Tf32)
+        x = roundToTf32(b, x);
+      // Shared layout: [k][m] for A, [k][n] for B.
+      Value at = add(b, fastAt, e);
+      Value row = colsFastest ? slow : at;
+      Value col = colsFastest ? at : slow;
+      SmallVector<Value> sIdx =
+          isA ? SmallVector<Value>{col, row} : SmallVector<Value>{row, col};
+      memref::StoreOp::create(b, loc, x, shared, sIdx);
+    }
   }
 }
 
@@ -850,7 +922,7 @@ struct GpuContractionsPass
                                                  : TileKind::Simt;
       kiln::ComputeCost cost = kiln::estimateCost({op.getOperation()});
       OpBuilder b(op.getOperation());
-      TileBuilder builder(c, kind, mutation);
+      TileBuilder builder(c, kind, mutation, vectorBytes);
       gpu::LaunchOp launch = builder.build(b);
       launch->setAttr(
           "kiln.cost",

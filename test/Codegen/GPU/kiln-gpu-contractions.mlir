@@ -2,6 +2,7 @@
 // RUN: kiln-opt %s -split-input-file -pass-pipeline='builtin.module(func.func(kiln-gpu-contractions{tf32=true}))' | FileCheck %s --check-prefix=TF32
 // RUN: kiln-opt %s -split-input-file -pass-pipeline='builtin.module(func.func(kiln-gpu-contractions{min-size=128}))' | FileCheck %s --check-prefix=MIN
 // RUN: kiln-opt %s -split-input-file -pass-pipeline='builtin.module(func.func(kiln-gpu-contractions{fold-padding=false}))' | FileCheck %s --check-prefix=NOFOLD
+// RUN: kiln-opt %s -split-input-file -pass-pipeline='builtin.module(func.func(kiln-gpu-contractions{vector-bytes=0}))' | FileCheck %s --check-prefix=NOVEC
 
 #a = affine_map<(m, k, n) -> (m, k)>
 #b = affine_map<(m, k, n) -> (k, n)>
@@ -60,7 +61,10 @@ func.func @matmul(%x: memref<100x70xf32>, %w: memref<70x50xf32>, %y: memref<100x
 // are multiples of the tiles.
 // CHECK-LABEL: func.func @matmul_f16
 // CHECK: workgroup(%{{.*}} : memref<32x72xf16, #gpu.address_space<workgroup>>, %{{.*}} : memref<32x72xf16, #gpu.address_space<workgroup>>)
+// Both operands are loaded 8 elements (16 bytes) at a time.
 // CHECK-NOT: scf.if
+// CHECK: vector.load %arg0[%{{.*}}, %{{.*}}] {alignment = 16 : i64} : memref<128x64xf16>, vector<8xf16>
+// CHECK: vector.load %arg1[%{{.*}}, %{{.*}}] {alignment = 16 : i64} : memref<64x64xf16>, vector<8xf16>
 // CHECK: nvgpu.mma.sync({{.*}}) {mmaShape = [16, 8, 16]} : (vector<4x2xf16>, vector<2x2xf16>, vector<2x2xf32>) -> vector<2x2xf32>
 #a2 = affine_map<(m, n, k) -> (m, k)>
 #b2 = affine_map<(m, n, k) -> (k, n)>
@@ -157,11 +161,18 @@ func.func @not_tiled(%xd: memref<?x70xf32>, %w: memref<70x50xf32>, %yd: memref<?
 // -----
 
 // A batched product with B transposed ([b][n][k]): the batch index comes
-// from the block id (n tile fastest, then m tile, then batch).
+// from the block id (n tile fastest, then m tile, then batch). Both
+// operands are read along k, their contiguous dim, 4 floats per load
+// (one element per load with vector-bytes=0).
 // CHECK-LABEL: func.func @batched
 // CHECK: gpu.launch blocks({{.*}}) in (%{{.*}} = %c12
 // CHECK: scf.for
-// CHECK: memref.load %arg1[%{{.*}}, %{{.*}}, %{{.*}}] : memref<3x64x32xf32>
+// CHECK: vector.load %arg0[%{{.*}}, %{{.*}}, %{{.*}}] {alignment = 16 : i64} : memref<3x256x32xf32>, vector<4xf32>
+// CHECK: vector.load %arg1[%{{.*}}, %{{.*}}, %{{.*}}] {alignment = 16 : i64} : memref<3x64x32xf32>, vector<4xf32>
+// NOVEC-LABEL: func.func @batched
+// NOVEC-NOT: vector.load
+// NOVEC: memref.load %arg1[%{{.*}}, %{{.*}}, %{{.*}}] : memref<3x64x32xf32>
+// NOVEC-NOT: vector.load
 #a5 = affine_map<(b, m, n, k) -> (b, m, k)>
 #b5 = affine_map<(b, m, n, k) -> (b, n, k)>
 #c5 = affine_map<(b, m, n, k) -> (b, m, n)>
@@ -180,9 +191,14 @@ func.func @batched(%x: memref<3x256x32xf32>, %w: memref<3x64x32xf32>, %y: memref
 
 // A convolution's GEMM over an im2col copy: out[n, f, p] += w[f, k] *
 // col[n, k, p]. N is (n, p) flattened, 2 x 256 = 8 tiles of 64: 8 blocks.
+// The weights' rows (27) are not groups of 4: one element per load; the
+// columns' p is (4 per load, guarded as a group where K overhangs).
 // CHECK-LABEL: func.func @conv_gemm
 // CHECK: gpu.launch blocks({{.*}}) in (%{{.*}} = %c8
-// CHECK: memref.load %arg1[%{{.*}}, %{{.*}}, %{{.*}}] : memref<2x27x256xf32>
+// CHECK: memref.load %arg0[%{{.*}}, %{{.*}}] : memref<32x27xf32>
+// CHECK: scf.if %{{.*}} -> (vector<4xf32>)
+// CHECK: vector.load %arg1[%{{.*}}, %{{.*}}, %{{.*}}] {alignment = 16 : i64} : memref<2x27x256xf32>, vector<4xf32>
+// CHECK: arith.constant dense<0.000000e+00> : vector<4xf32>
 #a6 = affine_map<(n, f, p, k) -> (f, k)>
 #b6 = affine_map<(n, f, p, k) -> (n, k, p)>
 #c6 = affine_map<(n, f, p, k) -> (n, f, p)>
@@ -346,5 +362,44 @@ func.func @matmul_bf16(%x: memref<64x64xbf16>, %w: memref<64x64xbf16>, %y: memre
     %s = arith.addf %o, %p : bf16
     linalg.yield %s : bf16
   }
+  return
+}
+
+// -----
+
+// Groups of 4 that would not start 16-byte aligned: A is a slice at
+// offset 1 (one element per load); B starts at offset 4 with a row stride
+// of 68 (4 per load). A 1x1 convolution's input is read 4 positions per
+// load (the position steps the address by one, 8 x 8 per channel); its
+// 3x3 counterpart's window is not.
+// CHECK-LABEL: func.func @alignment
+// CHECK: gpu.launch
+// CHECK: memref.load %{{.*}} : memref<64x64xf32, strided<[65, 1], offset: 1>>
+// CHECK: vector.load %{{.*}} {alignment = 16 : i64} : memref<64x64xf32, strided<[68, 1], offset: 4>>, vector<4xf32>
+// CHECK: gpu.launch
+// CHECK: vector.load %arg3[{{.*}}] {alignment = 16 : i64} : memref<2x16x8x8xf32>, vector<4xf32>
+// CHECK: gpu.launch
+// CHECK-NOT: vector.load
+// CHECK: return
+#a9 = affine_map<(m, n, k) -> (m, k)>
+#b9 = affine_map<(m, n, k) -> (k, n)>
+#c9 = affine_map<(m, n, k) -> (m, n)>
+func.func @alignment(%x: memref<64x65xf32>, %w: memref<64x68xf32>, %y: memref<64x64xf32>,
+                     %img: memref<2x16x8x8xf32>, %w1: memref<32x16x1x1xf32>, %o1: memref<2x32x8x8xf32>,
+                     %w3: memref<32x16x3x3xf32>, %o3: memref<2x32x6x6xf32>) {
+  %a = memref.subview %x[0, 1] [64, 64] [1, 1] : memref<64x65xf32> to memref<64x64xf32, strided<[65, 1], offset: 1>>
+  %b = memref.subview %w[0, 4] [64, 64] [1, 1] : memref<64x68xf32> to memref<64x64xf32, strided<[68, 1], offset: 4>>
+  linalg.generic {indexing_maps = [#a9, #b9, #c9], iterator_types = ["parallel", "parallel", "reduction"]}
+      ins(%a, %b : memref<64x64xf32, strided<[65, 1], offset: 1>>, memref<64x64xf32, strided<[68, 1], offset: 4>>)
+      outs(%y : memref<64x64xf32>) {
+  ^bb0(%i: f32, %j: f32, %o: f32):
+    %p = arith.mulf %i, %j : f32
+    %s = arith.addf %o, %p : f32
+    linalg.yield %s : f32
+  }
+  linalg.conv_2d_nchw_fchw {dilations = dense<1> : tensor<2xi64>, strides = dense<1> : tensor<2xi64>}
+      ins(%img, %w1 : memref<2x16x8x8xf32>, memref<32x16x1x1xf32>) outs(%o1 : memref<2x32x8x8xf32>)
+  linalg.conv_2d_nchw_fchw {dilations = dense<1> : tensor<2xi64>, strides = dense<1> : tensor<2xi64>}
+      ins(%img, %w3 : memref<2x16x8x8xf32>, memref<32x16x3x3xf32>) outs(%o3 : memref<2x32x6x6xf32>)
   return
 }
