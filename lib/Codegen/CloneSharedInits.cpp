@@ -7,7 +7,9 @@
 // memref.copy of the whole output before the contraction runs. This pass
 // gives every op that writes into such a shared init its own clone of the
 // cheap op that computes it instead, tagged so that CSE does not merge
-// them again.
+// them again. Each clone goes right before the op that takes it, so that
+// its buffer lives no longer than that op needs it (eleven convolutions
+// sharing one bias would otherwise hold eleven outputs at once).
 //
 //===----------------------------------------------------------------------===//
 
@@ -57,6 +59,24 @@ bool isWritten(OpOperand &use) {
   return false;
 }
 
+/// Where the clone for `user` goes: right before it, or before the
+/// `tensor.pad` that computes one of its inputs (a padded convolution's),
+/// so that the clone's buffer is live while the pad copies its source and
+/// the memory plan cannot give it the source's bytes: the GPU path then
+/// reads the source in place (kiln-gpu-contractions' padding fold). Both
+/// are dominated by `shared`, so by everything the clone reads.
+Operation *insertionPoint(Operation *shared, Operation *user) {
+  Operation *at = user;
+  if (auto dps = dyn_cast<DestinationStyleOpInterface>(user))
+    for (OpOperand *in : dps.getDpsInputOperands())
+      if (auto pad = in->get().getDefiningOp<tensor::PadOp>();
+          pad && pad->getBlock() == user->getBlock() &&
+          shared->getBlock() == user->getBlock() &&
+          shared->isBeforeInBlock(pad) && pad->isBeforeInBlock(at))
+        at = pad;
+  return at;
+}
+
 struct CloneSharedInitsPass
     : public kiln::impl::KilnCloneSharedInitsBase<CloneSharedInitsPass> {
   void runOnOperation() override {
@@ -76,13 +96,21 @@ struct CloneSharedInitsPass
         if (isWritten(use))
           written.push_back(&use);
       }
+      // In program order (use lists are not): the original, computed
+      // before them all, goes to the first.
+      if (llvm::all_of(written, [&](OpOperand *u) {
+            return u->getOwner()->getBlock() == op->getBlock();
+          }))
+        llvm::stable_sort(written, [](OpOperand *x, OpOperand *y) {
+          return x->getOwner()->isBeforeInBlock(y->getOwner());
+        });
       // With only writers, the first keeps the original; with readers
       // too, every writer gets a clone and the readers the original.
       bool keepOne = (int64_t)written.size() == uses;
       Value empty =
           cast<DestinationStyleOpInterface>(op).getDpsInitOperand(0)->get();
-      b.setInsertionPoint(op);
       for (OpOperand *use : llvm::drop_begin(written, keepOne ? 1 : 0)) {
+        b.setInsertionPoint(insertionPoint(op, use->getOwner()));
         IRMapping map;
         map.map(empty, b.clone(*empty.getDefiningOp())->getResult(0));
         Operation *clone = b.clone(*op, map);

@@ -151,16 +151,19 @@ def KilnCloneSharedInits
     `tensor.empty` that reads only constants (a fill, a broadcast) is
     instead cloned, with its `tensor.empty`, for every op that writes into
     its result (as a DPS init, possibly through reshapes); the first writer
-    keeps the original when nothing else reads it. Clones carry a distinct
-    `kiln.init_clone` attribute so that CSE does not merge them again.
+    keeps the original when nothing else reads it. Each clone is placed
+    right before the op that writes into it, so its buffer lives only as
+    long as that op needs it. Clones carry a distinct `kiln.init_clone`
+    attribute so that CSE does not merge them again.
 
     ```mlir
     %z = linalg.fill ins(%c0 : f32) outs(%e : tensor<4x8xf32>) -> tensor<4x8xf32>
     %a = linalg.matmul ins(...) outs(%z : tensor<4x8xf32>) -> tensor<4x8xf32>
     %b = linalg.matmul ins(...) outs(%z : tensor<4x8xf32>) -> tensor<4x8xf32>
-    // becomes: %b writes into its own fill
+    // becomes: %b writes into its own fill, computed just before it
     %e1 = tensor.empty() : tensor<4x8xf32>
     %z1 = linalg.fill {kiln.init_clone = 0 : i64} ins(%c0 : f32) outs(%e1 : ...)
+    %b = linalg.matmul ins(...) outs(%z1 : tensor<4x8xf32>) -> tensor<4x8xf32>
     ```
   }];
   let dependentDialects = ["::mlir::linalg::LinalgDialect",
