@@ -67,13 +67,14 @@ bool isWritten(OpOperand &use) {
 /// are dominated by `shared`, so by everything the clone reads.
 Operation *insertionPoint(Operation *shared, Operation *user) {
   Operation *at = user;
-  if (auto dps = dyn_cast<DestinationStyleOpInterface>(user))
-    for (OpOperand *in : dps.getDpsInputOperands())
-      if (auto pad = in->get().getDefiningOp<tensor::PadOp>();
-          pad && pad->getBlock() == user->getBlock() &&
-          shared->getBlock() == user->getBlock() &&
-          shared->isBeforeInBlock(pad) && pad->isBeforeInBlock(at))
-        at = pad;
+  auto dps = dyn_cast<DestinationStyleOpInterface>(user);
+  if (!dps || shared->getBlock() != user->getBlock())
+    return at;
+  for (OpOperand *in : dps.getDpsInputOperands())
+    if (auto pad = in->get().getDefiningOp<tensor::PadOp>();
+        pad && pad->getBlock() == user->getBlock() &&
+        shared->isBeforeInBlock(pad) && pad->isBeforeInBlock(at))
+      at = pad;
   return at;
 }
 

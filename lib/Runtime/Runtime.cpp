@@ -68,6 +68,15 @@ const char *kiln::rt::dtypeName(DType dtype) {
   return "unknown";
 }
 
+/// `bytes` of storage aligned to `alignment` (a power of two), owned by
+/// `storage`.
+static uint8_t *alignedBuffer(std::unique_ptr<uint8_t[]> &storage, size_t bytes,
+                              size_t alignment) {
+  storage.reset(new uint8_t[bytes + alignment]);
+  auto p = reinterpret_cast<uintptr_t>(storage.get());
+  return reinterpret_cast<uint8_t *>((p + alignment - 1) & ~(alignment - 1));
+}
+
 double kiln::rt::halfToDouble(uint16_t h, bool bf16) {
   if (bf16) {
     uint32_t bits = static_cast<uint32_t>(h) << 16;
@@ -208,9 +217,8 @@ static Status loadGpuCode(const kiln::kmod::Module &proto,
                          " buffers, the signature and memory plan give " +
                          std::to_string(code->bufferBytes.size()));
   code->constantsBytes = gpu.constants().size();
-  code->constantsStorage.reset(new uint8_t[code->constantsBytes + 256]);
-  auto p = reinterpret_cast<uintptr_t>(code->constantsStorage.get());
-  code->constants = reinterpret_cast<uint8_t *>((p + 255) & ~uintptr_t(255));
+  code->constants =
+      alignedBuffer(code->constantsStorage, code->constantsBytes, 256);
   std::memcpy(code->constants, gpu.constants().data(), code->constantsBytes);
   for (const auto &k : gpu.kernels()) {
     GpuKernel &kernel = code->kernels.emplace_back();
@@ -401,9 +409,7 @@ Session::Session(std::shared_ptr<const Module> module, Device device)
     // 64-byte aligned, as the memory plan's offsets assume. A CUDA session
     // keeps its arena on the device.
     if (dev != Device::Cuda) {
-      arenaStorage.reset(new uint8_t[mod->arenaBytes() + 64]);
-      auto p = reinterpret_cast<uintptr_t>(arenaStorage.get());
-      arena = reinterpret_cast<uint8_t *>((p + 63) & ~uintptr_t(63));
+      arena = alignedBuffer(arenaStorage, mod->arenaBytes(), 64);
     }
     ++n;
   }
@@ -432,17 +438,21 @@ Status Session::runOnDevice(const uint64_t *inputs, const uint64_t *outputs,
                          "run it with run or runRaw");
   if ((!inputs && !mod->inputs().empty()) || !outputs)
     return Status::error("runOnDevice: null buffer array");
-  for (size_t i = 0; i < mod->inputs().size() + mod->outputs().size(); ++i) {
-    bool in = i < mod->inputs().size();
-    uint64_t p = in ? inputs[i] : outputs[i - mod->inputs().size()];
-    if (misaligned(p))
-      return Status::error(
-          std::string("runOnDevice: ") + (in ? "input '" : "output '") +
-          (in ? mod->inputs()[i] : mod->outputs()[i - mod->inputs().size()])
-              .name +
-          "' is not 16-byte aligned (the kernels access buffers 16 bytes "
-          "at a time; cuMemAlloc's are 256-byte aligned)");
-  }
+  auto checkAligned = [](const char *what, const std::vector<TensorInfo> &infos,
+                         const uint64_t *pointers) {
+    for (size_t i = 0; i < infos.size(); ++i)
+      if (misaligned(pointers[i]))
+        return Status::error(std::string("runOnDevice: ") + what + " '" +
+                             infos[i].name +
+                             "' is not 16-byte aligned (the kernels access "
+                             "buffers 16 bytes at a time; cuMemAlloc's are "
+                             "256-byte aligned)");
+    return Status::success();
+  };
+  if (Status s = checkAligned("input", mod->inputs(), inputs); !s.ok())
+    return s;
+  if (Status s = checkAligned("output", mod->outputs(), outputs); !s.ok())
+    return s;
   return backend->runOnDevice(inputs, outputs, stream);
 }
 
@@ -478,7 +488,7 @@ Status Session::runRaw(const void *const *inputs, void *const *outputs) {
   // The emulator runs the kernels on the caller's host buffers: one that is
   // not 16-byte aligned is staged in an aligned copy (outputs copied back
   // after the run).
-  std::vector<std::unique_ptr<uint64_t[]>> staged;
+  std::vector<std::unique_ptr<uint8_t[]>> staged;
   std::vector<std::pair<size_t, void *>> copyBack;
   if (dev == Device::Emulator) {
     for (size_t i = 0; i < ni + no; ++i) {
@@ -487,9 +497,8 @@ Status Session::runRaw(const void *const *inputs, void *const *outputs) {
       const TensorInfo &info =
           i < ni ? mod->inputs()[i] : mod->outputs()[i - ni];
       size_t bytes = info.byteSize();
-      staged.emplace_back(new uint64_t[(bytes + 15) / 8 + 1]);
-      auto p = reinterpret_cast<uintptr_t>(staged.back().get());
-      void *aligned = reinterpret_cast<void *>((p + 15) & ~uintptr_t(15));
+      void *aligned =
+          alignedBuffer(staged.emplace_back(), bytes, kGpuBufferAlignment);
       if (i < ni)
         std::memcpy(aligned, args[i], bytes);
       else

@@ -516,7 +516,6 @@ void TileBuilder::stageTile(OpBuilder &b, bool isA, Value tid,
                      !inner.isFunctionOfDim(rowDims.back());
   const std::optional<PaddedInput> &padded = c.padded[operand];
   Value bufferOperand = padded ? padded->source : c.op.getDpsInputs()[operand];
-  Value zero = arith::ConstantOp::create(b, loc, b.getZeroAttr(c.inType));
   // Each thread loads `width` consecutive elements along the fast side at
   // a time (one 16-byte load where the buffer allows), groups tid +
   // r * threads of the tile: the fast index is the same for every r (the
@@ -539,7 +538,10 @@ void TileBuilder::stageTile(OpBuilder &b, bool isA, Value tid,
       cast<MemRefType>(bufferOperand.getType()).getShape();
   ArrayRef<int64_t> paddedShape =
       cast<MemRefType>(c.op.getDpsInputs()[operand].getType()).getShape();
-  VectorType groupType = VectorType::get({width}, c.inType);
+  // A group of `width` elements: a vector (one aligned load) or a scalar;
+  // zero outside the operand.
+  Type group = width > 1 ? Type(VectorType::get({width}, c.inType)) : c.inType;
+  int64_t groupBytes = width * (c.inType.getIntOrFloatBitWidth() / 8);
   for (int64_t r = 0; r < rows * cols / (threads * width); ++r) {
     Value slow = add(b, slowAt, r * (threads / lanes));
     Value gSlow = add(b, colsFastest ? rowBase : colBase, slow);
@@ -559,26 +561,24 @@ void TileBuilder::stageTile(OpBuilder &b, bool isA, Value tid,
         inside = conjoin(b, inside, less(b, idx[d], sourceShape[d]));
       }
     }
-    // The group's elements (zero outside the operand).
-    Type loaded = width > 1 ? Type(groupType) : c.inType;
     auto load = [&](OpBuilder &lb) -> Value {
       if (width == 1)
         return memref::LoadOp::create(lb, loc, bufferOperand, idx);
-      auto vload =
-          vector::LoadOp::create(lb, loc, groupType, bufferOperand, idx);
-      vload.setAlignment(width * (c.inType.getIntOrFloatBitWidth() / 8));
+      auto vload = vector::LoadOp::create(lb, loc, cast<VectorType>(group),
+                                          bufferOperand, idx);
+      vload.setAlignment(groupBytes);
       return vload;
     };
     Value v;
     if (inside) {
-      auto ifOp = scf::IfOp::create(b, loc, TypeRange{loaded}, inside,
+      auto ifOp = scf::IfOp::create(b, loc, TypeRange{group}, inside,
                                     /*withElseRegion=*/true);
       OpBuilder tb = ifOp.getThenBodyBuilder();
       scf::YieldOp::create(tb, loc, load(tb));
       OpBuilder eb = ifOp.getElseBodyBuilder();
       scf::YieldOp::create(eb, loc,
                            arith::ConstantOp::create(
-                               eb, loc, cast<TypedAttr>(eb.getZeroAttr(loaded)))
+                               eb, loc, cast<TypedAttr>(eb.getZeroAttr(group)))
                                .getResult());
       v = ifOp.getResult(0);
     } else {

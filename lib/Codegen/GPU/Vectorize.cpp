@@ -118,7 +118,7 @@ struct GpuVectorize : public kiln::impl::KilnGpuVectorizeBase<GpuVectorize> {
           todo.push_back({linalgOp, w});
 
     IRRewriter rewriter(ctx);
-    SmallVector<Operation *> loops;
+    SmallVector<std::pair<Operation *, int64_t>> loops; // and their W
     for (auto [op, width] : todo) {
       SmallVector<int64_t> tile(op.getNumLoops(), 1);
       tile.back() = width;
@@ -143,9 +143,7 @@ struct GpuVectorize : public kiln::impl::KilnGpuVectorizeBase<GpuVectorize> {
         return signalPassFailure();
       }
       rewriter.eraseOp(tiled->op);
-      tiled->loops.front()->setAttr(kWidthAttr,
-                                    rewriter.getI64IntegerAttr(width));
-      loops.push_back(tiled->loops.front());
+      loops.push_back({tiled->loops.front(), width});
     }
     if (loops.empty())
       return;
@@ -173,9 +171,7 @@ struct GpuVectorize : public kiln::impl::KilnGpuVectorizeBase<GpuVectorize> {
 
     // The accesses of W elements are W-aligned (vectorWidth checked the
     // layouts; the memory plan and the runtime align buffers to 16 bytes).
-    for (Operation *loop : loops) {
-      int64_t width = cast<IntegerAttr>(loop->getAttr(kWidthAttr)).getInt();
-      loop->removeAttr(kWidthAttr);
+    for (auto [loop, width] : loops) {
       auto align = [&](auto access, VectorType type) {
         if (type.getRank() == 1 && type.getNumElements() == width)
           access.setAlignment(width * elementBytes(type.getElementType()));
@@ -188,8 +184,6 @@ struct GpuVectorize : public kiln::impl::KilnGpuVectorizeBase<GpuVectorize> {
       });
     }
   }
-
-  static constexpr llvm::StringLiteral kWidthAttr = "kiln.vector_width";
 };
 
 } // namespace
