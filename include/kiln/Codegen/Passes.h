@@ -18,6 +18,8 @@
 #include "mlir/Dialect/Vector/IR/VectorOps.h"
 #include "mlir/Pass/Pass.h"
 
+#include <limits>
+
 namespace kiln {
 #define GEN_PASS_DECL
 #include "kiln/Codegen/Passes.h.inc"
@@ -33,6 +35,21 @@ std::string onnxNodeName(mlir::Location loc);
 /// expand/collapse_shape, reshape, reinterpret_cast, cast): on the host of
 /// a GPU module they only compute a pointer and a layout.
 bool isBufferView(mlir::Operation *op);
+
+/// The bytes of a function argument (the arena, an input, an output) or a
+/// weight that a buffer views: a constant-offset `memref.view` of the
+/// argument (or the whole argument or global), seen through subviews and
+/// reshapes (as their whole source). Two buffers whose bytes do not overlap
+/// never alias.
+struct BufferBytes {
+  mlir::Value base;
+  int64_t begin = 0, end = std::numeric_limits<int64_t>::max();
+  bool overlaps(const BufferBytes &o) const {
+    return base == o.base && begin < o.end && o.begin < end;
+  }
+};
+/// The bytes `v` views, or failure where they are not known statically.
+mlir::FailureOr<BufferBytes> bufferBytes(mlir::Value v);
 
 /// The width of the CPU register tile along a contraction's vectorized
 /// output dim of `n` elements, with `lanes` elements per vector: `n` itself

@@ -535,6 +535,10 @@ def KilnGpuFormKernels : Pass<"kiln-gpu-form-kernels", "::mlir::func::FuncOp"> {
     Option<"reductionMinSize", "reduction-min-size", "int64_t", "32",
            "Reductions of at least this many elements per output (and at "
            "most 65536 outputs) get a block per output (0: never)">,
+    Option<"rowGroupsOption", "row-groups", "bool", "true",
+           "Runs a reduction that gets a block per output together with the "
+           "loops before and after it that share its rows as one kernel of "
+           "a block per row">,
     Option<"testMutation", "test-mutation", "std::string", "\"\"",
            "Plants a bug for the emulator's mutation tests: drop-barrier "
            "(the barrier after the partial sums), short-reduction (the "

@@ -198,44 +198,6 @@ LogicalResult matchContraction(linalg::LinalgOp op, Contraction &c) {
   return success();
 }
 
-/// The bytes of a function argument (the arena, an input, an output) that
-/// a buffer views: a constant-offset `memref.view` of the argument (or the
-/// whole argument), seen through subviews and reshapes (as their whole
-/// source). Weights are never written and get their own base.
-struct Bytes {
-  Value base;
-  int64_t begin = 0, end = std::numeric_limits<int64_t>::max();
-  bool overlaps(const Bytes &o) const {
-    return base == o.base && begin < o.end && o.begin < end;
-  }
-};
-
-FailureOr<Bytes> bytesOf(Value v) {
-  while (true) {
-    if (isa<BlockArgument>(v))
-      return Bytes{v};
-    Operation *def = v.getDefiningOp();
-    if (auto global = dyn_cast<memref::GetGlobalOp>(def))
-      return Bytes{global.getResult()};
-    if (auto view = dyn_cast<memref::ViewOp>(def)) {
-      auto type = cast<MemRefType>(view.getType());
-      std::optional<int64_t> offset = getConstantIntValue(view.getByteShift());
-      if (!offset || !type.hasStaticShape() ||
-          !isa<BlockArgument>(view.getSource()))
-        return failure();
-      int64_t size =
-          type.getNumElements() * ((type.getElementTypeBitWidth() + 7) / 8);
-      return Bytes{view.getSource(), *offset, *offset + size};
-    }
-    if (isa<memref::SubViewOp, memref::ExpandShapeOp, memref::CollapseShapeOp,
-            memref::ReshapeOp, memref::CastOp>(def)) {
-      v = def->getOperand(0);
-      continue;
-    }
-    return failure();
-  }
-}
-
 /// Whether input `operand` of `op` is a zero-padded copy that the tile can
 /// read through (see PaddedInput): the padded buffer has no other use, and
 /// nothing from the copy to `op` (`op`'s output included) writes where
@@ -293,13 +255,13 @@ std::optional<PaddedInput> matchPaddedInput(linalg::LinalgOp op,
                    [](int64_t s) { return s != 1; }) ||
       llvm::any_of(interior.getStaticOffsets(), ShapedType::isDynamic))
     return std::nullopt;
-  FailureOr<Bytes> sourceBytes = bytesOf(source);
+  FailureOr<kiln::BufferBytes> sourceBytes = kiln::bufferBytes(source);
   if (failed(sourceBytes))
     return std::nullopt;
   for (Operation *o = copy->getNextNode(); o; o = o->getNextNode()) {
     if (auto linalgOp = dyn_cast<linalg::LinalgOp>(o)) {
       for (Value init : linalgOp.getDpsInits()) {
-        FailureOr<Bytes> written = bytesOf(init);
+        FailureOr<kiln::BufferBytes> written = kiln::bufferBytes(init);
         if (failed(written) || written->overlaps(*sourceBytes))
           return std::nullopt;
       }

@@ -14,11 +14,15 @@
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
 #include "mlir/Dialect/GPU/Utils/GPUUtils.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
+#include "mlir/Dialect/Utils/StaticValueUtils.h"
 #include "mlir/IR/IRMapping.h"
 #include "mlir/IR/Matchers.h"
 #include "mlir/Interfaces/SideEffectInterfaces.h"
 #include "llvm/ADT/DenseSet.h"
+#include "llvm/ADT/SetVector.h"
 #include "llvm/ADT/ScopeExit.h"
+
+#include <deque>
 
 namespace kiln {
 #define GEN_PASS_DEF_KILNGPUFORMKERNELS
@@ -31,6 +35,32 @@ bool kiln::isBufferView(Operation *op) {
   return isa<memref::ViewOp, memref::SubViewOp, memref::ExpandShapeOp,
              memref::CollapseShapeOp, memref::ReshapeOp,
              memref::ReinterpretCastOp, memref::CastOp>(op);
+}
+
+FailureOr<kiln::BufferBytes> kiln::bufferBytes(Value v) {
+  while (true) {
+    if (isa<BlockArgument>(v))
+      return BufferBytes{v};
+    Operation *def = v.getDefiningOp();
+    if (auto global = dyn_cast<memref::GetGlobalOp>(def))
+      return BufferBytes{global.getResult()};
+    if (auto view = dyn_cast<memref::ViewOp>(def)) {
+      auto type = cast<MemRefType>(view.getType());
+      std::optional<int64_t> offset = getConstantIntValue(view.getByteShift());
+      if (!offset || !type.hasStaticShape() ||
+          !isa<BlockArgument>(view.getSource()))
+        return failure();
+      int64_t size =
+          type.getNumElements() * ((type.getElementTypeBitWidth() + 7) / 8);
+      return BufferBytes{view.getSource(), *offset, *offset + size};
+    }
+    if (isa<memref::SubViewOp, memref::ExpandShapeOp, memref::CollapseShapeOp,
+            memref::ReshapeOp, memref::CastOp>(def)) {
+      v = def->getOperand(0);
+      continue;
+    }
+    return failure();
+  }
 }
 
 namespace {
@@ -336,12 +366,123 @@ void buildRowReduction(OpBuilder &b, Location loc, gpu::LaunchOp launch,
   finish(v);
 }
 
+
 /// Clones the constants `launch` uses into it, so that kernels take
 /// buffers only (pattern rewrites between passes hoist them out).
 void sinkConstants(gpu::LaunchOp launch) {
   (void)sinkOperationsIntoLaunchOp(
       launch, [](Operation *op) { return isa<arith::ConstantOp>(op); });
 }
+
+/// A memory access of a loop nest: the buffer, the indices, whether it
+/// writes, and the top-level parallel loop it is in.
+struct Access {
+  Value memref;
+  SmallVector<Value> indices;
+  bool write;
+  scf::ParallelOp loop;
+};
+
+/// The accesses of `loop` to buffers defined outside it, or failure where
+/// it touches memory in another way (a copy, a call).
+LogicalResult collectAccesses(scf::ParallelOp loop,
+                              SmallVectorImpl<Access> &out) {
+  auto outside = [&](Value v) {
+    return !loop->isAncestor(v.getParentBlock()->getParentOp());
+  };
+  WalkResult r = loop.getBody()->walk([&](Operation *op) {
+    Value memref;
+    ValueRange indices;
+    bool write = false;
+    if (auto l = dyn_cast<memref::LoadOp>(op)) {
+      memref = l.getMemRef();
+      indices = l.getIndices();
+    } else if (auto st = dyn_cast<memref::StoreOp>(op)) {
+      memref = st.getMemRef();
+      indices = st.getIndices();
+      write = true;
+    } else if (auto l = dyn_cast<vector::LoadOp>(op)) {
+      memref = l.getBase();
+      indices = l.getIndices();
+    } else if (auto st = dyn_cast<vector::StoreOp>(op)) {
+      memref = st.getBase();
+      indices = st.getIndices();
+      write = true;
+    } else if (isa<memref::AllocOp, memref::AllocaOp, memref::DeallocOp>(op) ||
+               op->hasTrait<OpTrait::HasRecursiveMemoryEffects>() ||
+               isMemoryEffectFree(op)) {
+      return WalkResult::advance();
+    } else {
+      return WalkResult::interrupt();
+    }
+    if (outside(memref))
+      out.push_back({memref, SmallVector<Value>(indices), write, loop});
+    return WalkResult::advance();
+  });
+  return failure(r.wasInterrupted());
+}
+
+/// Whether `loops`, run one after another by one block per row (row r of
+/// every loop: the iterations whose first `rank` induction variables are
+/// r), compute what they compute in sequence: every buffer one of them
+/// writes is indexed by the row in its leading `rank` indices, in every
+/// access of every loop, through one view, whose rows do not share
+/// elements; and no other buffer the loops touch shares bytes with it.
+/// Then a block touches only its own row of what the group writes.
+bool rowLocal(ArrayRef<scf::ParallelOp> loops, unsigned rank) {
+  SmallVector<Access> accesses;
+  for (scf::ParallelOp loop : loops)
+    if (failed(collectAccesses(loop, accesses)))
+      return false;
+  llvm::SetVector<Value> written, touched;
+  for (const Access &a : accesses) {
+    touched.insert(a.memref);
+    if (a.write)
+      written.insert(a.memref);
+  }
+  for (const Access &a : accesses) {
+    if (!written.contains(a.memref))
+      continue;
+    if (a.indices.size() < rank)
+      return false;
+    scf::ParallelOp loop = a.loop;
+    SmallVector<Value> ivs = loop.getInductionVars();
+    for (unsigned d = 0; d < rank; ++d)
+      if (a.indices[d] != ivs[d])
+        return false;
+  }
+  for (Value w : written) {
+    auto type = cast<MemRefType>(w.getType());
+    SmallVector<int64_t> strides;
+    int64_t offset;
+    if (failed(type.getStridesAndOffset(strides, offset)) ||
+        llvm::any_of(ArrayRef<int64_t>(strides).take_front(rank),
+                     [](int64_t s) { return s == 0; }))
+      return false;
+  }
+  DenseMap<Value, kiln::BufferBytes> bytes;
+  for (Value m : touched) {
+    FailureOr<kiln::BufferBytes> b = kiln::bufferBytes(m);
+    if (failed(b))
+      return false;
+    bytes[m] = *b;
+  }
+  for (Value w : written)
+    for (Value m : touched)
+      if (m != w && bytes[w].overlaps(bytes[m]))
+        return false;
+  return true;
+}
+
+/// Loop nests that run as one kernel of a block per row (see rowLocal):
+/// groups `first` to `last` of the pass, whose loops share their leading
+/// `rank` dimensions (bounds `lbs`, `trips`, `steps`).
+struct RowGroup {
+  SmallVector<scf::ParallelOp> loops;
+  unsigned rank = 0;
+  SmallVector<int64_t> lbs, trips, steps;
+  unsigned first = 0, last = 0;
+};
 
 struct FormKernelsPass
     : public kiln::impl::KilnGpuFormKernelsBase<FormKernelsPass> {
@@ -439,6 +580,110 @@ struct FormKernelsPass
       groups.push_back({i, reach[i]});
     }
 
+    // Row groups: runs of consecutive groups, each one parallel loop, that
+    // share their leading (row) dimensions with a reduction that gets a
+    // block per output and touch only their own row of what they write
+    // (see rowLocal): they become one kernel of a block per row, the loops
+    // one after another with a barrier between (a normalization's or a
+    // softmax's reductions and elementwise passes, with the elementwise
+    // producers before and consumers after them).
+    auto memberLoop = [&](const Group &g) -> scf::ParallelOp {
+      scf::ParallelOp loop;
+      for (unsigned i = g.begin; i <= g.end; ++i) {
+        if (!isDevice[i])
+          continue;
+        if (loop)
+          return {};
+        loop = dyn_cast<scf::ParallelOp>(ops[i]);
+        if (!loop)
+          return {};
+      }
+      return loop;
+    };
+    struct Bounds {
+      SmallVector<int64_t> lbs, trips, steps;
+    };
+    auto boundsOf = [](scf::ParallelOp loop) -> std::optional<Bounds> {
+      Bounds bounds;
+      if (!loop || failed(getConstantBounds(loop, bounds.lbs, bounds.trips,
+                                            bounds.steps)) ||
+          llvm::is_contained(bounds.trips, 0))
+        return std::nullopt;
+      return bounds;
+    };
+    std::vector<RowGroup> rowGroups;
+    SmallVector<int> rowGroupOf(groups.size(), -1);
+    for (unsigned a = 0;
+         a < groups.size() && rowGroupsOption && reductionMinSize > 0; ++a) {
+      scf::ParallelOp anchor = memberLoop(groups[a]);
+      std::optional<Bounds> anchorBounds = boundsOf(anchor);
+      if (rowGroupOf[a] >= 0 || !anchorBounds)
+        continue;
+      std::optional<RowReduction> r = matchRowReduction(anchor);
+      int64_t rows = 1;
+      for (int64_t t : anchorBounds->trips)
+        rows *= t;
+      if (!r || r->size < reductionMinSize || rows > 65536)
+        continue;
+      unsigned rank = anchor.getNumLoops();
+      Type elt = r->combiner->getResult(0).getType();
+      auto fits = [&](unsigned j) -> scf::ParallelOp {
+        if (rowGroupOf[j] >= 0)
+          return {};
+        scf::ParallelOp loop = memberLoop(groups[j]);
+        std::optional<Bounds> bounds = boundsOf(loop);
+        if (!bounds || loop.getNumLoops() < rank)
+          return {};
+        for (unsigned d = 0; d < rank; ++d)
+          if (bounds->lbs[d] != anchorBounds->lbs[d] ||
+              bounds->trips[d] != anchorBounds->trips[d] ||
+              bounds->steps[d] != anchorBounds->steps[d])
+            return {};
+        // Reductions a block shares need one element type (one
+        // shared-memory buffer).
+        if (loop.getNumLoops() == rank)
+          if (std::optional<RowReduction> other = matchRowReduction(loop))
+            if (other->combiner->getResult(0).getType() != elt)
+              return {};
+        return loop;
+      };
+      std::deque<scf::ParallelOp> loops = {anchor};
+      unsigned lo = a, hi = a;
+      auto tryAdd = [&](unsigned j, bool front) {
+        scf::ParallelOp loop = fits(j);
+        if (!loop)
+          return false;
+        SmallVector<scf::ParallelOp> trial(loops.begin(), loops.end());
+        trial.insert(front ? trial.begin() : trial.end(), loop);
+        if (!rowLocal(trial, rank))
+          return false;
+        if (front)
+          loops.push_front(loop);
+        else
+          loops.push_back(loop);
+        return true;
+      };
+      while (lo > 0 && tryAdd(lo - 1, /*front=*/true))
+        --lo;
+      while (hi + 1 < groups.size() && tryAdd(hi + 1, /*front=*/false))
+        ++hi;
+      if (lo == hi || !rowLocal(SmallVector<scf::ParallelOp>(loops.begin(),
+                                                            loops.end()),
+                                rank))
+        continue;
+      RowGroup rg;
+      rg.loops.assign(loops.begin(), loops.end());
+      rg.rank = rank;
+      rg.lbs = anchorBounds->lbs;
+      rg.trips = anchorBounds->trips;
+      rg.steps = anchorBounds->steps;
+      rg.first = lo;
+      rg.last = hi;
+      for (unsigned j = lo; j <= hi; ++j)
+        rowGroupOf[j] = rowGroups.size();
+      rowGroups.push_back(std::move(rg));
+    }
+
     MLIRContext *ctx = &getContext();
     auto moduleSym = FlatSymbolRefAttr::get(ctx, "kiln_kernels");
     unsigned kernelCount = 0;
@@ -447,11 +692,21 @@ struct FormKernelsPass
       getOperation()->setAttr("kiln.kernel_costs",
                               DictionaryAttr::get(ctx, kernelCosts));
     });
-    for (const Group &g : groups) {
+    for (unsigned gi = 0; gi < groups.size(); ++gi) {
+      Group g = groups[gi];
       SmallVector<Operation *> members;
-      for (unsigned i = g.begin; i <= g.end; ++i)
-        if (isDevice[i])
-          members.push_back(ops[i]);
+      RowGroup *rowGroup = nullptr;
+      if (rowGroupOf[gi] >= 0) {
+        rowGroup = &rowGroups[rowGroupOf[gi]];
+        for (scf::ParallelOp loop : rowGroup->loops)
+          members.push_back(loop);
+        g = groups[rowGroup->last];
+        gi = rowGroup->last;
+      } else {
+        for (unsigned i = g.begin; i <= g.end; ++i)
+          if (isDevice[i])
+            members.push_back(ops[i]);
+      }
       Operation *first = members.front();
       std::string name = "k" + std::to_string(kernelCount++);
       if (std::string n = nameFromLoc(first->getLoc()); !n.empty())
@@ -486,7 +741,7 @@ struct FormKernelsPass
 
       auto loop = dyn_cast<scf::ParallelOp>(first);
       SmallVector<int64_t> lbs, trips, steps;
-      bool parallel = members.size() == 1 && loop &&
+      bool parallel = !rowGroup && members.size() == 1 && loop &&
                       succeeded(getConstantBounds(loop, lbs, trips, steps));
       int64_t total = 1;
       for (int64_t t : trips)
@@ -506,7 +761,34 @@ struct FormKernelsPass
                             total <= 65536;
       int64_t block = 1, grid = 1;
       SmallVector<Type> workgroup;
-      if (blockPerOutput) {
+      if (rowGroup) {
+        // Enough threads for the widest loop of a row.
+        int64_t widest = 1;
+        Type sharedType;
+        for (scf::ParallelOp l : rowGroup->loops) {
+          SmallVector<int64_t> ls, ts, ss;
+          (void)getConstantBounds(l, ls, ts, ss);
+          int64_t inner = 1;
+          for (int64_t t : ArrayRef<int64_t>(ts).drop_front(rowGroup->rank))
+            inner *= t;
+          if (ts.size() == rowGroup->rank)
+            if (std::optional<RowReduction> r = matchRowReduction(l)) {
+              inner = r->size;
+              sharedType = r->combiner->getResult(0).getType();
+            }
+          widest = std::max(widest, inner);
+        }
+        block = 32;
+        while (block < blockSize && block < widest)
+          block *= 2;
+        grid = 1;
+        for (int64_t t : rowGroup->trips)
+          grid *= t;
+        if (sharedType)
+          workgroup.push_back(MemRefType::get(
+              {block}, sharedType, MemRefLayoutAttrInterface(),
+              gpu::AddressSpaceAttr::get(ctx, gpu::AddressSpace::Workgroup)));
+      } else if (blockPerOutput) {
         block = 32;
         while (block < blockSize && block < accumulation->size)
           block *= 2;
@@ -565,7 +847,65 @@ struct FormKernelsPass
           map.map(ivs[d], iv);
         }
       };
-      if (blockPerOutput) {
+      if (rowGroup) {
+        // Block b runs row b of every loop, a barrier between loops.
+        Value tid = launch.getThreadIds().x;
+        unsigned rank = rowGroup->rank;
+        for (auto [li, l] : llvm::enumerate(rowGroup->loops)) {
+          SmallVector<int64_t> ls, ts, ss;
+          (void)getConstantBounds(l, ls, ts, ss);
+          SmallVector<Value> ivVector = l.getInductionVars();
+          ValueRange ivs = ivVector;
+          IRMapping map;
+          delinearize(launch.getBlockIds().x, rowGroup->trips, rowGroup->lbs,
+                      rowGroup->steps, ivs.take_front(rank), map);
+          std::optional<RowReduction> acc = matchRowReduction(l);
+          if (ts.size() == rank && acc) {
+            // The row's reduction: the block's threads together.
+            buildRowReduction(b, loc, launch, map, *acc, block, kcst,
+                              delinearize, mutation);
+          } else if (ts.size() == rank) {
+            // Work of the row alone: its first thread.
+            Value first = arith::CmpIOp::create(
+                b, loc, arith::CmpIPredicate::eq, tid, kcst(0));
+            auto ifOp = scf::IfOp::create(b, loc, first, false);
+            OpBuilder::InsertionGuard guard(b);
+            b.setInsertionPointToStart(ifOp.thenBlock());
+            for (Operation &op : l.getBody()->without_terminator())
+              b.clone(op, map);
+          } else {
+            // The row's elements: strided over the threads.
+            ArrayRef<int64_t> innerTrips = ArrayRef<int64_t>(ts).drop_front(rank);
+            int64_t inner = 1;
+            for (int64_t t : innerTrips)
+              inner *= t;
+            scf::ForOp::create(
+                b, loc, tid, kcst(inner), kcst(block), ValueRange{},
+                [&](OpBuilder &nb, Location, Value lin, ValueRange) {
+                  OpBuilder::InsertionGuard guard(b);
+                  b.setInsertionPoint(nb.getInsertionBlock(),
+                                      nb.getInsertionPoint());
+                  IRMapping m = map;
+                  delinearize(lin, innerTrips,
+                              ArrayRef<int64_t>(ls).drop_front(rank),
+                              ArrayRef<int64_t>(ss).drop_front(rank),
+                              ivs.drop_front(rank), m);
+                  if (acc) {
+                    Value sum = foldReduction(b, loc, *acc, m, kcst(0),
+                                              acc->size, 1, kcst, delinearize);
+                    storeReduction(b, *acc, m, sum);
+                  } else {
+                    for (Operation &op : l.getBody()->without_terminator())
+                      b.clone(op, m);
+                  }
+                  scf::YieldOp::create(b, loc);
+                });
+          }
+          if (li + 1 < rowGroup->loops.size())
+            gpu::BarrierOp::create(b, loc);
+        }
+        b.setInsertionPointToEnd(&kb);
+      } else if (blockPerOutput) {
         IRMapping map;
         delinearize(launch.getBlockIds().x, trips, lbs, steps,
                     loop.getInductionVars(), map);

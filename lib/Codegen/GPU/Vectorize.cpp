@@ -28,6 +28,7 @@
 #include "mlir/Dialect/Vector/Transforms/LoweringPatterns.h"
 #include "mlir/Dialect/Vector/Transforms/VectorRewritePatterns.h"
 #include "mlir/Transforms/GreedyPatternRewriteDriver.h"
+#include "llvm/ADT/DenseSet.h"
 
 namespace kiln {
 #define GEN_PASS_DEF_KILNGPUVECTORIZE
@@ -111,10 +112,29 @@ struct GpuVectorize : public kiln::impl::KilnGpuVectorizeBase<GpuVectorize> {
     MLIRContext *ctx = &getContext();
     if (maxBytes <= 0)
       return;
+    // A reduction's result buffer is walked one element (one row) per
+    // iteration: ops over exactly that buffer (its fill, the mean or
+    // inverse deviation computed from it) stay scalar, so that
+    // `kiln-gpu-form-kernels` can run them with the reduction, a block
+    // per row, instead of vectors spanning rows.
+    llvm::DenseSet<Value> reduced;
+    for (Operation &op : func.getBody().getOps())
+      if (auto linalgOp = dyn_cast<linalg::LinalgOp>(&op))
+        if (linalgOp.getNumReductionLoops() != 0)
+          for (Value init : linalgOp.getDpsInits())
+            reduced.insert(init);
+    auto overReduced = [&](linalg::LinalgOp op) {
+      return llvm::any_of(op->getOperands(), [&](Value v) {
+        auto type = dyn_cast<MemRefType>(v.getType());
+        return type && reduced.contains(v) &&
+               type.getRank() == static_cast<int64_t>(op.getNumLoops());
+      });
+    };
     SmallVector<std::pair<linalg::LinalgOp, int64_t>> todo;
     for (Operation &op : func.getBody().getOps())
       if (auto linalgOp = dyn_cast<linalg::LinalgOp>(&op))
-        if (int64_t w = vectorWidth(linalgOp, maxBytes))
+        if (int64_t w = vectorWidth(linalgOp, maxBytes);
+            w && !overReduced(linalgOp))
           todo.push_back({linalgOp, w});
 
     IRRewriter rewriter(ctx);

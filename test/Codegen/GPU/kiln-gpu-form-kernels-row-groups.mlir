@@ -1,0 +1,171 @@
+// RUN: kiln-opt %s -split-input-file \
+// RUN:   -pass-pipeline='builtin.module(func.func(kiln-gpu-form-kernels{block-size=128}))' \
+// RUN:   | FileCheck %s
+// RUN: kiln-opt %s -split-input-file \
+// RUN:   -pass-pipeline='builtin.module(func.func(kiln-gpu-form-kernels{block-size=128 row-groups=false}))' \
+// RUN:   | FileCheck %s --check-prefix=OFF
+
+// A row's fill, its sum over 64 elements and the elementwise pass that
+// divides each element by it (the shape of a normalization or a softmax)
+// share rows 0..3: one kernel of a block per row. The fill runs on the
+// row's first thread, the sum is the block's tree reduction, and the
+// division walks the row's 64 elements strided by the 64 threads, a
+// barrier between the loops. Without row groups they are three kernels.
+
+// CHECK-LABEL: func.func @normalize
+// CHECK-SAME: kiln.kernel_costs = {k0 = array<i64
+// CHECK: gpu.launch blocks(%[[BX:.*]], %{{.*}}, %{{.*}}) in (%{{.*}} = %c4{{(_[0-9]+)?}}, {{.*}}) threads(%[[TX:.*]], %{{.*}}, %{{.*}}) in (%{{.*}} = %c64{{(_[0-9]+)?}}, {{.*}}) module(@kiln_kernels) function(@k0) workgroup(%[[SMEM:.*]] : memref<64xf32, #gpu.address_space<workgroup>>)
+// CHECK: %[[FIRST:.*]] = arith.cmpi eq, %[[TX]], %{{.*}} : index
+// CHECK: scf.if %[[FIRST]] {
+// CHECK:   memref.store %{{.*}}, %arg1[%[[BX]]]
+// CHECK: }
+// CHECK: gpu.barrier
+// CHECK: scf.for %{{.*}} = %[[TX]] to %{{.*}} step %{{.*}} iter_args
+// CHECK:   memref.load %arg0[%[[BX]], %{{.*}}]
+// CHECK: memref.store %{{.*}}, %[[SMEM]][%[[TX]]]
+// CHECK: gpu.shuffle
+// CHECK: memref.store %{{.*}}, %arg1[%[[BX]]]
+// CHECK: gpu.barrier
+// CHECK: scf.for %[[J:.*]] = %[[TX]] to %{{.*}} step %{{.*}} {
+// CHECK:   %[[X:.*]] = memref.load %arg0[%[[BX]], %[[J]]]
+// CHECK:   %[[S:.*]] = memref.load %arg1[%[[BX]]]
+// CHECK:   %[[Y:.*]] = arith.divf %[[X]], %[[S]] : f32
+// CHECK:   memref.store %[[Y]], %arg2[%[[BX]], %[[J]]]
+// CHECK: }
+// CHECK-NEXT: gpu.terminator
+// CHECK-NOT: gpu.launch
+// OFF-LABEL: func.func @normalize
+// OFF-COUNT-3: gpu.launch
+func.func @normalize(%x: memref<4x64xf32>, %sum: memref<4xf32>,
+                     %y: memref<4x64xf32>) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c4 = arith.constant 4 : index
+  %c64 = arith.constant 64 : index
+  %zero = arith.constant 0.0 : f32
+  scf.parallel (%i) = (%c0) to (%c4) step (%c1) {
+    memref.store %zero, %sum[%i] : memref<4xf32>
+    scf.reduce
+  }
+  scf.parallel (%i) = (%c0) to (%c4) step (%c1) {
+    scf.for %k = %c0 to %c64 step %c1 {
+      %v = memref.load %x[%i, %k] : memref<4x64xf32>
+      %acc = memref.load %sum[%i] : memref<4xf32>
+      %s = arith.addf %v, %acc : f32
+      memref.store %s, %sum[%i] : memref<4xf32>
+    }
+    scf.reduce
+  }
+  scf.parallel (%i, %j) = (%c0, %c0) to (%c4, %c64) step (%c1, %c1) {
+    %v = memref.load %x[%i, %j] : memref<4x64xf32>
+    %s = memref.load %sum[%i] : memref<4xf32>
+    %d = arith.divf %v, %s : f32
+    memref.store %d, %y[%i, %j] : memref<4x64xf32>
+    scf.reduce
+  }
+  return
+}
+
+// -----
+
+// A consumer that reads another row of the sum (row 0 for every row) needs
+// every block's sum first: it stays its own kernel.
+
+// CHECK-LABEL: func.func @other_row
+// CHECK-COUNT-2: gpu.launch
+// CHECK-NOT: gpu.launch
+func.func @other_row(%x: memref<4x64xf32>, %sum: memref<4xf32>,
+                     %y: memref<4x64xf32>) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c4 = arith.constant 4 : index
+  %c64 = arith.constant 64 : index
+  scf.parallel (%i) = (%c0) to (%c4) step (%c1) {
+    scf.for %k = %c0 to %c64 step %c1 {
+      %v = memref.load %x[%i, %k] : memref<4x64xf32>
+      %acc = memref.load %sum[%i] : memref<4xf32>
+      %s = arith.addf %v, %acc : f32
+      memref.store %s, %sum[%i] : memref<4xf32>
+    }
+    scf.reduce
+  }
+  scf.parallel (%i, %j) = (%c0, %c0) to (%c4, %c64) step (%c1, %c1) {
+    %v = memref.load %x[%i, %j] : memref<4x64xf32>
+    %s = memref.load %sum[%c0] : memref<4xf32>
+    %d = arith.divf %v, %s : f32
+    memref.store %d, %y[%i, %j] : memref<4x64xf32>
+    scf.reduce
+  }
+  return
+}
+
+// -----
+
+// The consumer's output shares arena bytes with the reduction's input
+// (the memory plan may do so once the reduction has read it): block 0
+// would overwrite what block 1 still has to sum. Two kernels.
+
+// CHECK-LABEL: func.func @aliasing
+// CHECK-COUNT-2: gpu.launch
+// CHECK-NOT: gpu.launch
+func.func @aliasing(%arena: memref<2048xi8>, %sum: memref<4xf32>) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c4 = arith.constant 4 : index
+  %c64 = arith.constant 64 : index
+  %c1024 = arith.constant 1024 : index
+  %x = memref.view %arena[%c0][] : memref<2048xi8> to memref<4x64xf32>
+  %y = memref.view %arena[%c1024][] : memref<2048xi8> to memref<4x64xf32>
+  %w = memref.view %arena[%c0][] : memref<2048xi8> to memref<4x64xf32>
+  scf.parallel (%i) = (%c0) to (%c4) step (%c1) {
+    scf.for %k = %c0 to %c64 step %c1 {
+      %v = memref.load %x[%i, %k] : memref<4x64xf32>
+      %acc = memref.load %sum[%i] : memref<4xf32>
+      %s = arith.addf %v, %acc : f32
+      memref.store %s, %sum[%i] : memref<4xf32>
+    }
+    scf.reduce
+  }
+  scf.parallel (%i, %j) = (%c0, %c0) to (%c4, %c64) step (%c1, %c1) {
+    %v = memref.load %y[%i, %j] : memref<4x64xf32>
+    %s = memref.load %sum[%i] : memref<4xf32>
+    %d = arith.divf %v, %s : f32
+    memref.store %d, %w[%i, %j] : memref<4x64xf32>
+    scf.reduce
+  }
+  return
+}
+
+// -----
+
+// A loop over other rows (2 of them, not 4) does not join the reduction's
+// kernel.
+
+// CHECK-LABEL: func.func @other_rows
+// CHECK-COUNT-2: gpu.launch
+// CHECK-NOT: gpu.launch
+func.func @other_rows(%x: memref<4x64xf32>, %sum: memref<4xf32>,
+                      %y: memref<2x64xf32>) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c2 = arith.constant 2 : index
+  %c4 = arith.constant 4 : index
+  %c64 = arith.constant 64 : index
+  scf.parallel (%i) = (%c0) to (%c4) step (%c1) {
+    scf.for %k = %c0 to %c64 step %c1 {
+      %v = memref.load %x[%i, %k] : memref<4x64xf32>
+      %acc = memref.load %sum[%i] : memref<4xf32>
+      %s = arith.addf %v, %acc : f32
+      memref.store %s, %sum[%i] : memref<4xf32>
+    }
+    scf.reduce
+  }
+  scf.parallel (%i, %j) = (%c0, %c0) to (%c2, %c64) step (%c1, %c1) {
+    %v = memref.load %x[%i, %j] : memref<4x64xf32>
+    %s = memref.load %sum[%i] : memref<4xf32>
+    %d = arith.divf %v, %s : f32
+    memref.store %d, %y[%i, %j] : memref<2x64xf32>
+    scf.reduce
+  }
+  return
+}
