@@ -400,6 +400,27 @@ def KilnGpuContractions : Pass<"kiln-gpu-contractions", "::mlir::func::FuncOp"> 
     output included) may write the source's bytes, which the memory plan
     may reuse once the copy has read them.
 
+    With `fold-init`, the op right before the contraction that writes the
+    output's initial value (a fill with a constant, or a generic that
+    broadcasts a bias into it through a projected permutation, its source
+    sharing no bytes with the output) is folded into the epilogue, which
+    adds the accumulators to that value (the constant, or the bias element)
+    and stores: no fill or broadcast kernel, and the output is written
+    once instead of written, read and written again.
+
+    With `fuse-epilogue`, the next op with memory effects after the
+    contraction, when it is an elementwise generic over the output (read
+    once, through the identity map) with one output written through a
+    permutation, runs in the epilogue: each result goes through the
+    generic's body, with its other inputs loaded at the element, and is
+    stored into the generic's output; the contraction's own output is not
+    written when nothing else reads it. A bias add, a residual add, a
+    GELU or a Relu after a MatMul, Gemm or Conv costs no kernel and no
+    round trip through memory. It is refused where the generic's output
+    shares bytes with anything the tile reads (another block may still
+    read it) or with one of its other inputs read otherwise than element
+    by element.
+
     Other linalg ops are left to the loop kernels of `kiln-gpu-form-kernels`.
   }];
   let options = [
@@ -415,6 +436,13 @@ def KilnGpuContractions : Pass<"kiln-gpu-contractions", "::mlir::func::FuncOp"> 
     Option<"foldPadding", "fold-padding", "bool", "true",
            "Read a zero-padded copy's source in place (zero outside it) "
            "and drop the fill and the copy">,
+    Option<"fuseEpilogue", "fuse-epilogue", "bool", "true",
+           "Apply the elementwise op right after the contraction that reads "
+           "its output element by element (bias, residual, activation) in "
+           "the epilogue">,
+    Option<"foldInit", "fold-init", "bool", "true",
+           "Fold the fill or bias broadcast that writes the output's "
+           "initial value right before the contraction into its epilogue">,
     Option<"testMutation", "test-mutation", "std::string", "\"\"",
            "Plants a bug for the emulator's mutation tests: "
            "swap-b-fragment (tensor-core B registers swapped), "

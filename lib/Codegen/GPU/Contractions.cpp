@@ -47,6 +47,7 @@
 #include "mlir/Dialect/Vector/IR/VectorOps.h"
 #include "mlir/IR/Matchers.h"
 #include "mlir/Interfaces/SideEffectInterfaces.h"
+#include "llvm/ADT/DenseSet.h"
 
 namespace kiln {
 #define GEN_PASS_DEF_KILNGPUCONTRACTIONS
@@ -72,6 +73,17 @@ struct PaddedInput {
   SmallVector<Operation *> ops; // the fill, the copy and its subview
 };
 
+/// The op right before a contraction that gives its output the initial
+/// value (a fill with a constant, or a broadcast of a bias): the epilogue
+/// adds the accumulators to that value instead of to the output it would
+/// have written, and the op goes.
+struct InitValue {
+  Operation *op = nullptr;
+  Value scalar; // a fill's constant
+  Value source; // a broadcast's input, read through `map` of the output
+  AffineMap map;
+};
+
 /// A contraction the tiled kernel computes. Its loop dimensions fall in
 /// four groups: batch (in both inputs and the output), m (in input `a` and
 /// the output), n (in input `b` and the output) and k (in both inputs, a
@@ -84,6 +96,11 @@ struct Contraction {
   linalg::LinalgOp op;
   SmallVector<AffineMap> maps;          // inputs 0 and 1, then the output
   std::optional<PaddedInput> padded[2]; // by input operand
+  std::optional<InitValue> init;
+  /// An elementwise op right after the contraction that reads its output
+  /// element by element (a bias add, a residual add, an activation): the
+  /// epilogue applies it to each result and stores into its output.
+  linalg::GenericOp consumer;
   unsigned a = 0, b = 1;                // the input operands that hold M and N
   SmallVector<unsigned> batch, m, n, k;
   SmallVector<int64_t> sizes; // static loop ranges
@@ -277,6 +294,125 @@ std::optional<PaddedInput> matchPaddedInput(linalg::LinalgOp op,
                interior.getStaticOffsets().end());
   p.ops = {fill, copy, interior};
   return p;
+}
+
+/// The op that writes the initial value of `c`'s output right before it
+/// (see InitValue), skipping views, constants and the ops of a padded
+/// input that goes: a fill of the output with a constant, or a generic
+/// that copies a buffer into the output through a projected permutation
+/// (a bias broadcast) whose bytes the output does not share.
+std::optional<InitValue> matchInit(const Contraction &c) {
+  linalg::LinalgOp op = c.op;
+  Value out = op.getDpsInits()[0];
+  auto folded = [&](Operation *o) {
+    for (const std::optional<PaddedInput> &p : c.padded)
+      if (p && llvm::is_contained(p->ops, o))
+        return true;
+    return false;
+  };
+  Operation *prev = op->getPrevNode();
+  while (prev && (isMemoryEffectFree(prev) || folded(prev)))
+    prev = prev->getPrevNode();
+  if (!prev)
+    return std::nullopt;
+  if (auto fill = dyn_cast<linalg::FillOp>(prev)) {
+    if (fill.getDpsInits()[0] != out || !matchPattern(fill.value(), m_Constant()))
+      return std::nullopt;
+    return InitValue{fill, fill.value(), {}, {}};
+  }
+  auto generic = dyn_cast<linalg::GenericOp>(prev);
+  if (!generic || !generic.hasPureBufferSemantics() ||
+      generic.getNumDpsInputs() != 1 || generic.getNumDpsInits() != 1 ||
+      generic.getDpsInits()[0] != out ||
+      generic.getNumReductionLoops() != 0)
+    return std::nullopt;
+  SmallVector<AffineMap> maps = generic.getIndexingMapsArray();
+  Block *body = generic.getBody();
+  auto yield = cast<linalg::YieldOp>(body->getTerminator());
+  Value source = generic.getDpsInputs()[0];
+  if (!maps[1].isIdentity() || !maps[0].isProjectedPermutation() ||
+      !llvm::hasSingleElement(*body) ||
+      yield.getOperand(0) != body->getArgument(0) ||
+      cast<MemRefType>(source.getType()).getElementType() != c.outType)
+    return std::nullopt;
+  FailureOr<kiln::BufferBytes> sourceBytes = kiln::bufferBytes(source),
+                               outBytes = kiln::bufferBytes(out);
+  if (failed(sourceBytes) || failed(outBytes) ||
+      sourceBytes->overlaps(*outBytes))
+    return std::nullopt;
+  return InitValue{generic, {}, source, maps[0]};
+}
+
+/// The elementwise op that may run in `c`'s epilogue (see
+/// Contraction::consumer): the next op with memory effects after `c`, a
+/// generic of parallel loops over `c`'s output (read through the identity
+/// map, once) with one output written through a permutation. `c`'s output
+/// must be read by nothing else: it is not written when the consumer
+/// writes elsewhere (an arena view used by `c`, its initial value and the
+/// consumer only). The consumer's output may not share bytes with
+/// anything the tile reads (other blocks may still read it), and another
+/// input may share them only by being that output read element by element.
+linalg::GenericOp matchConsumer(const Contraction &c,
+                                const llvm::DenseSet<Operation *> &claimed) {
+  linalg::LinalgOp op = c.op;
+  Value out = op.getDpsInits()[0];
+  Operation *next = op->getNextNode();
+  while (next && isMemoryEffectFree(next))
+    next = next->getNextNode();
+  auto generic = dyn_cast_or_null<linalg::GenericOp>(next);
+  if (!generic || claimed.contains(generic) ||
+      !generic.hasPureBufferSemantics() || generic.getNumDpsInits() != 1 ||
+      generic.getNumReductionLoops() != 0 ||
+      generic.getNumLoops() != cast<MemRefType>(out.getType()).getRank())
+    return {};
+  Value result = generic.getDpsInits()[0];
+  SmallVector<AffineMap> maps = generic.getIndexingMapsArray();
+  AffineMap resultMap = maps.back();
+  if (!resultMap.isPermutation())
+    return {};
+  unsigned reads = 0;
+  for (OpOperand *in : generic.getDpsInputOperands()) {
+    if (in->get() != out)
+      continue;
+    if (!maps[in->getOperandNumber()].isIdentity())
+      return {};
+    ++reads;
+  }
+  if (reads != 1 || generic.payloadUsesValueFromOperand(
+                        generic.getDpsInitOperand(0)))
+    return {};
+  if (result != out) {
+    auto view = out.getDefiningOp<memref::ViewOp>();
+    if (!view)
+      return {};
+    for (Operation *user : out.getUsers())
+      if (user != op.getOperation() && user != generic.getOperation() &&
+          !(c.init && user == c.init->op))
+        return {};
+  }
+  FailureOr<kiln::BufferBytes> resultBytes = kiln::bufferBytes(result);
+  if (failed(resultBytes))
+    return {};
+  auto overlaps = [&](Value v) {
+    FailureOr<kiln::BufferBytes> bytes = kiln::bufferBytes(v);
+    return failed(bytes) || bytes->overlaps(*resultBytes);
+  };
+  SmallVector<Value> tileReads = {op.getDpsInputs()[0], op.getDpsInputs()[1]};
+  for (const std::optional<PaddedInput> &p : c.padded)
+    if (p)
+      tileReads.push_back(p->source);
+  if (c.init && c.init->source)
+    tileReads.push_back(c.init->source);
+  if (result != out)
+    tileReads.push_back(out);
+  for (Value v : tileReads)
+    if (overlaps(v))
+      return {};
+  for (OpOperand *in : generic.getDpsInputOperands())
+    if (in->get() != out && overlaps(in->get()) &&
+        !(in->get() == result && maps[in->getOperandNumber()] == resultMap))
+      return {};
+  return generic;
 }
 
 /// Builds the kernel of one contraction.
@@ -798,7 +934,17 @@ gpu::LaunchOp TileBuilder::build(OpBuilder &b) {
     at.insert(row.at.begin(), row.at.end());
     at.insert(col.at.begin(), col.at.end());
     SmallVector<Value> idx = indices(kb, 2, at);
-    Value old = memref::LoadOp::create(kb, loc, out, idx);
+    Value old;
+    if (c.init && c.init->scalar) {
+      old = c.init->scalar;
+    } else if (c.init) {
+      SmallVector<Value> from;
+      for (AffineExpr e : c.init->map.getResults())
+        from.push_back(idx[cast<AffineDimExpr>(e).getPosition()]);
+      old = memref::LoadOp::create(kb, loc, c.init->source, from);
+    } else {
+      old = memref::LoadOp::create(kb, loc, out, idx);
+    }
     Value sum;
     if (c.outType.isF32()) {
       sum = arith::AddFOp::create(kb, loc, old, v);
@@ -807,7 +953,35 @@ gpu::LaunchOp TileBuilder::build(OpBuilder &b) {
       sum = arith::TruncFOp::create(kb, loc, c.outType,
                                     arith::AddFOp::create(kb, loc, wide, v));
     }
-    memref::StoreOp::create(kb, loc, sum, out, idx);
+    if (!c.consumer) {
+      memref::StoreOp::create(kb, loc, sum, out, idx);
+      return;
+    }
+    // The consumer's body on this element: its loop dims are the output's
+    // indices (it reads the output through the identity).
+    linalg::GenericOp g = c.consumer;
+    auto indexAt = [&](AffineMap map) {
+      SmallVector<Value> where;
+      for (AffineExpr e : map.getResults())
+        where.push_back(affine::expandAffineExpr(kb, loc, e, idx, {}));
+      return where;
+    };
+    IRMapping m;
+    Block *body = g.getBody();
+    for (OpOperand *in : g.getDpsInputOperands()) {
+      Value arg = body->getArgument(in->getOperandNumber());
+      if (in->get() == out)
+        m.map(arg, sum);
+      else
+        m.map(arg, memref::LoadOp::create(
+                       kb, loc, in->get(),
+                       indexAt(g.getMatchingIndexingMap(in))));
+    }
+    for (Operation &o : body->without_terminator())
+      kb.clone(o, m);
+    Value r = m.lookupOrDefault(body->getTerminator()->getOperand(0));
+    memref::StoreOp::create(kb, loc, r, g.getDpsInits()[0],
+                            indexAt(g.getIndexingMapsArray().back()));
   };
   SmallVector<Line> rows, cols;
   if (kind == TileKind::Simt) {
@@ -863,6 +1037,7 @@ struct GpuContractionsPass
     // Every contraction is matched (padded inputs included) before any
     // becomes a launch, whose writes the padding check cannot see.
     std::vector<Contraction> contractions;
+    llvm::DenseSet<Operation *> claimed; // ops folded into a tile
     for (linalg::LinalgOp op : candidates) {
       Contraction c;
       if (failed(matchContraction(op, c)))
@@ -874,16 +1049,29 @@ struct GpuContractionsPass
       if (foldPadding)
         for (unsigned i = 0; i < 2; ++i)
           c.padded[i] = matchPaddedInput(op, i);
+      if (foldInit)
+        c.init = matchInit(c);
+      if (c.init)
+        claimed.insert(c.init->op);
       contractions.push_back(std::move(c));
     }
+    if (fuseEpilogue)
+      for (Contraction &c : contractions)
+        if ((c.consumer = matchConsumer(c, claimed)))
+          claimed.insert(c.consumer);
     for (Contraction &c : contractions) {
       linalg::LinalgOp op = c.op;
       TileKind kind = c.inType.isF16()           ? TileKind::Half
                       : c.inType.isBF16()        ? TileKind::BFloat
                       : c.inType.isF32() && tf32 ? TileKind::Tf32
                                                  : TileKind::Simt;
-      kiln::ComputeCost cost = kiln::estimateCost({op.getOperation()});
-      OpBuilder b(op.getOperation());
+      SmallVector<Operation *> computed = {op.getOperation()};
+      if (c.consumer)
+        computed.push_back(c.consumer);
+      kiln::ComputeCost cost = kiln::estimateCost(computed);
+      // With a consumer, the kernel takes its place (the buffers it
+      // reads are defined by then; only views and constants lie between).
+      OpBuilder b(c.consumer ? c.consumer.getOperation() : op.getOperation());
       TileBuilder builder(c, kind, mutation, vectorBytes);
       gpu::LaunchOp launch = builder.build(b);
       launch->setAttr(
@@ -894,6 +1082,10 @@ struct GpuContractionsPass
         if (p)
           for (Operation *o : p->ops)
             o->erase();
+      if (c.init)
+        c.init->op->erase();
+      if (c.consumer)
+        c.consumer->erase();
     }
   }
 };
