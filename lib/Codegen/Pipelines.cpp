@@ -103,7 +103,7 @@ void kiln::buildGpuCodegenPipeline(OpPassManager &pm,
               (options.tf32 ? "true" : "false") +
               " vector-bytes=" + std::to_string(options.vectorBytes) +
               (contractionMutation ? mutation : std::string()) +
-              "},kiln-gpu-vectorize{max-bytes=" +
+              "},kiln-gpu-reductions-innermost,kiln-gpu-vectorize{max-bytes=" +
               std::to_string(options.vectorBytes) +
               "},convert-linalg-to-parallel-loops,"
               "kiln-gpu-form-kernels{block-size=" +

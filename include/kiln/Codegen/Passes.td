@@ -458,6 +458,32 @@ def KilnGpuContractions : Pass<"kiln-gpu-contractions", "::mlir::func::FuncOp"> 
                            "::mlir::memref::MemRefDialect"];
 }
 
+def KilnGpuReductionsInnermost
+    : Pass<"kiln-gpu-reductions-innermost", "::mlir::func::FuncOp"> {
+  let summary = "Puts the reduction loops of each reducing generic after its "
+                "parallel loops, for the GPU's kernels";
+  let description = [{
+    Runs after bufferization, before `convert-linalg-to-parallel-loops`.
+    A reduction over a dimension that is not the innermost (ReduceMean
+    over axis 1 of `[N, S, C]`: loops `(n, s, c)` with `s` reducing)
+    would become a parallel loop around a sequential one around another
+    parallel loop, which `kiln-gpu-form-kernels` can only run in one
+    thread. Each such `linalg.generic` is interchanged (upstream's
+    `linalg::interchangeGenericOp`) so that its parallel loops come first
+    in their order, then its reductions in theirs: one parallel loop over
+    the outputs around the reduction, which gets a thread or a block per
+    output. The result is the same computation; only the loop order
+    changes.
+
+    ```mlir
+    // iterator_types = ["parallel", "reduction", "parallel"]
+    // becomes
+    // iterator_types = ["parallel", "parallel", "reduction"]
+    ```
+  }];
+  let dependentDialects = ["::mlir::linalg::LinalgDialect"];
+}
+
 def KilnGpuVectorize : Pass<"kiln-gpu-vectorize", "::mlir::func::FuncOp"> {
   let summary = "Gives each thread of an elementwise GPU kernel several "
                 "consecutive elements, read and written in 16-byte accesses";
