@@ -382,13 +382,35 @@ linalg::GenericOp matchConsumer(const Contraction &c,
                         generic.getDpsInitOperand(0)))
     return {};
   if (result != out) {
-    auto view = out.getDefiningOp<memref::ViewOp>();
-    if (!view)
+    // The product's own buffer holds nothing anyone reads afterwards: an
+    // arena view whose next user after the consumer overwrites it whole
+    // (the memory plan hands the bytes on; CSE shares the view with the
+    // tensors before and after in the same bytes).
+    if (!out.getDefiningOp<memref::ViewOp>())
       return {};
-    for (Operation *user : out.getUsers())
-      if (user != op.getOperation() && user != generic.getOperation() &&
-          !(c.init && user == c.init->op))
+    Operation *nextUser = nullptr;
+    for (Operation *user : out.getUsers()) {
+      if (user == op.getOperation() || user == generic.getOperation() ||
+          (c.init && user == c.init->op))
+        continue;
+      if (user->getBlock() != generic->getBlock())
         return {};
+      // An earlier tensor in the same bytes.
+      if (user->isBeforeInBlock(op))
+        continue;
+      if (!generic->isBeforeInBlock(user))
+        return {};
+      if (!nextUser || user->isBeforeInBlock(nextUser))
+        nextUser = user;
+    }
+    if (nextUser) {
+      auto overwrite = dyn_cast<linalg::LinalgOp>(nextUser);
+      if (!overwrite || llvm::is_contained(overwrite.getDpsInputs(), out))
+        return {};
+      for (OpOperand &init : overwrite.getDpsInitsMutable())
+        if (init.get() == out && overwrite.payloadUsesValueFromOperand(&init))
+          return {};
+    }
   }
   FailureOr<kiln::BufferBytes> resultBytes = kiln::bufferBytes(result);
   if (failed(resultBytes))

@@ -242,3 +242,63 @@ func.func @epilogue_kept(%w: memref<32x32xf32>, %arena: memref<65536xi8>,
   linalg.copy ins(%z : memref<64x32xf32>) outs(%copy : memref<64x32xf32>)
   return
 }
+
+// -----
+
+#a = affine_map<(m, k, n) -> (m, k)>
+#b = affine_map<(m, k, n) -> (k, n)>
+#c = affine_map<(m, k, n) -> (m, n)>
+#id = affine_map<(m, n) -> (m, n)>
+
+// The product's arena view is shared (CSE) with an earlier tensor and a
+// later one in the same bytes: the later one overwrites it whole (a fill,
+// which then becomes the second product's initial value), so the Relu
+// still runs in the epilogue. Where the next op reads the view instead
+// (the copy after the second product), the product must be stored and the
+// Relu stays.
+
+// EPI-LABEL: func.func @shared_view
+// EPI: gpu.launch
+// EPI: arith.maximumf
+// EPI: gpu.launch
+// EPI-NOT: arith.maximumf
+// EPI: linalg.generic
+// EPI: linalg.copy
+func.func @shared_view(%w: memref<32x32xf32>, %arena: memref<65536xi8>,
+                       %x: memref<64x32xf32>, %out: memref<64x32xf32>,
+                       %copy: memref<64x32xf32>) {
+  %zero = arith.constant 0.0 : f32
+  %c8192 = arith.constant 8192 : index
+  %y = memref.view %arena[%c8192][] : memref<65536xi8> to memref<64x32xf32>
+  linalg.copy ins(%x : memref<64x32xf32>) outs(%y : memref<64x32xf32>)
+  linalg.copy ins(%y : memref<64x32xf32>) outs(%copy : memref<64x32xf32>)
+  linalg.generic {indexing_maps = [#a, #b, #c], iterator_types = ["parallel", "reduction", "parallel"]}
+      ins(%x, %w : memref<64x32xf32>, memref<32x32xf32>) outs(%y : memref<64x32xf32>) {
+  ^bb0(%i: f32, %j: f32, %o: f32):
+    %p = arith.mulf %i, %j : f32
+    %s = arith.addf %o, %p : f32
+    linalg.yield %s : f32
+  }
+  linalg.generic {indexing_maps = [#id, #id], iterator_types = ["parallel", "parallel"]}
+      ins(%y : memref<64x32xf32>) outs(%out : memref<64x32xf32>) {
+  ^bb0(%i: f32, %o: f32):
+    %t = arith.maximumf %i, %zero : f32
+    linalg.yield %t : f32
+  }
+  linalg.fill ins(%zero : f32) outs(%y : memref<64x32xf32>)
+  linalg.generic {indexing_maps = [#a, #b, #c], iterator_types = ["parallel", "reduction", "parallel"]}
+      ins(%x, %w : memref<64x32xf32>, memref<32x32xf32>) outs(%y : memref<64x32xf32>) {
+  ^bb0(%i: f32, %j: f32, %o: f32):
+    %p = arith.mulf %i, %j : f32
+    %s = arith.addf %o, %p : f32
+    linalg.yield %s : f32
+  }
+  linalg.generic {indexing_maps = [#id, #id], iterator_types = ["parallel", "parallel"]}
+      ins(%y : memref<64x32xf32>) outs(%out : memref<64x32xf32>) {
+  ^bb0(%i: f32, %o: f32):
+    %t = arith.maximumf %i, %zero : f32
+    linalg.yield %t : f32
+  }
+  linalg.copy ins(%y : memref<64x32xf32>) outs(%copy : memref<64x32xf32>)
+  return
+}
