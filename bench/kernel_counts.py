@@ -86,9 +86,7 @@ def main():
     rows = []
     with tempfile.TemporaryDirectory() as tmp:
         for name in args.models.split(","):
-            path = os.path.join(args.models_dir, name + ".onnx")
-            if not os.path.exists(path):
-                sys.exit("missing %s: run bench/models/export.py first" % path)
+            path = export.exported_path(args.models_dir, name)
             onnx_nodes = len(onnx.load(path, load_external_data=False).graph.node)
             kiln, error = kiln_kernels(args.bin, path, name, args.batch, tmp)
             ort = ort_nodes(path, tmp, name, args.batch)

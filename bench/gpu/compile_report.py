@@ -63,9 +63,7 @@ def main():
     rows = []
     with tempfile.TemporaryDirectory() as tmp:
         for name in args.models.split(","):
-            path = os.path.join(args.models_dir, name + ".onnx")
-            if not os.path.exists(path):
-                sys.exit("missing %s: run bench/models/export.py first" % path)
+            path = export.exported_path(args.models_dir, name)
             for chip in args.chips.split(","):
                 row = compile_one(args.bin, path, name, chip, args.batch, tmp)
                 rows.append(row)

@@ -52,6 +52,15 @@ def input_specs(name):
     raise KeyError(name)
 
 
+def exported_path(models_dir, name):
+    """The path of model NAME as this script writes it into MODELS_DIR;
+    exits with a message when it has not been exported."""
+    path = os.path.join(models_dir, name + ".onnx")
+    if not os.path.exists(path):
+        sys.exit("missing %s: run bench/models/export.py first" % path)
+    return path
+
+
 def vocab_size(name):
     """Token ids must lie in [0, vocab_size) for the text models."""
     return {"bert_base": 30522, "bert_1layer": 30522, "gpt2": 50257}.get(name)

@@ -410,8 +410,9 @@ def KilnGpuContractions : Pass<"kiln-gpu-contractions", "::mlir::func::FuncOp"> 
 
     With `fuse-epilogue`, the next op with memory effects after the
     contraction, when it is an elementwise generic over the output (read
-    once, through the identity map) with one output written through a
-    permutation, runs in the epilogue: each result goes through the
+    once, through a permutation: a bias add that writes the heads
+    transposed) with one output written through a permutation, runs in
+    the epilogue: each result goes through the
     generic's body, with its other inputs loaded at the element, and is
     stored into the generic's output; the contraction's own output is not
     written when nothing else reads it. A bias add, a residual add, a

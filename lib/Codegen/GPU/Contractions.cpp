@@ -345,8 +345,9 @@ std::optional<InitValue> matchInit(const Contraction &c) {
 
 /// The elementwise op that may run in `c`'s epilogue (see
 /// Contraction::consumer): the next op with memory effects after `c`, a
-/// generic of parallel loops over `c`'s output (read through the identity
-/// map, once) with one output written through a permutation. `c`'s output
+/// generic of parallel loops over `c`'s output (read once, through a
+/// permutation: a bias add may write its result transposed) with one
+/// output written through a permutation. `c`'s output
 /// must be read by nothing else: it is not written when the consumer
 /// writes elsewhere (an arena view used by `c`, its initial value and the
 /// consumer only). The consumer's output may not share bytes with
@@ -374,7 +375,7 @@ linalg::GenericOp matchConsumer(const Contraction &c,
   for (OpOperand *in : generic.getDpsInputOperands()) {
     if (in->get() != out)
       continue;
-    if (!maps[in->getOperandNumber()].isIdentity())
+    if (!maps[in->getOperandNumber()].isPermutation())
       return {};
     ++reads;
   }
@@ -383,18 +384,22 @@ linalg::GenericOp matchConsumer(const Contraction &c,
     return {};
   if (result != out) {
     // The product's own buffer holds nothing anyone reads afterwards: an
-    // arena view whose next user after the consumer overwrites it whole
+    // arena view (or an output argument used as scratch) whose next user
+    // after the consumer overwrites it whole
     // (the memory plan hands the bytes on; CSE shares the view with the
     // tensors before and after in the same bytes).
-    if (!out.getDefiningOp<memref::ViewOp>())
+    bool argument = isa<BlockArgument>(out);
+    if (!argument && !out.getDefiningOp<memref::ViewOp>())
       return {};
     Operation *nextUser = nullptr;
-    for (Operation *user : out.getUsers()) {
+    for (Operation *use : out.getUsers()) {
+      // A use nested in another op (a load in a loop) counts as that op's.
+      Operation *user = generic->getBlock()->findAncestorOpInBlock(*use);
+      if (!user)
+        return {};
       if (user == op.getOperation() || user == generic.getOperation() ||
           (c.init && user == c.init->op))
         continue;
-      if (user->getBlock() != generic->getBlock())
-        return {};
       // An earlier tensor in the same bytes.
       if (user->isBeforeInBlock(op))
         continue;
@@ -403,9 +408,17 @@ linalg::GenericOp matchConsumer(const Contraction &c,
       if (!nextUser || user->isBeforeInBlock(nextUser))
         nextUser = user;
     }
+    // A function argument (an output the graph also uses as scratch) must
+    // be overwritten: else the caller reads it.
+    if (argument && !nextUser)
+      return {};
     if (nextUser) {
       auto overwrite = dyn_cast<linalg::LinalgOp>(nextUser);
-      if (!overwrite || llvm::is_contained(overwrite.getDpsInputs(), out))
+      if (!overwrite || llvm::is_contained(overwrite.getDpsInputs(), out) ||
+          !llvm::is_contained(overwrite.getDpsInits(), out) ||
+          llvm::any_of(out.getUsers(), [&](Operation *u) {
+            return nextUser->isProperAncestor(u);
+          }))
         return {};
       for (OpOperand &init : overwrite.getDpsInitsMutable())
         if (init.get() == out && overwrite.payloadUsesValueFromOperand(&init))
@@ -979,13 +992,19 @@ gpu::LaunchOp TileBuilder::build(OpBuilder &b) {
       memref::StoreOp::create(kb, loc, sum, out, idx);
       return;
     }
-    // The consumer's body on this element: its loop dims are the output's
-    // indices (it reads the output through the identity).
+    // The consumer's body on this element: it reads the output through a
+    // permutation, which gives its loop dims from the output's indices.
     linalg::GenericOp g = c.consumer;
+    SmallVector<Value> dims(idx.size());
+    for (OpOperand *in : g.getDpsInputOperands())
+      if (in->get() == out)
+        for (auto [r, e] :
+             llvm::enumerate(g.getMatchingIndexingMap(in).getResults()))
+          dims[cast<AffineDimExpr>(e).getPosition()] = idx[r];
     auto indexAt = [&](AffineMap map) {
       SmallVector<Value> where;
       for (AffineExpr e : map.getResults())
-        where.push_back(affine::expandAffineExpr(kb, loc, e, idx, {}));
+        where.push_back(affine::expandAffineExpr(kb, loc, e, dims, {}));
       return where;
     };
     IRMapping m;

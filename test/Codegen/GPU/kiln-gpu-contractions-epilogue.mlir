@@ -302,3 +302,82 @@ func.func @shared_view(%w: memref<32x32xf32>, %arena: memref<65536xi8>,
   linalg.copy ins(%y : memref<64x32xf32>) outs(%copy : memref<64x32xf32>)
   return
 }
+
+// -----
+
+#a = affine_map<(m, k, n) -> (m, k)>
+#b = affine_map<(m, k, n) -> (k, n)>
+#c = affine_map<(m, k, n) -> (m, n)>
+#id = affine_map<(m, n) -> (m, n)>
+
+// An output argument used as scratch by a product whose bias add writes
+// elsewhere: fused where the next use overwrites the argument (a fill,
+// which becomes the second product's initial value), whatever a loop
+// reads of it further down; kept where the next use is a
+// loop that loads from it (it must hold the product), or where nothing
+// overwrites it (the caller reads it).
+
+// EPI-LABEL: func.func @output_scratch
+// EPI: gpu.launch
+// EPI-NOT: linalg.generic
+// EPI: gpu.launch
+// EPI: linalg.generic
+// EPI: scf.for
+// EPI: gpu.launch
+// EPI: linalg.generic
+func.func @output_scratch(%x: memref<64x32xf32>, %w: memref<32x64xf32>,
+                          %out: memref<64x64xf32>, %arena: memref<65536xi8>,
+                          %r: memref<64xf32>) {
+  %zero = arith.constant 0.0 : f32
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c64 = arith.constant 64 : index
+  %c16384 = arith.constant 16384 : index
+  %y = memref.view %arena[%c0][] : memref<65536xi8> to memref<64x64xf32>
+  %z = memref.view %arena[%c16384][] : memref<65536xi8> to memref<64x64xf32>
+  linalg.generic {indexing_maps = [#a, #b, #c], iterator_types = ["parallel", "reduction", "parallel"]}
+      ins(%x, %w : memref<64x32xf32>, memref<32x64xf32>) outs(%out : memref<64x64xf32>) {
+  ^bb0(%i: f32, %j: f32, %o: f32):
+    %p = arith.mulf %i, %j : f32
+    %s = arith.addf %o, %p : f32
+    linalg.yield %s : f32
+  }
+  linalg.generic {indexing_maps = [#id, #id], iterator_types = ["parallel", "parallel"]}
+      ins(%out : memref<64x64xf32>) outs(%y : memref<64x64xf32>) {
+  ^bb0(%i: f32, %o: f32):
+    %t = arith.addf %i, %i : f32
+    linalg.yield %t : f32
+  }
+  linalg.fill ins(%zero : f32) outs(%out : memref<64x64xf32>)
+  linalg.generic {indexing_maps = [#a, #b, #c], iterator_types = ["parallel", "reduction", "parallel"]}
+      ins(%x, %w : memref<64x32xf32>, memref<32x64xf32>) outs(%out : memref<64x64xf32>) {
+  ^bb0(%i: f32, %j: f32, %o: f32):
+    %p = arith.mulf %i, %j : f32
+    %s = arith.addf %o, %p : f32
+    linalg.yield %s : f32
+  }
+  linalg.generic {indexing_maps = [#id, #id], iterator_types = ["parallel", "parallel"]}
+      ins(%out : memref<64x64xf32>) outs(%z : memref<64x64xf32>) {
+  ^bb0(%i: f32, %o: f32):
+    %t = arith.addf %i, %i : f32
+    linalg.yield %t : f32
+  }
+  scf.for %k = %c0 to %c64 step %c1 {
+    %v = memref.load %out[%c0, %k] : memref<64x64xf32>
+    memref.store %v, %r[%k] : memref<64xf32>
+  }
+  linalg.generic {indexing_maps = [#a, #b, #c], iterator_types = ["parallel", "reduction", "parallel"]}
+      ins(%x, %w : memref<64x32xf32>, memref<32x64xf32>) outs(%out : memref<64x64xf32>) {
+  ^bb0(%i: f32, %j: f32, %o: f32):
+    %p = arith.mulf %i, %j : f32
+    %s = arith.addf %o, %p : f32
+    linalg.yield %s : f32
+  }
+  linalg.generic {indexing_maps = [#id, #id], iterator_types = ["parallel", "parallel"]}
+      ins(%out : memref<64x64xf32>) outs(%y : memref<64x64xf32>) {
+  ^bb0(%i: f32, %o: f32):
+    %t = arith.addf %i, %i : f32
+    linalg.yield %t : f32
+  }
+  return
+}
