@@ -557,6 +557,17 @@ def KilnGpuFormKernels : Pass<"kiln-gpu-form-kernels", "::mlir::func::FuncOp"> {
       grouped with everything up to that use, so no value computed on the
       device is needed on the host.
 
+    With `row-groups`, consecutive loops whose accesses to every buffer
+    they write are indexed by their leading (row) dimensions, and whose
+    buffers share no arena bytes otherwise, are merged: around a reduction
+    that gets a block per output, the loops that share its rows (same
+    leading bounds) become one kernel of a block per row that runs them
+    one after another with a barrier between (a LayerNorm's or a
+    softmax's passes: one kernel); other runs of loops over one and the
+    same space become one kernel of a thread per point that runs them
+    one after another (a bias broadcast, a short window accumulation into
+    it, an activation).
+
     Nested `scf.parallel` loops inside a launch become `scf.for` nests;
     `memref.alloc` of a static shape inside one becomes a per-thread
     `memref.alloca`; `memref.dealloc` is dropped (the arena and the
@@ -593,7 +604,8 @@ def KilnGpuFormKernels : Pass<"kiln-gpu-form-kernels", "::mlir::func::FuncOp"> {
     Option<"rowGroupsOption", "row-groups", "bool", "true",
            "Runs a reduction that gets a block per output together with the "
            "loops before and after it that share its rows as one kernel of "
-           "a block per row">,
+           "a block per row, and consecutive loops over one space that each "
+           "write only their own point as one kernel of a thread per point">,
     Option<"testMutation", "test-mutation", "std::string", "\"\"",
            "Plants a bug for the emulator's mutation tests: drop-barrier "
            "(the barrier after the partial sums), short-reduction (the "

@@ -482,6 +482,9 @@ struct RowGroup {
   unsigned rank = 0;
   SmallVector<int64_t> lbs, trips, steps;
   unsigned first = 0, last = 0;
+  /// Loops over one and the same space, a thread per point (no barriers):
+  /// each thread touches only its own point of what the group writes.
+  bool pointwise = false;
 };
 
 struct FormKernelsPass
@@ -613,6 +616,47 @@ struct FormKernelsPass
     };
     std::vector<RowGroup> rowGroups;
     SmallVector<int> rowGroupOf(groups.size(), -1);
+    // Grows a run of groups around `a` (its loop `anchor`) while `fits`
+    // accepts the neighbour and the run stays row-local over `rank`
+    // dimensions; records it when it has more than one loop.
+    auto grow = [&](unsigned a, scf::ParallelOp anchor, const Bounds &bounds,
+                    unsigned rank, bool pointwise,
+                    function_ref<bool(unsigned)> fits) {
+      std::deque<scf::ParallelOp> loops = {anchor};
+      auto tryAdd = [&](unsigned j, bool front) {
+        if (rowGroupOf[j] >= 0 || !fits(j))
+          return false;
+        scf::ParallelOp loop = memberLoop(groups[j]);
+        SmallVector<scf::ParallelOp> trial(loops.begin(), loops.end());
+        trial.insert(front ? trial.begin() : trial.end(), loop);
+        if (!rowLocal(trial, rank))
+          return false;
+        if (front)
+          loops.push_front(loop);
+        else
+          loops.push_back(loop);
+        return true;
+      };
+      unsigned lo = a, hi = a;
+      while (lo > 0 && tryAdd(lo - 1, /*front=*/true))
+        --lo;
+      while (hi + 1 < groups.size() && tryAdd(hi + 1, /*front=*/false))
+        ++hi;
+      if (lo == hi)
+        return;
+      RowGroup rg;
+      rg.loops.assign(loops.begin(), loops.end());
+      rg.rank = rank;
+      rg.lbs = bounds.lbs;
+      rg.trips = bounds.trips;
+      rg.steps = bounds.steps;
+      rg.first = lo;
+      rg.last = hi;
+      rg.pointwise = pointwise;
+      for (unsigned j = lo; j <= hi; ++j)
+        rowGroupOf[j] = rowGroups.size();
+      rowGroups.push_back(std::move(rg));
+    };
     for (unsigned a = 0;
          a < groups.size() && rowGroupsOption && reductionMinSize > 0; ++a) {
       scf::ParallelOp anchor = memberLoop(groups[a]);
@@ -627,61 +671,56 @@ struct FormKernelsPass
         continue;
       unsigned rank = anchor.getNumLoops();
       Type elt = r->combiner->getResult(0).getType();
-      auto fits = [&](unsigned j) -> scf::ParallelOp {
-        if (rowGroupOf[j] >= 0)
-          return {};
-        scf::ParallelOp loop = memberLoop(groups[j]);
-        std::optional<Bounds> bounds = boundsOf(loop);
-        if (!bounds || loop.getNumLoops() < rank)
-          return {};
-        for (unsigned d = 0; d < rank; ++d)
-          if (bounds->lbs[d] != anchorBounds->lbs[d] ||
-              bounds->trips[d] != anchorBounds->trips[d] ||
-              bounds->steps[d] != anchorBounds->steps[d])
-            return {};
-        // Reductions a block shares need one element type (one
-        // shared-memory buffer).
-        if (loop.getNumLoops() == rank)
-          if (std::optional<RowReduction> other = matchRowReduction(loop))
-            if (other->combiner->getResult(0).getType() != elt)
-              return {};
-        return loop;
-      };
-      std::deque<scf::ParallelOp> loops = {anchor};
-      unsigned lo = a, hi = a;
-      auto tryAdd = [&](unsigned j, bool front) {
-        scf::ParallelOp loop = fits(j);
-        if (!loop)
-          return false;
-        SmallVector<scf::ParallelOp> trial(loops.begin(), loops.end());
-        trial.insert(front ? trial.begin() : trial.end(), loop);
-        if (!rowLocal(trial, rank))
-          return false;
-        if (front)
-          loops.push_front(loop);
-        else
-          loops.push_back(loop);
-        return true;
-      };
-      while (lo > 0 && tryAdd(lo - 1, /*front=*/true))
-        --lo;
-      while (hi + 1 < groups.size() && tryAdd(hi + 1, /*front=*/false))
-        ++hi;
-      if (lo == hi || !rowLocal(SmallVector<scf::ParallelOp>(loops.begin(),
-                                                            loops.end()),
-                                rank))
+      grow(a, anchor, *anchorBounds, rank, /*pointwise=*/false,
+           [&](unsigned j) {
+             scf::ParallelOp loop = memberLoop(groups[j]);
+             std::optional<Bounds> bounds = boundsOf(loop);
+             if (!bounds || loop.getNumLoops() < rank)
+               return false;
+             for (unsigned d = 0; d < rank; ++d)
+               if (bounds->lbs[d] != anchorBounds->lbs[d] ||
+                   bounds->trips[d] != anchorBounds->trips[d] ||
+                   bounds->steps[d] != anchorBounds->steps[d])
+                 return false;
+             // Reductions a block shares need one element type (one
+             // shared-memory buffer).
+             if (loop.getNumLoops() == rank)
+               if (std::optional<RowReduction> other = matchRowReduction(loop))
+                 if (other->combiner->getResult(0).getType() != elt)
+                   return false;
+             return true;
+           });
+    }
+    // Pointwise groups: runs of loops over the same space (all their
+    // dimensions) that each write only their own point of what the run
+    // writes (rowLocal over every dimension): a bias broadcast, the
+    // short accumulation into it (a depthwise convolution's window, a
+    // pooling window) and the activation after it run as one kernel of a
+    // thread per point. Reductions that get a block per output stay out.
+    auto blockWorthy = [&](scf::ParallelOp loop, const Bounds &bounds) {
+      std::optional<RowReduction> r = matchRowReduction(loop);
+      int64_t outputs = 1;
+      for (int64_t t : bounds.trips)
+        outputs *= t;
+      return r && reductionMinSize > 0 && r->size >= reductionMinSize &&
+             outputs <= 65536;
+    };
+    for (unsigned a = 0; a < groups.size() && rowGroupsOption; ++a) {
+      scf::ParallelOp anchor = memberLoop(groups[a]);
+      std::optional<Bounds> anchorBounds = boundsOf(anchor);
+      if (rowGroupOf[a] >= 0 || !anchorBounds ||
+          blockWorthy(anchor, *anchorBounds))
         continue;
-      RowGroup rg;
-      rg.loops.assign(loops.begin(), loops.end());
-      rg.rank = rank;
-      rg.lbs = anchorBounds->lbs;
-      rg.trips = anchorBounds->trips;
-      rg.steps = anchorBounds->steps;
-      rg.first = lo;
-      rg.last = hi;
-      for (unsigned j = lo; j <= hi; ++j)
-        rowGroupOf[j] = rowGroups.size();
-      rowGroups.push_back(std::move(rg));
+      grow(a, anchor, *anchorBounds, anchor.getNumLoops(), /*pointwise=*/true,
+           [&](unsigned j) {
+             scf::ParallelOp loop = memberLoop(groups[j]);
+             std::optional<Bounds> bounds = boundsOf(loop);
+             return bounds && loop.getNumLoops() == anchor.getNumLoops() &&
+                    bounds->lbs == anchorBounds->lbs &&
+                    bounds->trips == anchorBounds->trips &&
+                    bounds->steps == anchorBounds->steps &&
+                    !blockWorthy(loop, *bounds);
+           });
     }
 
     MLIRContext *ctx = &getContext();
@@ -761,7 +800,13 @@ struct FormKernelsPass
                             total <= 65536;
       int64_t block = 1, grid = 1;
       SmallVector<Type> workgroup;
-      if (rowGroup) {
+      if (rowGroup && rowGroup->pointwise) {
+        int64_t points = 1;
+        for (int64_t t : rowGroup->trips)
+          points *= t;
+        block = std::min<int64_t>(blockSize, (points + 31) / 32 * 32);
+        grid = (points + block - 1) / block;
+      } else if (rowGroup) {
         // Enough threads for the widest loop of a row.
         int64_t widest = 1;
         Type sharedType;
@@ -847,7 +892,46 @@ struct FormKernelsPass
           map.map(ivs[d], iv);
         }
       };
-      if (rowGroup) {
+      // id = blockIdx.x * blockDim.x + threadIdx.x; the insertion point
+      // moves into a guard id < limit.
+      auto guardedThreadId = [&](int64_t limit) {
+        Value id = arith::AddIOp::create(
+            b, loc,
+            arith::MulIOp::create(b, loc, launch.getBlockIds().x, kcst(block)),
+            launch.getThreadIds().x);
+        Value inRange = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult,
+                                              id, kcst(limit));
+        auto guard = scf::IfOp::create(b, loc, inRange, false);
+        b.setInsertionPointToStart(guard.thenBlock());
+        return id;
+      };
+      // One point of `l` (ivs in `map`): an accumulation into one element
+      // per point keeps its running value in a register and stores once.
+      auto emitPoint = [&](scf::ParallelOp l, IRMapping &map,
+                           const std::optional<RowReduction> &acc) {
+        if (acc) {
+          Value sum = foldReduction(b, loc, *acc, map, kcst(0), acc->size, 1,
+                                    kcst, delinearize);
+          storeReduction(b, *acc, map, sum);
+        } else {
+          for (Operation &op : l.getBody()->without_terminator())
+            b.clone(op, map);
+        }
+      };
+      if (rowGroup && rowGroup->pointwise) {
+        // Thread id runs point id of every loop, one after another.
+        int64_t points = 1;
+        for (int64_t t : rowGroup->trips)
+          points *= t;
+        Value id = guardedThreadId(points);
+        for (scf::ParallelOp l : rowGroup->loops) {
+          IRMapping map;
+          delinearize(id, rowGroup->trips, rowGroup->lbs, rowGroup->steps,
+                      l.getInductionVars(), map);
+          emitPoint(l, map, matchRowReduction(l));
+        }
+        b.setInsertionPointToEnd(&kb);
+      } else if (rowGroup) {
         // Block b runs row b of every loop, a barrier between loops.
         Value tid = launch.getThreadIds().x;
         unsigned rank = rowGroup->rank;
@@ -890,14 +974,7 @@ struct FormKernelsPass
                               ArrayRef<int64_t>(ls).drop_front(rank),
                               ArrayRef<int64_t>(ss).drop_front(rank),
                               ivs.drop_front(rank), m);
-                  if (acc) {
-                    Value sum = foldReduction(b, loc, *acc, m, kcst(0),
-                                              acc->size, 1, kcst, delinearize);
-                    storeReduction(b, *acc, m, sum);
-                  } else {
-                    for (Operation &op : l.getBody()->without_terminator())
-                      b.clone(op, m);
-                  }
+                  emitPoint(l, m, acc);
                   scf::YieldOp::create(b, loc);
                 });
           }
@@ -913,28 +990,12 @@ struct FormKernelsPass
                           delinearize, mutation);
         b.setInsertionPointToEnd(&kb);
       } else if (parallel) {
-        // id = blockIdx.x * blockDim.x + threadIdx.x, guarded, then
-        // delinearized (innermost dim fastest) into the loop's ivs.
-        Value id = arith::AddIOp::create(
-            b, loc,
-            arith::MulIOp::create(b, loc, launch.getBlockIds().x, kcst(block)),
-            launch.getThreadIds().x);
-        Value inRange = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult,
-                                              id, kcst(total));
-        auto guard = scf::IfOp::create(b, loc, inRange, false);
-        b.setInsertionPointToStart(guard.thenBlock());
+        // The guarded thread id, delinearized (innermost dim fastest)
+        // into the loop's ivs.
+        Value id = guardedThreadId(total);
         IRMapping map;
         delinearize(id, trips, lbs, steps, loop.getInductionVars(), map);
-        // An accumulation into one element per iteration keeps its
-        // running value in a register and stores once.
-        if (accumulation) {
-          Value sum = foldReduction(b, loc, *accumulation, map, kcst(0),
-                                    accumulation->size, 1, kcst, delinearize);
-          storeReduction(b, *accumulation, map, sum);
-        } else {
-          for (Operation &op : loop.getBody()->without_terminator())
-            b.clone(op, map);
-        }
+        emitPoint(loop, map, accumulation);
         b.setInsertionPointToEnd(&kb);
       } else {
         IRMapping map;

@@ -169,3 +169,84 @@ func.func @other_rows(%x: memref<4x64xf32>, %sum: memref<4xf32>,
   }
   return
 }
+
+// -----
+
+// Pointwise groups: a bias broadcast, a 9-element window sum into it (too
+// short for a block per output) and a Relu after it run over the same
+// 4x16 points, each writing only its own point: one kernel of a thread per
+// point (64 threads), the loops one after another under one guard, no
+// barrier. Without row groups they are three kernels.
+
+// CHECK-LABEL: func.func @pointwise
+// CHECK: gpu.launch blocks({{.*}}) in (%{{.*}} = %c1{{(_[0-9]+)?}}, {{.*}}) threads({{.*}}) in (%{{.*}} = %c64{{(_[0-9]+)?}}, {{.*}}) module(@kiln_kernels) function(@k0) {
+// CHECK-NOT: gpu.barrier
+// CHECK: scf.if
+// CHECK:   memref.load %arg1
+// CHECK:   memref.store %{{.*}}, %arg2
+// CHECK:   scf.for
+// CHECK:   memref.load %arg2
+// CHECK:   memref.store %{{.*}}, %arg2
+// CHECK:   arith.maximumf
+// CHECK:   memref.store %{{.*}}, %arg3
+// CHECK: gpu.terminator
+// CHECK-NOT: gpu.launch
+// OFF-LABEL: func.func @pointwise
+// OFF-COUNT-3: gpu.launch
+func.func @pointwise(%x: memref<4x24xf32>, %b: memref<16xf32>, %acc: memref<4x16xf32>,
+                     %y: memref<4x16xf32>) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c4 = arith.constant 4 : index
+  %c9 = arith.constant 9 : index
+  %c16 = arith.constant 16 : index
+  %zero = arith.constant 0.0 : f32
+  scf.parallel (%i, %j) = (%c0, %c0) to (%c4, %c16) step (%c1, %c1) {
+    %v = memref.load %b[%j] : memref<16xf32>
+    memref.store %v, %acc[%i, %j] : memref<4x16xf32>
+    scf.reduce
+  }
+  scf.parallel (%i, %j) = (%c0, %c0) to (%c4, %c16) step (%c1, %c1) {
+    scf.for %k = %c0 to %c9 step %c1 {
+      %p = arith.addi %j, %k : index
+      %v = memref.load %x[%i, %p] : memref<4x24xf32>
+      %a = memref.load %acc[%i, %j] : memref<4x16xf32>
+      %s = arith.addf %v, %a : f32
+      memref.store %s, %acc[%i, %j] : memref<4x16xf32>
+    }
+    scf.reduce
+  }
+  scf.parallel (%i, %j) = (%c0, %c0) to (%c4, %c16) step (%c1, %c1) {
+    %v = memref.load %acc[%i, %j] : memref<4x16xf32>
+    %r = arith.maximumf %v, %zero : f32
+    memref.store %r, %y[%i, %j] : memref<4x16xf32>
+    scf.reduce
+  }
+  return
+}
+
+// -----
+
+// A loop that reads its neighbour's point of what the group wrote (a
+// shift) would need the other thread's result: it is not merged.
+
+// CHECK-LABEL: func.func @neighbour
+// CHECK-COUNT-2: gpu.launch
+// CHECK-NOT: gpu.launch
+func.func @neighbour(%a: memref<65xf32>, %b: memref<64xf32>) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c64 = arith.constant 64 : index
+  %one = arith.constant 1.0 : f32
+  scf.parallel (%i) = (%c0) to (%c64) step (%c1) {
+    memref.store %one, %a[%i] : memref<65xf32>
+    scf.reduce
+  }
+  scf.parallel (%i) = (%c0) to (%c64) step (%c1) {
+    %n = arith.addi %i, %c1 : index
+    %v = memref.load %a[%n] : memref<65xf32>
+    memref.store %v, %b[%i] : memref<64xf32>
+    scf.reduce
+  }
+  return
+}

@@ -124,7 +124,8 @@ func.func @empty(%out: memref<0xf32>) {
 
 // -----
 
-// Two loops give two kernels, numbered in order, in one module.
+// Two loops over different spaces give two kernels, numbered in order, in
+// one module.
 
 // CHECK-LABEL: func.func @two
 // CHECK: gpu.launch {{.*}} module(@kiln_kernels) function(@k0)
@@ -132,13 +133,14 @@ func.func @empty(%out: memref<0xf32>) {
 func.func @two(%a: memref<64xf32>, %b: memref<64xf32>) {
   %c0 = arith.constant 0 : index
   %c1 = arith.constant 1 : index
+  %c32 = arith.constant 32 : index
   %c64 = arith.constant 64 : index
   %one = arith.constant 1.0 : f32
   scf.parallel (%i) = (%c0) to (%c64) step (%c1) {
     memref.store %one, %a[%i] : memref<64xf32>
     scf.reduce
   }
-  scf.parallel (%i) = (%c0) to (%c64) step (%c1) {
+  scf.parallel (%i) = (%c0) to (%c32) step (%c1) {
     %v = memref.load %a[%i] : memref<64xf32>
     memref.store %v, %b[%i] : memref<64xf32>
     scf.reduce
