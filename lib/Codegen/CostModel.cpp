@@ -85,11 +85,29 @@ Count countRegion(Region &region) {
   return n;
 }
 
-/// Arithmetic on data: arith and math ops but constants, casts and index
-/// computations; a fused multiply-add counts two.
+/// Whether `cond` is a bounds check: an index comparison, or a conjunction
+/// or disjunction of them (a padded read's mask).
+bool isIndexCondition(Value cond) {
+  Operation *def = cond.getDefiningOp();
+  if (auto cmp = dyn_cast_or_null<arith::CmpIOp>(def))
+    return getElementTypeOrSelf(cmp.getLhs().getType()).isIndex();
+  if (isa_and_nonnull<arith::AndIOp, arith::OrIOp>(def))
+    return isIndexCondition(def->getOperand(0)) &&
+           isIndexCondition(def->getOperand(1));
+  return false;
+}
+
+/// Arithmetic on data: arith and math ops but constants, casts, index
+/// computations and bounds checks (the selects and logic of a padded
+/// read); a fused multiply-add counts two.
 Count countScalarLike(Operation *op) {
   if (op->getNumResults() != 1 || isa<arith::ConstantOp>(op) ||
       isa<CastOpInterface>(op))
+    return 0;
+  if (isIndexCondition(op->getResult(0)))
+    return 0;
+  if (auto select = dyn_cast<arith::SelectOp>(op);
+      select && isIndexCondition(select.getCondition()))
     return 0;
   Type t = op->getResult(0).getType();
   auto isIndex = [](Value v) {

@@ -24,14 +24,20 @@ void addPipeline(OpPassManager &pm, StringRef text) {
 }
 /// Bufferization as both code generators use it: whole-function one-shot
 /// bufferization with results as out-parameters, flat weight globals, and
-/// every intermediate buffer planned into the arena.
-constexpr const char *kBufferizeAndPlan =
-    "one-shot-bufferize{bufferize-function-boundaries "
-    "function-boundary-type-conversion=identity-layout-map},"
-    "kiln-flatten-globals,"
-    "buffer-results-to-out-params{hoist-static-allocs=true "
-    "modify-public-functions=true},"
-    "canonicalize,cse,canonicalize,kiln-plan-memory,";
+/// every intermediate buffer planned into the arena (on the GPU, a padded
+/// copy's source kept live for the tiled contractions that read it in
+/// place of the copy, and a contraction's inputs kept live through the
+/// elementwise op after it, which its kernel may run as an epilogue).
+std::string bufferizeAndPlan(bool gpu) {
+  return std::string(
+             "one-shot-bufferize{bufferize-function-boundaries "
+             "function-boundary-type-conversion=identity-layout-map},"
+             "kiln-flatten-globals,"
+             "buffer-results-to-out-params{hoist-static-allocs=true "
+             "modify-public-functions=true},"
+             "canonicalize,cse,canonicalize,kiln-plan-memory") +
+         (gpu ? "{pad-sources-live=true epilogue-inputs-live=true}," : ",");
+}
 } // namespace
 
 void kiln::buildKilnToLinalgPipeline(OpPassManager &pm) {
@@ -55,7 +61,7 @@ void kiln::buildCpuCodegenPipeline(OpPassManager &pm,
           "kiln-conv-to-gemm,kiln-pack-weights,kiln-clone-shared-inits,"
           "kiln-cpu-tile-and-vectorize),"
           "canonicalize,cse," +
-              std::string(kBufferizeAndPlan) +
+              bufferizeAndPlan(false) +
               (options.profile ? "kiln-profile-regions," : "") +
               "buffer-deallocation-pipeline,"
               "func.func(kiln-copy-to-linalg,convert-linalg-to-loops)," +
@@ -95,10 +101,10 @@ void kiln::buildGpuCodegenPipeline(OpPassManager &pm,
                              options.testMutation == "skip-last-k-tile";
   addPipeline(
       pm, "func.func(kiln-flatten-empty-tensors,"
-          "kiln-fuse-elementwise{fold-transposes=true},"
+          "kiln-fuse-elementwise{fold-transposes=true},kiln-gpu-fold-pads,"
           "kiln-clone-shared-inits),"
           "canonicalize,cse," +
-              std::string(kBufferizeAndPlan) +
+              bufferizeAndPlan(true) +
               "func.func(kiln-copy-to-linalg,kiln-gpu-contractions{tf32=" +
               (options.tf32 ? "true" : "false") +
               " vector-bytes=" + std::to_string(options.vectorBytes) +

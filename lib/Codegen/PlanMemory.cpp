@@ -5,6 +5,7 @@
 
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/BuiltinOps.h"
+#include "mlir/Interfaces/SideEffectInterfaces.h"
 #include "mlir/Interfaces/ViewLikeInterface.h"
 
 #define DEBUG_TYPE "kiln-plan-memory"
@@ -18,10 +19,24 @@ using namespace mlir;
 
 namespace {
 
+/// The buffer `v` views (through subviews and other views), or `v`.
+Value viewedBuffer(Value v) {
+  while (Operation *def = v.getDefiningOp()) {
+    auto view = dyn_cast<ViewLikeOpInterface>(def);
+    if (!view || isa<memref::ViewOp>(def))
+      break;
+    v = view.getViewSource();
+  }
+  return v;
+}
+
 /// The last top-level program point at which `root` or a view of it is
-/// used; nullopt if the buffer escapes the function.
+/// used; nullopt if the buffer escapes the function. With `padSources`, a
+/// copy of it into a subview of another buffer uses it as long as that
+/// buffer is used.
 std::optional<int64_t> lastUse(Value root, Block &body,
-                               const DenseMap<Operation *, int64_t> &index) {
+                               const DenseMap<Operation *, int64_t> &index,
+                               bool padSources) {
   int64_t last = -1;
   SmallVector<Value> work = {root};
   while (!work.empty()) {
@@ -38,6 +53,23 @@ std::optional<int64_t> lastUse(Value root, Block &body,
       if (!top)
         return std::nullopt;
       last = std::max(last, index.lookup(top));
+      Value target;
+      if (auto copy = dyn_cast<memref::CopyOp>(user);
+          copy && copy.getSource() == v)
+        target = copy.getTarget();
+      if (auto copy = dyn_cast<linalg::CopyOp>(user);
+          copy && copy.getInputs()[0] == v)
+        target = copy.getOutputs()[0];
+      if (padSources && target && target.getDefiningOp<memref::SubViewOp>()) {
+        Value padded = viewedBuffer(target);
+        if (padded.getDefiningOp<memref::AllocOp>()) {
+          std::optional<int64_t> paddedEnd =
+              lastUse(padded, body, index, /*padSources=*/false);
+          if (!paddedEnd)
+            return std::nullopt;
+          last = std::max(last, *paddedEnd);
+        }
+      }
       if (isa<ViewLikeOpInterface, memref::ReshapeOp, memref::CastOp>(user))
         for (Value r : user->getResults())
           if (isa<MemRefType>(r.getType()))
@@ -81,7 +113,29 @@ void computeOutputsInPlace(Block &body) {
   }
 }
 
+/// The op after top-level op `op` that reads what `op` writes (through
+/// views), when `op` is a linalg op and the first op after it that reads
+/// or writes memory (allocations aside) is that reader; else null.
+Operation *epilogueOf(Operation *op) {
+  auto linalgOp = dyn_cast_or_null<linalg::LinalgOp>(op);
+  if (!linalgOp)
+    return nullptr;
+  Operation *next = op->getNextNode();
+  while (next && (isMemoryEffectFree(next) || isa<memref::AllocOp>(next)))
+    next = next->getNextNode();
+  auto consumer = dyn_cast_or_null<linalg::LinalgOp>(next);
+  if (!consumer)
+    return nullptr;
+  for (Value init : linalgOp.getDpsInits())
+    for (Value input : consumer.getDpsInputs())
+      if (viewedBuffer(input) == viewedBuffer(init))
+        return next;
+  return nullptr;
+}
+
 struct PlanMemoryPass : public kiln::impl::KilnPlanMemoryBase<PlanMemoryPass> {
+  using KilnPlanMemoryBase::KilnPlanMemoryBase;
+
   void runOnOperation() override {
     ModuleOp module = getOperation();
     auto fn = module.lookupSymbol<func::FuncOp>("main");
@@ -91,8 +145,11 @@ struct PlanMemoryPass : public kiln::impl::KilnPlanMemoryBase<PlanMemoryPass> {
     computeOutputsInPlace(body);
     DenseMap<Operation *, int64_t> index;
     int64_t i = 0;
-    for (Operation &op : body)
+    SmallVector<Operation *> ops;
+    for (Operation &op : body) {
       index[&op] = i++;
+      ops.push_back(&op);
+    }
 
     SmallVector<memref::AllocOp> allocs;
     std::vector<kiln::LiveRange> ranges;
@@ -104,9 +161,12 @@ struct PlanMemoryPass : public kiln::impl::KilnPlanMemoryBase<PlanMemoryPass> {
       if (!type.hasStaticShape() || !type.getLayout().isIdentity() ||
           type.getMemorySpace() || !type.getElementType().isIntOrFloat())
         continue;
-      auto end = lastUse(alloc.getResult(), body, index);
+      auto end = lastUse(alloc.getResult(), body, index, padSourcesLive);
       if (!end)
         continue;
+      if (epilogueInputsLive && *end >= 0)
+        if (Operation *consumer = epilogueOf(ops[*end]))
+          end = index[consumer];
       unsigned bits = type.getElementType().getIntOrFloatBitWidth();
       int64_t bytes = type.getNumElements() * std::max(1u, (bits + 7) / 8);
       allocs.push_back(alloc);

@@ -86,7 +86,8 @@ func.func @main(%out: memref<12x16xf32>) {
 // dearest case of an scf.index_switch (2 of 1 and 2), the dearer branch of
 // an scf.if (3 of 1 and 3), comparisons and selects of data
 // (10 x (1 + 3) = 40). Free: casts, constants, index arithmetic and
-// comparisons. An f16 buffer is 2 bytes per element and an i1 buffer 1 byte.
+// comparisons, and the bounds checks of a padded read (the conjunction of
+// index comparisons and the select on it). An f16 buffer is 2 bytes per element and an i1 buffer 1 byte.
 
 // CHECK: module attributes {
 // CHECK-SAME: kiln.profile_bytes = array<i64: 24, 40>
@@ -118,7 +119,10 @@ func.func @main(%h: memref<8xf16>, %mask: memref<8xi1>, %f: memref<8xf32>,
   scf.for %i = %c0 to %c10 step %c1 {
     %j = arith.remui %i, %c8 : index
     %inside = arith.cmpi ult, %j, %c8 : index
-    %x = memref.load %f[%j] : memref<8xf32>
+    %above = arith.cmpi uge, %j, %c1 : index
+    %both = arith.andi %inside, %above : i1
+    %x0 = memref.load %f[%j] : memref<8xf32>
+    %x = arith.select %both, %x0, %x0 : f32
     %p = arith.cmpf olt, %x, %x : f32
     %s = scf.if %p -> (f32) {
       %n = arith.negf %x : f32

@@ -51,6 +51,11 @@ struct BufferBytes {
 /// The bytes `v` views, or failure where they are not known statically.
 mlir::FailureOr<BufferBytes> bufferBytes(mlir::Value v);
 
+/// Whether `kiln-gpu-contractions` makes a tiled GEMM kernel of `op` (on
+/// tensors or buffers: the op's maps and body qualify), which reads a
+/// zero-padded input through in its own tile loads.
+bool isGpuTiledContraction(mlir::linalg::LinalgOp op);
+
 /// The width of the CPU register tile along a contraction's vectorized
 /// output dim of `n` elements, with `lanes` elements per vector: `n` itself
 /// up to two vectors, else two vectors, or one when only one divides `n`

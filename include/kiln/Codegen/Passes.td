@@ -133,7 +133,27 @@ def KilnPlanMemory : Pass<"kiln-plan-memory", "::mlir::ModuleOp"> {
     %c0 = arith.constant 0 : index
     %a = memref.view %arena[%c0][] : memref<128xi8> to memref<4x8xf32>
     ```
+
+    With `pad-sources-live`, a buffer copied into a subview of another (a
+    padded copy: the interior of a convolution's padded input) lives as
+    long as that other buffer, so that a consumer of the padded buffer
+    may read the source in its place (`kiln-gpu-contractions` does).
+
+    With `epilogue-inputs-live`, a buffer whose last reader is a linalg
+    op stays live through the next op that writes memory when that op
+    reads what the linalg op wrote (an elementwise op after a
+    contraction: a bias, a residual add, an activation), so that the two
+    may run as one kernel (`kiln-gpu-contractions`' `fuse-epilogue`)
+    without the second writing over an input the first still reads.
   }];
+  let options = [
+    Option<"padSourcesLive", "pad-sources-live", "bool", "false",
+           "Keep a buffer copied into a subview of another live as long as "
+           "that other buffer">,
+    Option<"epilogueInputsLive", "epilogue-inputs-live", "bool", "false",
+           "Keep a linalg op's inputs live through the next op when that op "
+           "reads the linalg op's output">,
+  ];
   let dependentDialects = ["::mlir::memref::MemRefDialect",
                            "::mlir::arith::ArithDialect"];
 }
@@ -483,6 +503,42 @@ def KilnGpuReductionsInnermost
     ```
   }];
   let dependentDialects = ["::mlir::linalg::LinalgDialect"];
+}
+
+def KilnGpuFoldPads : Pass<"kiln-gpu-fold-pads", "::mlir::func::FuncOp"> {
+  let summary = "Makes GPU loop kernels read a padded input's source in "
+                "place of the padded tensor";
+  let description = [{
+    Runs on tensors, before bufferization. A padded input (a depthwise
+    convolution's, a pooling window's) would become a fill of a buffer
+    with the padding value and a copy of the source into its interior:
+    two kernels and a buffer only the consumer reads. Each linalg op
+    that reads a `tensor.pad` (static padding, a constant padding value,
+    the op its only user) becomes a generic that reads the pad's source
+    inside its body instead: at the index less the low padding, clamped
+    into the source, and the padding value selected where the index
+    falls outside it. The pad goes, and the memory plan sees the source
+    live until the consumer and no padded buffer.
+
+    ```mlir
+    %p = tensor.pad %x low[0, 0, 1, 1] high[0, 0, 1, 1] { yield %zero }
+    %y = linalg.generic ins(%p, %w ...) { ^bb0(%in, %wt, %acc): ... }
+    // becomes
+    %y = linalg.generic ins(%w ...) {
+      ^bb0(%wt, %acc):
+        %h = affine.apply (linalg.index 2, linalg.index 4) - 1
+        %ok = arith.cmpi ult, %h, 16  (and so on per padded dim)
+        %in = select(%ok, tensor.extract %x[..., select(%ok, %h, 0), ...], %zero)
+        ...
+    ```
+
+    Ops that `kiln-gpu-contractions` makes tiled GEMM kernels keep their
+    pads: those kernels read a zero-padded input through in their own
+    tile loads, which this body would hide from them.
+  }];
+  let dependentDialects = ["::mlir::affine::AffineDialect",
+                           "::mlir::arith::ArithDialect",
+                           "::mlir::tensor::TensorDialect"];
 }
 
 def KilnGpuVectorize : Pass<"kiln-gpu-vectorize", "::mlir::func::FuncOp"> {

@@ -128,9 +128,11 @@ bool uses(AffineMap map, unsigned d) {
 }
 
 /// Whether `op` is a static floating-point contraction the tiled kernel
-/// computes; fills `c`.
-LogicalResult matchContraction(linalg::LinalgOp op, Contraction &c) {
-  if (!op.hasPureBufferSemantics() || op.getNumDpsInputs() != 2 ||
+/// computes; fills `c`. Only ops on buffers, unless `onTensors`.
+LogicalResult matchContraction(linalg::LinalgOp op, Contraction &c,
+                               bool onTensors = false) {
+  if ((!onTensors && !op.hasPureBufferSemantics()) ||
+      op.getNumDpsInputs() != 2 ||
       op.getNumDpsInits() != 1 || !op.getBlock()) {
     return failure();
   }
@@ -1131,3 +1133,8 @@ struct GpuContractionsPass
   }
 };
 } // namespace
+
+bool kiln::isGpuTiledContraction(linalg::LinalgOp op) {
+  Contraction c;
+  return succeeded(matchContraction(op, c, /*onTensors=*/true));
+}

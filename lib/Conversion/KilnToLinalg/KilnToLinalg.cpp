@@ -796,6 +796,15 @@ FailureOr<Value> Lowering::lowerConv(Operation *op, RankedTensorType rt,
         [](OpBuilder &, Location, ValueRange a) -> Value { return a[0]; },
         {chan});
   };
+  // The body of a convolution as a generic: out + x * w.
+  auto multiplyAccumulate = [&](OpBuilder &nb, Location nl, ValueRange a) {
+    Value p = binaryBody<arith::MulFOp, arith::MulIOp>(isFloat(elt))(
+        nb, nl, a.take_front(2));
+    linalg::YieldOp::create(
+        nb, nl,
+        binaryBody<arith::AddFOp, arith::AddIOp>(isFloat(elt))(
+            nb, nl, ValueRange{a[2], p}));
+  };
   if (group == 1 && n == 2) {
     // The named op: codegen recognizes it (the CPU path turns it into a
     // GEMM over an im2col copy).
@@ -829,14 +838,7 @@ FailureOr<Value> Lowering::lowerConv(Operation *op, RankedTensorType rt,
                 AffineMap::get(nd, 0, wExprs, ctx),
                 AffineMap::get(nd, 0, outExprs, ctx)},
                iters,
-               [&](OpBuilder &nb, Location nl, ValueRange a) {
-                 Value p = binaryBody<arith::MulFOp, arith::MulIOp>(
-                     isFloat(elt))(nb, nl, a.take_front(2));
-                 linalg::YieldOp::create(
-                     nb, nl,
-                     binaryBody<arith::AddFOp, arith::AddIOp>(isFloat(elt))(
-                         nb, nl, ValueRange{a[2], p}));
-               })
+               multiplyAccumulate)
         .getResult(0);
   }
   if (n != 2)
@@ -844,6 +846,32 @@ FailureOr<Value> Lowering::lowerConv(Operation *op, RankedTensorType rt,
            failure();
   auto xpt = cast<RankedTensorType>(xp.getType());
   int64_t c = xt.getDimSize(1), f = wt.getDimSize(0);
+  if (group == c && group == f) {
+    // Depthwise (one input and one output channel per group): a generic
+    // over (n, c, oh, ow, kh, kw) whose output is the op's own NCHW
+    // result, so it starts from the bias like the others and shares its
+    // loops with the elementwise ops after it (no reshapes, no separate
+    // bias pass).
+    auto d = [&](unsigned i) { return getAffineDimExpr(i, ctx); };
+    SmallVector<AffineExpr> inExprs = {d(0), d(1)},
+                            wExprs = {d(1), getAffineConstantExpr(0, ctx)},
+                            outExprs = {d(0), d(1), d(2), d(3)};
+    for (int64_t i = 0; i < 2; ++i) {
+      inExprs.push_back(d(2 + i) * strides[i] + d(4 + i) * dil[i]);
+      wExprs.push_back(d(4 + i));
+    }
+    using IT = utils::IteratorType;
+    SmallVector<IT> iters = {IT::parallel,  IT::parallel,  IT::parallel,
+                             IT::parallel,  IT::reduction, IT::reduction};
+    return linalg::GenericOp::create(
+               b, loc, TypeRange{rt}, ValueRange{xp, w}, ValueRange{accInit()},
+               {AffineMap::get(6, 0, inExprs, ctx),
+                AffineMap::get(6, 0, wExprs, ctx),
+                AffineMap::get(6, 0, outExprs, ctx)},
+               iters,
+               multiplyAccumulate)
+        .getResult(0);
+  }
   auto xg = RankedTensorType::get({xpt.getDimSize(0), group, c / group,
                                    xpt.getDimSize(2), xpt.getDimSize(3)},
                                   elt);

@@ -56,14 +56,32 @@ func.func @conv1d(%x: tensor<1x3x9xf32>, %w: tensor<4x3x2xf32>) -> tensor<1x4x4x
 
 // -----
 
-// Grouped convolution uses the NGCHW form on reshaped operands.
+// A depthwise convolution (one input and one output channel per group) is
+// one generic over (n, c, oh, ow, kh, kw) on the operands as they are: the
+// weight's second dim is read at 0. Other grouped convolutions use the
+// NGCHW form on reshaped operands.
 
+// CHECK-DAG:   #[[$DWIN:.+]] = affine_map<(d0, d1, d2, d3, d4, d5) -> (d0, d1, d2 + d4, d3 + d5)>
+// CHECK-DAG:   #[[$DWW:.+]] = affine_map<(d0, d1, d2, d3, d4, d5) -> (d1, 0, d4, d5)>
+// CHECK-DAG:   #[[$DWOUT:.+]] = affine_map<(d0, d1, d2, d3, d4, d5) -> (d0, d1, d2, d3)>
 // CHECK-LABEL: func.func @depthwise
+// CHECK-NOT:     tensor.reshape
+// CHECK:         linalg.generic {indexing_maps = [#[[$DWIN]], #[[$DWW]], #[[$DWOUT]]], iterator_types = ["parallel", "parallel", "parallel", "parallel", "reduction", "reduction"]}
+// CHECK-SAME:      ins(%{{.+}}, %{{.+}} : tensor<1x4x8x8xf32>, tensor<4x1x3x3xf32>)
+// CHECK:           arith.mulf
+// CHECK:           arith.addf
+// CHECK-NOT:     linalg.conv_2d_ngchw_gfchw
+// CHECK-LABEL: func.func @grouped
+// CHECK:         tensor.reshape
 // CHECK:         linalg.conv_2d_ngchw_gfchw
-// CHECK-SAME:      -> tensor<1x4x1x6x6xf32>
+// CHECK-SAME:      -> tensor<1x2x3x6x6xf32>
 func.func @depthwise(%x: tensor<1x4x8x8xf32>, %w: tensor<4x1x3x3xf32>) -> tensor<1x4x6x6xf32> {
   %0 = kiln.conv(%x, %w) {group = 4 : i64} : (tensor<1x4x8x8xf32>, tensor<4x1x3x3xf32>) -> tensor<1x4x6x6xf32>
   return %0 : tensor<1x4x6x6xf32>
+}
+func.func @grouped(%x: tensor<1x4x8x8xf32>, %w: tensor<6x2x3x3xf32>) -> tensor<1x6x6x6xf32> {
+  %0 = kiln.conv(%x, %w) {group = 2 : i64} : (tensor<1x4x8x8xf32>, tensor<6x2x3x3xf32>) -> tensor<1x6x6x6xf32>
+  return %0 : tensor<1x6x6x6xf32>
 }
 
 // -----
