@@ -43,6 +43,7 @@ std::string bufferizeAndPlan(bool gpu) {
 void kiln::buildKilnToLinalgPipeline(OpPassManager &pm) {
   pm.addPass(createCanonicalizerPass());
   pm.addPass(createKilnInferShapes());
+  pm.addPass(createKilnFuseLayers());
   pm.addPass(createKilnFoldBatchNorm());
   pm.addPass(createCanonicalizerPass());
   pm.addNestedPass<func::FuncOp>(createConvertKilnToLinalg());

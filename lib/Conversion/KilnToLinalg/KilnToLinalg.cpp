@@ -136,6 +136,26 @@ Value elementwise(OpBuilder &b, Location loc, RankedTensorType resultType,
   return generic.getResult(0);
 }
 
+/// 1 / sqrt(sum / count + eps), element by element over `sum` (a sum of
+/// squares kept per row): a normalization's inverse deviation.
+Value inverseRootMean(OpBuilder &b, Location loc, Value sum, int64_t count,
+                      float eps) {
+  auto t = cast<RankedTensorType>(sum.getType());
+  Type elt = t.getElementType();
+  return elementwise(
+      b, loc, t, ValueRange{sum},
+      [&](OpBuilder &nb, Location nl, ValueRange a) -> Value {
+        Value mean = arith::DivFOp::create(nb, nl, a[0],
+                                           scalarConst(nb, nl, elt, count));
+        // 1 / sqrt: libm has no rsqrtf for math.rsqrt to call.
+        Value s = math::SqrtOp::create(
+            nb, nl,
+            arith::AddFOp::create(nb, nl, mean, scalarConst(nb, nl, elt, eps))
+                .getResult());
+        return arith::DivFOp::create(nb, nl, scalarConst(nb, nl, elt, 1), s);
+      });
+}
+
 /// An ONNX index (any integer type) as an `index` into a dim of `extent`:
 /// negative values count from the end.
 Value wrapIndex(OpBuilder &b, Location loc, Value raw, int64_t extent) {
@@ -416,6 +436,19 @@ scalarBody(Operation *op, Type elt, ArrayRef<bool> uns) {
       return arith::DivFOp::create(
           b, l, cst(b, l, 1), arith::AddFOp::create(b, l, cst(b, l, 1), e));
     };
+  if (name == "kiln.swish") {
+    // x * sigmoid(alpha * x); alpha = 1 is SiLU.
+    float al = floatAttr(op, "alpha", 1.0f);
+    return [cst, al](OpBuilder &b, Location l, ValueRange a) -> Value {
+      Value ax = al == 1.0f ? a[0]
+                            : arith::MulFOp::create(b, l, a[0], cst(b, l, al))
+                                  .getResult();
+      Value e = math::ExpOp::create(b, l,
+                                    arith::NegFOp::create(b, l, ax).getResult());
+      return arith::DivFOp::create(
+          b, l, a[0], arith::AddFOp::create(b, l, cst(b, l, 1), e));
+    };
+  }
   if (name == "kiln.hard_sigmoid" || name == "kiln.hard_swish") {
     bool swish = name == "kiln.hard_swish";
     float al = swish ? 1.0f / 6 : (alpha == 0 ? 0.2f : alpha);
@@ -2279,6 +2312,54 @@ FailureOr<SmallVector<Value>> Lowering::lowerOp(Operation *op) {
           return r;
         }));
   }
+  if (auto rms = dyn_cast<RMSNormalizationOp>(op)) {
+    // Y = X / sqrt(mean(X^2 over the dims from axis on) + epsilon) * scale,
+    // scale broadcast against the trailing dims.
+    Value x = rms.getX();
+    auto xt = cast<RankedTensorType>(x.getType());
+    int64_t rank = xt.getRank();
+    int64_t axis = rms.getAxis();
+    if (axis < 0)
+      axis += rank;
+    if (!isFloat(elt) || axis < 0 || axis >= rank)
+      return op->emitOpError("needs a float input and an axis within its "
+                             "rank"),
+             failure();
+    float eps = rms.getEpsilon().convertToFloat();
+    SmallVector<bool> reduced(rank, false);
+    SmallVector<int64_t> keptShape;
+    SmallVector<AffineExpr> keptExprs;
+    int64_t count = 1;
+    for (int64_t d = 0; d < rank; ++d) {
+      reduced[d] = d >= axis;
+      if (reduced[d]) {
+        count *= xt.getDimSize(d);
+      } else {
+        keptShape.push_back(xt.getDimSize(d));
+        keptExprs.push_back(getAffineDimExpr(d, ctx));
+      }
+    }
+    auto kept = RankedTensorType::get(keptShape, elt);
+    Value sq = reduceDims(
+        b, loc, x, reduced, kept, scalarConst(b, loc, elt, 0),
+        [](OpBuilder &nb, Location nl, Value v, Value acc) -> Value {
+          return arith::AddFOp::create(nb, nl, v, acc);
+        },
+        [](OpBuilder &nb, Location nl, Value v) -> Value {
+          return arith::MulFOp::create(nb, nl, v, v);
+        });
+    Value inv = inverseRootMean(b, loc, sq, count, eps);
+    Value y = elementwise(
+        b, loc, xt, ValueRange{x, inv, rms.getScale()},
+        [](OpBuilder &nb, Location nl, ValueRange a) -> Value {
+          return arith::MulFOp::create(
+              nb, nl, arith::MulFOp::create(nb, nl, a[0], a[1]).getResult(),
+              a[2]);
+        },
+        {AffineMap::getMultiDimIdentityMap(rank, ctx),
+         AffineMap::get(rank, 0, keptExprs, ctx)});
+    return SmallVector<Value>{y};
+  }
   if (isa<LayerNormalizationOp, InstanceNormalizationOp>(op)) {
     bool layer = isa<LayerNormalizationOp>(op);
     Value x = op->getOperand(0);
@@ -2328,18 +2409,7 @@ FailureOr<SmallVector<Value>> Lowering::lowerOp(Operation *op) {
                           [](OpBuilder &nb, Location nl, Value v) -> Value {
                             return arith::MulFOp::create(nb, nl, v, v);
                           });
-    Value invStd = elementwise(
-        b, loc, kept, ValueRange{sq},
-        [&](OpBuilder &nb, Location nl, ValueRange a) -> Value {
-          Value var = arith::DivFOp::create(nb, nl, a[0],
-                                            scalarConst(nb, nl, elt, count));
-          // 1 / sqrt: libm has no rsqrtf for math.rsqrt to call.
-          Value s = math::SqrtOp::create(
-              nb, nl,
-              arith::AddFOp::create(nb, nl, var, scalarConst(nb, nl, elt, eps))
-                  .getResult());
-          return arith::DivFOp::create(nb, nl, scalarConst(nb, nl, elt, 1), s);
-        });
+    Value invStd = inverseRootMean(b, loc, sq, count, eps);
     Value scale = op->getOperand(1);
     Value bias = layer ? getOnnxInput(op, 2) : op->getOperand(2);
     SmallVector<Value> ins = {centered, invStd, scale};

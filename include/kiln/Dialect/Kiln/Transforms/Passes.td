@@ -23,6 +23,53 @@ def KilnInferShapes : Pass<"kiln-infer-shapes"> {
   let dependentDialects = ["::kiln::KilnDialect"];
 }
 
+def KilnFuseLayers : Pass<"kiln-fuse-layers"> {
+  let summary = "Replaces the decomposed forms exporters write for LayerNorm, "
+                "RMSNorm, GELU and SiLU by one op each";
+  let description = [{
+    Recognizes the chains of primitive ops that PyTorch's exporters write
+    for layers ONNX (or an older opset) has no single op for, and replaces
+    each by the ONNX op it computes:
+
+    - LayerNorm: `ReduceMean(x)`, `d = Sub(x, mean)`, `ReduceMean(Pow(d, 2))`
+      (or `Mul(d, d)`), `Add(eps)`, `Sqrt`, `Div(d, .)` (or `Mul` by its
+      `Reciprocal` or `Div(1, .)`), then optionally `Mul` by a scale and
+      `Add` of a bias: `LayerNormalization(x, scale, bias)`.
+    - RMSNorm: `ReduceMean(Pow(x, 2))`, `Add(eps)`, `Sqrt`, `Reciprocal`
+      (or `Div(1, .)`), `Mul(x, .)` (or `Div(x, Sqrt)`), then optionally
+      `Mul` by a scale: `RMSNormalization(x, scale)`.
+    - GELU, erf form: `0.5 * x * (1 + Erf(x / sqrt(2)))` (or `x *
+      0.7071`), and tanh form: `0.5 * x * (1 + Tanh(sqrt(2/pi) * (x +
+      0.044715 * x^3)))`, `x^3` as `Pow(x, 3)` or two `Mul`s, the `0.5 *
+      x *` in any association: `Gelu(x)` with `approximate` none or tanh.
+    - SiLU: `Mul(x, Sigmoid(x))`: `Swish(x)` with `alpha` 1.
+
+    A chain fuses only when no value inside it has a user outside it, its
+    reductions are over trailing axes with the dims kept (axes a constant),
+    its constants have the expected values (within 1e-4 relative: sqrt(2)
+    and sqrt(2/pi) are written rounded), its epsilon is a constant, and its
+    scale and bias broadcast over the normalized dims only (1 over the
+    others); the types must be static. The fused op is named after the
+    chain's first node (`LayerNormalization(<node>)`), so kernels and
+    profile regions say what they come from.
+
+    ```mlir
+    %m = kiln.reduce_mean(%x, %axes) : ...
+    %d = kiln.sub(%x, %m) : ...
+    %p = kiln.pow(%d, %two) : ...
+    %v = kiln.reduce_mean(%p, %axes) : ...
+    %e = kiln.add(%v, %eps) : ...
+    %s = kiln.sqrt(%e) : ...
+    %n = kiln.div(%d, %s) : ...
+    %y = kiln.mul(%n, %gamma) : ...
+    %z = kiln.add(%y, %beta) : ...
+    // becomes
+    %z = kiln.layer_normalization(%x, %gamma, %beta) {axis = 2, epsilon = 1.0e-5} : ...
+    ```
+  }];
+  let dependentDialects = ["::kiln::KilnDialect"];
+}
+
 def KilnFoldBatchNorm : Pass<"kiln-fold-batch-norm"> {
   let summary = "Folds an inference BatchNormalization into the Conv before it";
   let description = [{
