@@ -629,6 +629,8 @@ private:
                                                  RankedTensorType rt);
   FailureOr<Value> lowerPool(Operation *op, RankedTensorType rt,
                              Value *indices = nullptr);
+  FailureOr<SmallVector<Value>> lowerAttention(AttentionOp op,
+                                               RankedTensorType rt);
 
   IRRewriter &b;
   const UnsignedOperands &unsignedOperands;
@@ -1234,6 +1236,341 @@ FailureOr<SmallVector<Value>> Lowering::lowerIntegerGemm(Operation *op,
         return quantizeScalar(nb, nl, x, zf, elt, outUns);
       },
       maps)};
+}
+
+/// Attention (opset 23/24), as ONNX's reference computes it: Q [B, Hq, Sq,
+/// D], K [B, Hkv, Skv, D] and V [B, Hkv, Skv, Dv] (or 3-D [B, S, H * D]
+/// with q_num_heads and kv_num_heads, split into heads first); past_key
+/// and past_value prepended to K and V along the sequence (present_key and
+/// present_value); scores = Q K^T * scale, one contraction over D, query
+/// head h reading K/V head h / (Hq / Hkv); softcap; the bias (the mask,
+/// added if float, -inf where false if bool; -inf above the causal
+/// diagonal, offset by the past length or by nonpad_kv_seqlen - Sq; -inf
+/// past each batch's nonpad_kv_seqlen) in one elementwise pass with the
+/// scale and softcap; softmax over the keys (upstream's decomposition); the
+/// product with V. f16 and bf16 compute in f32 and round once at the end.
+FailureOr<SmallVector<Value>> Lowering::lowerAttention(AttentionOp op,
+                                                       RankedTensorType rt) {
+  Location loc = op.getLoc();
+  MLIRContext *ctx = b.getContext();
+  auto typeOf = [](Value v) {
+    return v ? dyn_cast<RankedTensorType>(v.getType()) : RankedTensorType();
+  };
+  auto qt = typeOf(op.getQ()), kt = typeOf(op.getK()), vt = typeOf(op.getV());
+  if (!qt || !kt || !vt || qt.getRank() != kt.getRank() ||
+      qt.getRank() != vt.getRank() ||
+      (qt.getRank() != 4 && qt.getRank() != 3))
+    return op.emitOpError("needs Q, K and V all 4-D ([batch, heads, "
+                          "sequence, head size]) or all 3-D"),
+           failure();
+  if (qt.getRank() == 3 && (!op.getQNumHeads() || !op.getKvNumHeads()))
+    return op.emitOpError("needs q_num_heads and kv_num_heads for 3-D Q, K "
+                          "and V"),
+           failure();
+  if (static_cast<int64_t>(op.getLeftWindowSize()) != -1 ||
+      static_cast<int64_t>(op.getRightWindowSize()) != -1)
+    return op.emitOpError("sliding-window attention is not lowered yet"),
+           failure();
+  if (static_cast<bool>(op.getPastKey()) !=
+      static_cast<bool>(op.getPastValue()))
+    return op.emitOpError("needs past_key and past_value together"),
+           failure();
+  Type elt = qt.getElementType();
+  if (!isa<FloatType>(elt))
+    return op.emitOpError("needs float Q, K and V"), failure();
+  // Half types compute in f32.
+  Type ct = elt.isF16() || elt.isBF16() ? Type(b.getF32Type()) : elt;
+  auto convert = [&](Value v, Type to) -> Value {
+    auto t = cast<RankedTensorType>(v.getType());
+    if (t.getElementType() == to)
+      return v;
+    return elementwise(b, loc, t.clone(to), ValueRange{v},
+                       [&](OpBuilder &nb, Location nl, ValueRange a) {
+                         return convertScalar(nb, nl, a[0], to);
+                       });
+  };
+  auto permute = [&](Value v, ArrayRef<int64_t> perm) -> Value {
+    auto t = cast<RankedTensorType>(v.getType());
+    SmallVector<int64_t> shape;
+    for (int64_t p : perm)
+      shape.push_back(t.getDimSize(p));
+    return linalg::TransposeOp::create(b, loc, v,
+                                       emptyLike(b, loc, t.clone(shape)), perm)
+        .getResult()[0];
+  };
+  // 3-D [B, S, H * D] as [B, H, S, D].
+  auto heads = [&](Value v, int64_t h) -> Value {
+    auto t = cast<RankedTensorType>(v.getType());
+    if (t.getRank() == 4)
+      return v;
+    Value split = reshapeTo(
+        b, loc, v,
+        t.clone({t.getDimSize(0), t.getDimSize(1), h, t.getDimSize(2) / h}));
+    return permute(split, {0, 2, 1, 3});
+  };
+  int64_t qHeads = op.getQNumHeads().value_or(0);
+  int64_t kvHeadsAttr = op.getKvNumHeads().value_or(0);
+  if (qt.getRank() == 3 &&
+      (qHeads <= 0 || kvHeadsAttr <= 0 || qt.getDimSize(2) % qHeads ||
+       kt.getDimSize(2) % kvHeadsAttr || vt.getDimSize(2) % kvHeadsAttr))
+    return op.emitOpError("needs q_num_heads and kv_num_heads that divide "
+                          "the hidden sizes"),
+           failure();
+  Value q = convert(heads(op.getQ(), qHeads), ct);
+  Value k = heads(op.getK(), kvHeadsAttr);
+  Value v = heads(op.getV(), kvHeadsAttr);
+  // The cache: past ++ new along the sequence.
+  int64_t past = 0;
+  if (Value pastKey = op.getPastKey()) {
+    auto pt = typeOf(pastKey), pvt = typeOf(op.getPastValue());
+    auto k4 = cast<RankedTensorType>(k.getType());
+    auto v4 = cast<RankedTensorType>(v.getType());
+    if (!pt || !pvt || pt.getRank() != 4 || pvt.getRank() != 4 ||
+        pt.getDimSize(2) != pvt.getDimSize(2))
+      return op.emitOpError("needs 4-D past_key and past_value of one "
+                            "length"),
+             failure();
+    past = pt.getDimSize(2);
+    auto append = [&](Value before, Value after) -> Value {
+      auto bt = cast<RankedTensorType>(before.getType());
+      auto at = cast<RankedTensorType>(after.getType());
+      SmallVector<int64_t> shape(at.getShape());
+      shape[2] += bt.getDimSize(2);
+      auto outT = at.clone(shape);
+      Value acc = emptyLike(b, loc, outT);
+      int64_t offset = 0;
+      for (Value part : {before, after}) {
+        auto pt = cast<RankedTensorType>(part.getType());
+        SmallVector<OpFoldResult> offsets(4, b.getIndexAttr(0)), sizes,
+            strides(4, b.getIndexAttr(1));
+        offsets[2] = b.getIndexAttr(offset);
+        for (int64_t d : pt.getShape())
+          sizes.push_back(b.getIndexAttr(d));
+        acc = tensor::InsertSliceOp::create(b, loc, part, acc, offsets, sizes,
+                                            strides);
+        offset += pt.getDimSize(2);
+      }
+      return acc;
+    };
+    if (pt.getDimSize(0) != k4.getDimSize(0) ||
+        pt.getDimSize(1) != k4.getDimSize(1) ||
+        pt.getDimSize(3) != k4.getDimSize(3) ||
+        pvt.getDimSize(3) != v4.getDimSize(3))
+      return op.emitOpError("needs past_key and past_value shaped like K and "
+                            "V but for the sequence"),
+             failure();
+    k = append(pastKey, k);
+    v = append(op.getPastValue(), v);
+  }
+  Value presentKey = k, presentValue = v;
+  k = convert(k, ct);
+  v = convert(v, ct);
+  auto q4 = cast<RankedTensorType>(q.getType());
+  auto k4 = cast<RankedTensorType>(k.getType());
+  auto v4 = cast<RankedTensorType>(v.getType());
+  int64_t batch = q4.getDimSize(0), nHeads = q4.getDimSize(1);
+  int64_t sq = q4.getDimSize(2), d = q4.getDimSize(3);
+  int64_t kvHeads = k4.getDimSize(1), skv = k4.getDimSize(2);
+  int64_t dv = v4.getDimSize(3);
+  if (kvHeads <= 0 || nHeads % kvHeads != 0 || v4.getDimSize(1) != kvHeads ||
+      v4.getDimSize(2) != skv || k4.getDimSize(3) != d ||
+      k4.getDimSize(0) != batch || v4.getDimSize(0) != batch)
+    return op.emitOpError("needs K and V of one head count that divides "
+                          "Q's, one sequence length, and K's head size "
+                          "equal to Q's"),
+           failure();
+  int64_t group = nHeads / kvHeads;
+  double scale = op.getScale() ? op.getScale()->convertToDouble()
+                               : 1.0 / std::sqrt(static_cast<double>(d));
+  float softcap = op.getSoftcap().convertToFloat();
+  bool causal = op.getIsCausal() != 0;
+  auto dim = [&](unsigned i) { return getAffineDimExpr(i, ctx); };
+  using IT = utils::IteratorType;
+  SmallVector<IT> iters = {IT::parallel, IT::parallel, IT::parallel,
+                           IT::parallel, IT::reduction};
+  Value zero = scalarConst(b, loc, ct, 0);
+  auto mulAdd = [&](OpBuilder &nb, Location nl, ValueRange a) {
+    linalg::YieldOp::create(
+        nb, nl,
+        arith::AddFOp::create(nb, nl, a[2],
+                              arith::MulFOp::create(nb, nl, a[0], a[1]))
+            .getResult());
+  };
+  // A per-head product over loops (b, h, i, n, r): lhs[b, h, i, r] times
+  // the K/V operand at [b, h / group, ...], its last two indices `kvInner`.
+  AffineExpr kvHead = group == 1 ? dim(1) : dim(1).floorDiv(group);
+  auto headProduct = [&](Value lhs, Value kvOperand,
+                         ArrayRef<AffineExpr> kvInner, int64_t n) -> Value {
+    auto t = RankedTensorType::get({batch, nHeads, sq, n}, ct);
+    return linalg::GenericOp::create(
+               b, loc, TypeRange{t}, ValueRange{lhs, kvOperand},
+               ValueRange{filled(b, loc, t, zero)},
+               {AffineMap::get(5, 0, {dim(0), dim(1), dim(2), dim(4)}, ctx),
+                AffineMap::get(5, 0, {dim(0), kvHead, kvInner[0], kvInner[1]},
+                               ctx),
+                AffineMap::get(5, 0, {dim(0), dim(1), dim(2), dim(3)}, ctx)},
+               iters, mulAdd)
+        .getResult(0);
+  };
+  // scores[b, h, i, j] = sum_k Q[b, h, i, k] * K[b, h / group, j, k].
+  auto st = RankedTensorType::get({batch, nHeads, sq, skv}, ct);
+  Value scores = headProduct(q, k, {dim(3), dim(4)}, skv);
+  auto capped = [&](OpBuilder &nb, Location nl, Value s) -> Value {
+    s = arith::MulFOp::create(nb, nl, s, scalarConst(nb, nl, ct, scale));
+    if (softcap <= 0)
+      return s;
+    // Before the bias, so that -inf stays -inf.
+    Value cap = scalarConst(nb, nl, ct, softcap);
+    return arith::MulFOp::create(
+        nb, nl, cap,
+        math::TanhOp::create(nb, nl,
+                             arith::DivFOp::create(nb, nl, s, cap).getResult())
+            .getResult());
+  };
+  Value mask = op.getAttnMask();
+  bool boolMask = mask && cast<ShapedType>(mask.getType())
+                              .getElementType()
+                              .isInteger(1);
+  Value nonpad = op.getNonpadKvSeqlen();
+  SmallVector<Value> ins = {scores};
+  SmallVector<AffineMap> maps = {AffineMap::getMultiDimIdentityMap(4, ctx)};
+  if (mask) {
+    auto mt = typeOf(mask);
+    if (mt && mt.getRank() >= 1 && mt.getDimSize(mt.getRank() - 1) > 1 &&
+        mt.getDimSize(mt.getRank() - 1) < skv) {
+      // A mask shorter than the keys covers the first ones; the rest are
+      // masked out.
+      SmallVector<int64_t> low(mt.getRank(), 0), high(mt.getRank(), 0);
+      high.back() = skv - mt.getDimSize(mt.getRank() - 1);
+      Value fill =
+          boolMask ? arith::ConstantIntOp::create(b, loc, 0, 1).getResult()
+                   : scalarConst(b, loc, mt.getElementType(),
+                                 -std::numeric_limits<double>::infinity());
+      mask = padTensor(b, loc, mask, low, high, fill);
+      mt = typeOf(mask);
+    }
+    if (!mt || mt.getRank() > 4 ||
+        !llvm::all_of(llvm::seq<int64_t>(0, mt.getRank()), [&](int64_t i) {
+          int64_t m = mt.getDimSize(i), s = st.getDimSize(4 - mt.getRank() + i);
+          return m == 1 || m == s;
+        }))
+      return op.emitOpError("needs an attn_mask that broadcasts to [batch, "
+                            "heads, q sequence, kv sequence]"),
+             failure();
+    if (!boolMask && mt.getElementType() != elt)
+      return op.emitOpError("needs a bool attn_mask or one of Q's type"),
+             failure();
+    SmallVector<AffineExpr> exprs;
+    for (int64_t i = 0; i < mt.getRank(); ++i) {
+      int64_t r = 4 - mt.getRank() + i;
+      exprs.push_back(mt.getDimSize(i) == 1 && st.getDimSize(r) != 1
+                          ? getAffineConstantExpr(0, ctx)
+                          : dim(r));
+    }
+    ins.push_back(mask);
+    maps.push_back(AffineMap::get(4, 0, exprs, ctx));
+  }
+  if (nonpad) {
+    auto nt = typeOf(nonpad);
+    if (!nt || nt.getRank() != 1 || nt.getDimSize(0) != batch ||
+        !nt.getElementType().isInteger(64))
+      return op.emitOpError("needs an int64 nonpad_kv_seqlen of [batch]"),
+             failure();
+    ins.push_back(nonpad);
+    maps.push_back(AffineMap::get(4, 0, {dim(0)}, ctx));
+  }
+  maps.push_back(AffineMap::getMultiDimIdentityMap(4, ctx));
+  Value biased =
+      linalg::GenericOp::create(
+          b, loc, TypeRange{st}, ins, ValueRange{emptyLike(b, loc, st)}, maps,
+          SmallVector<IT>(4, IT::parallel),
+          [&](OpBuilder &nb, Location nl, ValueRange a) {
+            Value negInf = scalarConst(
+                nb, nl, ct, -std::numeric_limits<double>::infinity());
+            Value s = capped(nb, nl, a[0]);
+            unsigned next = 1;
+            if (mask) {
+              Value m = a[next++];
+              if (boolMask)
+                s = arith::SelectOp::create(nb, nl, m, s, negInf);
+              else
+                s = arith::AddFOp::create(nb, nl, s,
+                                          convertScalar(nb, nl, m, ct));
+            }
+            Value i = linalg::IndexOp::create(nb, nl, 2);
+            Value j = linalg::IndexOp::create(nb, nl, 3);
+            auto keep = [&](Value ok) {
+              s = arith::SelectOp::create(nb, nl, ok, s, negInf);
+            };
+            auto idx = [&](Value v) {
+              return arith::IndexCastOp::create(nb, nl, nb.getIndexType(), v)
+                  .getResult();
+            };
+            auto cst = [&](int64_t c) {
+              return arith::ConstantIndexOp::create(nb, nl, c).getResult();
+            };
+            Value valid = nonpad ? idx(a[next]) : Value();
+            if (valid) // Keys past the batch's valid length.
+              keep(arith::CmpIOp::create(nb, nl, arith::CmpIPredicate::slt, j,
+                                         valid));
+            if (causal) {
+              // Key j is seen from query i when j <= i + offset: the past
+              // length, or the valid length less Sq with nonpad_kv_seqlen.
+              Value offset = cst(past);
+              if (valid && !past)
+                offset = arith::SubIOp::create(nb, nl, valid, cst(sq));
+              Value limit = arith::AddIOp::create(nb, nl, i, offset);
+              keep(arith::CmpIOp::create(nb, nl, arith::CmpIPredicate::sle, j,
+                                         limit));
+            }
+            linalg::YieldOp::create(nb, nl, s);
+          })
+          .getResult(0);
+  auto sm = linalg::SoftmaxOp::create(b, loc, TypeRange{st}, biased,
+                                      emptyLike(b, loc, st), 3);
+  auto parts = cast<linalg::AggregatedOpInterface>(sm.getOperation())
+                   .decomposeOperation(b);
+  if (failed(parts))
+    return op.emitOpError("softmax decomposition failed"), failure();
+  Value probs = (*parts)[0];
+  b.eraseOp(sm);
+  if (op->hasAttr("kiln.zero_nan_rows")) {
+    // Set by kiln-fuse-layers for SDPA's guard: a row the mask hides
+    // whole (NaN probabilities) gives zeros.
+    probs = elementwise(b, loc, st, ValueRange{probs},
+                        [&](OpBuilder &nb, Location nl, ValueRange a) {
+                          Value nan = arith::CmpFOp::create(
+                              nb, nl, arith::CmpFPredicate::UNO, a[0], a[0]);
+                          return arith::SelectOp::create(
+                                     nb, nl, nan, scalarConst(nb, nl, ct, 0),
+                                     a[0])
+                              .getResult();
+                        });
+  }
+  // Y[b, h, i, e] = sum_j P[b, h, i, j] * V[b, h / group, j, e].
+  Value y = headProduct(probs, v, {dim(4), dim(3)}, dv);
+  y = convert(y, elt);
+  if (qt.getRank() == 3)
+    y = reshapeTo(b, loc, permute(y, {0, 2, 1, 3}), rt);
+  SmallVector<Value> results = {y};
+  if (op.getPresentKey())
+    results.push_back(presentKey);
+  if (op.getPresentValue())
+    results.push_back(presentValue);
+  if (Value qk = op.getQkMatmulOutput()) {
+    // 0 and 1: the scaled (and capped) scores; 2: with the bias; 3: the
+    // probabilities.
+    int64_t mode = op.getQkMatmulOutputMode();
+    Value out = mode == 3 ? probs : mode == 2 ? biased : Value();
+    if (!out)
+      out = elementwise(b, loc, st, ValueRange{scores},
+                        [&](OpBuilder &nb, Location nl, ValueRange a) {
+                          return capped(nb, nl, a[0]);
+                        });
+    results.push_back(convert(out, cast<ShapedType>(qk.getType())
+                                       .getElementType()));
+  }
+  return results;
 }
 
 /// MaxPool, AveragePool (and LpPool's sum); `indices`, for MaxPool, also
@@ -2001,6 +2338,8 @@ FailureOr<SmallVector<Value>> Lowering::lowerOp(Operation *op) {
     }
     return one(sw.getResult(0));
   }
+  if (auto att = dyn_cast<AttentionOp>(op))
+    return lowerAttention(att, rt);
   if (isa<SoftmaxOp, LogSoftmaxOp>(op)) {
     Value x = op->getOperand(0);
     int64_t axis = intAttr(op, "axis", -1);

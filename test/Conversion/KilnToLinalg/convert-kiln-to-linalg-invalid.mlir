@@ -435,3 +435,20 @@ func.func @momentum_vector_r(%r: tensor<2xf32>, %t: tensor<i64>, %x: tensor<2xf3
   %0:2 = kiln.momentum(%r, %t, %x, %g, %v) {alpha = 0.9 : f32, beta = 0.1 : f32, mode = "standard", norm_coefficient = 0.0 : f32} : (tensor<2xf32>, tensor<i64>, tensor<2xf32>, tensor<2xf32>, tensor<2xf32>) -> (tensor<2xf32>, tensor<2xf32>)
   return %0#0, %0#1 : tensor<2xf32>, tensor<2xf32>
 }
+
+// -----
+
+// Attention refuses by name what it does not lower.
+func.func @attention_window(%q: tensor<1x2x4x8xf32>) -> tensor<1x2x4x8xf32> {
+  // expected-error @+1 {{sliding-window attention is not lowered yet}}
+  %0 = kiln.attention(%q, %q, %q) {left_window_size = 2 : i64} : (tensor<1x2x4x8xf32>, tensor<1x2x4x8xf32>, tensor<1x2x4x8xf32>) -> tensor<1x2x4x8xf32>
+  return %0 : tensor<1x2x4x8xf32>
+}
+
+// -----
+
+func.func @attention_heads(%q: tensor<1x3x4x8xf32>, %k: tensor<1x2x4x8xf32>) -> tensor<1x3x4x8xf32> {
+  // expected-error @+1 {{needs K and V of one head count that divides Q's}}
+  %0 = kiln.attention(%q, %k, %k) : (tensor<1x3x4x8xf32>, tensor<1x2x4x8xf32>, tensor<1x2x4x8xf32>) -> tensor<1x3x4x8xf32>
+  return %0 : tensor<1x3x4x8xf32>
+}

@@ -9,11 +9,22 @@ order included), for kiln-fuse-layers' end-to-end test:
   Erf, Add 1, Mul x, Mul 0.5), GELU tanh (x^3 as two Muls, every constant
   first), and the hand-written RMSNorm (Pow, ReduceMean, Add, Sqrt,
   Div(1, .), Mul x, Mul w);
+  Attention as a hand-written module writes it (K^T a Transpose, the
+  product divided by sqrt(d), no mask), and as the TorchScript exporter
+  writes Hugging Face's SDPA attention (Q and K^T each times d^-1/4, a
+  -inf mask from Where that hides every key of batch 1, then the guard
+  Where(IsNaN(P), 0, P));
 - dyn18.onnx (opset 18, as `torch.onnx.export` writes): torch.nn.RMSNorm
   (Reciprocal, axes positive), GELU erf (0.5 * (1 + erf) first, then x),
-  GPT-2's gelu_new (Pow 3, 0.5 * x aside), SiLU (Sigmoid, Mul).
+  GPT-2's gelu_new (Pow 3, 0.5 * x aside), SiLU (Sigmoid, Mul), and
+  Hugging Face's eager attention (K^T from a [0, 2, 3, 1] Transpose of the
+  [B, S, H, D] view, the product times 1/sqrt(d), a finite mask from
+  Where(cond, 0, float32 min)) and its SDPA attention with the guard
+  behind that finite mask.
 
-Each layer reads the input x [2, 8, 32] and is one graph output.
+Each layer reads the input x [2, 8, 32] and is one graph output of the
+same shape (attention: 4 heads of 8, Q, K and V from x times per-channel
+weights, the output's heads merged back).
 
   decomposed_layers.py OUTDIR
 """
@@ -55,6 +66,31 @@ class Graph:
         out = self.name(op.lower())
         self.nodes.append(helper.make_node(op, inputs, [out], name="/" + out, **attrs))
         return out
+
+    def heads(self, x, perm=(0, 2, 1, 3)):
+        """x [2, 8, 32] times a weight, as [2, 8, 4, 8] permuted."""
+        v = self.node("Reshape", [self.node("Mul", [x, self.weight([32], 1.0)]),
+                                  self.const([2, 8, 4, 8], np.int64, [4])])
+        return self.node("Transpose", [v], perm=list(perm))
+
+    def merge(self, y):
+        """[2, 4, 8, 8] back to [2, 8, 32]."""
+        t = self.node("Transpose", [y], perm=[0, 2, 1, 3])
+        return self.node("Reshape", [t, self.const([2, 8, 32], np.int64, [3])])
+
+    def mask(self, masked_value, all_hidden_batch=None):
+        """An additive [2, 1, 1, 8] mask: 0 where kept, `masked_value` on
+        the last 3 keys (on every key of `all_hidden_batch`)."""
+        keep = np.ones([2, 1, 1, 8], bool)
+        keep[:, :, :, 5:] = False
+        if all_hidden_batch is not None:
+            keep[all_hidden_batch] = False
+        cond = self.name("keep")
+        self.inits.append(numpy_helper.from_array(keep, cond))
+        return self.node("Where", [cond, self.const(0.0), self.const(masked_value)])
+
+    def guarded(self, p):
+        return self.node("Where", [self.node("IsNaN", [p]), self.const(0.0), p])
 
     def output(self, name, value):
         self.nodes.append(helper.make_node("Identity", [value], [name]))
@@ -98,6 +134,20 @@ def ts14():
     v = g.mean(g.node("Pow", [x, g.const(2.0)]), [-1])
     r = g.node("Div", [g.const(1.0), g.node("Sqrt", [g.node("Add", [v, g.const(1e-6)])])])
     g.output("rms_norm", g.node("Mul", [g.node("Mul", [x, r]), g.weight([32], 1.0)]))
+    # Hand-written attention.
+    q, k, v = g.heads(x), g.heads(x), g.heads(x)
+    kt = g.node("Transpose", [k], perm=[0, 1, 3, 2])
+    s = g.node("Div", [g.node("MatMul", [q, kt]), g.const(np.sqrt(8.0))])
+    p = g.node("Softmax", [s], axis=-1)
+    g.output("attention", g.merge(g.node("MatMul", [p, v])))
+    # SDPA with a -inf mask that hides batch 1 whole, and its guard.
+    q, k, v = g.heads(x), g.heads(x, (0, 2, 3, 1)), g.heads(x)
+    quarter = 8.0 ** -0.25
+    qs = g.node("Mul", [q, g.const(quarter)])
+    ks = g.node("Mul", [k, g.const(quarter)])
+    s = g.node("Add", [g.node("MatMul", [qs, ks]), g.mask(-np.inf, 1)])
+    p = g.guarded(g.node("Softmax", [s], axis=-1))
+    g.output("sdpa_hidden", g.merge(g.node("MatMul", [p, v])))
     return g.model()
 
 
@@ -120,6 +170,19 @@ def dyn18():
     g.output("gelu_new", g.node("Mul", [half_x, g.node("Add", [t, g.const(1.0)])]))
     # SiLU.
     g.output("silu", g.node("Mul", [x, g.node("Sigmoid", [x])]))
+    # Eager attention with a finite mask.
+    f32min = float(np.finfo(np.float32).min)
+    q, k, v = g.heads(x), g.heads(x, (0, 2, 3, 1)), g.heads(x)
+    s = g.node("Mul", [g.node("MatMul", [q, k]), g.const(8.0 ** -0.5)])
+    p = g.node("Softmax", [g.node("Add", [s, g.mask(f32min)])], axis=-1)
+    g.output("eager", g.merge(g.node("MatMul", [p, v])))
+    # SDPA behind the finite mask: the guard never fires.
+    q, k, v = g.heads(x), g.heads(x, (0, 2, 3, 1)), g.heads(x)
+    quarter = 8.0 ** -0.25
+    s = g.node("MatMul", [g.node("Mul", [q, g.const(quarter)]),
+                          g.node("Mul", [k, g.const(quarter)])])
+    p = g.guarded(g.node("Softmax", [g.node("Add", [s, g.mask(f32min)])], axis=-1))
+    g.output("sdpa", g.merge(g.node("MatMul", [p, v])))
     return g.model()
 
 

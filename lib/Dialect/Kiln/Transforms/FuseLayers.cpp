@@ -498,14 +498,210 @@ struct FuseSilu : OpRewritePattern<SigmoidOp> {
   }
 };
 
+constexpr const char *kZeroNaNRows = "kiln.zero_nan_rows";
+
+/// Whether every value of `mask` is finite, provably from how it is made:
+/// a constant of finite values, or a Where choosing between finite
+/// constants, through Cast, Expand, Reshape and Unsqueeze.
+bool provablyFinite(Value mask) {
+  Operation *def = mask.getDefiningOp();
+  while (isa_and_nonnull<CastOp, ExpandOp, ReshapeOp, UnsqueezeOp>(def)) {
+    mask = def->getOperand(0);
+    def = mask.getDefiningOp();
+  }
+  if (auto where = dyn_cast_or_null<WhereOp>(def))
+    return provablyFinite(where.getX()) && provablyFinite(where.getY());
+  DenseElementsAttr dense;
+  if (!matchPattern(mask, m_Constant(&dense)) ||
+      !isa<FloatType>(dense.getElementType()))
+    return false;
+  return llvm::all_of(dense.getValues<APFloat>(),
+                      [](const APFloat &f) { return f.isFinite(); });
+}
+
+/// The value `v` times a one-element constant, and that constant: `v * c`
+/// or `c * v` or `v / c`, its result used once. Else `v` and 1.
+std::pair<Value, double> unscaled(Value v) {
+  if (!v.hasOneUse())
+    return {v, 1.0};
+  if (auto mul = v.getDefiningOp<MulOp>()) {
+    for (int side = 0; side < 2; ++side)
+      if (std::optional<double> c = scalarOf(mul->getOperand(1 - side)))
+        return {mul->getOperand(side), *c};
+  }
+  if (auto div = v.getDefiningOp<DivOp>())
+    if (std::optional<double> c = scalarOf(div.getB()); c && *c != 0)
+      return {div.getA(), 1.0 / *c};
+  return {v, 1.0};
+}
+
+/// Attention: Softmax(Q K^T * scale (+ mask)) V, as exporters write it:
+/// the scale after the product (Div by sqrt(d), Mul by 1/sqrt(d)) or on
+/// both operands (SDPA's Mul of Q and of K^T by d^-1/4), K^T a Transpose
+/// of K (or any [B, H, D, Skv] value), an additive float mask with one
+/// value per key, the probabilities read by the second MatMul directly,
+/// through a Cast to their own type, or through SDPA's guard Where(IsNaN(P),
+/// 0, P): dropped when the mask is provably finite (the guard then never
+/// fires), else kept as the op's `kiln.zero_nan_rows` attribute (a row
+/// the mask hides whole gives zeros).
+/// Becomes Attention(Q, K, V, mask) with that scale. Anchored at the
+/// Softmax. Not when the mask broadcasts over the keys, the batch or head
+/// dims of Q, K and V differ (MatMul would broadcast them), or a value
+/// inside has another user.
+struct FuseAttention : OpRewritePattern<SoftmaxOp> {
+  using OpRewritePattern::OpRewritePattern;
+
+  LogicalResult matchAndRewrite(SoftmaxOp softmax,
+                                PatternRewriter &rewriter) const override {
+    auto st = staticFloatTensor(softmax.getInput());
+    auto axis = static_cast<int64_t>(softmax.getAxis());
+    if (!st || st.getRank() != 4 || (axis != -1 && axis != 3) ||
+        !softmax.getInput().hasOneUse())
+      return failure();
+    SmallVector<Operation *> chain;
+    // The bias: Add(scores, mask) either way round.
+    Value logits = softmax.getInput(), mask;
+    MatMulOp qk;
+    double scale = 1.0;
+    auto matchScores = [&](Value v) {
+      auto [product, c] = unscaled(v);
+      auto mm = product.getDefiningOp<MatMulOp>();
+      if (!mm || !mm.getY().hasOneUse())
+        return false;
+      qk = mm;
+      scale = c;
+      if (product != v)
+        chain.push_back(v.getDefiningOp());
+      return true;
+    };
+    if (auto add = logits.getDefiningOp<AddOp>()) {
+      for (int side = 0; side < 2 && !qk; ++side)
+        if (matchScores(add->getOperand(side)))
+          mask = add->getOperand(1 - side);
+      if (!qk)
+        return failure();
+      chain.push_back(add);
+    } else if (!matchScores(logits)) {
+      return failure();
+    }
+    chain.push_back(qk);
+    // Scales on the operands.
+    auto [q, qScale] = unscaled(qk.getA());
+    auto [kT, kScale] = unscaled(qk.getB());
+    scale *= qScale * kScale;
+    if (q != qk.getA())
+      chain.push_back(qk.getA().getDefiningOp());
+    if (kT != qk.getB())
+      chain.push_back(qk.getB().getDefiningOp());
+    chain.push_back(softmax);
+    // The probabilities' reader.
+    Value p = softmax.getOutput();
+    bool guarded = false;
+    if (auto cast = soleUserOf<CastOp>(p);
+        cast && cast.getOutput().getType() == p.getType()) {
+      chain.push_back(cast);
+      p = cast.getOutput();
+    } else if (!p.hasOneUse()) {
+      // SDPA's guard: Where(IsNaN(P), 0, P).
+      IsNaNOp isNan;
+      WhereOp where;
+      for (Operation *user : p.getUsers()) {
+        if (auto n = dyn_cast<IsNaNOp>(user))
+          isNan = n;
+        else if (auto w = dyn_cast<WhereOp>(user))
+          where = w;
+        else
+          return failure();
+      }
+      if (!isNan || !where || !isNan.getY().hasOneUse() ||
+          where.getCondition() != isNan.getY() || where.getY() != p ||
+          !isConstant(where.getX(), 0.0) ||
+          where.getOutput().getType() != p.getType())
+        return failure();
+      chain.push_back(isNan);
+      chain.push_back(where);
+      p = where.getOutput();
+      guarded = true;
+    }
+    auto pv = soleUserOf<MatMulOp>(p);
+    if (!pv || pv.getA() != p)
+      return failure();
+    chain.push_back(pv);
+    // A guard that may fire (a mask with -inf can mask a whole row, whose
+    // probabilities are then NaN) stays part of the op's meaning.
+    bool zeroNaNRows = guarded && mask && !provablyFinite(mask);
+    // Shapes: Q [B, H, Sq, D], K^T [B, H, D, Skv], V [B, H, Skv, Dv].
+    Value v = pv.getB();
+    auto qt = staticFloatTensor(q), kTt = staticFloatTensor(kT);
+    auto vt = staticFloatTensor(v), yt = staticFloatTensor(pv.getY());
+    if (!qt || !kTt || !vt || !yt || qt.getRank() != 4 ||
+        kTt.getRank() != 4 || vt.getRank() != 4 ||
+        qt.getShape().take_front(2) != kTt.getShape().take_front(2) ||
+        qt.getShape().take_front(2) != vt.getShape().take_front(2) ||
+        qt.getDimSize(3) != kTt.getDimSize(2) ||
+        kTt.getDimSize(3) != vt.getDimSize(2) ||
+        qt.getElementType() != kTt.getElementType() ||
+        qt.getElementType() != vt.getElementType())
+      return failure();
+    if (mask) {
+      auto mt = dyn_cast<RankedTensorType>(mask.getType());
+      if (!mt || !mt.hasStaticShape() || mt.getRank() < 1 ||
+          mt.getRank() > 4 ||
+          mt.getElementType() != qt.getElementType() ||
+          mt.getDimSize(mt.getRank() - 1) != st.getDimSize(3))
+        return failure();
+      for (int64_t i = 0; i < mt.getRank(); ++i) {
+        int64_t m = mt.getDimSize(i), s = st.getDimSize(4 - mt.getRank() + i);
+        if (m != 1 && m != s)
+          return failure();
+      }
+    }
+    Location loc = fusedLoc(rewriter, "Attention", chain);
+    // K as [B, H, Skv, D]: the Transpose that made K^T, composed with the
+    // swap of the last two dims, or a Transpose of K^T.
+    SmallVector<int64_t> swap = {0, 1, 3, 2}, perm = swap;
+    Value kSource = kT;
+    if (auto tr = kT.getDefiningOp<TransposeOp>();
+        tr && tr.getPerm() && tr.getPerm()->size() == 4) {
+      kSource = tr.getData();
+      for (int i = 0; i < 4; ++i)
+        perm[i] = (*tr.getPerm())[swap[i]];
+    }
+    Value k = kSource;
+    if (perm != SmallVector<int64_t>{0, 1, 2, 3}) {
+      auto kt = RankedTensorType::get({qt.getDimSize(0), qt.getDimSize(1),
+                                       kTt.getDimSize(3), kTt.getDimSize(2)},
+                                      qt.getElementType());
+      k = TransposeOp::create(rewriter, loc, kt, kSource,
+                              rewriter.getDenseI64ArrayAttr(perm));
+    }
+    OperationState state(loc, AttentionOp::getOperationName());
+    state.addOperands({q, k, v});
+    if (mask)
+      state.addOperands(mask);
+    state.addAttribute("operandSegmentSizes",
+                       rewriter.getDenseI32ArrayAttr(
+                           {1, 1, 1, mask ? 1 : 0, 0, 0, 0}));
+    state.addAttribute("resultSegmentSizes",
+                       rewriter.getDenseI32ArrayAttr({1, 0, 0, 0}));
+    state.addAttribute("scale",
+                       rewriter.getF32FloatAttr(static_cast<float>(scale)));
+    if (zeroNaNRows)
+      state.addAttribute(kZeroNaNRows, rewriter.getUnitAttr());
+    state.addTypes(yt);
+    rewriter.replaceOp(pv, rewriter.create(state)->getResults());
+    return success();
+  }
+};
+
 struct FuseLayersPass : public kiln::impl::KilnFuseLayersBase<FuseLayersPass> {
   void runOnOperation() override {
     RewritePatternSet patterns(&getContext());
     // LayerNorm before RMSNorm: a LayerNorm's variance is an RMSNorm
     // chain over the centered value, which FuseRMSNorm refuses anyway.
     patterns.add<FuseLayerNorm>(&getContext(), /*benefit=*/2);
-    patterns.add<FuseRMSNorm, FuseGeluErf, FuseGeluTanh, FuseSilu>(
-        &getContext());
+    patterns.add<FuseRMSNorm, FuseGeluErf, FuseGeluTanh, FuseSilu,
+                 FuseAttention>(&getContext());
     if (failed(applyPatternsGreedily(getOperation(), std::move(patterns))))
       return signalPassFailure();
   }

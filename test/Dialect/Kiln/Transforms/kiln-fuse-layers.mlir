@@ -298,3 +298,105 @@ func.func @silu(%x: tensor<4x16xf32>, %z: tensor<4x16xf32>) -> (tensor<4x16xf32>
   %3 = kiln.mul(%2, %z) : (tensor<4x16xf32>, tensor<4x16xf32>) -> tensor<4x16xf32>
   return %1, %3 : tensor<4x16xf32>, tensor<4x16xf32>
 }
+
+// -----
+
+// Attention as a hand-written module writes it: K^T a Transpose of K, the
+// product divided by sqrt(d), softmax, times V. K goes to the op as it is
+// (the Transpose composed with the swap is the identity); the scale is
+// 1 / sqrt(16).
+
+// CHECK-LABEL: func.func @attention
+// CHECK-SAME:    (%[[Q:.+]]: tensor<2x4x8x16xf32>, %[[K:.+]]: tensor<2x4x8x16xf32>, %[[V:.+]]: tensor<2x4x8x16xf32>)
+// CHECK-NEXT:    %[[Y:.+]] = kiln.attention(%[[Q]], %[[K]], %[[V]]) {scale = 2.500000e-01 : f32}
+// CHECK-NEXT:    return %[[Y]]
+func.func @attention(%q: tensor<2x4x8x16xf32>, %k: tensor<2x4x8x16xf32>, %v: tensor<2x4x8x16xf32>) -> tensor<2x4x8x16xf32> {
+  %c4 = kiln.constant dense<4.0> : tensor<f32>
+  %kt = kiln.transpose(%k) {perm = array<i64: 0, 1, 3, 2>} : (tensor<2x4x8x16xf32>) -> tensor<2x4x16x8xf32>
+  %s = kiln.matmul(%q, %kt) : (tensor<2x4x8x16xf32>, tensor<2x4x16x8xf32>) -> tensor<2x4x8x8xf32>
+  %d = kiln.div(%s, %c4) : (tensor<2x4x8x8xf32>, tensor<f32>) -> tensor<2x4x8x8xf32>
+  %p = kiln.softmax(%d) {axis = -1 : i64} : (tensor<2x4x8x8xf32>) -> tensor<2x4x8x8xf32>
+  %y = kiln.matmul(%p, %v) : (tensor<2x4x8x8xf32>, tensor<2x4x8x16xf32>) -> tensor<2x4x8x16xf32>
+  return %y : tensor<2x4x8x16xf32>
+}
+
+// -----
+
+// SDPA as the exporters write Hugging Face's attention: K^T a [0, 2, 3, 1]
+// Transpose of the [B, S, H, D] view, Q and K^T each times d^-1/4, an
+// additive mask, then the guard Where(IsNaN(P), 0, P). Behind a finite
+// mask (a Where between 0 and float32 min) the guard goes; behind a -inf
+// one it stays as kiln.zero_nan_rows. K is the [B, S, H, D] view
+// transposed by [0, 2, 1, 3].
+
+// CHECK-LABEL: func.func @sdpa
+// CHECK-SAME:    (%[[Q:.+]]: tensor<1x4x8x16xf32>, %[[KV:.+]]: tensor<1x8x4x16xf32>, %[[V:.+]]: tensor<1x4x8x16xf32>, %[[C:.+]]: tensor<1x1x8x8xi1>)
+// CHECK-DAG:     %[[FINITE:.+]] = kiln.where(%[[C]]
+// CHECK-DAG:     %[[NEGINF:.+]] = kiln.where(%[[C]]
+// CHECK:         %[[K:.+]] = kiln.transpose(%[[KV]]) {perm = array<i64: 0, 2, 1, 3>}
+// CHECK:         %[[A:.+]] = kiln.attention(%[[Q]], %[[K]], %[[V]], %[[FINITE]]) {scale = 2.500000e-01 : f32}
+// CHECK:         %[[K2:.+]] = kiln.transpose(%[[KV]]) {perm = array<i64: 0, 2, 1, 3>}
+// CHECK:         %[[B:.+]] = kiln.attention(%[[Q]], %[[K2]], %[[V]], %[[NEGINF]]) {kiln.zero_nan_rows, scale = 2.500000e-01 : f32}
+// CHECK-NOT:     kiln.softmax
+// CHECK:         return %[[A]], %[[B]]
+func.func @sdpa(%q: tensor<1x4x8x16xf32>, %kv: tensor<1x8x4x16xf32>, %v: tensor<1x4x8x16xf32>, %c: tensor<1x1x8x8xi1>) -> (tensor<1x4x8x16xf32>, tensor<1x4x8x16xf32>) {
+  %half = kiln.constant dense<0.5> : tensor<f32>
+  %zero = kiln.constant dense<0.0> : tensor<f32>
+  %min = kiln.constant dense<-3.40282347E+38> : tensor<f32>
+  %ninf = kiln.constant dense<0xFF800000> : tensor<f32>
+  %finite = kiln.where(%c, %zero, %min) : (tensor<1x1x8x8xi1>, tensor<f32>, tensor<f32>) -> tensor<1x1x8x8xf32>
+  %neginf = kiln.where(%c, %zero, %ninf) : (tensor<1x1x8x8xi1>, tensor<f32>, tensor<f32>) -> tensor<1x1x8x8xf32>
+  %kt = kiln.transpose(%kv) {perm = array<i64: 0, 2, 3, 1>} : (tensor<1x8x4x16xf32>) -> tensor<1x4x16x8xf32>
+  %qs = kiln.mul(%q, %half) : (tensor<1x4x8x16xf32>, tensor<f32>) -> tensor<1x4x8x16xf32>
+  %ks = kiln.mul(%kt, %half) : (tensor<1x4x16x8xf32>, tensor<f32>) -> tensor<1x4x16x8xf32>
+  %s = kiln.matmul(%qs, %ks) : (tensor<1x4x8x16xf32>, tensor<1x4x16x8xf32>) -> tensor<1x4x8x8xf32>
+  %b = kiln.add(%s, %finite) : (tensor<1x4x8x8xf32>, tensor<1x1x8x8xf32>) -> tensor<1x4x8x8xf32>
+  %p = kiln.softmax(%b) {axis = -1 : i64} : (tensor<1x4x8x8xf32>) -> tensor<1x4x8x8xf32>
+  %n = kiln.is_nan(%p) : (tensor<1x4x8x8xf32>) -> tensor<1x4x8x8xi1>
+  %g = kiln.where(%n, %zero, %p) : (tensor<1x4x8x8xi1>, tensor<f32>, tensor<1x4x8x8xf32>) -> tensor<1x4x8x8xf32>
+  %y = kiln.matmul(%g, %v) : (tensor<1x4x8x8xf32>, tensor<1x4x8x16xf32>) -> tensor<1x4x8x16xf32>
+  %kt2 = kiln.transpose(%kv) {perm = array<i64: 0, 2, 3, 1>} : (tensor<1x8x4x16xf32>) -> tensor<1x4x16x8xf32>
+  %qs2 = kiln.mul(%q, %half) : (tensor<1x4x8x16xf32>, tensor<f32>) -> tensor<1x4x8x16xf32>
+  %ks2 = kiln.mul(%kt2, %half) : (tensor<1x4x16x8xf32>, tensor<f32>) -> tensor<1x4x16x8xf32>
+  %s2 = kiln.matmul(%qs2, %ks2) : (tensor<1x4x8x16xf32>, tensor<1x4x16x8xf32>) -> tensor<1x4x8x8xf32>
+  %b2 = kiln.add(%neginf, %s2) : (tensor<1x1x8x8xf32>, tensor<1x4x8x8xf32>) -> tensor<1x4x8x8xf32>
+  %p2 = kiln.softmax(%b2) {axis = 3 : i64} : (tensor<1x4x8x8xf32>) -> tensor<1x4x8x8xf32>
+  %n2 = kiln.is_nan(%p2) : (tensor<1x4x8x8xf32>) -> tensor<1x4x8x8xi1>
+  %g2 = kiln.where(%n2, %zero, %p2) : (tensor<1x4x8x8xi1>, tensor<f32>, tensor<1x4x8x8xf32>) -> tensor<1x4x8x8xf32>
+  %y2 = kiln.matmul(%g2, %v) : (tensor<1x4x8x8xf32>, tensor<1x4x8x16xf32>) -> tensor<1x4x8x16xf32>
+  return %y, %y2 : tensor<1x4x8x16xf32>, tensor<1x4x8x16xf32>
+}
+
+// -----
+
+// Not attention:
+// - a mask that broadcasts over the keys ([1, 1, 8, 1]: one value per
+//   query row);
+// - a softmax over the query axis;
+// - scores with a second user;
+// - K with one batch where Q has two (MatMul broadcasts it);
+// - a scalar mask (one value for every key).
+
+// CHECK-LABEL: func.func @attention_not
+// CHECK-NOT:     kiln.attention
+func.func @attention_not(%q: tensor<2x4x8x16xf32>, %kt: tensor<2x4x16x8xf32>, %kt1: tensor<1x4x16x8xf32>, %v: tensor<2x4x8x16xf32>, %m: tensor<1x1x8x1xf32>) -> (tensor<2x4x8x16xf32>, tensor<2x4x8x16xf32>, tensor<2x4x8x16xf32>, tensor<2x4x8x8xf32>, tensor<2x4x8x16xf32>, tensor<2x4x8x16xf32>) {
+  %s = kiln.matmul(%q, %kt) : (tensor<2x4x8x16xf32>, tensor<2x4x16x8xf32>) -> tensor<2x4x8x8xf32>
+  %b = kiln.add(%s, %m) : (tensor<2x4x8x8xf32>, tensor<1x1x8x1xf32>) -> tensor<2x4x8x8xf32>
+  %p = kiln.softmax(%b) {axis = -1 : i64} : (tensor<2x4x8x8xf32>) -> tensor<2x4x8x8xf32>
+  %y = kiln.matmul(%p, %v) : (tensor<2x4x8x8xf32>, tensor<2x4x8x16xf32>) -> tensor<2x4x8x16xf32>
+  %s2 = kiln.matmul(%q, %kt) : (tensor<2x4x8x16xf32>, tensor<2x4x16x8xf32>) -> tensor<2x4x8x8xf32>
+  %p2 = kiln.softmax(%s2) {axis = 2 : i64} : (tensor<2x4x8x8xf32>) -> tensor<2x4x8x8xf32>
+  %y2 = kiln.matmul(%p2, %v) : (tensor<2x4x8x8xf32>, tensor<2x4x8x16xf32>) -> tensor<2x4x8x16xf32>
+  %s3 = kiln.matmul(%q, %kt) : (tensor<2x4x8x16xf32>, tensor<2x4x16x8xf32>) -> tensor<2x4x8x8xf32>
+  %p3 = kiln.softmax(%s3) {axis = -1 : i64} : (tensor<2x4x8x8xf32>) -> tensor<2x4x8x8xf32>
+  %y3 = kiln.matmul(%p3, %v) : (tensor<2x4x8x8xf32>, tensor<2x4x8x16xf32>) -> tensor<2x4x8x16xf32>
+  %s4 = kiln.matmul(%q, %kt1) : (tensor<2x4x8x16xf32>, tensor<1x4x16x8xf32>) -> tensor<2x4x8x8xf32>
+  %p4 = kiln.softmax(%s4) {axis = -1 : i64} : (tensor<2x4x8x8xf32>) -> tensor<2x4x8x8xf32>
+  %y4 = kiln.matmul(%p4, %v) : (tensor<2x4x8x8xf32>, tensor<2x4x8x16xf32>) -> tensor<2x4x8x16xf32>
+  %c = kiln.constant dense<1.0> : tensor<f32>
+  %s5 = kiln.matmul(%q, %kt) : (tensor<2x4x8x16xf32>, tensor<2x4x16x8xf32>) -> tensor<2x4x8x8xf32>
+  %b5 = kiln.add(%s5, %c) : (tensor<2x4x8x8xf32>, tensor<f32>) -> tensor<2x4x8x8xf32>
+  %p5 = kiln.softmax(%b5) {axis = -1 : i64} : (tensor<2x4x8x8xf32>) -> tensor<2x4x8x8xf32>
+  %y5 = kiln.matmul(%p5, %v) : (tensor<2x4x8x8xf32>, tensor<2x4x8x16xf32>) -> tensor<2x4x8x16xf32>
+  return %y, %y2, %y3, %s3, %y4, %y5 : tensor<2x4x8x16xf32>, tensor<2x4x8x16xf32>, tensor<2x4x8x16xf32>, tensor<2x4x8x8xf32>, tensor<2x4x8x16xf32>, tensor<2x4x8x16xf32>
+}

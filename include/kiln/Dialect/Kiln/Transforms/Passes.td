@@ -25,7 +25,7 @@ def KilnInferShapes : Pass<"kiln-infer-shapes"> {
 
 def KilnFuseLayers : Pass<"kiln-fuse-layers"> {
   let summary = "Replaces the decomposed forms exporters write for LayerNorm, "
-                "RMSNorm, GELU and SiLU by one op each";
+                "RMSNorm, GELU, SiLU and attention by one op each";
   let description = [{
     Recognizes the chains of primitive ops that PyTorch's exporters write
     for layers ONNX (or an older opset) has no single op for, and replaces
@@ -43,9 +43,22 @@ def KilnFuseLayers : Pass<"kiln-fuse-layers"> {
       0.044715 * x^3)))`, `x^3` as `Pow(x, 3)` or two `Mul`s, the `0.5 *
       x *` in any association: `Gelu(x)` with `approximate` none or tanh.
     - SiLU: `Mul(x, Sigmoid(x))`: `Swish(x)` with `alpha` 1.
+    - Attention: `MatMul(Softmax(MatMul(Q, K^T) * scale + mask), V)`, the
+      scale after the product (`Div` by sqrt(d), `Mul` by 1/sqrt(d)) or on
+      both operands (SDPA's `Mul` of Q and of K^T by d^-1/4), K^T a
+      `Transpose` (composed into the K the op reads) or any [B, H, D, S]
+      value, an optional additive mask with one value per key, the
+      probabilities read directly, through a no-op `Cast`, or through
+      SDPA's guard `Where(IsNaN(P), 0, P)`: `Attention(Q, K, V, mask)`
+      with that `scale`. The guard goes when the mask is provably finite
+      (a constant, or a `Where` between finite constants); otherwise it
+      stays as the unit attribute `kiln.zero_nan_rows` (a row the mask
+      hides whole gives zeros), which the lowering honors.
 
     A chain fuses only when no value inside it has a user outside it, its
     reductions are over trailing axes with the dims kept (axes a constant),
+    its batch and head dims match exactly (no MatMul broadcasting), its
+    mask does not broadcast over the keys,
     its constants have the expected values (within 1e-4 relative: sqrt(2)
     and sqrt(2/pi) are written rounded), its epsilon is a constant, and its
     scale and bias broadcast over the normalized dims only (1 over the
