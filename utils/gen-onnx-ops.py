@@ -78,7 +78,7 @@ for name in """IsNaN IsInf Where Cast CastLike MatMul Gemm Conv ConvTranspose
 # Ops with constant folders (lib/Dialect/Kiln/IR/KilnFolders.cpp).
 FOLDERS = set("""Add Sub Mul Div Neg Identity Cast Shape Size Reshape Squeeze
     Unsqueeze Flatten Concat Gather Equal Where ConstantOfShape Slice
-    Range Mod""".split())
+    Range Mod Sqrt""".split())
 
 # Ops with side effects (random number generation).
 IMPURE = set("""RandomNormal RandomNormalLike RandomUniform RandomUniformLike

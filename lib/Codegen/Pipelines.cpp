@@ -40,10 +40,11 @@ std::string bufferizeAndPlan(bool gpu) {
 }
 } // namespace
 
-void kiln::buildKilnToLinalgPipeline(OpPassManager &pm) {
+void kiln::buildKilnToLinalgPipeline(OpPassManager &pm, bool fuseLayers) {
   pm.addPass(createCanonicalizerPass());
   pm.addPass(createKilnInferShapes());
-  pm.addPass(createKilnFuseLayers());
+  if (fuseLayers)
+    pm.addPass(createKilnFuseLayers());
   pm.addPass(createKilnFoldBatchNorm());
   pm.addPass(createCanonicalizerPass());
   pm.addNestedPass<func::FuncOp>(createConvertKilnToLinalg());

@@ -120,6 +120,12 @@ static cl::opt<bool>
                       "--parallel=false gives single-threaded code with no "
                       "OpenMP dependency)"),
              cl::init(true), cl::cat(category));
+static cl::opt<bool> fuseLayers(
+    "fuse-layers",
+    cl::desc("Replace the decomposed LayerNorm, RMSNorm, GELU, SiLU and "
+             "attention that exporters write by one op each "
+             "(kiln-fuse-layers; default on)"),
+    cl::init(true), cl::cat(category));
 static cl::opt<bool> report("report",
                             cl::desc("Print a compile report (signature, "
                                      "memory plan, code size) to stderr"),
@@ -460,7 +466,7 @@ int main(int argc, char **argv) {
   if (failed(applyPassManagerCLOptions(stage1)))
     return 1;
   stage1.enableTiming(rootTiming);
-  kiln::buildKilnToLinalgPipeline(stage1);
+  kiln::buildKilnToLinalgPipeline(stage1, fuseLayers);
   if (failed(stage1.run(*module)))
     return 1;
   if (emit == Emit::Linalg) {

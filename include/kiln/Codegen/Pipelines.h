@@ -35,9 +35,11 @@ struct CpuPipelineOptions
       llvm::cl::init(false)};
 };
 
-/// The graph stage: fold, infer shapes and lower every kiln op to linalg,
-/// tensor, arith and math on tensors (`kiln-to-linalg-pipeline`).
-void buildKilnToLinalgPipeline(mlir::OpPassManager &pm);
+/// The graph stage: fold, infer shapes, fuse decomposed layers (unless
+/// `fuseLayers` is false) and lower every kiln op to linalg, tensor, arith
+/// and math on tensors (`kiln-to-linalg-pipeline`).
+void buildKilnToLinalgPipeline(mlir::OpPassManager &pm,
+                               bool fuseLayers = true);
 
 /// Linalg on tensors to the LLVM dialect for the host CPU: elementwise
 /// fusion, convolutions as GEMMs, tiling and vectorization of contractions,

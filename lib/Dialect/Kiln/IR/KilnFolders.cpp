@@ -12,6 +12,8 @@
 #include "mlir/IR/BuiltinAttributes.h"
 #include "mlir/IR/TypeUtilities.h"
 
+#include <cmath>
+
 using namespace mlir;
 using namespace kiln;
 
@@ -158,6 +160,20 @@ OpFoldResult NegOp::fold(FoldAdaptor adaptor) {
   return {};
 }
 
+OpFoldResult SqrtOp::fold(FoldAdaptor adaptor) {
+  // f32 and f64 only: the square root in double precision, rounded once
+  // to f32, is the correctly rounded f32 square root.
+  auto x = dense(adaptor.getX());
+  if (!x || !(x.getElementType().isF32() || x.getElementType().isF64()))
+    return {};
+  bool f32 = x.getElementType().isF32();
+  return x.mapValues(x.getElementType(), [&](const APFloat &v) {
+    double r = std::sqrt(v.convertToDouble());
+    return f32 ? APFloat(static_cast<float>(r)).bitcastToAPInt()
+               : APFloat(r).bitcastToAPInt();
+  });
+}
+
 OpFoldResult IdentityOp::fold(FoldAdaptor) {
   if (getInput().getType() == getType())
     return getInput();
@@ -172,9 +188,23 @@ OpFoldResult CastOp::fold(FoldAdaptor adaptor) {
   if (!x || !type)
     return {};
   auto from = dyn_cast<IntegerType>(x.getElementType());
+  if (auto toFloat = dyn_cast<FloatType>(type.getElementType());
+      from && from.getWidth() > 1 && toFloat &&
+      (toFloat.isF16() || toFloat.isBF16() || toFloat.isF32() ||
+       toFloat.isF64())) {
+    // Integer to an IEEE float: round to nearest even, as the lowering's
+    // conversion does (a head size turned into a scale). The float8
+    // types' rounding and saturation modes are left to the lowering.
+    return x.mapValues(toFloat, [&](const APInt &v) {
+      APFloat f(toFloat.getFloatSemantics());
+      f.convertFromAPInt(v, /*IsSigned=*/!from.isUnsigned(),
+                         APFloat::rmNearestTiesToEven);
+      return f.bitcastToAPInt();
+    });
+  }
   auto to = dyn_cast<IntegerType>(type.getElementType());
-  // Integer-to-integer casts only: float conversions have rounding and
-  // saturation modes that are folded by the lowering, not here.
+  // Integer-to-integer casts; float sources have rounding and saturation
+  // modes that are folded by the lowering, not here.
   if (!from || !to || to.getWidth() == 1 || from.getWidth() == 1)
     return {};
   return x.mapValues(to, [&](const APInt &v) {

@@ -78,6 +78,35 @@ func.func @identity_cast(%x: tensor<2xf32>) -> (tensor<2xf32>, tensor<2xf32>, te
 
 // -----
 
+// The scale SDPA's TorchScript export computes from Q's shape folds: an
+// integer Cast to float (16777217 rounds to nearest even), then Sqrt and
+// Div. A float Cast and a float8 target stay (rounding and saturation
+// modes), and so does Sqrt of f16.
+
+// CHECK-LABEL: func.func @scale_from_shape
+// CHECK-DAG:     %[[F:.+]] = kiln.constant dense<[6.400000e+01, 0x4B800000]> : tensor<2xf32>
+// CHECK-DAG:     %[[S:.+]] = kiln.constant dense<1.250000e-01> : tensor<1xf32>
+// CHECK-DAG:     kiln.cast(%{{.+}}) {to = f16}
+// CHECK-DAG:     kiln.cast(%{{.+}}) {to = f8E4M3FN}
+// CHECK-DAG:     kiln.sqrt(%{{.+}}) : (tensor<1xf16>)
+// CHECK:         return %[[F]], %[[S]]
+func.func @scale_from_shape() -> (tensor<2xf32>, tensor<1xf32>, tensor<1xf16>, tensor<1xf8E4M3FN>, tensor<1xf16>) {
+  %n = kiln.constant dense<[64, 16777217]> : tensor<2xi64>
+  %d = kiln.constant dense<64> : tensor<1xi64>
+  %one = kiln.constant dense<1.0> : tensor<1xf32>
+  %h = kiln.constant dense<2.0> : tensor<1xf16>
+  %0 = kiln.cast(%n) {to = f32} : (tensor<2xi64>) -> tensor<2xf32>
+  %1 = kiln.cast(%d) {to = f32} : (tensor<1xi64>) -> tensor<1xf32>
+  %2 = kiln.sqrt(%1) : (tensor<1xf32>) -> tensor<1xf32>
+  %3 = kiln.div(%one, %2) : (tensor<1xf32>, tensor<1xf32>) -> tensor<1xf32>
+  %4 = kiln.cast(%one) {to = f16} : (tensor<1xf32>) -> tensor<1xf16>
+  %5 = kiln.cast(%d) {to = f8E4M3FN} : (tensor<1xi64>) -> tensor<1xf8E4M3FN>
+  %6 = kiln.sqrt(%h) : (tensor<1xf16>) -> tensor<1xf16>
+  return %0, %3, %4, %5, %6 : tensor<2xf32>, tensor<1xf32>, tensor<1xf16>, tensor<1xf8E4M3FN>, tensor<1xf16>
+}
+
+// -----
+
 // Reshape-like ops of a constant fold into a constant of the new shape.
 
 // CHECK-LABEL: func.func @reshape_const

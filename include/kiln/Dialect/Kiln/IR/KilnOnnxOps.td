@@ -2015,6 +2015,7 @@ def Kiln_SqrtOp : Kiln_OnnxOp<"sqrt", "Sqrt", 13, 6, "s", "s",
     AnyType:$X);
   let results = (outs
     AnyType:$Y);
+  let hasFolder = 1;
   let inferRule = "Same";
 }
 
