@@ -25,6 +25,7 @@
 #include "mlir/IR/PatternMatch.h"
 #include "mlir/Transforms/GreedyPatternRewriteDriver.h"
 
+#include <algorithm>
 #include <cmath>
 
 #define DEBUG_TYPE "kiln-fuse-layers"
@@ -656,6 +657,9 @@ struct FuseAttention : OpRewritePattern<SoftmaxOp> {
           return failure();
       }
     }
+    // Named after the Q K^T product, the chain's first node in the graph.
+    std::stable_partition(chain.begin(), chain.end(),
+                          [&](Operation *op) { return op == qk; });
     Location loc = fusedLoc(rewriter, "Attention", chain);
     // K as [B, H, Skv, D]: the Transpose that made K^T, composed with the
     // swap of the last two dims, or a Transpose of K^T.
