@@ -204,10 +204,23 @@ Value convertScalar(OpBuilder &b, Location loc, Value v, Type to,
   return arith::TruncIOp::create(b, loc, to, v);
 }
 
-/// Reshapes a static tensor to another static shape with the same count.
+/// Reshapes a static tensor to another static shape with the same count:
+/// an expand_shape or collapse_shape where the new shape only splits or
+/// only merges dims (a view even of a strided buffer, such as a Split
+/// slice split into heads), else tensor.reshape.
 Value reshapeTo(OpBuilder &b, Location loc, Value v, RankedTensorType to) {
   if (v.getType() == to)
     return v;
+  auto from = cast<RankedTensorType>(v.getType());
+  if (from.hasStaticShape() && to.hasStaticShape()) {
+    if (from.getRank() < to.getRank()) {
+      if (auto re = getReassociationIndicesForReshape(from, to))
+        return tensor::ExpandShapeOp::create(b, loc, to, v, *re);
+    } else if (from.getRank() > to.getRank()) {
+      if (auto re = getReassociationIndicesForReshape(from, to))
+        return tensor::CollapseShapeOp::create(b, loc, to, v, *re);
+    }
+  }
   SmallVector<int64_t> dims(to.getShape());
   auto shapeType =
       RankedTensorType::get({(int64_t)dims.size()}, b.getI64Type());

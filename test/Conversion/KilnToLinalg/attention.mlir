@@ -32,18 +32,18 @@ func.func @gqa_causal(%q: tensor<1x4x8x16xf32>, %k: tensor<1x2x8x16xf32>, %v: te
 // -----
 
 // 3-D inputs ([batch, sequence, heads * size]) are split into heads
-// (reshape, transpose) and the output merged back; f16 computes in f32 and
+// (expand_shape, transpose) and the output merged back; f16 computes in f32 and
 // rounds once; kiln.zero_nan_rows (from kiln-fuse-layers) zeroes NaN
 // probabilities.
 
 // CHECK-LABEL: func.func @three_d_f16
-// CHECK:         tensor.reshape %{{.+}} : (tensor<2x6x32xf16>, tensor<4xi64>) -> tensor<2x6x4x8xf16>
+// CHECK:         tensor.expand_shape %{{.+}} {{\[}}[0], [1], [2, 3]] output_shape [2, 6, 4, 8] : tensor<2x6x32xf16> into tensor<2x6x4x8xf16>
 // CHECK:         linalg.transpose
 // CHECK:         arith.extf %{{.+}} : f16 to f32
 // CHECK:         arith.cmpf uno
 // CHECK:         arith.truncf %{{.+}} : f32 to f16
 // CHECK:         linalg.transpose
-// CHECK:         tensor.reshape %{{.+}} : (tensor<2x6x4x8xf16>, tensor<3xi64>) -> tensor<2x6x32xf16>
+// CHECK:         tensor.collapse_shape %{{.+}} {{\[}}[0], [1], [2, 3]] : tensor<2x6x4x8xf16> into tensor<2x6x32xf16>
 func.func @three_d_f16(%q: tensor<2x6x32xf16>, %k: tensor<2x6x32xf16>, %v: tensor<2x6x32xf16>) -> tensor<2x6x32xf16> {
   %0 = kiln.attention(%q, %k, %v) {q_num_heads = 4 : i64, kv_num_heads = 4 : i64, kiln.zero_nan_rows} : (tensor<2x6x32xf16>, tensor<2x6x32xf16>, tensor<2x6x32xf16>) -> tensor<2x6x32xf16>
   return %0 : tensor<2x6x32xf16>

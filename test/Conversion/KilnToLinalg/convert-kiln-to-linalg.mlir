@@ -65,14 +65,14 @@ func.func @conv1d(%x: tensor<1x3x9xf32>, %w: tensor<4x3x2xf32>) -> tensor<1x4x4x
 // CHECK-DAG:   #[[$DWW:.+]] = affine_map<(d0, d1, d2, d3, d4, d5) -> (d1, 0, d4, d5)>
 // CHECK-DAG:   #[[$DWOUT:.+]] = affine_map<(d0, d1, d2, d3, d4, d5) -> (d0, d1, d2, d3)>
 // CHECK-LABEL: func.func @depthwise
-// CHECK-NOT:     tensor.reshape
+// CHECK-NOT:     tensor.expand_shape
 // CHECK:         linalg.generic {indexing_maps = [#[[$DWIN]], #[[$DWW]], #[[$DWOUT]]], iterator_types = ["parallel", "parallel", "parallel", "parallel", "reduction", "reduction"]}
 // CHECK-SAME:      ins(%{{.+}}, %{{.+}} : tensor<1x4x8x8xf32>, tensor<4x1x3x3xf32>)
 // CHECK:           arith.mulf
 // CHECK:           arith.addf
 // CHECK-NOT:     linalg.conv_2d_ngchw_gfchw
 // CHECK-LABEL: func.func @grouped
-// CHECK:         tensor.reshape
+// CHECK:         tensor.expand_shape %{{.+}} {{\[}}[0], [1, 2], [3], [4]] output_shape [1, 2, 2, 8, 8]
 // CHECK:         linalg.conv_2d_ngchw_gfchw
 // CHECK-SAME:      -> tensor<1x2x3x6x6xf32>
 func.func @depthwise(%x: tensor<1x4x8x8xf32>, %w: tensor<4x1x3x3xf32>) -> tensor<1x4x6x6xf32> {
@@ -141,7 +141,7 @@ func.func @softmax(%x: tensor<2x5xf32>) -> tensor<2x5xf32> {
 // Data movement: Reshape, Transpose, Concat, Slice, Gather.
 
 // CHECK-LABEL: func.func @movement
-// CHECK:         tensor.reshape
+// CHECK:         tensor.collapse_shape %{{.+}} {{\[}}[0, 1]] : tensor<2x3xf32> into tensor<6xf32>
 // CHECK:         linalg.transpose ins(%{{.+}} : tensor<2x3xf32>) outs(%{{.+}} : tensor<3x2xf32>) permutation = [1, 0]
 // CHECK:         tensor.insert_slice
 // CHECK:         tensor.insert_slice

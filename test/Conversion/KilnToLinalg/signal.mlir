@@ -239,7 +239,7 @@ func.func @mel_weight_matrix(%a: tensor<i32>, %b: tensor<i32>, %c: tensor<i32>, 
 
 // CHECK-LABEL: func.func @det_batched
 // CHECK-SAME:    %[[X:[^:]+]]: tensor<2x3x3x3xf32>
-// CHECK:         %[[MATS:.+]] = tensor.reshape %[[X]]({{.+}}) : (tensor<2x3x3x3xf32>, tensor<3xi64>) -> tensor<6x3x3xf32>
+// CHECK:         %[[MATS:.+]] = tensor.collapse_shape %[[X]] {{\[}}[0, 1], [2], [3]] : tensor<2x3x3x3xf32> into tensor<6x3x3xf32>
 // CHECK-DAG:     %[[C0:.+]] = arith.constant 0 : index
 // CHECK-DAG:     %[[C3:.+]] = arith.constant 3 : index
 // CHECK:         %[[LOOP:.+]]:2 = scf.for %[[K:.+]] = %[[C0]] to %[[C3]] step %{{.+}} iter_args(%[[A:.+]] = %[[MATS]], %[[D:.+]] = %{{.+}}) -> (tensor<6x3x3xf32>, tensor<6xf32>)
@@ -254,7 +254,7 @@ func.func @mel_weight_matrix(%a: tensor<i32>, %b: tensor<i32>, %c: tensor<i32>, 
 // CHECK:             arith.subf
 // CHECK:           %[[CP:.+]] = linalg.copy ins(%[[NA]] : tensor<6x3x3xf32>) outs(%[[A]] : tensor<6x3x3xf32>)
 // CHECK:           scf.yield %[[CP]], %[[ND]]
-// CHECK:         %[[R:.+]] = tensor.reshape %[[LOOP]]#1({{.+}}) : (tensor<6xf32>, tensor<2xi64>) -> tensor<2x3xf32>
+// CHECK:         %[[R:.+]] = tensor.expand_shape %[[LOOP]]#1 {{\[}}[0, 1]] output_shape [2, 3] : tensor<6xf32> into tensor<2x3xf32>
 // CHECK:         return %[[R]]
 func.func @det_batched(%x: tensor<2x3x3x3xf32>) -> tensor<2x3xf32> {
   %0 = kiln.det(%x) : (tensor<2x3x3x3xf32>) -> tensor<2x3xf32>
