@@ -29,13 +29,12 @@ void addPipeline(OpPassManager &pm, StringRef text) {
 /// place of the copy, and a contraction's inputs kept live through the
 /// elementwise op after it, which its kernel may run as an epilogue).
 std::string bufferizeAndPlan(bool gpu) {
-  return std::string(
-             "one-shot-bufferize{bufferize-function-boundaries "
-             "function-boundary-type-conversion=identity-layout-map},"
-             "kiln-flatten-globals,"
-             "buffer-results-to-out-params{hoist-static-allocs=true "
-             "modify-public-functions=true},"
-             "canonicalize,cse,canonicalize,kiln-plan-memory") +
+  return std::string("one-shot-bufferize{bufferize-function-boundaries "
+                     "function-boundary-type-conversion=identity-layout-map},"
+                     "kiln-flatten-globals,"
+                     "buffer-results-to-out-params{hoist-static-allocs=true "
+                     "modify-public-functions=true},"
+                     "canonicalize,cse,canonicalize,kiln-plan-memory") +
          (gpu ? "{pad-sources-live=true epilogue-inputs-live=true}," : ",");
 }
 } // namespace

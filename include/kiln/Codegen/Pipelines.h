@@ -38,8 +38,7 @@ struct CpuPipelineOptions
 /// The graph stage: fold, infer shapes, fuse decomposed layers (unless
 /// `fuseLayers` is false) and lower every kiln op to linalg, tensor, arith
 /// and math on tensors (`kiln-to-linalg-pipeline`).
-void buildKilnToLinalgPipeline(mlir::OpPassManager &pm,
-                               bool fuseLayers = true);
+void buildKilnToLinalgPipeline(mlir::OpPassManager &pm, bool fuseLayers = true);
 
 /// Linalg on tensors to the LLVM dialect for the host CPU: elementwise
 /// fusion, convolutions as GEMMs, tiling and vectorization of contractions,

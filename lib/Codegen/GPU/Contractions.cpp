@@ -132,8 +132,7 @@ bool uses(AffineMap map, unsigned d) {
 LogicalResult matchContraction(linalg::LinalgOp op, Contraction &c,
                                bool onTensors = false) {
   if ((!onTensors && !op.hasPureBufferSemantics()) ||
-      op.getNumDpsInputs() != 2 ||
-      op.getNumDpsInits() != 1 || !op.getBlock()) {
+      op.getNumDpsInputs() != 2 || op.getNumDpsInits() != 1 || !op.getBlock()) {
     return failure();
   }
   c.maps = op.getIndexingMapsArray();

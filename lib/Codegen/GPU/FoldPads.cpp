@@ -35,8 +35,7 @@ bool foldable(tensor::PadOp pad) {
          pad.getResultType().hasStaticShape() &&
          llvm::none_of(pad.getStaticLow(), ShapedType::isDynamic) &&
          pad.getConstantPaddingValue().getDefiningOp() &&
-         pad.getConstantPaddingValue().getParentRegion() !=
-             &pad.getRegion();
+         pad.getConstantPaddingValue().getParentRegion() != &pad.getRegion();
 }
 
 /// The element of `pad` at position `at` (one index per dim), read from
@@ -86,7 +85,8 @@ struct GpuFoldPads : public kiln::impl::KilnGpuFoldPadsBase<GpuFoldPads> {
     IRRewriter rewriter(&getContext());
     for (linalg::LinalgOp op : candidates) {
       rewriter.setInsertionPoint(op);
-      linalg::GenericOp generic = dyn_cast<linalg::GenericOp>(op.getOperation());
+      linalg::GenericOp generic =
+          dyn_cast<linalg::GenericOp>(op.getOperation());
       if (!generic) {
         FailureOr<linalg::GenericOp> g =
             linalg::generalizeNamedOp(rewriter, op);
@@ -111,8 +111,7 @@ struct GpuFoldPads : public kiln::impl::KilnGpuFoldPadsBase<GpuFoldPads> {
       auto replacement = linalg::GenericOp::create(
           rewriter, generic.getLoc(), generic->getResultTypes(), inputs,
           generic.getDpsInits(), maps, generic.getIteratorTypesArray());
-      rewriter.inlineRegionBefore(generic.getRegion(),
-                                  replacement.getRegion(),
+      rewriter.inlineRegionBefore(generic.getRegion(), replacement.getRegion(),
                                   replacement.getRegion().end());
       Block &body = replacement.getRegion().front();
       rewriter.setInsertionPointToStart(&body);

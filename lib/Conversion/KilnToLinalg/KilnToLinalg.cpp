@@ -101,6 +101,37 @@ Value extremum(OpBuilder &b, Location loc, Type t, bool lowest, bool uns) {
   return arith::ConstantOp::create(b, loc, b.getIntegerAttr(t, v));
 }
 
+AffineMap broadcastMap(RankedTensorType operand, RankedTensorType result) {
+  MLIRContext *ctx = result.getContext();
+  int64_t off = result.getRank() - operand.getRank();
+  SmallVector<AffineExpr> exprs;
+  for (int64_t d = 0; d < operand.getRank(); ++d)
+    exprs.push_back(operand.getDimSize(d) == 1 &&
+                            result.getDimSize(off + d) != 1
+                        ? getAffineConstantExpr(0, ctx)
+                        : getAffineDimExpr(off + d, ctx));
+  return AffineMap::get(result.getRank(), 0, exprs, ctx);
+}
+
+/// `parts` one after another along `axis`, into a tensor of type `to`.
+Value concatAlong(OpBuilder &b, Location loc, ValueRange parts, int64_t axis,
+                  RankedTensorType to) {
+  Value acc = emptyLike(b, loc, to);
+  int64_t offset = 0;
+  for (Value part : parts) {
+    auto t = cast<RankedTensorType>(part.getType());
+    SmallVector<OpFoldResult> offsets(to.getRank(), b.getIndexAttr(0)), sizes,
+        strides(to.getRank(), b.getIndexAttr(1));
+    offsets[axis] = b.getIndexAttr(offset);
+    for (int64_t d : t.getShape())
+      sizes.push_back(b.getIndexAttr(d));
+    acc = tensor::InsertSliceOp::create(b, loc, part, acc, offsets, sizes,
+                                        strides);
+    offset += t.getDimSize(axis);
+  }
+  return acc;
+}
+
 /// A `linalg.generic` over `resultType` whose inputs broadcast to it as
 /// ONNX multidirectional broadcasting says (aligned at the trailing dims).
 Value elementwise(OpBuilder &b, Location loc, RankedTensorType resultType,
@@ -109,21 +140,11 @@ Value elementwise(OpBuilder &b, Location loc, RankedTensorType resultType,
   MLIRContext *ctx = b.getContext();
   int64_t rank = resultType.getRank();
   SmallVector<AffineMap> maps;
-  for (auto [i, in] : llvm::enumerate(inputs)) {
-    if (i < customMaps.size()) {
-      maps.push_back(customMaps[i]);
-      continue;
-    }
-    auto t = cast<RankedTensorType>(in.getType());
-    int64_t off = rank - t.getRank();
-    SmallVector<AffineExpr> exprs;
-    for (int64_t d = 0; d < t.getRank(); ++d)
-      exprs.push_back(t.getDimSize(d) == 1 &&
-                              resultType.getDimSize(off + d) != 1
-                          ? getAffineConstantExpr(0, ctx)
-                          : getAffineDimExpr(off + d, ctx));
-    maps.push_back(AffineMap::get(rank, 0, exprs, ctx));
-  }
+  for (auto [i, in] : llvm::enumerate(inputs))
+    maps.push_back(
+        i < customMaps.size()
+            ? customMaps[i]
+            : broadcastMap(cast<RankedTensorType>(in.getType()), resultType));
   maps.push_back(AffineMap::getMultiDimIdentityMap(rank, ctx));
   SmallVector<utils::IteratorType> iters(rank, utils::IteratorType::parallel);
   auto generic = linalg::GenericOp::create(
@@ -453,11 +474,12 @@ scalarBody(Operation *op, Type elt, ArrayRef<bool> uns) {
     // x * sigmoid(alpha * x); alpha = 1 is SiLU.
     float al = floatAttr(op, "alpha", 1.0f);
     return [cst, al](OpBuilder &b, Location l, ValueRange a) -> Value {
-      Value ax = al == 1.0f ? a[0]
-                            : arith::MulFOp::create(b, l, a[0], cst(b, l, al))
-                                  .getResult();
-      Value e = math::ExpOp::create(b, l,
-                                    arith::NegFOp::create(b, l, ax).getResult());
+      Value ax =
+          al == 1.0f
+              ? a[0]
+              : arith::MulFOp::create(b, l, a[0], cst(b, l, al)).getResult();
+      Value e = math::ExpOp::create(
+          b, l, arith::NegFOp::create(b, l, ax).getResult());
       return arith::DivFOp::create(
           b, l, a[0], arith::AddFOp::create(b, l, cst(b, l, 1), e));
     };
@@ -848,10 +870,9 @@ FailureOr<Value> Lowering::lowerConv(Operation *op, RankedTensorType rt,
   auto multiplyAccumulate = [&](OpBuilder &nb, Location nl, ValueRange a) {
     Value p = binaryBody<arith::MulFOp, arith::MulIOp>(isFloat(elt))(
         nb, nl, a.take_front(2));
-    linalg::YieldOp::create(
-        nb, nl,
-        binaryBody<arith::AddFOp, arith::AddIOp>(isFloat(elt))(
-            nb, nl, ValueRange{a[2], p}));
+    linalg::YieldOp::create(nb, nl,
+                            binaryBody<arith::AddFOp, arith::AddIOp>(
+                                isFloat(elt))(nb, nl, ValueRange{a[2], p}));
   };
   if (group == 1 && n == 2) {
     // The named op: codegen recognizes it (the CPU path turns it into a
@@ -880,13 +901,12 @@ FailureOr<Value> Lowering::lowerConv(Operation *op, RankedTensorType rt,
     SmallVector<IT> iters(nd, IT::parallel);
     for (int64_t i = 2; i < 3 + n; ++i)
       iters[i] = IT::reduction;
-    return linalg::GenericOp::create(
-               b, loc, TypeRange{rt}, ValueRange{xp, w}, ValueRange{init},
-               {AffineMap::get(nd, 0, inExprs, ctx),
-                AffineMap::get(nd, 0, wExprs, ctx),
-                AffineMap::get(nd, 0, outExprs, ctx)},
-               iters,
-               multiplyAccumulate)
+    return linalg::GenericOp::create(b, loc, TypeRange{rt}, ValueRange{xp, w},
+                                     ValueRange{init},
+                                     {AffineMap::get(nd, 0, inExprs, ctx),
+                                      AffineMap::get(nd, 0, wExprs, ctx),
+                                      AffineMap::get(nd, 0, outExprs, ctx)},
+                                     iters, multiplyAccumulate)
         .getResult(0);
   }
   if (n != 2)
@@ -909,15 +929,14 @@ FailureOr<Value> Lowering::lowerConv(Operation *op, RankedTensorType rt,
       wExprs.push_back(d(4 + i));
     }
     using IT = utils::IteratorType;
-    SmallVector<IT> iters = {IT::parallel,  IT::parallel,  IT::parallel,
-                             IT::parallel,  IT::reduction, IT::reduction};
-    return linalg::GenericOp::create(
-               b, loc, TypeRange{rt}, ValueRange{xp, w}, ValueRange{accInit()},
-               {AffineMap::get(6, 0, inExprs, ctx),
-                AffineMap::get(6, 0, wExprs, ctx),
-                AffineMap::get(6, 0, outExprs, ctx)},
-               iters,
-               multiplyAccumulate)
+    SmallVector<IT> iters = {IT::parallel, IT::parallel,  IT::parallel,
+                             IT::parallel, IT::reduction, IT::reduction};
+    return linalg::GenericOp::create(b, loc, TypeRange{rt}, ValueRange{xp, w},
+                                     ValueRange{accInit()},
+                                     {AffineMap::get(6, 0, inExprs, ctx),
+                                      AffineMap::get(6, 0, wExprs, ctx),
+                                      AffineMap::get(6, 0, outExprs, ctx)},
+                                     iters, multiplyAccumulate)
         .getResult(0);
   }
   auto xg = RankedTensorType::get({xpt.getDimSize(0), group, c / group,
@@ -1271,14 +1290,9 @@ FailureOr<SmallVector<Value>> Lowering::lowerAttention(AttentionOp op,
   };
   auto qt = typeOf(op.getQ()), kt = typeOf(op.getK()), vt = typeOf(op.getV());
   if (!qt || !kt || !vt || qt.getRank() != kt.getRank() ||
-      qt.getRank() != vt.getRank() ||
-      (qt.getRank() != 4 && qt.getRank() != 3))
+      qt.getRank() != vt.getRank() || (qt.getRank() != 4 && qt.getRank() != 3))
     return op.emitOpError("needs Q, K and V all 4-D ([batch, heads, "
                           "sequence, head size]) or all 3-D"),
-           failure();
-  if (qt.getRank() == 3 && (!op.getQNumHeads() || !op.getKvNumHeads()))
-    return op.emitOpError("needs q_num_heads and kv_num_heads for 3-D Q, K "
-                          "and V"),
            failure();
   if (static_cast<int64_t>(op.getLeftWindowSize()) != -1 ||
       static_cast<int64_t>(op.getRightWindowSize()) != -1)
@@ -1286,8 +1300,7 @@ FailureOr<SmallVector<Value>> Lowering::lowerAttention(AttentionOp op,
            failure();
   if (static_cast<bool>(op.getPastKey()) !=
       static_cast<bool>(op.getPastValue()))
-    return op.emitOpError("needs past_key and past_value together"),
-           failure();
+    return op.emitOpError("needs past_key and past_value together"), failure();
   Type elt = qt.getElementType();
   if (!isa<FloatType>(elt))
     return op.emitOpError("needs float Q, K and V"), failure();
@@ -1326,8 +1339,8 @@ FailureOr<SmallVector<Value>> Lowering::lowerAttention(AttentionOp op,
   if (qt.getRank() == 3 &&
       (qHeads <= 0 || kvHeadsAttr <= 0 || qt.getDimSize(2) % qHeads ||
        kt.getDimSize(2) % kvHeadsAttr || vt.getDimSize(2) % kvHeadsAttr))
-    return op.emitOpError("needs q_num_heads and kv_num_heads that divide "
-                          "the hidden sizes"),
+    return op.emitOpError("needs q_num_heads and kv_num_heads for 3-D Q, K "
+                          "and V, dividing their hidden sizes"),
            failure();
   Value q = convert(heads(op.getQ(), qHeads), ct);
   Value k = heads(op.getK(), kvHeadsAttr);
@@ -1345,25 +1358,10 @@ FailureOr<SmallVector<Value>> Lowering::lowerAttention(AttentionOp op,
              failure();
     past = pt.getDimSize(2);
     auto append = [&](Value before, Value after) -> Value {
-      auto bt = cast<RankedTensorType>(before.getType());
       auto at = cast<RankedTensorType>(after.getType());
       SmallVector<int64_t> shape(at.getShape());
-      shape[2] += bt.getDimSize(2);
-      auto outT = at.clone(shape);
-      Value acc = emptyLike(b, loc, outT);
-      int64_t offset = 0;
-      for (Value part : {before, after}) {
-        auto pt = cast<RankedTensorType>(part.getType());
-        SmallVector<OpFoldResult> offsets(4, b.getIndexAttr(0)), sizes,
-            strides(4, b.getIndexAttr(1));
-        offsets[2] = b.getIndexAttr(offset);
-        for (int64_t d : pt.getShape())
-          sizes.push_back(b.getIndexAttr(d));
-        acc = tensor::InsertSliceOp::create(b, loc, part, acc, offsets, sizes,
-                                            strides);
-        offset += pt.getDimSize(2);
-      }
-      return acc;
+      shape[2] += past;
+      return concatAlong(b, loc, {before, after}, 2, at.clone(shape));
     };
     if (pt.getDimSize(0) != k4.getDimSize(0) ||
         pt.getDimSize(1) != k4.getDimSize(1) ||
@@ -1441,9 +1439,8 @@ FailureOr<SmallVector<Value>> Lowering::lowerAttention(AttentionOp op,
             .getResult());
   };
   Value mask = op.getAttnMask();
-  bool boolMask = mask && cast<ShapedType>(mask.getType())
-                              .getElementType()
-                              .isInteger(1);
+  bool boolMask =
+      mask && cast<ShapedType>(mask.getType()).getElementType().isInteger(1);
   Value nonpad = op.getNonpadKvSeqlen();
   SmallVector<Value> ins = {scores};
   SmallVector<AffineMap> maps = {AffineMap::getMultiDimIdentityMap(4, ctx)};
@@ -1455,10 +1452,10 @@ FailureOr<SmallVector<Value>> Lowering::lowerAttention(AttentionOp op,
       // masked out.
       SmallVector<int64_t> low(mt.getRank(), 0), high(mt.getRank(), 0);
       high.back() = skv - mt.getDimSize(mt.getRank() - 1);
-      Value fill =
-          boolMask ? arith::ConstantIntOp::create(b, loc, 0, 1).getResult()
-                   : scalarConst(b, loc, mt.getElementType(),
-                                 -std::numeric_limits<double>::infinity());
+      Value fill = boolMask
+                       ? arith::ConstantIntOp::create(b, loc, 0, 1).getResult()
+                       : scalarConst(b, loc, mt.getElementType(),
+                                     -std::numeric_limits<double>::infinity());
       mask = padTensor(b, loc, mask, low, high, fill);
       mt = typeOf(mask);
     }
@@ -1473,15 +1470,8 @@ FailureOr<SmallVector<Value>> Lowering::lowerAttention(AttentionOp op,
     if (!boolMask && mt.getElementType() != elt)
       return op.emitOpError("needs a bool attn_mask or one of Q's type"),
              failure();
-    SmallVector<AffineExpr> exprs;
-    for (int64_t i = 0; i < mt.getRank(); ++i) {
-      int64_t r = 4 - mt.getRank() + i;
-      exprs.push_back(mt.getDimSize(i) == 1 && st.getDimSize(r) != 1
-                          ? getAffineConstantExpr(0, ctx)
-                          : dim(r));
-    }
     ins.push_back(mask);
-    maps.push_back(AffineMap::get(4, 0, exprs, ctx));
+    maps.push_back(broadcastMap(mt, st));
   }
   if (nonpad) {
     auto nt = typeOf(nonpad);
@@ -1547,18 +1537,18 @@ FailureOr<SmallVector<Value>> Lowering::lowerAttention(AttentionOp op,
     return op.emitOpError("softmax decomposition failed"), failure();
   Value probs = (*parts)[0];
   b.eraseOp(sm);
-  if (op->hasAttr("kiln.zero_nan_rows")) {
+  if (op->hasAttr(kZeroNaNRowsAttrName)) {
     // Set by kiln-fuse-layers for SDPA's guard: a row the mask hides
     // whole (NaN probabilities) gives zeros.
-    probs = elementwise(b, loc, st, ValueRange{probs},
-                        [&](OpBuilder &nb, Location nl, ValueRange a) {
-                          Value nan = arith::CmpFOp::create(
-                              nb, nl, arith::CmpFPredicate::UNO, a[0], a[0]);
-                          return arith::SelectOp::create(
-                                     nb, nl, nan, scalarConst(nb, nl, ct, 0),
-                                     a[0])
-                              .getResult();
-                        });
+    probs =
+        elementwise(b, loc, st, ValueRange{probs},
+                    [&](OpBuilder &nb, Location nl, ValueRange a) {
+                      Value nan = arith::CmpFOp::create(
+                          nb, nl, arith::CmpFPredicate::UNO, a[0], a[0]);
+                      return arith::SelectOp::create(
+                                 nb, nl, nan, scalarConst(nb, nl, ct, 0), a[0])
+                          .getResult();
+                    });
   }
   // Y[b, h, i, e] = sum_j P[b, h, i, j] * V[b, h / group, j, e].
   Value y = headProduct(probs, v, {dim(4), dim(3)}, dv);
@@ -1580,8 +1570,8 @@ FailureOr<SmallVector<Value>> Lowering::lowerAttention(AttentionOp op,
                         [&](OpBuilder &nb, Location nl, ValueRange a) {
                           return capped(nb, nl, a[0]);
                         });
-    results.push_back(convert(out, cast<ShapedType>(qk.getType())
-                                       .getElementType()));
+    results.push_back(
+        convert(out, cast<ShapedType>(qk.getType()).getElementType()));
   }
   return results;
 }
@@ -2390,20 +2380,7 @@ FailureOr<SmallVector<Value>> Lowering::lowerOp(Operation *op) {
     int64_t axis = concat.getAxis();
     if (axis < 0)
       axis += rt.getRank();
-    Value acc = emptyLike(b, loc, rt);
-    int64_t offset = 0;
-    for (Value in : concat.getInputs()) {
-      auto t = cast<RankedTensorType>(in.getType());
-      SmallVector<OpFoldResult> offsets(rt.getRank(), b.getIndexAttr(0)), sizes,
-          strides(rt.getRank(), b.getIndexAttr(1));
-      offsets[axis] = b.getIndexAttr(offset);
-      for (int64_t d : t.getShape())
-        sizes.push_back(b.getIndexAttr(d));
-      acc = tensor::InsertSliceOp::create(b, loc, in, acc, offsets, sizes,
-                                          strides);
-      offset += t.getDimSize(axis);
-    }
-    return one(acc);
+    return one(concatAlong(b, loc, concat.getInputs(), axis, rt));
   }
   if (auto slice = dyn_cast<SliceOp>(op)) {
     auto xt = cast<RankedTensorType>(slice.getData().getType());
@@ -2664,65 +2641,23 @@ FailureOr<SmallVector<Value>> Lowering::lowerOp(Operation *op) {
           return r;
         }));
   }
-  if (auto rms = dyn_cast<RMSNormalizationOp>(op)) {
-    // Y = X / sqrt(mean(X^2 over the dims from axis on) + epsilon) * scale,
-    // scale broadcast against the trailing dims.
-    Value x = rms.getX();
+  if (isa<LayerNormalizationOp, InstanceNormalizationOp, RMSNormalizationOp>(
+          op)) {
+    // RMSNormalization is LayerNormalization without the centering and the
+    // bias: X / sqrt(mean(X^2) + epsilon) * scale.
+    bool layer = isa<LayerNormalizationOp>(op);
+    bool rms = isa<RMSNormalizationOp>(op);
+    Value x = op->getOperand(0);
     auto xt = cast<RankedTensorType>(x.getType());
     int64_t rank = xt.getRank();
-    int64_t axis = rms.getAxis();
+    int64_t axis = layer || rms ? intAttr(op, "axis", -1) : 2;
     if (axis < 0)
       axis += rank;
+    float eps = floatAttr(op, "epsilon", 1e-5f);
     if (!isFloat(elt) || axis < 0 || axis >= rank)
       return op->emitOpError("needs a float input and an axis within its "
                              "rank"),
              failure();
-    float eps = rms.getEpsilon().convertToFloat();
-    SmallVector<bool> reduced(rank, false);
-    SmallVector<int64_t> keptShape;
-    SmallVector<AffineExpr> keptExprs;
-    int64_t count = 1;
-    for (int64_t d = 0; d < rank; ++d) {
-      reduced[d] = d >= axis;
-      if (reduced[d]) {
-        count *= xt.getDimSize(d);
-      } else {
-        keptShape.push_back(xt.getDimSize(d));
-        keptExprs.push_back(getAffineDimExpr(d, ctx));
-      }
-    }
-    auto kept = RankedTensorType::get(keptShape, elt);
-    Value sq = reduceDims(
-        b, loc, x, reduced, kept, scalarConst(b, loc, elt, 0),
-        [](OpBuilder &nb, Location nl, Value v, Value acc) -> Value {
-          return arith::AddFOp::create(nb, nl, v, acc);
-        },
-        [](OpBuilder &nb, Location nl, Value v) -> Value {
-          return arith::MulFOp::create(nb, nl, v, v);
-        });
-    Value inv = inverseRootMean(b, loc, sq, count, eps);
-    Value y = elementwise(
-        b, loc, xt, ValueRange{x, inv, rms.getScale()},
-        [](OpBuilder &nb, Location nl, ValueRange a) -> Value {
-          return arith::MulFOp::create(
-              nb, nl, arith::MulFOp::create(nb, nl, a[0], a[1]).getResult(),
-              a[2]);
-        },
-        {AffineMap::getMultiDimIdentityMap(rank, ctx),
-         AffineMap::get(rank, 0, keptExprs, ctx)});
-    return SmallVector<Value>{y};
-  }
-  if (isa<LayerNormalizationOp, InstanceNormalizationOp>(op)) {
-    bool layer = isa<LayerNormalizationOp>(op);
-    Value x = op->getOperand(0);
-    auto xt = cast<RankedTensorType>(x.getType());
-    int64_t rank = xt.getRank();
-    int64_t axis = layer ? intAttr(op, "axis", -1) : 2;
-    if (axis < 0)
-      axis += rank;
-    float eps = floatAttr(op, "epsilon", 1e-5f);
-    if (!isFloat(elt))
-      return op->emitOpError("needs a float input"), failure();
     // Instance norm reduces the spatial dims of each (n, c).
     SmallVector<bool> reduced(rank, false);
     SmallVector<int64_t> keptShape;
@@ -2744,29 +2679,34 @@ FailureOr<SmallVector<Value>> Lowering::lowerOp(Operation *op) {
     auto add = [](OpBuilder &nb, Location nl, Value v, Value acc) -> Value {
       return arith::AddFOp::create(nb, nl, v, acc);
     };
-    Value sum = reduceDims(b, loc, x, reduced, kept, zero, add);
-    Value mean =
-        elementwise(b, loc, kept, ValueRange{sum},
-                    [&](OpBuilder &nb, Location nl, ValueRange a) -> Value {
-                      return arith::DivFOp::create(
-                          nb, nl, a[0], scalarConst(nb, nl, elt, count));
-                    });
-    Value centered =
-        elementwise(b, loc, xt, ValueRange{x, mean},
-                    [](OpBuilder &nb, Location nl, ValueRange a) -> Value {
-                      return arith::SubFOp::create(nb, nl, a[0], a[1]);
-                    },
-                    {ident, keptMap});
+    Value mean, centered = x;
+    if (!rms) {
+      Value sum = reduceDims(b, loc, x, reduced, kept, zero, add);
+      mean =
+          elementwise(b, loc, kept, ValueRange{sum},
+                      [&](OpBuilder &nb, Location nl, ValueRange a) -> Value {
+                        return arith::DivFOp::create(
+                            nb, nl, a[0], scalarConst(nb, nl, elt, count));
+                      });
+      centered =
+          elementwise(b, loc, xt, ValueRange{x, mean},
+                      [](OpBuilder &nb, Location nl, ValueRange a) -> Value {
+                        return arith::SubFOp::create(nb, nl, a[0], a[1]);
+                      },
+                      {ident, keptMap});
+    }
     Value sq = reduceDims(b, loc, centered, reduced, kept, zero, add,
                           [](OpBuilder &nb, Location nl, Value v) -> Value {
                             return arith::MulFOp::create(nb, nl, v, v);
                           });
     Value invStd = inverseRootMean(b, loc, sq, count, eps);
     Value scale = op->getOperand(1);
-    Value bias = layer ? getOnnxInput(op, 2) : op->getOperand(2);
+    Value bias = layer ? getOnnxInput(op, 2)
+                 : rms ? Value()
+                       : op->getOperand(2);
     SmallVector<Value> ins = {centered, invStd, scale};
     SmallVector<AffineMap> maps = {ident, keptMap};
-    if (!layer) {
+    if (!layer && !rms) {
       AffineMap chan = AffineMap::get(rank, 0, {getAffineDimExpr(1, ctx)}, ctx);
       maps.push_back(chan);
       if (bias)

@@ -58,6 +58,10 @@ Value filled(OpBuilder &b, Location loc, RankedTensorType t, Value scalar);
 /// for max/min identities and pads.
 Value extremum(OpBuilder &b, Location loc, Type t, bool lowest,
                bool uns = false);
+/// The indexing map of an operand of `operand`'s type broadcast to a result
+/// of `result`'s type by ONNX's rules: trailing-aligned, size-1 dims read
+/// at 0.
+mlir::AffineMap broadcastMap(RankedTensorType operand, RankedTensorType result);
 /// A `linalg.generic` over `resultType` whose inputs broadcast to it as
 /// ONNX multidirectional broadcasting says (aligned at the trailing dims);
 /// `customMaps` replace the maps of the first inputs.
@@ -73,6 +77,13 @@ Value convertScalar(OpBuilder &b, Location loc, Value v, Type to,
                     bool fromUnsigned = false, bool toUnsigned = false);
 /// Reshapes a static tensor to another static shape with the same count.
 Value reshapeTo(OpBuilder &b, Location loc, Value v, RankedTensorType to);
+/// `parts` one after another along `axis`, into a tensor of type `to`.
+Value concatAlong(OpBuilder &b, Location loc, ValueRange parts, int64_t axis,
+                  RankedTensorType to);
+/// 1 / sqrt(sum / count + eps) element by element: a normalization's
+/// inverse deviation from a sum of squares.
+Value inverseRootMean(OpBuilder &b, Location loc, Value sum, int64_t count,
+                      float eps);
 using ReduceCombineFn =
     mlir::function_ref<Value(OpBuilder &, Location, Value, Value)>;
 using ReducePreFn = mlir::function_ref<Value(OpBuilder &, Location, Value)>;

@@ -56,16 +56,40 @@ std::optional<double> scalarOf(Value v) {
     return f.convertToDouble();
   }
   if (elt.isSignlessInteger() || elt.isSignedInteger())
-    return static_cast<double>((*dense.getValues<APInt>().begin())
-                                   .getSExtValue());
+    return static_cast<double>(
+        (*dense.getValues<APInt>().begin()).getSExtValue());
   return std::nullopt;
 }
 
-/// Whether `v` is a one-element constant within a relative 1e-4 of `x`
-/// (exporters write sqrt(2) and sqrt(2/pi) rounded to f32 or shorter).
+/// Whether `c` is within a relative 1e-4 of `x` (exporters write sqrt(2)
+/// and sqrt(2/pi) rounded to f32 or shorter).
+bool near(double c, double x) { return std::abs(c - x) <= 1e-4 * std::abs(x); }
+
+/// Whether `v` is a one-element constant near `x`.
 bool isConstant(Value v, double x) {
   std::optional<double> c = scalarOf(v);
-  return c && std::abs(*c - x) <= 1e-4 * std::abs(x);
+  return c && near(*c, x);
+}
+
+/// `v` as `w * c` for a one-element constant `c`: Mul(w, c), Mul(c, w) or
+/// Div(w, 1 / c). Nullopt when `v` is no such product.
+std::optional<std::pair<Value, double>> constantFactor(Value v) {
+  if (auto mul = v.getDefiningOp<MulOp>())
+    for (int side = 0; side < 2; ++side)
+      if (std::optional<double> c = scalarOf(mul->getOperand(1 - side)))
+        return std::make_pair(mul->getOperand(side), *c);
+  if (auto div = v.getDefiningOp<DivOp>())
+    if (std::optional<double> c = scalarOf(div.getB()); c && *c != 0)
+      return std::make_pair(div.getA(), 1.0 / *c);
+  return std::nullopt;
+}
+
+/// `v` times a constant `c`, used once, as (`v`'s other factor, `c`); else
+/// (`v`, 1).
+std::pair<Value, double> unscaled(Value v) {
+  if (!v.hasOneUse())
+    return {v, 1.0};
+  return constantFactor(v).value_or(std::make_pair(v, 1.0));
 }
 
 /// The operand of binary `op` other than `v`, or null when `v` is not one
@@ -113,8 +137,8 @@ std::optional<int64_t> trailingMeanAxis(ReduceMeanOp mean) {
   }
   llvm::sort(sorted);
   for (auto [i, a] : llvm::enumerate(sorted))
-    if (a != rank - static_cast<int64_t>(sorted.size()) +
-                 static_cast<int64_t>(i))
+    if (a !=
+        rank - static_cast<int64_t>(sorted.size()) + static_cast<int64_t>(i))
       return std::nullopt;
   return sorted.front();
 }
@@ -139,8 +163,7 @@ bool fitsNormalized(Value v, RankedTensorType x, int64_t axis) {
   int64_t off = x.getRank() - t.getRank();
   for (int64_t d = 0; d < t.getRank(); ++d) {
     int64_t size = t.getDimSize(d);
-    if (off + d < axis ? size != 1
-                       : size != 1 && size != x.getDimSize(off + d))
+    if (off + d < axis ? size != 1 : size != 1 && size != x.getDimSize(off + d))
       return false;
   }
   return true;
@@ -207,8 +230,8 @@ void matchAffine(Operation *&last, RankedTensorType x, int64_t axis,
 /// A constant of ones of `x`'s normalized dims, for a chain without scale.
 Value onesOfNormalized(PatternRewriter &rewriter, Location loc,
                        RankedTensorType x, int64_t axis) {
-  auto t = RankedTensorType::get(x.getShape().drop_front(axis),
-                                 x.getElementType());
+  auto t =
+      RankedTensorType::get(x.getShape().drop_front(axis), x.getElementType());
   return ConstantOp::create(
       rewriter, loc, t,
       DenseElementsAttr::get(t, rewriter.getFloatAttr(t.getElementType(), 1)));
@@ -226,15 +249,14 @@ Location fusedLoc(PatternRewriter &rewriter, StringRef kind,
   if (auto named = dyn_cast<NameLoc>(chain.front()->getLoc()))
     first = named.getName().str();
   std::string name = (kind + "(" + first + ")").str();
-  return NameLoc::get(rewriter.getStringAttr(name),
-                      rewriter.getFusedLoc(locs));
+  return NameLoc::get(rewriter.getStringAttr(name), rewriter.getFusedLoc(locs));
 }
 
 /// Replaces the normalization chain `chain` (first node first, `last`
 /// last) by the op `name` over `x` with the given axis, epsilon, scale (a
 /// constant of ones when null) and bias (when not null).
-LogicalResult replaceByNormalization(PatternRewriter &rewriter,
-                                     StringRef kind, StringRef name,
+LogicalResult replaceByNormalization(PatternRewriter &rewriter, StringRef kind,
+                                     StringRef name,
                                      ArrayRef<Operation *> chain, Value x,
                                      int64_t axis, double eps, Value scale,
                                      Value bias) {
@@ -319,8 +341,7 @@ struct FuseRMSNorm : OpRewritePattern<ReduceMeanOp> {
     if (!axis)
       return failure();
     Operation *square = ms.getData().getDefiningOp();
-    if (!square || square->getNumOperands() != 2 ||
-        !ms.getData().hasOneUse())
+    if (!square || square->getNumOperands() != 2 || !ms.getData().hasOneUse())
       return failure();
     Value x = square->getOperand(0);
     auto xt = staticFloatTensor(x);
@@ -337,10 +358,9 @@ struct FuseRMSNorm : OpRewritePattern<ReduceMeanOp> {
     Operation *last = norm;
     Value scale, bias;
     matchAffine(last, xt, *axis, /*withBias=*/false, scale, bias);
-    return replaceByNormalization(rewriter, "RMSNormalization",
-                                  RMSNormalizationOp::getOperationName(),
-                                  {square, ms, norm, last}, x, *axis, eps,
-                                  scale, Value());
+    return replaceByNormalization(
+        rewriter, "RMSNormalization", RMSNormalizationOp::getOperationName(),
+        {square, ms, norm, last}, x, *axis, eps, scale, Value());
   }
 };
 
@@ -366,8 +386,8 @@ Operation *matchHalfXTimes(Value a, Value x,
     return nullptr;
   }
   if (auto halfX = other.getDefiningOp<MulOp>();
-      halfX && halfX.getC().hasOneUse() &&
-      otherOperand(halfX, x) && isConstant(otherOperand(halfX, x), 0.5))
+      halfX && halfX.getC().hasOneUse() && otherOperand(halfX, x) &&
+      isConstant(otherOperand(halfX, x), 0.5))
     return chain.push_back(halfX), mul;
   if (isConstant(other, 0.5)) {
     auto byX = soleUserOf<MulOp>(mul.getC());
@@ -384,14 +404,14 @@ AddOp onePlus(Value v) {
 }
 
 /// Replaces the GELU chain ending at `last` by Gelu(x).
-LogicalResult replaceByGelu(PatternRewriter &rewriter, Operation *last,
-                            Value x, StringRef approximate,
+LogicalResult replaceByGelu(PatternRewriter &rewriter, Operation *last, Value x,
+                            StringRef approximate,
                             ArrayRef<Operation *> chain) {
   if (!last || last->getResult(0).getType() != x.getType())
     return failure();
   auto gelu =
-      GeluOp::create(rewriter, fusedLoc(rewriter, "Gelu", chain),
-                     x.getType(), x, rewriter.getStringAttr(approximate));
+      GeluOp::create(rewriter, fusedLoc(rewriter, "Gelu", chain), x.getType(),
+                     x, rewriter.getStringAttr(approximate));
   rewriter.replaceOp(last, gelu->getResults());
   return success();
 }
@@ -403,20 +423,14 @@ struct FuseGeluErf : OpRewritePattern<ErfOp> {
 
   LogicalResult matchAndRewrite(ErfOp erf,
                                 PatternRewriter &rewriter) const override {
-    Operation *scaled = erf.getInput().getDefiningOp();
-    if (!scaled || !erf.getInput().hasOneUse())
+    // x / sqrt(2), or x times sqrt(1/2).
+    auto factor = constantFactor(erf.getInput());
+    if (!factor || !erf.getInput().hasOneUse() ||
+        !near(factor->second, std::sqrt(0.5)))
       return failure();
-    Value x;
-    if (auto div = dyn_cast<DivOp>(scaled);
-        div && isConstant(div.getB(), std::sqrt(2.0)))
-      x = div.getA();
-    if (auto mul = dyn_cast<MulOp>(scaled)) {
-      if (isConstant(mul.getB(), std::sqrt(0.5)))
-        x = mul.getA();
-      else if (isConstant(mul.getA(), std::sqrt(0.5)))
-        x = mul.getB();
-    }
-    if (!x || !staticFloatTensor(x))
+    Value x = factor->first;
+    Operation *scaled = erf.getInput().getDefiningOp();
+    if (!staticFloatTensor(x))
       return failure();
     AddOp a = onePlus(erf.getOutput());
     if (!a)
@@ -446,32 +460,33 @@ struct FuseGeluTanh : OpRewritePattern<TanhOp> {
 
   LogicalResult matchAndRewrite(TanhOp tanh,
                                 PatternRewriter &rewriter) const override {
-    auto scaled = tanh.getInput().getDefiningOp<MulOp>();
-    if (!scaled || !tanh.getInput().hasOneUse())
+    auto scaled = constantFactor(tanh.getInput());
+    if (!scaled || !tanh.getInput().hasOneUse() ||
+        !near(scaled->second, std::sqrt(2.0 / M_PI)))
       return failure();
-    const double k = std::sqrt(2.0 / M_PI);
-    Value inner = isConstant(scaled.getA(), k)   ? scaled.getB()
-                  : isConstant(scaled.getB(), k) ? scaled.getA()
-                                                 : Value();
-    auto poly = inner ? inner.getDefiningOp<AddOp>() : AddOp();
+    Value inner = scaled->first;
+    auto poly = inner.getDefiningOp<AddOp>();
     if (!poly || !inner.hasOneUse())
       return failure();
     // x + 0.044715 * x^3, either way round.
     for (int side = 0; side < 2; ++side) {
-      Value x = poly->getOperand(side);
-      auto term = poly->getOperand(1 - side).getDefiningOp<MulOp>();
-      if (!term || !term.getC().hasOneUse() || !staticFloatTensor(x))
+      Value x = poly->getOperand(side), term = poly->getOperand(1 - side);
+      auto cubed = constantFactor(term);
+      if (!cubed || !term.hasOneUse() || !staticFloatTensor(x) ||
+          !near(cubed->second, 0.044715))
         continue;
-      Value cube = isConstant(term.getA(), 0.044715)   ? term.getB()
-                   : isConstant(term.getB(), 0.044715) ? term.getA()
-                                                       : Value();
-      if (!cube || !cube.hasOneUse() || !isCubeOf(cube, x))
+      Value cube = cubed->first;
+      if (!cube.hasOneUse() || !isCubeOf(cube, x))
         continue;
       AddOp a = onePlus(tanh.getOutput());
       if (!a)
         return failure();
-      SmallVector<Operation *> chain = {cube.getDefiningOp(), term, poly,
-                                        scaled, tanh, a};
+      SmallVector<Operation *> chain = {cube.getDefiningOp(),
+                                        term.getDefiningOp(),
+                                        poly,
+                                        tanh.getInput().getDefiningOp(),
+                                        tanh,
+                                        a};
       Operation *last = matchHalfXTimes(a.getC(), x, chain);
       return replaceByGelu(rewriter, last, x, "tanh", chain);
     }
@@ -499,8 +514,6 @@ struct FuseSilu : OpRewritePattern<SigmoidOp> {
   }
 };
 
-constexpr const char *kZeroNaNRows = "kiln.zero_nan_rows";
-
 /// Whether every value of `mask` is finite, provably from how it is made:
 /// a constant of finite values, or a Where choosing between finite
 /// constants, through Cast, Expand, Reshape and Unsqueeze.
@@ -518,22 +531,6 @@ bool provablyFinite(Value mask) {
     return false;
   return llvm::all_of(dense.getValues<APFloat>(),
                       [](const APFloat &f) { return f.isFinite(); });
-}
-
-/// The value `v` times a one-element constant, and that constant: `v * c`
-/// or `c * v` or `v / c`, its result used once. Else `v` and 1.
-std::pair<Value, double> unscaled(Value v) {
-  if (!v.hasOneUse())
-    return {v, 1.0};
-  if (auto mul = v.getDefiningOp<MulOp>()) {
-    for (int side = 0; side < 2; ++side)
-      if (std::optional<double> c = scalarOf(mul->getOperand(1 - side)))
-        return {mul->getOperand(side), *c};
-  }
-  if (auto div = v.getDefiningOp<DivOp>())
-    if (std::optional<double> c = scalarOf(div.getB()); c && *c != 0)
-      return {div.getA(), 1.0 / *c};
-  return {v, 1.0};
 }
 
 /// Attention: Softmax(Q K^T * scale (+ mask)) V, as exporters write it:
@@ -635,8 +632,8 @@ struct FuseAttention : OpRewritePattern<SoftmaxOp> {
     Value v = pv.getB();
     auto qt = staticFloatTensor(q), kTt = staticFloatTensor(kT);
     auto vt = staticFloatTensor(v), yt = staticFloatTensor(pv.getY());
-    if (!qt || !kTt || !vt || !yt || qt.getRank() != 4 ||
-        kTt.getRank() != 4 || vt.getRank() != 4 ||
+    if (!qt || !kTt || !vt || !yt || qt.getRank() != 4 || kTt.getRank() != 4 ||
+        vt.getRank() != 4 ||
         qt.getShape().take_front(2) != kTt.getShape().take_front(2) ||
         qt.getShape().take_front(2) != vt.getShape().take_front(2) ||
         qt.getDimSize(3) != kTt.getDimSize(2) ||
@@ -646,8 +643,7 @@ struct FuseAttention : OpRewritePattern<SoftmaxOp> {
       return failure();
     if (mask) {
       auto mt = dyn_cast<RankedTensorType>(mask.getType());
-      if (!mt || !mt.hasStaticShape() || mt.getRank() < 1 ||
-          mt.getRank() > 4 ||
+      if (!mt || !mt.hasStaticShape() || mt.getRank() < 1 || mt.getRank() > 4 ||
           mt.getElementType() != qt.getElementType() ||
           mt.getDimSize(mt.getRank() - 1) != st.getDimSize(3))
         return failure();
@@ -683,15 +679,15 @@ struct FuseAttention : OpRewritePattern<SoftmaxOp> {
     state.addOperands({q, k, v});
     if (mask)
       state.addOperands(mask);
-    state.addAttribute("operandSegmentSizes",
-                       rewriter.getDenseI32ArrayAttr(
-                           {1, 1, 1, mask ? 1 : 0, 0, 0, 0}));
+    state.addAttribute(
+        "operandSegmentSizes",
+        rewriter.getDenseI32ArrayAttr({1, 1, 1, mask ? 1 : 0, 0, 0, 0}));
     state.addAttribute("resultSegmentSizes",
                        rewriter.getDenseI32ArrayAttr({1, 0, 0, 0}));
     state.addAttribute("scale",
                        rewriter.getF32FloatAttr(static_cast<float>(scale)));
     if (zeroNaNRows)
-      state.addAttribute(kZeroNaNRows, rewriter.getUnitAttr());
+      state.addAttribute(kZeroNaNRowsAttrName, rewriter.getUnitAttr());
     state.addTypes(yt);
     rewriter.replaceOp(pv, rewriter.create(state)->getResults());
     return success();
@@ -704,8 +700,9 @@ struct FuseLayersPass : public kiln::impl::KilnFuseLayersBase<FuseLayersPass> {
     // LayerNorm before RMSNorm: a LayerNorm's variance is an RMSNorm
     // chain over the centered value, which FuseRMSNorm refuses anyway.
     patterns.add<FuseLayerNorm>(&getContext(), /*benefit=*/2);
-    patterns.add<FuseRMSNorm, FuseGeluErf, FuseGeluTanh, FuseSilu,
-                 FuseAttention>(&getContext());
+    patterns
+        .add<FuseRMSNorm, FuseGeluErf, FuseGeluTanh, FuseSilu, FuseAttention>(
+            &getContext());
     if (failed(applyPatternsGreedily(getOperation(), std::move(patterns))))
       return signalPassFailure();
   }

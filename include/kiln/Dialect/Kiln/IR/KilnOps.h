@@ -67,6 +67,12 @@ bool areCompatibleTypes(mlir::Type inferred, mlir::Type actual);
 
 /// The more refined of two compatible types (known dims win).
 mlir::Type refineType(mlir::Type a, mlir::Type b);
+
+/// Unit attribute of `kiln.attention` that `kiln-fuse-layers` sets when it
+/// takes in SDPA's guard `Where(IsNaN(P), 0, P)` behind a mask that may be
+/// -inf: a query row whose keys are all masked gives zeros, not NaN.
+inline constexpr llvm::StringLiteral kZeroNaNRowsAttrName =
+    "kiln.zero_nan_rows";
 } // namespace kiln
 
 #define GET_OP_CLASSES
