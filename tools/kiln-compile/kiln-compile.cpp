@@ -126,6 +126,17 @@ static cl::opt<bool> fuseLayers(
              "attention that exporters write by one op each "
              "(kiln-fuse-layers; default on)"),
     cl::init(true), cl::cat(category));
+static cl::opt<unsigned> cpuVectorBits(
+    "cpu-vector-bits",
+    cl::desc("CPU target: the vector register width in bits that "
+             "contractions are tiled and packed for (128, 256 or 512; "
+             "default: the widest the host CPU has)"),
+    cl::init(0), cl::cat(category));
+static cl::opt<int64_t> cpuRegisterTileM(
+    "cpu-register-tile-m",
+    cl::desc("CPU target: rows of a contraction's register tile (default: 8 "
+             "with 512-bit vectors, else 6)"),
+    cl::init(0), cl::cat(category));
 static cl::opt<bool> report("report",
                             cl::desc("Print a compile report (signature, "
                                      "memory plan, code size) to stderr"),
@@ -426,6 +437,16 @@ int main(int argc, char **argv) {
     return fail("--emit=ptx needs a GPU --target (sm_80, sm_90, ...)");
   if (optLevel > 3)
     return fail("-O must be 0 to 3");
+  if (cpuVectorBits != 0 && cpuVectorBits != 128 && cpuVectorBits != 256 &&
+      cpuVectorBits != 512)
+    return fail("--cpu-vector-bits must be 128, 256 or 512");
+  if (cpuVectorBits > kiln::hostVectorBits())
+    return fail("--cpu-vector-bits=" + std::to_string(cpuVectorBits) +
+                " is wider than this CPU's vectors (" +
+                std::to_string(kiln::hostVectorBits()) +
+                " bits): the module is compiled for the host CPU");
+  if (cpuRegisterTileM < 0 || cpuRegisterTileM > 16)
+    return fail("--cpu-register-tile-m must be 1 to 16 (0: the default)");
 
   DialectRegistry registry;
   kiln::registerAllDialects(registry);
@@ -502,6 +523,8 @@ int main(int argc, char **argv) {
   cpuOptions.optLevel = optLevel;
   cpuOptions.threads = parallel;
   cpuOptions.profile = profileRegions;
+  cpuOptions.vectorBits = cpuVectorBits;
+  cpuOptions.registerTileM = cpuRegisterTileM;
   kiln::buildCpuCodegenPipeline(stage2, cpuOptions);
   if (failed(stage2.run(*module)))
     return 1;

@@ -33,7 +33,23 @@ struct CpuPipelineOptions
       llvm::cl::desc("Mark every top-level computation of @main for the "
                      "runtime's profiler (kiln-profile-regions)"),
       llvm::cl::init(false)};
+  Option<unsigned> vectorBits{
+      *this, "vector-bits",
+      llvm::cl::desc("Bits of the CPU's vector registers that contractions "
+                     "are tiled and packed for (0: the widest the host CPU "
+                     "has, see hostVectorBits)"),
+      llvm::cl::init(0)};
+  Option<int64_t> registerTileM{
+      *this, "register-tile-m",
+      llvm::cl::desc("Rows of a contraction's register tile (0: 8 with "
+                     "512-bit vectors, else 6)"),
+      llvm::cl::init(0)};
 };
+
+/// The width in bits of the widest vector registers of the host CPU that
+/// Kiln's CPU code is compiled for: 512 with AVX-512F, 256 with AVX, 128
+/// otherwise (SSE, NEON, ...).
+unsigned hostVectorBits();
 
 /// The graph stage: fold, infer shapes, fuse decomposed layers (unless
 /// `fuseLayers` is false) and lower every kiln op to linalg, tensor, arith

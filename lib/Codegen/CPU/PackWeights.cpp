@@ -278,11 +278,29 @@ struct PackWeightsPass
       int64_t lanes = std::max<int64_t>(1, vectorBits / elt.getWidth());
       int64_t n = ranges[jn];
       int64_t nr = kiln::cpuRegisterTileWidth(n, lanes);
-      if (nr == n || n % nr != 0)
-        continue; // One register tile wide already, or no width divides n.
+      if (nr == n)
+        continue; // One register tile wide already.
       std::optional<ConstantView> view = viewConstant(b);
       if (!view)
         continue;
+      // No whole vector divides n and the constant holds n outside its
+      // innermost dim (Gemm's transB), so unpacked it would be gathered a
+      // lane at a time: panels of half or a quarter of a vector (at least
+      // 128 bits) when one divides n (a 1000-wide classifier on AVX-512
+      // reads 8-lane panels).
+      AffineMap bMap =
+          op.getMatchingIndexingMap(op.getDpsInputOperand(*bIndex));
+      std::optional<unsigned> nPos =
+          bMap.getResultPosition(rewriter.getAffineDimExpr(jn));
+      bool nInnermost =
+          nPos && view->perm[*nPos] == (int64_t)view->shape.size() - 1;
+      int64_t minLanes = std::max<int64_t>(lanes / 4, 128 / elt.getWidth());
+      for (int64_t w = lanes / 2; n % nr != 0 && !nInnermost && w >= minLanes;
+           w /= 2)
+        if (n % w == 0)
+          nr = w;
+      if (n % nr != 0)
+        continue; // No width divides n.
       pack(rewriter, op, *bIndex, *view, jn, nr);
     }
   }
