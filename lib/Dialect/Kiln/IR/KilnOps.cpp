@@ -191,18 +191,17 @@ static void printSlots(OpAsmPrinter &p, StringRef kinds, ArrayRef<T> values,
 
 /// The default-valued attributes of an op, read once per op name from an
 /// op built with no attributes.
+/// The attributes of a default-constructed `name`: its ONNX defaults. Not
+/// cached: an OperationName and the attributes belong to one MLIRContext,
+/// and a process-wide cache handed a later context (kiln-opt
+/// -split-input-file makes one per split) the dangling attributes of a
+/// destroyed one whose OperationName had the same address.
 static DictionaryAttr getDefaultAttrs(OperationName name) {
-  static llvm::sys::SmartMutex<true> mutex;
-  static llvm::DenseMap<OperationName, DictionaryAttr> cache;
-  llvm::sys::SmartScopedLock<true> lock(mutex);
-  auto it = cache.find(name);
-  if (it != cache.end())
-    return it->second;
   OperationState state(UnknownLoc::get(name.getContext()), name);
   Operation *tmp = Operation::create(state);
   auto dict = dyn_cast_or_null<DictionaryAttr>(tmp->getPropertiesAsAttribute());
   tmp->destroy();
-  return cache[name] = dict;
+  return dict;
 }
 
 void kiln::printOnnxOp(Operation *op, OpAsmPrinter &p, StringRef inputKinds,
