@@ -74,12 +74,13 @@ func.func @other_init(%x: tensor<1x8x4x4xf32>, %w: tensor<16x8x1x1xf32>, %acc: t
 // -----
 
 // Stay NCHW: output channels that are not whole register tiles (24 of
-// 16-wide tiles), and a plane of 64 elements (8x8).
+// 16-wide tiles), and a plane of 64 elements (8x8), which 16-wide register
+// tiles divide: its panel is packed, [n, p / 16, k, 16].
 
 // CHECK-LABEL: func.func @stays_nchw
 // CHECK-NOT:     linalg.transpose
 // CHECK:         linalg.generic {{.+}} ins(%{{.+}}, %{{.+}} : tensor<24x8xf32>, tensor<1x8x16xf32>) outs(%{{.+}} : tensor<1x24x16xf32>)
-// CHECK:         linalg.generic {{.+}} ins(%{{.+}}, %{{.+}} : tensor<16x8xf32>, tensor<1x8x64xf32>) outs(%{{.+}} : tensor<1x16x64xf32>)
+// CHECK:         linalg.generic {{.+}} ins(%{{.+}}, %{{.+}} : tensor<16x8xf32>, tensor<1x4x8x16xf32>) outs(%{{.+}} : tensor<1x16x4x16xf32>)
 // CHECK-NOT:     linalg.transpose
 func.func @stays_nchw(%x: tensor<1x8x4x4xf32>, %w: tensor<24x8x1x1xf32>, %acc: tensor<1x24x4x4xf32>,
                       %x8: tensor<1x8x8x8xf32>, %w8: tensor<16x8x1x1xf32>, %acc8: tensor<1x16x8x8xf32>)
@@ -96,3 +97,22 @@ func.func @stays_nchw(%x: tensor<1x8x4x4xf32>, %w: tensor<24x8x1x1xf32>, %acc: t
 // RUN: kiln-opt %s -split-input-file --kiln-conv-to-gemm=channels-last-below=0 | FileCheck %s --check-prefix=OFF
 // OFF-NOT: linalg.transpose
 // OFF-NOT: tensor<1x7x7x8x3x3xf32>
+
+// -----
+
+// A 10x10 plane (100 elements, at least channels-last-below) that no
+// register tile width divides (16, 8), with output channels a whole number
+// of tiles: it would be vectorized with a peeled remainder from an unpacked
+// panel, so it goes channels-last too. With pack-panels=false it stays NCHW.
+
+// RUN: kiln-opt %s -split-input-file --kiln-conv-to-gemm=pack-panels=false | FileCheck %s --check-prefix=NOPACK
+// CHECK-LABEL: func.func @unpackable_plane
+// CHECK:         linalg.generic {{.+}} ins(%{{.+}}, %{{.+}} : tensor<1x100x8xf32>, tensor<16x8xf32>) outs(%{{.+}} : tensor<1x100x16xf32>)
+// CHECK:         linalg.transpose
+// NOPACK-LABEL:  func.func @unpackable_plane
+// NOPACK-NOT:    linalg.transpose
+// NOPACK:        linalg.generic {{.+}} ins(%{{.+}}, %{{.+}} : tensor<16x8xf32>, tensor<1x8x100xf32>) outs(%{{.+}} : tensor<1x16x100xf32>)
+func.func @unpackable_plane(%x: tensor<1x8x10x10xf32>, %w: tensor<16x8x1x1xf32>, %acc: tensor<1x16x10x10xf32>) -> tensor<1x16x10x10xf32> {
+  %0 = linalg.conv_2d_nchw_fchw {dilations = dense<1> : tensor<2xi64>, strides = dense<1> : tensor<2xi64>} ins(%x, %w : tensor<1x8x10x10xf32>, tensor<16x8x1x1xf32>) outs(%acc : tensor<1x16x10x10xf32>) -> tensor<1x16x10x10xf32>
+  return %0 : tensor<1x16x10x10xf32>
+}

@@ -66,3 +66,28 @@ func.func @left_alone(%x: tensor<1x2x5x5xi32>, %w: tensor<2x2x3x3xi32>, %acc: te
   %1 = linalg.conv_2d_nchw_fchw {dilations = dense<1> : tensor<2xi64>, strides = dense<1> : tensor<2xi64>} ins(%y, %v : tensor<?x2x5x5xf32>, tensor<2x2x3x3xf32>) outs(%bcc : tensor<?x2x3x3xf32>) -> tensor<?x2x3x3xf32>
   return %0, %1 : tensor<1x2x3x3xi32>, tensor<?x2x3x3xf32>
 }
+
+// -----
+
+// A 3x3 convolution whose 8x8 output plane two 8-lane vectors divide: the
+// windows are written packed, [n, p / 16, c, kh, kw, 16], with the output
+// position pb * 16 + pi split into its row (floordiv) and column (mod); the
+// loops run batch and channels first. The GEMM contracts the [f, k]
+// weights with the [n, p / 16, k, 16] panels into a [n, f, p / 16, 16]
+// view of the accumulator.
+
+// CHECK-DAG: #[[$PWIN:.+]] = affine_map<(d0, d1, d2, d3, d4, d5) -> (d0, d1, d4 * 2 + d5 floordiv 8 + d2, d5 mod 8 + d3)>
+// CHECK-DAG: #[[$PCOL:.+]] = affine_map<(d0, d1, d2, d3, d4, d5) -> (d0, d4, d1, d2, d3, d5)>
+// CHECK-DAG: #[[$PW:.+]] = affine_map<(d0, d1, d2, d3, d4) -> (d1, d4)>
+// CHECK-DAG: #[[$PRHS:.+]] = affine_map<(d0, d1, d2, d3, d4) -> (d0, d2, d4, d3)>
+// CHECK-DAG: #[[$POUT:.+]] = affine_map<(d0, d1, d2, d3, d4) -> (d0, d1, d2, d3)>
+// CHECK-LABEL: func.func @packed_panel
+// CHECK:         %[[COL:.+]] = linalg.generic {indexing_maps = [#[[$PWIN]], #[[$PCOL]]], {{.*}} outs(%{{.+}} : tensor<1x4x4x3x3x16xf32>)
+// CHECK:         %[[RHS:.+]] = tensor.collapse_shape %[[COL]] {{\[}}[0], [1], [2, 3, 4], [5]] : tensor<1x4x4x3x3x16xf32> into tensor<1x4x36x16xf32>
+// CHECK:         %[[G:.+]] = linalg.generic {indexing_maps = [#[[$PW]], #[[$PRHS]], #[[$POUT]]], iterator_types = ["parallel", "parallel", "parallel", "parallel", "reduction"]} ins(%{{.+}}, %[[RHS]] : tensor<8x36xf32>, tensor<1x4x36x16xf32>) outs(%{{.+}} : tensor<1x8x4x16xf32>)
+// CHECK:         %[[F:.+]] = tensor.collapse_shape %[[G]] {{\[}}[0], [1], [2, 3]] : tensor<1x8x4x16xf32> into tensor<1x8x64xf32>
+// CHECK:         tensor.expand_shape %[[F]] {{\[}}[0], [1], [2, 3]] output_shape [1, 8, 8, 8]
+func.func @packed_panel(%x: tensor<1x4x10x10xf32>, %w: tensor<8x4x3x3xf32>, %acc: tensor<1x8x8x8xf32>) -> tensor<1x8x8x8xf32> {
+  %0 = linalg.conv_2d_nchw_fchw {dilations = dense<1> : tensor<2xi64>, strides = dense<1> : tensor<2xi64>} ins(%x, %w : tensor<1x4x10x10xf32>, tensor<8x4x3x3xf32>) outs(%acc : tensor<1x8x8x8xf32>) -> tensor<1x8x8x8xf32>
+  return %0 : tensor<1x8x8x8xf32>
+}

@@ -108,6 +108,26 @@ func.func @spread(%x: tensor<1x64x512xf32>) -> tensor<1x64x512xf32> {
 
 // -----
 
+// A copy that reads its input through a floordiv and a mod of dims 0 and 1
+// (a packed im2col panel): a block of those dims does not read the span of
+// its ends, so the first dim read directly (dim 2) is split instead.
+
+// CHECK-LABEL: func.func @spread_nonlinear
+// CHECK:         scf.forall (%{{.+}}) = (0) to (16) step (2)
+// CHECK:           linalg.generic {{.+}} ins(%{{.+}} : tensor<64x2x64xf32>)
+#nl_in = affine_map<(d0, d1, d2) -> ((d0 * 32 + d1) floordiv 64, d2, (d0 * 32 + d1) mod 64)>
+#nl_out = affine_map<(d0, d1, d2) -> (d0, d2, d1)>
+func.func @spread_nonlinear(%x: tensor<64x16x64xf32>) -> tensor<128x16x32xf32> {
+  %e = tensor.empty() : tensor<128x16x32xf32>
+  %0 = linalg.generic {indexing_maps = [#nl_in, #nl_out], iterator_types = ["parallel", "parallel", "parallel"]} ins(%x : tensor<64x16x64xf32>) outs(%e : tensor<128x16x32xf32>) {
+  ^bb0(%in: f32, %out: f32):
+    linalg.yield %in : f32
+  } -> tensor<128x16x32xf32>
+  return %0 : tensor<128x16x32xf32>
+}
+
+// -----
+
 // Too few blocks for the threads: a 48x64x32 matmul fits one panel (no
 // column blocks), so its 48 rows split into scf.forall blocks of whole
 // 6-row register tiles, at least parallel-chunks (8) of them; with

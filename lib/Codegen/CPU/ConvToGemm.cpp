@@ -77,7 +77,8 @@ Value channelsLastInit(RewriterBase &b, Location loc, Value init) {
 /// with output channels a multiple of two vectors of `vectorBits` become
 /// the GEMM vectorized along the channels.
 LogicalResult convToGemm(RewriterBase &b, linalg::Conv2DNchwFchwOp conv,
-                         unsigned vectorBits, int64_t channelsLastBelow) {
+                         unsigned vectorBits, int64_t channelsLastBelow,
+                         bool packPanels) {
   Value x = conv.getInputs()[0], w = conv.getInputs()[1];
   Value init = conv.getOutputs()[0];
   auto xt = dyn_cast<RankedTensorType>(x.getType());
@@ -135,7 +136,11 @@ LogicalResult convToGemm(RewriterBase &b, linalg::Conv2DNchwFchwOp conv,
 
   int64_t lanes =
       std::max<int64_t>(1, vectorBits / cast<FloatType>(elt).getWidth());
-  if (channelsLastBelow > 0 && p < channelsLastBelow && f % (2 * lanes) == 0) {
+  // nr: the register tile's width along the plane, were it vectorized so.
+  int64_t nr = kiln::cpuRegisterTileWidth(p, lanes);
+  bool packable = packPanels && nr < p && p % nr == 0;
+  if (channelsLastBelow > 0 && f % (2 * lanes) == 0 &&
+      (p < channelsLastBelow || (packPanels && !packable && p > 2 * lanes))) {
     // out[n, p, f] += col[n, p, k] * w[f, k], back to NCHW at the end.
     Value lhs = weights();
     Value cols; // [n, p, k]
@@ -184,6 +189,64 @@ LogicalResult convToGemm(RewriterBase &b, linalg::Conv2DNchwFchwOp conv,
     return success();
   }
 
+  // The im2col panel packed as it is written: [n, p / nr, k, nr], nr the
+  // register tile's width along p, so that each K x nr panel that a
+  // register tile reads while k advances is contiguous (the layout
+  // kiln-pack-weights gives constant weights) instead of one row of the
+  // panel per step of k. A 1x1 convolution's input is copied so too.
+  if (packable) {
+    int64_t blocks = p / nr;
+    // Loops (n, c, kh, kw, pb, pi); the output position is pb * nr + pi.
+    // The batch and channel loops come first: they index the input
+    // directly, so that splitting them among threads gives exact slices
+    // (a split of pb would slice the input through a floordiv and a mod).
+    AffineExpr pos = dim(4) * nr + dim(5);
+    SmallVector<int64_t> colShape = {n, blocks, c, kh, kw, nr};
+    Value col =
+        linalg::GenericOp::create(
+            b, loc, TypeRange{RankedTensorType::get(colShape, elt)},
+            ValueRange{x},
+            ValueRange{tensor::EmptyOp::create(b, loc, colShape, elt)},
+            {AffineMap::get(6, 0,
+                            {dim(0), dim(1),
+                             pos.floorDiv(ow) * s[0] + dim(2) * d[0],
+                             (pos % ow) * s[1] + dim(3) * d[1]},
+                            ctx),
+             AffineMap::get(
+                 6, 0, {dim(0), dim(4), dim(1), dim(2), dim(3), dim(5)}, ctx)},
+            SmallVector<IT>(6, IT::parallel),
+            [](OpBuilder &nb, Location nl, ValueRange a) {
+              linalg::YieldOp::create(nb, nl, a[0]);
+            })
+            .getResult(0);
+    Value rhs = tensor::CollapseShapeOp::create(
+        b, loc, RankedTensorType::get({n, blocks, k, nr}, elt), col,
+        SmallVector<ReassociationIndices>{{0}, {1}, {2, 3, 4}, {5}});
+    SmallVector<ReassociationIndices> planeAssoc = {{0}, {1}, {2, 3}};
+    auto flatType = RankedTensorType::get({n, f, p}, elt);
+    auto accType = RankedTensorType::get({n, f, blocks, nr}, elt);
+    Value acc = tensor::ExpandShapeOp::create(
+        b, loc, accType,
+        tensor::CollapseShapeOp::create(b, loc, flatType, init, planeAssoc),
+        planeAssoc);
+    // Loops (n, f, pb, pi, k).
+    Value gemm =
+        linalg::GenericOp::create(
+            b, loc, TypeRange{accType}, ValueRange{weights(), rhs},
+            ValueRange{acc},
+            {AffineMap::get(5, 0, {dim(1), dim(4)}, ctx),
+             AffineMap::get(5, 0, {dim(0), dim(2), dim(4), dim(3)}, ctx),
+             AffineMap::get(5, 0, {dim(0), dim(1), dim(2), dim(3)}, ctx)},
+            {IT::parallel, IT::parallel, IT::parallel, IT::parallel,
+             IT::reduction},
+            multiplyAdd)
+            .getResult(0);
+    Value flat =
+        tensor::CollapseShapeOp::create(b, loc, flatType, gemm, planeAssoc);
+    b.replaceOpWithNewOp<tensor::ExpandShapeOp>(conv, ot, flat, planeAssoc);
+    return success();
+  }
+
   Value rhs; // [n, k, p]
   auto rhsType = RankedTensorType::get({n, k, p}, elt);
   if (pointwise) {
@@ -225,7 +288,8 @@ struct ConvToGemmPass : public kiln::impl::KilnConvToGemmBase<ConvToGemmPass> {
     getOperation().walk(
         [&](linalg::Conv2DNchwFchwOp conv) { convs.push_back(conv); });
     for (auto conv : convs)
-      (void)convToGemm(rewriter, conv, vectorBits, channelsLastBelow);
+      (void)convToGemm(rewriter, conv, vectorBits, channelsLastBelow,
+                       packPanels);
   }
 };
 

@@ -365,8 +365,23 @@ planParallel(linalg::LinalgOp op, int64_t chunks, int64_t minIterations) {
   if (total < minIterations)
     return std::nullopt;
   SmallVector<utils::IteratorType> iters = op.getIteratorTypesArray();
+  // Dims that an indexing map reads through a floordiv or a mod: the slice
+  // of a block of them is not the span of its ends, so they are not split.
+  llvm::SmallBitVector nonlinear(ranges.size());
+  for (AffineMap map : op.getIndexingMapsArray())
+    for (AffineExpr e : map.getResults())
+      e.walk([&](AffineExpr sub) {
+        auto bin = dyn_cast<AffineBinaryOpExpr>(sub);
+        if (!bin || bin.getKind() == AffineExprKind::Add ||
+            bin.getKind() == AffineExprKind::Mul)
+          return;
+        bin.walk([&](AffineExpr leaf) {
+          if (auto de = dyn_cast<AffineDimExpr>(leaf))
+            nonlinear.set(de.getPosition());
+        });
+      });
   for (auto [d, r] : llvm::enumerate(ranges)) {
-    if (iters[d] != utils::IteratorType::parallel || r < 2)
+    if (iters[d] != utils::IteratorType::parallel || r < 2 || nonlinear.test(d))
       continue;
     SmallVector<int64_t> tiles(ranges.size(), 0);
     tiles[d] = llvm::divideCeil(r, std::min(r, chunks));
