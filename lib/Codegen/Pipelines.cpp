@@ -69,7 +69,8 @@ void kiln::buildCpuCodegenPipeline(OpPassManager &pm,
   // Rows of the register tile: 6 rows of two vectors keep 12 accumulators
   // in flight, enough for two FMA pipes of 256 bits; with 512-bit registers
   // (32 of them) 8 rows, 16 accumulators (ResNet-50 45 ms against 52 ms
-  // with 6 rows and 60 ms with 12 on a 2-core Sapphire Rapids).
+  // with 6 rows and 60 ms with 12 on a 2-core Sapphire Rapids:
+  // kiln-compile --cpu-register-tile-m=N, kiln-run --benchmark --threads 2).
   int64_t registerTileM = options.registerTileM ? options.registerTileM
                                                 : (vectorBits >= 512 ? 8 : 6);
   std::string forall =

@@ -440,10 +440,9 @@ int main(int argc, char **argv) {
   if (cpuVectorBits != 0 && cpuVectorBits != 128 && cpuVectorBits != 256 &&
       cpuVectorBits != 512)
     return fail("--cpu-vector-bits must be 128, 256 or 512");
-  if (cpuVectorBits > kiln::hostVectorBits())
+  if (unsigned host = kiln::hostVectorBits(); cpuVectorBits > host)
     return fail("--cpu-vector-bits=" + std::to_string(cpuVectorBits) +
-                " is wider than this CPU's vectors (" +
-                std::to_string(kiln::hostVectorBits()) +
+                " is wider than this CPU's vectors (" + std::to_string(host) +
                 " bits): the module is compiled for the host CPU");
   if (cpuRegisterTileM < 0 || cpuRegisterTileM > 16)
     return fail("--cpu-register-tile-m must be 1 to 16 (0: the default)");

@@ -210,7 +210,8 @@ def KilnConvToGemm : Pass<"kiln-conv-to-gemm", "::mlir::func::FuncOp"> {
     is contiguous, instead of one row of the unpacked panel per step of `k`
     (ResNet-50's 56x56-plane 3x3 convolutions from 43-45% to 52-54% of the
     FMA roofline on a 2-core Sapphire Rapids, its 28x28 ones from 46-48% to
-    55-56%). The copy's loops run batch and channels first, the position
+    55-56%: `python3 bench/roofline.py --models resnet50` with
+    `pack-panels=false` and with the default, commits a2daa75 and 66a1bfc). The copy's loops run batch and channels first, the position
     `pb * nr + pi` split into row and column by a floordiv and a mod. A
     plane that no tile width divides and is wider than two vectors (14x14
     = 196) goes channels-last (below) when its output channels allow.

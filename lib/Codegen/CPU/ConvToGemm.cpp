@@ -75,7 +75,9 @@ Value channelsLastInit(RewriterBase &b, Location loc, Value init) {
 /// Rewrites one convolution; fails (leaving it alone) when it is not a
 /// static float convolution. Planes under `channelsLastBelow` elements
 /// with output channels a multiple of two vectors of `vectorBits` become
-/// the GEMM vectorized along the channels.
+/// the GEMM vectorized along the channels; with `packPanels`, so do wider
+/// planes that no register tile width divides, and a plane one divides
+/// reads its im2col panel packed in tiles of that width.
 LogicalResult convToGemm(RewriterBase &b, linalg::Conv2DNchwFchwOp conv,
                          unsigned vectorBits, int64_t channelsLastBelow,
                          bool packPanels) {
@@ -112,16 +114,18 @@ LogicalResult convToGemm(RewriterBase &b, linalg::Conv2DNchwFchwOp conv,
   };
   using IT = utils::IteratorType;
   // The input's windows copied into a tensor of `shape`, element i of the
-  // copy's loops reading x at `in` (n, c, h, w).
-  auto copyWindows = [&](ArrayRef<int64_t> shape,
-                         ArrayRef<AffineExpr> in) -> Value {
+  // copy's loops reading x at `in` (n, c, h, w) and writing the copy at
+  // `out` (default: the loops in the copy's dim order).
+  auto copyWindows = [&](ArrayRef<int64_t> shape, ArrayRef<AffineExpr> in,
+                         ArrayRef<AffineExpr> out = {}) -> Value {
     auto type = RankedTensorType::get(shape, elt);
     Value empty = tensor::EmptyOp::create(b, loc, shape, elt);
     unsigned rank = shape.size();
     return linalg::GenericOp::create(
                b, loc, TypeRange{type}, ValueRange{x}, ValueRange{empty},
                {AffineMap::get(rank, 0, in, ctx),
-                AffineMap::getMultiDimIdentityMap(rank, ctx)},
+                out.empty() ? AffineMap::getMultiDimIdentityMap(rank, ctx)
+                            : AffineMap::get(rank, 0, out, ctx)},
                SmallVector<IT>(rank, IT::parallel),
                [](OpBuilder &nb, Location nl, ValueRange a) {
                  linalg::YieldOp::create(nb, nl, a[0]);
@@ -201,24 +205,11 @@ LogicalResult convToGemm(RewriterBase &b, linalg::Conv2DNchwFchwOp conv,
     // directly, so that splitting them among threads gives exact slices
     // (a split of pb would slice the input through a floordiv and a mod).
     AffineExpr pos = dim(4) * nr + dim(5);
-    SmallVector<int64_t> colShape = {n, blocks, c, kh, kw, nr};
     Value col =
-        linalg::GenericOp::create(
-            b, loc, TypeRange{RankedTensorType::get(colShape, elt)},
-            ValueRange{x},
-            ValueRange{tensor::EmptyOp::create(b, loc, colShape, elt)},
-            {AffineMap::get(6, 0,
-                            {dim(0), dim(1),
-                             pos.floorDiv(ow) * s[0] + dim(2) * d[0],
-                             (pos % ow) * s[1] + dim(3) * d[1]},
-                            ctx),
-             AffineMap::get(
-                 6, 0, {dim(0), dim(4), dim(1), dim(2), dim(3), dim(5)}, ctx)},
-            SmallVector<IT>(6, IT::parallel),
-            [](OpBuilder &nb, Location nl, ValueRange a) {
-              linalg::YieldOp::create(nb, nl, a[0]);
-            })
-            .getResult(0);
+        copyWindows({n, blocks, c, kh, kw, nr},
+                    {dim(0), dim(1), pos.floorDiv(ow) * s[0] + dim(2) * d[0],
+                     (pos % ow) * s[1] + dim(3) * d[1]},
+                    {dim(0), dim(4), dim(1), dim(2), dim(3), dim(5)});
     Value rhs = tensor::CollapseShapeOp::create(
         b, loc, RankedTensorType::get({n, blocks, k, nr}, elt), col,
         SmallVector<ReassociationIndices>{{0}, {1}, {2, 3, 4}, {5}});

@@ -101,7 +101,7 @@ struct Contraction {
   /// element by element (a bias add, a residual add, an activation): the
   /// epilogue applies it to each result and stores into its output.
   linalg::GenericOp consumer;
-  unsigned a = 0, b = 1;                // the input operands that hold M and N
+  unsigned a = 0, b = 1; // the input operands that hold M and N
   SmallVector<unsigned> batch, m, n, k;
   SmallVector<int64_t> sizes; // static loop ranges
   Type inType, outType;       // operand and output element types
@@ -317,15 +317,15 @@ std::optional<InitValue> matchInit(const Contraction &c) {
   if (!prev)
     return std::nullopt;
   if (auto fill = dyn_cast<linalg::FillOp>(prev)) {
-    if (fill.getDpsInits()[0] != out || !matchPattern(fill.value(), m_Constant()))
+    if (fill.getDpsInits()[0] != out ||
+        !matchPattern(fill.value(), m_Constant()))
       return std::nullopt;
     return InitValue{fill, fill.value(), {}, {}};
   }
   auto generic = dyn_cast<linalg::GenericOp>(prev);
   if (!generic || !generic.hasPureBufferSemantics() ||
       generic.getNumDpsInputs() != 1 || generic.getNumDpsInits() != 1 ||
-      generic.getDpsInits()[0] != out ||
-      generic.getNumReductionLoops() != 0)
+      generic.getDpsInits()[0] != out || generic.getNumReductionLoops() != 0)
     return std::nullopt;
   SmallVector<AffineMap> maps = generic.getIndexingMapsArray();
   Block *body = generic.getBody();
@@ -380,8 +380,8 @@ linalg::GenericOp matchConsumer(const Contraction &c,
       return {};
     ++reads;
   }
-  if (reads != 1 || generic.payloadUsesValueFromOperand(
-                        generic.getDpsInitOperand(0)))
+  if (reads != 1 ||
+      generic.payloadUsesValueFromOperand(generic.getDpsInitOperand(0)))
     return {};
   if (result != out) {
     // The product's own buffer holds nothing anyone reads afterwards: an
@@ -1015,9 +1015,9 @@ gpu::LaunchOp TileBuilder::build(OpBuilder &b) {
       if (in->get() == out)
         m.map(arg, sum);
       else
-        m.map(arg, memref::LoadOp::create(
-                       kb, loc, in->get(),
-                       indexAt(g.getMatchingIndexingMap(in))));
+        m.map(arg,
+              memref::LoadOp::create(kb, loc, in->get(),
+                                     indexAt(g.getMatchingIndexingMap(in))));
     }
     for (Operation &o : body->without_terminator())
       kb.clone(o, m);

@@ -157,26 +157,6 @@ Value elementwise(OpBuilder &b, Location loc, RankedTensorType resultType,
   return generic.getResult(0);
 }
 
-/// 1 / sqrt(sum / count + eps), element by element over `sum` (a sum of
-/// squares kept per row): a normalization's inverse deviation.
-Value inverseRootMean(OpBuilder &b, Location loc, Value sum, int64_t count,
-                      float eps) {
-  auto t = cast<RankedTensorType>(sum.getType());
-  Type elt = t.getElementType();
-  return elementwise(
-      b, loc, t, ValueRange{sum},
-      [&](OpBuilder &nb, Location nl, ValueRange a) -> Value {
-        Value mean = arith::DivFOp::create(nb, nl, a[0],
-                                           scalarConst(nb, nl, elt, count));
-        // 1 / sqrt: libm has no rsqrtf for math.rsqrt to call.
-        Value s = math::SqrtOp::create(
-            nb, nl,
-            arith::AddFOp::create(nb, nl, mean, scalarConst(nb, nl, elt, eps))
-                .getResult());
-        return arith::DivFOp::create(nb, nl, scalarConst(nb, nl, elt, 1), s);
-      });
-}
-
 /// An ONNX index (any integer type) as an `index` into a dim of `extent`:
 /// negative values count from the end.
 Value wrapIndex(OpBuilder &b, Location loc, Value raw, int64_t extent) {
@@ -2699,7 +2679,18 @@ FailureOr<SmallVector<Value>> Lowering::lowerOp(Operation *op) {
                           [](OpBuilder &nb, Location nl, Value v) -> Value {
                             return arith::MulFOp::create(nb, nl, v, v);
                           });
-    Value invStd = inverseRootMean(b, loc, sq, count, eps);
+    Value invStd = elementwise(
+        b, loc, kept, ValueRange{sq},
+        [&](OpBuilder &nb, Location nl, ValueRange a) -> Value {
+          Value var = arith::DivFOp::create(nb, nl, a[0],
+                                            scalarConst(nb, nl, elt, count));
+          // 1 / sqrt: libm has no rsqrtf for math.rsqrt to call.
+          Value s = math::SqrtOp::create(
+              nb, nl,
+              arith::AddFOp::create(nb, nl, var, scalarConst(nb, nl, elt, eps))
+                  .getResult());
+          return arith::DivFOp::create(nb, nl, scalarConst(nb, nl, elt, 1), s);
+        });
     Value scale = op->getOperand(1);
     Value bias = layer ? getOnnxInput(op, 2)
                  : rms ? Value()

@@ -80,10 +80,6 @@ Value reshapeTo(OpBuilder &b, Location loc, Value v, RankedTensorType to);
 /// `parts` one after another along `axis`, into a tensor of type `to`.
 Value concatAlong(OpBuilder &b, Location loc, ValueRange parts, int64_t axis,
                   RankedTensorType to);
-/// 1 / sqrt(sum / count + eps) element by element: a normalization's
-/// inverse deviation from a sum of squares.
-Value inverseRootMean(OpBuilder &b, Location loc, Value sum, int64_t count,
-                      float eps);
 using ReduceCombineFn =
     mlir::function_ref<Value(OpBuilder &, Location, Value, Value)>;
 using ReducePreFn = mlir::function_ref<Value(OpBuilder &, Location, Value)>;

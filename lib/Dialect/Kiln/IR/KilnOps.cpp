@@ -189,8 +189,6 @@ static void printSlots(OpAsmPrinter &p, StringRef kinds, ArrayRef<T> values,
   });
 }
 
-/// The default-valued attributes of an op, read once per op name from an
-/// op built with no attributes.
 /// The attributes of a default-constructed `name`: its ONNX defaults. Not
 /// cached: an OperationName and the attributes belong to one MLIRContext,
 /// and a process-wide cache handed a later context (kiln-opt
