@@ -106,30 +106,40 @@ DEFAULT_DATA = "/usr/share/libonnx-testdata/data"
 
 
 def run_test(bin_dir, test_dir, timeout, target="cpu", device="cpu", flags=(),
-             compile_only=False):
+             compile_only=False, kmod=None):
     status, reason = run_test_once(bin_dir, test_dir, timeout, target, device, flags,
-                                   compile_only)
+                                   compile_only, kmod)
     why = NOT_COMPARABLE.get(os.path.basename(test_dir))
     if why and status in ("wrong result", "run error"):
         return "not comparable", "%s (%s: %s)" % (why, status, reason)
     return status, reason
 
 
-def run_test_once(bin_dir, test_dir, timeout, target, device, flags, compile_only):
+def run_test_once(bin_dir, test_dir, timeout, target, device, flags, compile_only,
+                  prebuilt=None):
+    """Compiles and runs one test. With `prebuilt` (--kmod-dir), a
+    --compile-only run writes the module there and a full run takes it from
+    there instead of compiling."""
     model = os.path.join(test_dir, "model.onnx")
     with tempfile.TemporaryDirectory() as tmp:
-        kmod = os.path.join(tmp, "m.kmod")
-        try:
-            p = subprocess.run([os.path.join(bin_dir, "kiln-compile"), model,
-                                "-o", kmod, "--target=" + target] + list(flags) +
-                               input_shapes(test_dir),
-                               capture_output=True, text=True, timeout=timeout)
-        except subprocess.TimeoutExpired:
-            return "compile error", "compile timed out after %ds" % timeout
-        if p.returncode != 0:
-            if p.returncode < 0 or "Stack dump" in p.stderr or "LLVM ERROR" in p.stderr:
-                return "crash", "kiln-compile: " + first_error(p.stderr)
-            return "compile error", first_error(p.stderr)
+        kmod = prebuilt or os.path.join(tmp, "m.kmod")
+        if prebuilt and not compile_only:
+            if not os.path.exists(prebuilt):
+                return "compile error", "no prebuilt module %s" % prebuilt
+        else:
+            if prebuilt:
+                os.makedirs(os.path.dirname(prebuilt), exist_ok=True)
+            try:
+                p = subprocess.run([os.path.join(bin_dir, "kiln-compile"), model,
+                                    "-o", kmod, "--target=" + target] + list(flags) +
+                                   input_shapes(test_dir),
+                                   capture_output=True, text=True, timeout=timeout)
+            except subprocess.TimeoutExpired:
+                return "compile error", "compile timed out after %ds" % timeout
+            if p.returncode != 0:
+                if p.returncode < 0 or "Stack dump" in p.stderr or "LLVM ERROR" in p.stderr:
+                    return "crash", "kiln-compile: " + first_error(p.stderr)
+                return "compile error", first_error(p.stderr)
         if compile_only:
             return "passed", ""
         sets = sorted(glob.glob(os.path.join(test_dir, "test_data_set_*")))
@@ -178,6 +188,10 @@ def main():
                     help="only compile each test (passed: the module was written)")
     ap.add_argument("--compile-flag", action="append", default=[],
                     help="pass this flag to kiln-compile (repeatable)")
+    ap.add_argument("--kmod-dir", help="with --compile-only, keep each test's module as "
+                                       "DIR/SET/TEST.kmod; otherwise run those modules "
+                                       "instead of compiling (cross-compiling for a machine "
+                                       "without MLIR)")
     ap.add_argument("--section", help="write a section of --markdown (see above)")
     ap.add_argument("--title", help="what the run is, for its section's heading")
     args = ap.parse_args()
@@ -208,7 +222,9 @@ def main():
     results = {}
     with concurrent.futures.ThreadPoolExecutor(args.jobs) as ex:
         futs = {ex.submit(run_test, args.bin, d, args.timeout, args.target, device,
-                          args.compile_flag, args.compile_only): (s, t)
+                          args.compile_flag, args.compile_only,
+                          os.path.join(args.kmod_dir, s, t + ".kmod") if args.kmod_dir
+                          else None): (s, t)
                 for s, t, d in tests}
         for f in concurrent.futures.as_completed(futs):
             results[futs[f]] = f.result()

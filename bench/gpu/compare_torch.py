@@ -6,13 +6,24 @@ the same seed, gives both the ONNX file Kiln compiles and the module PyTorch
 runs) and each batch size: exports the ONNX file, compiles it with
 `kiln-compile --target=CHIP`, runs it with `kiln-run --device=cuda
 --benchmark --json`, and times the module on the GPU in eager mode and
-under `torch.compile` with CUDA events (warm-up runs first, the same inputs
-for all three). Kiln's outputs are checked against eager's. Prints a table
-of latency (ms, mean) and the ratios Kiln/eager and Kiln/compile (below 1:
-Kiln is faster); --markdown FILE also writes it with the date and device.
+under `torch.compile` (the default mode, and mode="reduce-overhead", which
+replays CUDA graphs as kiln-run does) with CUDA events (warm-up runs first,
+the same inputs for all). Kiln's outputs are checked against eager's.
+Prints a table of latency (ms, mean) and the ratios Kiln/eager and
+Kiln/(the faster torch.compile) (below 1: Kiln is faster); --markdown FILE
+also writes it with the date and device. PyTorch runs with its defaults
+(TF32 allowed in convolutions, not in matrix products); Kiln computes in
+FP32.
 
   python3 bench/gpu/compare_torch.py --bin build/bin [--models resnet50,bert_1layer]
       [--batches 1,8] [--iterations 50] [--chip sm_90] [--markdown docs/performance-gpu.md]
+
+With --pack DIR (the bench/ folder of an archive that bench/gpu/pack.py
+wrote on a machine with MLIR), nothing is exported or compiled: each
+manifest entry's module runs on its inputs and is checked against ONNX
+Runtime's outputs computed there; PyTorch times a module of the same
+architecture on the same inputs (its random weights are PyTorch's own, which
+changes no timing).
 """
 
 import argparse
@@ -63,6 +74,23 @@ def time_cuda(fn, args, warmup, iterations):
     return float(np.mean(times)), float(np.percentile(times, 50))
 
 
+def time_torch(row, module, compiled, gpu_ins, args):
+    """Times eager and each torch.compile mode (default; reduce-overhead,
+    which replays CUDA graphs as Kiln does) into row."""
+    row["eager_ms"], _ = time_cuda(module, gpu_ins, args.warmup, args.iterations)
+    for key, fn in compiled.items():
+        try:
+            row[key + "_ms"], _ = time_cuda(fn, gpu_ins, args.warmup, args.iterations)
+        except Exception as e:  # torch.compile may fail on a model
+            row[key + "_error"] = str(e).splitlines()[0][:120]
+
+
+def compile_modes(module):
+    import torch
+    return {"compile": torch.compile(module),
+            "graphs": torch.compile(module, mode="reduce-overhead")}
+
+
 def first_output(out):
     return out[0] if isinstance(out, (tuple, list)) else out
 
@@ -77,7 +105,10 @@ def main():
     ap.add_argument("--chip", default="sm_90")
     ap.add_argument("--work-dir", default="build/bench-gpu")
     ap.add_argument("--markdown")
+    ap.add_argument("--pack", help="run the modules of bench/gpu/pack.py's bench/ folder")
     args = ap.parse_args()
+    if args.pack:
+        return run_pack(args)
 
     import torch
     if not torch.cuda.is_available():
@@ -92,16 +123,12 @@ def main():
         torch.manual_seed(0)
         module, _, input_names, _ = export.build(name)
         module = module.eval().cuda()
-        compiled = torch.compile(module)
+        compiled = compile_modes(module)
         for batch in [int(b) for b in args.batches.split(",")]:
             row = {"model": name, "batch": batch}
             ins = torch_inputs(name, batch, seed=1)
             gpu_ins = [t.cuda() for t in ins]
-            row["eager_ms"], _ = time_cuda(module, gpu_ins, args.warmup, args.iterations)
-            try:
-                row["compile_ms"], _ = time_cuda(compiled, gpu_ins, args.warmup, args.iterations)
-            except Exception as e:  # torch.compile may fail on a model
-                row["compile_error"] = str(e).splitlines()[0][:120]
+            time_torch(row, module, compiled, gpu_ins, args)
             with torch.no_grad():
                 want = first_output(module(*gpu_ins)).float().cpu().numpy()
             with tempfile.TemporaryDirectory() as tmp:
@@ -116,44 +143,90 @@ def main():
                     rows.append(row)
                     print(json.dumps(row), flush=True)
                     continue
-                cmd = [os.path.join(args.bin, "kiln-run"), kmod, "--device=cuda", "--benchmark",
-                       "--warmup", str(args.warmup), "--iterations", str(args.iterations),
-                       "--json", os.path.join(tmp, "r.json")]
+                inputs = []
                 for k, t in enumerate(ins):
-                    f = os.path.join(tmp, "in%d.npy" % k)
-                    np.save(f, t.numpy())
-                    cmd += ["--input", f]
+                    inputs.append(os.path.join(tmp, "in%d.npy" % k))
+                    np.save(inputs[-1], t.numpy())
                 np.save(os.path.join(tmp, "want.npy"), want)
-                cmd += ["--expected", os.path.join(tmp, "want.npy"), "--rtol", "1e-2",
-                        "--atol", "1e-3"]
-                r = subprocess.run(cmd, capture_output=True, text=True)
-                if r.returncode or not os.path.exists(os.path.join(tmp, "r.json")):
-                    row["kiln_error"] = "run: " + (r.stderr.strip() or r.stdout.strip())[-160:]
-                else:
-                    res = json.load(open(os.path.join(tmp, "r.json")))
-                    row["kiln_ms"] = res["benchmark"]["mean_ms"]
-                    row["check"] = res.get("check")
+                row.update(kiln_run(args, kmod, inputs, [os.path.join(tmp, "want.npy")], tmp))
             rows.append(row)
             print(json.dumps(row), flush=True)
 
+    write_table(rows, device, args, "compiled on this machine; Kiln's first output checked "
+                "against eager's")
+
+
+def kiln_run(args, kmod, inputs, expected, tmp):
+    """Runs kiln-run --benchmark; returns {kiln_ms, check} or {kiln_error}."""
+    cmd = [os.path.join(args.bin, "kiln-run"), kmod, "--device=cuda", "--benchmark",
+           "--warmup", str(args.warmup), "--iterations", str(args.iterations),
+           "--json", os.path.join(tmp, "r.json"), "--rtol", "1e-2", "--atol", "1e-3"]
+    for f in inputs:
+        cmd += ["--input", f]
+    for f in expected:
+        cmd += ["--expected", f]
+    r = subprocess.run(cmd, capture_output=True, text=True)
+    if r.returncode or not os.path.exists(os.path.join(tmp, "r.json")):
+        return {"kiln_error": "run: " + (r.stderr.strip() or r.stdout.strip())[-160:]}
+    res = json.load(open(os.path.join(tmp, "r.json")))
+    return {"kiln_ms": res["benchmark"]["mean_ms"], "check": res.get("check")}
+
+
+def run_pack(args):
+    import torch
+    if not torch.cuda.is_available():
+        sys.exit("compare_torch.py: PyTorch sees no CUDA device")
+    device = torch.cuda.get_device_name(0)
+    manifest = json.load(open(os.path.join(args.pack, "manifest.json")))
+    rows, built = [], {}
+    for e in manifest["entries"]:
+        name, batch = e["model"], e["batch"]
+        row = {"model": name, "batch": batch}
+        if name not in built:
+            torch.manual_seed(0)
+            module = export.build(name)[0].eval().cuda()
+            built[name] = (module, compile_modes(module))
+        module, compiled = built[name]
+        gpu_ins = [torch.from_numpy(np.load(os.path.join(args.pack, f))).cuda()
+                   for f in e["inputs"]]
+        time_torch(row, module, compiled, gpu_ins, args)
+        with tempfile.TemporaryDirectory() as tmp:
+            row.update(kiln_run(args, os.path.join(args.pack, e["module"]),
+                                [os.path.join(args.pack, f) for f in e["inputs"]],
+                                [os.path.join(args.pack, f) for f in e["expected"]], tmp))
+        rows.append(row)
+        print(json.dumps(row), flush=True)
+    write_table(rows, device, args,
+                "modules compiled for %s elsewhere (bench/gpu/pack.py), checked against "
+                "ONNX Runtime's CPU outputs" % manifest["chip"])
+
+
+def write_table(rows, device, args, how):
     def f(v):
         return "-" if v is None else "%.3f" % v
-    lines = ["| model | batch | eager ms | torch.compile ms | Kiln ms | Kiln/eager | Kiln/compile | Kiln vs eager output |",
-             "|---|---:|---:|---:|---:|---:|---:|---|"]
+    lines = ["| model | batch | eager ms | torch.compile ms | torch.compile reduce-overhead ms "
+             "| Kiln ms | Kiln/eager | Kiln/best torch.compile | Kiln's output |",
+             "|---|---:|---:|---:|---:|---:|---:|---:|---|"]
     for r in rows:
-        k, e, c = r.get("kiln_ms"), r.get("eager_ms"), r.get("compile_ms")
-        lines.append("| %s | %d | %s | %s | %s | %s | %s | %s |" % (
-            r["model"], r["batch"], f(e), f(c) if c else r.get("compile_error", "-"),
+        k, e = r.get("kiln_ms"), r.get("eager_ms")
+        best = min([r[c] for c in ("compile_ms", "graphs_ms") if r.get(c)] or [None],
+                   key=lambda v: v or 0)
+        lines.append("| %s | %d | %s | %s | %s | %s | %s | %s | %s |" % (
+            r["model"], r["batch"], f(e),
+            f(r["compile_ms"]) if r.get("compile_ms") else r.get("compile_error", "-"),
+            f(r["graphs_ms"]) if r.get("graphs_ms") else r.get("graphs_error", "-"),
             f(k) if k else r.get("kiln_error", "-"),
-            f(k / e) if k and e else "-", f(k / c) if k and c else "-", r.get("check", "-")))
+            f(k / e) if k and e else "-", f(k / best) if k and best else "-",
+            r.get("check", "-")))
     table = "\n".join(lines)
     print(table)
     if args.markdown:
         with open(args.markdown, "w") as out:
             out.write("# Kiln on the GPU against PyTorch\n\n"
-                      "Generated by `bench/gpu/run.sh` on %s on %s (--target=%s): mean latency "
-                      "of %d runs after %d warm-ups; ratios below 1 mean Kiln is faster.\n\n%s\n"
-                      % (datetime.date.today(), device, args.chip, args.iterations, args.warmup,
+                      "Generated by `bench/gpu/compare_torch.py` on %s on %s (%s): mean "
+                      "latency of %d runs after %d warm-ups; ratios below 1 mean Kiln is "
+                      "faster; outputs compared with rtol 1e-2, atol 1e-3.\n\n%s\n"
+                      % (datetime.date.today(), device, how, args.iterations, args.warmup,
                          table))
 
 

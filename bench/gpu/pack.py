@@ -1,0 +1,184 @@
+#!/usr/bin/env python3
+"""Cross-compiles Kiln's GPU checks and benchmarks for a machine without MLIR.
+
+A machine with an NVIDIA GPU often has the driver, CUDA and PyTorch but no
+LLVM/MLIR to build Kiln with. This script compiles everything here, with
+`kiln-compile --target=CHIP`, and writes one archive that holds what
+running needs there:
+
+  bin/kiln-run, lib/       kiln-run and the shared libraries it loads that
+                           are not part of the C/C++ runtime (the Kiln
+                           runtime, libonnx_proto, libprotobuf)
+  conformance/             every ONNX backend test of
+                           test/conformance/emulator-passing.txt: its
+                           module (kmods/SET/TEST.kmod) and data
+  models/                  test/gpu/models.test's two models, each with
+                           seeded inputs and ONNX Runtime's outputs
+  bench/                   the benchmark models of bench/models/export.py
+                           that --models names, per batch size: module,
+                           inputs, ONNX Runtime's outputs, manifest.json
+
+bench/gpu/run-pack.sh runs it all there (the test/gpu checks, the
+benchmark against PyTorch eager and torch.compile, one profile).
+
+  python3 bench/gpu/pack.py [--bin build/bin] [--out build/gpu-pack.tar.xz]
+      [--chip sm_90] [--models mobilenet_v2] [--batches 1,8]
+      [--bench-models build/bench-models]
+
+The archive must stay under what reaches the GPU machine: the big models'
+weights (ResNet-50 98 MB, BERT-base 418 MB) do not fit in 64 MiB, so the
+default benchmark set is MobileNetV2 alone.
+"""
+
+import argparse
+import json
+import os
+import shutil
+import subprocess
+import sys
+import tarfile
+
+import numpy as np
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+ROOT = os.path.join(HERE, "..", "..")
+sys.path.insert(0, os.path.join(HERE, "..", "models"))
+
+# Libraries every Linux machine with a C++ runtime has.
+SYSTEM_LIBS = ("linux-vdso", "ld-linux", "libc.so", "libm.so", "libstdc++", "libgcc_s",
+               "libpthread", "libdl.so", "librt.so", "libz.so")
+
+
+def run(cmd, **kw):
+    p = subprocess.run(cmd, capture_output=True, text=True, **kw)
+    if p.returncode:
+        sys.exit("pack.py: %s failed:\n%s%s" % (" ".join(cmd), p.stdout, p.stderr))
+    return p.stdout
+
+
+def copy_runtime(bin_dir, out):
+    os.makedirs(os.path.join(out, "bin"))
+    os.makedirs(os.path.join(out, "lib"))
+    kiln_run = os.path.join(bin_dir, "kiln-run")
+    shutil.copy2(kiln_run, os.path.join(out, "bin"))
+    for line in run(["ldd", kiln_run]).splitlines():
+        parts = line.split()
+        if "=>" not in parts or any(parts[0].startswith(s) for s in SYSTEM_LIBS):
+            continue
+        path = parts[parts.index("=>") + 1]
+        if path == "not":
+            sys.exit("pack.py: kiln-run cannot find %s" % parts[0])
+        shutil.copy2(os.path.realpath(path), os.path.join(out, "lib", parts[0]))
+
+
+def pack_conformance(bin_dir, out, chip, data):
+    listing = os.path.join(ROOT, "test", "conformance", "emulator-passing.txt")
+    kmods = os.path.join(out, "conformance", "kmods")
+    subprocess.run([sys.executable, os.path.join(ROOT, "utils", "conformance.py"),
+                    "--bin", bin_dir, "--data", data, "--target", chip, "--compile-only",
+                    "--kmod-dir", kmods, "--check", listing], check=False)
+    for line in open(listing):
+        name = line.strip()
+        if not name or name.startswith("#"):
+            continue
+        src = os.path.join(data, name)
+        if os.path.isdir(src):
+            shutil.copytree(src, os.path.join(out, "conformance", "data", name))
+
+
+def ort_reference(onnx_path, feeds, outdir):
+    import onnxruntime as ort
+    os.makedirs(outdir, exist_ok=True)
+    for k, x in enumerate(feeds.values()):
+        np.save(os.path.join(outdir, "input_%d.npy" % k), x)
+    sess = ort.InferenceSession(onnx_path, providers=["CPUExecutionProvider"])
+    for k, y in enumerate(sess.run(None, feeds)):
+        np.save(os.path.join(outdir, "output_%d.npy" % k), y)
+
+
+def compile_module(bin_dir, onnx_path, kmod, chip, shapes):
+    run([os.path.join(bin_dir, "kiln-compile"), onnx_path, "--target=" + chip, "-o", kmod] +
+        ["--input-shape=%s:%s" % (n, "x".join(str(d) for d in s)) for n, s in shapes.items()])
+
+
+def pack_models(bin_dir, out, chip, tmp):
+    d = os.path.join(out, "models")
+    os.makedirs(d)
+    rng = np.random.default_rng(0)
+    for name, script, extra, shapes in (
+            ("tiny_resnet", "tiny_resnet.py", [], {"input": (2, 3, 32, 32)}),
+            ("tiny_transformer", "tiny_transformer.py", ["--opset", "21"],
+             {"hidden_states": (2, 16, 32)})):
+        onnx_path = os.path.join(tmp, name + ".onnx")
+        run([sys.executable, os.path.join(HERE, "..", "models", script), onnx_path] + extra)
+        feeds = {n: rng.standard_normal(s).astype(np.float32) for n, s in shapes.items()}
+        ort_reference(onnx_path, feeds, os.path.join(d, name))
+        compile_module(bin_dir, onnx_path, os.path.join(d, name + ".kmod"), chip, shapes)
+
+
+def pack_bench(bin_dir, out, chip, models, batches, models_dir):
+    import export
+    from compare_torch import torch_inputs
+    d = os.path.join(out, "bench")
+    os.makedirs(d)
+    manifest = []
+    for name in models:
+        onnx_path = export.exported_path(models_dir, name)
+        for batch in batches:
+            key = "%s-b%d" % (name, batch)
+            ins = torch_inputs(name, batch, seed=1)
+            names = list(export.input_specs(name))
+            feeds = {n: t.numpy() for n, t in zip(names, ins)}
+            ort_reference(onnx_path, feeds, os.path.join(d, key))
+            compile_module(bin_dir, onnx_path, os.path.join(d, key + ".kmod"), chip,
+                           {n: x.shape for n, x in feeds.items()})
+            manifest.append({"model": name, "batch": batch, "module": key + ".kmod",
+                             "inputs": ["%s/input_%d.npy" % (key, k) for k in range(len(ins))],
+                             "expected": sorted("%s/%s" % (key, f) for f in
+                                                os.listdir(os.path.join(d, key))
+                                                if f.startswith("output_"))})
+            print("pack.py: %s compiled for %s" % (key, chip), flush=True)
+    with open(os.path.join(d, "manifest.json"), "w") as f:
+        json.dump({"chip": chip, "entries": manifest}, f, indent=1)
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--bin", default="build/bin")
+    ap.add_argument("--out", default="build/gpu-pack.tar.xz")
+    ap.add_argument("--chip", default="sm_90")
+    ap.add_argument("--models", default="mobilenet_v2",
+                    help="benchmark models (bench/models/export.py names; '' for none)")
+    ap.add_argument("--batches", default="1,8")
+    ap.add_argument("--bench-models", default="build/bench-models",
+                    help="where bench/models/export.py wrote the models")
+    ap.add_argument("--data", default="/usr/share/libonnx-testdata/data")
+    ap.add_argument("--parts", default="conformance,models,bench",
+                    help="what to pack besides kiln-run (comma-separated)")
+    args = ap.parse_args()
+    parts = args.parts.split(",")
+    stage = args.out + ".d"
+    shutil.rmtree(stage, ignore_errors=True)
+    os.makedirs(stage)
+    copy_runtime(args.bin, stage)
+    if "conformance" in parts:
+        pack_conformance(args.bin, stage, args.chip, args.data)
+    if "models" in parts:
+        os.makedirs(args.out + ".tmp", exist_ok=True)
+        pack_models(args.bin, stage, args.chip, args.out + ".tmp")
+    models = [m for m in args.models.split(",") if m]
+    if models and "bench" in parts:
+        pack_bench(args.bin, stage, args.chip, models,
+                   [int(b) for b in args.batches.split(",")], args.bench_models)
+    with tarfile.open(args.out, "w:xz", preset=6) as t:
+        t.add(stage, arcname="gpu-pack")
+    shutil.rmtree(args.out + ".tmp", ignore_errors=True)
+    size = os.path.getsize(args.out)
+    print("pack.py: wrote %s (%.1f MiB)" % (args.out, size / 2**20))
+    if size > 64 * 2**20:
+        print("pack.py: over 64 MiB: send it in parts (split -b 60M) and join them there",
+              file=sys.stderr)
+
+
+if __name__ == "__main__":
+    main()
