@@ -23,7 +23,8 @@ benchmark against PyTorch eager and torch.compile, one profile).
 
   python3 bench/gpu/pack.py [--bin build/bin] [--out build/gpu-pack.tar.xz]
       [--chip sm_90] [--models mobilenet_v2] [--batches 1,8]
-      [--bench-models build/bench-models]
+      [--bench-models build/bench-models] [--variant fp32= --variant tf32=--gpu-tf32]
+      [--parts conformance,models,bench]
 
 The archive must stay under what reaches the GPU machine: the big models'
 weights (ResNet-50 98 MB, BERT-base 418 MB) do not fit in 64 MiB, so the
@@ -96,9 +97,9 @@ def ort_reference(onnx_path, feeds, outdir):
         np.save(os.path.join(outdir, "output_%d.npy" % k), y)
 
 
-def compile_module(bin_dir, onnx_path, kmod, chip, shapes):
+def compile_module(bin_dir, onnx_path, kmod, chip, shapes, flags=()):
     run([os.path.join(bin_dir, "kiln-compile"), onnx_path, "--target=" + chip, "-o", kmod] +
-        ["--input-shape=%s:%s" % (n, "x".join(str(d) for d in s)) for n, s in shapes.items()])
+        list(flags) + ["--input-shape=%s:%s" % (n, "x".join(str(d) for d in s)) for n, s in shapes.items()])
 
 
 def pack_models(bin_dir, out, chip, tmp):
@@ -116,7 +117,7 @@ def pack_models(bin_dir, out, chip, tmp):
         compile_module(bin_dir, onnx_path, os.path.join(d, name + ".kmod"), chip, shapes)
 
 
-def pack_bench(bin_dir, out, chip, models, batches, models_dir):
+def pack_bench(bin_dir, out, chip, models, batches, models_dir, variants):
     import export
     from compare_torch import torch_inputs
     d = os.path.join(out, "bench")
@@ -130,14 +131,18 @@ def pack_bench(bin_dir, out, chip, models, batches, models_dir):
             names = list(export.input_specs(name))
             feeds = {n: t.numpy() for n, t in zip(names, ins)}
             ort_reference(onnx_path, feeds, os.path.join(d, key))
-            compile_module(bin_dir, onnx_path, os.path.join(d, key + ".kmod"), chip,
-                           {n: x.shape for n, x in feeds.items()})
-            manifest.append({"model": name, "batch": batch, "module": key + ".kmod",
-                             "inputs": ["%s/input_%d.npy" % (key, k) for k in range(len(ins))],
-                             "expected": sorted("%s/%s" % (key, f) for f in
-                                                os.listdir(os.path.join(d, key))
-                                                if f.startswith("output_"))})
-            print("pack.py: %s compiled for %s" % (key, chip), flush=True)
+            for variant, flags in variants:
+                kmod = "%s-%s.kmod" % (key, variant)
+                compile_module(bin_dir, onnx_path, os.path.join(d, kmod), chip,
+                               {n: x.shape for n, x in feeds.items()}, flags)
+                manifest.append({"model": name, "batch": batch, "variant": variant,
+                                 "flags": " ".join(flags), "module": kmod,
+                                 "inputs": ["%s/input_%d.npy" % (key, k)
+                                            for k in range(len(ins))],
+                                 "expected": sorted("%s/%s" % (key, f) for f in
+                                                    os.listdir(os.path.join(d, key))
+                                                    if f.startswith("output_"))})
+                print("pack.py: %s compiled for %s" % (kmod, chip), flush=True)
     with open(os.path.join(d, "manifest.json"), "w") as f:
         json.dump({"chip": chip, "entries": manifest}, f, indent=1)
 
@@ -153,6 +158,11 @@ def main():
     ap.add_argument("--bench-models", default="build/bench-models",
                     help="where bench/models/export.py wrote the models")
     ap.add_argument("--data", default="/usr/share/libonnx-testdata/data")
+    ap.add_argument("--variant", action="append", default=[],
+                    help="NAME=FLAGS: also compile each benchmark model with these "
+                         "kiln-compile flags (e.g. tf32=--gpu-tf32); repeatable. "
+                         "Without any, one variant 'fp32' with no flags; 'NAME=' "
+                         "names the default flags")
     ap.add_argument("--parts", default="conformance,models,bench",
                     help="what to pack besides kiln-run (comma-separated)")
     args = ap.parse_args()
@@ -168,8 +178,10 @@ def main():
         pack_models(args.bin, stage, args.chip, args.out + ".tmp")
     models = [m for m in args.models.split(",") if m]
     if models and "bench" in parts:
+        variants = [(v.split("=", 1)[0], v.split("=", 1)[1].split())
+                    for v in args.variant] or [("fp32", [])]
         pack_bench(args.bin, stage, args.chip, models,
-                   [int(b) for b in args.batches.split(",")], args.bench_models)
+                   [int(b) for b in args.batches.split(",")], args.bench_models, variants)
     with tarfile.open(args.out, "w:xz", preset=6) as t:
         t.add(stage, arcname="gpu-pack")
     shutil.rmtree(args.out + ".tmp", ignore_errors=True)

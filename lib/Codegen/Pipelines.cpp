@@ -110,6 +110,16 @@ void kiln::buildCpuPipeline(OpPassManager &pm,
   buildCpuCodegenPipeline(pm, options);
 }
 
+int64_t kiln::gpuMultiprocessors(llvm::StringRef chip) {
+  if (chip.starts_with("sm_90"))
+    return 132; // H100 SXM, H200
+  if (chip == "sm_89")
+    return 128; // RTX 4090 (L4: 58, L40S: 142)
+  if (chip == "sm_86")
+    return 84; // A40, RTX 3090 (82)
+  return 108;  // A100 (sm_80)
+}
+
 void kiln::buildGpuCodegenPipeline(OpPassManager &pm,
                                    const GpuPipelineOptions &options) {
   std::string target = "chip=" + options.chip +
@@ -119,36 +129,45 @@ void kiln::buildGpuCodegenPipeline(OpPassManager &pm,
   std::string mutation;
   if (!options.testMutation.empty())
     mutation = " test-mutation=" + options.testMutation;
+  int64_t splitKBlocks = options.splitKBlocks >= 0
+                             ? options.splitKBlocks
+                             : kiln::gpuMultiprocessors(options.chip);
+  bool splitMutation = options.testMutation == "skip-last-split";
   bool contractionMutation = options.testMutation == "swap-b-fragment" ||
                              options.testMutation == "skip-last-k-tile";
   addPipeline(
-      pm, "func.func(kiln-flatten-empty-tensors,"
-          "kiln-fuse-elementwise{fold-transposes=true},kiln-gpu-fold-pads,"
+      pm,
+      "func.func(kiln-flatten-empty-tensors,"
+      "kiln-fuse-elementwise{fold-transposes=true},kiln-gpu-fold-pads,"
+      "kiln-gpu-split-k{target-blocks=" +
+          std::to_string(splitKBlocks) +
+          (splitMutation ? mutation : std::string()) +
+          "},kiln-fuse-elementwise{fold-transposes=true},"
           "kiln-clone-shared-inits),"
           "canonicalize,cse," +
-              bufferizeAndPlan(true) +
-              "func.func(kiln-copy-to-linalg,kiln-gpu-contractions{tf32=" +
-              (options.tf32 ? "true" : "false") +
-              " vector-bytes=" + std::to_string(options.vectorBytes) +
-              (contractionMutation ? mutation : std::string()) +
-              "},kiln-gpu-reductions-innermost,kiln-gpu-vectorize{max-bytes=" +
-              std::to_string(options.vectorBytes) +
-              "},convert-linalg-to-parallel-loops,"
-              "kiln-gpu-form-kernels{block-size=" +
-              std::to_string(options.blockSize) + " reduction-min-size=" +
-              std::to_string(options.reductionMinSize) +
-              (contractionMutation ? std::string() : mutation) +
-              "}),"
-              "convert-math-to-funcs,gpu-kernel-outlining,"
-              "nvvm-attach-target{" +
-              target +
-              "},"
-              "gpu.module(expand-strided-metadata,lower-affine,"
-              "convert-scf-to-cf,arith-expand{include-bf16=true},"
-              "convert-nvgpu-to-nvvm,convert-gpu-to-nvvm{use-bare-ptr-memref-"
-              "call-conv=true},"
-              "convert-vector-to-llvm,convert-ub-to-llvm,"
-              "canonicalize,cse,reconcile-unrealized-casts)");
+          bufferizeAndPlan(true) +
+          "func.func(kiln-copy-to-linalg,kiln-gpu-contractions{tf32=" +
+          (options.tf32 ? "true" : "false") +
+          " vector-bytes=" + std::to_string(options.vectorBytes) +
+          (contractionMutation ? mutation : std::string()) +
+          "},kiln-gpu-reductions-innermost,kiln-gpu-vectorize{max-bytes=" +
+          std::to_string(options.vectorBytes) +
+          "},convert-linalg-to-parallel-loops,"
+          "kiln-gpu-form-kernels{block-size=" +
+          std::to_string(options.blockSize) +
+          " reduction-min-size=" + std::to_string(options.reductionMinSize) +
+          (contractionMutation || splitMutation ? std::string() : mutation) +
+          "}),"
+          "convert-math-to-funcs,gpu-kernel-outlining,"
+          "nvvm-attach-target{" +
+          target +
+          "},"
+          "gpu.module(expand-strided-metadata,lower-affine,"
+          "convert-scf-to-cf,arith-expand{include-bf16=true},"
+          "convert-nvgpu-to-nvvm,convert-gpu-to-nvvm{use-bare-ptr-memref-"
+          "call-conv=true},"
+          "convert-vector-to-llvm,convert-ub-to-llvm,"
+          "canonicalize,cse,reconcile-unrealized-casts)");
 }
 
 void kiln::registerKilnPipelines() {

@@ -90,11 +90,19 @@ static cl::opt<bool> gpuTf32(
              "tensor cores with tf32 inputs: a higher peak throughput, about "
              "3 significant digits per product (default off: exact f32)"),
     cl::init(false), cl::cat(category));
+static cl::opt<int64_t> gpuSplitKBlocks(
+    "gpu-split-k-blocks",
+    cl::desc("GPU targets: split the reduction of a matrix product or "
+             "convolution whose output has fewer 64x64 tiles than this among "
+             "that many more blocks, summed after (-1, the default: the "
+             "chip's multiprocessors, 132 for sm_90; 0: never)"),
+    cl::init(-1), cl::cat(category));
 static cl::opt<std::string> gpuTestMutation(
     "gpu-test-mutation", cl::Hidden,
     cl::desc("Plants a bug in the GPU kernels (drop-barrier, "
              "short-reduction, shuffle-up, swap-b-fragment, "
-             "skip-last-k-tile) for the emulator's mutation tests"),
+             "skip-last-k-tile, skip-last-split) for the emulator's mutation "
+             "tests"),
     cl::init(""), cl::cat(category));
 enum class Emit { Kiln, Linalg, LLVMDialect, LLVMIR, PTX, KModule };
 static cl::opt<Emit> emit(
@@ -298,6 +306,7 @@ int compileForGpu(ModuleOp module, kiln::kmod::Module &kmod,
   options.optLevel = optLevel;
   options.reductionMinSize = gpuReductionMinSize;
   options.tf32 = gpuTf32;
+  options.splitKBlocks = gpuSplitKBlocks;
   options.vectorBytes = gpuVectorBytes;
   options.testMutation = gpuTestMutation;
   kiln::buildGpuCodegenPipeline(pm, options);

@@ -56,6 +56,30 @@ mlir::FailureOr<BufferBytes> bufferBytes(mlir::Value v);
 /// zero-padded input through in its own tile loads.
 bool isGpuTiledContraction(mlir::linalg::LinalgOp op);
 
+/// The loop dims of a contraction `kiln-gpu-contractions` tiles, by group
+/// (batch, M, N, K; see that pass), with the static loop ranges.
+struct GpuContractionDims {
+  llvm::SmallVector<unsigned> batch, m, n, k;
+  llvm::SmallVector<int64_t> sizes;
+  int64_t extent(llvm::ArrayRef<unsigned> dims) const {
+    int64_t e = 1;
+    for (unsigned d : dims)
+      e *= sizes[d];
+    return e;
+  }
+};
+/// `op`'s dims when `kiln-gpu-contractions` tiles it (on tensors or
+/// buffers), else nullopt.
+std::optional<GpuContractionDims>
+matchGpuTiledContraction(mlir::linalg::LinalgOp op);
+/// The output tile of one block of that kernel: M x N.
+inline constexpr int64_t kGpuContractionTileM = 64, kGpuContractionTileN = 64;
+
+/// The number of streaming multiprocessors the GPU of `chip` (sm_80, ...)
+/// has in its usual data-center part (A100 108, H100 SXM 132), the grid
+/// `kiln-gpu-split-k` fills.
+int64_t gpuMultiprocessors(llvm::StringRef chip);
+
 /// The width of the CPU register tile along a contraction's vectorized
 /// output dim of `n` elements, with `lanes` elements per vector: `n` itself
 /// up to two vectors, else two vectors, or one when only one divides `n`

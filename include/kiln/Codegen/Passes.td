@@ -524,6 +524,66 @@ def KilnGpuReductionsInnermost
   let dependentDialects = ["::mlir::linalg::LinalgDialect"];
 }
 
+def KilnGpuSplitK : Pass<"kiln-gpu-split-k", "::mlir::func::FuncOp"> {
+  let summary = "Splits the reduction of contractions too small to fill "
+                "the GPU into partial products and a sum";
+  let description = [{
+    Runs on tensors, before bufferization. `kiln-gpu-contractions` gives
+    each block one 64x64 output tile and walks all of K in it, so a
+    contraction with a small output and a long reduction runs few blocks
+    on a GPU of many multiprocessors: ResNet-50's 3x3 convolutions on 7x7
+    positions (M 512, N 49, K 4608) run 8 blocks on an H100's 132, at
+    under 1% of its peak. Each contraction that kernel tiles, with an f32
+    output, M and N of at least `min-size` and fewer than `target-blocks`
+    blocks, has its longest reduction dim (extent E: a matrix product's K,
+    a convolution's input channels) split into S x E/S: S the least
+    divisor of E (at most `max-splits`) that gives at least
+    `target-blocks` blocks, else the greatest, keeping at least `min-k`
+    reduction steps per split (no split where none does). The inputs are
+    expanded (`tensor.expand_shape`, a view; a zero-padded input is
+    expanded before its padding, so the tile still reads its source in
+    place), the contraction computes S partial results into a zero-filled
+    [S, ...] tensor (S a batch dim of the tiled kernel: a block per tile
+    and split), and an elementwise generic adds the S partials to the
+    contraction's initial value (its bias):
+
+    ```mlir
+    %y = linalg.matmul ins(%a, %b : tensor<128x3072xf32>, tensor<3072x768xf32>)
+                       outs(%init : tensor<128x768xf32>)
+    // becomes, with S = 4
+    %a4 = tensor.expand_shape %a [[0], [1, 2]] : ... into tensor<128x4x768xf32>
+    %b4 = tensor.expand_shape %b [[0, 1], [2]] : ... into tensor<4x768x768xf32>
+    %p = linalg.generic {(m, n, k, s): a4[m, s, k], b4[s, k, n] -> p[s, m, n]}
+           ins(%a4, %b4) outs(%zeros : tensor<4x128x768xf32>)
+    %y = linalg.generic {(m, n): p[0, m, n], p[1, m, n], p[2, m, n],
+           p[3, m, n] -> init[m, n]} (init + p0 + p1 + p2 + p3)
+    ```
+
+    The sum is an elementwise op, so `kiln-fuse-elementwise` (run again
+    after this pass) fuses it with the contraction's epilogue (bias,
+    residual add, activation). Deterministic: every partial and the sum
+    are computed in a fixed order.
+  }];
+  let options = [
+    Option<"targetBlocks", "target-blocks", "int64_t", /*default=*/"132",
+           "Split contractions with fewer blocks than this (the GPU's "
+           "multiprocessors); 0 splits none">,
+    Option<"minK", "min-k", "int64_t", /*default=*/"256",
+           "Reduction steps each split keeps at least">,
+    Option<"maxSplits", "max-splits", "int64_t", /*default=*/"32",
+           "The most splits of one contraction">,
+    Option<"minSize", "min-size", "int64_t", /*default=*/"16",
+           "M and N that kiln-gpu-contractions tiles at least (its "
+           "min-size)">,
+    Option<"testMutation", "test-mutation", "std::string", /*default=*/"",
+           "Plants a bug for the emulator's mutation tests: "
+           "skip-last-split (the sum leaves out the last partial)">
+  ];
+  let dependentDialects = ["::mlir::arith::ArithDialect",
+                           "::mlir::linalg::LinalgDialect",
+                           "::mlir::tensor::TensorDialect"];
+}
+
 def KilnGpuFoldPads : Pass<"kiln-gpu-fold-pads", "::mlir::func::FuncOp"> {
   let summary = "Makes GPU loop kernels read a padded input's source in "
                 "place of the padded tensor";

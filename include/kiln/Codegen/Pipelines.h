@@ -123,6 +123,12 @@ struct GpuPipelineOptions
       *this, "tf32",
       llvm::cl::desc("f32 contractions on tensor cores with tf32 inputs"),
       llvm::cl::init(false)};
+  Option<int64_t> splitKBlocks{
+      *this, "split-k-blocks",
+      llvm::cl::desc("kiln-gpu-split-k's target-blocks: split the reduction "
+                     "of contractions with fewer blocks (-1: the chip's "
+                     "multiprocessors; 0: split none)"),
+      llvm::cl::init(-1)};
   Option<std::string> testMutation{
       *this, "test-mutation",
       llvm::cl::desc("Plants a bug for the emulator's mutation tests "

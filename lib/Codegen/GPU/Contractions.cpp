@@ -469,7 +469,8 @@ public:
   gpu::LaunchOp build(OpBuilder &b);
 
 private:
-  static constexpr int64_t bm = 64, bn = 64, threads = 128;
+  static constexpr int64_t bm = kiln::kGpuContractionTileM,
+                           bn = kiln::kGpuContractionTileN, threads = 128;
   Contraction c;
   TileKind kind;
   Mutation mutation;
@@ -1136,4 +1137,18 @@ struct GpuContractionsPass
 bool kiln::isGpuTiledContraction(linalg::LinalgOp op) {
   Contraction c;
   return succeeded(matchContraction(op, c, /*onTensors=*/true));
+}
+
+std::optional<kiln::GpuContractionDims>
+kiln::matchGpuTiledContraction(linalg::LinalgOp op) {
+  Contraction c;
+  if (failed(matchContraction(op, c, /*onTensors=*/true)))
+    return std::nullopt;
+  GpuContractionDims dims;
+  dims.batch = c.batch;
+  dims.m = c.m;
+  dims.n = c.n;
+  dims.k = c.k;
+  dims.sizes = c.sizes;
+  return dims;
 }
