@@ -182,7 +182,8 @@ def main():
                     for v in args.variant] or [("fp32", [])]
         pack_bench(args.bin, stage, args.chip, models,
                    [int(b) for b in args.batches.split(",")], args.bench_models, variants)
-    with tarfile.open(args.out, "w:xz", preset=6) as t:
+    # Weights (random or trained floats) hardly compress: the fastest preset.
+    with tarfile.open(args.out, "w:xz", preset=0) as t:
         t.add(stage, arcname="gpu-pack")
     shutil.rmtree(args.out + ".tmp", ignore_errors=True)
     size = os.path.getsize(args.out)

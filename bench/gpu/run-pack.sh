@@ -38,12 +38,13 @@ for m in tiny_resnet tiny_transformer; do
   [ -f "$pack/models/$m.kmod" ] || continue
   exp=()
   for f in "$pack/models/$m"/output_*.npy; do exp+=(--expected "$f"); done
-  for mode in cuda graphs-off emulator; do
-    dev=cuda; envs=()
+  for mode in cuda graphs-off resident emulator; do
+    dev=cuda; envs=(); extra=()
     [ $mode = emulator ] && dev=emulator
     [ $mode = graphs-off ] && envs=(KILN_CUDA_GRAPHS=0)
+    [ $mode = resident ] && extra=(--resident --iterations 5)
     echo "-- $m $mode" >>"$results/models.txt"
-    if ! env "${envs[@]}" "$run" "$pack/models/$m.kmod" --device=$dev \
+    if ! env "${envs[@]}" "$run" "$pack/models/$m.kmod" --device=$dev "${extra[@]}" \
         --input "$pack/models/$m/input_0.npy" "${exp[@]}" --rtol 1e-4 --atol 1e-5 \
         >>"$results/models.txt" 2>&1; then
       echo "FAIL $m $mode" | tee -a "$results/models.txt"; failed=1

@@ -40,12 +40,20 @@ std::string bufferizeAndPlan(bool gpu) {
 }
 } // namespace
 
-void kiln::buildKilnToLinalgPipeline(OpPassManager &pm, bool fuseLayers) {
+void kiln::buildKilnToLinalgPipeline(OpPassManager &pm, bool fuseLayers,
+                                     StringRef halfType,
+                                     ArrayRef<std::string> keepNodes) {
   pm.addPass(createCanonicalizerPass());
   pm.addPass(createKilnInferShapes());
   if (fuseLayers)
     pm.addPass(createKilnFuseLayers());
   pm.addPass(createKilnFoldBatchNorm());
+  if (!halfType.empty()) {
+    KilnMixedPrecisionOptions options;
+    options.type = halfType.str();
+    options.keepNodes = SmallVector<std::string>(keepNodes);
+    pm.addPass(createKilnMixedPrecision(options));
+  }
   pm.addPass(createCanonicalizerPass());
   pm.addNestedPass<func::FuncOp>(createConvertKilnToLinalg());
   pm.addPass(createCanonicalizerPass());

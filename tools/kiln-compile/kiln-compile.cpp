@@ -134,6 +134,21 @@ static cl::opt<bool> fuseLayers(
              "attention that exporters write by one op each "
              "(kiln-fuse-layers; default on)"),
     cl::init(true), cl::cat(category));
+static cl::opt<std::string> precision(
+    "precision",
+    cl::desc("Arithmetic precision of the model's float32 ops: fp32 (the "
+             "default: exact float32), tf32 (GPU: float32 matrix products on "
+             "tensor cores with tf32 inputs, as --gpu-tf32), fp16 or bf16 "
+             "(contractions, elementwise ops, pooling and data movement in "
+             "half precision with float32 accumulation; normalizations, "
+             "softmax and reductions stay float32; inputs and outputs stay "
+             "float32: kiln-mixed-precision)"),
+    cl::init("fp32"), cl::cat(category));
+static cl::list<std::string> keepPrecision(
+    "keep-precision",
+    cl::desc("With --precision=fp16 or bf16: ONNX nodes (by name, "
+             "comma-separated) that stay float32"),
+    cl::CommaSeparated, cl::cat(category));
 static cl::opt<unsigned> cpuVectorBits(
     "cpu-vector-bits",
     cl::desc("CPU target: the vector register width in bits that "
@@ -305,7 +320,7 @@ int compileForGpu(ModuleOp module, kiln::kmod::Module &kmod,
   options.blockSize = gpuBlockSize;
   options.optLevel = optLevel;
   options.reductionMinSize = gpuReductionMinSize;
-  options.tf32 = gpuTf32;
+  options.tf32 = gpuTf32 || precision == "tf32";
   options.splitKBlocks = gpuSplitKBlocks;
   options.vectorBytes = gpuVectorBytes;
   options.testMutation = gpuTestMutation;
@@ -455,6 +470,23 @@ int main(int argc, char **argv) {
                 " bits): the module is compiled for the host CPU");
   if (cpuRegisterTileM < 0 || cpuRegisterTileM > 16)
     return fail("--cpu-register-tile-m must be 1 to 16 (0: the default)");
+  StringRef halfType;
+  if (precision == "fp16")
+    halfType = "f16";
+  else if (precision == "bf16")
+    halfType = "bf16";
+  else if (precision == "int8" || precision == "fp8")
+    return fail("--precision=" + precision +
+                " is not supported yet (it needs calibrated quantization); "
+                "use fp32, tf32, fp16 or bf16");
+  else if (precision != "fp32" && precision != "tf32")
+    return fail("unknown --precision '" + precision +
+                "'; use fp32, tf32, fp16 or bf16");
+  if (precision == "tf32" && !gpuTarget)
+    return fail("--precision=tf32 is for GPU targets (tensor cores); the CPU "
+                "computes float32 exactly");
+  if (!keepPrecision.empty() && halfType.empty())
+    return fail("--keep-precision needs --precision=fp16 or bf16");
 
   DialectRegistry registry;
   kiln::registerAllDialects(registry);
@@ -495,7 +527,9 @@ int main(int argc, char **argv) {
   if (failed(applyPassManagerCLOptions(stage1)))
     return 1;
   stage1.enableTiming(rootTiming);
-  kiln::buildKilnToLinalgPipeline(stage1, fuseLayers);
+  kiln::buildKilnToLinalgPipeline(
+      stage1, fuseLayers, halfType,
+      std::vector<std::string>(keepPrecision.begin(), keepPrecision.end()));
   if (failed(stage1.run(*module)))
     return 1;
   if (emit == Emit::Linalg) {

@@ -21,6 +21,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <dlfcn.h>
 #include <filesystem>
 #include <fstream>
 #include <map>
@@ -28,6 +29,7 @@
 #include <sstream>
 #include <string>
 #include <thread>
+#include <type_traits>
 #include <unistd.h>
 #include <vector>
 
@@ -40,9 +42,10 @@ namespace {
 
 struct Options {
   std::string module;
-  std::vector<std::string> inputs, expected;
+  std::vector<std::string> inputs, expected, outputs;
   double rtol = 1e-3, atol = 1e-5;
   bool benchmark = false, info = false;
+  bool resident = false; // --resident: benchmark on device buffers
   int warmup = 10, iterations = 100, threads = 0;
   unsigned seed = 0;
   std::string json; // --json FILE ("-": standard output)
@@ -62,9 +65,14 @@ const char *kUsage =
     "order;\n"
     "                      repeatable. Missing inputs are random (seeded)\n"
     "  --expected FILE     an expected output (.pb or .npy), in output order\n"
+    "  --output FILE.npy   write an output of the first run, in output order;\n"
+    "                      repeatable (bfloat16 outputs as uint16 bits)\n"
     "  --rtol R --atol A   tolerance: |got-want| <= atol + rtol*|want|\n"
     "                      (default rtol 1e-3, atol 1e-5)\n"
     "  --benchmark         time runs: --warmup N (10), --iterations N (100)\n"
+    "  --resident          CUDA: time runs on device buffers (inputs copied\n"
+    "                      once, Session::runOnDevice), as a program that\n"
+    "                      keeps its tensors on the GPU; implies --benchmark\n"
     "  --seed N            seed of random inputs (0)\n"
     "  --threads N         threads for the module's parallel loops (default:\n"
     "                      OMP_NUM_THREADS, else one per core)\n"
@@ -253,6 +261,202 @@ bool loadTensor(const std::string &path, Loaded &t, std::string &error) {
   if (!ok)
     error = "'" + path + "': " + error;
   return ok;
+}
+
+/// Writes `t` to `path` as a .npy file (format 1.0, little-endian, C
+/// order); bfloat16 as its uint16 bits, as numpy has no bfloat16.
+bool saveNpy(const std::string &path, const HostTensor &t, std::string &error) {
+  static const std::pair<DType, const char *> kinds[] = {
+      {DType::Float, "<f4"},  {DType::Double, "<f8"},   {DType::Int64, "<i8"},
+      {DType::Int32, "<i4"},  {DType::Int8, "|i1"},     {DType::UInt8, "|u1"},
+      {DType::Bool, "|b1"},   {DType::Float16, "<f2"},  {DType::Int16, "<i2"},
+      {DType::UInt16, "<u2"}, {DType::BFloat16, "<u2"}, {DType::UInt32, "<u4"},
+      {DType::UInt64, "<u8"}};
+  const char *descr = nullptr;
+  for (auto &k : kinds)
+    if (k.first == t.info.dtype)
+      descr = k.second;
+  if (!descr) {
+    error = "--output '" + path + "': no .npy type for " +
+            kiln::rt::dtypeName(t.info.dtype);
+    return false;
+  }
+  std::string shape = "(";
+  for (size_t i = 0; i < t.info.shape.size(); ++i)
+    shape +=
+        std::to_string(t.info.shape[i]) + (t.info.shape.size() == 1      ? ","
+                                           : i + 1 < t.info.shape.size() ? ", "
+                                                                         : "");
+  shape += ")";
+  std::string header = std::string("{'descr': '") + descr +
+                       "', 'fortran_order': False, 'shape': " + shape + ", }";
+  // Magic, version, header length; the header padded with spaces and a
+  // newline so that the data starts at a multiple of 64 bytes.
+  size_t total = 10 + header.size() + 1;
+  header.append((64 - total % 64) % 64, ' ');
+  header += '\n';
+  std::string bytes = std::string("\x93NUMPY\x01\x00", 8);
+  bytes += static_cast<char>(header.size() & 0xff);
+  bytes += static_cast<char>(header.size() >> 8);
+  bytes += header;
+  bytes.append(reinterpret_cast<const char *>(t.data.data()), t.data.size());
+  std::ofstream f(path, std::ios::binary);
+  if (!f.write(bytes.data(), bytes.size())) {
+    error = "cannot write '" + path + "'";
+    return false;
+  }
+  return true;
+}
+
+/// The CUDA driver calls --resident needs, opened with dlopen as the
+/// runtime does (kiln-run links no CUDA library).
+struct Driver {
+  using Ptr = uint64_t; // CUdeviceptr
+  int (*init)(unsigned) = nullptr;
+  int (*deviceGet)(int *, int) = nullptr;
+  int (*retain)(void **, int) = nullptr;
+  int (*push)(void *) = nullptr;
+  int (*pop)(void **) = nullptr;
+  int (*alloc)(Ptr *, size_t) = nullptr;
+  int (*free)(Ptr) = nullptr;
+  int (*htod)(Ptr, const void *, size_t) = nullptr;
+  int (*dtoh)(void *, Ptr, size_t) = nullptr;
+  int (*streamCreate)(void **, unsigned) = nullptr;
+  int (*streamSync)(void *) = nullptr;
+  int (*streamDestroy)(void *) = nullptr;
+  bool open(std::string &error) {
+    void *h = dlopen("libcuda.so.1", RTLD_NOW | RTLD_LOCAL);
+    if (!h) {
+      error = "--resident: cannot open libcuda.so.1";
+      return false;
+    }
+    bool ok = true;
+    auto sym = [&](auto &f, const char *name) {
+      f = reinterpret_cast<std::remove_reference_t<decltype(f)>>(
+          dlsym(h, name));
+      ok = ok && f;
+    };
+    sym(init, "cuInit");
+    sym(deviceGet, "cuDeviceGet");
+    sym(retain, "cuDevicePrimaryCtxRetain");
+    sym(push, "cuCtxPushCurrent_v2");
+    sym(pop, "cuCtxPopCurrent_v2");
+    sym(alloc, "cuMemAlloc_v2");
+    sym(free, "cuMemFree_v2");
+    sym(htod, "cuMemcpyHtoD_v2");
+    sym(dtoh, "cuMemcpyDtoH_v2");
+    sym(streamCreate, "cuStreamCreate");
+    sym(streamSync, "cuStreamSynchronize");
+    sym(streamDestroy, "cuStreamDestroy_v2");
+    if (!ok)
+      error = "--resident: libcuda.so.1 lacks a driver call kiln-run needs";
+    return ok;
+  }
+};
+
+/// --resident: copies the inputs to device buffers once, checks that a
+/// run there (Session::runOnDevice on a stream of kiln-run's) gives the
+/// host run's outputs bit for bit, then times warm-up and timed runs,
+/// each enqueued and waited for.
+bool residentBenchmark(kiln::rt::Session &session,
+                       const kiln::rt::Module &module,
+                       const std::vector<const void *> &in,
+                       const std::vector<HostTensor> &hostOutputs,
+                       const Options &o, std::vector<double> &ms,
+                       std::string &error) {
+  if (session.device() != kiln::rt::Device::Cuda) {
+    error = "--resident needs a CUDA session (--device=cuda)";
+    return false;
+  }
+  for (const auto &t : module.outputs())
+    if (t.dynamicDim() >= 0) {
+      error = "--resident: the module has a data-dependent output, which "
+              "device buffers cannot hold";
+      return false;
+    }
+  Driver cu;
+  if (!cu.open(error))
+    return false;
+  int dev = 0;
+  void *ctx = nullptr, *stream = nullptr;
+  if (cu.init(0) || cu.deviceGet(&dev, 0) || cu.retain(&ctx, dev) ||
+      cu.push(ctx) || cu.streamCreate(&stream, 0)) {
+    error = "--resident: cannot set up the CUDA context";
+    return false;
+  }
+  std::vector<Driver::Ptr> din, dout;
+  bool ok = true;
+  auto allocate = [&](size_t bytes, std::vector<Driver::Ptr> &v) {
+    Driver::Ptr p = 0;
+    ok = ok && !cu.alloc(&p, std::max<size_t>(bytes, 16));
+    v.push_back(p);
+  };
+  for (size_t i = 0; i < module.inputs().size(); ++i) {
+    allocate(module.inputs()[i].byteSize(), din);
+    ok = ok && !cu.htod(din.back(), in[i], module.inputs()[i].byteSize());
+  }
+  for (const auto &t : module.outputs())
+    allocate(t.byteSize(), dout);
+  auto cleanup = [&] {
+    for (auto p : din)
+      if (p)
+        cu.free(p);
+    for (auto p : dout)
+      if (p)
+        cu.free(p);
+    cu.streamDestroy(stream);
+    void *popped;
+    cu.pop(&popped);
+  };
+  if (!ok) {
+    error = "--resident: cannot allocate or fill device buffers";
+    cleanup();
+    return false;
+  }
+  auto once = [&]() -> bool {
+    kiln::rt::Status s = session.runOnDevice(din.data(), dout.data(), stream);
+    if (!s.ok()) {
+      error = "--resident: " + s.message();
+      return false;
+    }
+    if (cu.streamSync(stream)) {
+      error = "--resident: the device run failed";
+      return false;
+    }
+    return true;
+  };
+  if (!once()) {
+    cleanup();
+    return false;
+  }
+  for (size_t i = 0; i < dout.size(); ++i) {
+    std::vector<uint8_t> got(hostOutputs[i].data.size());
+    if (cu.dtoh(got.data(), dout[i], got.size()) ||
+        got != hostOutputs[i].data) {
+      error = "--resident: output " + hostOutputs[i].info.name +
+              " of the run on device buffers differs from the host run's";
+      cleanup();
+      return false;
+    }
+  }
+  std::printf("device-resident run: outputs identical to the host run's\n");
+  for (int i = 0; i < o.warmup; ++i)
+    if (!once()) {
+      cleanup();
+      return false;
+    }
+  for (int i = 0; i < std::max(1, o.iterations); ++i) {
+    auto s = std::chrono::steady_clock::now();
+    if (!once()) {
+      cleanup();
+      return false;
+    }
+    ms.push_back(std::chrono::duration<double, std::milli>(
+                     std::chrono::steady_clock::now() - s)
+                     .count());
+  }
+  cleanup();
+  return true;
 }
 
 /// A file's dtype as kiln-run reads it for a slot of dtype `slot`: numpy
@@ -495,10 +699,14 @@ int main(int argc, char **argv) {
       o.inputs.push_back(next("--input"));
     else if (a == "--expected")
       o.expected.push_back(next("--expected"));
+    else if (a == "--output")
+      o.outputs.push_back(next("--output"));
     else if (a == "--rtol")
       number("--rtol", o.rtol);
     else if (a == "--atol")
       number("--atol", o.atol);
+    else if (a == "--resident")
+      o.benchmark = o.resident = true;
     else if (a == "--benchmark")
       o.benchmark = true;
     else if (a == "--info")
@@ -582,6 +790,13 @@ int main(int argc, char **argv) {
   if (o.inputs.size() > ins.size())
     return fail("the module takes " + std::to_string(ins.size()) + " inputs, " +
                 std::to_string(o.inputs.size()) + " given");
+  for (const std::string &f : o.outputs)
+    if (f.size() < 4 || f.substr(f.size() - 4) != ".npy")
+      return fail("--output '" + f + "': outputs are written as .npy files");
+  if (o.outputs.size() > module->outputs().size())
+    return fail("the module has " + std::to_string(module->outputs().size()) +
+                " outputs, " + std::to_string(o.outputs.size()) +
+                " --output files given");
   if (o.expected.size() > module->outputs().size())
     return fail("the module has " + std::to_string(module->outputs().size()) +
                 " outputs, " + std::to_string(o.expected.size()) +
@@ -614,6 +829,8 @@ int main(int argc, char **argv) {
   kiln::rt::Session session(module, o.device);
   if (!session.status().ok())
     return fail(session.status().message());
+  if (o.resident && session.device() != kiln::rt::Device::Cuda)
+    return fail("--resident needs a CUDA session (--device=cuda)");
   std::vector<HostTensor> outputs;
   auto t0 = std::chrono::steady_clock::now();
   if (Status s = session.run(refs, outputs); !s.ok())
@@ -623,6 +840,9 @@ int main(int argc, char **argv) {
                        .count();
   std::printf("ran %s on %s in %.3f ms\n", o.module.c_str(),
               kiln::rt::deviceName(session.device()), firstMs);
+  for (size_t i = 0; i < o.outputs.size(); ++i)
+    if (!saveNpy(o.outputs[i], outputs[i], error))
+      return fail(error);
   // Machine-readable results (--json), completed as the run goes on.
   std::ostringstream json;
   json.precision(6);
@@ -693,15 +913,21 @@ int main(int argc, char **argv) {
     std::vector<void *> out;
     for (const TensorInfo &t : module->outputs())
       out.push_back(outStorage.emplace_back(t.byteSize()).data());
-    for (int i = 0; i < o.warmup; ++i)
-      session.runRaw(in.data(), out.data());
     std::vector<double> ms;
-    for (int i = 0; i < std::max(1, o.iterations); ++i) {
-      auto s = std::chrono::steady_clock::now();
-      session.runRaw(in.data(), out.data());
-      ms.push_back(std::chrono::duration<double, std::milli>(
-                       std::chrono::steady_clock::now() - s)
-                       .count());
+    if (o.resident) {
+      std::string err;
+      if (!residentBenchmark(session, *module, in, outputs, o, ms, err))
+        return fail(err);
+    } else {
+      for (int i = 0; i < o.warmup; ++i)
+        session.runRaw(in.data(), out.data());
+      for (int i = 0; i < std::max(1, o.iterations); ++i) {
+        auto s = std::chrono::steady_clock::now();
+        session.runRaw(in.data(), out.data());
+        ms.push_back(std::chrono::duration<double, std::milli>(
+                         std::chrono::steady_clock::now() - s)
+                         .count());
+      }
     }
     double mean = 0;
     for (double v : ms)
@@ -716,8 +942,9 @@ int main(int argc, char **argv) {
     double var = 0;
     for (double v : ms)
       var += (v - mean) * (v - mean);
-    json << ",\"benchmark\":{\"warmup\":" << o.warmup
-         << ",\"iterations\":" << ms.size() << ",\"mean_ms\":" << mean
+    json << ",\"benchmark\":{\"resident\":" << (o.resident ? "true" : "false")
+         << ",\"warmup\":" << o.warmup << ",\"iterations\":" << ms.size()
+         << ",\"mean_ms\":" << mean
          << ",\"stddev_ms\":" << std::sqrt(var / ms.size())
          << ",\"p50_ms\":" << percentile(ms, 0.5)
          << ",\"p90_ms\":" << percentile(ms, 0.9)

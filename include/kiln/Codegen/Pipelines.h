@@ -54,7 +54,11 @@ unsigned hostVectorBits();
 /// The graph stage: fold, infer shapes, fuse decomposed layers (unless
 /// `fuseLayers` is false) and lower every kiln op to linalg, tensor, arith
 /// and math on tensors (`kiln-to-linalg-pipeline`).
-void buildKilnToLinalgPipeline(mlir::OpPassManager &pm, bool fuseLayers = true);
+/// `halfType` (f16 or bf16; empty: none) runs kiln-mixed-precision with it
+/// after the fusions, the nodes of `keepNodes` staying float32.
+void buildKilnToLinalgPipeline(mlir::OpPassManager &pm, bool fuseLayers = true,
+                               llvm::StringRef halfType = "",
+                               llvm::ArrayRef<std::string> keepNodes = {});
 
 /// Linalg on tensors to the LLVM dialect for the host CPU: elementwise
 /// fusion, convolutions as GEMMs, tiling and vectorization of contractions,

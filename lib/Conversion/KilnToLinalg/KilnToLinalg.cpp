@@ -18,6 +18,7 @@
 #include "mlir/IR/Matchers.h"
 #include "mlir/IR/PatternMatch.h"
 #include "llvm/ADT/TypeSwitch.h"
+#include <cstring>
 
 #define DEBUG_TYPE "convert-kiln-to-linalg"
 
@@ -85,6 +86,81 @@ Value emptyLike(OpBuilder &b, Location loc, RankedTensorType t) {
 Value filled(OpBuilder &b, Location loc, RankedTensorType t, Value scalar) {
   return linalg::FillOp::create(b, loc, scalar, emptyLike(b, loc, t))
       .getResult(0);
+}
+
+/// The type a contraction producing `t` accumulates in: float32 for the
+/// half-precision floats (f16, bf16), `t` itself otherwise.
+RankedTensorType accumulatorType(RankedTensorType t) {
+  Type e = t.getElementType();
+  return e.isF16() || e.isBF16() ? t.clone(Float32Type::get(t.getContext()))
+                                 : t;
+}
+
+/// A float scalar extended to the wider float type `to` (unchanged when
+/// it already has that type, or is not a float).
+Value widenScalar(OpBuilder &b, Location loc, Value v, Type to) {
+  if (v.getType() == to || !isa<FloatType>(v.getType()) || !isa<FloatType>(to))
+    return v;
+  return arith::ExtFOp::create(b, loc, to, v);
+}
+
+/// The half-precision constant `attr` extended to the float type of
+/// `wide`; null when its values cannot be read.
+Attribute widenConstant(Attribute attr, RankedTensorType wide) {
+  auto to = cast<FloatType>(wide.getElementType());
+  auto extend = [&](APFloat f) {
+    bool lost;
+    f.convert(to.getFloatSemantics(), APFloat::rmNearestTiesToEven, &lost);
+    return f.bitcastToAPInt();
+  };
+  if (auto dense = dyn_cast<DenseElementsAttr>(attr))
+    return dense.mapValues(to, extend);
+  auto res = dyn_cast<DenseResourceElementsAttr>(attr);
+  AsmResourceBlob *blob = res ? res.getRawHandle().getBlob() : nullptr;
+  auto half = res ? dyn_cast<FloatType>(res.getElementType()) : FloatType();
+  if (!blob || !half || half.getWidth() != 16 || !to.isF32())
+    return {};
+  ArrayRef<char> bytes = blob->getData();
+  SmallVector<float> values(bytes.size() / 2);
+  for (size_t i = 0; i < values.size(); ++i) {
+    uint16_t bits;
+    std::memcpy(&bits, bytes.data() + 2 * i, 2);
+    values[i] = extend(APFloat(half.getFloatSemantics(), APInt(16, bits)))
+                    .bitsToFloat();
+  }
+  return DenseResourceElementsAttr::get(
+      wide, "widened",
+      HeapAsmResourceBlob::allocateAndCopyInferAlign(ArrayRef(values)));
+}
+
+/// `v` (a float tensor) with element type `to`: a constant converted now,
+/// anything else extended elementwise; `v` itself when it has that type.
+Value widenTo(OpBuilder &b, Location loc, Value v, Type to) {
+  auto t = cast<RankedTensorType>(v.getType());
+  if (t.getElementType() == to)
+    return v;
+  RankedTensorType wide = t.clone(to);
+  Attribute attr;
+  if (matchPattern(v, m_Constant(&attr)))
+    if (auto w = dyn_cast_or_null<TypedAttr>(widenConstant(attr, wide)))
+      return arith::ConstantOp::create(b, loc, wide, w);
+  return elementwise(b, loc, wide, ValueRange{v},
+                     [&](OpBuilder &nb, Location nl, ValueRange a) -> Value {
+                       return arith::ExtFOp::create(nb, nl, to, a[0]);
+                     });
+}
+
+/// The accumulator `v` rounded to `rt`'s (narrower) float type, to
+/// nearest even; `v` itself when it has that type already.
+Value narrowTo(OpBuilder &b, Location loc, Value v, RankedTensorType rt) {
+  auto t = cast<RankedTensorType>(v.getType());
+  if (t.getElementType() == rt.getElementType())
+    return v;
+  Type to = rt.getElementType();
+  return elementwise(b, loc, rt, ValueRange{v},
+                     [&](OpBuilder &nb, Location nl, ValueRange a) -> Value {
+                       return arith::TruncFOp::create(nb, nl, to, a[0]);
+                     });
 }
 
 /// The lowest or highest value of a type (`uns`: of its unsigned reading),
@@ -770,7 +846,9 @@ Value Lowering::lowerMatMul(Operation *op, Value a, Value bm,
              b, loc, TypeRange{rt}, ValueRange{a, bm}, ValueRange{zero}, maps,
              iters,
              [&](OpBuilder &nb, Location nl, ValueRange args) {
-               Value p = f ? arith::MulFOp::create(nb, nl, args[0], args[1])
+               Value p = f ? arith::MulFOp::create(
+                                 nb, nl, widenScalar(nb, nl, args[0], elt),
+                                 widenScalar(nb, nl, args[1], elt))
                                  .getResult()
                            : arith::MulIOp::create(nb, nl, args[0], args[1])
                                  .getResult();
@@ -830,7 +908,10 @@ FailureOr<Value> Lowering::lowerConv(Operation *op, RankedTensorType rt,
     high.push_back(pads[i + n]);
   }
   Value zero = scalarConst(b, loc, elt, 0);
-  Value xp = padTensor(b, loc, x, low, high, zero);
+  // The input may be narrower than the accumulator (half precision with
+  // float32 accumulation): it is padded with its own zero.
+  Type inElt = xt.getElementType();
+  Value xp = padTensor(b, loc, x, low, high, scalarConst(b, loc, inElt, 0));
   auto stridesAttr = b.getI64TensorAttr(strides);
   auto dilAttr = b.getI64TensorAttr(dil);
   MLIRContext *ctx = b.getContext();
@@ -849,7 +930,9 @@ FailureOr<Value> Lowering::lowerConv(Operation *op, RankedTensorType rt,
   // The body of a convolution as a generic: out + x * w.
   auto multiplyAccumulate = [&](OpBuilder &nb, Location nl, ValueRange a) {
     Value p = binaryBody<arith::MulFOp, arith::MulIOp>(isFloat(elt))(
-        nb, nl, a.take_front(2));
+        nb, nl,
+        ValueRange{widenScalar(nb, nl, a[0], elt),
+                   widenScalar(nb, nl, a[1], elt)});
     linalg::YieldOp::create(nb, nl,
                             binaryBody<arith::AddFOp, arith::AddIOp>(
                                 isFloat(elt))(nb, nl, ValueRange{a[2], p}));
@@ -921,9 +1004,10 @@ FailureOr<Value> Lowering::lowerConv(Operation *op, RankedTensorType rt,
   }
   auto xg = RankedTensorType::get({xpt.getDimSize(0), group, c / group,
                                    xpt.getDimSize(2), xpt.getDimSize(3)},
-                                  elt);
+                                  inElt);
   auto wg = RankedTensorType::get(
-      {group, f / group, wt.getDimSize(1), kernel[0], kernel[1]}, elt);
+      {group, f / group, wt.getDimSize(1), kernel[0], kernel[1]},
+      wt.getElementType());
   auto og = RankedTensorType::get(
       {rt.getDimSize(0), group, f / group, rt.getDimSize(2), rt.getDimSize(3)},
       elt);
@@ -2094,8 +2178,13 @@ FailureOr<SmallVector<Value>> Lowering::lowerOp(Operation *op) {
                     });
     return SmallVector<Value>{y, scale, zp};
   }
+  // Half-precision contractions accumulate in float32 (as tensor cores
+  // do) and round once at the end.
+  RankedTensorType acc = accumulatorType(rt);
   if (isa<MatMulOp>(op))
-    return one(lowerMatMul(op, op->getOperand(0), op->getOperand(1), rt));
+    return one(narrowTo(
+        b, loc, lowerMatMul(op, op->getOperand(0), op->getOperand(1), acc),
+        rt));
   if (auto gemm = dyn_cast<GemmOp>(op)) {
     Value a = gemm.getA(), bm = gemm.getB();
     auto transposed = [&](Value v) {
@@ -2111,15 +2200,16 @@ FailureOr<SmallVector<Value>> Lowering::lowerOp(Operation *op) {
       a = transposed(a);
     if (gemm.getTransB())
       bm = transposed(bm);
-    Value y = lowerMatMul(op, a, bm, rt);
+    Value y = lowerMatMul(op, a, bm, acc);
     float alpha = gemm.getAlpha().convertToFloat();
     float beta = gemm.getBeta().convertToFloat();
     Value c = gemm.getC();
+    Type elt = acc.getElementType();
     if (alpha != 1.0f || (c && beta != 0.0f)) {
       SmallVector<Value> ins = {y};
       if (c && beta != 0.0f)
-        ins.push_back(c);
-      y = elementwise(b, loc, rt, ins,
+        ins.push_back(widenTo(b, loc, c, elt));
+      y = elementwise(b, loc, acc, ins,
                       [&](OpBuilder &nb, Location nl, ValueRange v) -> Value {
                         Value r = v[0];
                         if (alpha != 1.0f)
@@ -2135,14 +2225,16 @@ FailureOr<SmallVector<Value>> Lowering::lowerOp(Operation *op) {
                         return r;
                       });
     }
-    return one(y);
+    return one(narrowTo(b, loc, y, rt));
   }
   if (isa<ConvOp>(op)) {
-    auto v = lowerConv(op, rt, getOnnxInput(op, 0), getOnnxInput(op, 1),
-                       getOnnxInput(op, 2));
+    Value bias = getOnnxInput(op, 2);
+    auto v =
+        lowerConv(op, acc, getOnnxInput(op, 0), getOnnxInput(op, 1),
+                  bias ? widenTo(b, loc, bias, acc.getElementType()) : bias);
     if (failed(v))
       return failure();
-    return one(*v);
+    return one(narrowTo(b, loc, *v, rt));
   }
   if (isa<MaxPoolOp>(op) && op->getNumResults() > 1) {
     Value indices;

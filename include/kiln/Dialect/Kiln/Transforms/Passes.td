@@ -103,4 +103,54 @@ def KilnFoldBatchNorm : Pass<"kiln-fold-batch-norm"> {
   let dependentDialects = ["::kiln::KilnDialect"];
 }
 
+def KilnMixedPrecision : Pass<"kiln-mixed-precision"> {
+  let summary = "Runs the float32 graph's ops in float16 or bfloat16 where "
+                "that is safe, keeping the sensitive ones in float32";
+  let description = [{
+    Mixed precision (`kiln-compile --precision=fp16|bf16`): every op of a
+    fixed list whose float32 computation is safe in half precision
+    (contractions, which accumulate in float32 whatever their element type:
+    `Conv`, `MatMul`, `Gemm`, `Attention`; elementwise arithmetic and
+    activations; max pooling; data movement) reads and writes `type`
+    instead of float32:
+    each float32 operand goes through a `Cast` to `type` (a constant is
+    converted when compiled, rounded to nearest even) and each result is
+    cast back to float32 for its users. Casts that meet (`type` to float32
+    to `type`) cancel, so a chain of converted ops passes half-precision
+    values between them and casts only where it meets a float32 op.
+
+    Ops off the list stay in float32: normalizations (`LayerNormalization`,
+    `RMSNormalization`, `BatchNormalization`, ...), `Softmax`, reductions,
+    average pooling, `Exp`, `Log`, `Pow`, `Sqrt`, `Reciprocal` and anything
+    not named, as
+    their range or accumulated rounding is where half precision loses
+    accuracy (float16's largest value is 65504), as are the graph's inputs
+    and outputs (the module's signature does not change). `keep-ops` adds op
+    names (`kiln.matmul`) and `keep-nodes` ONNX node names (the name an op's
+    location carries; a fused op's is `LayerNormalization(<first node>)`)
+    that stay float32; a `keep-nodes` name the graph does not have is an
+    error.
+
+    ```mlir
+    %y = kiln.matmul(%x, %w) : (tensor<4x8xf32>, tensor<8x16xf32>) -> tensor<4x16xf32>
+    %z = kiln.relu(%y) : (tensor<4x16xf32>) -> tensor<4x16xf32>
+    // becomes (type=f16)
+    %h = kiln.cast(%x) {to = f16} : (tensor<4x8xf32>) -> tensor<4x8xf16>
+    %y = kiln.matmul(%h, %w16) : (tensor<4x8xf16>, tensor<8x16xf16>) -> tensor<4x16xf16>
+    %r = kiln.relu(%y) : (tensor<4x16xf16>) -> tensor<4x16xf16>
+    %z = kiln.cast(%r) {to = f32} : (tensor<4x16xf16>) -> tensor<4x16xf32>
+    ```
+  }];
+  let options = [
+    Option<"type", "type", "std::string", "\"f16\"",
+           "The half-precision type: f16 or bf16">,
+    ListOption<"keepOps", "keep-ops", "std::string",
+               "Op names (kiln.softmax) that stay float32 besides the "
+               "default ones">,
+    ListOption<"keepNodes", "keep-nodes", "std::string",
+               "ONNX node names whose ops stay float32">,
+  ];
+  let dependentDialects = ["::kiln::KilnDialect"];
+}
+
 #endif // KILN_DIALECT_KILN_TRANSFORMS_PASSES_TD
