@@ -8,7 +8,10 @@ one CPU core), exports each to ONNX with both exporters (TorchScript,
 `dynamo=False`, and `torch.export`, `dynamo=True`), compiles each with
 `kiln-compile --precision=P` and reports top-1 accuracy on the held-out
 test split (540 images) for PyTorch, ONNX Runtime and each Kiln precision,
-with the largest logit difference from Kiln's own f32 module:
+and for INT8: onnxruntime's quantize_static (QDQ, per-channel int8
+weights, int8 activations, calibrated on 300 training images) run by ONNX
+Runtime and by Kiln (which folds it into integer kernels), each with the
+largest logit difference from Kiln's own f32 module:
 
   mlp   64 -> 128 -> 64 -> 10, ReLU
   cnn   Conv 3x3 (1->16) ReLU, Conv 3x3 (16->32) ReLU, MaxPool 2,
@@ -59,6 +62,22 @@ def train(model, x, y, epochs=40):
             torch.nn.functional.cross_entropy(model(xs[idx]), ys[idx]).backward()
             opt.step()
     return model.eval()
+
+
+def quantize_qdq(onnx_path, qdq_path, in_name, calibration):
+    from onnxruntime.quantization import (CalibrationDataReader, QuantFormat, QuantType,
+                                          quantize_static)
+
+    class Reader(CalibrationDataReader):
+        def __init__(self):
+            self.data = iter([{in_name: calibration[i:i + 1]} for i in range(len(calibration))])
+
+        def get_next(self):
+            return next(self.data, None)
+
+    quantize_static(onnx_path, qdq_path, Reader(), quant_format=QuantFormat.QDQ,
+                    per_channel=True, activation_type=QuantType.QInt8,
+                    weight_type=QuantType.QInt8)
 
 
 def run(cmd):
@@ -125,13 +144,42 @@ def main():
                        "logit_scale": float(np.abs(out).max())}
                 rows.append(row)
                 print(row, flush=True)
-    lines = ["| model | exporter | Kiln precision | PyTorch f32 | ONNX Runtime f32 | Kiln "
-             "| max logit diff from Kiln f32 (largest logit) |",
-             "|---|---|---|---:|---:|---:|---:|"]
+            # INT8: onnxruntime's quantize_static (QDQ, per-channel int8
+            # weights, int8 activations) calibrated on 300 training images;
+            # ONNX Runtime and Kiln (kiln-fold-qdq: integer kernels) run
+            # the same QDQ model.
+            qdq_path = os.path.join(args.out, "%s-%s-qdq.onnx" % (name, exporter))
+            quantize_qdq(onnx_path, qdq_path, in_name, xtr[:300])
+            qsess = ort.InferenceSession(qdq_path, providers=["CPUExecutionProvider"])
+            ort_logits = qsess.run(None, {in_name: xte})[0]
+            ort_q = float((ort_logits.argmax(1) == yte).mean())
+            kmod = os.path.join(args.out, "%s-%s-qdq.kmod" % (name, exporter))
+            logits = os.path.join(args.out, "%s-%s-qdq.npy" % (name, exporter))
+            run([os.path.join(args.bin, "kiln-compile"), qdq_path, "-o", kmod,
+                 "--target=" + args.target,
+                 "--input-shape=%s:%dx1x8x8" % (in_name, len(xte))])
+            run([os.path.join(args.bin, "kiln-run"), kmod, "--device=" + device,
+                 "--input", os.path.join(args.out, "x_test.npy"), "--output", logits])
+            out = np.load(logits)
+            row = {"model": name, "exporter": exporter, "precision": "int8 (QDQ)",
+                   "torch": torch_acc, "ort": ort_acc, "ort_int8": ort_q,
+                   "kiln": float((out.argmax(1) == yte).mean()),
+                   "max_diff": float(np.abs(out - ref).max()),
+                   "logit_scale": float(np.abs(out).max()),
+                   "ort_int8_diff": float(np.abs(out - ort_logits).max())}
+            rows.append(row)
+            print(row, flush=True)
+    lines = ["| model | exporter | Kiln precision | PyTorch f32 | ONNX Runtime f32 "
+             "| ONNX Runtime int8 | Kiln | max logit diff from Kiln f32 (largest logit) "
+             "|",
+             "|---|---|---|---:|---:|---:|---:|---:|"]
     for r in rows:
         diff = "-" if r["max_diff"] is None else "%.2g (%.1f)" % (r["max_diff"], r["logit_scale"])
-        lines.append("| %s | %s | %s | %.2f%% | %.2f%% | %.2f%% | %s |" % (
+        if "ort_int8_diff" in r:
+            diff += "; from ONNX Runtime int8: %.2g" % r["ort_int8_diff"]
+        lines.append("| %s | %s | %s | %.2f%% | %.2f%% | %s | %.2f%% | %s |" % (
             r["model"], r["exporter"], r["precision"], 100 * r["torch"], 100 * r["ort"],
+            "%.2f%%" % (100 * r["ort_int8"]) if "ort_int8" in r else "-",
             100 * r["kiln"], diff))
     table = "\n".join(lines)
     print(table)

@@ -45,6 +45,7 @@ void kiln::buildKilnToLinalgPipeline(OpPassManager &pm, bool fuseLayers,
                                      ArrayRef<std::string> keepNodes) {
   pm.addPass(createCanonicalizerPass());
   pm.addPass(createKilnInferShapes());
+  pm.addPass(createKilnFoldQdq());
   if (fuseLayers)
     pm.addPass(createKilnFuseLayers());
   pm.addPass(createKilnFoldBatchNorm());

@@ -911,7 +911,8 @@ FailureOr<Value> Lowering::lowerConv(Operation *op, RankedTensorType rt,
   // The input may be narrower than the accumulator (half precision with
   // float32 accumulation): it is padded with its own zero.
   Type inElt = xt.getElementType();
-  Value xp = padTensor(b, loc, x, low, high, scalarConst(b, loc, inElt, 0));
+  Value xp = padTensor(b, loc, x, low, high,
+                       inElt == elt ? zero : scalarConst(b, loc, inElt, 0));
   auto stridesAttr = b.getI64TensorAttr(strides);
   auto dilAttr = b.getI64TensorAttr(dil);
   MLIRContext *ctx = b.getContext();

@@ -2,6 +2,8 @@
 
 #include "kiln/Dialect/Kiln/Transforms/Passes.h"
 
+#include "ConstantValues.h"
+
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/BuiltinAttributes.h"
 #include "mlir/IR/DialectResourceBlobManager.h"
@@ -19,24 +21,6 @@ using namespace mlir;
 using namespace kiln;
 
 namespace {
-
-/// The float32 values of a constant operand, if it is one.
-std::optional<SmallVector<float>> constFloats(Value v) {
-  auto cst = v ? v.getDefiningOp<ConstantOp>() : ConstantOp();
-  if (!cst || !cst.getValue().getElementType().isF32())
-    return std::nullopt;
-  ElementsAttr elements = cst.getValue();
-  if (auto resource = dyn_cast<DenseF32ResourceElementsAttr>(elements)) {
-    auto data = resource.tryGetAsArrayRef();
-    if (!data)
-      return std::nullopt;
-    return SmallVector<float>(data->begin(), data->end());
-  }
-  auto values = elements.tryGetValues<float>();
-  if (!values)
-    return std::nullopt;
-  return SmallVector<float>(values->begin(), values->end());
-}
 
 /// A constant holding `values`: inline when small, else a dense resource.
 Value makeConstant(OpBuilder &b, Location loc, RankedTensorType type,

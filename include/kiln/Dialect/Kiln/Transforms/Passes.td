@@ -103,6 +103,45 @@ def KilnFoldBatchNorm : Pass<"kiln-fold-batch-norm"> {
   let dependentDialects = ["::kiln::KilnDialect"];
 }
 
+def KilnFoldQdq : Pass<"kiln-fold-qdq"> {
+  let summary = "Turns the float Conv and MatMul of a quantized (QDQ) model "
+                "into QLinearConv and QLinearMatMul";
+  let description = [{
+    A QDQ model (onnxruntime's `quantize_static`, a quantization-aware
+    training export) writes each quantized layer as float arithmetic
+    between `DequantizeLinear` ops on its 8-bit operands and a
+    `QuantizeLinear` on its result. Where that group is
+
+    - `QuantizeLinear(Conv(DequantizeLinear(x), DequantizeLinear(w),
+      DequantizeLinear(b)?))`: becomes `QLinearConv(x, w, b)` with the
+      same scales, zero points and attributes;
+    - `QuantizeLinear(MatMul(DequantizeLinear(a), DequantizeLinear(w)))`:
+      becomes `QLinearMatMul(a, w)`,
+
+    the integer op accumulates the 8-bit products in int32 and requantizes
+    once, which is what the QDQ graph specifies up to float rounding, and
+    what its lowering runs as integer arithmetic. Conditions: 8-bit
+    operands with zero points, the activation per tensor, the weights per
+    tensor or per output channel (axis 0 of a Conv's weight, axis 1 of a
+    2-D MatMul operand), the result per tensor and saturating with an
+    8-bit zero point, the Conv or MatMul used only by the QuantizeLinear,
+    and a Conv bias, if any, the int32 bias quantizers write (zero point 0,
+    scale x_scale * w_scale within 1e-6 relative). Anything else (a Relu
+    between the Conv and its QuantizeLinear, a Gemm, blocked quantization)
+    stays in float, which is correct, not faster.
+
+    ```mlir
+    %x = kiln.dequantize_linear(%xq, %xs, %xz) : ...
+    %w = kiln.dequantize_linear(%wq, %ws, %wz) {axis = 0} : ...
+    %c = kiln.conv(%x, %w) : ...
+    %y = kiln.quantize_linear(%c, %ys, %yz) : ...
+    // becomes
+    %y = kiln.qlinear_conv(%xq, %xs, %xz, %wq, %ws, %wz, %ys, %yz) : ...
+    ```
+  }];
+  let dependentDialects = ["::kiln::KilnDialect"];
+}
+
 def KilnMixedPrecision : Pass<"kiln-mixed-precision"> {
   let summary = "Runs the float32 graph's ops in float16 or bfloat16 where "
                 "that is safe, keeping the sensitive ones in float32";

@@ -1,0 +1,172 @@
+//===- FoldQdq.cpp - QDQ contractions into integer contractions -----------===//
+//
+// A quantized (QDQ) model, as onnxruntime's quantize_static or a QAT export
+// writes it, computes each Conv and MatMul in float between
+// DequantizeLinear ops on its quantized operands and a QuantizeLinear on
+// its result. This pass replaces each such group by the integer op that
+// computes the same: QLinearConv or QLinearMatMul (int32 accumulation,
+// one requantization).
+//
+//===----------------------------------------------------------------------===//
+
+#include "kiln/Dialect/Kiln/Transforms/Passes.h"
+
+#include "ConstantValues.h"
+
+#include "mlir/IR/Builders.h"
+#include "mlir/IR/BuiltinAttributes.h"
+#include "mlir/IR/DialectResourceBlobManager.h"
+
+#include <cmath>
+
+#define DEBUG_TYPE "kiln-fold-qdq"
+
+namespace kiln {
+#define GEN_PASS_DEF_KILNFOLDQDQ
+#include "kiln/Dialect/Kiln/Transforms/Passes.h.inc"
+} // namespace kiln
+
+using namespace mlir;
+using namespace kiln;
+
+namespace {
+
+int64_t numElements(Value v) {
+  auto t = dyn_cast<RankedTensorType>(v.getType());
+  return t && t.hasStaticShape() ? t.getNumElements() : -1;
+}
+
+bool isInt(Value v, unsigned width) {
+  auto t = dyn_cast<RankedTensorType>(v.getType());
+  return t && t.getElementType().isInteger(width);
+}
+
+/// Whether the integer constant `v` is all zeros (an absent zero point is).
+bool zeroPoint(Value v) {
+  if (!v)
+    return true;
+  auto cst = v.getDefiningOp<ConstantOp>();
+  if (!cst)
+    return false;
+  if (auto dense = dyn_cast<DenseIntElementsAttr>(cst.getValue()))
+    return llvm::all_of(dense.getValues<APInt>(),
+                        [](const APInt &i) { return i.isZero(); });
+  // Weights and their zero points are usually resources: all bytes zero.
+  auto res = dyn_cast<DenseResourceElementsAttr>(cst.getValue());
+  AsmResourceBlob *blob = res ? res.getRawHandle().getBlob() : nullptr;
+  return blob && isa<IntegerType>(res.getElementType()) &&
+         llvm::all_of(blob->getData(), [](char c) { return c == 0; });
+}
+
+/// A DequantizeLinear of an 8-bit tensor whose scale is one value
+/// (`perSliceDim` < 0) or, when `perSliceDim` is a dim of the input, one
+/// value per slice along it (axis that dim, as the ONNX attribute says),
+/// with a zero point of the same shape.
+DequantizeLinearOp dequantized(Value v, int64_t perSliceDim) {
+  auto dq = v.getDefiningOp<DequantizeLinearOp>();
+  if (!dq || dq.getBlockSize() != 0 || !dq.getXZeroPoint())
+    return {};
+  if (!isInt(dq.getX(), 8))
+    return {};
+  int64_t n = numElements(dq.getXScale());
+  if (n == 1 && numElements(dq.getXZeroPoint()) == 1)
+    return dq;
+  auto xt = cast<RankedTensorType>(dq.getX().getType());
+  int64_t axis = dq.getAxis() < 0 ? dq.getAxis() + xt.getRank() : dq.getAxis();
+  if (perSliceDim < 0 || axis != perSliceDim ||
+      n != xt.getDimSize(perSliceDim) || numElements(dq.getXZeroPoint()) != n)
+    return {};
+  return dq;
+}
+
+struct FoldQdqPass : public kiln::impl::KilnFoldQdqBase<FoldQdqPass> {
+  void runOnOperation() override {
+    SmallVector<QuantizeLinearOp> qs;
+    getOperation()->walk([&](QuantizeLinearOp q) { qs.push_back(q); });
+    for (QuantizeLinearOp q : qs)
+      fold(q);
+  }
+
+  void fold(QuantizeLinearOp q) {
+    // The result's quantization: one scale and an 8-bit zero point.
+    if (q.getBlockSize() != 0 || q.getOutputDtype() != 0 ||
+        q.getSaturate() != 1 || !q.getYZeroPoint() ||
+        numElements(q.getYScale()) != 1 ||
+        numElements(q.getYZeroPoint()) != 1 || !isInt(q.getY(), 8))
+      return;
+    Operation *def = q.getX().getDefiningOp();
+    if (!def || !def->hasOneUse() ||
+        !isa<RankedTensorType>(q.getX().getType()) ||
+        !cast<RankedTensorType>(q.getX().getType()).getElementType().isF32())
+      return;
+    OpBuilder b(q);
+    Value folded;
+    if (auto conv = dyn_cast<ConvOp>(def)) {
+      auto x = dequantized(conv.getX(), -1);
+      auto w = dequantized(conv.getW(), 0);
+      if (!x || !w)
+        return;
+      Value bias;
+      if (conv.getB() && !(bias = integerBias(conv.getB(), x, w)))
+        return;
+      SmallVector<Value> operands = {x.getX(),          x.getXScale(),
+                                     x.getXZeroPoint(), w.getX(),
+                                     w.getXScale(),     w.getXZeroPoint(),
+                                     q.getYScale(),     q.getYZeroPoint()};
+      if (bias)
+        operands.push_back(bias);
+      OperationState state(conv.getLoc(), QLinearConvOp::getOperationName());
+      state.addOperands(operands);
+      state.addTypes(q.getY().getType());
+      // Conv's attributes are QLinearConv's (auto_pad, dilations, group,
+      // kernel_shape, pads, strides).
+      state.addAttributes(conv->getAttrs());
+      folded = b.create(state)->getResult(0);
+    } else if (auto mm = dyn_cast<MatMulOp>(def)) {
+      auto at = dyn_cast<RankedTensorType>(mm.getA().getType());
+      auto bt = dyn_cast<RankedTensorType>(mm.getB().getType());
+      if (!at || !bt || bt.getRank() != 2)
+        return;
+      auto a = dequantized(mm.getA(), -1);
+      auto w = dequantized(mm.getB(), 1);
+      if (!a || !w)
+        return;
+      folded = QLinearMatMulOp::create(
+          b, mm.getLoc(), q.getY().getType(), a.getX(), a.getXScale(),
+          a.getXZeroPoint(), w.getX(), w.getXScale(), w.getXZeroPoint(),
+          q.getYScale(), q.getYZeroPoint());
+    } else {
+      return;
+    }
+    q.replaceAllUsesWith(folded);
+    q->erase();
+    def->erase();
+  }
+
+  /// The int32 bias QLinearConv takes, when `bias` is the dequantized
+  /// int32 bias quantizers write: zero point 0 and scale x_scale *
+  /// w_scale (per output channel), within float rounding.
+  Value integerBias(Value bias, DequantizeLinearOp x, DequantizeLinearOp w) {
+    auto dq = bias.getDefiningOp<DequantizeLinearOp>();
+    if (!dq || !isInt(dq.getX(), 32) || !zeroPoint(dq.getXZeroPoint()) ||
+        dq.getBlockSize() != 0)
+      return {};
+    auto bs = constFloats(dq.getXScale());
+    auto xs = constFloats(x.getXScale());
+    auto ws = constFloats(w.getXScale());
+    int64_t n = numElements(dq.getX());
+    if (!bs || !xs || !ws || n < 1 || xs->size() != 1 ||
+        (bs->size() != 1 && int64_t(bs->size()) != n) ||
+        (ws->size() != 1 && int64_t(ws->size()) != n))
+      return {};
+    for (int64_t c = 0; c < n; ++c) {
+      float want = (*xs)[0] * (*ws)[ws->size() == 1 ? 0 : c];
+      float have = (*bs)[bs->size() == 1 ? 0 : c];
+      if (!(std::fabs(have - want) <= 1e-6f * std::fabs(want)))
+        return {};
+    }
+    return dq.getX();
+  }
+};
+
+} // namespace

@@ -1,0 +1,122 @@
+// RUN: kiln-opt %s -split-input-file -kiln-fold-qdq | FileCheck %s
+
+// A QDQ Conv with a per-channel weight and the int32 bias quantizers write
+// (scale x_scale * w_scale) becomes one QLinearConv on the quantized
+// operands, keeping the Conv's attributes.
+
+// CHECK-LABEL: func.func @conv
+// CHECK-SAME:    (%[[XQ:[^:]+]]: tensor<1x2x4x4xi8>)
+// CHECK:         %[[Y:.+]] = kiln.qlinear_conv(%[[XQ]], %{{.+}}, %{{.+}}, %{{.+}}, %{{.+}}, %{{.+}}, %{{.+}}, %{{.+}}, %{{.+}}) {pads = array<i64: 1, 1, 1, 1>} : (tensor<1x2x4x4xi8>, tensor<f32>, tensor<i8>, tensor<3x2x3x3xi8>, tensor<3xf32>, tensor<3xi8>, tensor<f32>, tensor<i8>, tensor<3xi32>) -> tensor<1x3x4x4xi8>
+// CHECK-NOT:     kiln.conv
+// CHECK-NOT:     kiln.quantize_linear
+// CHECK:         return %[[Y]]
+func.func @conv(%xq: tensor<1x2x4x4xi8>) -> tensor<1x3x4x4xi8> {
+  %xs = kiln.constant dense<0.5> : tensor<f32>
+  %z = kiln.constant dense<0> : tensor<i8>
+  %wq = kiln.constant dense<1> : tensor<3x2x3x3xi8>
+  %ws = kiln.constant dense<[0.25, 0.125, 0.5]> : tensor<3xf32>
+  %wz = kiln.constant dense<0> : tensor<3xi8>
+  %bq = kiln.constant dense<[1, 2, 3]> : tensor<3xi32>
+  %bs = kiln.constant dense<[0.125, 0.0625, 0.25]> : tensor<3xf32>
+  %bz = kiln.constant dense<0> : tensor<3xi32>
+  %ys = kiln.constant dense<0.1> : tensor<f32>
+  %x = kiln.dequantize_linear(%xq, %xs, %z) : (tensor<1x2x4x4xi8>, tensor<f32>, tensor<i8>) -> tensor<1x2x4x4xf32>
+  %w = kiln.dequantize_linear(%wq, %ws, %wz) {axis = 0 : i64} : (tensor<3x2x3x3xi8>, tensor<3xf32>, tensor<3xi8>) -> tensor<3x2x3x3xf32>
+  %b = kiln.dequantize_linear(%bq, %bs, %bz) {axis = 0 : i64} : (tensor<3xi32>, tensor<3xf32>, tensor<3xi32>) -> tensor<3xf32>
+  %c = kiln.conv(%x, %w, %b) {pads = array<i64: 1, 1, 1, 1>} : (tensor<1x2x4x4xf32>, tensor<3x2x3x3xf32>, tensor<3xf32>) -> tensor<1x3x4x4xf32>
+  %y = kiln.quantize_linear(%c, %ys, %z) : (tensor<1x3x4x4xf32>, tensor<f32>, tensor<i8>) -> tensor<1x3x4x4xi8>
+  return %y : tensor<1x3x4x4xi8>
+}
+
+// -----
+
+// A QDQ MatMul with per-column weight scales becomes QLinearMatMul.
+
+// CHECK-LABEL: func.func @matmul
+// CHECK:         kiln.qlinear_matmul({{.*}}) : (tensor<4x8xi8>, tensor<f32>, tensor<i8>, tensor<8x6xi8>, tensor<6xf32>, tensor<6xi8>, tensor<f32>, tensor<i8>) -> tensor<4x6xi8>
+// CHECK-NOT:     kiln.matmul
+func.func @matmul(%aq: tensor<4x8xi8>) -> tensor<4x6xi8> {
+  %s = kiln.constant dense<0.5> : tensor<f32>
+  %z = kiln.constant dense<0> : tensor<i8>
+  %wq = kiln.constant dense<1> : tensor<8x6xi8>
+  %ws = kiln.constant dense<0.25> : tensor<6xf32>
+  %wz = kiln.constant dense<0> : tensor<6xi8>
+  %a = kiln.dequantize_linear(%aq, %s, %z) : (tensor<4x8xi8>, tensor<f32>, tensor<i8>) -> tensor<4x8xf32>
+  %w = kiln.dequantize_linear(%wq, %ws, %wz) {axis = 1 : i64} : (tensor<8x6xi8>, tensor<6xf32>, tensor<6xi8>) -> tensor<8x6xf32>
+  %m = kiln.matmul(%a, %w) : (tensor<4x8xf32>, tensor<8x6xf32>) -> tensor<4x6xf32>
+  %y = kiln.quantize_linear(%m, %s, %z) : (tensor<4x6xf32>, tensor<f32>, tensor<i8>) -> tensor<4x6xi8>
+  return %y : tensor<4x6xi8>
+}
+
+// -----
+
+// Not folded: a bias whose scale is not x_scale * w_scale (0.2 where 0.125
+// is), a MatMul weight quantized along the wrong axis, a Relu between the
+// Conv and its QuantizeLinear, a Conv result with a second user.
+
+// CHECK-LABEL: func.func @bias_scale
+// CHECK:         kiln.conv
+// CHECK:         kiln.quantize_linear
+// CHECK-NOT:     kiln.qlinear_conv
+func.func @bias_scale(%xq: tensor<1x2x4x4xi8>) -> tensor<1x1x2x2xi8> {
+  %xs = kiln.constant dense<0.5> : tensor<f32>
+  %z = kiln.constant dense<0> : tensor<i8>
+  %wq = kiln.constant dense<1> : tensor<1x2x3x3xi8>
+  %ws = kiln.constant dense<0.25> : tensor<1xf32>
+  %wz = kiln.constant dense<0> : tensor<1xi8>
+  %bq = kiln.constant dense<1> : tensor<1xi32>
+  %bs = kiln.constant dense<0.2> : tensor<1xf32>
+  %bz = kiln.constant dense<0> : tensor<1xi32>
+  %x = kiln.dequantize_linear(%xq, %xs, %z) : (tensor<1x2x4x4xi8>, tensor<f32>, tensor<i8>) -> tensor<1x2x4x4xf32>
+  %w = kiln.dequantize_linear(%wq, %ws, %wz) {axis = 0 : i64} : (tensor<1x2x3x3xi8>, tensor<1xf32>, tensor<1xi8>) -> tensor<1x2x3x3xf32>
+  %b = kiln.dequantize_linear(%bq, %bs, %bz) {axis = 0 : i64} : (tensor<1xi32>, tensor<1xf32>, tensor<1xi32>) -> tensor<1xf32>
+  %c = kiln.conv(%x, %w, %b) : (tensor<1x2x4x4xf32>, tensor<1x2x3x3xf32>, tensor<1xf32>) -> tensor<1x1x2x2xf32>
+  %y = kiln.quantize_linear(%c, %xs, %z) : (tensor<1x1x2x2xf32>, tensor<f32>, tensor<i8>) -> tensor<1x1x2x2xi8>
+  return %y : tensor<1x1x2x2xi8>
+}
+
+// CHECK-LABEL: func.func @wrong_axis
+// CHECK:         kiln.matmul
+// CHECK-NOT:     kiln.qlinear_matmul
+func.func @wrong_axis(%aq: tensor<4x6xi8>) -> tensor<4x6xi8> {
+  %s = kiln.constant dense<0.5> : tensor<f32>
+  %z = kiln.constant dense<0> : tensor<i8>
+  %wq = kiln.constant dense<1> : tensor<6x6xi8>
+  %ws = kiln.constant dense<0.25> : tensor<6xf32>
+  %wz = kiln.constant dense<0> : tensor<6xi8>
+  %a = kiln.dequantize_linear(%aq, %s, %z) : (tensor<4x6xi8>, tensor<f32>, tensor<i8>) -> tensor<4x6xf32>
+  %w = kiln.dequantize_linear(%wq, %ws, %wz) {axis = 0 : i64} : (tensor<6x6xi8>, tensor<6xf32>, tensor<6xi8>) -> tensor<6x6xf32>
+  %m = kiln.matmul(%a, %w) : (tensor<4x6xf32>, tensor<6x6xf32>) -> tensor<4x6xf32>
+  %y = kiln.quantize_linear(%m, %s, %z) : (tensor<4x6xf32>, tensor<f32>, tensor<i8>) -> tensor<4x6xi8>
+  return %y : tensor<4x6xi8>
+}
+
+// CHECK-LABEL: func.func @relu_between
+// CHECK:         kiln.matmul
+// CHECK:         kiln.relu
+// CHECK-NOT:     kiln.qlinear_matmul
+func.func @relu_between(%aq: tensor<4x6xi8>) -> tensor<4x6xi8> {
+  %s = kiln.constant dense<0.5> : tensor<f32>
+  %z = kiln.constant dense<0> : tensor<i8>
+  %wq = kiln.constant dense<1> : tensor<6x6xi8>
+  %a = kiln.dequantize_linear(%aq, %s, %z) : (tensor<4x6xi8>, tensor<f32>, tensor<i8>) -> tensor<4x6xf32>
+  %w = kiln.dequantize_linear(%wq, %s, %z) : (tensor<6x6xi8>, tensor<f32>, tensor<i8>) -> tensor<6x6xf32>
+  %m = kiln.matmul(%a, %w) : (tensor<4x6xf32>, tensor<6x6xf32>) -> tensor<4x6xf32>
+  %r = kiln.relu(%m) : (tensor<4x6xf32>) -> tensor<4x6xf32>
+  %y = kiln.quantize_linear(%r, %s, %z) : (tensor<4x6xf32>, tensor<f32>, tensor<i8>) -> tensor<4x6xi8>
+  return %y : tensor<4x6xi8>
+}
+
+// CHECK-LABEL: func.func @second_user
+// CHECK:         kiln.matmul
+// CHECK-NOT:     kiln.qlinear_matmul
+func.func @second_user(%aq: tensor<4x6xi8>) -> (tensor<4x6xi8>, tensor<4x6xf32>) {
+  %s = kiln.constant dense<0.5> : tensor<f32>
+  %z = kiln.constant dense<0> : tensor<i8>
+  %wq = kiln.constant dense<1> : tensor<6x6xi8>
+  %a = kiln.dequantize_linear(%aq, %s, %z) : (tensor<4x6xi8>, tensor<f32>, tensor<i8>) -> tensor<4x6xf32>
+  %w = kiln.dequantize_linear(%wq, %s, %z) : (tensor<6x6xi8>, tensor<f32>, tensor<i8>) -> tensor<6x6xf32>
+  %m = kiln.matmul(%a, %w) : (tensor<4x6xf32>, tensor<6x6xf32>) -> tensor<4x6xf32>
+  %y = kiln.quantize_linear(%m, %s, %z) : (tensor<4x6xf32>, tensor<f32>, tensor<i8>) -> tensor<4x6xi8>
+  return %y, %m : tensor<4x6xi8>, tensor<4x6xf32>
+}

@@ -1,0 +1,71 @@
+#!/usr/bin/env python3
+"""Writes a float CNN (Conv, Relu, Conv, Relu, Reshape, MatMul, Add) with
+seeded weights, quantizes it with onnxruntime's quantize_static (QDQ
+format, int8 activations and per-channel int8 weights, calibrated on 16
+seeded inputs), and writes the QDQ model, a test input, ONNX Runtime's
+output on it and that output's quantization step:
+
+  qdq_model.py OUTDIR   (writes q.onnx, input_0.npy, output_0.npy, step.txt)
+"""
+import os
+import sys
+
+import numpy as np
+import onnx
+from onnx import TensorProto, helper, numpy_helper
+from onnxruntime.quantization import (CalibrationDataReader, QuantFormat, QuantType,
+                                      quantize_static)
+
+
+def main():
+    out = sys.argv[1]
+    os.makedirs(out, exist_ok=True)
+    rng = np.random.default_rng(7)
+
+    def w(*shape, scale=0.3):
+        return (rng.standard_normal(shape) * scale).astype(np.float32)
+
+    weights = {"w1": w(8, 3, 3, 3), "b1": w(8), "w2": w(8, 8, 3, 3, scale=0.15), "b2": w(8),
+               "shape": np.array([2, 512], np.int64), "w3": w(512, 10, scale=0.05),
+               "b3": w(10)}
+    nodes = [helper.make_node("Conv", ["x", "w1", "b1"], ["c1"], pads=[1, 1, 1, 1]),
+             helper.make_node("Relu", ["c1"], ["r1"]),
+             helper.make_node("Conv", ["r1", "w2", "b2"], ["c2"], pads=[1, 1, 1, 1]),
+             helper.make_node("Relu", ["c2"], ["r2"]),
+             helper.make_node("Reshape", ["r2", "shape"], ["f"]),
+             helper.make_node("MatMul", ["f", "w3"], ["m"]),
+             helper.make_node("Add", ["m", "b3"], ["y"])]
+    graph = helper.make_graph(
+        nodes, "qdq", [helper.make_tensor_value_info("x", TensorProto.FLOAT, [2, 3, 8, 8])],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, [2, 10])],
+        [numpy_helper.from_array(v, k) for k, v in weights.items()])
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
+    onnx.checker.check_model(model)
+    fp = os.path.join(out, "f.onnx")
+    onnx.save(model, fp)
+
+    class Reader(CalibrationDataReader):
+        def __init__(self):
+            self.data = iter([{"x": rng.standard_normal((2, 3, 8, 8)).astype(np.float32)}
+                              for _ in range(16)])
+
+        def get_next(self):
+            return next(self.data, None)
+
+    qp = os.path.join(out, "q.onnx")
+    quantize_static(fp, qp, Reader(), quant_format=QuantFormat.QDQ, per_channel=True,
+                    activation_type=QuantType.QInt8, weight_type=QuantType.QInt8)
+    import onnxruntime as ort
+    x = rng.standard_normal((2, 3, 8, 8)).astype(np.float32)
+    y = ort.InferenceSession(qp, providers=["CPUExecutionProvider"]).run(None, {"x": x})[0]
+    np.save(os.path.join(out, "input_0.npy"), x)
+    np.save(os.path.join(out, "output_0.npy"), y)
+    q = onnx.load(qp)
+    final = [n for n in q.graph.node if n.op_type == "DequantizeLinear" and n.output[0] == "y"][0]
+    step = [numpy_helper.to_array(i) for i in q.graph.initializer if i.name == final.input[1]][0]
+    with open(os.path.join(out, "step.txt"), "w") as f:
+        f.write("%.9g" % (float(step) * 1.001))
+
+
+if __name__ == "__main__":
+    main()
