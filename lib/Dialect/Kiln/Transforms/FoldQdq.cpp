@@ -72,7 +72,10 @@ DequantizeLinearOp dequantized(Value v, int64_t perSliceDim) {
   if (n == 1 && numElements(dq.getXZeroPoint()) == 1)
     return dq;
   auto xt = cast<RankedTensorType>(dq.getX().getType());
-  int64_t axis = dq.getAxis() < 0 ? dq.getAxis() + xt.getRank() : dq.getAxis();
+  // The attribute is signed (-1: the last dim); its getter is unsigned.
+  int64_t axis = static_cast<int64_t>(dq.getAxis());
+  if (axis < 0)
+    axis += xt.getRank();
   if (perSliceDim < 0 || axis != perSliceDim ||
       n != xt.getDimSize(perSliceDim) || numElements(dq.getXZeroPoint()) != n)
     return {};

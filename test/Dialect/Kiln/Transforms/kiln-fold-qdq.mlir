@@ -30,7 +30,8 @@ func.func @conv(%xq: tensor<1x2x4x4xi8>) -> tensor<1x3x4x4xi8> {
 
 // -----
 
-// A QDQ MatMul with per-column weight scales becomes QLinearMatMul.
+// A QDQ MatMul with per-column weight scales (axis -1: the last dim)
+// becomes QLinearMatMul.
 
 // CHECK-LABEL: func.func @matmul
 // CHECK:         kiln.qlinear_matmul({{.*}}) : (tensor<4x8xi8>, tensor<f32>, tensor<i8>, tensor<8x6xi8>, tensor<6xf32>, tensor<6xi8>, tensor<f32>, tensor<i8>) -> tensor<4x6xi8>
@@ -42,7 +43,7 @@ func.func @matmul(%aq: tensor<4x8xi8>) -> tensor<4x6xi8> {
   %ws = kiln.constant dense<0.25> : tensor<6xf32>
   %wz = kiln.constant dense<0> : tensor<6xi8>
   %a = kiln.dequantize_linear(%aq, %s, %z) : (tensor<4x8xi8>, tensor<f32>, tensor<i8>) -> tensor<4x8xf32>
-  %w = kiln.dequantize_linear(%wq, %ws, %wz) {axis = 1 : i64} : (tensor<8x6xi8>, tensor<6xf32>, tensor<6xi8>) -> tensor<8x6xf32>
+  %w = kiln.dequantize_linear(%wq, %ws, %wz) {axis = -1 : i64} : (tensor<8x6xi8>, tensor<6xf32>, tensor<6xi8>) -> tensor<8x6xf32>
   %m = kiln.matmul(%a, %w) : (tensor<4x8xf32>, tensor<8x6xf32>) -> tensor<4x6xf32>
   %y = kiln.quantize_linear(%m, %s, %z) : (tensor<4x6xf32>, tensor<f32>, tensor<i8>) -> tensor<4x6xi8>
   return %y : tensor<4x6xi8>
