@@ -80,6 +80,7 @@ Operation *insertionPoint(Operation *shared, Operation *user) {
 
 struct CloneSharedInitsPass
     : public kiln::impl::KilnCloneSharedInitsBase<CloneSharedInitsPass> {
+  using Base::Base;
   void runOnOperation() override {
     SmallVector<Operation *> shared;
     getOperation().walk([&](Operation *op) {
@@ -115,6 +116,37 @@ struct CloneSharedInitsPass
         IRMapping map;
         map.map(empty, b.clone(*empty.getDefiningOp())->getResult(0));
         Operation *clone = b.clone(*op, map);
+        clone->setAttr(kCloneTag, b.getI64IntegerAttr(next++));
+        use->set(clone->getResult(0));
+      }
+    }
+    if (!empties)
+      return;
+    // A tensor.empty that several ops write into (CSE merges them) would
+    // give them one buffer, reused whenever tensor semantics allow. On the
+    // GPU that can be a buffer a tiled contraction still reads in place (a
+    // padded input's source) when the elementwise op after it writes there,
+    // which keeps that op out of the contraction's epilogue. Each writer
+    // after the first gets its own tensor.empty, and the memory plan,
+    // which knows those reads, shares the bytes.
+    SmallVector<tensor::EmptyOp> emptyOps;
+    getOperation().walk([&](tensor::EmptyOp e) {
+      if (!e->hasOneUse() && !e->use_empty())
+        emptyOps.push_back(e);
+    });
+    for (tensor::EmptyOp e : emptyOps) {
+      SmallVector<OpOperand *> written;
+      for (OpOperand &use : e->getUses())
+        if (isWritten(use) && use.getOwner()->getBlock() == e->getBlock())
+          written.push_back(&use);
+      llvm::stable_sort(written, [](OpOperand *x, OpOperand *y) {
+        return x->getOwner()->isBeforeInBlock(y->getOwner());
+      });
+      bool keepOne = (int64_t)written.size() ==
+                     (int64_t)std::distance(e->use_begin(), e->use_end());
+      for (OpOperand *use : llvm::drop_begin(written, keepOne ? 1 : 0)) {
+        b.setInsertionPoint(insertionPoint(e, use->getOwner()));
+        Operation *clone = b.clone(*e);
         clone->setAttr(kCloneTag, b.getI64IntegerAttr(next++));
         use->set(clone->getResult(0));
       }

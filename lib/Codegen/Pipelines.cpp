@@ -152,7 +152,7 @@ void kiln::buildGpuCodegenPipeline(OpPassManager &pm,
           std::to_string(splitKBlocks) +
           (splitMutation ? mutation : std::string()) +
           "},kiln-fuse-elementwise{fold-transposes=true},"
-          "kiln-clone-shared-inits),"
+          "kiln-clone-shared-inits{empties=true}),"
           "canonicalize,cse," +
           bufferizeAndPlan(true) +
           "func.func(kiln-copy-to-linalg,kiln-gpu-contractions{tf32=" +

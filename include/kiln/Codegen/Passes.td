@@ -185,7 +185,20 @@ def KilnCloneSharedInits
     %z1 = linalg.fill {kiln.init_clone = 0 : i64} ins(%c0 : f32) outs(%e1 : ...)
     %b = linalg.matmul ins(...) outs(%z1 : tensor<4x8xf32>) -> tensor<4x8xf32>
     ```
+
+    With `empties` (the GPU pipeline), a bare `tensor.empty` that several
+    ops write into is cloned the same way for each writer after the first:
+    bufferization then gives each its own buffer and the memory plan
+    decides what shares bytes. Shared, bufferization could hand an
+    elementwise op the bytes of a padded input's source that the tiled
+    contraction before it still reads in place, which keeps that op out of
+    the contraction's epilogue (half-precision products, whose rounding
+    op writes a new buffer, met this after every residual block).
   }];
+  let options = [
+    Option<"empties", "empties", "bool", "false",
+           "Also give each writer of a shared tensor.empty its own">,
+  ];
   let dependentDialects = ["::mlir::linalg::LinalgDialect",
                            "::mlir::tensor::TensorDialect"];
 }
