@@ -78,6 +78,23 @@ Operation *insertionPoint(Operation *shared, Operation *user) {
   return at;
 }
 
+/// Whether `op` is an elementwise op that reads the result of a
+/// contraction (a linalg op with reduction loops) one of whose inputs is a
+/// `tensor.pad`: the epilogue candidate of a tiled convolution that reads
+/// the pad's source in place.
+bool afterPaddedContraction(Operation *op) {
+  auto generic = dyn_cast<linalg::GenericOp>(op);
+  if (!generic || generic.getNumReductionLoops() != 0)
+    return false;
+  return llvm::any_of(generic.getDpsInputs(), [](Value in) {
+    auto producer = in.getDefiningOp<linalg::LinalgOp>();
+    return producer && producer.getNumReductionLoops() > 0 &&
+           llvm::any_of(producer.getDpsInputs(), [](Value v) {
+             return v.getDefiningOp<tensor::PadOp>() != nullptr;
+           });
+  });
+}
+
 struct CloneSharedInitsPass
     : public kiln::impl::KilnCloneSharedInitsBase<CloneSharedInitsPass> {
   using Base::Base;
@@ -126,9 +143,10 @@ struct CloneSharedInitsPass
     // give them one buffer, reused whenever tensor semantics allow. On the
     // GPU that can be a buffer a tiled contraction still reads in place (a
     // padded input's source) when the elementwise op after it writes there,
-    // which keeps that op out of the contraction's epilogue. Each writer
-    // after the first gets its own tensor.empty, and the memory plan,
-    // which knows those reads, shares the bytes.
+    // which keeps that op out of the contraction's epilogue. Such an op
+    // gets its own tensor.empty, and the memory plan, which knows those
+    // reads, shares the bytes. (Not every writer: one that writes in place
+    // into what it reads keeps its epilogue that way.)
     SmallVector<tensor::EmptyOp> emptyOps;
     getOperation().walk([&](tensor::EmptyOp e) {
       if (!e->hasOneUse() && !e->use_empty())
@@ -137,14 +155,10 @@ struct CloneSharedInitsPass
     for (tensor::EmptyOp e : emptyOps) {
       SmallVector<OpOperand *> written;
       for (OpOperand &use : e->getUses())
-        if (isWritten(use) && use.getOwner()->getBlock() == e->getBlock())
+        if (isWritten(use) && use.getOwner()->getBlock() == e->getBlock() &&
+            afterPaddedContraction(use.getOwner()))
           written.push_back(&use);
-      llvm::stable_sort(written, [](OpOperand *x, OpOperand *y) {
-        return x->getOwner()->isBeforeInBlock(y->getOwner());
-      });
-      bool keepOne = (int64_t)written.size() ==
-                     (int64_t)std::distance(e->use_begin(), e->use_end());
-      for (OpOperand *use : llvm::drop_begin(written, keepOne ? 1 : 0)) {
+      for (OpOperand *use : written) {
         b.setInsertionPoint(insertionPoint(e, use->getOwner()));
         Operation *clone = b.clone(*e);
         clone->setAttr(kCloneTag, b.getI64IntegerAttr(next++));

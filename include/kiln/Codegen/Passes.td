@@ -186,18 +186,21 @@ def KilnCloneSharedInits
     %b = linalg.matmul ins(...) outs(%z1 : tensor<4x8xf32>) -> tensor<4x8xf32>
     ```
 
-    With `empties` (the GPU pipeline), a bare `tensor.empty` that several
-    ops write into is cloned the same way for each writer after the first:
-    bufferization then gives each its own buffer and the memory plan
-    decides what shares bytes. Shared, bufferization could hand an
-    elementwise op the bytes of a padded input's source that the tiled
-    contraction before it still reads in place, which keeps that op out of
-    the contraction's epilogue (half-precision products, whose rounding
-    op writes a new buffer, met this after every residual block).
+    With `empties` (the GPU pipeline), an elementwise op that reads the
+    result of a contraction with a `tensor.pad` input and writes into a
+    `tensor.empty` other ops write too gets its own `tensor.empty`:
+    bufferization then gives it its own buffer and the memory plan decides
+    what shares bytes. Shared, bufferization could hand it the bytes of
+    the padded input's source, which the tiled contraction still reads in
+    place, and that keeps the op out of the contraction's epilogue (a
+    residual block's add and Relu met this). Other writers keep sharing
+    (they may write in place into what they read, which is how many
+    epilogues run).
   }];
   let options = [
     Option<"empties", "empties", "bool", "false",
-           "Also give each writer of a shared tensor.empty its own">,
+           "Also give an elementwise op after a padded contraction its own "
+           "tensor.empty">,
   ];
   let dependentDialects = ["::mlir::linalg::LinalgDialect",
                            "::mlir::tensor::TensorDialect"];
