@@ -42,10 +42,12 @@ std::string bufferizeAndPlan(bool gpu) {
 
 void kiln::buildKilnToLinalgPipeline(OpPassManager &pm, bool fuseLayers,
                                      StringRef halfType,
-                                     ArrayRef<std::string> keepNodes) {
+                                     ArrayRef<std::string> keepNodes,
+                                     bool foldQdq) {
   pm.addPass(createCanonicalizerPass());
   pm.addPass(createKilnInferShapes());
-  pm.addPass(createKilnFoldQdq());
+  if (foldQdq)
+    pm.addPass(createKilnFoldQdq());
   if (fuseLayers)
     pm.addPass(createKilnFuseLayers());
   pm.addPass(createKilnFoldBatchNorm());

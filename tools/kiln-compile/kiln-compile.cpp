@@ -144,6 +144,14 @@ static cl::opt<std::string> precision(
              "softmax and reductions stay float32; inputs and outputs stay "
              "float32: kiln-mixed-precision)"),
     cl::init("fp32"), cl::cat(category));
+static cl::opt<bool> foldQdq(
+    "fold-qdq",
+    cl::desc("Run a quantized (QDQ) model's Conv and MatMul as integer "
+             "QLinearConv/QLinearMatMul (kiln-fold-qdq; int32 accumulation, "
+             "ONNX Runtime's results exactly). Off by default: the integer "
+             "kernels are not vectorized yet, and the float path between "
+             "the Q/DQ pairs is faster today"),
+    cl::init(false), cl::cat(category));
 static cl::list<std::string> keepPrecision(
     "keep-precision",
     cl::desc("With --precision=fp16 or bf16: ONNX nodes (by name, "
@@ -529,7 +537,8 @@ int main(int argc, char **argv) {
   stage1.enableTiming(rootTiming);
   kiln::buildKilnToLinalgPipeline(
       stage1, fuseLayers, halfType,
-      std::vector<std::string>(keepPrecision.begin(), keepPrecision.end()));
+      std::vector<std::string>(keepPrecision.begin(), keepPrecision.end()),
+      foldQdq);
   if (failed(stage1.run(*module)))
     return 1;
   if (emit == Emit::Linalg) {

@@ -55,10 +55,12 @@ unsigned hostVectorBits();
 /// `fuseLayers` is false) and lower every kiln op to linalg, tensor, arith
 /// and math on tensors (`kiln-to-linalg-pipeline`).
 /// `halfType` (f16 or bf16; empty: none) runs kiln-mixed-precision with it
-/// after the fusions, the nodes of `keepNodes` staying float32.
+/// after the fusions, the nodes of `keepNodes` staying float32;
+/// `foldQdq` runs kiln-fold-qdq first.
 void buildKilnToLinalgPipeline(mlir::OpPassManager &pm, bool fuseLayers = true,
                                llvm::StringRef halfType = "",
-                               llvm::ArrayRef<std::string> keepNodes = {});
+                               llvm::ArrayRef<std::string> keepNodes = {},
+                               bool foldQdq = false);
 
 /// Linalg on tensors to the LLVM dialect for the host CPU: elementwise
 /// fusion, convolutions as GEMMs, tiling and vectorization of contractions,

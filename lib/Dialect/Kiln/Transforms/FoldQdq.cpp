@@ -148,12 +148,16 @@ struct FoldQdqPass : public kiln::impl::KilnFoldQdqBase<FoldQdqPass> {
 
   /// The int32 bias QLinearConv takes, when `bias` is the dequantized
   /// int32 bias quantizers write: zero point 0 and scale x_scale *
-  /// w_scale (per output channel), within float rounding.
+  /// w_scale (per output channel), within float rounding, or all zeros.
   Value integerBias(Value bias, DequantizeLinearOp x, DequantizeLinearOp w) {
     auto dq = bias.getDefiningOp<DequantizeLinearOp>();
     if (!dq || !isInt(dq.getX(), 32) || !zeroPoint(dq.getXZeroPoint()) ||
         dq.getBlockSize() != 0)
       return {};
+    // A zero bias is zero at any scale (quantizers share one zero bias
+    // among convolutions with different input scales).
+    if (zeroPoint(dq.getX()))
+      return dq.getX();
     auto bs = constFloats(dq.getXScale());
     auto xs = constFloats(x.getXScale());
     auto ws = constFloats(w.getXScale());

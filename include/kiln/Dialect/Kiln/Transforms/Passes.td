@@ -126,7 +126,8 @@ def KilnFoldQdq : Pass<"kiln-fold-qdq"> {
     2-D MatMul operand), the result per tensor and saturating with an
     8-bit zero point, the Conv or MatMul used only by the QuantizeLinear,
     and a Conv bias, if any, the int32 bias quantizers write (zero point 0,
-    scale x_scale * w_scale within 1e-6 relative). Anything else (a Relu
+    scale x_scale * w_scale within 1e-6 relative, or all zeros at any
+    scale). Anything else (a Relu
     between the Conv and its QuantizeLinear, a Gemm, blocked quantization)
     stays in float, which is correct, not faster.
 
