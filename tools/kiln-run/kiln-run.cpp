@@ -183,6 +183,13 @@ bool loadPb(const std::string &data, Loaded &t, std::string &error) {
   return true;
 }
 
+/// The .npy type of each tensor type kiln-run reads and writes.
+const std::pair<const char *, DType> kNpyTypes[] = {
+    {"<f4", DType::Float},  {"<f8", DType::Double},  {"<i8", DType::Int64},
+    {"<i4", DType::Int32},  {"|i1", DType::Int8},    {"|u1", DType::UInt8},
+    {"|b1", DType::Bool},   {"<f2", DType::Float16}, {"<i2", DType::Int16},
+    {"<u2", DType::UInt16}, {"<u4", DType::UInt32},  {"<u8", DType::UInt64}};
+
 bool loadNpy(const std::string &data, Loaded &t, std::string &error) {
   if (data.size() < 10 || data.compare(0, 6, "\x93NUMPY") != 0) {
     error = "not a .npy file";
@@ -210,13 +217,8 @@ bool loadNpy(const std::string &data, Loaded &t, std::string &error) {
   std::string descr = field("descr");
   descr = descr.substr(descr.find('\'') + 1);
   descr = descr.substr(0, descr.find('\''));
-  static const std::pair<const char *, DType> kinds[] = {
-      {"<f4", DType::Float},  {"<f8", DType::Double},  {"<i8", DType::Int64},
-      {"<i4", DType::Int32},  {"|i1", DType::Int8},    {"|u1", DType::UInt8},
-      {"|b1", DType::Bool},   {"<f2", DType::Float16}, {"<i2", DType::Int16},
-      {"<u2", DType::UInt16}, {"<u4", DType::UInt32},  {"<u8", DType::UInt64}};
   bool known = false;
-  for (auto &k : kinds)
+  for (auto &k : kNpyTypes)
     if (descr == k.first) {
       t.dtype = k.second;
       known = true;
@@ -266,16 +268,11 @@ bool loadTensor(const std::string &path, Loaded &t, std::string &error) {
 /// Writes `t` to `path` as a .npy file (format 1.0, little-endian, C
 /// order); bfloat16 as its uint16 bits, as numpy has no bfloat16.
 bool saveNpy(const std::string &path, const HostTensor &t, std::string &error) {
-  static const std::pair<DType, const char *> kinds[] = {
-      {DType::Float, "<f4"},  {DType::Double, "<f8"},   {DType::Int64, "<i8"},
-      {DType::Int32, "<i4"},  {DType::Int8, "|i1"},     {DType::UInt8, "|u1"},
-      {DType::Bool, "|b1"},   {DType::Float16, "<f2"},  {DType::Int16, "<i2"},
-      {DType::UInt16, "<u2"}, {DType::BFloat16, "<u2"}, {DType::UInt32, "<u4"},
-      {DType::UInt64, "<u8"}};
+  DType dtype = t.info.dtype == DType::BFloat16 ? DType::UInt16 : t.info.dtype;
   const char *descr = nullptr;
-  for (auto &k : kinds)
-    if (k.first == t.info.dtype)
-      descr = k.second;
+  for (auto &k : kNpyTypes)
+    if (k.second == dtype)
+      descr = k.first;
   if (!descr) {
     error = "--output '" + path + "': no .npy type for " +
             kiln::rt::dtypeName(t.info.dtype);

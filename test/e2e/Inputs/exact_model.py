@@ -7,6 +7,12 @@ import onnx
 from onnx import TensorProto, helper, numpy_helper
 
 
+def grid(rng, shape):
+    """Seeded values that are multiples of 1/16 in [-2, 2]: exact in f32,
+    tf32, f16 and bf16, so that their products and (bounded) sums are too."""
+    return (rng.integers(-32, 33, size=shape) / 16).astype(np.float32)
+
+
 def write(out, name, nodes, inputs, weights, results):
     """`inputs`, `weights`: name -> array; `results`: output name ->
     (float64 value, numpy dtype of the output). Writes OUTDIR/m.onnx,

@@ -27,6 +27,9 @@ import numpy as np
 import onnx
 from onnx import TensorProto, helper, numpy_helper
 
+import exact_model
+from convolutions import conv
+
 
 def to_bf16(a):
     """float32 -> nearest bfloat16 (ties to even), as float32."""
@@ -40,24 +43,13 @@ ROUND = {"f16": lambda a: np.asarray(a, np.float32).astype(np.float16).astype(np
          "f32": lambda a: np.asarray(a, np.float32)}
 
 
-def conv2d(img, k, bias):
-    n, c, h, w = img.shape
-    f = k.shape[0]
-    p = np.pad(img.astype(np.float64), ((0, 0), (0, 0), (1, 1), (1, 1)))
-    out = np.zeros((n, f, h, w))
-    for i in range(3):
-        for j in range(3):
-            out += np.einsum("nchw,fc->nfhw", p[:, :, i:i + h, j:j + w], k[:, :, i, j])
-    return out + bias.reshape(1, f, 1, 1)
-
-
 def main():
     out = sys.argv[1]
     os.makedirs(out, exist_ok=True)
     rng = np.random.default_rng(3)
 
     def grid(*shape):
-        return (rng.integers(-32, 33, size=shape) / 16).astype(np.float32)
+        return exact_model.grid(rng, shape)
 
     x, img = grid(16, 64), grid(1, 8, 10, 10)
     w, b = grid(64, 48), grid(48)
@@ -92,7 +84,8 @@ def main():
         # Exact float32 sums (|sum| < 2^9 in steps of 2^-8), rounded once.
         mm = np.maximum(r(r(x64 @ w) + b), 0)
         gemm = r(x64 @ g.T.astype(np.float64) + c)
-        cv = r(conv2d(img, k, kb))
+        cv = r(conv(img.astype(np.float64), k.astype(np.float64), kb.astype(np.float64),
+                    pads=[1, 1, 1, 1]))
         for i, v in enumerate([mm, gemm, cv]):
             np.save(os.path.join(out, name, "output_%d.npy" % i), v.astype(np.float32))
 

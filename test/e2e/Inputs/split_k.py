@@ -32,7 +32,7 @@ def main():
     rng = np.random.default_rng(0)
 
     def grid(shape):
-        return (rng.integers(-32, 33, size=shape) / 16).astype(np.float32)
+        return exact_model.grid(rng, shape)
 
     inputs = {
         "x_mm": grid([64, 2048]),
