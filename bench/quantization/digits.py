@@ -10,7 +10,7 @@ one CPU core), exports each to ONNX with both exporters (TorchScript,
 test split (540 images) for PyTorch, ONNX Runtime and each Kiln precision,
 and for INT8: onnxruntime's quantize_static (QDQ, per-channel int8
 weights, int8 activations, calibrated on 300 training images) run by ONNX
-Runtime and by Kiln (`--fold-qdq`: integer kernels), each with the
+Runtime and by Kiln (integer kernels, the default), each with the
 largest logit difference from Kiln's own f32 module:
 
   mlp   64 -> 128 -> 64 -> 10, ReLU
@@ -156,7 +156,7 @@ def main():
             kmod = os.path.join(args.out, "%s-%s-qdq.kmod" % (name, exporter))
             logits = os.path.join(args.out, "%s-%s-qdq.npy" % (name, exporter))
             run([os.path.join(args.bin, "kiln-compile"), qdq_path, "-o", kmod,
-                 "--target=" + args.target, "--fold-qdq",
+                 "--target=" + args.target,
                  "--input-shape=%s:%dx1x8x8" % (in_name, len(xte))])
             run([os.path.join(args.bin, "kiln-run"), kmod, "--device=" + device,
                  "--input", os.path.join(args.out, "x_test.npy"), "--output", logits])

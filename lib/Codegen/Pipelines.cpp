@@ -72,6 +72,11 @@ unsigned kiln::hostVectorBits() {
   return 128;
 }
 
+bool kiln::hostHasVnni() {
+  llvm::StringMap<bool> features = llvm::sys::getHostCPUFeatures();
+  return features.lookup("avx512vnni") && features.lookup("avx512bw");
+}
+
 void kiln::buildCpuCodegenPipeline(OpPassManager &pm,
                                    const CpuPipelineOptions &options) {
   unsigned vectorBits =
@@ -84,20 +89,25 @@ void kiln::buildCpuCodegenPipeline(OpPassManager &pm,
   // kiln-compile --cpu-register-tile-m=N, kiln-run --benchmark --threads 2).
   int64_t registerTileM = options.registerTileM ? options.registerTileM
                                                 : (vectorBits >= 512 ? 8 : 6);
+  // 8-bit GEMMs: vpdpbusd where the CPU has AVX-512 VNNI and 512-bit
+  // code is generated, plain vector ops otherwise.
+  bool vnni = options.int8Dot == "vnni" ||
+              (options.int8Dot == "auto" && vectorBits >= 512 && hostHasVnni());
   std::string forall =
       options.threads
           ? "scf-forall-to-parallel,convert-scf-to-openmp,canonicalize,"
           : "scf-forall-to-for,";
   addPipeline(
       pm, "func.func(kiln-flatten-empty-tensors,kiln-fuse-elementwise,"
-          "kiln-conv-to-gemm{" +
+          "kiln-cpu-int8-gemm,kiln-conv-to-gemm{" +
               bits + "},kiln-pack-weights{" + bits +
               "},kiln-clone-shared-inits,kiln-cpu-tile-and-vectorize{" + bits +
               " register-tile-m=" + std::to_string(registerTileM) +
               "}),canonicalize,cse," + bufferizeAndPlan(false) +
               (options.profile ? "kiln-profile-regions," : "") +
               "buffer-deallocation-pipeline,"
-              "func.func(kiln-copy-to-linalg,convert-linalg-to-loops)," +
+              "func.func(kiln-copy-to-linalg," +
+              (vnni ? "kiln-cpu-vnni-dot," : "") + "convert-linalg-to-loops)," +
               forall +
               "func.func(kiln-math-approximation{ops=erf,exp,expm1,tanh,"
               "log,log1p,log2},lower-vector-mask,"

@@ -146,12 +146,12 @@ static cl::opt<std::string> precision(
     cl::init("fp32"), cl::cat(category));
 static cl::opt<bool> foldQdq(
     "fold-qdq",
-    cl::desc("Run a quantized (QDQ) model's Conv and MatMul as integer "
-             "QLinearConv/QLinearMatMul (kiln-fold-qdq; int32 accumulation, "
-             "ONNX Runtime's results exactly). Off by default: the integer "
-             "kernels are not vectorized yet, and the float path between "
-             "the Q/DQ pairs is faster today"),
-    cl::init(false), cl::cat(category));
+    cl::desc("Run a quantized (QDQ) model's Conv and MatMul with constant "
+             "weights as integer QLinearConv/QLinearMatMul (kiln-fold-qdq; "
+             "int32 accumulation, ONNX Runtime's results exactly). On by "
+             "default; --fold-qdq=false computes in float between the Q/DQ "
+             "pairs"),
+    cl::init(true), cl::cat(category));
 static cl::list<std::string> keepPrecision(
     "keep-precision",
     cl::desc("With --precision=fp16 or bf16: ONNX nodes (by name, "
@@ -168,6 +168,12 @@ static cl::opt<int64_t> cpuRegisterTileM(
     cl::desc("CPU target: rows of a contraction's register tile (default: 8 "
              "with 512-bit vectors, else 6)"),
     cl::init(0), cl::cat(category));
+static cl::opt<std::string> cpuInt8Dot(
+    "cpu-int8-dot",
+    cl::desc("CPU target: how 8-bit GEMMs sum their products: vnni "
+             "(AVX-512 VNNI's vpdpbusd), generic (plain vector ops) or auto "
+             "(vnni when the host CPU has it and vectors are 512 bits)"),
+    cl::init("auto"), cl::cat(category));
 static cl::opt<bool> report("report",
                             cl::desc("Print a compile report (signature, "
                                      "memory plan, code size) to stderr"),
@@ -478,6 +484,11 @@ int main(int argc, char **argv) {
                 " bits): the module is compiled for the host CPU");
   if (cpuRegisterTileM < 0 || cpuRegisterTileM > 16)
     return fail("--cpu-register-tile-m must be 1 to 16 (0: the default)");
+  if (cpuInt8Dot != "auto" && cpuInt8Dot != "vnni" && cpuInt8Dot != "generic")
+    return fail("--cpu-int8-dot must be auto, vnni or generic");
+  if (cpuInt8Dot == "vnni" && !kiln::hostHasVnni())
+    return fail("--cpu-int8-dot=vnni needs AVX-512 VNNI, which this CPU "
+                "lacks: the module is compiled for the host CPU");
   StringRef halfType;
   if (precision == "fp16")
     halfType = "f16";
@@ -576,6 +587,7 @@ int main(int argc, char **argv) {
   cpuOptions.profile = profileRegions;
   cpuOptions.vectorBits = cpuVectorBits;
   cpuOptions.registerTileM = cpuRegisterTileM;
+  cpuOptions.int8Dot = cpuInt8Dot;
   kiln::buildCpuCodegenPipeline(stage2, cpuOptions);
   if (failed(stage2.run(*module)))
     return 1;

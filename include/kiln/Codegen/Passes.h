@@ -27,6 +27,10 @@ namespace kiln {
 #define GEN_PASS_REGISTRATION
 #include "kiln/Codegen/Passes.h.inc"
 
+/// The raw bytes of a non-splat constant (inline or a dense resource), or
+/// nothing: what kiln-pack-weights and kiln-cpu-int8-gemm repack.
+std::optional<llvm::ArrayRef<char>> rawConstantBytes(mlir::Attribute value);
+
 /// The ONNX node an op comes from: the first name in its location (the
 /// importer names each node's ops so), or "".
 std::string onnxNodeName(mlir::Location loc);

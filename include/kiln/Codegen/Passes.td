@@ -273,6 +273,75 @@ def KilnConvToGemm : Pass<"kiln-conv-to-gemm", "::mlir::func::FuncOp"> {
                            "::mlir::arith::ArithDialect"];
 }
 
+def KilnCpuInt8Gemm : Pass<"kiln-cpu-int8-gemm", "::mlir::func::FuncOp"> {
+  let summary = "Writes 8-bit GEMMs and convolutions with constant weights "
+                "as VNNI dot-product register tiles";
+  let description = [{
+    Two forms of int32 contraction of 8-bit operands with constant signed
+    weights become an `scf.forall` over blocks of rows and columns, each a
+    loop nest over register tiles of `register-tile-m` rows by one or two
+    vectors of 16 int32 lanes that keep their accumulators in registers
+    across `k`. Each step adds four products per lane: one operand's four
+    bytes of a row broadcast, the other's 64 bytes (16 lanes by 4 `k`)
+    loaded from a layout packed for it, summed in plain vector ops with the
+    semantics of AVX-512 VNNI's `vpdpbusd` (unsigned bytes times signed
+    ones), which `kiln-cpu-vnni-dot` substitutes after bufferization where
+    the CPU has it. Signed activations are read flipped (`a ^ 0x80`, i.e.
+    `a + 128`) and the accumulators start lower by 128 times the matching
+    weight sums, computed at compile time.
+
+    - `acc[..., m, n] += ext(a[..., m, k]) * ext(b[k, n])` (a QLinearMatMul;
+      `b` over `(n, k)` or `(k, n)`, possibly behind reshapes, `n` a
+      multiple of 16): rows of `a` are broadcast, `b` is packed into
+      `[n / 16, k / 4, 16, 4]` bytes (`k` padded with zeros); blocks of
+      columns keep a block's packed panel within `panel-bytes`.
+    - `linalg.conv_2d_nchw_fchw` of int8 input and constant int8 weights
+      into int32 (a QLinearConv): the GEMM `out[n, f, p] += w[f, k] *
+      col[n, k, p]` written directly in NCHW, the output plane along the
+      vectors: the input's windows are copied, flipped, into
+      `[n, p / 16, k / 4, 16, 4]` bytes (`p` padded to a whole register
+      tile, `k` to a multiple of four, from the input padded to cover
+      them), rows of the weights (`[F, K]`, padded) are broadcast, and a
+      plane that no register tile divides ends in a tile with masked
+      reads and writes. No transposes.
+
+    Blocks of rows make at least `parallel-chunks` blocks. Other
+    contractions are left alone (`kiln-conv-to-gemm` and
+    `kiln-cpu-tile-and-vectorize` take the float ones).
+  }];
+  let options = [
+    Option<"registerTileM", "register-tile-m", "int64_t", "8",
+           "Rows of a register tile">,
+    Option<"panelBytes", "panel-bytes", "int64_t", "262144",
+           "Bytes of packed weights one block of columns may read">,
+    Option<"parallelChunks", "parallel-chunks", "int64_t", "8",
+           "Blocks to make at least, for threads">,
+  ];
+  let dependentDialects = ["::mlir::scf::SCFDialect",
+                           "::mlir::affine::AffineDialect",
+                           "::mlir::vector::VectorDialect",
+                           "::mlir::tensor::TensorDialect",
+                           "::mlir::arith::ArithDialect"];
+}
+
+def KilnCpuVnniDot : Pass<"kiln-cpu-vnni-dot", "::mlir::func::FuncOp"> {
+  let summary = "Turns 4-way u8 x s8 dot products into AVX-512 VNNI "
+                "vpdpbusd";
+  let description = [{
+    Replaces each chain of four `arith.addi` on `vector<16xi32>` that adds
+    to an accumulator the products `extui(shuffle(a, a, [q, q + 4, ...]))
+    * extsi(shuffle(b, b, [q, q + 4, ...]))` for q = 0, 1, 2, 3 of the same
+    `vector<64xi8>` operands `a` and `b` -- the sums of four products per
+    lane that `kiln-cpu-int8-gemm` writes -- by one
+    `llvm.call_intrinsic "llvm.x86.avx512.vpdpbusd.512"`, which computes
+    exactly that (without saturation, wrapping like `arith.addi`). It runs
+    after bufferization (the intrinsic call has no memory-effect
+    interface) and only for CPUs with AVX-512 VNNI; `kiln-compile
+    --cpu-int8-dot` chooses.
+  }];
+  let dependentDialects = ["::mlir::LLVM::LLVMDialect"];
+}
+
 def KilnPackWeights : Pass<"kiln-pack-weights", "::mlir::func::FuncOp"> {
   let summary = "Packs constant right-hand sides of contractions into "
                 "contiguous register panels";

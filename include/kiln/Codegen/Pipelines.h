@@ -44,7 +44,16 @@ struct CpuPipelineOptions
       llvm::cl::desc("Rows of a contraction's register tile (0: 8 with "
                      "512-bit vectors, else 6)"),
       llvm::cl::init(0)};
+  Option<std::string> int8Dot{
+      *this, "int8-dot",
+      llvm::cl::desc("How 8-bit GEMMs sum their products: vnni (AVX-512 "
+                     "VNNI's vpdpbusd), generic (plain vector ops), or auto "
+                     "(vnni when the host CPU has it and vector-bits is 512)"),
+      llvm::cl::init("auto")};
 };
+
+/// Whether the host CPU has AVX-512 VNNI (vpdpbusd) and AVX-512BW.
+bool hostHasVnni();
 
 /// The width in bits of the widest vector registers of the host CPU that
 /// Kiln's CPU code is compiled for: 512 with AVX-512F, 256 with AVX, 128

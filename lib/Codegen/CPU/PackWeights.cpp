@@ -49,22 +49,6 @@ struct ConstantView {
   int64_t eltBytes = 0;
 };
 
-/// The raw bytes of a non-splat constant, or nothing.
-std::optional<ArrayRef<char>> constantBytes(Attribute value) {
-  if (auto dense = dyn_cast<DenseElementsAttr>(value)) {
-    if (dense.isSplat())
-      return std::nullopt;
-    return dense.getRawData();
-  }
-  if (auto res = dyn_cast<DenseResourceElementsAttr>(value)) {
-    AsmResourceBlob *blob = res.getRawHandle().getBlob();
-    if (!blob)
-      return std::nullopt;
-    return blob->getData();
-  }
-  return std::nullopt;
-}
-
 /// `v` as a constant, possibly behind one transpose and reshapes (which
 /// keep the row-major element order).
 std::optional<ConstantView> viewConstant(Value v) {
@@ -85,7 +69,7 @@ std::optional<ConstantView> viewConstant(Value v) {
   auto cst = v.getDefiningOp<arith::ConstantOp>();
   if (!cst)
     return std::nullopt;
-  std::optional<ArrayRef<char>> bytes = constantBytes(cst.getValue());
+  std::optional<ArrayRef<char>> bytes = kiln::rawConstantBytes(cst.getValue());
   int64_t eltBytes = type.getElementTypeBitWidth() / 8;
   if (!bytes || (int64_t)bytes->size() != type.getNumElements() * eltBytes)
     return std::nullopt;
@@ -307,3 +291,18 @@ struct PackWeightsPass
 };
 
 } // namespace
+
+std::optional<ArrayRef<char>> kiln::rawConstantBytes(Attribute value) {
+  if (auto dense = dyn_cast<DenseElementsAttr>(value)) {
+    if (dense.isSplat())
+      return std::nullopt;
+    return dense.getRawData();
+  }
+  if (auto res = dyn_cast<DenseResourceElementsAttr>(value)) {
+    AsmResourceBlob *blob = res.getRawHandle().getBlob();
+    if (!blob)
+      return std::nullopt;
+    return blob->getData();
+  }
+  return std::nullopt;
+}

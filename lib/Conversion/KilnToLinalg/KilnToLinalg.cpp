@@ -11,6 +11,7 @@
 #include "kiln/Dialect/Kiln/IR/KilnOps.h"
 
 #include "LoweringUtils.h"
+#include "kiln/Dialect/Kiln/Transforms/ConstantValues.h"
 
 #include "mlir/Dialect/Linalg/IR/LinalgInterfaces.h"
 #include "mlir/Dialect/Utils/StructuredOpsUtils.h"
@@ -102,6 +103,16 @@ Value widenScalar(OpBuilder &b, Location loc, Value v, Type to) {
   if (v.getType() == to || !isa<FloatType>(v.getType()) || !isa<FloatType>(to))
     return v;
   return arith::ExtFOp::create(b, loc, to, v);
+}
+
+/// `v` sign-extended to the wider integer type `to` (8-bit operands of an
+/// int32 contraction); other values unchanged.
+Value signExtended(OpBuilder &b, Location loc, Value v, Type to) {
+  auto from = dyn_cast<IntegerType>(v.getType());
+  auto wide = dyn_cast<IntegerType>(to);
+  if (!from || !wide || from.getWidth() >= wide.getWidth())
+    return v;
+  return arith::ExtSIOp::create(b, loc, to, v);
 }
 
 /// The half-precision constant `attr` extended to the float type of
@@ -708,8 +719,10 @@ public:
 private:
   FailureOr<SmallVector<Value>> lowerOp(Operation *op);
   Value lowerMatMul(Operation *op, Value a, Value bm, RankedTensorType rt);
+  std::optional<Value> rawIntegerGemm(Operation *op,
+                                      llvm::function_ref<bool(unsigned)> flag);
   FailureOr<Value> lowerConv(Operation *op, RankedTensorType rt, Value x,
-                             Value w, Value bias);
+                             Value w, Value bias, Value padValue = Value());
   Value runtimeSlice(Location loc, Value x, Value starts, Value axes,
                      Value steps, RankedTensorType rt);
   SmallVector<Value> perDimValues(Location loc, Value values, Value axes,
@@ -846,12 +859,15 @@ Value Lowering::lowerMatMul(Operation *op, Value a, Value bm,
              b, loc, TypeRange{rt}, ValueRange{a, bm}, ValueRange{zero}, maps,
              iters,
              [&](OpBuilder &nb, Location nl, ValueRange args) {
-               Value p = f ? arith::MulFOp::create(
-                                 nb, nl, widenScalar(nb, nl, args[0], elt),
-                                 widenScalar(nb, nl, args[1], elt))
-                                 .getResult()
-                           : arith::MulIOp::create(nb, nl, args[0], args[1])
-                                 .getResult();
+               Value p =
+                   f ? arith::MulFOp::create(nb, nl,
+                                             widenScalar(nb, nl, args[0], elt),
+                                             widenScalar(nb, nl, args[1], elt))
+                           .getResult()
+                     : arith::MulIOp::create(nb, nl,
+                                             signExtended(nb, nl, args[0], elt),
+                                             signExtended(nb, nl, args[1], elt))
+                           .getResult();
                Value s =
                    f ? arith::AddFOp::create(nb, nl, args[2], p).getResult()
                      : arith::AddIOp::create(nb, nl, args[2], p).getResult();
@@ -889,7 +905,8 @@ SmallVector<int64_t> windowPads(Operation *op, RankedTensorType x,
 }
 
 FailureOr<Value> Lowering::lowerConv(Operation *op, RankedTensorType rt,
-                                     Value x, Value w, Value bias) {
+                                     Value x, Value w, Value bias,
+                                     Value padValue) {
   Location loc = op->getLoc();
   auto xt = cast<RankedTensorType>(x.getType());
   auto wt = cast<RankedTensorType>(w.getType());
@@ -911,8 +928,10 @@ FailureOr<Value> Lowering::lowerConv(Operation *op, RankedTensorType rt,
   // The input may be narrower than the accumulator (half precision with
   // float32 accumulation): it is padded with its own zero.
   Type inElt = xt.getElementType();
-  Value xp = padTensor(b, loc, x, low, high,
-                       inElt == elt ? zero : scalarConst(b, loc, inElt, 0));
+  // A quantized input is padded with its zero point (`padValue`).
+  if (!padValue)
+    padValue = inElt == elt ? zero : scalarConst(b, loc, inElt, 0);
+  Value xp = padTensor(b, loc, x, low, high, padValue);
   auto stridesAttr = b.getI64TensorAttr(strides);
   auto dilAttr = b.getI64TensorAttr(dil);
   MLIRContext *ctx = b.getContext();
@@ -1231,6 +1250,103 @@ static Value quantizeScalar(OpBuilder &b, Location loc, Value scaled, Value zp,
   return convertScalar(b, loc, r, elt, false, uns);
 }
 
+/// The values of an integer constant, read as unsigned when `uns`;
+/// nothing for a value known only at run time.
+std::optional<SmallVector<int64_t>> intValues(Value v, bool uns) {
+  ElementsAttr elements;
+  if (!v || !matchPattern(v, m_Constant(&elements)))
+    return std::nullopt;
+  return intElements(elements, uns);
+}
+
+/// The integer GEMM of `op` on its 8-bit operands as they are, when its
+/// weights (B) are a signed constant with zero zero points and its
+/// activations (A) have one constant zero point za: the contraction
+/// sums a * w in int32 from an accumulator that starts at
+/// bias - za * sum_k w (per output channel, computed here), which is
+/// sum (a - za) * w + bias; a convolution pads with za. Unsigned
+/// activations are flipped to signed first (a ^ 0x80 = a - 128, with za
+/// - 128), so every contraction reads signed bytes. No i32 copies of the
+/// operands are made, and the CPU path turns the contraction into VNNI
+/// dot products. Returns nothing when `op` does not have that form, a
+/// null value on a reported error.
+std::optional<Value>
+Lowering::rawIntegerGemm(Operation *op,
+                         llvm::function_ref<bool(unsigned)> flag) {
+  Location loc = op->getLoc();
+  MLIRContext *ctx = b.getContext();
+  bool conv = isa<ConvIntegerOp, QLinearConvOp>(op);
+  bool qlinear = isa<QLinearConvOp, QLinearMatMulOp>(op);
+  unsigned bi = qlinear ? 3 : 1, azi = 2, bzi = qlinear ? 5 : 3;
+  Value a = getOnnxInput(op, 0), w = getOnnxInput(op, bi);
+  auto at = cast<RankedTensorType>(a.getType());
+  auto wt = cast<RankedTensorType>(w.getType());
+  auto rt = cast<RankedTensorType>(op->getResult(0).getType());
+  if (!at.getElementType().isInteger(8) || !wt.getElementType().isInteger(8) ||
+      flag(bi) || !wt.hasStaticShape() || !rt.hasStaticShape())
+    return std::nullopt;
+  if (conv ? (wt.getRank() != 4 || intAttr(op, "group", 1) != 1)
+           : (wt.getRank() != 2 || at.getRank() < 2))
+    return std::nullopt;
+  Value azp = getOnnxInput(op, azi), bzp = getOnnxInput(op, bzi);
+  Value bias = qlinear && conv ? getOnnxInput(op, 8) : Value();
+  auto wv = intValues(w, false);
+  auto bzv = bzp ? intValues(bzp, flag(bzi)) : SmallVector<int64_t>{};
+  auto azv = azp ? intValues(azp, flag(azi)) : SmallVector<int64_t>{0};
+  auto biasv = bias ? intValues(bias, false) : SmallVector<int64_t>{};
+  if (!wv || !bzv || !azv || azv->size() != 1 || !biasv ||
+      llvm::any_of(*bzv, [](int64_t z) { return z != 0; }))
+    return std::nullopt;
+  int64_t za = (*azv)[0];
+  bool unsignedA = flag(0);
+  if (unsignedA) {
+    a = elementwise(b, loc, at, ValueRange{a},
+                    [](OpBuilder &nb, Location nl, ValueRange v) -> Value {
+                      return arith::XOrIOp::create(
+                          nb, nl, v[0],
+                          scalarConst(nb, nl, v[0].getType(), -128));
+                    });
+    za -= 128;
+  }
+  // Output channels: a convolution's weights are [F, C, KH, KW], a
+  // matmul's [K, N].
+  int64_t channels = conv ? wt.getDimSize(0) : wt.getDimSize(1);
+  int64_t reduction = wt.getNumElements() / channels;
+  if (!biasv->empty() && (int64_t)biasv->size() != channels)
+    return op->emitOpError("bias has ") << biasv->size() << " values for "
+                                        << channels << " output channels",
+           Value();
+  SmallVector<int32_t> offset(channels);
+  for (int64_t n = 0; n < channels; ++n) {
+    int64_t sum = 0;
+    for (int64_t k = 0; k < reduction; ++k)
+      sum += conv ? (*wv)[n * reduction + k] : (*wv)[k * channels + n];
+    int64_t o = (biasv->empty() ? 0 : (*biasv)[n]) - za * sum;
+    if (o < INT32_MIN || o > INT32_MAX)
+      return std::nullopt; // The centered form keeps the exact sums.
+    offset[n] = static_cast<int32_t>(o);
+  }
+  auto offsetType = RankedTensorType::get({channels}, b.getI32Type());
+  Value offsetCst = arith::ConstantOp::create(
+      b, loc, DenseIntElementsAttr::get(offsetType, ArrayRef(offset)));
+  auto accType = RankedTensorType::get(rt.getShape(), b.getI32Type());
+  if (conv) {
+    FailureOr<Value> acc =
+        lowerConv(op, accType, a, w, offsetCst,
+                  scalarConst(b, loc, at.getElementType(), za));
+    return failed(acc) ? Value() : *acc;
+  }
+  Value acc = lowerMatMul(op, a, w, accType);
+  int64_t rank = accType.getRank();
+  return elementwise(
+      b, loc, accType, ValueRange{acc, offsetCst},
+      [](OpBuilder &nb, Location nl, ValueRange v) -> Value {
+        return arith::AddIOp::create(nb, nl, v[0], v[1]);
+      },
+      {AffineMap::getMultiDimIdentityMap(rank, ctx),
+       AffineMap::get(rank, 0, {getAffineDimExpr(rank - 1, ctx)}, ctx)});
+}
+
 /// ConvInteger, MatMulInteger, QLinearConv and QLinearMatMul: the operands
 /// less their zero points, widened to i32, go through the same convolution
 /// or matmul lowering as floats, accumulating in i32; the QLinear forms
@@ -1279,20 +1395,26 @@ FailureOr<SmallVector<Value>> Lowering::lowerIntegerGemm(Operation *op,
                  << zt << " does not fit its operand of type " << vt,
              failure();
   }
-  Value ac =
-      centered(loc, a, flag(ai), getOnnxInput(op, azi), flag(azi), aAxis);
-  Value bc =
-      centered(loc, bm, flag(bi), getOnnxInput(op, bzi), flag(bzi), bAxis);
   auto accType = RankedTensorType::get(rt.getShape(), b.getI32Type());
   Value acc;
-  if (conv) {
-    auto v =
-        lowerConv(op, accType, ac, bc, qlinear ? getOnnxInput(op, 8) : Value());
-    if (failed(v))
+  if (std::optional<Value> raw = rawIntegerGemm(op, flag)) {
+    if (!*raw)
       return failure();
-    acc = *v;
+    acc = *raw;
   } else {
-    acc = lowerMatMul(op, ac, bc, accType);
+    Value ac =
+        centered(loc, a, flag(ai), getOnnxInput(op, azi), flag(azi), aAxis);
+    Value bc =
+        centered(loc, bm, flag(bi), getOnnxInput(op, bzi), flag(bzi), bAxis);
+    if (conv) {
+      auto v = lowerConv(op, accType, ac, bc,
+                         qlinear ? getOnnxInput(op, 8) : Value());
+      if (failed(v))
+        return failure();
+      acc = *v;
+    } else {
+      acc = lowerMatMul(op, ac, bc, accType);
+    }
   }
   if (!qlinear)
     return SmallVector<Value>{acc};

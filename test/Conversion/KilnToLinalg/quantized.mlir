@@ -325,3 +325,64 @@ func.func @matmul_integer_row_zp(%a: tensor<2x4xi8>, %b: tensor<4x3xi8>, %az: te
   %0 = kiln.matmul_integer(%a, %b, %az) : (tensor<2x4xi8>, tensor<4x3xi8>, tensor<2x1xi8>) -> tensor<2x3xi32>
   return %0 : tensor<2x3xi32>
 }
+
+// -----
+
+// QLinearConv with constant int8 weights (zero zero points) and a constant
+// bias: the convolution reads the int8 input and weights as they are
+// (sign-extended by the named op), the input padded with its zero point
+// (3), and the accumulator starts at bias - 3 * (the weights' sum per
+// output channel): [10 - 3 * 18, -5 - 3 * -9] = [-44, 22]. No i32 copies
+// of the operands.
+
+// CHECK-LABEL: func.func @qlinear_conv_raw
+// CHECK-SAME:    %[[X:[^:]+]]: tensor<1x2x4x4xi8>
+// CHECK-DAG:     %[[OFF:.+]] = arith.constant dense<[-44, 22]> : tensor<2xi32>
+// CHECK-DAG:     %[[W:.+]] = arith.constant dense<{{.+}}> : tensor<2x2x3x3xi8>
+// CHECK-DAG:     %[[ZP:.+]] = arith.constant 3 : i8
+// CHECK:         %[[P:.+]] = tensor.pad %[[X]] low[0, 0, 1, 1] high[0, 0, 1, 1]
+// CHECK:           tensor.yield %[[ZP]] : i8
+// CHECK:         %[[INIT:.+]] = linalg.generic {{.*}} ins(%[[OFF]] : tensor<2xi32>)
+// CHECK:         linalg.conv_2d_nchw_fchw {{.*}} ins(%[[P]], %[[W]] : tensor<1x2x6x6xi8>, tensor<2x2x3x3xi8>) outs(%[[INIT]] : tensor<1x2x4x4xi32>)
+// CHECK-NOT:     tensor<1x2x4x4xi32>) outs({{.*}}xi32>) {
+func.func @qlinear_conv_raw(%x: tensor<1x2x4x4xi8>) -> tensor<1x2x4x4xi8> {
+  %xs = kiln.constant dense<0.5> : tensor<f32>
+  %xz = kiln.constant dense<3> : tensor<i8>
+  %w = kiln.constant dense<[[[[1, 1, 1], [1, 1, 1], [1, 1, 1]], [[1, 1, 1], [1, 1, 1], [1, 1, 1]]], [[[-1, -1, -1], [-1, -1, -1], [-1, -1, -1]], [[0, 0, 0], [0, 0, 0], [0, 0, 0]]]]> : tensor<2x2x3x3xi8>
+  %ws = kiln.constant dense<[0.25, 0.125]> : tensor<2xf32>
+  %wz = kiln.constant dense<0> : tensor<2xi8>
+  %ys = kiln.constant dense<1.0> : tensor<f32>
+  %yz = kiln.constant dense<0> : tensor<i8>
+  %bias = kiln.constant dense<[10, -5]> : tensor<2xi32>
+  %0 = kiln.qlinear_conv(%x, %xs, %xz, %w, %ws, %wz, %ys, %yz, %bias) {pads = array<i64: 1, 1, 1, 1>} : (tensor<1x2x4x4xi8>, tensor<f32>, tensor<i8>, tensor<2x2x3x3xi8>, tensor<2xf32>, tensor<2xi8>, tensor<f32>, tensor<i8>, tensor<2xi32>) -> tensor<1x2x4x4xi8>
+  return %0 : tensor<1x2x4x4xi8>
+}
+
+// -----
+
+// QLinearMatMul with uint8 activations and constant int8 weights: the
+// activations are flipped to int8 (xor -128, so the zero point 130 becomes
+// 2), the matmul sign-extends both, and an elementwise add applies
+// -2 * (column sums [6, -3]) = [-12, 6] before the requantization.
+
+// CHECK-LABEL: func.func @qlinear_matmul_raw_u8
+// CHECK-SAME:    %[[A:[^:]+]]: tensor<2x3xi8> {kiln.element_type = ui8}
+// CHECK:         %[[F:.+]] = linalg.generic {{.*}} ins(%[[A]] : tensor<2x3xi8>)
+// CHECK:           arith.xori %{{.+}}, %c-128_i8 : i8
+// CHECK:         %[[OFF:.+]] = arith.constant dense<[-12, 6]> : tensor<2xi32>
+// CHECK:         %[[MM:.+]] = linalg.generic {{.*}} ins(%[[F]], %{{.+}} : tensor<2x3xi8>, tensor<3x2xi8>) outs(%{{.+}} : tensor<2x2xi32>)
+// CHECK:           arith.extsi
+// CHECK:           arith.extsi
+// CHECK:           arith.muli
+// CHECK:         linalg.generic {{.*}} ins(%[[MM]], %[[OFF]] : tensor<2x2xi32>, tensor<2xi32>)
+func.func @qlinear_matmul_raw_u8(%a: tensor<2x3xui8>) -> tensor<2x2xui8> {
+  %as = kiln.constant dense<0.5> : tensor<f32>
+  %az = kiln.constant dense<130> : tensor<ui8>
+  %b = kiln.constant dense<[[1, -1], [2, -1], [3, -1]]> : tensor<3x2xi8>
+  %bs = kiln.constant dense<[0.25, 0.5]> : tensor<2xf32>
+  %bz = kiln.constant dense<0> : tensor<2xi8>
+  %ys = kiln.constant dense<1.0> : tensor<f32>
+  %yz = kiln.constant dense<128> : tensor<ui8>
+  %0 = kiln.qlinear_matmul(%a, %as, %az, %b, %bs, %bz, %ys, %yz) : (tensor<2x3xui8>, tensor<f32>, tensor<ui8>, tensor<3x2xi8>, tensor<2xf32>, tensor<2xi8>, tensor<f32>, tensor<ui8>) -> tensor<2x2xui8>
+  return %0 : tensor<2x2xui8>
+}

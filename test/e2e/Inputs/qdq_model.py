@@ -5,10 +5,14 @@ format, int8 activations and per-channel int8 weights, calibrated on 16
 seeded inputs), and writes the QDQ model, a test input, ONNX Runtime's
 output on it and that output's quantization step:
 
-  qdq_model.py OUTDIR   (writes q.onnx, input_0.npy, output_0.npy, step.txt)
+  qdq_model.py OUTDIR [--channels C] [--classes N] [--activations int8|uint8]
+  (writes q.onnx, input_0.npy, output_0.npy, step.txt)
+
+The defaults (8 channels, 10 classes) give contractions too narrow for
+vectors; 32 and 32 give ones that the CPU's 8-bit GEMM kernels take.
 """
+import argparse
 import os
-import sys
 
 import numpy as np
 import onnx
@@ -18,16 +22,22 @@ from onnxruntime.quantization import (CalibrationDataReader, QuantFormat, QuantT
 
 
 def main():
-    out = sys.argv[1]
+    ap = argparse.ArgumentParser()
+    ap.add_argument("out")
+    ap.add_argument("--channels", type=int, default=8)
+    ap.add_argument("--classes", type=int, default=10)
+    ap.add_argument("--activations", choices=["int8", "uint8"], default="int8")
+    args = ap.parse_args()
+    out, c, classes = args.out, args.channels, args.classes
     os.makedirs(out, exist_ok=True)
     rng = np.random.default_rng(7)
 
     def w(*shape, scale=0.3):
         return (rng.standard_normal(shape) * scale).astype(np.float32)
 
-    weights = {"w1": w(8, 3, 3, 3), "b1": w(8), "w2": w(8, 8, 3, 3, scale=0.15), "b2": w(8),
-               "shape": np.array([2, 512], np.int64), "w3": w(512, 10, scale=0.05),
-               "b3": w(10)}
+    weights = {"w1": w(c, 3, 3, 3), "b1": w(c), "w2": w(c, c, 3, 3, scale=0.4 / np.sqrt(c)),
+               "b2": w(c), "shape": np.array([2, 64 * c], np.int64),
+               "w3": w(64 * c, classes, scale=0.4 / np.sqrt(8 * c)), "b3": w(classes)}
     nodes = [helper.make_node("Conv", ["x", "w1", "b1"], ["c1"], pads=[1, 1, 1, 1]),
              helper.make_node("Relu", ["c1"], ["r1"]),
              helper.make_node("Conv", ["r1", "w2", "b2"], ["c2"], pads=[1, 1, 1, 1]),
@@ -37,7 +47,7 @@ def main():
              helper.make_node("Add", ["m", "b3"], ["y"])]
     graph = helper.make_graph(
         nodes, "qdq", [helper.make_tensor_value_info("x", TensorProto.FLOAT, [2, 3, 8, 8])],
-        [helper.make_tensor_value_info("y", TensorProto.FLOAT, [2, 10])],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, [2, classes])],
         [numpy_helper.from_array(v, k) for k, v in weights.items()])
     model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
     onnx.checker.check_model(model)
@@ -54,7 +64,8 @@ def main():
 
     qp = os.path.join(out, "q.onnx")
     quantize_static(fp, qp, Reader(), quant_format=QuantFormat.QDQ, per_channel=True,
-                    activation_type=QuantType.QInt8, weight_type=QuantType.QInt8)
+                    activation_type=QuantType.QInt8 if args.activations == "int8"
+                    else QuantType.QUInt8, weight_type=QuantType.QInt8)
     import onnxruntime as ort
     x = rng.standard_normal((2, 3, 8, 8)).astype(np.float32)
     y = ort.InferenceSession(qp, providers=["CPUExecutionProvider"]).run(None, {"x": x})[0]

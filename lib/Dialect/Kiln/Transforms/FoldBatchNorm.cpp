@@ -2,7 +2,7 @@
 
 #include "kiln/Dialect/Kiln/Transforms/Passes.h"
 
-#include "ConstantValues.h"
+#include "kiln/Dialect/Kiln/Transforms/ConstantValues.h"
 
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/BuiltinAttributes.h"
@@ -21,18 +21,6 @@ using namespace mlir;
 using namespace kiln;
 
 namespace {
-
-/// A constant holding `values`: inline when small, else a dense resource.
-Value makeConstant(OpBuilder &b, Location loc, RankedTensorType type,
-                   ArrayRef<float> values, StringRef name) {
-  ElementsAttr attr;
-  if (values.size() <= 8)
-    attr = DenseElementsAttr::get(type, values);
-  else
-    attr = DenseResourceElementsAttr::get(
-        type, name, HeapAsmResourceBlob::allocateAndCopyInferAlign(values));
-  return ConstantOp::create(b, loc, type, attr);
-}
 
 struct FoldBatchNormPass
     : public kiln::impl::KilnFoldBatchNormBase<FoldBatchNormPass> {
@@ -82,9 +70,9 @@ struct FoldBatchNormPass
     }
     OpBuilder b(conv);
     Location loc = conv.getLoc();
-    Value wc = makeConstant(b, loc, wType, newW, "folded_bn_weight");
-    Value bc = makeConstant(b, loc, RankedTensorType::get({f}, b.getF32Type()),
-                            newB, "folded_bn_bias");
+    Value wc = floatConstant(b, loc, wType, newW, "folded_bn_weight");
+    Value bc = floatConstant(b, loc, RankedTensorType::get({f}, b.getF32Type()),
+                             newB, "folded_bn_bias");
     conv->setOperand(1, wc);
     if (conv.getB()) {
       conv->setOperand(2, bc);

@@ -11,7 +11,7 @@
 
 #include "kiln/Dialect/Kiln/Transforms/Passes.h"
 
-#include "ConstantValues.h"
+#include "kiln/Dialect/Kiln/Transforms/ConstantValues.h"
 
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/BuiltinAttributes.h"
@@ -88,6 +88,52 @@ struct FoldQdqPass : public kiln::impl::KilnFoldQdqBase<FoldQdqPass> {
     getOperation()->walk([&](QuantizeLinearOp q) { qs.push_back(q); });
     for (QuantizeLinearOp q : qs)
       fold(q);
+    // What stays quantized in float (a Gemm, say) reads its constant
+    // weights dequantized once, here, not at every run.
+    SmallVector<DequantizeLinearOp> dqs;
+    getOperation()->walk([&](DequantizeLinearOp dq) { dqs.push_back(dq); });
+    for (DequantizeLinearOp dq : dqs)
+      evaluate(dq);
+  }
+
+  /// Replaces a DequantizeLinear of constants, per tensor or per axis, by
+  /// the float32 constant it computes: (x - zero point) * scale.
+  void evaluate(DequantizeLinearOp dq) {
+    auto xt = dyn_cast<RankedTensorType>(dq.getX().getType());
+    auto yt = dyn_cast<RankedTensorType>(dq.getY().getType());
+    if (!xt || !yt || !xt.hasStaticShape() || !yt.getElementType().isF32() ||
+        dq.getBlockSize() != 0 || !dq.getX().getDefiningOp<ConstantOp>())
+      return;
+    auto x = constInts(dq.getX());
+    auto scale = constFloats(dq.getXScale());
+    std::optional<SmallVector<int64_t>> zp = SmallVector<int64_t>{};
+    if (dq.getXZeroPoint())
+      zp = constInts(dq.getXZeroPoint());
+    if (!x || !scale || !zp || scale->empty() ||
+        (!zp->empty() && zp->size() != scale->size()))
+      return;
+    int64_t n = xt.getNumElements(), stride = 1, channels = 1;
+    if (scale->size() != 1) {
+      int64_t axis = static_cast<int64_t>(dq.getAxis());
+      if (axis < 0)
+        axis += xt.getRank();
+      if (axis < 0 || axis >= xt.getRank() ||
+          xt.getDimSize(axis) != (int64_t)scale->size())
+        return;
+      channels = xt.getDimSize(axis);
+      for (int64_t d = axis + 1; d < xt.getRank(); ++d)
+        stride *= xt.getDimSize(d);
+    }
+    SmallVector<float> values(n);
+    for (int64_t i = 0; i < n; ++i) {
+      int64_t c = (i / stride) % channels;
+      int64_t z = zp->empty() ? 0 : (*zp)[c];
+      values[i] = static_cast<float>((*x)[i] - z) * (*scale)[c];
+    }
+    OpBuilder b(dq);
+    dq.getY().replaceAllUsesWith(
+        floatConstant(b, dq.getLoc(), yt, values, "kiln_dequantized"));
+    dq->erase();
   }
 
   void fold(QuantizeLinearOp q) {
@@ -104,10 +150,15 @@ struct FoldQdqPass : public kiln::impl::KilnFoldQdqBase<FoldQdqPass> {
       return;
     OpBuilder b(q);
     Value folded;
+    // Integer kernels are fast for constant weights (packed at compile
+    // time); a product of two activations (attention's) stays in float.
+    auto constant = [](DequantizeLinearOp dq) {
+      return dq && dq.getX().getDefiningOp<ConstantOp>();
+    };
     if (auto conv = dyn_cast<ConvOp>(def)) {
       auto x = dequantized(conv.getX(), -1);
       auto w = dequantized(conv.getW(), 0);
-      if (!x || !w)
+      if (!x || !constant(w))
         return;
       Value bias;
       if (conv.getB() && !(bias = integerBias(conv.getB(), x, w)))
@@ -132,7 +183,7 @@ struct FoldQdqPass : public kiln::impl::KilnFoldQdqBase<FoldQdqPass> {
         return;
       auto a = dequantized(mm.getA(), -1);
       auto w = dequantized(mm.getB(), 1);
-      if (!a || !w)
+      if (!a || !constant(w))
         return;
       folded = QLinearMatMulOp::create(
           b, mm.getLoc(), q.getY().getType(), a.getX(), a.getXScale(),

@@ -121,3 +121,45 @@ func.func @second_user(%aq: tensor<4x6xi8>) -> (tensor<4x6xi8>, tensor<4x6xf32>)
   %y = kiln.quantize_linear(%m, %s, %z) : (tensor<4x6xf32>, tensor<f32>, tensor<i8>) -> tensor<4x6xi8>
   return %y, %m : tensor<4x6xi8>, tensor<4x6xf32>
 }
+
+// -----
+
+// A product of two activations (attention's Q K^T) stays in float: the
+// integer kernels are for constant weights.
+
+// CHECK-LABEL: func.func @runtime_weight
+// CHECK:         kiln.matmul
+// CHECK-NOT:     kiln.qlinear_matmul
+func.func @runtime_weight(%aq: tensor<4x6xi8>, %bq: tensor<6x6xi8>) -> tensor<4x6xi8> {
+  %s = kiln.constant dense<0.5> : tensor<f32>
+  %z = kiln.constant dense<0> : tensor<i8>
+  %a = kiln.dequantize_linear(%aq, %s, %z) : (tensor<4x6xi8>, tensor<f32>, tensor<i8>) -> tensor<4x6xf32>
+  %b = kiln.dequantize_linear(%bq, %s, %z) : (tensor<6x6xi8>, tensor<f32>, tensor<i8>) -> tensor<6x6xf32>
+  %m = kiln.matmul(%a, %b) : (tensor<4x6xf32>, tensor<6x6xf32>) -> tensor<4x6xf32>
+  %y = kiln.quantize_linear(%m, %s, %z) : (tensor<4x6xf32>, tensor<f32>, tensor<i8>) -> tensor<4x6xi8>
+  return %y : tensor<4x6xi8>
+}
+
+// -----
+
+// A Gemm stays in float; its constant weight, dequantized per output
+// channel (axis 0: scales 0.5 and 0.25, zero points 1 and -2), becomes the
+// float32 constant (x - zp) * scale. The activation's DequantizeLinear
+// stays.
+
+// CHECK-LABEL: func.func @gemm_weight
+// CHECK:         %[[A:.+]] = kiln.dequantize_linear
+// CHECK:         %[[W:.+]] = kiln.constant dense<{{\[}}[0.000000e+00, 1.000000e+00, 2.000000e+00], [0.000000e+00, 5.000000e-01, 1.000000e+00]]> : tensor<2x3xf32>
+// CHECK-NOT:     kiln.dequantize_linear
+// CHECK:         kiln.gemm(%[[A]], %[[W]])
+func.func @gemm_weight(%aq: tensor<4x3xi8>) -> tensor<4x2xf32> {
+  %s = kiln.constant dense<0.5> : tensor<f32>
+  %z = kiln.constant dense<0> : tensor<i8>
+  %wq = kiln.constant dense<[[1, 3, 5], [-2, 0, 2]]> : tensor<2x3xi8>
+  %ws = kiln.constant dense<[0.5, 0.25]> : tensor<2xf32>
+  %wz = kiln.constant dense<[1, -2]> : tensor<2xi8>
+  %a = kiln.dequantize_linear(%aq, %s, %z) : (tensor<4x3xi8>, tensor<f32>, tensor<i8>) -> tensor<4x3xf32>
+  %w = kiln.dequantize_linear(%wq, %ws, %wz) {axis = 0 : i64} : (tensor<2x3xi8>, tensor<2xf32>, tensor<2xi8>) -> tensor<2x3xf32>
+  %g = kiln.gemm(%a, %w) {transB = 1 : i64} : (tensor<4x3xf32>, tensor<2x3xf32>) -> tensor<4x2xf32>
+  return %g : tensor<4x2xf32>
+}

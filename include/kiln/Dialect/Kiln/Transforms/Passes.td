@@ -121,7 +121,9 @@ def KilnFoldQdq : Pass<"kiln-fold-qdq"> {
     the integer op accumulates the 8-bit products in int32 and requantizes
     once, which is what the QDQ graph specifies up to float rounding, and
     what its lowering runs as integer arithmetic. Conditions: 8-bit
-    operands with zero points, the activation per tensor, the weights per
+    operands with zero points, the weights a constant (a product of two
+    activations, as attention's, stays in float: the integer kernels pack
+    constant weights at compile time), the activation per tensor, the weights per
     tensor or per output channel (axis 0 of a Conv's weight, axis 1 of a
     2-D MatMul operand), the result per tensor and saturating with an
     8-bit zero point, the Conv or MatMul used only by the QuantizeLinear,
@@ -129,7 +131,10 @@ def KilnFoldQdq : Pass<"kiln-fold-qdq"> {
     scale x_scale * w_scale within 1e-6 relative, or all zeros at any
     scale). Anything else (a Relu
     between the Conv and its QuantizeLinear, a Gemm, blocked quantization)
-    stays in float, which is correct, not faster.
+    stays in float, which is correct, not faster; a `DequantizeLinear` of
+    constants it reads (per tensor or per axis, float32 result) is then
+    evaluated at compile time into a float32 constant, so that its weights
+    are not dequantized at every run.
 
     ```mlir
     %x = kiln.dequantize_linear(%xq, %xs, %xz) : ...

@@ -1,0 +1,152 @@
+#!/usr/bin/env python3
+"""QDQ (quantize_static) models through Kiln and ONNX Runtime on the CPU.
+
+For each model of bench/models/export.py named in --models: quantizes it
+with onnxruntime's quantize_static (QDQ format, per-channel int8 weights,
+int8 activations, 4 seeded random calibration inputs), then in one run, at
+each batch and with the same thread count, times
+
+  ort-f32    ONNX Runtime on the float model
+  ort-int8   ONNX Runtime on the QDQ model (its own integer kernels)
+  kiln-f32   Kiln on the float model
+  kiln-qdq   Kiln on the QDQ model, float between the Q/DQ pairs
+             (kiln-compile --fold-qdq=false)
+  kiln-int8  Kiln on the QDQ model as integer kernels (the default)
+
+and checks each Kiln QDQ module against ONNX Runtime's QDQ output on one
+seeded input: within one quantization step of the output (the last
+DequantizeLinear's scale). Latencies are medians (p50) of kiln-run
+--benchmark and of as many ONNX Runtime runs; ratios are to kiln-f32 and
+to ort-int8.
+
+  python3 bench/quantization/qdq_models.py [--models resnet50,mobilenet_v2]
+      [--batches 1] [--threads 2] [--iterations 20] [--bin build/bin]
+      [--models-dir build/bench-models] [--out build/qdq]
+"""
+import argparse
+import os
+import re
+import subprocess
+import sys
+import time
+
+import numpy as np
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "models"))
+import export  # noqa: E402  (bench/models/export.py: the models' inputs)
+
+
+def inputs_for(name, batch, rng):
+    feeds = {}
+    for inp, (dtype, dims) in export.input_specs(name).items():
+        shape = [batch if d is None else d for d in dims]
+        if dtype == "int64":
+            feeds[inp] = (np.ones(shape, np.int64) if inp == "attention_mask" else
+                          rng.integers(0, export.vocab_size(name), shape).astype(np.int64))
+        else:
+            feeds[inp] = rng.standard_normal(shape).astype(np.float32)
+    return feeds
+
+
+def ort_p50(session, feeds, iterations):
+    session.run(None, feeds)
+    times = []
+    for _ in range(iterations):
+        t = time.perf_counter()
+        session.run(None, feeds)
+        times.append(time.perf_counter() - t)
+    return 1e3 * float(np.median(times))
+
+
+def kiln_run(args, kmod, feeds, files, extra):
+    cmd = [os.path.join(args.bin, "kiln-run"), kmod, "--threads", str(args.threads)]
+    for name in feeds:
+        cmd += ["--input", files[name]]
+    return subprocess.run(cmd + extra, capture_output=True, text=True)
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--models", default="resnet50")
+    ap.add_argument("--batches", default="1")
+    ap.add_argument("--threads", type=int, default=2)
+    ap.add_argument("--iterations", type=int, default=20)
+    ap.add_argument("--bin", default="build/bin")
+    ap.add_argument("--models-dir", default="build/bench-models")
+    ap.add_argument("--out", default="build/qdq")
+    args = ap.parse_args()
+    import onnx
+    import onnxruntime as ort
+    from onnxruntime.quantization import (CalibrationDataReader, QuantFormat, QuantType,
+                                          quantize_static)
+    os.makedirs(args.out, exist_ok=True)
+    options = ort.SessionOptions()
+    options.intra_op_num_threads = args.threads
+    options.inter_op_num_threads = 1
+    rows = []
+    for name in args.models.split(","):
+        rng = np.random.default_rng(0)
+        fp = export.exported_path(args.models_dir, name)
+        qdq = os.path.join(args.out, name + "-qdq.onnx")
+        cal = iter([inputs_for(name, 1, rng) for _ in range(4)])
+
+        class Reader(CalibrationDataReader):
+            def get_next(self):
+                return next(cal, None)
+
+        quantize_static(fp, qdq, Reader(), quant_format=QuantFormat.QDQ, per_channel=True,
+                        activation_type=QuantType.QInt8, weight_type=QuantType.QInt8)
+        model = onnx.load(qdq, load_external_data=False)
+        scales = {i.name: i for i in model.graph.initializer}
+        out0 = model.graph.output[0].name
+        last = [n for n in model.graph.node
+                if n.op_type == "DequantizeLinear" and n.output[0] == out0]
+        step = (float(onnx.numpy_helper.to_array(scales[last[0].input[1]]))
+                if last else None)
+        ort_f32 = ort.InferenceSession(fp, options, providers=["CPUExecutionProvider"])
+        ort_q = ort.InferenceSession(qdq, options, providers=["CPUExecutionProvider"])
+        for batch in [int(b) for b in args.batches.split(",")]:
+            feeds = inputs_for(name, batch, rng)
+            files = {}
+            for k, v in feeds.items():
+                files[k] = os.path.join(args.out, "%s-b%d-%s.npy" % (name, batch, k))
+                np.save(files[k], v)
+            expected = os.path.join(args.out, "%s-b%d-expected.npy" % (name, batch))
+            np.save(expected, ort_q.run(None, feeds)[0])
+            shapes = ["--input-shape=%s:%s" % (k, "x".join(map(str, v.shape)))
+                      for k, v in feeds.items()]
+            row = {"model": name, "batch": batch,
+                   "ort-f32": ort_p50(ort_f32, feeds, args.iterations),
+                   "ort-int8": ort_p50(ort_q, feeds, args.iterations)}
+            for key, src, flags in (("kiln-f32", fp, []), ("kiln-qdq", qdq, ["--fold-qdq=false"]),
+                                    ("kiln-int8", qdq, [])):
+                kmod = os.path.join(args.out, "%s-b%d-%s.kmod" % (name, batch, key))
+                subprocess.run([os.path.join(args.bin, "kiln-compile"), src, "-o", kmod] +
+                               shapes + flags, check=True)
+                check = ""
+                if key != "kiln-f32" and step is not None:
+                    r = kiln_run(args, kmod, feeds, files,
+                                 ["--expected", expected, "--rtol", "0",
+                                  "--atol", "%.6g" % (step * 1.001)])
+                    m = re.search(r"max abs err ([0-9.e+-]+)", r.stdout)
+                    check = ("%s (max abs err %s, step %.4g)" %
+                             ("ok" if r.returncode == 0 else "MISMATCH",
+                              m.group(1) if m else "?", step))
+                r = kiln_run(args, kmod, feeds, files,
+                             ["--benchmark", "--warmup", "2",
+                              "--iterations", str(args.iterations)])
+                m = re.search(r"p50 ([0-9.]+) ms", r.stdout)
+                row[key] = float(m.group(1)) if m else float("nan")
+                if check:
+                    row[key + " check"] = check
+            rows.append(row)
+            print("%s batch %d, %d threads, p50 ms:" % (name, batch, args.threads))
+            for key in ("ort-f32", "ort-int8", "kiln-f32", "kiln-qdq", "kiln-int8"):
+                print("  %-9s %9.2f   /kiln-f32 %.2f   /ort-int8 %.2f   %s" % (
+                    key, row[key], row[key] / row["kiln-f32"], row[key] / row["ort-int8"],
+                    row.get(key + " check", "")))
+            sys.stdout.flush()
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,873 @@
+//===- Int8Gemm.cpp - 8-bit GEMMs as VNNI dot-product register tiles ------===//
+//
+// The int32 contractions of 8-bit operands that QLinearConv and
+// QLinearMatMul lower to, with constant weights, written as loops over
+// register tiles (the float path's vector.contract would multiply in
+// int32, one product per lane). Each tile keeps its accumulators (rows by
+// one or two vectors of 16 int32 lanes) in registers across k and adds,
+// per step, four products per lane: one operand's four bytes of a row
+// broadcast, the other's 64 bytes (16 lanes times 4 k) loaded from a
+// layout packed for it, summed in plain vector ops that kiln-cpu-vnni-dot
+// turns into one AVX-512 VNNI `vpdpbusd` per accumulator where the CPU has
+// it (LLVM makes vpdpwssd or vpmaddwd of them elsewhere). vpdpbusd
+// multiplies unsigned bytes by signed ones: the signed activations are
+// read flipped (a ^ 0x80 = a + 128) and the accumulators start lower by
+// 128 times the matching weight sums, computed here.
+//
+//  - A MatMul, acc[m, n] += a[m, k] * w[k, n]: the activation rows are
+//    broadcast, the weights packed at compile time into
+//    [n / 16, k / 4, n % 16, k % 4] (k padded with zeros).
+//  - A 2-D convolution, out[n, f, p] += w[f, k] * col[n, k, p], written in
+//    NCHW with the output plane along the vectors: the weight rows are
+//    broadcast, the input's windows copied (flipped) into
+//    [n, p / 16, k / 4, p % 16, k % 4]; no transposes.
+//
+// Blocks of rows and columns form an scf.forall for threads.
+//
+//===----------------------------------------------------------------------===//
+
+#include "kiln/Codegen/Passes.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/LLVMIR/LLVMDialect.h"
+#include "mlir/Dialect/Linalg/IR/Linalg.h"
+#include "mlir/Dialect/Linalg/IR/LinalgInterfaces.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
+#include "mlir/Dialect/Vector/IR/VectorOps.h"
+#include "mlir/IR/BuiltinAttributes.h"
+#include "mlir/IR/DialectResourceBlobManager.h"
+#include "mlir/IR/PatternMatch.h"
+
+#include <cstring>
+
+#define DEBUG_TYPE "kiln-cpu-int8-gemm"
+
+namespace kiln {
+#define GEN_PASS_DEF_KILNCPUINT8GEMM
+#define GEN_PASS_DEF_KILNCPUVNNIDOT
+#include "kiln/Codegen/Passes.h.inc"
+} // namespace kiln
+
+using namespace mlir;
+
+namespace {
+
+constexpr int64_t kLanes = 16; // int32 lanes of one 512-bit vector.
+
+/// A matched contraction: a ([..., M, K], the op's own operand), the
+/// constant b as [N][K] bytes, and the loop dims.
+struct Int8Gemm {
+  Value a, init;
+  bool signedA = true;
+  int64_t m = 1, n = 0, k = 0;
+  std::vector<int8_t> b; // b[n * K + k]
+};
+
+/// The raw bytes of `v`, a non-splat constant seen through reshapes.
+std::optional<ArrayRef<char>> constantBytes(Value v) {
+  while (isa_and_nonnull<tensor::CollapseShapeOp, tensor::ExpandShapeOp>(
+      v.getDefiningOp()))
+    v = v.getDefiningOp()->getOperand(0);
+  auto cst = v.getDefiningOp<arith::ConstantOp>();
+  return cst ? kiln::rawConstantBytes(cst.getValue()) : std::nullopt;
+}
+
+/// Whether `v` is block argument `arg` extended to int32; sets `isSigned`.
+bool extendedArg(Value v, unsigned arg, bool &isSigned) {
+  Operation *def = v.getDefiningOp();
+  if (!isa_and_nonnull<arith::ExtSIOp, arith::ExtUIOp>(def))
+    return false;
+  auto ba = dyn_cast<BlockArgument>(def->getOperand(0));
+  isSigned = isa<arith::ExtSIOp>(def);
+  return ba && ba.getArgNumber() == arg;
+}
+
+/// `op` as an Int8Gemm, when it is one: static, one reduction dim k, the
+/// output's last dim n, a = out dims but n, then k (so that [M, K] is a
+/// collapse of it), b a signed constant over exactly (n, k), and the body
+/// out + ext(a) * ext(b).
+std::optional<Int8Gemm> match(linalg::LinalgOp op) {
+  if (!op.hasPureTensorSemantics() || op.getNumDpsInputs() != 2 ||
+      op.getNumDpsInits() != 1 || op.getNumReductionLoops() != 1)
+    return std::nullopt;
+  OpOperand *aOp = op.getDpsInputOperand(0), *bOp = op.getDpsInputOperand(1);
+  OpOperand *out = op.getDpsInitOperand(0);
+  auto at = dyn_cast<RankedTensorType>(aOp->get().getType());
+  auto bt = dyn_cast<RankedTensorType>(bOp->get().getType());
+  auto ot = dyn_cast<RankedTensorType>(out->get().getType());
+  if (!at || !bt || !ot || !at.hasStaticShape() || !bt.hasStaticShape() ||
+      !ot.hasStaticShape() || !at.getElementType().isInteger(8) ||
+      !bt.getElementType().isInteger(8) || !ot.getElementType().isInteger(32) ||
+      ot.getRank() < 2)
+    return std::nullopt;
+  // The body: yield(out + ext(a) * ext(b)).
+  Block &body = op->getRegion(0).front();
+  auto add = body.getTerminator()->getOperand(0).getDefiningOp<arith::AddIOp>();
+  if (!add)
+    return std::nullopt;
+  Value acc = add.getLhs(), prod = add.getRhs();
+  if (!isa<BlockArgument>(acc))
+    std::swap(acc, prod);
+  auto accArg = dyn_cast<BlockArgument>(acc);
+  auto mul = prod.getDefiningOp<arith::MulIOp>();
+  if (!accArg || accArg.getArgNumber() != 2 || !mul)
+    return std::nullopt;
+  bool signedA = true, signedB = true;
+  Value x = mul.getLhs(), y = mul.getRhs();
+  if (!extendedArg(x, 0, signedA))
+    std::swap(x, y);
+  if (!extendedArg(x, 0, signedA) || !extendedArg(y, 1, signedB) || !signedB)
+    return std::nullopt;
+  if (body.getOperations().size() != 5) // ext, ext, mul, add, yield
+    return std::nullopt;
+
+  SmallVector<int64_t> ranges = op.getStaticLoopRanges();
+  SmallVector<utils::IteratorType> iters = op.getIteratorTypesArray();
+  int64_t kd = -1;
+  for (auto [d, it] : llvm::enumerate(iters))
+    if (it == utils::IteratorType::reduction)
+      kd = d;
+  AffineMap am = op.getMatchingIndexingMap(aOp);
+  AffineMap bm = op.getMatchingIndexingMap(bOp);
+  AffineMap om = op.getMatchingIndexingMap(out);
+  if (!om.isProjectedPermutation() || !am.isProjectedPermutation() ||
+      !bm.isProjectedPermutation() || bm.getNumResults() != 2)
+    return std::nullopt;
+  int64_t nd = cast<AffineDimExpr>(om.getResults().back()).getPosition();
+  // a's dims: the output's without n, then k.
+  if (am.getNumResults() != om.getNumResults())
+    return std::nullopt;
+  for (int64_t i = 0; i + 1 < om.getNumResults(); ++i)
+    if (am.getResult(i) != om.getResult(i))
+      return std::nullopt;
+  if (cast<AffineDimExpr>(am.getResults().back()).getPosition() != kd)
+    return std::nullopt;
+  int64_t b0 = cast<AffineDimExpr>(bm.getResult(0)).getPosition();
+  int64_t b1 = cast<AffineDimExpr>(bm.getResult(1)).getPosition();
+  bool nk = b0 == nd && b1 == kd;
+  if (!nk && !(b0 == kd && b1 == nd))
+    return std::nullopt;
+  std::optional<ArrayRef<char>> bytes = constantBytes(bOp->get());
+  Int8Gemm g;
+  g.n = ranges[nd];
+  g.k = ranges[kd];
+  if (!bytes || (int64_t)bytes->size() != g.n * g.k || g.n % kLanes != 0)
+    return std::nullopt;
+  for (int64_t i = 0; i + 1 < ot.getRank(); ++i)
+    g.m *= ot.getDimSize(i);
+  g.b.resize(g.n * g.k);
+  for (int64_t n = 0; n < g.n; ++n)
+    for (int64_t k = 0; k < g.k; ++k)
+      g.b[n * g.k + k] =
+          static_cast<int8_t>((*bytes)[nk ? n * g.k + k : k * g.n + n]);
+  g.a = aOp->get();
+  g.init = out->get();
+  g.signedA = signedA;
+  return g;
+}
+
+/// A constant tensor of `type` holding `data`.
+Value constantOf(OpBuilder &b, Location loc, RankedTensorType type,
+                 ArrayRef<char> data) {
+  auto blob = HeapAsmResourceBlob::allocateAndCopyWithAlign(
+      data, alignof(std::max_align_t));
+  return arith::ConstantOp::create(
+      b, loc, type,
+      DenseResourceElementsAttr::get(type, "kiln_vnni", std::move(blob)));
+}
+
+template <typename T>
+Value constantOf(OpBuilder &b, Location loc, ArrayRef<int64_t> shape, Type elt,
+                 const std::vector<T> &data) {
+  return constantOf(b, loc, RankedTensorType::get(shape, elt),
+                    ArrayRef<char>(reinterpret_cast<const char *>(data.data()),
+                                   data.size() * sizeof(T)));
+}
+
+/// acc + the sums of four products per lane: `u` (unsigned bytes) times
+/// `s` (signed bytes), both vector<64xi8>; acc vector<16xi32>. Plain
+/// vector ops (kiln-cpu-vnni-dot turns them into vpdpbusd where the CPU
+/// has it).
+Value dot4(OpBuilder &b, Location loc, Value acc, Value u, Value s) {
+  auto vt = cast<VectorType>(acc.getType());
+  auto byteVec = VectorType::get({kLanes}, b.getI8Type());
+  for (int64_t q = 0; q < 4; ++q) {
+    SmallVector<int64_t> lanes;
+    for (int64_t l = 0; l < kLanes; ++l)
+      lanes.push_back(4 * l + q);
+    Value x = vector::ShuffleOp::create(b, loc, byteVec, u, u, lanes);
+    Value y = vector::ShuffleOp::create(b, loc, byteVec, s, s, lanes);
+    Value p =
+        arith::MulIOp::create(b, loc, arith::ExtUIOp::create(b, loc, vt, x),
+                              arith::ExtSIOp::create(b, loc, vt, y));
+    acc = arith::AddIOp::create(b, loc, acc, p);
+  }
+  return acc;
+}
+
+Value idx(OpBuilder &b, Location loc, int64_t v) {
+  return arith::ConstantIndexOp::create(b, loc, v);
+}
+
+/// The four bytes of `t` at `indices` (the last one a multiple of four),
+/// broadcast to all 16 lanes as vector<64xi8>; `flip` xors them with 0x80
+/// (a signed byte read as unsigned, plus 128). Bytes past the tensor's end
+/// read as zero unless `inBounds`.
+Value broadcastFour(OpBuilder &b, Location loc, Value t, ValueRange indices,
+                    bool inBounds, bool flip) {
+  Type i8 = b.getI8Type(), i32 = b.getI32Type();
+  auto vt = VectorType::get({kLanes}, i32);
+  Value zero = arith::ConstantOp::create(b, loc, b.getI8IntegerAttr(0));
+  Value four =
+      vector::TransferReadOp::create(b, loc, VectorType::get({4}, i8), t,
+                                     indices, zero, ArrayRef<bool>{inBounds});
+  Value word = vector::ExtractOp::create(
+      b, loc,
+      vector::BitCastOp::create(b, loc, VectorType::get({1}, i32), four),
+      ArrayRef<int64_t>{0});
+  Value splat = vector::BroadcastOp::create(b, loc, vt, word);
+  if (flip)
+    splat = arith::XOrIOp::create(
+        b, loc, splat,
+        arith::ConstantOp::create(
+            b, loc,
+            DenseElementsAttr::get(
+                vt, b.getI32IntegerAttr(static_cast<int32_t>(0x80808080u)))));
+  return vector::BitCastOp::create(b, loc, VectorType::get({4 * kLanes}, i8),
+                                   splat);
+}
+
+/// The k loop of one register tile of `rows` x `nv` accumulators (row r,
+/// vector v at accs[r * nv + v]): `groups` steps of four k, then, with
+/// `tail`, one more whose bytes past K read as zero. `rowBytes(b, r, kq,
+/// inBounds)` gives row r's four bytes of step kq broadcast,
+/// `colBytes(b, v, kq)` vector v's 64 bytes; the row side is the unsigned
+/// one when `rowsUnsigned`.
+SmallVector<Value>
+kLoop(OpBuilder &b, Location loc, ValueRange accs, int64_t rows, int64_t nv,
+      int64_t groups, bool tail,
+      llvm::function_ref<Value(OpBuilder &, int64_t, Value, bool)> rowBytes,
+      llvm::function_ref<Value(OpBuilder &, int64_t, Value)> colBytes,
+      bool rowsUnsigned) {
+  auto step = [&](OpBuilder &nb, Value kq, ValueRange in,
+                  bool inBounds) -> SmallVector<Value> {
+    SmallVector<Value> cols;
+    for (int64_t v = 0; v < nv; ++v)
+      cols.push_back(colBytes(nb, v, kq));
+    SmallVector<Value> out(in.begin(), in.end());
+    for (int64_t r = 0; r < rows; ++r) {
+      Value row = rowBytes(nb, r, kq, inBounds);
+      for (int64_t v = 0; v < nv; ++v)
+        out[r * nv + v] = rowsUnsigned
+                              ? dot4(nb, loc, out[r * nv + v], row, cols[v])
+                              : dot4(nb, loc, out[r * nv + v], cols[v], row);
+    }
+    return out;
+  };
+  auto loop = scf::ForOp::create(
+      b, loc, idx(b, loc, 0), idx(b, loc, groups), idx(b, loc, 1), accs,
+      [&](OpBuilder &nb, Location, Value kq, ValueRange in) {
+        scf::YieldOp::create(nb, loc, step(nb, kq, in, true));
+      });
+  SmallVector<Value> res(loop.getResults().begin(), loop.getResults().end());
+  if (tail)
+    res = step(b, idx(b, loc, groups), res, false);
+  return res;
+}
+
+/// The 64 bytes of a packed operand at `indices` (the last one 0).
+Value loadPanel(OpBuilder &b, Location loc, Value packed, ValueRange indices) {
+  Value zero = arith::ConstantOp::create(b, loc, b.getI8IntegerAttr(0));
+  return vector::TransferReadOp::create(
+      b, loc, VectorType::get({4 * kLanes}, b.getI8Type()), packed, indices,
+      zero, ArrayRef<bool>{true});
+}
+
+/// Writes a register tile's accumulators (row x, vector v at
+/// res[x * nv + v]) into `t` at (rowIdx[x], colIdx[v]); lanes past `t`'s
+/// end are dropped unless `inBounds`.
+Value writeTile(OpBuilder &b, Location loc, Value t, ArrayRef<Value> res,
+                ArrayRef<Value> rowIdx, ArrayRef<Value> colIdx, bool inBounds) {
+  int64_t nv = colIdx.size();
+  for (auto [x, row] : llvm::enumerate(rowIdx))
+    for (int64_t v = 0; v < nv; ++v)
+      t = vector::TransferWriteOp::create(b, loc, res[x * nv + v], t,
+                                          ValueRange{row, colIdx[v]},
+                                          ArrayRef<bool>{inBounds})
+              .getResult();
+  return t;
+}
+
+/// The register tiles down a block's rows at column j: whole tiles of mr
+/// rows below `fullRows`, then single rows below `rows`; `tileFn(b, t, i,
+/// r)` computes the tile of r rows at row i into t.
+Value overRows(
+    OpBuilder &b, Location loc, Value t, Value fullRows, Value rows, int64_t mr,
+    llvm::function_ref<Value(OpBuilder &, Value, Value, int64_t)> tileFn) {
+  auto full = scf::ForOp::create(
+      b, loc, idx(b, loc, 0), fullRows, idx(b, loc, mr), ValueRange{t},
+      [&](OpBuilder &nb, Location, Value i, ValueRange ts) {
+        scf::YieldOp::create(nb, loc, tileFn(nb, ts[0], i, mr));
+      });
+  auto rest = scf::ForOp::create(
+      b, loc, fullRows, rows, idx(b, loc, 1), full.getResults(),
+      [&](OpBuilder &nb, Location, Value i, ValueRange ts) {
+        scf::YieldOp::create(nb, loc, tileFn(nb, ts[0], i, 1));
+      });
+  return rest.getResult(0);
+}
+
+/// A register tile's indices: of its r rows and nv vectors within the
+/// block (from block row i, column j) and in the whole operand (offset by
+/// the block's row0 and col0), and of each vector's 16-column panel.
+struct TileIndices {
+  SmallVector<Value> rows, globalRows, cols, globalCols, panels;
+};
+
+TileIndices tileIndices(OpBuilder &b, Location loc, Value i, Value j, int64_t r,
+                        int64_t nv, Value row0, Value col0) {
+  TileIndices t;
+  AffineExpr d0 = getAffineDimExpr(0, b.getContext());
+  for (int64_t x = 0; x < r; ++x) {
+    t.rows.push_back(affine::AffineApplyOp::create(b, loc, d0 + x, i));
+    t.globalRows.push_back(arith::AddIOp::create(b, loc, row0, t.rows[x]));
+  }
+  for (int64_t v = 0; v < nv; ++v) {
+    t.cols.push_back(affine::AffineApplyOp::create(b, loc, d0 + v * kLanes, j));
+    t.globalCols.push_back(arith::AddIOp::create(b, loc, col0, t.cols[v]));
+    t.panels.push_back(
+        arith::DivUIOp::create(b, loc, t.globalCols[v], idx(b, loc, kLanes)));
+  }
+  return t;
+}
+
+/// How many blocks to split `size` into, in multiples of `unit`, so that
+/// a block is at most `most` (at least one unit) and, with `others`
+/// blocks along the other dims, there are `chunks` blocks at least where
+/// `size` allows: returns the block size.
+int64_t blockSize(int64_t size, int64_t unit, int64_t most, int64_t others,
+                  int64_t chunks) {
+  int64_t units = llvm::divideCeilSigned(size, unit);
+  int64_t blocks =
+      llvm::divideCeilSigned(units, std::max<int64_t>(1, most / unit));
+  blocks = std::max(blocks, llvm::divideCeilSigned(chunks, others));
+  blocks = std::min(blocks, units);
+  return llvm::divideCeilSigned(units, blocks) * unit;
+}
+
+/// A quantized 2-D convolution, `conv_2d_nchw_fchw` of int8 input and
+/// constant int8 weights accumulating in int32, written directly in NCHW:
+/// the GEMM out[n, f, p] += w[f, k] * col[n, k, p] with the output plane p
+/// along the vectors. The input's windows are copied, flipped to unsigned
+/// (x ^ 0x80 = x + 128), into col[n, p / 16, k / 4, p % 16, k % 4] (p
+/// padded to a whole register tile, k to a multiple of four, from a copy
+/// of the input padded to cover them), so that one 64-byte load gives 16
+/// output positions times 4 k; a row of the weights, [F, K] padded to
+/// groups of four, gives the four broadcast bytes; the accumulators start
+/// lower by 128 times each weight row's sum. No transposes.
+struct Int8Conv {
+  linalg::Conv2DNchwFchwOp op;
+  std::vector<int8_t> w; // w[f * K + k]
+  int64_t n, c, f, kh, kw, oh, ow, k;
+  SmallVector<int64_t> strides, dilations;
+};
+
+std::optional<Int8Conv> matchConv(linalg::Conv2DNchwFchwOp op) {
+  auto xt = dyn_cast<RankedTensorType>(op.getInputs()[0].getType());
+  auto wt = dyn_cast<RankedTensorType>(op.getInputs()[1].getType());
+  auto ot = dyn_cast<RankedTensorType>(op.getOutputs()[0].getType());
+  if (!xt || !wt || !ot || !xt.hasStaticShape() || !wt.hasStaticShape() ||
+      !ot.hasStaticShape() || !xt.getElementType().isInteger(8) ||
+      !wt.getElementType().isInteger(8) || !ot.getElementType().isInteger(32) ||
+      !op.hasPureTensorSemantics())
+    return std::nullopt;
+  std::optional<ArrayRef<char>> bytes = constantBytes(op.getInputs()[1]);
+  if (!bytes || (int64_t)bytes->size() != wt.getNumElements())
+    return std::nullopt;
+  Int8Conv cv;
+  cv.op = op;
+  cv.n = xt.getDimSize(0);
+  cv.c = xt.getDimSize(1);
+  cv.f = wt.getDimSize(0);
+  cv.kh = wt.getDimSize(2);
+  cv.kw = wt.getDimSize(3);
+  cv.oh = ot.getDimSize(2);
+  cv.ow = ot.getDimSize(3);
+  cv.k = cv.c * cv.kh * cv.kw;
+  cv.strides = SmallVector<int64_t>(op.getStrides().getValues<int64_t>());
+  cv.dilations = SmallVector<int64_t>(op.getDilations().getValues<int64_t>());
+  cv.w.resize(cv.f * cv.k);
+  for (int64_t i = 0; i < cv.f * cv.k; ++i)
+    cv.w[i] = static_cast<int8_t>((*bytes)[i]);
+  return cv;
+}
+
+struct Int8GemmPass : public kiln::impl::KilnCpuInt8GemmBase<Int8GemmPass> {
+  using Base::Base;
+
+  void runOnOperation() override {
+    SmallVector<std::pair<linalg::LinalgOp, Int8Gemm>> gemms;
+    SmallVector<Int8Conv> convs;
+    getOperation().walk([&](linalg::LinalgOp op) {
+      if (auto conv = dyn_cast<linalg::Conv2DNchwFchwOp>(op.getOperation())) {
+        if (auto cv = matchConv(conv))
+          convs.push_back(std::move(*cv));
+      } else if (auto g = match(op)) {
+        gemms.emplace_back(op, std::move(*g));
+      }
+    });
+    IRRewriter rewriter(&getContext());
+    for (auto &[op, g] : gemms)
+      rewrite(rewriter, op, g);
+    for (Int8Conv &cv : convs)
+      rewriteConv(rewriter, cv);
+  }
+
+  void rewriteConv(RewriterBase &rewriter, Int8Conv &cv) {
+    linalg::Conv2DNchwFchwOp op = cv.op;
+    Location loc = op.getLoc();
+    MLIRContext *ctx = rewriter.getContext();
+    OpBuilder &b = rewriter;
+    b.setInsertionPoint(op);
+    Type i8 = b.getI8Type(), i32 = b.getI32Type();
+    int64_t k4 = llvm::divideCeil(cv.k, 4), kp = 4 * k4;
+    int64_t p = cv.oh * cv.ow;
+    int64_t vectors = llvm::divideCeil(p, kLanes);
+    int64_t nv = vectors >= 2 ? 2 : 1, nr = nv * kLanes;
+    int64_t pr = llvm::alignTo(p, nr); // p padded to whole register tiles
+    int64_t mr = std::min<int64_t>(registerTileM, cv.f);
+
+    // The weights as [F, Kp] and each row's sum times -128.
+    std::vector<int8_t> wp(cv.f * kp, 0);
+    std::vector<int32_t> corr(cv.f);
+    for (int64_t f = 0; f < cv.f; ++f) {
+      int64_t sum = 0;
+      for (int64_t k = 0; k < cv.k; ++k) {
+        wp[f * kp + k] = cv.w[f * cv.k + k];
+        sum += cv.w[f * cv.k + k];
+      }
+      corr[f] = static_cast<int32_t>(-128 * sum);
+    }
+    Value wCst = constantOf(b, loc, {cv.f, kp}, i8, wp);
+    Value corrCst = constantOf(b, loc, {cv.f}, i32, corr);
+
+    // The input, padded (with anything: those k meet zero weights, those p
+    // are not written) to cover channel (kp - 1) / (kh * kw) and the row
+    // of output position pr - 1.
+    Value x = op.getInputs()[0];
+    auto xt = cast<RankedTensorType>(x.getType());
+    int64_t s0 = cv.strides[0], s1 = cv.strides[1];
+    int64_t d0 = cv.dilations[0], d1 = cv.dilations[1];
+    int64_t needC = (kp - 1) / (cv.kh * cv.kw) + 1;
+    int64_t needH = ((pr - 1) / cv.ow) * s0 + (cv.kh - 1) * d0 + 1;
+    int64_t padC = std::max<int64_t>(0, needC - cv.c);
+    int64_t padH = std::max<int64_t>(0, needH - xt.getDimSize(2));
+    if (padC || padH) {
+      SmallVector<OpFoldResult> lo(4, b.getIndexAttr(0)), hi = lo;
+      hi[1] = b.getIndexAttr(padC);
+      hi[2] = b.getIndexAttr(padH);
+      Value zero = arith::ConstantOp::create(b, loc, b.getI8IntegerAttr(0));
+      auto padded = RankedTensorType::get(
+          {cv.n, cv.c + padC, xt.getDimSize(2) + padH, xt.getDimSize(3)}, i8);
+      x = tensor::PadOp::create(b, loc, padded, x, lo, hi, zero);
+    }
+
+    // col[n, pb, kq, pi, kr] = x[n, c, oh * s0 + kh * d0, ow * s1 + kw * d1]
+    // ^ 0x80 with k = 4 kq + kr = (c, kh, kw), p = 16 pb + pi = (oh, ow).
+    auto dim = [&](unsigned i) { return getAffineDimExpr(i, ctx); };
+    AffineExpr kx = dim(2) * 4 + dim(4), px = dim(1) * kLanes + dim(3);
+    int64_t window = cv.kh * cv.kw;
+    AffineMap read = AffineMap::get(
+        5, 0,
+        {dim(0), kx.floorDiv(window),
+         px.floorDiv(cv.ow) * s0 + (kx % window).floorDiv(cv.kw) * d0,
+         (px % cv.ow) * s1 + (kx % cv.kw) * d1},
+        ctx);
+    SmallVector<int64_t> colShape = {cv.n, pr / kLanes, k4, kLanes, 4};
+    Value colEmpty = tensor::EmptyOp::create(b, loc, colShape, i8);
+    using IT = utils::IteratorType;
+    Value col =
+        linalg::GenericOp::create(
+            b, loc, TypeRange{colEmpty.getType()}, ValueRange{x},
+            ValueRange{colEmpty},
+            {read, AffineMap::getMultiDimIdentityMap(5, ctx)},
+            SmallVector<IT>(5, IT::parallel),
+            [](OpBuilder &nb, Location nl, ValueRange a) {
+              Value flip =
+                  arith::ConstantOp::create(nb, nl, nb.getI8IntegerAttr(-128));
+              linalg::YieldOp::create(
+                  nb, nl,
+                  ValueRange{arith::XOrIOp::create(nb, nl, a[0], flip)});
+            })
+            .getResult(0);
+    Value packedCol = tensor::CollapseShapeOp::create(
+        b, loc, RankedTensorType::get({cv.n, pr / kLanes, k4, 4 * kLanes}, i8),
+        col, SmallVector<ReassociationIndices>{{0}, {1}, {2}, {3, 4}});
+
+    // The output as [n, F, P].
+    Value init = op.getOutputs()[0];
+    auto ot = cast<RankedTensorType>(init.getType());
+    SmallVector<ReassociationIndices> plane = {{0}, {1}, {2, 3}};
+    Value out = tensor::CollapseShapeOp::create(
+        b, loc, RankedTensorType::get({cv.n, cv.f, p}, i32), init, plane);
+
+    // Blocks: of the plane, so that a block's packed columns (kp bytes per
+    // position) fit the panel budget; of the rows, for threads.
+    int64_t pBlock = blockSize(p, nr, panelBytes / kp, cv.n, 1);
+    int64_t pBlocks = llvm::divideCeil(p, pBlock);
+    int64_t fBlock = blockSize(cv.f, mr, cv.f, cv.n * pBlocks, parallelChunks);
+    int64_t fBlocks = llvm::divideCeil(cv.f, fBlock);
+
+    auto forall = scf::ForallOp::create(
+        b, loc,
+        ArrayRef<OpFoldResult>{b.getIndexAttr(cv.n), b.getIndexAttr(fBlocks),
+                               b.getIndexAttr(pBlocks)},
+        ValueRange{out}, std::nullopt);
+    b.setInsertionPointToStart(forall.getBody());
+    Value nIv = forall.getInductionVar(0);
+    AffineExpr e0 = dim(0);
+    Value f0 = affine::AffineApplyOp::create(b, loc, e0 * fBlock,
+                                             forall.getInductionVar(1));
+    Value p0 = affine::AffineApplyOp::create(b, loc, e0 * pBlock,
+                                             forall.getInductionVar(2));
+    auto minMap = [&](int64_t block, int64_t size) {
+      return AffineMap::get(
+          1, 0, {e0 * -block + size, getAffineConstantExpr(block, ctx)}, ctx);
+    };
+    Value rows = affine::AffineMinOp::create(b, loc, minMap(fBlock, cv.f),
+                                             forall.getInductionVar(1));
+    Value cols = affine::AffineMinOp::create(b, loc, minMap(pBlock, p),
+                                             forall.getInductionVar(2));
+    Value shared = forall.getRegionIterArgs()[0];
+    SmallVector<OpFoldResult> offs = {nIv, f0, p0},
+                              sizes = {b.getIndexAttr(1), rows, cols},
+                              ones(3, b.getIndexAttr(1));
+    auto tileType = RankedTensorType::get(
+        {ShapedType::kDynamic, ShapedType::kDynamic}, i32);
+    Value tile = tensor::ExtractSliceOp::create(b, loc, tileType, shared, offs,
+                                                sizes, ones);
+    Value fullRows = affine::AffineApplyOp::create(b, loc, e0 - e0 % mr, rows);
+    Value fullCols = affine::AffineApplyOp::create(b, loc, e0 - e0 % nr, cols);
+
+    // One register tile at block row i, column j: `r` rows, nv vectors,
+    // written whole or (`inBounds` false) only within the plane.
+    auto registerTile = [&](OpBuilder &b, Value t, Value i, Value j, int64_t r,
+                            bool inBounds) -> Value {
+      TileIndices ti = tileIndices(b, loc, i, j, r, nv, f0, p0);
+      ArrayRef<Value> rowIdx = ti.rows, colIdx = ti.cols, wRow = ti.globalRows,
+                      pack = ti.panels;
+      Value zero32 = arith::ConstantOp::create(b, loc, b.getI32IntegerAttr(0));
+      auto vt = VectorType::get({kLanes}, i32);
+      SmallVector<Value> accs;
+      for (int64_t x = 0; x < r; ++x) {
+        Value c =
+            tensor::ExtractOp::create(b, loc, corrCst, ValueRange{wRow[x]});
+        Value splat = vector::BroadcastOp::create(b, loc, vt, c);
+        for (int64_t v = 0; v < nv; ++v)
+          accs.push_back(arith::AddIOp::create(
+              b, loc,
+              vector::TransferReadOp::create(b, loc, vt, t,
+                                             ValueRange{rowIdx[x], colIdx[v]},
+                                             zero32, ArrayRef<bool>{inBounds}),
+              splat));
+      }
+      SmallVector<Value> res = kLoop(
+          b, loc, accs, r, nv, k4, false,
+          [&](OpBuilder &nb, int64_t x, Value kq, bool) {
+            Value k = arith::MulIOp::create(nb, loc, kq, idx(nb, loc, 4));
+            return broadcastFour(nb, loc, wCst, ValueRange{wRow[x], k}, true,
+                                 false);
+          },
+          [&](OpBuilder &nb, int64_t v, Value kq) {
+            return loadPanel(nb, loc, packedCol,
+                             ValueRange{nIv, pack[v], kq, idx(nb, loc, 0)});
+          },
+          /*rowsUnsigned=*/false);
+      return writeTile(b, loc, t, res, rowIdx, colIdx, inBounds);
+    };
+
+    // Rows: whole register tiles, then single rows; columns: whole
+    // register tiles, then one partial tile where the block ends inside
+    // one.
+    auto rowTiles = [&](OpBuilder &b1, Value t, Value j, bool inBounds) {
+      return overRows(b1, loc, t, fullRows, rows, mr,
+                      [&](OpBuilder &b2, Value t2, Value i, int64_t r) {
+                        return registerTile(b2, t2, i, j, r, inBounds);
+                      });
+    };
+    auto columns = scf::ForOp::create(
+        b, loc, idx(b, loc, 0), fullCols, idx(b, loc, nr), ValueRange{tile},
+        [&](OpBuilder &b1, Location, Value j, ValueRange t1) {
+          scf::YieldOp::create(b1, loc, rowTiles(b1, t1[0], j, true));
+        });
+    Value result = columns.getResult(0);
+    if (p % nr != 0) {
+      Value partial = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult,
+                                            fullCols, cols);
+      auto ifOp = scf::IfOp::create(
+          b, loc, partial,
+          [&](OpBuilder &b1, Location) {
+            scf::YieldOp::create(b1, loc,
+                                 rowTiles(b1, result, fullCols, false));
+          },
+          [&](OpBuilder &b1, Location) {
+            scf::YieldOp::create(b1, loc, result);
+          });
+      result = ifOp.getResult(0);
+    }
+    b.setInsertionPointToStart(forall.getTerminator().getBody());
+    tensor::ParallelInsertSliceOp::create(b, loc, result, shared, offs, sizes,
+                                          ones);
+    b.setInsertionPointAfter(forall);
+    rewriter.replaceOpWithNewOp<tensor::ExpandShapeOp>(
+        op, ot, forall.getResult(0), plane);
+  }
+
+  /// The GEMM form: acc[m, n] += a[m, k] * b[k, n] with a (activations)
+  /// broadcast four bytes at a time and the constant b packed.
+  void rewrite(RewriterBase &rewriter, linalg::LinalgOp op, const Int8Gemm &g) {
+    Location loc = op.getLoc();
+    MLIRContext *ctx = rewriter.getContext();
+    OpBuilder &b = rewriter;
+    b.setInsertionPoint(op);
+    Type i8 = b.getI8Type(), i32 = b.getI32Type();
+    int64_t k4 = llvm::divideCeil(g.k, 4);
+    int64_t vectors = g.n / kLanes;
+
+    // b packed for the dot products, and the accumulators' correction.
+    std::vector<int8_t> packed(vectors * k4 * kLanes * 4, 0);
+    std::vector<int32_t> correction(g.n, 0);
+    for (int64_t n = 0; n < g.n; ++n) {
+      int64_t sum = 0;
+      for (int64_t k = 0; k < g.k; ++k) {
+        int8_t v = g.b[n * g.k + k];
+        sum += v;
+        packed[(((n / kLanes) * k4 + k / 4) * kLanes + n % kLanes) * 4 +
+               k % 4] = v;
+      }
+      correction[n] = g.signedA ? static_cast<int32_t>(-128 * sum) : 0;
+    }
+    Value bPacked = constantOf(b, loc, {vectors, k4, kLanes * 4}, i8, packed);
+    Value corr;
+    if (g.signedA)
+      corr = constantOf(b, loc, {g.n}, i32, correction);
+
+    // a as [M, K], the accumulator as [M, N].
+    auto collapseTo2D = [&](Value v) -> Value {
+      auto t = cast<RankedTensorType>(v.getType());
+      if (t.getRank() == 2)
+        return v;
+      ReassociationIndices lead;
+      for (int64_t i = 0; i + 1 < t.getRank(); ++i)
+        lead.push_back(i);
+      return tensor::CollapseShapeOp::create(
+          b, loc, v,
+          SmallVector<ReassociationIndices>{lead, {t.getRank() - 1}});
+    };
+    Value a2 = collapseTo2D(g.a);
+    Value o2 = collapseTo2D(g.init);
+
+    // Register tile and thread blocks. Columns: nr = two vectors when they
+    // divide n; a block of columns whose packed panel (K x NB bytes) fits
+    // in the panel budget. Rows: enough blocks for the threads.
+    int64_t nv = vectors % 2 == 0 ? 2 : 1;
+    int64_t nr = nv * kLanes;
+    int64_t nb = g.n;
+    while (nb > nr && nb * g.k > panelBytes) {
+      int64_t next = nb - nr;
+      while (next > nr && g.n % next != 0)
+        next -= nr;
+      nb = next;
+    }
+    int64_t nBlocks = g.n / nb;
+    int64_t mr = std::min<int64_t>(registerTileM, g.m);
+    int64_t mBlock = blockSize(g.m, mr, g.m, nBlocks, parallelChunks);
+    int64_t mBlocks = llvm::divideCeil(g.m, mBlock);
+
+    auto vt = VectorType::get({kLanes}, i32);
+    auto forall =
+        scf::ForallOp::create(b, loc,
+                              ArrayRef<OpFoldResult>{b.getIndexAttr(mBlocks),
+                                                     b.getIndexAttr(nBlocks)},
+                              ValueRange{o2}, std::nullopt);
+    b.setInsertionPointToStart(forall.getBody());
+    Value mb = forall.getInductionVar(0), nbIv = forall.getInductionVar(1);
+    AffineExpr d0 = getAffineDimExpr(0, ctx);
+    Value m0 = affine::AffineApplyOp::create(b, loc, d0 * mBlock, mb);
+    Value n0 = affine::AffineApplyOp::create(b, loc, d0 * nb, nbIv);
+    Value rows = affine::AffineMinOp::create(
+        b, loc,
+        AffineMap::get(1, 0,
+                       {d0 * -mBlock + g.m, getAffineConstantExpr(mBlock, ctx)},
+                       ctx),
+        mb);
+    Value shared = forall.getRegionIterArgs()[0];
+    SmallVector<OpFoldResult> offs = {m0, n0},
+                              sizes = {rows, b.getIndexAttr(nb)},
+                              ones = {b.getIndexAttr(1), b.getIndexAttr(1)};
+    Value tile =
+        tensor::ExtractSliceOp::create(b, loc, shared, offs, sizes, ones);
+    // Whole register tiles of mr rows, then single rows.
+    Value fullRows = affine::AffineApplyOp::create(b, loc, d0 - d0 % mr, rows);
+
+    // One register tile: `r` rows from row i and nv vectors from column j
+    // of the block, its accumulators carried through the k loop.
+    auto registerTile = [&](OpBuilder &b, Value t, Value i, Value j,
+                            int64_t r) -> Value {
+      TileIndices ti = tileIndices(b, loc, i, j, r, nv, m0, n0);
+      ArrayRef<Value> rowIdx = ti.rows, colIdx = ti.cols, gcol = ti.globalCols,
+                      aRows = ti.globalRows, panel = ti.panels;
+      Value zero32 = arith::ConstantOp::create(b, loc, b.getI32IntegerAttr(0));
+      SmallVector<Value> accs;
+      for (int64_t x = 0; x < r; ++x)
+        for (int64_t v = 0; v < nv; ++v) {
+          Value acc = vector::TransferReadOp::create(
+              b, loc, vt, t, ValueRange{rowIdx[x], colIdx[v]}, zero32,
+              ArrayRef<bool>{true});
+          if (corr)
+            acc =
+                arith::AddIOp::create(b, loc, acc,
+                                      vector::TransferReadOp::create(
+                                          b, loc, vt, corr, ValueRange{gcol[v]},
+                                          zero32, ArrayRef<bool>{true}));
+          accs.push_back(acc);
+        }
+      SmallVector<Value> res = kLoop(
+          b, loc, accs, r, nv, g.k / 4, g.k % 4 != 0,
+          [&](OpBuilder &nb, int64_t x, Value kq, bool inBounds) {
+            Value k = arith::MulIOp::create(nb, loc, kq, idx(nb, loc, 4));
+            return broadcastFour(nb, loc, a2, ValueRange{aRows[x], k}, inBounds,
+                                 g.signedA);
+          },
+          [&](OpBuilder &nb, int64_t v, Value kq) {
+            return loadPanel(nb, loc, bPacked,
+                             ValueRange{panel[v], kq, idx(nb, loc, 0)});
+          },
+          /*rowsUnsigned=*/true);
+      return writeTile(b, loc, t, res, rowIdx, colIdx, true);
+    };
+
+    auto columns = scf::ForOp::create(
+        b, loc, idx(b, loc, 0), idx(b, loc, nb), idx(b, loc, nr),
+        ValueRange{tile}, [&](OpBuilder &b1, Location, Value j, ValueRange t1) {
+          scf::YieldOp::create(
+              b1, loc,
+              overRows(b1, loc, t1[0], fullRows, rows, mr,
+                       [&](OpBuilder &b2, Value t2, Value i, int64_t r) {
+                         return registerTile(b2, t2, i, j, r);
+                       }));
+        });
+    b.setInsertionPointToStart(forall.getTerminator().getBody());
+    tensor::ParallelInsertSliceOp::create(b, loc, columns.getResult(0), shared,
+                                          offs, sizes, ones);
+    b.setInsertionPointAfter(forall);
+    Value result = forall.getResult(0);
+    auto ot = cast<RankedTensorType>(g.init.getType());
+    if (ot.getRank() != 2) {
+      ReassociationIndices lead;
+      for (int64_t i = 0; i + 1 < ot.getRank(); ++i)
+        lead.push_back(i);
+      result = tensor::ExpandShapeOp::create(
+          b, loc, ot, result,
+          SmallVector<ReassociationIndices>{lead, {ot.getRank() - 1}});
+    }
+    rewriter.replaceOp(op, result);
+  }
+};
+
+/// The product term extui(shuffle(a, a, [q, q+4, ...])) *
+/// extsi(shuffle(b, b, [q, q+4, ...])) of a 4-way dot product of
+/// vector<64xi8> operands: sets a, b and q.
+bool dotTerm(Value p, Value &a, Value &b, int64_t &q) {
+  auto mul = p.getDefiningOp<arith::MulIOp>();
+  if (!mul)
+    return false;
+  auto ua = mul.getLhs().getDefiningOp<arith::ExtUIOp>();
+  auto sb = mul.getRhs().getDefiningOp<arith::ExtSIOp>();
+  if (!ua || !sb)
+    return false;
+  auto xa = ua.getIn().getDefiningOp<vector::ShuffleOp>();
+  auto xb = sb.getIn().getDefiningOp<vector::ShuffleOp>();
+  if (!xa || !xb || xa.getV1() != xa.getV2() || xb.getV1() != xb.getV2() ||
+      xa.getMask() != xb.getMask())
+    return false;
+  auto vt = dyn_cast<VectorType>(xa.getV1().getType());
+  if (!vt || vt.getShape() != ArrayRef<int64_t>{4 * kLanes} ||
+      !vt.getElementType().isInteger(8) ||
+      xb.getV1().getType() != xa.getV1().getType())
+    return false;
+  ArrayRef<int64_t> mask = xa.getMask();
+  if ((int64_t)mask.size() != kLanes || mask[0] < 0 || mask[0] > 3)
+    return false;
+  for (int64_t l = 0; l < kLanes; ++l)
+    if (mask[l] != 4 * l + mask[0])
+      return false;
+  a = xa.getV1();
+  b = xb.getV1();
+  q = mask[0];
+  return true;
+}
+
+struct VnniDotPass : public kiln::impl::KilnCpuVnniDotBase<VnniDotPass> {
+  void runOnOperation() override {
+    SmallVector<arith::AddIOp> adds;
+    getOperation().walk([&](arith::AddIOp add) {
+      auto vt = dyn_cast<VectorType>(add.getType());
+      if (vt && vt.getShape() == ArrayRef<int64_t>{kLanes} &&
+          vt.getElementType().isInteger(32))
+        adds.push_back(add);
+    });
+    IRRewriter rewriter(&getContext());
+    DenseSet<Operation *> replaced;
+    for (arith::AddIOp end : adds) {
+      if (replaced.contains(end))
+        continue;
+      // Four chained adds of the terms q = 0..3 of one (a, b), each add's
+      // sum used only by the next.
+      Value acc = end.getResult(), a, b;
+      unsigned seen = 0;
+      SmallVector<Operation *> chain;
+      bool ok = true;
+      for (int i = 0; i < 4 && ok; ++i) {
+        auto add = acc.getDefiningOp<arith::AddIOp>();
+        if (!add || (i > 0 && !add->hasOneUse())) {
+          ok = false;
+          break;
+        }
+        Value ta, tb;
+        int64_t q;
+        Value x = add.getLhs(), p = add.getRhs();
+        if (!dotTerm(p, ta, tb, q)) {
+          std::swap(x, p);
+          if (!dotTerm(p, ta, tb, q)) {
+            ok = false;
+            break;
+          }
+        }
+        if ((i > 0 && (ta != a || tb != b)) || (seen & (1u << q))) {
+          ok = false;
+          break;
+        }
+        a = ta;
+        b = tb;
+        seen |= 1u << q;
+        chain.push_back(add);
+        acc = x;
+      }
+      if (!ok || seen != 0xf)
+        continue;
+      rewriter.setInsertionPoint(end);
+      Value dot = LLVM::CallIntrinsicOp::create(
+                      rewriter, end.getLoc(), end.getType(),
+                      rewriter.getStringAttr("llvm.x86.avx512.vpdpbusd.512"),
+                      ValueRange{acc, a, b})
+                      .getResult(0);
+      rewriter.replaceOp(end, dot);
+      for (Operation *op : chain)
+        replaced.insert(op);
+    }
+  }
+};
+
+} // namespace
