@@ -10,8 +10,10 @@ one CPU core), exports each to ONNX with both exporters (TorchScript,
 test split (540 images) for PyTorch, ONNX Runtime and each Kiln precision,
 and for INT8: onnxruntime's quantize_static (QDQ, per-channel int8
 weights, int8 activations, calibrated on 300 training images) run by ONNX
-Runtime and by Kiln (integer kernels, the default), each with the
-largest logit difference from Kiln's own f32 module:
+Runtime and by Kiln (integer kernels, the default), and Kiln's own INT8
+(`--precision=int8`, calibrated on the same 300 images with each
+`--calibration-method`), each with the largest logit difference from
+Kiln's own f32 module:
 
   mlp   64 -> 128 -> 64 -> 10, ReLU
   cnn   Conv 3x3 (1->16) ReLU, Conv 3x3 (16->32) ReLU, MaxPool 2,
@@ -101,6 +103,12 @@ def main():
     os.makedirs(args.out, exist_ok=True)
     xtr, xte, ytr, yte = load()
     np.save(os.path.join(args.out, "x_test.npy"), xte)
+    # Calibration samples for kiln-compile --precision=int8: the first 300
+    # training images (those quantize_static calibrates on), one per folder.
+    cal_dir = os.path.join(args.out, "calibration")
+    for i in range(300):
+        os.makedirs(os.path.join(cal_dir, "%03d" % i), exist_ok=True)
+        np.save(os.path.join(cal_dir, "%03d" % i, "input_0.npy"), xtr[i:i + 1])
     device = "cpu" if args.target == "cpu" else "emulator"
     rows = []
     for name, model in models().items():
@@ -169,6 +177,27 @@ def main():
                    "ort_int8_diff": float(np.abs(out - ort_logits).max())}
             rows.append(row)
             print(row, flush=True)
+            # Kiln's own INT8 (kiln-compile --precision=int8), calibrated on
+            # the same 300 training images, one sample each, with each
+            # calibration method.
+            for method in ("entropy", "percentile", "minmax"):
+                kmod = os.path.join(args.out, "%s-%s-int8-%s.kmod" % (name, exporter, method))
+                logits = os.path.join(args.out, "%s-%s-int8-%s.npy" % (name, exporter, method))
+                run([os.path.join(args.bin, "kiln-compile"), onnx_path, "-o", kmod,
+                     "--target=" + args.target, "--precision=int8",
+                     "--calibration-data=" + cal_dir, "--calibration-method=" + method,
+                     "--input-shape=%s:%dx1x8x8" % (in_name, len(xte))])
+                run([os.path.join(args.bin, "kiln-run"), kmod, "--device=" + device,
+                     "--input", os.path.join(args.out, "x_test.npy"), "--output", logits])
+                out = np.load(logits)
+                row = {"model": name, "exporter": exporter,
+                       "precision": "int8 (Kiln, %s)" % method,
+                       "torch": torch_acc, "ort": ort_acc, "ort_int8": ort_q,
+                       "kiln": float((out.argmax(1) == yte).mean()),
+                       "max_diff": float(np.abs(out - ref).max()),
+                       "logit_scale": float(np.abs(out).max())}
+                rows.append(row)
+                print(row, flush=True)
     lines = ["| model | exporter | Kiln precision | PyTorch f32 | ONNX Runtime f32 "
              "| ONNX Runtime int8 | Kiln | max logit diff from Kiln f32 (largest logit) "
              "|",

@@ -15,18 +15,6 @@ namespace kiln {
 
 using namespace mlir;
 
-std::string kiln::onnxNodeName(Location loc) {
-  std::string name;
-  loc->walk([&](Location l) {
-    if (auto n = dyn_cast<NameLoc>(l)) {
-      name = n.getName().str();
-      return WalkResult::interrupt();
-    }
-    return WalkResult::advance();
-  });
-  return name;
-}
-
 namespace {
 struct ProfileRegionsPass
     : public kiln::impl::KilnProfileRegionsBase<ProfileRegionsPass> {

@@ -8,9 +8,11 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "Calibration.h"
 #include "kiln/Codegen/GpuEmitter.h"
 #include "kiln/Codegen/Pipelines.h"
 #include "kiln/Dialect/Kiln/IR/KilnOps.h"
+#include "kiln/Dialect/Kiln/Transforms/Passes.h"
 #include "kiln/Import/OnnxImporter.h"
 #include "kiln/InitAll.h"
 #include "kiln/Runtime/EmulatorHooks.h"
@@ -24,6 +26,7 @@
 #include "mlir/Pass/PassManager.h"
 #include "mlir/Support/FileUtilities.h"
 #include "mlir/Support/Timing.h"
+#include "mlir/Transforms/Passes.h"
 #include "llvm/ADT/ScopeExit.h"
 #include "llvm/Pass.h"
 #include "llvm/Support/CommandLine.h"
@@ -142,7 +145,9 @@ static cl::opt<std::string> precision(
              "(contractions, elementwise ops, pooling and data movement in "
              "half precision with float32 accumulation; normalizations, "
              "softmax and reductions stay float32; inputs and outputs stay "
-             "float32: kiln-mixed-precision)"),
+             "float32: kiln-mixed-precision), or int8 (post-training "
+             "quantization from --calibration-data: Conv and MatMul/Gemm "
+             "with constant weights as integer kernels)"),
     cl::init("fp32"), cl::cat(category));
 static cl::opt<bool> foldQdq(
     "fold-qdq",
@@ -152,6 +157,25 @@ static cl::opt<bool> foldQdq(
              "default; --fold-qdq=false computes in float between the Q/DQ "
              "pairs"),
     cl::init(true), cl::cat(category));
+static cl::opt<std::string> calibrationData(
+    "calibration-data",
+    cl::desc("With --precision=int8: a folder of calibration samples, one "
+             "sub-folder per sample holding input_K.npy or input_K.pb (the "
+             "layout of ONNX's test_data_set_N)"),
+    cl::init(""), cl::cat(category));
+static cl::opt<std::string> calibrationMethod(
+    "calibration-method",
+    cl::desc("With --precision=int8: how a tensor's range is chosen from the "
+             "samples: entropy (the clipping threshold that keeps most "
+             "information, by KL divergence; default), percentile (99.99th "
+             "of |x|) or minmax"),
+    cl::init("entropy"), cl::cat(category));
+static cl::opt<std::string> calibrationCache(
+    "calibration-cache",
+    cl::desc("With --precision=int8: a file of the calibrated ranges "
+             "(name<TAB>min<TAB>max per line); written when "
+             "--calibration-data is given, else read"),
+    cl::init(""), cl::cat(category));
 static cl::list<std::string> keepPrecision(
     "keep-precision",
     cl::desc("With --precision=fp16 or bf16: ONNX nodes (by name, "
@@ -322,6 +346,204 @@ int writeWhole(StringRef path, StringRef bytes) {
 
 /// The GPU half of the driver: kernels and launch plan, PTX, the cubin
 /// when ptxas is there, and the emulator's host code.
+/// @main's signature into `kmod` (with the graph's name), its names then
+/// dropped from the IR; `numArgs`: its arguments and results.
+bool prepareSignature(ModuleOp module, kiln::kmod::Module &kmod,
+                      unsigned &numArgs, std::string &error) {
+  auto fn = module.lookupSymbol<func::FuncOp>("main");
+  if (!fn) {
+    error = "the module has no func.func @main";
+    return false;
+  }
+  if (!collectSignature(fn, kmod, error))
+    return false;
+  numArgs = fn.getNumArguments() + fn.getNumResults();
+  // The names now live in the signature; LLVM has no use for them.
+  for (unsigned i = 0; i < fn.getNumArguments(); ++i)
+    fn.removeArgAttr(i, "kiln.name");
+  for (unsigned i = 0; i < fn.getNumResults(); ++i)
+    for (StringRef attr :
+         {"kiln.name", "kiln.dynamic_dim", "kiln.extent_result"})
+      fn.removeResultAttr(i, StringAttr::get(module.getContext(), attr));
+  if (auto name = module->getAttrOfType<StringAttr>("kiln.graph_name"))
+    kmod.set_graph_name(name.str());
+  kmod.set_producer("kiln-compile");
+  return true;
+}
+
+/// The CPU code generation pipeline on `module` (linalg on tensors), with
+/// the memory plan into `kmod`; the arena adds an argument.
+LogicalResult lowerForCpu(ModuleOp module, PassManager &pm,
+                          kiln::kmod::Module &kmod, unsigned &numArgs,
+                          bool profile) {
+  kiln::CpuPipelineOptions cpuOptions;
+  cpuOptions.optLevel = optLevel;
+  cpuOptions.threads = parallel;
+  cpuOptions.profile = profile;
+  cpuOptions.vectorBits = cpuVectorBits;
+  cpuOptions.registerTileM = cpuRegisterTileM;
+  cpuOptions.int8Dot = cpuInt8Dot;
+  kiln::buildCpuCodegenPipeline(pm, cpuOptions);
+  if (failed(pm.run(module)))
+    return failure();
+  readMemoryPlan(module, kmod);
+  if (kmod.memory_plan().arena_bytes() > 0)
+    ++numArgs; // The arena follows the outputs.
+  return success();
+}
+
+/// `module` (the LLVM dialect) as a shared object in `kmod`'s code, with
+/// its profile regions; `llvmIr` gets the LLVM IR when given.
+bool attachCpuCode(ModuleOp module, kiln::kmod::Module &kmod, unsigned numArgs,
+                   llvm::raw_ostream *llvmIr, uint64_t &soBytes,
+                   std::string &error) {
+  SmallString<256> soPath;
+  if (auto ec = llvm::sys::fs::createTemporaryFile("kiln", "so", soPath)) {
+    error = "cannot create a temporary file: " + ec.message();
+    return false;
+  }
+  llvm::scope_exit removeSo([&] { llvm::sys::fs::remove(soPath); });
+  if (failed(kiln::emitCpuSharedObject(module, numArgs, optLevel, soPath, error,
+                                       llvmIr)))
+    return false;
+  if (llvmIr)
+    return true;
+  auto so = llvm::MemoryBuffer::getFile(soPath, /*IsText=*/false);
+  if (!so) {
+    error = "cannot read the shared object back";
+    return false;
+  }
+  auto *code = kmod.add_code();
+  code->set_target("cpu-x86_64");
+  code->set_format("elf-shared-object");
+  code->set_entry("kiln_entry");
+  code->set_cpu(llvm::sys::getHostCPUName().str());
+  if (auto regions = module->getAttrOfType<ArrayAttr>("kiln.profile_regions"))
+    for (auto name : regions.getAsRange<StringAttr>())
+      code->add_profile_regions(name.str());
+  auto costs = [&](StringRef attr, auto add) {
+    if (auto a = module->getAttrOfType<DenseI64ArrayAttr>(attr))
+      for (int64_t v : a.asArrayRef())
+        add(v);
+  };
+  costs("kiln.profile_flops",
+        [&](int64_t v) { code->add_profile_region_flops(v); });
+  costs("kiln.profile_bytes",
+        [&](int64_t v) { code->add_profile_region_bytes(v); });
+  code->set_data((*so)->getBufferStart(), (*so)->getBufferSize());
+  soBytes = (*so)->getBufferSize();
+  return true;
+}
+
+/// The graph passes that precede quantization (the start of
+/// kiln-to-linalg-pipeline, which runs them again, unchanged).
+void addGraphPasses(OpPassManager &pm) {
+  pm.addPass(createCanonicalizerPass());
+  pm.addPass(kiln::createKilnInferShapes());
+  if (fuseLayers)
+    pm.addPass(kiln::createKilnFuseLayers());
+  pm.addPass(kiln::createKilnFoldBatchNorm());
+}
+
+/// --precision=int8: calibrates a copy of `module` (its quantizable
+/// tensors exposed, compiled for the CPU, run over --calibration-data)
+/// into a ranges file unless --calibration-cache is given alone, then
+/// writes `module` as a QDQ model from those ranges (kiln-quantize), which
+/// kiln-fold-qdq turns into integer ops.
+int quantizeInt8(ModuleOp module) {
+  MLIRContext *ctx = module.getContext();
+  std::string ranges = calibrationCache;
+  if (!calibrationData.empty()) {
+    SmallString<256> tmp;
+    if (ranges.empty()) {
+      if (auto ec =
+              llvm::sys::fs::createTemporaryFile("kiln-ranges", "txt", tmp))
+        return fail("cannot create a temporary file: " + ec.message());
+      ranges = tmp.str().str();
+    }
+    auto fn = module.lookupSymbol<func::FuncOp>("main");
+    if (!fn)
+      return fail("the module has no func.func @main");
+    unsigned firstObserved = fn.getNumResults();
+    // The calibration model, for the samples' shapes: an ONNX model is
+    // imported again with them (a sample may be one image where the module
+    // runs a batch); other input is copied as it is.
+    OwningOpRef<ModuleOp> copy;
+    if (kiln::isOnnxFileName(inputFile)) {
+      std::vector<std::vector<int64_t>> shapes;
+      std::string error;
+      if (!kiln::sampleShapes(calibrationData, fn.getNumArguments(), shapes,
+                              error))
+        return fail(error);
+      kiln::OnnxImportOptions options;
+      options.onnxChecks = !noOnnxChecks;
+      for (unsigned i = 0; i < fn.getNumArguments(); ++i)
+        if (auto name = fn.getArgAttrOfType<StringAttr>(i, "kiln.name"))
+          options.inputShapes[name.getValue()] =
+              SmallVector<int64_t>(shapes[i].begin(), shapes[i].end());
+      copy = kiln::importOnnxFile(inputFile, ctx, options);
+      if (!copy)
+        return 1;
+    } else {
+      copy = module.clone();
+    }
+    PassManager pm(ctx);
+    if (failed(applyPassManagerCLOptions(pm)))
+      return 1;
+    addGraphPasses(pm);
+    pm.addPass(kiln::createKilnExposeCalibrationTensors());
+    kiln::buildKilnToLinalgPipeline(pm, fuseLayers, "", {}, true);
+    if (failed(pm.run(*copy)))
+      return 1;
+    auto copyFn = copy->lookupSymbol<func::FuncOp>("main");
+    std::vector<std::string> keys;
+    for (unsigned i = firstObserved; i < copyFn.getNumResults(); ++i)
+      if (auto name = copyFn.getResultAttrOfType<StringAttr>(i, "kiln.name"))
+        keys.push_back(name.str());
+    if (keys.size() != copyFn.getNumResults() - firstObserved)
+      return fail("the calibration module's outputs are not named");
+    kiln::kmod::Module kmod;
+    std::string error;
+    unsigned numArgs = 0;
+    if (!prepareSignature(*copy, kmod, numArgs, error))
+      return fail(error);
+    PassManager lower(ctx);
+    if (failed(applyPassManagerCLOptions(lower)) ||
+        failed(lowerForCpu(*copy, lower, kmod, numArgs, false)))
+      return 1;
+    uint64_t soBytes = 0;
+    if (!attachCpuCode(*copy, kmod, numArgs, nullptr, soBytes, error))
+      return fail(error);
+    unsigned samples = 0;
+    if (!kiln::calibrateRanges(kiln::serializeModule(kmod), firstObserved, keys,
+                               calibrationData, calibrationMethod, ranges,
+                               samples, error))
+      return fail(error);
+    if (report)
+      llvm::errs() << "calibration: " << samples << " samples, " << keys.size()
+                   << " tensors, " << calibrationMethod
+                   << (calibrationCache.empty()
+                           ? std::string()
+                           : ", ranges in " + calibrationCache)
+                   << "\n";
+  } else if (!llvm::sys::fs::exists(ranges)) {
+    return fail("--calibration-cache '" + ranges +
+                "' does not exist; give --calibration-data=DIR to calibrate");
+  }
+  PassManager pm(ctx);
+  if (failed(applyPassManagerCLOptions(pm)))
+    return 1;
+  addGraphPasses(pm);
+  kiln::KilnQuantizeOptions options;
+  options.ranges = ranges;
+  pm.addPass(kiln::createKilnQuantize(options));
+  if (failed(pm.run(module)))
+    return 1;
+  if (!calibrationData.empty() && calibrationCache.empty())
+    llvm::sys::fs::remove(ranges);
+  return 0;
+}
+
 int compileForGpu(ModuleOp module, kiln::kmod::Module &kmod,
                   TimingScope &rootTiming) {
   MLIRContext &context = *module.getContext();
@@ -494,13 +716,29 @@ int main(int argc, char **argv) {
     halfType = "f16";
   else if (precision == "bf16")
     halfType = "bf16";
-  else if (precision == "int8" || precision == "fp8")
-    return fail("--precision=" + precision +
-                " is not supported yet (it needs calibrated quantization); "
-                "use fp32, tf32, fp16 or bf16");
-  else if (precision != "fp32" && precision != "tf32")
+  else if (precision == "fp8")
+    return fail("--precision=fp8 is not supported yet; use fp32, tf32, "
+                "fp16, bf16 or int8");
+  else if (precision != "fp32" && precision != "tf32" && precision != "int8")
     return fail("unknown --precision '" + precision +
-                "'; use fp32, tf32, fp16 or bf16");
+                "'; use fp32, tf32, fp16, bf16 or int8");
+  if (precision == "int8") {
+    if (calibrationData.empty() && calibrationCache.empty())
+      return fail("--precision=int8 needs calibration: give "
+                  "--calibration-data=DIR (one sub-folder per sample holding "
+                  "input_0.npy, ...; a few hundred representative inputs) or "
+                  "--calibration-cache=FILE from an earlier calibration");
+    if (calibrationMethod != "entropy" && calibrationMethod != "minmax" &&
+        calibrationMethod != "percentile")
+      return fail("--calibration-method must be entropy, percentile or "
+                  "minmax");
+    if (!foldQdq)
+      return fail("--precision=int8 runs as integer kernels; it cannot be "
+                  "combined with --fold-qdq=false");
+  } else if (!calibrationData.empty() || !calibrationCache.empty()) {
+    return fail("--calibration-data and --calibration-cache are for "
+                "--precision=int8");
+  }
   if (precision == "tf32" && !gpuTarget)
     return fail("--precision=tf32 is for GPU targets (tensor cores); the CPU "
                 "computes float32 exactly");
@@ -542,6 +780,10 @@ int main(int argc, char **argv) {
     timing.setEnabled(true);
   TimingScope rootTiming = timing.getRootScope();
 
+  if (precision == "int8")
+    if (int rc = quantizeInt8(*module))
+      return rc;
+
   PassManager stage1(&context);
   if (failed(applyPassManagerCLOptions(stage1)))
     return 1;
@@ -556,24 +798,11 @@ int main(int argc, char **argv) {
     module->print(os);
     return writeWhole(outputFile, bytes);
   }
-  auto fn = module->lookupSymbol<func::FuncOp>("main");
-  if (!fn)
-    return fail("the module has no func.func @main");
   kiln::kmod::Module kmod;
   std::string error;
-  if (!collectSignature(fn, kmod, error))
+  unsigned numArgs = 0;
+  if (!prepareSignature(*module, kmod, numArgs, error))
     return fail(error);
-  unsigned numArgs = fn.getNumArguments() + fn.getNumResults();
-  // The names now live in the signature; LLVM has no use for them.
-  for (unsigned i = 0; i < fn.getNumArguments(); ++i)
-    fn.removeArgAttr(i, "kiln.name");
-  for (unsigned i = 0; i < fn.getNumResults(); ++i)
-    for (StringRef attr :
-         {"kiln.name", "kiln.dynamic_dim", "kiln.extent_result"})
-      fn.removeResultAttr(i, StringAttr::get(&context, attr));
-  if (auto name = (*module)->getAttrOfType<StringAttr>("kiln.graph_name"))
-    kmod.set_graph_name(name.str());
-  kmod.set_producer("kiln-compile");
   if (gpuTarget)
     return compileForGpu(*module, kmod, rootTiming);
 
@@ -581,64 +810,25 @@ int main(int argc, char **argv) {
   if (failed(applyPassManagerCLOptions(stage2)))
     return 1;
   stage2.enableTiming(rootTiming);
-  kiln::CpuPipelineOptions cpuOptions;
-  cpuOptions.optLevel = optLevel;
-  cpuOptions.threads = parallel;
-  cpuOptions.profile = profileRegions;
-  cpuOptions.vectorBits = cpuVectorBits;
-  cpuOptions.registerTileM = cpuRegisterTileM;
-  cpuOptions.int8Dot = cpuInt8Dot;
-  kiln::buildCpuCodegenPipeline(stage2, cpuOptions);
-  if (failed(stage2.run(*module)))
+  if (failed(lowerForCpu(*module, stage2, kmod, numArgs, profileRegions)))
     return 1;
-  readMemoryPlan(*module, kmod);
-  if (kmod.memory_plan().arena_bytes() > 0)
-    ++numArgs; // The arena follows the outputs.
   if (emit == Emit::LLVMDialect) {
     module->print(os);
     return writeWhole(outputFile, bytes);
   }
-
-  SmallString<256> soPath;
-  if (auto ec = llvm::sys::fs::createTemporaryFile("kiln", "so", soPath))
-    return fail("cannot create a temporary file: " + ec.message());
-  llvm::scope_exit removeSo([&] { llvm::sys::fs::remove(soPath); });
   std::string llvmIr;
   llvm::raw_string_ostream irOs(llvmIr);
-  if (failed(kiln::emitCpuSharedObject(*module, numArgs, optLevel, soPath,
-                                       error,
-                                       emit == Emit::LLVMIR ? &irOs : nullptr)))
+  uint64_t soBytes = 0;
+  if (!attachCpuCode(*module, kmod, numArgs,
+                     emit == Emit::LLVMIR ? &irOs : nullptr, soBytes, error))
     return fail(error);
   if (emit == Emit::LLVMIR)
     return writeWhole(outputFile, llvmIr);
-
-  auto so = llvm::MemoryBuffer::getFile(soPath, /*IsText=*/false);
-  if (!so)
-    return fail("cannot read the shared object back");
-  auto *code = kmod.add_code();
-  code->set_target("cpu-x86_64");
-  code->set_format("elf-shared-object");
-  code->set_entry("kiln_entry");
-  code->set_cpu(llvm::sys::getHostCPUName().str());
-  if (auto regions =
-          (*module)->getAttrOfType<ArrayAttr>("kiln.profile_regions"))
-    for (auto name : regions.getAsRange<StringAttr>())
-      code->add_profile_regions(name.str());
-  auto costs = [&](StringRef attr, auto add) {
-    if (auto a = (*module)->getAttrOfType<DenseI64ArrayAttr>(attr))
-      for (int64_t v : a.asArrayRef())
-        add(v);
-  };
-  costs("kiln.profile_flops",
-        [&](int64_t v) { code->add_profile_region_flops(v); });
-  costs("kiln.profile_bytes",
-        [&](int64_t v) { code->add_profile_region_bytes(v); });
-  code->set_data((*so)->getBufferStart(), (*so)->getBufferSize());
   if (outputFile == "-")
     return fail("a .kmod is binary; give an output file with -o");
   if (report) {
     printSignatureAndPlan(kmod);
-    llvm::errs() << "  code: " << (*so)->getBufferSize()
+    llvm::errs() << "  code: " << soBytes
                  << " bytes of x86-64 shared object for "
                  << llvm::sys::getHostCPUName() << "\n";
   }

@@ -11,6 +11,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "../common/TensorFiles.h"
 #include "kiln/Runtime/Runtime.h"
 
 #include "onnx/onnx_pb.h"
@@ -33,6 +34,10 @@
 #include <unistd.h>
 #include <vector>
 
+using kiln::files::kNpyTypes;
+using kiln::files::Loaded;
+using kiln::files::loadTensor;
+using kiln::files::readFile;
 using kiln::rt::DType;
 using kiln::rt::HostTensor;
 using kiln::rt::Status;
@@ -110,159 +115,6 @@ std::string shapeString(const std::vector<int64_t> &shape) {
   for (size_t i = 0; i < shape.size(); ++i)
     s += (i ? "x" : "") + (shape[i] < 0 ? "?" : std::to_string(shape[i]));
   return s + "]";
-}
-
-bool readFile(const std::string &path, std::string &out) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in)
-    return false;
-  std::stringstream ss;
-  ss << in.rdbuf();
-  out = ss.str();
-  return true;
-}
-
-/// A tensor read from disk, in the runtime's element layout.
-struct Loaded {
-  DType dtype;
-  std::vector<int64_t> shape;
-  std::string bytes;
-};
-
-bool loadPb(const std::string &data, Loaded &t, std::string &error) {
-  onnx::TensorProto p;
-  if (!p.ParseFromString(data)) {
-    error = "not a TensorProto";
-    return false;
-  }
-  if (p.data_location() == onnx::TensorProto::EXTERNAL) {
-    error = "external data is not supported in tensor files";
-    return false;
-  }
-  t.dtype = static_cast<DType>(p.data_type());
-  size_t esize = kiln::rt::dtypeSize(t.dtype);
-  if (!esize) {
-    error = "unsupported data type " + std::to_string(p.data_type());
-    return false;
-  }
-  size_t n = 1;
-  for (int64_t d : p.dims()) {
-    t.shape.push_back(d);
-    n *= d;
-  }
-  if (p.has_raw_data()) {
-    t.bytes = p.raw_data();
-  } else {
-    t.bytes.resize(n * esize);
-    auto put = [&](size_t i, uint64_t v) {
-      std::memcpy(&t.bytes[i * esize], &v, esize);
-    };
-    if (p.float_data_size() == (int)n)
-      std::memcpy(t.bytes.data(), p.float_data().data(), n * 4);
-    else if (p.double_data_size() == (int)n)
-      std::memcpy(t.bytes.data(), p.double_data().data(), n * 8);
-    else if (p.int64_data_size() == (int)n)
-      for (size_t i = 0; i < n; ++i)
-        put(i, p.int64_data(i));
-    else if (p.uint64_data_size() == (int)n)
-      for (size_t i = 0; i < n; ++i)
-        put(i, p.uint64_data(i));
-    else if (p.int32_data_size() == (int)n)
-      for (size_t i = 0; i < n; ++i)
-        put(i, static_cast<uint32_t>(p.int32_data(i)));
-    else if (n != 0) {
-      error = "the tensor holds no data of its type";
-      return false;
-    }
-  }
-  if (t.bytes.size() != n * esize) {
-    error = "the tensor holds " + std::to_string(t.bytes.size()) +
-            " bytes, its shape needs " + std::to_string(n * esize);
-    return false;
-  }
-  return true;
-}
-
-/// The .npy type of each tensor type kiln-run reads and writes.
-const std::pair<const char *, DType> kNpyTypes[] = {
-    {"<f4", DType::Float},  {"<f8", DType::Double},  {"<i8", DType::Int64},
-    {"<i4", DType::Int32},  {"|i1", DType::Int8},    {"|u1", DType::UInt8},
-    {"|b1", DType::Bool},   {"<f2", DType::Float16}, {"<i2", DType::Int16},
-    {"<u2", DType::UInt16}, {"<u4", DType::UInt32},  {"<u8", DType::UInt64}};
-
-bool loadNpy(const std::string &data, Loaded &t, std::string &error) {
-  if (data.size() < 10 || data.compare(0, 6, "\x93NUMPY") != 0) {
-    error = "not a .npy file";
-    return false;
-  }
-  unsigned major = static_cast<unsigned char>(data[6]);
-  size_t headerLen, start;
-  if (major == 1) {
-    headerLen = static_cast<unsigned char>(data[8]) |
-                (static_cast<unsigned char>(data[9]) << 8);
-    start = 10;
-  } else {
-    headerLen = 0;
-    for (int i = 0; i < 4; ++i)
-      headerLen |= static_cast<size_t>(static_cast<unsigned char>(data[8 + i]))
-                   << (8 * i);
-    start = 12;
-  }
-  std::string header = data.substr(start, headerLen);
-  auto field = [&](const std::string &key) {
-    size_t p = header.find("'" + key + "'");
-    return p == std::string::npos ? std::string()
-                                  : header.substr(header.find(':', p) + 1);
-  };
-  std::string descr = field("descr");
-  descr = descr.substr(descr.find('\'') + 1);
-  descr = descr.substr(0, descr.find('\''));
-  bool known = false;
-  for (auto &k : kNpyTypes)
-    if (descr == k.first) {
-      t.dtype = k.second;
-      known = true;
-    }
-  if (!known) {
-    error = "unsupported .npy dtype '" + descr + "'";
-    return false;
-  }
-  if (field("fortran_order").find("True") == 0 ||
-      field("fortran_order").find(" True") == 0) {
-    error = "Fortran-ordered arrays are not supported";
-    return false;
-  }
-  std::string shape = field("shape");
-  shape = shape.substr(shape.find('(') + 1);
-  shape = shape.substr(0, shape.find(')'));
-  std::stringstream ss(shape);
-  std::string item;
-  size_t n = 1;
-  while (std::getline(ss, item, ','))
-    if (item.find_first_not_of(' ') != std::string::npos) {
-      t.shape.push_back(std::stoll(item));
-      n *= t.shape.back();
-    }
-  t.bytes = data.substr(start + headerLen);
-  if (t.bytes.size() != n * kiln::rt::dtypeSize(t.dtype)) {
-    error = "the array's data does not match its shape";
-    return false;
-  }
-  return true;
-}
-
-bool loadTensor(const std::string &path, Loaded &t, std::string &error) {
-  std::string data;
-  if (!readFile(path, data)) {
-    error = "cannot read '" + path + "'";
-    return false;
-  }
-  bool ok = path.size() > 4 && path.substr(path.size() - 4) == ".npy"
-                ? loadNpy(data, t, error)
-                : loadPb(data, t, error);
-  if (!ok)
-    error = "'" + path + "': " + error;
-  return ok;
 }
 
 /// Writes `t` to `path` as a .npy file (format 1.0, little-endian, C

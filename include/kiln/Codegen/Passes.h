@@ -4,6 +4,7 @@
 #ifndef KILN_CODEGEN_PASSES_H
 #define KILN_CODEGEN_PASSES_H
 
+#include "kiln/Dialect/Kiln/IR/KilnOps.h"
 #include "mlir/Dialect/Affine/IR/AffineOps.h"
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
@@ -30,10 +31,6 @@ namespace kiln {
 /// The raw bytes of a non-splat constant (inline or a dense resource), or
 /// nothing: what kiln-pack-weights and kiln-cpu-int8-gemm repack.
 std::optional<llvm::ArrayRef<char>> rawConstantBytes(mlir::Attribute value);
-
-/// The ONNX node an op comes from: the first name in its location (the
-/// importer names each node's ops so), or "".
-std::string onnxNodeName(mlir::Location loc);
 
 /// Ops whose result views their source's buffer (memref.view, subview,
 /// expand/collapse_shape, reshape, reinterpret_cast, cast): on the host of

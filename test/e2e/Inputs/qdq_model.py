@@ -6,7 +6,9 @@ seeded inputs), and writes the QDQ model, a test input, ONNX Runtime's
 output on it and that output's quantization step:
 
   qdq_model.py OUTDIR [--channels C] [--classes N] [--activations int8|uint8]
-  (writes q.onnx, input_0.npy, output_0.npy, step.txt)
+  (writes f.onnx, q.onnx, input_0.npy, output_0.npy (ONNX Runtime on
+  q.onnx), output_f32.npy (on f.onnx), step.txt, and calibration/NN/input_0.npy,
+  the 16 calibration samples)
 
 The defaults (8 channels, 10 classes) give contractions too narrow for
 vectors; 32 and 32 give ones that the CPU's 8-bit GEMM kernels take.
@@ -54,10 +56,16 @@ def main():
     fp = os.path.join(out, "f.onnx")
     onnx.save(model, fp)
 
+    samples = [rng.standard_normal((2, 3, 8, 8)).astype(np.float32) for _ in range(16)]
+    # The same samples as kiln-compile --calibration-data reads them: one
+    # folder per sample.
+    for i, x in enumerate(samples):
+        os.makedirs(os.path.join(out, "calibration", "%02d" % i), exist_ok=True)
+        np.save(os.path.join(out, "calibration", "%02d" % i, "input_0.npy"), x)
+
     class Reader(CalibrationDataReader):
         def __init__(self):
-            self.data = iter([{"x": rng.standard_normal((2, 3, 8, 8)).astype(np.float32)}
-                              for _ in range(16)])
+            self.data = iter([{"x": x} for x in samples])
 
         def get_next(self):
             return next(self.data, None)
@@ -71,6 +79,8 @@ def main():
     y = ort.InferenceSession(qp, providers=["CPUExecutionProvider"]).run(None, {"x": x})[0]
     np.save(os.path.join(out, "input_0.npy"), x)
     np.save(os.path.join(out, "output_0.npy"), y)
+    np.save(os.path.join(out, "output_f32.npy"),
+            ort.InferenceSession(fp, providers=["CPUExecutionProvider"]).run(None, {"x": x})[0])
     q = onnx.load(qp)
     final = [n for n in q.graph.node if n.op_type == "DequantizeLinear" and n.output[0] == "y"][0]
     step = [numpy_helper.to_array(i) for i in q.graph.initializer if i.name == final.input[1]][0]

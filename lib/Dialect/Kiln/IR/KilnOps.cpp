@@ -480,6 +480,18 @@ Value kiln::getOnnxInput(Operation *op, unsigned index) {
   return index < op->getNumOperands() ? op->getOperand(index) : Value();
 }
 
+std::string kiln::onnxNodeName(Location loc) {
+  std::string name;
+  loc->walk([&](Location l) {
+    if (auto n = dyn_cast<NameLoc>(l)) {
+      name = n.getName().str();
+      return WalkResult::interrupt();
+    }
+    return WalkResult::advance();
+  });
+  return name;
+}
+
 std::optional<SmallVector<int64_t>> kiln::getConstantInts(Value v) {
   ElementsAttr elements;
   if (!v || !matchPattern(v, m_Constant(&elements)) ||

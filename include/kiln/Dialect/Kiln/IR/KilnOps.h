@@ -54,6 +54,10 @@ mlir::Type getElementTypeFromOnnx(mlir::MLIRContext *ctx, int64_t dataType);
 /// input is absent.
 mlir::Value getOnnxInput(mlir::Operation *op, unsigned index);
 
+/// The ONNX node an op comes from: the first name in its location (the
+/// importer names each node's ops so), or "".
+std::string onnxNodeName(mlir::Location loc);
+
 /// The integer values of `v` when a constant (a kiln.constant, or one
 /// already lowered) defines it.
 std::optional<llvm::SmallVector<int64_t>> getConstantInts(mlir::Value v);

@@ -103,6 +103,56 @@ def KilnFoldBatchNorm : Pass<"kiln-fold-batch-norm"> {
   let dependentDialects = ["::kiln::KilnDialect"];
 }
 
+def KilnExposeCalibrationTensors
+    : Pass<"kiln-expose-calibration-tensors", "::mlir::ModuleOp"> {
+  let summary = "Makes the tensors that INT8 quantization needs ranges for "
+                "results of @main";
+  let description = [{
+    The first half of post-training quantization (`kiln-compile
+    --precision=int8`). Each quantizable op -- a 2-D convolution (group 1)
+    or MatMul with constant float32 weights, or a Gemm (alpha = beta = 1,
+    A not transposed) with a constant B, rewritten first as MatMul(A, B as
+    [K, N]) + C -- has its activation input and its output (the output of
+    a Relu that is its only user, which quantization absorbs) appended to
+    @main's results, each once, named by a key: a graph input's name, else
+    its ONNX node's name, `#` and the result number (`~N` after a repeated
+    one). Running this model over calibration samples observes their
+    ranges; `kiln-quantize` reads them by the same keys.
+  }];
+}
+
+def KilnQuantize : Pass<"kiln-quantize", "::mlir::ModuleOp"> {
+  let summary = "Writes a float model as a QDQ model from calibrated "
+                "ranges";
+  let description = [{
+    The second half of post-training quantization. `ranges` names a text
+    file with one `key<TAB>min<TAB>max` line per tensor (`#` starts a
+    comment), keyed as `kiln-expose-calibration-tensors` names them (what
+    `kiln-compile --calibration-cache` writes). Each quantizable op whose
+    input and output both have a range gets:
+
+    - its activation input quantized per tensor to int8 and dequantized
+      (`QuantizeLinear`/`DequantizeLinear`, once per tensor): a range from
+      0 uses zero point -128 and scale max / 255, a symmetric one zero
+      point 0 and scale max / 127, others the affine map of [min, max]
+      onto [-128, 127];
+    - its constant weights as int8, symmetric, one scale per output
+      channel (a Conv's axis 0, a MatMul's columns: max |w| / 127),
+      dequantized;
+    - a Conv's bias as int32 at scale x_scale * w_scale, dequantized;
+    - its output quantized and dequantized from its range; a Relu that was
+      its only user is removed, its range (from 0) being the output's,
+      whose saturation at the zero point is the Relu.
+
+    `kiln-fold-qdq` then turns each group into QLinearConv or
+    QLinearMatMul. Ops without ranges stay float.
+  }];
+  let options = [
+    Option<"ranges", "ranges", "std::string", "\"\"",
+           "The ranges file (name<TAB>min<TAB>max per line)">,
+  ];
+}
+
 def KilnFoldQdq : Pass<"kiln-fold-qdq"> {
   let summary = "Turns the float Conv and MatMul of a quantized (QDQ) model "
                 "into QLinearConv and QLinearMatMul";
