@@ -120,6 +120,55 @@ bool loadInput(const fs::path &dir, size_t i, size_t numInputs,
   return kiln::files::loadTensor(path, t, error);
 }
 
+/// A loaded module and a CPU session on it that runs samples.
+struct Runner {
+  std::shared_ptr<Module> module;
+  std::unique_ptr<Session> session;
+
+  bool load(const std::string &bytes, const char *what, std::string &error) {
+    Status st = Module::loadFromMemory(bytes.data(), bytes.size(), module);
+    if (st.ok()) {
+      session = std::make_unique<Session>(module, Device::Cpu);
+      st = session->status();
+    }
+    if (!st.ok())
+      error = std::string(what) + ": " + st.message();
+    return st.ok();
+  }
+
+  /// The outputs of the sample in `dir`.
+  bool run(const fs::path &dir, std::vector<HostTensor> &outs,
+           std::string &error) {
+    size_t numInputs = module->inputs().size();
+    std::vector<kiln::files::Loaded> loaded(numInputs);
+    std::vector<TensorRef> refs(numInputs);
+    for (size_t i = 0; i < numInputs; ++i) {
+      if (!loadInput(dir, i, numInputs, loaded[i], error))
+        return false;
+      refs[i].name = module->inputs()[i].name;
+      refs[i].dtype = loaded[i].dtype;
+      refs[i].shape = loaded[i].shape;
+      refs[i].data = loaded[i].bytes.data();
+      refs[i].bytes = loaded[i].bytes.size();
+    }
+    Status s = session->run(refs, outs);
+    if (!s.ok())
+      error = "calibration sample '" + dir.string() + "': " + s.message();
+    return s.ok();
+  }
+};
+
+/// Output `i` of `outs` as float32 values; false (with `error`) if it is
+/// not float32.
+const float *floats(const std::vector<HostTensor> &outs, size_t i,
+                    const std::string &key, std::string &error) {
+  if (outs[i].info.dtype != DType::Float) {
+    error = "calibration tensor '" + key + "' is not float32";
+    return nullptr;
+  }
+  return outs[i].as<float>();
+}
+
 } // namespace
 
 bool kiln::sampleShapes(const std::string &dataDir, unsigned numInputs,
@@ -148,48 +197,22 @@ bool kiln::calibrateRanges(const std::string &kmodBytes, unsigned firstObserved,
     return false;
   samples = dirs.size();
 
-  std::shared_ptr<Module> module;
-  Status st =
-      Module::loadFromMemory(kmodBytes.data(), kmodBytes.size(), module);
-  if (!st.ok()) {
-    error = "calibration module: " + st.message();
+  Runner runner;
+  if (!runner.load(kmodBytes, "calibration module", error))
     return false;
-  }
-  Session session(module, Device::Cpu);
-  if (!session.status().ok()) {
-    error = "calibration module: " + session.status().message();
-    return false;
-  }
-  size_t numInputs = module->inputs().size();
   std::vector<Observed> obs(keys.size());
 
   // Runs every sample, handing each observed output to `visit`.
   auto runAll = [&](auto visit) -> bool {
     for (const fs::path &dir : dirs) {
-      std::vector<files::Loaded> loaded(numInputs);
-      std::vector<TensorRef> refs(numInputs);
-      for (size_t i = 0; i < numInputs; ++i) {
-        if (!loadInput(dir, i, numInputs, loaded[i], error))
-          return false;
-        refs[i].name = module->inputs()[i].name;
-        refs[i].dtype = loaded[i].dtype;
-        refs[i].shape = loaded[i].shape;
-        refs[i].data = loaded[i].bytes.data();
-        refs[i].bytes = loaded[i].bytes.size();
-      }
       std::vector<HostTensor> outs;
-      Status s = session.run(refs, outs);
-      if (!s.ok()) {
-        error = "calibration sample '" + dir.string() + "': " + s.message();
+      if (!runner.run(dir, outs, error))
         return false;
-      }
       for (size_t k = 0; k < keys.size(); ++k) {
-        const HostTensor &t = outs[firstObserved + k];
-        if (t.info.dtype != DType::Float) {
-          error = "calibration tensor '" + keys[k] + "' is not float32";
+        const float *x = floats(outs, firstObserved + k, keys[k], error);
+        if (!x)
           return false;
-        }
-        visit(obs[k], t.as<float>(), t.info.numElements());
+        visit(obs[k], x, outs[firstObserved + k].info.numElements());
       }
     }
     return true;
@@ -250,4 +273,51 @@ bool kiln::calibrateRanges(const std::string &kmodBytes, unsigned firstObserved,
     out << keys[k] << '\t' << lo << '\t' << hi << '\n';
   }
   return static_cast<bool>(out);
+}
+
+bool kiln::layerSqnr(const std::string &refBytes, unsigned refFirst,
+                     const std::vector<std::string> &refKeys,
+                     const std::string &quantBytes, unsigned quantFirst,
+                     const std::vector<std::string> &quantKeys,
+                     const std::string &dataDir, unsigned maxSamples,
+                     std::vector<double> &sqnr, std::string &error) {
+  std::vector<fs::path> dirs;
+  if (!sampleDirs(dataDir, dirs, error))
+    return false;
+  if (dirs.size() > maxSamples)
+    dirs.resize(maxSamples);
+  Runner ref, quant;
+  if (!ref.load(refBytes, "calibration module", error) ||
+      !quant.load(quantBytes, "quantized calibration module", error))
+    return false;
+  std::vector<size_t> refIndex;
+  for (const std::string &key : quantKeys) {
+    auto it = std::find(refKeys.begin(), refKeys.end(), key);
+    if (it == refKeys.end()) {
+      error = "quantized tensor '" + key + "' was not calibrated";
+      return false;
+    }
+    refIndex.push_back(refFirst + (it - refKeys.begin()));
+  }
+  std::vector<double> signal(quantKeys.size(), 0), noise(quantKeys.size(), 0);
+  for (const fs::path &dir : dirs) {
+    std::vector<HostTensor> r, q;
+    if (!ref.run(dir, r, error) || !quant.run(dir, q, error))
+      return false;
+    for (size_t k = 0; k < quantKeys.size(); ++k) {
+      const float *x = floats(r, refIndex[k], quantKeys[k], error);
+      const float *y = floats(q, quantFirst + k, quantKeys[k], error);
+      if (!x || !y)
+        return false;
+      for (size_t i = 0, n = q[quantFirst + k].info.numElements(); i < n; ++i) {
+        signal[k] += static_cast<double>(x[i]) * x[i];
+        noise[k] += (static_cast<double>(y[i]) - x[i]) * (y[i] - x[i]);
+      }
+    }
+  }
+  sqnr.clear();
+  for (size_t k = 0; k < quantKeys.size(); ++k)
+    sqnr.push_back(noise[k] > 0 ? 10 * std::log10(signal[k] / noise[k])
+                                : std::numeric_limits<double>::infinity());
+  return true;
 }

@@ -32,6 +32,19 @@ bool sampleShapes(const std::string &dataDir, unsigned numInputs,
                   std::vector<std::vector<int64_t>> &shapes,
                   std::string &error);
 
+/// The SQNR (dB) of each output of a quantized module (`quantBytes`, its
+/// outputs from `quantFirst` on named `quantKeys`) against the same
+/// tensor of the float calibration module (`refBytes`, `refKeys` from
+/// `refFirst`), over the first `maxSamples` samples of `dataDir`:
+/// 10 log10(sum x^2 / sum (q - x)^2), each layer's error with all the
+/// layers before it quantized too.
+bool layerSqnr(const std::string &refBytes, unsigned refFirst,
+               const std::vector<std::string> &refKeys,
+               const std::string &quantBytes, unsigned quantFirst,
+               const std::vector<std::string> &quantKeys,
+               const std::string &dataDir, unsigned maxSamples,
+               std::vector<double> &sqnr, std::string &error);
+
 } // namespace kiln
 
 #endif // KILN_TOOLS_CALIBRATION_H

@@ -445,15 +445,112 @@ void addGraphPasses(OpPassManager &pm) {
   pm.addPass(kiln::createKilnFoldBatchNorm());
 }
 
+/// A copy of `module` for a calibration run over --calibration-data: an
+/// ONNX model imported again with the first sample's shapes (a sample may
+/// be one image where the module runs a batch), other input copied; then
+/// the graph passes, `extra` (the passes that expose the tensors to
+/// observe), the lowering and the CPU pipelines, as .kmod bytes whose
+/// outputs from `first` (the model's own outputs come first) are named in
+/// `keys`.
+int calibrationModule(ModuleOp module, unsigned first,
+                      llvm::function_ref<void(OpPassManager &)> extra,
+                      std::string &bytes, std::vector<std::string> &keys) {
+  MLIRContext *ctx = module.getContext();
+  auto fn = module.lookupSymbol<func::FuncOp>("main");
+  OwningOpRef<ModuleOp> copy;
+  std::string error;
+  if (kiln::isOnnxFileName(inputFile)) {
+    std::vector<std::vector<int64_t>> shapes;
+    if (!kiln::sampleShapes(calibrationData, fn.getNumArguments(), shapes,
+                            error))
+      return fail(error);
+    kiln::OnnxImportOptions options;
+    options.onnxChecks = !noOnnxChecks;
+    for (unsigned i = 0; i < fn.getNumArguments(); ++i)
+      if (auto name = fn.getArgAttrOfType<StringAttr>(i, "kiln.name"))
+        options.inputShapes[name.getValue()] =
+            SmallVector<int64_t>(shapes[i].begin(), shapes[i].end());
+    copy = kiln::importOnnxFile(inputFile, ctx, options);
+    if (!copy)
+      return 1;
+  } else {
+    copy = module.clone();
+  }
+  PassManager pm(ctx);
+  if (failed(applyPassManagerCLOptions(pm)))
+    return 1;
+  addGraphPasses(pm);
+  extra(pm);
+  kiln::buildKilnToLinalgPipeline(pm, fuseLayers, "", {}, true);
+  if (failed(pm.run(*copy)))
+    return 1;
+  auto copyFn = copy->lookupSymbol<func::FuncOp>("main");
+  keys.clear();
+  for (unsigned i = first; i < copyFn.getNumResults(); ++i)
+    if (auto name = copyFn.getResultAttrOfType<StringAttr>(i, "kiln.name"))
+      keys.push_back(name.str());
+  if (keys.size() != copyFn.getNumResults() - first)
+    return fail("the calibration module's outputs are not named");
+  kiln::kmod::Module kmod;
+  unsigned numArgs = 0;
+  if (!prepareSignature(*copy, kmod, numArgs, error))
+    return fail(error);
+  PassManager lower(ctx);
+  if (failed(applyPassManagerCLOptions(lower)) ||
+      failed(lowerForCpu(*copy, lower, kmod, numArgs, false)))
+    return 1;
+  uint64_t soBytes = 0;
+  if (!attachCpuCode(*copy, kmod, numArgs, nullptr, soBytes, error))
+    return fail(error);
+  bytes = kiln::serializeModule(kmod);
+  return 0;
+}
+
+/// --report's table of the quantized layers (kiln-quantize's
+/// `kiln.quantized_layers`), with each layer's SQNR when measured.
+void printQuantizedLayers(ArrayAttr layers, ArrayRef<double> sqnr,
+                          unsigned sqnrSamples) {
+  llvm::errs() << "int8: " << layers.size() << " quantized layers";
+  if (!sqnr.empty())
+    llvm::errs() << "; SQNR of each output against float32 on " << sqnrSamples
+                 << " calibration samples";
+  llvm::errs() << "\n";
+  for (auto [i, a] : llvm::enumerate(layers)) {
+    auto d = cast<DictionaryAttr>(a);
+    auto f = [&](StringRef k) {
+      return cast<FloatAttr>(d.get(k)).getValueAsDouble();
+    };
+    auto n = [&](StringRef k) { return cast<IntegerAttr>(d.get(k)).getInt(); };
+    llvm::errs() << llvm::formatv(
+        "  {0} ({1}): input scale {2:e2} zp {3}, output scale {4:e2} zp {5}, "
+        "weight scales {6:e2}..{7:e2}",
+        cast<StringAttr>(d.get("name")).getValue(),
+        cast<StringAttr>(d.get("op")).getValue(), f("input_scale"),
+        n("input_zero_point"), f("output_scale"), n("output_zero_point"),
+        f("weight_scale_min"), f("weight_scale_max"));
+    if (i < sqnr.size())
+      llvm::errs() << llvm::formatv(", SQNR {0:f1} dB", sqnr[i]);
+    llvm::errs() << "\n";
+  }
+}
+
 /// --precision=int8: calibrates a copy of `module` (its quantizable
 /// tensors exposed, compiled for the CPU, run over --calibration-data)
 /// into a ranges file unless --calibration-cache is given alone, then
 /// writes `module` as a QDQ model from those ranges (kiln-quantize), which
-/// kiln-fold-qdq turns into integer ops.
+/// kiln-fold-qdq turns into integer ops. With --report, prints each
+/// quantized layer and (when calibrated here) its SQNR against float32.
 int quantizeInt8(ModuleOp module) {
   MLIRContext *ctx = module.getContext();
-  std::string ranges = calibrationCache;
-  if (!calibrationData.empty()) {
+  auto fn = module.lookupSymbol<func::FuncOp>("main");
+  if (!fn)
+    return fail("the module has no func.func @main");
+  unsigned first = fn.getNumResults();
+  std::string ranges = calibrationCache, refBytes, error;
+  std::vector<std::string> refKeys;
+  bool calibrate = !calibrationData.empty();
+  unsigned samples = 0;
+  if (calibrate) {
     SmallString<256> tmp;
     if (ranges.empty()) {
       if (auto ec =
@@ -461,67 +558,19 @@ int quantizeInt8(ModuleOp module) {
         return fail("cannot create a temporary file: " + ec.message());
       ranges = tmp.str().str();
     }
-    auto fn = module.lookupSymbol<func::FuncOp>("main");
-    if (!fn)
-      return fail("the module has no func.func @main");
-    unsigned firstObserved = fn.getNumResults();
-    // The calibration model, for the samples' shapes: an ONNX model is
-    // imported again with them (a sample may be one image where the module
-    // runs a batch); other input is copied as it is.
-    OwningOpRef<ModuleOp> copy;
-    if (kiln::isOnnxFileName(inputFile)) {
-      std::vector<std::vector<int64_t>> shapes;
-      std::string error;
-      if (!kiln::sampleShapes(calibrationData, fn.getNumArguments(), shapes,
-                              error))
-        return fail(error);
-      kiln::OnnxImportOptions options;
-      options.onnxChecks = !noOnnxChecks;
-      for (unsigned i = 0; i < fn.getNumArguments(); ++i)
-        if (auto name = fn.getArgAttrOfType<StringAttr>(i, "kiln.name"))
-          options.inputShapes[name.getValue()] =
-              SmallVector<int64_t>(shapes[i].begin(), shapes[i].end());
-      copy = kiln::importOnnxFile(inputFile, ctx, options);
-      if (!copy)
-        return 1;
-    } else {
-      copy = module.clone();
-    }
-    PassManager pm(ctx);
-    if (failed(applyPassManagerCLOptions(pm)))
-      return 1;
-    addGraphPasses(pm);
-    pm.addPass(kiln::createKilnExposeCalibrationTensors());
-    kiln::buildKilnToLinalgPipeline(pm, fuseLayers, "", {}, true);
-    if (failed(pm.run(*copy)))
-      return 1;
-    auto copyFn = copy->lookupSymbol<func::FuncOp>("main");
-    std::vector<std::string> keys;
-    for (unsigned i = firstObserved; i < copyFn.getNumResults(); ++i)
-      if (auto name = copyFn.getResultAttrOfType<StringAttr>(i, "kiln.name"))
-        keys.push_back(name.str());
-    if (keys.size() != copyFn.getNumResults() - firstObserved)
-      return fail("the calibration module's outputs are not named");
-    kiln::kmod::Module kmod;
-    std::string error;
-    unsigned numArgs = 0;
-    if (!prepareSignature(*copy, kmod, numArgs, error))
-      return fail(error);
-    PassManager lower(ctx);
-    if (failed(applyPassManagerCLOptions(lower)) ||
-        failed(lowerForCpu(*copy, lower, kmod, numArgs, false)))
-      return 1;
-    uint64_t soBytes = 0;
-    if (!attachCpuCode(*copy, kmod, numArgs, nullptr, soBytes, error))
-      return fail(error);
-    unsigned samples = 0;
-    if (!kiln::calibrateRanges(kiln::serializeModule(kmod), firstObserved, keys,
-                               calibrationData, calibrationMethod, ranges,
-                               samples, error))
+    if (int rc = calibrationModule(
+            module, first,
+            [](OpPassManager &pm) {
+              pm.addPass(kiln::createKilnExposeCalibrationTensors());
+            },
+            refBytes, refKeys))
+      return rc;
+    if (!kiln::calibrateRanges(refBytes, first, refKeys, calibrationData,
+                               calibrationMethod, ranges, samples, error))
       return fail(error);
     if (report)
-      llvm::errs() << "calibration: " << samples << " samples, " << keys.size()
-                   << " tensors, " << calibrationMethod
+      llvm::errs() << "calibration: " << samples << " samples, "
+                   << refKeys.size() << " tensors, " << calibrationMethod
                    << (calibrationCache.empty()
                            ? std::string()
                            : ", ranges in " + calibrationCache)
@@ -530,17 +579,44 @@ int quantizeInt8(ModuleOp module) {
     return fail("--calibration-cache '" + ranges +
                 "' does not exist; give --calibration-data=DIR to calibrate");
   }
+  llvm::scope_exit removeRanges([&] {
+    if (calibrate && calibrationCache.empty())
+      llvm::sys::fs::remove(ranges);
+  });
+  auto quantizePass = [&](bool expose) {
+    kiln::KilnQuantizeOptions options;
+    options.ranges = ranges;
+    options.exposeOutputs = expose;
+    return kiln::createKilnQuantize(options);
+  };
   PassManager pm(ctx);
   if (failed(applyPassManagerCLOptions(pm)))
     return 1;
   addGraphPasses(pm);
-  kiln::KilnQuantizeOptions options;
-  options.ranges = ranges;
-  pm.addPass(kiln::createKilnQuantize(options));
+  pm.addPass(quantizePass(false));
   if (failed(pm.run(module)))
     return 1;
-  if (!calibrationData.empty() && calibrationCache.empty())
-    llvm::sys::fs::remove(ranges);
+  auto layers = module->getAttrOfType<ArrayAttr>("kiln.quantized_layers");
+  module->removeAttr("kiln.quantized_layers");
+  if (!report || !layers)
+    return 0;
+  // Each layer's error: the quantized model, its layers' outputs exposed,
+  // against the float calibration module on the first samples.
+  std::vector<double> sqnr;
+  constexpr unsigned kSqnrSamples = 32;
+  if (calibrate) {
+    std::string quantBytes;
+    std::vector<std::string> quantKeys;
+    if (int rc = calibrationModule(
+            module, first,
+            [&](OpPassManager &pm) { pm.addPass(quantizePass(true)); },
+            quantBytes, quantKeys))
+      return rc;
+    if (!kiln::layerSqnr(refBytes, first, refKeys, quantBytes, first, quantKeys,
+                         calibrationData, kSqnrSamples, sqnr, error))
+      return fail(error);
+  }
+  printQuantizedLayers(layers, sqnr, std::min(kSqnrSamples, samples));
   return 0;
 }
 

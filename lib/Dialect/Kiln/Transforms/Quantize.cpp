@@ -168,6 +168,24 @@ struct Keys {
   }
 };
 
+/// Appends `values` to @main's results, each named (kiln.name) by its key.
+void appendResults(func::FuncOp fn,
+                   ArrayRef<std::pair<Value, std::string>> values) {
+  auto ret = cast<func::ReturnOp>(fn.getBody().front().getTerminator());
+  SmallVector<Value> results(ret.getOperands());
+  unsigned first = results.size();
+  for (auto &[v, key] : values)
+    results.push_back(v);
+  OpBuilder b(ret);
+  func::ReturnOp::create(b, ret.getLoc(), results);
+  ret->erase();
+  fn.setType(FunctionType::get(fn.getContext(), fn.getArgumentTypes(),
+                               ValueRange(results).getTypes()));
+  for (auto [i, item] : llvm::enumerate(values))
+    fn.setResultAttr(first + i, "kiln.name",
+                     StringAttr::get(fn.getContext(), item.second));
+}
+
 struct ExposeCalibrationTensorsPass
     : public kiln::impl::KilnExposeCalibrationTensorsBase<
           ExposeCalibrationTensorsPass> {
@@ -178,19 +196,7 @@ struct ExposeCalibrationTensorsPass
     gemmsToMatMul(fn);
     SmallVector<Target> ts = targets(fn);
     Keys keys(fn, ts);
-    auto ret = cast<func::ReturnOp>(fn.getBody().front().getTerminator());
-    SmallVector<Value> results(ret.getOperands());
-    unsigned first = results.size();
-    for (auto &[v, key] : keys.ordered)
-      results.push_back(v);
-    OpBuilder b(ret);
-    func::ReturnOp::create(b, ret.getLoc(), results);
-    ret->erase();
-    fn.setType(FunctionType::get(&getContext(), fn.getArgumentTypes(),
-                                 ValueRange(results).getTypes()));
-    for (auto [i, item] : llvm::enumerate(keys.ordered))
-      fn.setResultAttr(first + i, "kiln.name",
-                       StringAttr::get(&getContext(), item.second));
+    appendResults(fn, keys.ordered);
   }
 };
 
@@ -229,6 +235,8 @@ struct QuantizePass : public kiln::impl::KilnQuantizeBase<QuantizePass> {
     // value it replaced; an absorbed Relu's result stands for its input.
     DenseMap<Value, std::pair<Value, float>> quantized;
     DenseMap<Value, Value> absorbed;
+    SmallVector<Attribute> layers;
+    std::vector<std::pair<Value, std::string>> exposed;
     auto range = [&](Value v) -> const std::pair<double, double> * {
       auto it = table.find(keys.of.lookup(v));
       return it == table.end() ? nullptr : &it->second;
@@ -249,15 +257,18 @@ struct QuantizePass : public kiln::impl::KilnQuantizeBase<QuantizePass> {
       float xs = quantized[input].second;
       OpBuilder b(t.op);
       Location loc = t.op->getLoc();
+      SmallVector<float> ws;
       if (auto conv = dyn_cast<ConvOp>(t.op)) {
-        auto [w, ws] = weights(b, loc, conv.getW(), /*axis=*/0);
+        Value w;
+        std::tie(w, ws) = weights(b, loc, conv.getW(), /*axis=*/0);
         conv.getXMutable().assign(xdq);
         conv.getWMutable().assign(w);
         if (conv.getB())
           conv.getBMutable().assign(bias(b, loc, conv.getB(), xs, ws));
       } else {
         auto mm = cast<MatMulOp>(t.op);
-        auto [w, ws] = weights(b, loc, mm.getB(), /*axis=*/1);
+        Value w;
+        std::tie(w, ws) = weights(b, loc, mm.getB(), /*axis=*/1);
         mm.getAMutable().assign(xdq);
         mm.getBMutable().assign(w);
       }
@@ -268,8 +279,31 @@ struct QuantizePass : public kiln::impl::KilnQuantizeBase<QuantizePass> {
         t.relu.getY().replaceAllUsesWith(result);
         t.relu->erase();
       }
-      quantize(result, *out, quantized);
+      Value ydq = quantize(result, *out, quantized);
+      // What was done, for kiln-compile --report: the layer by its output's
+      // key, its scales and zero points.
+      auto [is, iz] = activationQuant(in->first, in->second);
+      auto [os, oz] = activationQuant(out->first, out->second);
+      auto [wmin, wmax] = std::minmax_element(ws.begin(), ws.end());
+      Builder attrs(&getContext());
+      layers.push_back(attrs.getDictionaryAttr({
+          attrs.getNamedAttr("name",
+                             attrs.getStringAttr(keys.of.lookup(t.output))),
+          attrs.getNamedAttr(
+              "op", attrs.getStringAttr(t.op->getName().getStringRef())),
+          attrs.getNamedAttr("input_scale", attrs.getF32FloatAttr(is)),
+          attrs.getNamedAttr("input_zero_point", attrs.getI64IntegerAttr(iz)),
+          attrs.getNamedAttr("output_scale", attrs.getF32FloatAttr(os)),
+          attrs.getNamedAttr("output_zero_point", attrs.getI64IntegerAttr(oz)),
+          attrs.getNamedAttr("weight_scale_min", attrs.getF32FloatAttr(*wmin)),
+          attrs.getNamedAttr("weight_scale_max", attrs.getF32FloatAttr(*wmax)),
+      }));
+      exposed.emplace_back(ydq, keys.of.lookup(t.output));
     }
+    getOperation()->setAttr("kiln.quantized_layers",
+                            ArrayAttr::get(&getContext(), layers));
+    if (exposeOutputs)
+      appendResults(fn, exposed);
   }
 
   LogicalResult

@@ -3,6 +3,7 @@
 // RUN: kiln-opt %s -kiln-quantize=ranges=%S/Inputs/quantize-ranges.txt -kiln-fold-qdq -canonicalize | FileCheck %s --check-prefix=FOLD
 // RUN: not kiln-opt %s -kiln-quantize=ranges=%t.missing 2>&1 | FileCheck %s --check-prefix=MISSING
 // RUN: printf 'x\t1\n' > %t.bad && not kiln-opt %s -kiln-quantize=ranges=%t.bad 2>&1 | FileCheck %s --check-prefix=BAD
+// RUN: kiln-opt %s -kiln-quantize="ranges=%S/Inputs/quantize-ranges.txt expose-outputs=true" | FileCheck %s --check-prefix=OUTPUTS
 // RUN: printf 'x\t-1\t1\n' > %t.partial && kiln-opt %s -kiln-quantize=ranges=%t.partial | FileCheck %s --check-prefix=PARTIAL
 
 // A Conv + Relu, a Reshape and a Gemm (transB, bias). Exposed for
@@ -59,6 +60,15 @@
 // FOLD:         kiln.qlinear_matmul
 // FOLD-NOT:     kiln.conv(
 // FOLD-NOT:     kiln.matmul(
+
+// The module records each quantized layer (for kiln-compile --report);
+// with expose-outputs, each layer's dequantized output is a result.
+
+// OUTPUTS: module attributes {kiln.quantized_layers = [{input_scale = 0.00787401571 : f32, input_zero_point = 0 : i64, name = "relu#0", op = "kiln.conv", output_scale = 0.00784313772 : f32, output_zero_point = -128 : i64, weight_scale_max = 0.00393700786 : f32, weight_scale_min = 0.00393700786 : f32}, {input_scale = 0.00784313772 : f32, input_zero_point = -128 : i64, name = "fc#0", op = "kiln.matmul", output_scale = 0.0236220472 : f32, output_zero_point = 0 : i64, weight_scale_max = 0.00196850393 : f32, weight_scale_min = 0.00196850393 : f32}]}
+// OUTPUTS: func.func @main({{.+}}) -> (tensor<1x2xf32> {kiln.name = "y"}, tensor<1x3x2x2xf32> {kiln.name = "relu#0"}, tensor<1x2xf32> {kiln.name = "fc#0"})
+// OUTPUTS: %[[RD:.+]] = kiln.dequantize_linear(%{{.+}}) : (tensor<1x3x2x2xi8>
+// OUTPUTS: %[[MD:.+]] = kiln.dequantize_linear(%{{.+}}) : (tensor<1x2xi8>
+// OUTPUTS: return %{{.+}}, %[[RD]], %[[MD]]
 
 // MISSING: kiln-quantize: cannot read the ranges file
 // BAD: a line is not 'name<TAB>min<TAB>max': 'x	1'

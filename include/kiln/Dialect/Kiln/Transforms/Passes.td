@@ -145,11 +145,19 @@ def KilnQuantize : Pass<"kiln-quantize", "::mlir::ModuleOp"> {
       whose saturation at the zero point is the Relu.
 
     `kiln-fold-qdq` then turns each group into QLinearConv or
-    QLinearMatMul. Ops without ranges stay float.
+    QLinearMatMul. Ops without ranges stay float. The module gets a
+    `kiln.quantized_layers` attribute: per quantized op, its output's key,
+    its scales and zero points, the range of its weight scales (what
+    `kiln-compile --report` prints); with `expose-outputs`, each quantized
+    op's dequantized output is appended to @main's results under its key
+    (to measure each layer's error against the float model's).
   }];
   let options = [
     Option<"ranges", "ranges", "std::string", "\"\"",
            "The ranges file (name<TAB>min<TAB>max per line)">,
+    Option<"exposeOutputs", "expose-outputs", "bool", "false",
+           "Append each quantized op's dequantized output to @main's "
+           "results">,
   ];
 }
 
