@@ -12,6 +12,8 @@ each batch and with the same thread count, times
   kiln-qdq   Kiln on the QDQ model, float between the Q/DQ pairs
              (kiln-compile --fold-qdq=false)
   kiln-int8  Kiln on the QDQ model as integer kernels (the default)
+  kiln-own-int8  Kiln's own quantization of the float model
+             (--precision=int8, calibrated on the same 4 inputs)
 
 and checks each Kiln QDQ module against ONNX Runtime's QDQ output on one
 seeded input: within one quantization step of the output (the last
@@ -88,7 +90,14 @@ def main():
         rng = np.random.default_rng(0)
         fp = export.exported_path(args.models_dir, name)
         qdq = os.path.join(args.out, name + "-qdq.onnx")
-        cal = iter([inputs_for(name, 1, rng) for _ in range(4)])
+        cal_samples = [inputs_for(name, 1, rng) for _ in range(4)]
+        cal = iter(cal_samples)
+        # The same samples for kiln-compile --precision=int8.
+        cal_dir = os.path.join(args.out, name + "-calibration")
+        for i, sample in enumerate(cal_samples):
+            os.makedirs(os.path.join(cal_dir, "%02d" % i), exist_ok=True)
+            for k, (inp, v) in enumerate(sample.items()):
+                np.save(os.path.join(cal_dir, "%02d" % i, "input_%d.npy" % k), v)
 
         class Reader(CalibrationDataReader):
             def get_next(self):
@@ -119,12 +128,14 @@ def main():
                    "ort-f32": ort_p50(ort_f32, feeds, args.iterations),
                    "ort-int8": ort_p50(ort_q, feeds, args.iterations)}
             for key, src, flags in (("kiln-f32", fp, []), ("kiln-qdq", qdq, ["--fold-qdq=false"]),
-                                    ("kiln-int8", qdq, [])):
+                                    ("kiln-int8", qdq, []),
+                                    ("kiln-own-int8", fp, ["--precision=int8",
+                                                           "--calibration-data=" + cal_dir])):
                 kmod = os.path.join(args.out, "%s-b%d-%s.kmod" % (name, batch, key))
                 subprocess.run([os.path.join(args.bin, "kiln-compile"), src, "-o", kmod] +
                                shapes + flags, check=True)
                 check = ""
-                if key != "kiln-f32" and step is not None:
+                if key in ("kiln-qdq", "kiln-int8") and step is not None:
                     r = kiln_run(args, kmod, feeds, files,
                                  ["--expected", expected, "--rtol", "0",
                                   "--atol", "%.6g" % (step * 1.001)])
@@ -141,7 +152,8 @@ def main():
                     row[key + " check"] = check
             rows.append(row)
             print("%s batch %d, %d threads, p50 ms:" % (name, batch, args.threads))
-            for key in ("ort-f32", "ort-int8", "kiln-f32", "kiln-qdq", "kiln-int8"):
+            for key in ("ort-f32", "ort-int8", "kiln-f32", "kiln-qdq", "kiln-int8",
+                        "kiln-own-int8"):
                 print("  %-9s %9.2f   /kiln-f32 %.2f   /ort-int8 %.2f   %s" % (
                     key, row[key], row[key] / row["kiln-f32"], row[key] / row["ort-int8"],
                     row.get(key + " check", "")))
