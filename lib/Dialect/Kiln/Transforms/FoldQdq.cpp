@@ -45,17 +45,8 @@ bool isInt(Value v, unsigned width) {
 bool zeroPoint(Value v) {
   if (!v)
     return true;
-  auto cst = v.getDefiningOp<ConstantOp>();
-  if (!cst)
-    return false;
-  if (auto dense = dyn_cast<DenseIntElementsAttr>(cst.getValue()))
-    return llvm::all_of(dense.getValues<APInt>(),
-                        [](const APInt &i) { return i.isZero(); });
-  // Weights and their zero points are usually resources: all bytes zero.
-  auto res = dyn_cast<DenseResourceElementsAttr>(cst.getValue());
-  AsmResourceBlob *blob = res ? res.getRawHandle().getBlob() : nullptr;
-  return blob && isa<IntegerType>(res.getElementType()) &&
-         llvm::all_of(blob->getData(), [](char c) { return c == 0; });
+  auto values = constInts(v);
+  return values && llvm::all_of(*values, [](int64_t x) { return x == 0; });
 }
 
 /// A DequantizeLinear of an 8-bit tensor whose scale is one value
