@@ -99,8 +99,9 @@ void kiln::buildCpuCodegenPipeline(OpPassManager &pm,
           : "scf-forall-to-for,";
   addPipeline(
       pm, "func.func(kiln-flatten-empty-tensors,kiln-fuse-elementwise,"
-          "kiln-cpu-int8-gemm,kiln-collapse-elementwise,kiln-conv-to-gemm{" +
-              bits + "},kiln-pack-weights{" + bits +
+          "kiln-cpu-int8-gemm,kiln-cpu-depthwise-conv{" +
+              bits + "},kiln-collapse-elementwise,kiln-conv-to-gemm{" + bits +
+              "},kiln-pack-weights{" + bits +
               "},kiln-clone-shared-inits,kiln-cpu-tile-and-vectorize{" + bits +
               " register-tile-m=" + std::to_string(registerTileM) +
               "}),canonicalize,cse," + bufferizeAndPlan(false) +

@@ -299,6 +299,41 @@ def KilnCollapseElementwise
                            "::mlir::linalg::LinalgDialect"];
 }
 
+def KilnCpuDepthwiseConv
+    : Pass<"kiln-cpu-depthwise-conv", "::mlir::func::FuncOp"> {
+  let summary = "Writes depthwise 2-D convolutions as rows of vectors, their "
+                "zero padding folded into lane shuffles";
+  let description = [{
+    The `linalg.generic` that a depthwise `Conv` (group = input channels =
+    output channels, 2-D, NCHW, f32) lowers to, over `(n, c, oh, ow, kh,
+    kw)` with any strides and dilations, its input possibly a
+    `tensor.pad` of the spatial dims with zeros, becomes an `scf.forall`
+    over `(n, c)` planes, each a loop over output rows. An output row is
+    `ceil(OW / lanes)` vector accumulators that start from the bias (or a
+    fill, or the init read). For each window row the input row is loaded
+    as whole vectors (lanes past its end read as zero; a row in the top or
+    bottom padding is selected to zeros) and for each tap every output
+    vector's inputs are a static lane permutation of those vectors and
+    zeros (`vector.shuffle`: one at stride 1, two at stride 2), multiplied
+    by the tap's broadcast weight in a `vector.fma`. The padded copy of the
+    input is not written. An elementwise op that is the convolution's only
+    user (Clip, Relu) is applied to the accumulators before they are
+    stored.
+
+    Rows wider than 8 output vectors or 16 input vectors, windows of more
+    than 81 taps and strides above 4 stay generic (scalar loops).
+  }];
+  let options = [
+    Option<"vectorBits", "vector-bits", "unsigned", "512",
+           "Bits of the CPU's vector registers">,
+  ];
+  let dependentDialects = ["::mlir::affine::AffineDialect",
+                           "::mlir::arith::ArithDialect",
+                           "::mlir::scf::SCFDialect",
+                           "::mlir::tensor::TensorDialect",
+                           "::mlir::vector::VectorDialect"];
+}
+
 def KilnCpuInt8Gemm : Pass<"kiln-cpu-int8-gemm", "::mlir::func::FuncOp"> {
   let summary = "Writes 8-bit GEMMs and convolutions with constant weights "
                 "as VNNI dot-product register tiles";

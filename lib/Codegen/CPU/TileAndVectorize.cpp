@@ -19,6 +19,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "Epilogue.h"
 #include "kiln/Codegen/Passes.h"
 
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
@@ -63,80 +64,6 @@ constexpr llvm::StringLiteral kRegisterTile = "kiln.register_tile";
 /// Marks the reduction loops of a contraction with an epilogue: the index
 /// of the epilogue in the pass's list.
 constexpr llvm::StringLiteral kEpilogue = "kiln.epilogue";
-
-/// The elementwise op that is the only consumer of contraction `op`'s
-/// result (through reshapes), when its body can be applied to the
-/// register tile once the reduction is done: one input read elementwise,
-/// its own init unread, every body op elementwise and free of memory
-/// effects, operands from the block argument or scalars defined outside.
-/// Activations after a convolution or a GEMM (Relu, Clip, ...) are such.
-linalg::GenericOp findEpilogue(linalg::LinalgOp op) {
-  if (op->getNumResults() != 1 || !op->getResult(0).hasOneUse())
-    return nullptr;
-  Operation *user = *op->getResult(0).getUsers().begin();
-  // Reshapes and transposes (kiln-conv-to-gemm's way back to NCHW) move
-  // elements without changing them: an elementwise op after them may as
-  // well be applied before.
-  while (
-      isa<tensor::ExpandShapeOp, tensor::CollapseShapeOp, linalg::TransposeOp>(
-          user)) {
-    if (!user->getResult(0).hasOneUse())
-      return nullptr;
-    user = *user->getResult(0).getUsers().begin();
-  }
-  auto e = dyn_cast<linalg::GenericOp>(user);
-  if (!e || e.getNumDpsInputs() != 1 || e.getNumDpsInits() != 1 ||
-      e.getNumParallelLoops() != e.getNumLoops() ||
-      !llvm::all_of(e.getIndexingMapsArray(),
-                    [](AffineMap m) { return m.isIdentity(); }) ||
-      e.getResult(0).getType() != e.getDpsInputOperand(0)->get().getType() ||
-      !e.hasPureTensorSemantics())
-    return nullptr;
-  Block &body = e.getRegion().front();
-  Value yielded = body.getTerminator()->getOperand(0);
-  if (!body.getArgument(1).use_empty() || yielded.getParentBlock() != &body)
-    return nullptr; // Reads its init, or yields a value from outside.
-  if (auto arg = dyn_cast<BlockArgument>(yielded); arg && arg.getArgNumber())
-    return nullptr;
-  for (Operation &inner : body.without_terminator()) {
-    if (!OpTrait::hasElementwiseMappableTraits(&inner) ||
-        !isMemoryEffectFree(&inner) || inner.getNumRegions() != 0 ||
-        inner.getNumResults() != 1)
-      return nullptr;
-    for (Value v : inner.getOperands())
-      if (v.getParentBlock() != &body && !v.getType().isIntOrIndexOrFloat())
-        return nullptr;
-  }
-  return e;
-}
-
-/// Applies `epilogue`'s body to `acc`, a vector of the contraction's
-/// final values: each op again at the vector type, scalars from outside
-/// broadcast.
-Value applyEpilogue(OpBuilder &b, linalg::GenericOp epilogue, Value acc) {
-  auto vt = cast<VectorType>(acc.getType());
-  Block &body = epilogue.getRegion().front();
-  IRMapping map;
-  map.map(body.getArgument(0), acc);
-  Location loc = acc.getLoc();
-  for (Operation &inner : body.without_terminator()) {
-    SmallVector<Value> operands;
-    for (Value v : inner.getOperands()) {
-      if (Value m = map.lookupOrNull(v))
-        operands.push_back(m);
-      else
-        operands.push_back(vector::BroadcastOp::create(
-            b, loc, VectorType::get(vt.getShape(), v.getType()), v));
-    }
-    OperationState state(loc, inner.getName());
-    state.addOperands(operands);
-    state.addAttributes(inner.getAttrs());
-    state.addTypes(
-        VectorType::get(vt.getShape(), inner.getResult(0).getType()));
-    map.map(inner.getResult(0), b.create(state)->getResult(0));
-  }
-  return map.lookup(body.getTerminator()->getOperand(0));
-}
 
 /// The first candidate that divides `size`, else the first candidate.
 int64_t pickDividing(int64_t size, ArrayRef<int64_t> candidates) {
@@ -406,8 +333,9 @@ struct TileAndVectorizePass
       if (auto plan = planContraction(op, vectorBits, registerTileM, panelBytes,
                                       parallelChunks)) {
         work.emplace_back(op, std::move(*plan));
-        linalg::GenericOp e =
-            op.getNumReductionLoops() == 1 ? findEpilogue(op) : nullptr;
+        linalg::GenericOp e = op.getNumReductionLoops() == 1
+                                  ? kiln::cpu::findEpilogue(op)
+                                  : nullptr;
         epilogues.push_back(e);
         if (e)
           fused.insert(e);
@@ -519,7 +447,7 @@ struct TileAndVectorizePass
       linalg::GenericOp e = epilogues[i];
       for (vector::TransferWriteOp write : list) {
         rewriter.setInsertionPoint(write);
-        Value v = applyEpilogue(rewriter, e, write.getVector());
+        Value v = kiln::cpu::applyEpilogue(rewriter, e, write.getVector());
         rewriter.modifyOpInPlace(
             write, [&] { write.getValueToStoreMutable().assign(v); });
       }

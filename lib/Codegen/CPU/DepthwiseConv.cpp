@@ -1,0 +1,430 @@
+//===- DepthwiseConv.cpp - depthwise convolutions as vector rows ---------===//
+//
+// A depthwise 2-D convolution in NCHW (one input and one output channel per
+// group: MobileNet's 3x3 and ConvNeXt's 7x7) has K = KH x KW products per
+// output, too few for a GEMM; as a generic it runs as scalar loops (the
+// innermost one the window's 3 taps) behind a copy of its input padded
+// with zeros. Here every plane is one iteration of an scf.forall over
+// (n, c), and each output row is a few vectors along its width, all in
+// registers while the taps are summed:
+//
+//   for each window row kh: the input row ih = oh * sh + kh * dh - pad_top
+//     is loaded as whole vectors (lanes past its end read as zero; a row
+//     above or below the input is all zeros: selected, not branched);
+//   for each tap kw: every output vector's inputs, x[ih, ow * sw + kw * dw -
+//     pad_left] for its lanes, are a static lane permutation of those row
+//     vectors and zeros (one shuffle at stride 1, two at stride 2), times
+//     the tap's weight broadcast, added with an FMA.
+//
+// So the padded copy is never written: the padding is the zeros the
+// shuffles take lanes from. The accumulators start from the bias; an
+// elementwise op after the convolution (Clip, Relu) is applied to them
+// before they are stored.
+//
+//===----------------------------------------------------------------------===//
+
+#include "Epilogue.h"
+#include "kiln/Codegen/Passes.h"
+
+#include "mlir/Dialect/Affine/IR/AffineOps.h"
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Linalg/IR/Linalg.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
+#include "mlir/Dialect/Vector/IR/VectorOps.h"
+#include "mlir/IR/Matchers.h"
+#include "mlir/IR/PatternMatch.h"
+
+#define DEBUG_TYPE "kiln-cpu-depthwise-conv"
+
+namespace kiln {
+#define GEN_PASS_DEF_KILNCPUDEPTHWISECONV
+#include "kiln/Codegen/Passes.h.inc"
+} // namespace kiln
+
+using namespace mlir;
+
+namespace {
+
+/// A matched depthwise convolution.
+struct Depthwise {
+  linalg::GenericOp op;
+  Value input;   ///< [N, C, H, W], unpadded.
+  Value weights; ///< [C, 1, KH, KW].
+  int64_t n, c, h, w, oh, ow, kh, kw;
+  int64_t sh, sw, dh, dw, padTop = 0, padLeft = 0;
+  /// Where the accumulators start: a per-channel bias [C], a scalar (a
+  /// fill), or else the init tensor itself, read.
+  Value bias, scalar;
+};
+
+/// The coefficients of d_a and d_b in `e`, when `e` is exactly
+/// d_a * ca + d_b * cb (ca, cb > 0) over `numDims` dims.
+std::optional<std::pair<int64_t, int64_t>>
+twoTermCoefficients(AffineExpr e, unsigned numDims, unsigned a, unsigned b) {
+  MLIRContext *ctx = e.getContext();
+  AffineMap map = AffineMap::get(numDims, 0, e);
+  auto valueAt = [&](int64_t dim) -> std::optional<int64_t> {
+    SmallVector<Attribute> point(numDims,
+                                 IntegerAttr::get(IndexType::get(ctx), 0));
+    if (dim >= 0)
+      point[dim] = IntegerAttr::get(IndexType::get(ctx), 1);
+    SmallVector<Attribute> folded;
+    if (failed(map.constantFold(point, folded)) || folded.size() != 1)
+      return std::nullopt;
+    return cast<IntegerAttr>(folded[0]).getInt();
+  };
+  std::optional<int64_t> base = valueAt(-1), ca = valueAt(a), cb = valueAt(b);
+  if (!base || !ca || !cb || *base != 0 || *ca <= 0 || *cb <= 0)
+    return std::nullopt;
+  AffineExpr expected =
+      getAffineDimExpr(a, ctx) * *ca + getAffineDimExpr(b, ctx) * *cb;
+  if (simplifyAffineExpr(e - expected, numDims, 0) !=
+      getAffineConstantExpr(0, ctx))
+    return std::nullopt;
+  return std::make_pair(*ca, *cb);
+}
+
+/// Whether `body` computes out + in0 * in1 (in either order).
+bool isMultiplyAccumulate(Block &body) {
+  auto yield = cast<linalg::YieldOp>(body.getTerminator());
+  auto add = yield.getOperand(0).getDefiningOp<arith::AddFOp>();
+  if (!add || body.getOperations().size() != 3)
+    return false;
+  Value acc = body.getArgument(2);
+  Value prod = add.getLhs() == acc ? add.getRhs() : add.getLhs();
+  if (add.getLhs() != acc && add.getRhs() != acc)
+    return false;
+  auto mul = prod.getDefiningOp<arith::MulFOp>();
+  if (!mul)
+    return false;
+  Value x = body.getArgument(0), y = body.getArgument(1);
+  return (mul.getLhs() == x && mul.getRhs() == y) ||
+         (mul.getLhs() == y && mul.getRhs() == x);
+}
+
+std::optional<Depthwise> match(linalg::GenericOp op, int64_t lanes) {
+  if (op.getNumLoops() != 6 || op.getNumDpsInputs() != 2 ||
+      op.getNumDpsInits() != 1 || op.getNumResults() != 1 ||
+      !op.hasPureTensorSemantics())
+    return std::nullopt;
+  using IT = utils::IteratorType;
+  SmallVector<IT> iters = op.getIteratorTypesArray();
+  if (!llvm::equal(iters,
+                   ArrayRef<IT>{IT::parallel, IT::parallel, IT::parallel,
+                                IT::parallel, IT::reduction, IT::reduction}))
+    return std::nullopt;
+  auto xt = dyn_cast<RankedTensorType>(op.getDpsInputs()[0].getType());
+  auto wt = dyn_cast<RankedTensorType>(op.getDpsInputs()[1].getType());
+  auto ot = dyn_cast<RankedTensorType>(op.getResult(0).getType());
+  if (!xt || !wt || !ot || !xt.hasStaticShape() || !wt.hasStaticShape() ||
+      !ot.hasStaticShape() || xt.getRank() != 4 || wt.getRank() != 4 ||
+      ot.getRank() != 4 || !ot.getElementType().isF32() ||
+      xt.getElementType() != ot.getElementType() ||
+      wt.getElementType() != ot.getElementType())
+    return std::nullopt;
+  if (!isMultiplyAccumulate(op.getRegion().front()))
+    return std::nullopt;
+
+  MLIRContext *ctx = op.getContext();
+  auto d = [&](unsigned i) { return getAffineDimExpr(i, ctx); };
+  SmallVector<AffineMap> maps = op.getIndexingMapsArray();
+  AffineMap in = maps[0];
+  if (in.getNumResults() != 4 || in.getResult(0) != d(0) ||
+      in.getResult(1) != d(1))
+    return std::nullopt;
+  auto rows = twoTermCoefficients(in.getResult(2), 6, 2, 4);
+  auto cols = twoTermCoefficients(in.getResult(3), 6, 3, 5);
+  if (!rows || !cols)
+    return std::nullopt;
+  AffineMap wExpected = AffineMap::get(
+      6, 0, {d(1), getAffineConstantExpr(0, ctx), d(4), d(5)}, ctx);
+  if (maps[1] != wExpected ||
+      maps[2] != AffineMap::get(6, 0, {d(0), d(1), d(2), d(3)}, ctx))
+    return std::nullopt;
+
+  Depthwise dw;
+  dw.op = op;
+  dw.weights = op.getDpsInputs()[1];
+  std::tie(dw.sh, dw.dh) = *rows;
+  std::tie(dw.sw, dw.dw) = *cols;
+  dw.n = ot.getDimSize(0);
+  dw.c = ot.getDimSize(1);
+  dw.oh = ot.getDimSize(2);
+  dw.ow = ot.getDimSize(3);
+  dw.kh = wt.getDimSize(2);
+  dw.kw = wt.getDimSize(3);
+  if (wt.getDimSize(0) != dw.c || wt.getDimSize(1) != 1)
+    return std::nullopt;
+
+  // The input, seen through a zero pad of its spatial dims.
+  dw.input = op.getDpsInputs()[0];
+  if (auto pad = dw.input.getDefiningOp<tensor::PadOp>()) {
+    Value padValue = pad.getConstantPaddingValue();
+    ArrayRef<int64_t> low = pad.getStaticLow(), high = pad.getStaticHigh();
+    if (padValue && matchPattern(padValue, m_AnyZeroFloat()) &&
+        !ShapedType::isDynamicShape(low) && !ShapedType::isDynamicShape(high) &&
+        low[0] == 0 && low[1] == 0 && high[0] == 0 && high[1] == 0 &&
+        pad.getSourceType().hasStaticShape()) {
+      dw.padTop = low[2];
+      dw.padLeft = low[3];
+      dw.input = pad.getSource();
+    }
+  }
+  auto st = cast<RankedTensorType>(dw.input.getType());
+  dw.h = st.getDimSize(2);
+  dw.w = st.getDimSize(3);
+  if (st.getDimSize(0) != dw.n || st.getDimSize(1) != dw.c)
+    return std::nullopt;
+
+  // The registers one output row takes: its output vectors, the input
+  // row's vectors, the taps' weights. Wider rows or windows stay generic.
+  int64_t outVectors = llvm::divideCeil(dw.ow, lanes);
+  int64_t inVectors = llvm::divideCeil(dw.w, lanes);
+  if (outVectors > 8 || inVectors > 16 || dw.kh * dw.kw > 81 || dw.sw > 4)
+    return std::nullopt;
+
+  // Where the accumulators start.
+  Value init = op.getDpsInits()[0];
+  if (auto fill = init.getDefiningOp<linalg::FillOp>()) {
+    dw.scalar = fill.getInputs()[0];
+  } else if (auto g = init.getDefiningOp<linalg::GenericOp>()) {
+    AffineMap chan = AffineMap::get(4, 0, {d(1)}, ctx);
+    Block &body = g.getRegion().front();
+    if (g.getNumDpsInputs() == 1 && g.getNumLoops() == 4 &&
+        g.getIndexingMapsArray()[0] == chan &&
+        g.getIndexingMapsArray()[1].isIdentity() &&
+        body.getOperations().size() == 1 &&
+        body.getTerminator()->getOperand(0) == body.getArgument(0) &&
+        g.getDpsInputs()[0].getType() ==
+            RankedTensorType::get({dw.c}, ot.getElementType()))
+      dw.bias = g.getDpsInputs()[0];
+  }
+  return dw;
+}
+
+Value idx(OpBuilder &b, Location loc, int64_t v) {
+  return arith::ConstantIndexOp::create(b, loc, v);
+}
+
+/// The vector whose lane l is element `elems[l]` of a row held as
+/// `row` (vector i: elements [i * lanes, (i + 1) * lanes)), zero where
+/// the element is outside them, anything where `elems[l]` is nullopt.
+/// Built from lane permutations of two vectors at a time.
+Value gatherLanes(OpBuilder &b, Location loc, ArrayRef<Value> row, Value zero,
+                  ArrayRef<std::optional<int64_t>> elems) {
+  int64_t lanes = elems.size();
+  int64_t total = static_cast<int64_t>(row.size()) * lanes;
+  // Each lane's source vector (an index into `sources`) and lane there.
+  SmallVector<Value> sources;
+  SmallVector<int64_t> src(lanes, -1), lane(lanes, 0);
+  auto sourceIndex = [&](Value v) -> int64_t {
+    auto it = llvm::find(sources, v);
+    if (it != sources.end())
+      return it - sources.begin();
+    sources.push_back(v);
+    return sources.size() - 1;
+  };
+  for (int64_t l = 0; l < lanes; ++l) {
+    if (!elems[l])
+      continue;
+    int64_t e = *elems[l];
+    if (e < 0 || e >= total) {
+      src[l] = sourceIndex(zero);
+      lane[l] = 0;
+    } else {
+      src[l] = sourceIndex(row[e / lanes]);
+      lane[l] = e % lanes;
+    }
+  }
+  if (sources.empty())
+    return zero;
+  // Don't-care lanes: from the first source, in place.
+  for (int64_t l = 0; l < lanes; ++l)
+    if (src[l] < 0) {
+      src[l] = 0;
+      lane[l] = l;
+    }
+  bool identity = sources.size() == 1;
+  for (int64_t l = 0; identity && l < lanes; ++l)
+    identity = lane[l] == l;
+  if (identity)
+    return sources[0];
+  Type vt = zero.getType();
+  // Fold the sources in one at a time: after step s, lanes from sources
+  // 0..s sit at their final positions.
+  Value cur = sources[0];
+  SmallVector<int64_t> curLane(lane.begin(), lane.end());
+  if (sources.size() == 1) {
+    return vector::ShuffleOp::create(b, loc, vt, cur, cur, curLane);
+  }
+  for (int64_t s = 1; s < static_cast<int64_t>(sources.size()); ++s) {
+    SmallVector<int64_t> mask(lanes);
+    for (int64_t l = 0; l < lanes; ++l) {
+      if (src[l] < s)
+        mask[l] = curLane[l];
+      else if (src[l] == s)
+        mask[l] = lanes + lane[l];
+      else
+        mask[l] = l; // Set by a later step.
+    }
+    cur = vector::ShuffleOp::create(b, loc, vt, cur, sources[s], mask);
+    for (int64_t l = 0; l < lanes; ++l)
+      curLane[l] = l;
+  }
+  return cur;
+}
+
+/// Rewrites `dw` (and its epilogue, if any) as vector rows; returns the
+/// value that replaces the last of them.
+Value rewrite(RewriterBase &rewriter, Depthwise dw, linalg::GenericOp epilogue,
+              int64_t lanes) {
+  linalg::GenericOp op = dw.op;
+  Location loc = op.getLoc();
+  OpBuilder &b = rewriter;
+  rewriter.setInsertionPoint(epilogue ? epilogue.getOperation()
+                                      : op.getOperation());
+  auto ot = cast<RankedTensorType>(op.getResult(0).getType());
+  Type f32 = ot.getElementType();
+  auto vt = VectorType::get({lanes}, f32);
+  int64_t outVectors = llvm::divideCeil(dw.ow, lanes);
+  int64_t inVectors = llvm::divideCeil(dw.w, lanes);
+  Value init = op.getDpsInits()[0];
+  Value empty = tensor::EmptyOp::create(b, loc, ot.getShape(), f32);
+
+  auto forall = scf::ForallOp::create(
+      b, loc,
+      ArrayRef<OpFoldResult>{b.getIndexAttr(dw.n), b.getIndexAttr(dw.c)},
+      ValueRange{empty}, std::nullopt);
+  OpBuilder::InsertionGuard guard(b);
+  b.setInsertionPointToStart(forall.getBody());
+  Value n = forall.getInductionVar(0), c = forall.getInductionVar(1);
+  Value shared = forall.getRegionIterArgs()[0];
+  Value zero = arith::ConstantOp::create(
+      b, loc, vt, DenseElementsAttr::get(vt, b.getF32FloatAttr(0)));
+  Value zeroF = arith::ConstantOp::create(b, loc, b.getF32FloatAttr(0));
+  Value idx0 = idx(b, loc, 0);
+  // The taps' weights, broadcast, and where the sums start.
+  SmallVector<Value> taps;
+  for (int64_t i = 0; i < dw.kh; ++i)
+    for (int64_t j = 0; j < dw.kw; ++j) {
+      Value wv = tensor::ExtractOp::create(
+          b, loc, dw.weights,
+          ValueRange{c, idx0, idx(b, loc, i), idx(b, loc, j)});
+      taps.push_back(vector::BroadcastOp::create(b, loc, vt, wv));
+    }
+  Value start;
+  if (dw.bias)
+    start = vector::BroadcastOp::create(
+        b, loc, vt, tensor::ExtractOp::create(b, loc, dw.bias, c));
+  else if (dw.scalar)
+    start = vector::BroadcastOp::create(b, loc, vt, dw.scalar);
+  auto planeType = RankedTensorType::get({dw.oh, dw.ow}, f32);
+  SmallVector<OpFoldResult> offsets = {n, c, b.getIndexAttr(0),
+                                       b.getIndexAttr(0)};
+  SmallVector<OpFoldResult> sizes = {b.getIndexAttr(1), b.getIndexAttr(1),
+                                     b.getIndexAttr(dw.oh),
+                                     b.getIndexAttr(dw.ow)};
+  SmallVector<OpFoldResult> strides(4, b.getIndexAttr(1));
+  Value plane = tensor::ExtractSliceOp::create(b, loc, planeType, shared,
+                                               offsets, sizes, strides);
+
+  auto rowLoop = scf::ForOp::create(
+      b, loc, idx0, idx(b, loc, dw.oh), idx(b, loc, 1), ValueRange{plane},
+      [&](OpBuilder &rb, Location, Value oh, ValueRange iter) {
+        SmallVector<Value> accs;
+        for (int64_t j = 0; j < outVectors; ++j) {
+          if (start) {
+            accs.push_back(start);
+            continue;
+          }
+          accs.push_back(vector::TransferReadOp::create(
+              rb, loc, vt, init, ValueRange{n, c, oh, idx(rb, loc, j * lanes)},
+              zeroF, ArrayRef<bool>{(j + 1) * lanes <= dw.ow}));
+        }
+        AffineExpr d0 = getAffineDimExpr(0, rb.getContext());
+        for (int64_t i = 0; i < dw.kh; ++i) {
+          // Input row ih, zeros when it is in the padding.
+          Value ih = affine::AffineApplyOp::create(
+              rb, loc, d0 * dw.sh + (i * dw.dh - dw.padTop), oh);
+          Value inside = arith::AndIOp::create(
+              rb, loc,
+              arith::CmpIOp::create(rb, loc, arith::CmpIPredicate::sge, ih,
+                                    idx0),
+              arith::CmpIOp::create(rb, loc, arith::CmpIPredicate::slt, ih,
+                                    idx(rb, loc, dw.h)));
+          Value clamped = arith::MinSIOp::create(
+              rb, loc, arith::MaxSIOp::create(rb, loc, ih, idx0),
+              idx(rb, loc, dw.h - 1));
+          SmallVector<Value> row;
+          for (int64_t v = 0; v < inVectors; ++v) {
+            Value x = vector::TransferReadOp::create(
+                rb, loc, vt, dw.input,
+                ValueRange{n, c, clamped, idx(rb, loc, v * lanes)}, zeroF,
+                ArrayRef<bool>{(v + 1) * lanes <= dw.w});
+            row.push_back(arith::SelectOp::create(rb, loc, inside, x, zero));
+          }
+          for (int64_t k = 0; k < dw.kw; ++k) {
+            int64_t offset = k * dw.dw - dw.padLeft;
+            for (int64_t j = 0; j < outVectors; ++j) {
+              SmallVector<std::optional<int64_t>> elems;
+              for (int64_t l = 0; l < lanes; ++l) {
+                int64_t o = j * lanes + l;
+                if (o < dw.ow)
+                  elems.push_back(o * dw.sw + offset);
+                else
+                  elems.push_back(std::nullopt);
+              }
+              Value x = gatherLanes(rb, loc, row, zero, elems);
+              accs[j] = vector::FMAOp::create(rb, loc, taps[i * dw.kw + k], x,
+                                              accs[j]);
+            }
+          }
+        }
+        Value out = iter[0];
+        for (int64_t j = 0; j < outVectors; ++j) {
+          Value v = accs[j];
+          if (epilogue)
+            v = kiln::cpu::applyEpilogue(rb, epilogue, v);
+          out = vector::TransferWriteOp::create(
+                    rb, loc, v, out, ValueRange{oh, idx(rb, loc, j * lanes)},
+                    ArrayRef<bool>{(j + 1) * lanes <= dw.ow})
+                    .getResult();
+        }
+        scf::YieldOp::create(rb, loc, out);
+      });
+  b.setInsertionPointToStart(forall.getTerminator().getBody());
+  tensor::ParallelInsertSliceOp::create(b, loc, rowLoop.getResult(0), shared,
+                                        offsets, sizes, strides);
+  return forall.getResult(0);
+}
+
+struct DepthwiseConvPass
+    : public kiln::impl::KilnCpuDepthwiseConvBase<DepthwiseConvPass> {
+  using Base::Base;
+  void runOnOperation() override {
+    int64_t lanes = std::max<int64_t>(1, vectorBits / 32);
+    SmallVector<Depthwise> found;
+    getOperation().walk([&](linalg::GenericOp op) {
+      if (auto dw = match(op, lanes))
+        found.push_back(*dw);
+    });
+    IRRewriter rewriter(&getContext());
+    for (Depthwise &dw : found) {
+      linalg::GenericOp epilogue = kiln::cpu::findEpilogue(dw.op);
+      // Only directly: through a reshape the epilogue's type differs.
+      if (epilogue &&
+          epilogue.getDpsInputOperand(0)->get() != dw.op.getResult(0))
+        epilogue = nullptr;
+      Value result = rewrite(rewriter, dw, epilogue, lanes);
+      if (epilogue) {
+        rewriter.replaceOp(epilogue, result);
+        rewriter.eraseOp(dw.op);
+      } else {
+        rewriter.replaceOp(dw.op, result);
+      }
+    }
+  }
+};
+
+} // namespace

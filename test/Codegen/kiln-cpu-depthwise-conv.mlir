@@ -1,0 +1,175 @@
+// RUN: kiln-opt %s -split-input-file -kiln-cpu-depthwise-conv | FileCheck %s
+// RUN: kiln-opt %s -split-input-file -kiln-cpu-depthwise-conv=vector-bits=256 | FileCheck %s --check-prefix=AVX2
+
+#in = affine_map<(n, c, h, w, i, j) -> (n, c, h + i, w + j)>
+#in2 = affine_map<(n, c, h, w, i, j) -> (n, c, h * 2 + i, w * 2 + j)>
+#wt = affine_map<(n, c, h, w, i, j) -> (c, 0, i, j)>
+#out = affine_map<(n, c, h, w, i, j) -> (n, c, h, w)>
+#ch = affine_map<(n, c, h, w) -> (c)>
+#id = affine_map<(n, c, h, w) -> (n, c, h, w)>
+
+// MobileNet's block: a 3x3 depthwise convolution of a zero-padded 14x14
+// plane, starting from a per-channel bias, then a Clip. The pad's copy is
+// not read: each plane is one forall iteration over (n, c), each output row
+// one 16-lane accumulator (14 lanes used) whose taps take the input row's
+// vector shifted by one lane either way, zeros shifted in; the Clip is
+// applied before the store.
+
+// CHECK-LABEL: func.func @mobilenet_block
+// CHECK-SAME:    (%[[X:.+]]: tensor<1x32x14x14xf32>, %[[W:.+]]: tensor<32x1x3x3xf32>, %[[B:.+]]: tensor<32xf32>)
+// CHECK:         scf.forall (%[[N:.+]], %[[C:.+]]) in (1, 32) shared_outs(%[[O:.+]] = %{{.+}}) -> (tensor<1x32x14x14xf32>)
+// CHECK:           %[[ZERO:.+]] = arith.constant dense<0.000000e+00> : vector<16xf32>
+// CHECK-COUNT-9:   tensor.extract %[[W]][%[[C]],
+// CHECK:           %[[BIAS:.+]] = tensor.extract %[[B]][%[[C]]]
+// CHECK:           %[[START:.+]] = vector.broadcast %[[BIAS]] : f32 to vector<16xf32>
+// CHECK:           %[[PLANE:.+]] = tensor.extract_slice %[[O]][%[[N]], %[[C]], 0, 0] [1, 1, 14, 14] [1, 1, 1, 1] : tensor<1x32x14x14xf32> to tensor<14x14xf32>
+// CHECK:           scf.for %[[OH:.+]] = {{.*}} iter_args(%[[P:.+]] = %[[PLANE]]) -> (tensor<14x14xf32>)
+// The top window row: ih = oh - 1, zeros when outside [0, 14).
+// CHECK:             %[[IH:.+]] = affine.apply #{{.+}}(%[[OH]])
+// CHECK:             %[[ROW:.+]] = vector.transfer_read %[[X]][%[[N]], %[[C]], %{{.+}}, %{{.+}}], %{{.+}} : tensor<1x32x14x14xf32>, vector<16xf32>
+// CHECK:             %[[SEL:.+]] = arith.select %{{.+}}, %[[ROW]], %[[ZERO]] : vector<16xf32>
+// CHECK:             %[[LEFT:.+]] = vector.shuffle %[[ZERO]], %[[SEL]] [0, 16, 17, 18, 19, 20, 21, 22, 23, 24, 25, 26, 27, 28, 14, 15]
+// CHECK:             %[[A0:.+]] = vector.fma %{{.+}}, %[[LEFT]], %[[START]] : vector<16xf32>
+// CHECK:             %[[A1:.+]] = vector.fma %{{.+}}, %[[SEL]], %[[A0]] : vector<16xf32>
+// CHECK:             %[[RIGHT:.+]] = vector.shuffle %[[SEL]], %[[SEL]] [1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 14, 15]
+// CHECK:             vector.fma %{{.+}}, %[[RIGHT]], %[[A1]] : vector<16xf32>
+// CHECK-COUNT-6:     vector.fma
+// CHECK:             %[[MAX:.+]] = arith.maximumf %{{.+}}, %{{.+}} : vector<16xf32>
+// CHECK:             %[[MIN:.+]] = arith.minimumf %[[MAX]], %{{.+}} : vector<16xf32>
+// CHECK:             vector.transfer_write %[[MIN]], %[[P]][%[[OH]], %{{.+}}] : vector<16xf32>, tensor<14x14xf32>
+// CHECK:           scf.forall.in_parallel
+// CHECK:             tensor.parallel_insert_slice %{{.+}} into %[[O]][%[[N]], %[[C]], 0, 0] [1, 1, 14, 14] [1, 1, 1, 1] : tensor<14x14xf32> into tensor<1x32x14x14xf32>
+// CHECK-NOT:     linalg.generic
+// AVX2-LABEL:  func.func @mobilenet_block
+// With 8-lane vectors a row is two accumulators: 18 FMAs.
+// AVX2-COUNT-18: vector.fma %{{.+}} : vector<8xf32>
+// AVX2-NOT:      vector.fma
+// AVX2:          arith.maximumf
+func.func @mobilenet_block(%x: tensor<1x32x14x14xf32>, %w: tensor<32x1x3x3xf32>, %b: tensor<32xf32>) -> tensor<1x32x14x14xf32> {
+  %zero = arith.constant 0.0 : f32
+  %six = arith.constant 6.0 : f32
+  %p = tensor.pad %x low[0, 0, 1, 1] high[0, 0, 1, 1] {
+  ^bb0(%i0: index, %i1: index, %i2: index, %i3: index):
+    tensor.yield %zero : f32
+  } : tensor<1x32x14x14xf32> to tensor<1x32x16x16xf32>
+  %e = tensor.empty() : tensor<1x32x14x14xf32>
+  %bias = linalg.generic {indexing_maps = [#ch, #id], iterator_types = ["parallel", "parallel", "parallel", "parallel"]} ins(%b : tensor<32xf32>) outs(%e : tensor<1x32x14x14xf32>) {
+  ^bb0(%in: f32, %o: f32):
+    linalg.yield %in : f32
+  } -> tensor<1x32x14x14xf32>
+  %conv = linalg.generic {indexing_maps = [#in, #wt, #out], iterator_types = ["parallel", "parallel", "parallel", "parallel", "reduction", "reduction"]} ins(%p, %w : tensor<1x32x16x16xf32>, tensor<32x1x3x3xf32>) outs(%bias : tensor<1x32x14x14xf32>) {
+  ^bb0(%a: f32, %k: f32, %o: f32):
+    %m = arith.mulf %a, %k : f32
+    %s = arith.addf %o, %m : f32
+    linalg.yield %s : f32
+  } -> tensor<1x32x14x14xf32>
+  %clip = linalg.generic {indexing_maps = [#id, #id], iterator_types = ["parallel", "parallel", "parallel", "parallel"]} ins(%conv : tensor<1x32x14x14xf32>) outs(%e : tensor<1x32x14x14xf32>) {
+  ^bb0(%in: f32, %o: f32):
+    %lo = arith.maximumf %in, %zero : f32
+    %hi = arith.minimumf %lo, %six : f32
+    linalg.yield %hi : f32
+  } -> tensor<1x32x14x14xf32>
+  return %clip : tensor<1x32x14x14xf32>
+}
+
+// -----
+
+#in2 = affine_map<(n, c, h, w, i, j) -> (n, c, h * 2 + i, w * 2 + j)>
+#wt = affine_map<(n, c, h, w, i, j) -> (c, 0, i, j)>
+#out = affine_map<(n, c, h, w, i, j) -> (n, c, h, w)>
+
+// Stride 2 over a 40-wide row (three input vectors, the last partial) from
+// a fill, no padding, and a second user of the result: lanes 2l + kw of
+// two input vectors are taken by one shuffle; the 19-wide output row is
+// two accumulators, the second written with a mask (not in bounds); no
+// epilogue.
+
+// CHECK-LABEL: func.func @strided
+// CHECK:         %[[ZERO:.+]] = arith.constant 0.000000e+00 : f32
+// CHECK:         scf.forall (%{{.+}}, %{{.+}}) in (2, 8)
+// CHECK:           %[[START:.+]] = vector.broadcast %[[ZERO]] : f32 to vector<16xf32>
+// CHECK:           scf.for
+// CHECK:             %[[R0:.+]] = vector.transfer_read {{.+}} {in_bounds = [true]} : tensor<2x8x9x40xf32>, vector<16xf32>
+// CHECK:             %[[S0:.+]] = arith.select %{{.+}}, %[[R0]]
+// CHECK:             %[[R1:.+]] = vector.transfer_read {{.+}} {in_bounds = [true]} : tensor<2x8x9x40xf32>, vector<16xf32>
+// CHECK:             %[[S1:.+]] = arith.select %{{.+}}, %[[R1]]
+// CHECK:             %[[R2:.+]] = vector.transfer_read {{.+}} : tensor<2x8x9x40xf32>, vector<16xf32>
+// CHECK:             %[[S2:.+]] = arith.select %{{.+}}, %[[R2]]
+// CHECK:             %[[E0:.+]] = vector.shuffle %[[S0]], %[[S1]] [0, 2, 4, 6, 8, 10, 12, 14, 16, 18, 20, 22, 24, 26, 28, 30]
+// CHECK:             vector.fma %{{.+}}, %[[E0]], %[[START]]
+// CHECK:             %[[E1:.+]] = vector.shuffle %[[S2]], %[[S2]] [0, 2, 4, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15]
+// CHECK:             vector.fma %{{.+}}, %[[E1]], %[[START]]
+// CHECK:             vector.transfer_write %{{.+}} {in_bounds = [true]} : vector<16xf32>, tensor<4x19xf32>
+// CHECK:             vector.transfer_write %{{.+}}, %{{.+}}[%{{.+}}, %{{.+}}] : vector<16xf32>, tensor<4x19xf32>
+// CHECK:         linalg.generic
+// CHECK-SAME:      iterator_types = ["parallel", "parallel", "parallel", "parallel"]
+func.func @strided(%x: tensor<2x8x9x40xf32>, %w: tensor<8x1x3x3xf32>) -> (tensor<2x8x4x19xf32>, tensor<2x8x4x19xf32>) {
+  %zero = arith.constant 0.0 : f32
+  %e = tensor.empty() : tensor<2x8x4x19xf32>
+  %f = linalg.fill ins(%zero : f32) outs(%e : tensor<2x8x4x19xf32>) -> tensor<2x8x4x19xf32>
+  %conv = linalg.generic {indexing_maps = [#in2, #wt, #out], iterator_types = ["parallel", "parallel", "parallel", "parallel", "reduction", "reduction"]} ins(%x, %w : tensor<2x8x9x40xf32>, tensor<8x1x3x3xf32>) outs(%f : tensor<2x8x4x19xf32>) {
+  ^bb0(%a: f32, %k: f32, %o: f32):
+    %m = arith.mulf %a, %k : f32
+    %s = arith.addf %o, %m : f32
+    linalg.yield %s : f32
+  } -> tensor<2x8x4x19xf32>
+  %relu = linalg.generic {indexing_maps = [affine_map<(n, c, h, w) -> (n, c, h, w)>, affine_map<(n, c, h, w) -> (n, c, h, w)>], iterator_types = ["parallel", "parallel", "parallel", "parallel"]} ins(%conv : tensor<2x8x4x19xf32>) outs(%e : tensor<2x8x4x19xf32>) {
+  ^bb0(%in: f32, %o: f32):
+    %r = arith.maximumf %in, %zero : f32
+    linalg.yield %r : f32
+  } -> tensor<2x8x4x19xf32>
+  return %conv, %relu : tensor<2x8x4x19xf32>, tensor<2x8x4x19xf32>
+}
+
+// -----
+
+#in = affine_map<(n, c, h, w, i, j) -> (n, c, h + i, w + j)>
+#wt = affine_map<(n, c, h, w, i, j) -> (c, 0, i, j)>
+#out = affine_map<(n, c, h, w, i, j) -> (n, c, h, w)>
+
+// A pad with a non-zero value is not folded (the lanes outside a row read
+// as zero): its copy is read as the input. Not rewritten: a row of 300
+// (19 input vectors) and f16 (the kernel sums in f32 vectors only); each
+// stays the generic it was.
+
+// CHECK-LABEL: func.func @negative
+// CHECK:         %[[PAD:.+]] = tensor.pad
+// CHECK:         scf.forall
+// CHECK:           vector.transfer_read %[[PAD]]{{.+}} : tensor<1x4x8x8xf32>, vector<16xf32>
+// CHECK-NOT:     scf.forall (
+// CHECK-COUNT-2: iterator_types = ["parallel", "parallel", "parallel", "parallel", "reduction", "reduction"]
+// CHECK-NOT:     scf.forall (
+func.func @negative(%x: tensor<1x4x6x6xf32>, %w: tensor<4x1x3x3xf32>, %y: tensor<1x4x3x300xf32>, %h: tensor<1x4x8x8xf16>, %wh: tensor<4x1x3x3xf16>) -> (tensor<1x4x6x6xf32>, tensor<1x4x1x298xf32>, tensor<1x4x6x6xf16>) {
+  %one = arith.constant 1.0 : f32
+  %zero = arith.constant 0.0 : f32
+  %zh = arith.constant 0.0 : f16
+  %p = tensor.pad %x low[0, 0, 1, 1] high[0, 0, 1, 1] {
+  ^bb0(%i0: index, %i1: index, %i2: index, %i3: index):
+    tensor.yield %one : f32
+  } : tensor<1x4x6x6xf32> to tensor<1x4x8x8xf32>
+  %e = tensor.empty() : tensor<1x4x6x6xf32>
+  %f = linalg.fill ins(%zero : f32) outs(%e : tensor<1x4x6x6xf32>) -> tensor<1x4x6x6xf32>
+  %a = linalg.generic {indexing_maps = [#in, #wt, #out], iterator_types = ["parallel", "parallel", "parallel", "parallel", "reduction", "reduction"]} ins(%p, %w : tensor<1x4x8x8xf32>, tensor<4x1x3x3xf32>) outs(%f : tensor<1x4x6x6xf32>) {
+  ^bb0(%u: f32, %k: f32, %o: f32):
+    %m = arith.mulf %u, %k : f32
+    %s = arith.addf %o, %m : f32
+    linalg.yield %s : f32
+  } -> tensor<1x4x6x6xf32>
+  %e2 = tensor.empty() : tensor<1x4x1x298xf32>
+  %f2 = linalg.fill ins(%zero : f32) outs(%e2 : tensor<1x4x1x298xf32>) -> tensor<1x4x1x298xf32>
+  %b = linalg.generic {indexing_maps = [#in, #wt, #out], iterator_types = ["parallel", "parallel", "parallel", "parallel", "reduction", "reduction"]} ins(%y, %w : tensor<1x4x3x300xf32>, tensor<4x1x3x3xf32>) outs(%f2 : tensor<1x4x1x298xf32>) {
+  ^bb0(%u: f32, %k: f32, %o: f32):
+    %m = arith.mulf %u, %k : f32
+    %s = arith.addf %o, %m : f32
+    linalg.yield %s : f32
+  } -> tensor<1x4x1x298xf32>
+  %e3 = tensor.empty() : tensor<1x4x6x6xf16>
+  %f3 = linalg.fill ins(%zh : f16) outs(%e3 : tensor<1x4x6x6xf16>) -> tensor<1x4x6x6xf16>
+  %c = linalg.generic {indexing_maps = [#in, #wt, #out], iterator_types = ["parallel", "parallel", "parallel", "parallel", "reduction", "reduction"]} ins(%h, %wh : tensor<1x4x8x8xf16>, tensor<4x1x3x3xf16>) outs(%f3 : tensor<1x4x6x6xf16>) {
+  ^bb0(%u: f16, %k: f16, %o: f16):
+    %m = arith.mulf %u, %k : f16
+    %s = arith.addf %o, %m : f16
+    linalg.yield %s : f16
+  } -> tensor<1x4x6x6xf16>
+  return %a, %b, %c : tensor<1x4x6x6xf32>, tensor<1x4x1x298xf32>, tensor<1x4x6x6xf16>
+}
