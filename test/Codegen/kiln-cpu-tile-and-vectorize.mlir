@@ -285,3 +285,77 @@ func.func @yields_outside_value(%a: tensor<12x64xf32>, %b: tensor<64x32xf32>, %c
   } -> tensor<12x32xf32>
   return %1 : tensor<12x32xf32>
 }
+
+// -----
+
+// A convolution's GEMM (kiln-conv-to-gemm's NCHW form) whose init is its
+// bias broadcast along the output channels, seen through the reshapes to
+// [n, f, p / 16, 16]: each register tile's accumulators start from the
+// bias values of its rows (read as a vector, broadcast along the plane)
+// instead of a read of the init, and the loops write into the broadcast's
+// own destination, so the broadcast is dead (canonicalization drops it).
+// The peeled 2-row remainder (f = 8 = 6 + 2) starts so too.
+
+#ch = affine_map<(n, f, p) -> (f)>
+#id3 = affine_map<(n, f, p) -> (n, f, p)>
+// CHECK-LABEL: func.func @bias_start
+// CHECK-SAME:    (%{{.+}}: tensor<8x27xf32>, %{{.+}}: tensor<1x27x32xf32>, %[[BIAS:.+]]: tensor<8xf32>)
+// CHECK:         %[[E:.+]] = tensor.empty() : tensor<1x8x32xf32>
+// CHECK:         %[[INIT:.+]] = tensor.expand_shape %[[E]]
+// CHECK:         scf.forall (%{{.+}}) in (2) shared_outs(%{{.+}} = %[[INIT]])
+// CHECK:           %[[B:.+]] = vector.transfer_read %[[BIAS]][%{{.+}}], %{{.+}} {in_bounds = [true]} : tensor<8xf32>, vector<6xf32>
+// CHECK:           %[[S:.+]] = vector.shape_cast %[[B]] : vector<6xf32> to vector<1x6x1x1xf32>
+// CHECK:           %[[ACC:.+]] = vector.broadcast %[[S]] : vector<1x6x1x1xf32> to vector<1x6x1x16xf32>
+// CHECK:           scf.for {{.+}} iter_args({{.+}}, %{{.+}} = %[[ACC]])
+// CHECK:           %[[B2:.+]] = vector.transfer_read %[[BIAS]][%{{.+}}], %{{.+}} {in_bounds = [true]} : tensor<8xf32>, vector<2xf32>
+// CHECK:           %[[S2:.+]] = vector.shape_cast %[[B2]] : vector<2xf32> to vector<1x2x1x1xf32>
+// CHECK:           %[[ACC2:.+]] = vector.broadcast %[[S2]] : vector<1x2x1x1xf32> to vector<1x2x1x16xf32>
+// CHECK:           scf.for {{.+}} iter_args({{.+}}, %{{.+}} = %[[ACC2]])
+func.func @bias_start(%w: tensor<8x27xf32>, %col: tensor<1x27x32xf32>, %bias: tensor<8xf32>) -> tensor<1x8x32xf32> {
+  %e = tensor.empty() : tensor<1x8x32xf32>
+  %b = linalg.generic {indexing_maps = [#ch, #id3], iterator_types = ["parallel", "parallel", "parallel"]} ins(%bias : tensor<8xf32>) outs(%e : tensor<1x8x32xf32>) {
+  ^bb0(%in: f32, %o: f32):
+    linalg.yield %in : f32
+  } -> tensor<1x8x32xf32>
+  %acc = tensor.expand_shape %b [[0], [1], [2, 3]] output_shape [1, 8, 2, 16] : tensor<1x8x32xf32> into tensor<1x8x2x16xf32>
+  %colp = tensor.expand_shape %col [[0], [1], [2, 3]] output_shape [1, 27, 2, 16] : tensor<1x27x32xf32> into tensor<1x27x2x16xf32>
+  %0 = linalg.generic {indexing_maps = [affine_map<(n, f, pb, pi, k) -> (f, k)>, affine_map<(n, f, pb, pi, k) -> (n, k, pb, pi)>, affine_map<(n, f, pb, pi, k) -> (n, f, pb, pi)>], iterator_types = ["parallel", "parallel", "parallel", "parallel", "reduction"]} ins(%w, %colp : tensor<8x27xf32>, tensor<1x27x2x16xf32>) outs(%acc : tensor<1x8x2x16xf32>) {
+  ^bb0(%x: f32, %y: f32, %o: f32):
+    %m = arith.mulf %x, %y : f32
+    %s = arith.addf %o, %m : f32
+    linalg.yield %s : f32
+  } -> tensor<1x8x2x16xf32>
+  %r = tensor.collapse_shape %0 [[0], [1], [2, 3]] : tensor<1x8x2x16xf32> into tensor<1x8x32xf32>
+  return %r : tensor<1x8x32xf32>
+}
+
+// -----
+
+// A zero fill starts the accumulators as a splat; an init that is an
+// argument, or a broadcast that something else reads too, is still read.
+
+// CHECK-LABEL: func.func @fill_start
+// CHECK:         %[[ZERO:.+]] = arith.constant 0.000000e+00 : f32
+// CHECK:         vector.broadcast %[[ZERO]] : f32 to vector<6x16xf32>
+// CHECK-NOT:     linalg.fill
+// CHECK-LABEL: func.func @read_inits
+// CHECK:         vector.transfer_read %{{.+}} : tensor<6x16xf32>, vector<6x16xf32>
+// CHECK:         %[[BB:.+]] = linalg.generic
+// CHECK:         vector.transfer_read %[[BB]]{{.+}} : tensor<6x16xf32>, vector<6x16xf32>
+func.func @fill_start(%a: tensor<12x64xf32>, %b: tensor<64x32xf32>) -> tensor<12x32xf32> {
+  %zero = arith.constant 0.0 : f32
+  %e = tensor.empty() : tensor<12x32xf32>
+  %c = linalg.fill ins(%zero : f32) outs(%e : tensor<12x32xf32>) -> tensor<12x32xf32>
+  %0 = linalg.matmul ins(%a, %b : tensor<12x64xf32>, tensor<64x32xf32>) outs(%c : tensor<12x32xf32>) -> tensor<12x32xf32>
+  return %0 : tensor<12x32xf32>
+}
+func.func @read_inits(%a: tensor<6x64xf32>, %b: tensor<64x16xf32>, %c: tensor<6x16xf32>, %bias: tensor<16xf32>) -> (tensor<6x16xf32>, tensor<6x16xf32>, tensor<6x16xf32>) {
+  %0 = linalg.matmul ins(%a, %b : tensor<6x64xf32>, tensor<64x16xf32>) outs(%c : tensor<6x16xf32>) -> tensor<6x16xf32>
+  %e = tensor.empty() : tensor<6x16xf32>
+  %bb = linalg.generic {indexing_maps = [affine_map<(i, j) -> (j)>, affine_map<(i, j) -> (i, j)>], iterator_types = ["parallel", "parallel"]} ins(%bias : tensor<16xf32>) outs(%e : tensor<6x16xf32>) {
+  ^bb0(%in: f32, %o: f32):
+    linalg.yield %in : f32
+  } -> tensor<6x16xf32>
+  %1 = linalg.matmul ins(%a, %b : tensor<6x64xf32>, tensor<64x16xf32>) outs(%bb : tensor<6x16xf32>) -> tensor<6x16xf32>
+  return %0, %1, %bb : tensor<6x16xf32>, tensor<6x16xf32>, tensor<6x16xf32>
+}

@@ -22,6 +22,8 @@
 #include "Epilogue.h"
 #include "kiln/Codegen/Passes.h"
 
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Arith/Utils/Utils.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/Linalg/IR/LinalgInterfaces.h"
 #include "mlir/Dialect/Linalg/Transforms/Transforms.h"
@@ -64,6 +66,199 @@ constexpr llvm::StringLiteral kRegisterTile = "kiln.register_tile";
 /// Marks the reduction loops of a contraction with an epilogue: the index
 /// of the epilogue in the pass's list.
 constexpr llvm::StringLiteral kEpilogue = "kiln.epilogue";
+/// Marks the reduction loops of a contraction whose accumulators start
+/// from a broadcast value instead of a read of its init: the index of the
+/// contraction in the pass's list.
+constexpr llvm::StringLiteral kStart = "kiln.accumulator_start";
+
+/// Where a contraction's sums start, when its init is a value broadcast
+/// (seen through reshapes and transposes): a fill's scalar, or a 1-D
+/// `bias` along init dim `dim` (a convolution's or Gemm's bias). `chain`
+/// holds the ops that compute the init, each used only by the next.
+struct AccumulatorStart {
+  Value scalar, bias;
+  int64_t dim = -1;
+  SmallVector<Operation *> chain;
+};
+
+/// The start of `init`'s values, traced through reshapes and transposes to
+/// a `linalg.fill` or a broadcast of a 1-D tensor along one dim; which
+/// init dim that one is follows the dims that keep their size on the way.
+std::optional<AccumulatorStart> findAccumulatorStart(Value init) {
+  auto type = dyn_cast<RankedTensorType>(init.getType());
+  if (!type || !type.hasStaticShape())
+    return std::nullopt;
+  // dims[j]: the init dim that dim j of `v` is, or -1.
+  SmallVector<int64_t> dims =
+      llvm::to_vector(llvm::seq<int64_t>(0, type.getRank()));
+  AccumulatorStart start;
+  Value v = init;
+  while (true) {
+    Operation *def = v.getDefiningOp();
+    if (!def || !v.hasOneUse())
+      return std::nullopt;
+    start.chain.push_back(def);
+    if (auto fill = dyn_cast<linalg::FillOp>(def)) {
+      start.scalar = fill.getInputs()[0];
+      return start;
+    }
+    if (auto g = dyn_cast<linalg::GenericOp>(def)) {
+      if (g.getNumDpsInputs() != 1 || g.getNumDpsInits() != 1 ||
+          g.getNumParallelLoops() != g.getNumLoops())
+        return std::nullopt;
+      auto bt = dyn_cast<RankedTensorType>(g.getDpsInputs()[0].getType());
+      AffineMap in = g.getIndexingMapsArray()[0];
+      Block &body = g.getRegion().front();
+      if (!bt || bt.getRank() != 1 || bt.isDynamicDim(0) ||
+          !g.getIndexingMapsArray()[1].isIdentity() ||
+          in.getNumResults() != 1 || !isa<AffineDimExpr>(in.getResult(0)) ||
+          body.getOperations().size() != 1 ||
+          body.getTerminator()->getOperand(0) != body.getArgument(0))
+        return std::nullopt;
+      int64_t d = dims[cast<AffineDimExpr>(in.getResult(0)).getPosition()];
+      if (d < 0 || type.getDimSize(d) != bt.getDimSize(0))
+        return std::nullopt;
+      start.bias = g.getDpsInputs()[0];
+      start.dim = d;
+      return start;
+    }
+    auto shapeOf = [](Value x) {
+      return cast<RankedTensorType>(x.getType()).getShape();
+    };
+    if (auto t = dyn_cast<linalg::TransposeOp>(def)) {
+      // result dim i is input dim perm[i].
+      SmallVector<int64_t> next(dims.size(), -1);
+      for (auto [i, p] : llvm::enumerate(t.getPermutation()))
+        next[p] = dims[i];
+      dims = next;
+      v = t.getInput();
+      continue;
+    }
+    if (isa<tensor::ExpandShapeOp, tensor::CollapseShapeOp>(def)) {
+      // A dim keeps its identity where its group has it as the only one
+      // of its size, the others being 1.
+      Value src = def->getOperand(0);
+      bool expand = isa<tensor::ExpandShapeOp>(def);
+      SmallVector<ReassociationIndices> groups =
+          expand ? cast<tensor::ExpandShapeOp>(def).getReassociationIndices()
+                 : cast<tensor::CollapseShapeOp>(def).getReassociationIndices();
+      ArrayRef<int64_t> big = expand ? shapeOf(v) : shapeOf(src);
+      ArrayRef<int64_t> small = expand ? shapeOf(src) : shapeOf(v);
+      SmallVector<int64_t> next(shapeOf(src).size(), -1);
+      for (auto [g, group] : llvm::enumerate(groups)) {
+        int64_t member = -1;
+        for (int64_t j : group) {
+          if (big[j] == small[g] && member < 0)
+            member = j;
+          else if (big[j] != 1)
+            member = -2;
+        }
+        if (member < 0)
+          continue;
+        if (expand)
+          next[g] = dims[member];
+        else
+          next[member] = dims[g];
+      }
+      dims = next;
+      v = src;
+      continue;
+    }
+    return std::nullopt;
+  }
+}
+
+/// The value that `read`, a register tile's accumulator read from a slice
+/// of its contraction's init, would give, built from `start`: the tile's
+/// offset along the start's dim is summed from the slices between the read
+/// and the init (through the tiled loops' carried tensors, which still
+/// hold the init's values at a tile not yet written, and the results of
+/// earlier loops and tiles, peeled). `rootUse` is set to the outermost loop's
+/// operand that takes the whole init. Null where the chain is not such
+/// slices and loops.
+Value startValue(OpBuilder &b, vector::TransferReadOp read,
+                 const AccumulatorStart &start, OpOperand *&rootUse) {
+  auto vt = read.getVectorType();
+  Location loc = read.getLoc();
+  SmallVector<Value> offsets;
+  AffineMap map = read.getPermutationMap();
+  if (start.bias)
+    offsets.push_back(read.getIndices()[start.dim]);
+  Value v = read.getBase();
+  rootUse = nullptr;
+  while (true) {
+    if (auto slice = v.getDefiningOp<tensor::ExtractSliceOp>()) {
+      if (slice.getSourceType().getRank() != slice.getType().getRank() ||
+          !slice.hasUnitStride())
+        return nullptr;
+      if (start.bias)
+        offsets.push_back(getValueOrCreateConstantIndexOp(
+            b, loc, slice.getMixedOffsets()[start.dim]));
+      v = slice.getSource();
+      continue;
+    }
+    // An earlier tile's result inserted (a loop of one iteration, folded):
+    // its region is not this tile's.
+    if (auto insert = v.getDefiningOp<tensor::InsertSliceOp>()) {
+      v = insert.getDest();
+      continue;
+    }
+    // Through a loop: to the operand that its carried tensor starts from.
+    OpOperand *use = nullptr;
+    if (auto arg = dyn_cast<BlockArgument>(v)) {
+      Operation *parent = arg.getOwner()->getParentOp();
+      if (auto loop = dyn_cast<scf::ForOp>(parent)) {
+        if (arg.getArgNumber() == 0)
+          return nullptr;
+        use = &loop.getInitArgsMutable()[arg.getArgNumber() - 1];
+      } else if (auto forall = dyn_cast<scf::ForallOp>(parent)) {
+        auto outs = forall.getRegionIterArgs();
+        auto it = llvm::find(outs, arg);
+        if (it == outs.end())
+          return nullptr;
+        use = &forall.getOutputsMutable()[it - outs.begin()];
+      } else {
+        return nullptr;
+      }
+    } else if (auto res = dyn_cast<OpResult>(v)) {
+      if (auto loop = dyn_cast<scf::ForOp>(res.getOwner()))
+        use = &loop.getInitArgsMutable()[res.getResultNumber()];
+      else if (auto forall = dyn_cast<scf::ForallOp>(res.getOwner()))
+        use = &forall.getOutputsMutable()[res.getResultNumber()];
+    }
+    if (!use)
+      break; // The init itself.
+    rootUse = use;
+    v = use->get();
+  }
+  if (!rootUse)
+    return nullptr;
+  if (start.scalar)
+    return vector::BroadcastOp::create(b, loc, vt, start.scalar);
+  Value offset = offsets.front();
+  for (Value o : ArrayRef<Value>(offsets).drop_front())
+    offset = arith::AddIOp::create(b, loc, offset, o);
+  // The vector dim along the start's dim, if any (else one bias value).
+  int64_t lane = -1;
+  for (auto [j, e] : llvm::enumerate(map.getResults()))
+    if (auto de = dyn_cast<AffineDimExpr>(e);
+        de && de.getPosition() == static_cast<unsigned>(start.dim))
+      lane = j;
+  Type elt = vt.getElementType();
+  if (lane < 0)
+    return vector::BroadcastOp::create(
+        b, loc, vt, tensor::ExtractOp::create(b, loc, start.bias, offset));
+  int64_t n = vt.getDimSize(lane);
+  Value pad = arith::ConstantOp::create(b, loc, b.getZeroAttr(elt));
+  Value values = vector::TransferReadOp::create(
+      b, loc, VectorType::get({n}, elt), start.bias, ValueRange{offset}, pad,
+      ArrayRef<bool>{true});
+  SmallVector<int64_t> shape(vt.getRank(), 1);
+  shape[lane] = n;
+  values =
+      vector::ShapeCastOp::create(b, loc, VectorType::get(shape, elt), values);
+  return vector::BroadcastOp::create(b, loc, vt, values);
+}
 
 /// The first candidate that divides `size`, else the first candidate.
 int64_t pickDividing(int64_t size, ArrayRef<int64_t> candidates) {
@@ -228,9 +423,11 @@ FailureOr<Operation *> tileWithForall(RewriterBase &rewriter, Operation *op,
 /// static shape (the peeled remainder is one smaller static tile). The
 /// register tiles are marked with `kRegisterTile`.
 LogicalResult tile(RewriterBase &rewriter, linalg::LinalgOp op,
-                   const ContractionPlan &plan,
-                   std::optional<int64_t> epilogue) {
+                   const ContractionPlan &plan, std::optional<int64_t> epilogue,
+                   std::optional<int64_t> start) {
   op->setAttr(kRegisterTile, rewriter.getUnitAttr());
+  if (start) // Its tiles, counted: each must start from it.
+    op->setAttr(kStart, rewriter.getI64IntegerAttr(*start));
   Operation *current = op;
   if (llvm::any_of(plan.outer, [](int64_t t) { return t != 0; })) {
     FailureOr<Operation *> tiled = tileWithForall(rewriter, op, plan.outer);
@@ -254,6 +451,8 @@ LogicalResult tile(RewriterBase &rewriter, linalg::LinalgOp op,
   if (epilogue)
     tiled->loops.back()->setAttr(kEpilogue,
                                  rewriter.getI64IntegerAttr(*epilogue));
+  if (start)
+    tiled->loops.back()->setAttr(kStart, rewriter.getI64IntegerAttr(*start));
   // Innermost first: peeling an outer loop clones the inner ones, peeled.
   for (int64_t i = plan.interchange.size() - 1; i >= 0; --i) {
     if (!llvm::is_contained(plan.peel, plan.interchange[i]))
@@ -327,21 +526,35 @@ struct TileAndVectorizePass
     // contraction (work[i] has epilogue epilogues[i], or null).
     SmallVector<linalg::GenericOp> epilogues;
     llvm::SmallPtrSet<Operation *, 8> fused;
+    // Where each contraction's sums start (work[i]'s in starts[i]), when
+    // its init is a broadcast value: computed in registers, the init then
+    // not written at all.
+    SmallVector<std::optional<AccumulatorStart>> starts;
     getOperation().walk([&](linalg::LinalgOp op) {
-      if (fused.contains(op))
+      auto plan = planContraction(op, vectorBits, registerTileM, panelBytes,
+                                  parallelChunks);
+      if (!plan)
         return;
-      if (auto plan = planContraction(op, vectorBits, registerTileM, panelBytes,
-                                      parallelChunks)) {
-        work.emplace_back(op, std::move(*plan));
-        linalg::GenericOp e = op.getNumReductionLoops() == 1
-                                  ? kiln::cpu::findEpilogue(op)
-                                  : nullptr;
-        epilogues.push_back(e);
-        if (e)
-          fused.insert(e);
-      } else if (auto tiles = planParallel(op, parallelChunks, 1 << 14)) {
+      work.emplace_back(op, std::move(*plan));
+      linalg::GenericOp e = op.getNumReductionLoops() == 1
+                                ? kiln::cpu::findEpilogue(op)
+                                : nullptr;
+      epilogues.push_back(e);
+      if (e)
+        fused.insert(e);
+      starts.push_back(op.getNumReductionLoops() == 1
+                           ? findAccumulatorStart(op.getDpsInits()[0])
+                           : std::nullopt);
+      if (starts.back())
+        for (Operation *c : starts.back()->chain)
+          fused.insert(c); // Not spread over threads: likely dead.
+    });
+    getOperation().walk([&](linalg::LinalgOp op) {
+      if (fused.contains(op) ||
+          llvm::any_of(work, [&](auto &w) { return w.first == op; }))
+        return;
+      if (auto tiles = planParallel(op, parallelChunks, 1 << 14))
         spread.emplace_back(op, std::move(*tiles));
-      }
     });
     MLIRContext *ctx = &getContext();
     IRRewriter rewriter(ctx);
@@ -351,10 +564,12 @@ struct TileAndVectorizePass
       (void)tileWithForall(rewriter, op, tiles); // Left whole if it fails.
     for (auto [i, item] : llvm::enumerate(work)) {
       auto &[op, plan] = item;
-      std::optional<int64_t> epilogue;
+      std::optional<int64_t> epilogue, start;
       if (epilogues[i])
         epilogue = i;
-      if (failed(tile(rewriter, op, plan, epilogue))) {
+      if (starts[i])
+        start = i;
+      if (failed(tile(rewriter, op, plan, epilogue, start))) {
         op->emitOpError("could not be tiled for registers");
         return signalPassFailure();
       }
@@ -375,8 +590,13 @@ struct TileAndVectorizePass
       if (op->hasAttr(kRegisterTile))
         tiles.push_back(op);
     });
+    SmallVector<int64_t> tilesOf(work.size(), 0);
     for (linalg::LinalgOp op : tiles) {
       op->removeAttr(kRegisterTile);
+      if (auto mark = op->getAttrOfType<IntegerAttr>(kStart)) {
+        ++tilesOf[mark.getInt()];
+        op->removeAttr(kStart);
+      }
       SmallVector<int64_t> sizes = op.getStaticLoopRanges();
       if (llvm::any_of(sizes, ShapedType::isDynamic))
         continue;
@@ -409,7 +629,96 @@ struct TileAndVectorizePass
       for (int i = 0; i < 2; ++i)
         l = hoistLoopInvariantSubsets(rewriter, l);
     }
+    startAccumulators(rewriter, starts, tilesOf);
     fuseEpilogues(rewriter, epilogues);
+  }
+
+  /// Starts the accumulators of each contraction with a start from it, in
+  /// registers, instead of reading them from the init; when every register
+  /// tile of the contraction did, the init is not needed and the loops
+  /// write into an empty tensor (no pass to broadcast the bias, no reads
+  /// of it). A tile whose accumulator is not held in registers across its
+  /// reduction loop keeps the whole contraction's init.
+  void startAccumulators(RewriterBase &rewriter,
+                         ArrayRef<std::optional<AccumulatorStart>> starts,
+                         ArrayRef<int64_t> tilesOf) {
+    SmallVector<int64_t> marked(starts.size(), 0), started(starts.size(), 0);
+    // The loop operands that take each contraction's whole init.
+    SmallVector<llvm::SmallPtrSet<OpOperand *, 2>> rootUses(starts.size());
+    getOperation().walk([&](scf::ForOp loop) {
+      auto mark = loop->getAttrOfType<IntegerAttr>(kStart);
+      if (!mark)
+        return;
+      loop->removeAttr(kStart);
+      int64_t i = mark.getInt();
+      ++marked[i];
+      // The accumulators: the loop's vectors, read before it (a tile not
+      // hoisted carries only its tensor).
+      bool ok = true;
+      SmallVector<std::pair<vector::TransferReadOp, Value>> reads;
+      for (Value init : loop.getInitArgs()) {
+        if (!isa<VectorType>(init.getType()))
+          continue; // The tensors it carries unchanged.
+        auto read = init.getDefiningOp<vector::TransferReadOp>();
+        if (!read || !isa<RankedTensorType>(read.getBase().getType())) {
+          ok = false;
+          break;
+        }
+        rewriter.setInsertionPoint(read);
+        OpOperand *rootUse = nullptr;
+        Value v = startValue(rewriter, read, *starts[i], rootUse);
+        if (!v) {
+          ok = false;
+          break;
+        }
+        reads.emplace_back(read, v);
+        rootUses[i].insert(rootUse);
+      }
+      if (!ok || reads.empty())
+        return;
+      for (auto [read, v] : reads)
+        rewriter.replaceAllUsesWith(read.getResult(), v);
+      ++started[i];
+    });
+    for (auto [i, uses] : llvm::enumerate(rootUses)) {
+      // Each register tile in a reduction loop of its own, each started
+      // (a tile whose loop was folded away would read the init).
+      if (!starts[i] || tilesOf[i] == 0 || marked[i] != tilesOf[i] ||
+          started[i] != marked[i])
+        continue;
+      // Every tile starts in registers: the init's values are not read.
+      // The op that computes them (a fill, a bias broadcast, a transpose
+      // of one), seen through reshapes, is replaced by its own
+      // destination, so the loops write where it would have (a reshape of
+      // the buffer that the results take).
+      for (OpOperand *use : uses) {
+        Value v = use->get();
+        while (v.hasOneUse()) {
+          Operation *def = v.getDefiningOp();
+          if (isa_and_nonnull<tensor::ExpandShapeOp, tensor::CollapseShapeOp>(
+                  def)) {
+            v = def->getOperand(0);
+            continue;
+          }
+          auto dps = dyn_cast_or_null<DestinationStyleOpInterface>(def);
+          if (dps && dps.getNumDpsInits() == 1 && def->getNumResults() == 1 &&
+              isa<linalg::LinalgOp>(def)) {
+            rewriter.replaceAllUsesWith(v, dps.getDpsInits()[0]);
+            v = nullptr;
+          }
+          break;
+        }
+        if (!v)
+          continue;
+        // Shared with other users: a new empty tensor.
+        auto type = cast<RankedTensorType>(use->get().getType());
+        rewriter.setInsertionPoint(use->getOwner());
+        Value empty =
+            tensor::EmptyOp::create(rewriter, use->getOwner()->getLoc(),
+                                    type.getShape(), type.getElementType());
+        rewriter.modifyOpInPlace(use->getOwner(), [&] { use->set(empty); });
+      }
+    }
   }
 
   /// Applies each epilogue to the accumulators of its contraction's

@@ -17,9 +17,7 @@ assert rel(mm["gflops_per_s"], flops / (mm["ms"] * 1e6)), mm
 assert rel(mm["gb_per_s"], nbytes / (mm["ms"] * 1e6)), mm
 bound = min(peak_flops, flops / nbytes * peak_bw)
 assert rel(mm["roofline_fraction"], mm["gflops_per_s"] / bound), mm
-(fill,) = [k for k in cpu["kernels"] if k["name"] == "matmul (linalg.fill)"]
-assert fill["flops"] == 0 and fill["bytes"] == 64 * 128 * 4, fill
-assert rel(fill["roofline_fraction"], fill["gb_per_s"] / peak_bw), fill
+assert len(cpu["kernels"]) == 1, cpu["kernels"]  # The fill is in registers.
 print(f"cpu: matmul {mm['flops']} flops {mm['bytes']} bytes, "
       "rates and roofline agree")
 
