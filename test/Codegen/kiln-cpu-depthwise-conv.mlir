@@ -173,3 +173,37 @@ func.func @negative(%x: tensor<1x4x6x6xf32>, %w: tensor<4x1x3x3xf32>, %y: tensor
   } -> tensor<1x4x6x6xf16>
   return %a, %b, %c : tensor<1x4x6x6xf32>, tensor<1x4x1x298xf32>, tensor<1x4x6x6xf16>
 }
+
+// -----
+
+#in = affine_map<(n, c, h, w, i, j) -> (n, c, h + i, w + j)>
+#wt = affine_map<(n, c, h, w, i, j) -> (c, 0, i, j)>
+#out = affine_map<(n, c, h, w, i, j) -> (n, c, h, w)>
+
+// A depthwise QLinearConv's int32 sums (operands with their zero points
+// subtracted, so the padding is zeros): the same rows, each tap an integer
+// multiply and add.
+
+// CHECK-LABEL: func.func @int32
+// CHECK:         scf.forall (%{{.+}}, %{{.+}}) in (1, 16)
+// CHECK:           %[[ZERO:.+]] = arith.constant dense<0> : vector<16xi32>
+// CHECK:           vector.shuffle %[[ZERO]], %{{.+}} [0, 16, 17, 18, 19, 20, 21, 22, 8, 9, 10, 11, 12, 13, 14, 15] : vector<16xi32>, vector<16xi32>
+// CHECK:           %[[P:.+]] = arith.muli %{{.+}}, %{{.+}} : vector<16xi32>
+// CHECK:           arith.addi %{{.+}}, %[[P]] : vector<16xi32>
+// CHECK-NOT:     vector.fma
+func.func @int32(%x: tensor<1x16x8x8xi32>, %w: tensor<16x1x3x3xi32>) -> tensor<1x16x8x8xi32> {
+  %zero = arith.constant 0 : i32
+  %p = tensor.pad %x low[0, 0, 1, 1] high[0, 0, 1, 1] {
+  ^bb0(%i0: index, %i1: index, %i2: index, %i3: index):
+    tensor.yield %zero : i32
+  } : tensor<1x16x8x8xi32> to tensor<1x16x10x10xi32>
+  %e = tensor.empty() : tensor<1x16x8x8xi32>
+  %f = linalg.fill ins(%zero : i32) outs(%e : tensor<1x16x8x8xi32>) -> tensor<1x16x8x8xi32>
+  %conv = linalg.generic {indexing_maps = [#in, #wt, #out], iterator_types = ["parallel", "parallel", "parallel", "parallel", "reduction", "reduction"]} ins(%p, %w : tensor<1x16x10x10xi32>, tensor<16x1x3x3xi32>) outs(%f : tensor<1x16x8x8xi32>) {
+  ^bb0(%a: i32, %k: i32, %o: i32):
+    %m = arith.muli %a, %k : i32
+    %s = arith.addi %o, %m : i32
+    linalg.yield %s : i32
+  } -> tensor<1x16x8x8xi32>
+  return %conv : tensor<1x16x8x8xi32>
+}

@@ -305,7 +305,9 @@ def KilnCpuDepthwiseConv
                 "zero padding folded into lane shuffles";
   let description = [{
     The `linalg.generic` that a depthwise `Conv` (group = input channels =
-    output channels, 2-D, NCHW, f32) lowers to, over `(n, c, oh, ow, kh,
+    output channels, 2-D, NCHW, f32) lowers to, or a depthwise
+    `QLinearConv` (int32 operands, zero points already subtracted, summed
+    with integer multiplies and adds), over `(n, c, oh, ow, kh,
     kw)` with any strides and dilations, its input possibly a
     `tensor.pad` of the spatial dims with zeros, becomes an `scf.forall`
     over `(n, c)` planes, each a loop over output rows. An output row is

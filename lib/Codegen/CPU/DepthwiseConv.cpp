@@ -19,7 +19,10 @@
 // So the padded copy is never written: the padding is the zeros the
 // shuffles take lanes from. The accumulators start from the bias; an
 // elementwise op after the convolution (Clip, Relu) is applied to them
-// before they are stored.
+// before they are stored. The same kernel sums in int32 lanes (multiply and
+// add) for a quantized depthwise QLinearConv, whose lowering gives the
+// generic int32 operands with the zero points already subtracted (so its
+// padding is zeros too).
 //
 //===----------------------------------------------------------------------===//
 
@@ -85,22 +88,25 @@ twoTermCoefficients(AffineExpr e, unsigned numDims, unsigned a, unsigned b) {
   return std::make_pair(*ca, *cb);
 }
 
-/// Whether `body` computes out + in0 * in1 (in either order).
+/// Whether `body` computes out + in0 * in1 (in either order), in floats
+/// or in integers.
 bool isMultiplyAccumulate(Block &body) {
   auto yield = cast<linalg::YieldOp>(body.getTerminator());
-  auto add = yield.getOperand(0).getDefiningOp<arith::AddFOp>();
-  if (!add || body.getOperations().size() != 3)
+  Operation *add = yield.getOperand(0).getDefiningOp();
+  if (!isa_and_nonnull<arith::AddFOp, arith::AddIOp>(add) ||
+      body.getOperations().size() != 3)
     return false;
   Value acc = body.getArgument(2);
-  Value prod = add.getLhs() == acc ? add.getRhs() : add.getLhs();
-  if (add.getLhs() != acc && add.getRhs() != acc)
+  Value lhs = add->getOperand(0), rhs = add->getOperand(1);
+  if (lhs != acc && rhs != acc)
     return false;
-  auto mul = prod.getDefiningOp<arith::MulFOp>();
-  if (!mul)
+  Operation *mul = (lhs == acc ? rhs : lhs).getDefiningOp();
+  if (!mul || !(isa<arith::AddFOp>(add) ? isa<arith::MulFOp>(mul)
+                                        : isa<arith::MulIOp>(mul)))
     return false;
   Value x = body.getArgument(0), y = body.getArgument(1);
-  return (mul.getLhs() == x && mul.getRhs() == y) ||
-         (mul.getLhs() == y && mul.getRhs() == x);
+  return (mul->getOperand(0) == x && mul->getOperand(1) == y) ||
+         (mul->getOperand(0) == y && mul->getOperand(1) == x);
 }
 
 std::optional<Depthwise> match(linalg::GenericOp op, int64_t lanes) {
@@ -119,7 +125,8 @@ std::optional<Depthwise> match(linalg::GenericOp op, int64_t lanes) {
   auto ot = dyn_cast<RankedTensorType>(op.getResult(0).getType());
   if (!xt || !wt || !ot || !xt.hasStaticShape() || !wt.hasStaticShape() ||
       !ot.hasStaticShape() || xt.getRank() != 4 || wt.getRank() != 4 ||
-      ot.getRank() != 4 || !ot.getElementType().isF32() ||
+      ot.getRank() != 4 ||
+      !(ot.getElementType().isF32() || ot.getElementType().isInteger(32)) ||
       xt.getElementType() != ot.getElementType() ||
       wt.getElementType() != ot.getElementType())
     return std::nullopt;
@@ -162,7 +169,9 @@ std::optional<Depthwise> match(linalg::GenericOp op, int64_t lanes) {
   if (auto pad = dw.input.getDefiningOp<tensor::PadOp>()) {
     Value padValue = pad.getConstantPaddingValue();
     ArrayRef<int64_t> low = pad.getStaticLow(), high = pad.getStaticHigh();
-    if (padValue && matchPattern(padValue, m_AnyZeroFloat()) &&
+    if (padValue &&
+        (matchPattern(padValue, m_AnyZeroFloat()) ||
+         matchPattern(padValue, m_Zero())) &&
         !ShapedType::isDynamicShape(low) && !ShapedType::isDynamicShape(high) &&
         low[0] == 0 && low[1] == 0 && high[0] == 0 && high[1] == 0 &&
         pad.getSourceType().hasStaticShape()) {
@@ -285,12 +294,12 @@ Value rewrite(RewriterBase &rewriter, Depthwise dw, linalg::GenericOp epilogue,
   rewriter.setInsertionPoint(epilogue ? epilogue.getOperation()
                                       : op.getOperation());
   auto ot = cast<RankedTensorType>(op.getResult(0).getType());
-  Type f32 = ot.getElementType();
-  auto vt = VectorType::get({lanes}, f32);
+  Type elt = ot.getElementType();
+  auto vt = VectorType::get({lanes}, elt);
   int64_t outVectors = llvm::divideCeil(dw.ow, lanes);
   int64_t inVectors = llvm::divideCeil(dw.w, lanes);
   Value init = op.getDpsInits()[0];
-  Value empty = tensor::EmptyOp::create(b, loc, ot.getShape(), f32);
+  Value empty = tensor::EmptyOp::create(b, loc, ot.getShape(), elt);
 
   auto forall = scf::ForallOp::create(
       b, loc,
@@ -301,8 +310,8 @@ Value rewrite(RewriterBase &rewriter, Depthwise dw, linalg::GenericOp epilogue,
   Value n = forall.getInductionVar(0), c = forall.getInductionVar(1);
   Value shared = forall.getRegionIterArgs()[0];
   Value zero = arith::ConstantOp::create(
-      b, loc, vt, DenseElementsAttr::get(vt, b.getF32FloatAttr(0)));
-  Value zeroF = arith::ConstantOp::create(b, loc, b.getF32FloatAttr(0));
+      b, loc, vt, DenseElementsAttr::get(vt, b.getZeroAttr(elt)));
+  Value zeroF = arith::ConstantOp::create(b, loc, b.getZeroAttr(elt));
   Value idx0 = idx(b, loc, 0);
   // The taps' weights, broadcast, and where the sums start.
   SmallVector<Value> taps;
@@ -319,7 +328,7 @@ Value rewrite(RewriterBase &rewriter, Depthwise dw, linalg::GenericOp epilogue,
         b, loc, vt, tensor::ExtractOp::create(b, loc, dw.bias, c));
   else if (dw.scalar)
     start = vector::BroadcastOp::create(b, loc, vt, dw.scalar);
-  auto planeType = RankedTensorType::get({dw.oh, dw.ow}, f32);
+  auto planeType = RankedTensorType::get({dw.oh, dw.ow}, elt);
   SmallVector<OpFoldResult> offsets = {n, c, b.getIndexAttr(0),
                                        b.getIndexAttr(0)};
   SmallVector<OpFoldResult> sizes = {b.getIndexAttr(1), b.getIndexAttr(1),
@@ -376,8 +385,14 @@ Value rewrite(RewriterBase &rewriter, Depthwise dw, linalg::GenericOp epilogue,
                   elems.push_back(std::nullopt);
               }
               Value x = gatherLanes(rb, loc, row, zero, elems);
-              accs[j] = vector::FMAOp::create(rb, loc, taps[i * dw.kw + k], x,
-                                              accs[j]);
+              Value w = taps[i * dw.kw + k];
+              accs[j] = isa<FloatType>(elt)
+                            ? vector::FMAOp::create(rb, loc, w, x, accs[j])
+                                  .getResult()
+                            : arith::AddIOp::create(
+                                  rb, loc, accs[j],
+                                  arith::MulIOp::create(rb, loc, w, x))
+                                  .getResult();
             }
           }
         }

@@ -6,12 +6,15 @@ seeded inputs), and writes the QDQ model, a test input, ONNX Runtime's
 output on it and that output's quantization step:
 
   qdq_model.py OUTDIR [--channels C] [--classes N] [--activations int8|uint8]
+      [--depthwise]
   (writes f.onnx, q.onnx, input_0.npy, output_0.npy (ONNX Runtime on
   q.onnx), output_f32.npy (on f.onnx), step.txt, and calibration/NN/input_0.npy,
   the 16 calibration samples)
 
 The defaults (8 channels, 10 classes) give contractions too narrow for
 vectors; 32 and 32 give ones that the CPU's 8-bit GEMM kernels take.
+--depthwise puts a depthwise 3x3 convolution with a Relu between the two
+convolutions (MobileNet's block; QLinearConv with group = channels).
 """
 import argparse
 import os
@@ -29,6 +32,7 @@ def main():
     ap.add_argument("--channels", type=int, default=8)
     ap.add_argument("--classes", type=int, default=10)
     ap.add_argument("--activations", choices=["int8", "uint8"], default="int8")
+    ap.add_argument("--depthwise", action="store_true")
     args = ap.parse_args()
     out, c, classes = args.out, args.channels, args.classes
     os.makedirs(out, exist_ok=True)
@@ -42,11 +46,17 @@ def main():
                "w3": w(64 * c, classes, scale=0.4 / np.sqrt(8 * c)), "b3": w(classes)}
     nodes = [helper.make_node("Conv", ["x", "w1", "b1"], ["c1"], pads=[1, 1, 1, 1]),
              helper.make_node("Relu", ["c1"], ["r1"]),
-             helper.make_node("Conv", ["r1", "w2", "b2"], ["c2"], pads=[1, 1, 1, 1]),
+             helper.make_node("Conv", ["d1" if args.depthwise else "r1", "w2", "b2"], ["c2"],
+                              pads=[1, 1, 1, 1]),
              helper.make_node("Relu", ["c2"], ["r2"]),
              helper.make_node("Reshape", ["r2", "shape"], ["f"]),
              helper.make_node("MatMul", ["f", "w3"], ["m"]),
              helper.make_node("Add", ["m", "b3"], ["y"])]
+    if args.depthwise:
+        weights.update({"wd": w(c, 1, 3, 3, scale=0.5), "bd": w(c)})
+        nodes[2:2] = [helper.make_node("Conv", ["r1", "wd", "bd"], ["cd"], group=c,
+                                       kernel_shape=[3, 3], pads=[1, 1, 1, 1]),
+                      helper.make_node("Relu", ["cd"], ["d1"])]
     graph = helper.make_graph(
         nodes, "qdq", [helper.make_tensor_value_info("x", TensorProto.FLOAT, [2, 3, 8, 8])],
         [helper.make_tensor_value_info("y", TensorProto.FLOAT, [2, classes])],
