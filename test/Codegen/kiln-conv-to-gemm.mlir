@@ -70,24 +70,58 @@ func.func @left_alone(%x: tensor<1x2x5x5xi32>, %w: tensor<2x2x3x3xi32>, %acc: te
 // -----
 
 // A 3x3 convolution whose 8x8 output plane two 8-lane vectors divide: the
-// windows are written packed, [n, p / 16, c, kh, kw, 16], with the output
-// position pb * 16 + pi split into its row (floordiv) and column (mod); the
-// loops run batch and channels first. The GEMM contracts the [f, k]
-// weights with the [n, p / 16, k, 16] panels into a [n, f, p / 16, 16]
-// view of the accumulator.
+// windows are written packed, [n, p / 16, c, kh, kw, 16], by an scf.forall
+// over (batch, block of 16 positions): each block's positions split into
+// rows and columns once (vector divisions), then for each channel every
+// tap's two vectors are gathered from the flat input, masked where the
+// window leaves the plane (an unsigned compare each way). The GEMM
+// contracts the [f, k] weights with the [n, p / 16, k, 16] panels into a
+// [n, f, p / 16, 16] view of the accumulator.
 
-// CHECK-DAG: #[[$PWIN:.+]] = affine_map<(d0, d1, d2, d3, d4, d5) -> (d0, d1, d4 * 2 + d5 floordiv 8 + d2, d5 mod 8 + d3)>
-// CHECK-DAG: #[[$PCOL:.+]] = affine_map<(d0, d1, d2, d3, d4, d5) -> (d0, d4, d1, d2, d3, d5)>
 // CHECK-DAG: #[[$PW:.+]] = affine_map<(d0, d1, d2, d3, d4) -> (d1, d4)>
 // CHECK-DAG: #[[$PRHS:.+]] = affine_map<(d0, d1, d2, d3, d4) -> (d0, d2, d4, d3)>
 // CHECK-DAG: #[[$POUT:.+]] = affine_map<(d0, d1, d2, d3, d4) -> (d0, d1, d2, d3)>
 // CHECK-LABEL: func.func @packed_panel
-// CHECK:         %[[COL:.+]] = linalg.generic {indexing_maps = [#[[$PWIN]], #[[$PCOL]]], {{.*}} outs(%{{.+}} : tensor<1x4x4x3x3x16xf32>)
+// CHECK-SAME:    (%[[X:.+]]: tensor<1x4x10x10xf32>
+// CHECK:         %[[FLAT:.+]] = tensor.collapse_shape %[[X]] {{\[}}[0, 1, 2, 3]] : tensor<1x4x10x10xf32> into tensor<400xf32>
+// CHECK:         %[[COL:.+]] = scf.forall (%{{.+}}, %{{.+}}) in (1, 4) shared_outs(%{{.+}}) -> (tensor<1x4x4x3x3x16xf32>)
+// CHECK-COUNT-2:   arith.divui %{{.+}}, %{{.+}} : vector<8xi32>
+// CHECK:           scf.for
+// CHECK-COUNT-18:    vector.gather %[[FLAT]][%{{.+}}] [%{{.+}}], %{{.+}}, %{{.+}} : tensor<400xf32>, vector<8xi32>, vector<8xi1>, vector<8xf32> into vector<8xf32>
+// CHECK-NOT:         vector.gather
 // CHECK:         %[[RHS:.+]] = tensor.collapse_shape %[[COL]] {{\[}}[0], [1], [2, 3, 4], [5]] : tensor<1x4x4x3x3x16xf32> into tensor<1x4x36x16xf32>
 // CHECK:         %[[G:.+]] = linalg.generic {indexing_maps = [#[[$PW]], #[[$PRHS]], #[[$POUT]]], iterator_types = ["parallel", "parallel", "parallel", "parallel", "reduction"]} ins(%{{.+}}, %[[RHS]] : tensor<8x36xf32>, tensor<1x4x36x16xf32>) outs(%{{.+}} : tensor<1x8x4x16xf32>)
 // CHECK:         %[[F:.+]] = tensor.collapse_shape %[[G]] {{\[}}[0], [1], [2, 3]] : tensor<1x8x4x16xf32> into tensor<1x8x64xf32>
 // CHECK:         tensor.expand_shape %[[F]] {{\[}}[0], [1], [2, 3]] output_shape [1, 8, 8, 8]
 func.func @packed_panel(%x: tensor<1x4x10x10xf32>, %w: tensor<8x4x3x3xf32>, %acc: tensor<1x8x8x8xf32>) -> tensor<1x8x8x8xf32> {
   %0 = linalg.conv_2d_nchw_fchw {dilations = dense<1> : tensor<2xi64>, strides = dense<1> : tensor<2xi64>} ins(%x, %w : tensor<1x4x10x10xf32>, tensor<8x4x3x3xf32>) outs(%acc : tensor<1x8x8x8xf32>) -> tensor<1x8x8x8xf32>
+  return %0 : tensor<1x8x8x8xf32>
+}
+
+// -----
+
+// The same convolution of a zero-padded 8x8 input: the gathers read the
+// pad's source (its padding is the masked-off lanes), so the padded copy
+// is not needed. A 1x1 stride-1 convolution packs its input with the
+// generic copy (contiguous runs of a row).
+
+// CHECK-LABEL: func.func @padded_panel
+// CHECK-SAME:    (%[[X:.+]]: tensor<1x4x8x8xf32>
+// CHECK:         %[[FLAT:.+]] = tensor.collapse_shape %[[X]] {{\[}}[0, 1, 2, 3]] : tensor<1x4x8x8xf32> into tensor<256xf32>
+// CHECK-COUNT-18: vector.gather %[[FLAT]]
+// CHECK-LABEL: func.func @pointwise_panel
+// CHECK-NOT:     vector.gather
+// CHECK:         linalg.generic {{.*}} outs(%{{.+}} : tensor<1x4x4x1x1x16xf32>)
+func.func @padded_panel(%x: tensor<1x4x8x8xf32>, %w: tensor<8x4x3x3xf32>, %acc: tensor<1x8x8x8xf32>) -> tensor<1x8x8x8xf32> {
+  %zero = arith.constant 0.0 : f32
+  %p = tensor.pad %x low[0, 0, 1, 1] high[0, 0, 1, 1] {
+  ^bb0(%i0: index, %i1: index, %i2: index, %i3: index):
+    tensor.yield %zero : f32
+  } : tensor<1x4x8x8xf32> to tensor<1x4x10x10xf32>
+  %0 = linalg.conv_2d_nchw_fchw {dilations = dense<1> : tensor<2xi64>, strides = dense<1> : tensor<2xi64>} ins(%p, %w : tensor<1x4x10x10xf32>, tensor<8x4x3x3xf32>) outs(%acc : tensor<1x8x8x8xf32>) -> tensor<1x8x8x8xf32>
+  return %0 : tensor<1x8x8x8xf32>
+}
+func.func @pointwise_panel(%x: tensor<1x4x8x8xf32>, %w: tensor<8x4x1x1xf32>, %acc: tensor<1x8x8x8xf32>) -> tensor<1x8x8x8xf32> {
+  %0 = linalg.conv_2d_nchw_fchw {dilations = dense<1> : tensor<2xi64>, strides = dense<1> : tensor<2xi64>} ins(%x, %w : tensor<1x4x8x8xf32>, tensor<8x4x1x1xf32>) outs(%acc : tensor<1x8x8x8xf32>) -> tensor<1x8x8x8xf32>
   return %0 : tensor<1x8x8x8xf32>
 }

@@ -32,6 +32,15 @@ namespace kiln {
 /// nothing: what kiln-pack-weights and kiln-cpu-int8-gemm repack.
 std::optional<llvm::ArrayRef<char>> rawConstantBytes(mlir::Attribute value);
 
+/// `x` seen through a `tensor.pad` of only its last two dims (an NCHW
+/// plane) with a constant zero, static: the pad's source and its top and
+/// left padding. Nothing for other values.
+struct PlanePad {
+  mlir::Value source;
+  int64_t top = 0, left = 0;
+};
+std::optional<PlanePad> zeroPlanePad(mlir::Value x);
+
 /// Ops whose result views their source's buffer (memref.view, subview,
 /// expand/collapse_shape, reshape, reinterpret_cast, cast): on the host of
 /// a GPU module they only compute a pointer and a layout.

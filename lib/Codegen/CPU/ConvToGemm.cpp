@@ -17,7 +17,10 @@
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
+#include "mlir/Dialect/Vector/IR/VectorOps.h"
+#include "mlir/IR/Matchers.h"
 #include "mlir/IR/PatternMatch.h"
 #include "mlir/Interfaces/SideEffectInterfaces.h"
 
@@ -29,6 +32,22 @@ namespace kiln {
 } // namespace kiln
 
 using namespace mlir;
+
+std::optional<kiln::PlanePad> kiln::zeroPlanePad(Value x) {
+  auto pad = x.getDefiningOp<tensor::PadOp>();
+  if (!pad)
+    return std::nullopt;
+  Value padValue = pad.getConstantPaddingValue();
+  ArrayRef<int64_t> low = pad.getStaticLow(), high = pad.getStaticHigh();
+  if (!padValue ||
+      !(matchPattern(padValue, m_AnyZeroFloat()) ||
+        matchPattern(padValue, m_Zero())) ||
+      ShapedType::isDynamicShape(low) || ShapedType::isDynamicShape(high) ||
+      low.size() != 4 || low[0] != 0 || low[1] != 0 || high[0] != 0 ||
+      high[1] != 0 || !pad.getSourceType().hasStaticShape())
+    return std::nullopt;
+  return PlanePad{pad.getSource(), low[2], low[3]};
+}
 
 namespace {
 
@@ -70,6 +89,157 @@ Value channelsLastInit(RewriterBase &b, Location loc, Value init) {
     return rebuilt.getResult(0);
   }
   return linalg::TransposeOp::create(b, loc, init, empty, perm).getResult()[0];
+}
+
+/// The packed im2col panel `[n, p / nr, c, kh, kw, nr]` of f32 input `x`
+/// (an NCHW tensor, or a zero `tensor.pad` of its plane, whose padding is
+/// then read as the lanes that fall outside the plane) as vector code: an
+/// scf.forall over (batch, block of nr output positions), each block's
+/// panel written whole by one thread; for each input channel and window
+/// tap, each vector of `lanes` positions is one `vector.gather` from the
+/// flat input (indices from the positions' rows and columns, computed once
+/// per block), masked where the window leaves the plane. Null where it
+/// does not apply (not f32, nr not whole vectors, indices past int32).
+Value packWindowsGathered(RewriterBase &b, Location loc, Value x, int64_t oh,
+                          int64_t ow, int64_t kh, int64_t kw,
+                          ArrayRef<int64_t> s, ArrayRef<int64_t> d, int64_t nr,
+                          int64_t lanes) {
+  int64_t padTop = 0, padLeft = 0;
+  Value src = x;
+  if (std::optional<kiln::PlanePad> pad = kiln::zeroPlanePad(x)) {
+    src = pad->source;
+    padTop = pad->top;
+    padLeft = pad->left;
+  }
+  auto st = cast<RankedTensorType>(src.getType());
+  Type f32 = st.getElementType();
+  if (!f32.isF32() || lanes < 2 || nr % lanes != 0 ||
+      st.getNumElements() >= (int64_t(1) << 31))
+    return nullptr;
+  int64_t n = st.getDimSize(0), c = st.getDimSize(1), h = st.getDimSize(2),
+          w = st.getDimSize(3);
+  int64_t blocks = oh * ow / nr, nv = nr / lanes;
+  Type i32 = b.getI32Type();
+  auto iv = VectorType::get({lanes}, i32);
+  auto fv = VectorType::get({lanes}, f32);
+  auto maskType = VectorType::get({lanes}, b.getI1Type());
+  auto splat = [&](OpBuilder &nb, int64_t v) -> Value {
+    return arith::ConstantOp::create(
+        nb, loc, iv, DenseElementsAttr::get(iv, nb.getI32IntegerAttr(v)));
+  };
+  auto toI32 = [&](OpBuilder &nb, Value index) -> Value {
+    return arith::IndexCastOp::create(nb, loc, i32, index);
+  };
+  Value flat = tensor::CollapseShapeOp::create(
+      b, loc, RankedTensorType::get({n * c * h * w}, f32), src,
+      SmallVector<ReassociationIndices>{{0, 1, 2, 3}});
+  auto colType = RankedTensorType::get({n, blocks, c, kh, kw, nr}, f32);
+  Value empty = tensor::EmptyOp::create(b, loc, colType.getShape(), f32);
+  auto forall = scf::ForallOp::create(
+      b, loc, ArrayRef<OpFoldResult>{b.getIndexAttr(n), b.getIndexAttr(blocks)},
+      ValueRange{empty}, std::nullopt);
+  OpBuilder::InsertionGuard guard(b);
+  b.setInsertionPointToStart(forall.getBody());
+  Value ni = forall.getInductionVar(0), pb = forall.getInductionVar(1);
+  Value shared = forall.getRegionIterArgs()[0];
+  // Each vector's output rows and columns, as the input's row and column
+  // of the window's first tap.
+  SmallVector<int32_t> iota;
+  for (int64_t l = 0; l < lanes; ++l)
+    iota.push_back(l);
+  Value lane = arith::ConstantOp::create(
+      b, loc, iv, DenseElementsAttr::get(iv, ArrayRef<int32_t>(iota)));
+  Value p0 = arith::MulIOp::create(
+      b, loc, toI32(b, pb), arith::ConstantIntOp::create(b, loc, i32, nr));
+  SmallVector<Value> rows, cols;
+  for (int64_t v = 0; v < nv; ++v) {
+    Value p = arith::AddIOp::create(
+        b, loc,
+        vector::BroadcastOp::create(
+            b, loc, iv,
+            arith::AddIOp::create(
+                b, loc, p0,
+                arith::ConstantIntOp::create(b, loc, i32, v * lanes))),
+        lane);
+    Value r = arith::DivUIOp::create(b, loc, p, splat(b, ow));
+    Value col = arith::SubIOp::create(
+        b, loc, p, arith::MulIOp::create(b, loc, r, splat(b, ow)));
+    rows.push_back(arith::SubIOp::create(
+        b, loc, arith::MulIOp::create(b, loc, r, splat(b, s[0])),
+        splat(b, padTop)));
+    cols.push_back(arith::SubIOp::create(
+        b, loc, arith::MulIOp::create(b, loc, col, splat(b, s[1])),
+        splat(b, padLeft)));
+  }
+  auto panelType = RankedTensorType::get({c, kh, kw, nr}, f32);
+  SmallVector<OpFoldResult> offsets = {ni,
+                                       pb,
+                                       b.getIndexAttr(0),
+                                       b.getIndexAttr(0),
+                                       b.getIndexAttr(0),
+                                       b.getIndexAttr(0)};
+  SmallVector<OpFoldResult> sizes = {b.getIndexAttr(1),  b.getIndexAttr(1),
+                                     b.getIndexAttr(c),  b.getIndexAttr(kh),
+                                     b.getIndexAttr(kw), b.getIndexAttr(nr)};
+  SmallVector<OpFoldResult> ones(6, b.getIndexAttr(1));
+  Value panel = tensor::ExtractSliceOp::create(b, loc, panelType, shared,
+                                               offsets, sizes, ones);
+  Value zero = arith::ConstantOp::create(
+      b, loc, fv, DenseElementsAttr::get(fv, b.getF32FloatAttr(0)));
+  Value c0 = arith::ConstantIndexOp::create(b, loc, 0);
+  auto channels = scf::ForOp::create(
+      b, loc, c0, arith::ConstantIndexOp::create(b, loc, c),
+      arith::ConstantIndexOp::create(b, loc, 1), ValueRange{panel},
+      [&](OpBuilder &cb, Location, Value ci, ValueRange iter) {
+        // The channel's plane in the flat input.
+        Value plane = arith::MulIOp::create(
+            cb, loc,
+            arith::AddIOp::create(
+                cb, loc,
+                arith::MulIOp::create(
+                    cb, loc, toI32(cb, ni),
+                    arith::ConstantIntOp::create(cb, loc, i32, c)),
+                toI32(cb, ci)),
+            arith::ConstantIntOp::create(cb, loc, i32, h * w));
+        Value planeV = vector::BroadcastOp::create(cb, loc, iv, plane);
+        Value t = iter[0];
+        for (int64_t i = 0; i < kh; ++i)
+          for (int64_t j = 0; j < kw; ++j)
+            for (int64_t v = 0; v < nv; ++v) {
+              Value r =
+                  arith::AddIOp::create(cb, loc, rows[v], splat(cb, i * d[0]));
+              Value q =
+                  arith::AddIOp::create(cb, loc, cols[v], splat(cb, j * d[1]));
+              auto inRange = [&](Value x, int64_t size) -> Value {
+                // 0 <= x < size, as one unsigned compare.
+                return arith::CmpIOp::create(cb, loc, arith::CmpIPredicate::ult,
+                                             x, splat(cb, size));
+              };
+              Value mask =
+                  arith::AndIOp::create(cb, loc, inRange(r, h), inRange(q, w));
+              Value index = arith::AddIOp::create(
+                  cb, loc, planeV,
+                  arith::AddIOp::create(
+                      cb, loc, arith::MulIOp::create(cb, loc, r, splat(cb, w)),
+                      q));
+              Value g = vector::GatherOp::create(
+                  cb, loc, fv, flat, ValueRange{c0}, index, mask, zero);
+              t = vector::TransferWriteOp::create(
+                      cb, loc, g, t,
+                      ValueRange{
+                          ci, arith::ConstantIndexOp::create(cb, loc, i),
+                          arith::ConstantIndexOp::create(cb, loc, j),
+                          arith::ConstantIndexOp::create(cb, loc, v * lanes)},
+                      ArrayRef<bool>{true})
+                      .getResult();
+            }
+        scf::YieldOp::create(cb, loc, t);
+      });
+  (void)maskType;
+  b.setInsertionPointToStart(forall.getTerminator().getBody());
+  tensor::ParallelInsertSliceOp::create(b, loc, channels.getResult(0), shared,
+                                        offsets, sizes, ones);
+  return forall.getResult(0);
 }
 
 /// Rewrites one convolution; fails (leaving it alone) when it is not a
@@ -205,11 +375,18 @@ LogicalResult convToGemm(RewriterBase &b, linalg::Conv2DNchwFchwOp conv,
     // directly, so that splitting them among threads gives exact slices
     // (a split of pb would slice the input through a floordiv and a mod).
     AffineExpr pos = dim(4) * nr + dim(5);
-    Value col =
-        copyWindows({n, blocks, c, kh, kw, nr},
-                    {dim(0), dim(1), pos.floorDiv(ow) * s[0] + dim(2) * d[0],
-                     (pos % ow) * s[1] + dim(3) * d[1]},
-                    {dim(0), dim(4), dim(1), dim(2), dim(3), dim(5)});
+    // A 1x1 stride-1 input copies faster as the generic (each block a
+    // few contiguous runs of a row: 0.17 against 0.34 ms for ResNet-50's
+    // 56x56 ones).
+    Value col = pointwise ? Value()
+                          : packWindowsGathered(b, loc, x, oh, ow, kh, kw, s, d,
+                                                nr, lanes);
+    if (!col)
+      col =
+          copyWindows({n, blocks, c, kh, kw, nr},
+                      {dim(0), dim(1), pos.floorDiv(ow) * s[0] + dim(2) * d[0],
+                       (pos % ow) * s[1] + dim(3) * d[1]},
+                      {dim(0), dim(4), dim(1), dim(2), dim(3), dim(5)});
     Value rhs = tensor::CollapseShapeOp::create(
         b, loc, RankedTensorType::get({n, blocks, k, nr}, elt), col,
         SmallVector<ReassociationIndices>{{0}, {1}, {2, 3, 4}, {5}});

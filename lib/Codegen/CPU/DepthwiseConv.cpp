@@ -35,7 +35,6 @@
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/Dialect/Vector/IR/VectorOps.h"
-#include "mlir/IR/Matchers.h"
 #include "mlir/IR/PatternMatch.h"
 
 #define DEBUG_TYPE "kiln-cpu-depthwise-conv"
@@ -166,19 +165,10 @@ std::optional<Depthwise> match(linalg::GenericOp op, int64_t lanes) {
 
   // The input, seen through a zero pad of its spatial dims.
   dw.input = op.getDpsInputs()[0];
-  if (auto pad = dw.input.getDefiningOp<tensor::PadOp>()) {
-    Value padValue = pad.getConstantPaddingValue();
-    ArrayRef<int64_t> low = pad.getStaticLow(), high = pad.getStaticHigh();
-    if (padValue &&
-        (matchPattern(padValue, m_AnyZeroFloat()) ||
-         matchPattern(padValue, m_Zero())) &&
-        !ShapedType::isDynamicShape(low) && !ShapedType::isDynamicShape(high) &&
-        low[0] == 0 && low[1] == 0 && high[0] == 0 && high[1] == 0 &&
-        pad.getSourceType().hasStaticShape()) {
-      dw.padTop = low[2];
-      dw.padLeft = low[3];
-      dw.input = pad.getSource();
-    }
+  if (std::optional<kiln::PlanePad> pad = kiln::zeroPlanePad(dw.input)) {
+    dw.padTop = pad->top;
+    dw.padLeft = pad->left;
+    dw.input = pad->source;
   }
   auto st = cast<RankedTensorType>(dw.input.getType());
   dw.h = st.getDimSize(2);
