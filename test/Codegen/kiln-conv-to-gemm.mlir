@@ -102,16 +102,20 @@ func.func @packed_panel(%x: tensor<1x4x10x10xf32>, %w: tensor<8x4x3x3xf32>, %acc
 
 // The same convolution of a zero-padded 8x8 input: the gathers read the
 // pad's source (its padding is the masked-off lanes), so the padded copy
-// is not needed. A 1x1 stride-1 convolution packs its input with the
-// generic copy (contiguous runs of a row).
+// is not needed. A 1x1 stride-1 convolution's blocks are runs of its
+// input plane: plain vector reads, no gathers.
 
 // CHECK-LABEL: func.func @padded_panel
 // CHECK-SAME:    (%[[X:.+]]: tensor<1x4x8x8xf32>
 // CHECK:         %[[FLAT:.+]] = tensor.collapse_shape %[[X]] {{\[}}[0, 1, 2, 3]] : tensor<1x4x8x8xf32> into tensor<256xf32>
 // CHECK-COUNT-18: vector.gather %[[FLAT]]
 // CHECK-LABEL: func.func @pointwise_panel
-// CHECK-NOT:     vector.gather
-// CHECK:         linalg.generic {{.*}} outs(%{{.+}} : tensor<1x4x4x1x1x16xf32>)
+// CHECK-SAME:    (%[[X:.+]]: tensor<1x4x8x8xf32>
+// CHECK:         %[[FLAT:.+]] = tensor.collapse_shape %[[X]] {{\[}}[0, 1, 2, 3]] : tensor<1x4x8x8xf32> into tensor<256xf32>
+// CHECK:         scf.forall (%{{.+}}, %{{.+}}) in (1, 4) shared_outs(%{{.+}}) -> (tensor<1x4x4x1x1x16xf32>)
+// CHECK-NOT:       vector.gather
+// CHECK-COUNT-2:   vector.transfer_read %[[FLAT]][%{{.+}}], %{{.+}} {in_bounds = [true]} : tensor<256xf32>, vector<8xf32>
+// CHECK-NOT:       vector.gather
 func.func @padded_panel(%x: tensor<1x4x8x8xf32>, %w: tensor<8x4x3x3xf32>, %acc: tensor<1x8x8x8xf32>) -> tensor<1x8x8x8xf32> {
   %zero = arith.constant 0.0 : f32
   %p = tensor.pad %x low[0, 0, 1, 1] high[0, 0, 1, 1] {

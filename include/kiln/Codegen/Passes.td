@@ -228,16 +228,17 @@ def KilnConvToGemm : Pass<"kiln-conv-to-gemm", "::mlir::func::FuncOp"> {
     FMA roofline on a 2-core Sapphire Rapids, its 28x28 ones from 46-48% to
     55-56%: `python3 bench/roofline.py --models resnet50` with
     `pack-panels=false` and with the default, commits a2daa75 and 66a1bfc).
-    For f32 windows larger than 1x1 (or strided) the packed panel is
-    written by vector code: an `scf.forall` over (batch, block of `nr`
-    positions), each block's positions split into rows and columns once,
-    then per input channel and tap one masked `vector.gather` per vector
-    from the flattened input. A zero `tensor.pad` of the input's plane is
+    For f32 the packed panel is written by vector code: an `scf.forall`
+    over (batch, block of `nr` positions), each block's positions split
+    into rows and columns once, then per input channel and tap one masked
+    `vector.gather` per vector from the flattened input (a 1x1 stride-1
+    window of an unpadded plane: plain vector reads of the block's run of
+    the plane). A zero `tensor.pad` of the input's plane is
     read there as the masked-off lanes instead of being copied first
     (ResNet-50's stem copy 0.65 -> 0.27 ms, a 56x56 3x3 one 0.39 -> 0.23
-    ms, eight pad copies gone: `kiln-run --profile`, 2 cores). A 1x1
-    stride-1 input, and other element types, are packed by a generic copy
-    whose loops run batch and channels first, the position `pb * nr + pi`
+    ms, eight pad copies gone: `kiln-run --profile`, 2 cores). Other
+    element types are packed by a generic copy whose loops run batch and
+    channels first, the position `pb * nr + pi`
     split into row and column by a floordiv and a mod. A
     plane that no tile width divides and is wider than two vectors (14x14
     = 196) goes channels-last (below) when its output channels allow.

@@ -7,7 +7,7 @@ own, over input `x` [N, 16, 32, 32] and `img` [N, 3, 64, 64]:
   s2    3x3, stride 2, pads 1, no bias (16x16 out)
   dil   3x3, dilation 2, pads 2, bias (32x32 out)
   stem  7x7, stride 2, pads 3, bias, Relu, on `img` (ResNet's first layer)
-  pw    1x1, stride 1 (the generic copy), bias
+  pw    1x1, stride 1 (plain vector reads of the plane), bias
 
   packed_convs.py OUT.onnx
 """
