@@ -207,3 +207,44 @@ func.func @int32(%x: tensor<1x16x8x8xi32>, %w: tensor<16x1x3x3xi32>) -> tensor<1
   } -> tensor<1x16x8x8xi32>
   return %conv : tensor<1x16x8x8xi32>
 }
+
+// -----
+
+#in = affine_map<(n, c, h, w, i, j) -> (n, c, h + i, w + j)>
+#wt = affine_map<(n, c, h, w, i, j) -> (c, 0, i, j)>
+#out = affine_map<(n, c, h, w, i, j) -> (n, c, h, w)>
+
+// Two depthwise convolutions in a row, a Relu between: the second reads
+// the first's rewrite (its input is matched again after the first is
+// replaced).
+
+// CHECK-LABEL: func.func @chained
+// CHECK:         %[[A:.+]] = scf.forall (%{{.+}}, %{{.+}}) in (1, 4) {{.+}} -> (tensor<1x4x6x6xf32>)
+// CHECK:           arith.maximumf
+// CHECK:         scf.forall (%{{.+}}, %{{.+}}) in (1, 4) {{.+}} -> (tensor<1x4x4x4xf32>)
+// CHECK:           vector.transfer_read %[[A]]
+func.func @chained(%x: tensor<1x4x8x8xf32>, %w: tensor<4x1x3x3xf32>) -> tensor<1x4x4x4xf32> {
+  %zero = arith.constant 0.0 : f32
+  %e1 = tensor.empty() : tensor<1x4x6x6xf32>
+  %f1 = linalg.fill ins(%zero : f32) outs(%e1 : tensor<1x4x6x6xf32>) -> tensor<1x4x6x6xf32>
+  %c1 = linalg.generic {indexing_maps = [#in, #wt, #out], iterator_types = ["parallel", "parallel", "parallel", "parallel", "reduction", "reduction"]} ins(%x, %w : tensor<1x4x8x8xf32>, tensor<4x1x3x3xf32>) outs(%f1 : tensor<1x4x6x6xf32>) {
+  ^bb0(%a: f32, %k: f32, %o: f32):
+    %m = arith.mulf %a, %k : f32
+    %s = arith.addf %o, %m : f32
+    linalg.yield %s : f32
+  } -> tensor<1x4x6x6xf32>
+  %r = linalg.generic {indexing_maps = [affine_map<(n, c, h, w) -> (n, c, h, w)>, affine_map<(n, c, h, w) -> (n, c, h, w)>], iterator_types = ["parallel", "parallel", "parallel", "parallel"]} ins(%c1 : tensor<1x4x6x6xf32>) outs(%e1 : tensor<1x4x6x6xf32>) {
+  ^bb0(%in: f32, %o: f32):
+    %v = arith.maximumf %in, %zero : f32
+    linalg.yield %v : f32
+  } -> tensor<1x4x6x6xf32>
+  %e2 = tensor.empty() : tensor<1x4x4x4xf32>
+  %f2 = linalg.fill ins(%zero : f32) outs(%e2 : tensor<1x4x4x4xf32>) -> tensor<1x4x4x4xf32>
+  %c2 = linalg.generic {indexing_maps = [#in, #wt, #out], iterator_types = ["parallel", "parallel", "parallel", "parallel", "reduction", "reduction"]} ins(%r, %w : tensor<1x4x6x6xf32>, tensor<4x1x3x3xf32>) outs(%f2 : tensor<1x4x4x4xf32>) {
+  ^bb0(%a: f32, %k: f32, %o: f32):
+    %m = arith.mulf %a, %k : f32
+    %s = arith.addf %o, %m : f32
+    linalg.yield %s : f32
+  } -> tensor<1x4x4x4xf32>
+  return %c2 : tensor<1x4x4x4xf32>
+}

@@ -359,3 +359,25 @@ func.func @read_inits(%a: tensor<6x64xf32>, %b: tensor<64x16xf32>, %c: tensor<6x
   %1 = linalg.matmul ins(%a, %b : tensor<6x64xf32>, tensor<64x16xf32>) outs(%bb : tensor<6x16xf32>) -> tensor<6x16xf32>
   return %0, %1, %bb : tensor<6x16xf32>, tensor<6x16xf32>, tensor<6x16xf32>
 }
+
+// -----
+
+// A bias that another contraction computes (a matvec, itself tiled by this
+// pass) is not taken as a start: the init is read.
+
+// CHECK-LABEL: func.func @computed_bias
+// CHECK:         %[[B:.+]] = linalg.generic
+// CHECK:         vector.transfer_read %{{.+}} : tensor<6x16xf32>, vector<6x16xf32>
+func.func @computed_bias(%m: tensor<32x64xf32>, %v: tensor<64xf32>, %a: tensor<12x64xf32>, %b: tensor<64x32xf32>) -> tensor<12x32xf32> {
+  %zero = arith.constant 0.0 : f32
+  %e = tensor.empty() : tensor<32xf32>
+  %z = linalg.fill ins(%zero : f32) outs(%e : tensor<32xf32>) -> tensor<32xf32>
+  %bias = linalg.matvec ins(%m, %v : tensor<32x64xf32>, tensor<64xf32>) outs(%z : tensor<32xf32>) -> tensor<32xf32>
+  %e2 = tensor.empty() : tensor<12x32xf32>
+  %bb = linalg.generic {indexing_maps = [affine_map<(i, j) -> (j)>, affine_map<(i, j) -> (i, j)>], iterator_types = ["parallel", "parallel"]} ins(%bias : tensor<32xf32>) outs(%e2 : tensor<12x32xf32>) {
+  ^bb0(%in: f32, %o: f32):
+    linalg.yield %in : f32
+  } -> tensor<12x32xf32>
+  %0 = linalg.matmul ins(%a, %b : tensor<12x64xf32>, tensor<64x32xf32>) outs(%bb : tensor<12x32xf32>) -> tensor<12x32xf32>
+  return %0 : tensor<12x32xf32>
+}

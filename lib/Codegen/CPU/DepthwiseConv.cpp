@@ -190,7 +190,8 @@ std::optional<Depthwise> match(linalg::GenericOp op, int64_t lanes) {
   } else if (auto g = init.getDefiningOp<linalg::GenericOp>()) {
     AffineMap chan = AffineMap::get(4, 0, {d(1)}, ctx);
     Block &body = g.getRegion().front();
-    if (g.getNumDpsInputs() == 1 && g.getNumLoops() == 4 &&
+    if (g.getNumDpsInputs() == 1 && g.getNumDpsInits() == 1 &&
+        g->getNumResults() == 1 && g.getNumLoops() == 4 &&
         g.getIndexingMapsArray()[0] == chan &&
         g.getIndexingMapsArray()[1].isIdentity() &&
         body.getOperations().size() == 1 &&
@@ -409,13 +410,19 @@ struct DepthwiseConvPass
   using Base::Base;
   void runOnOperation() override {
     int64_t lanes = std::max<int64_t>(1, vectorBits / 32);
-    SmallVector<Depthwise> found;
+    SmallVector<linalg::GenericOp> found;
     getOperation().walk([&](linalg::GenericOp op) {
-      if (auto dw = match(op, lanes))
-        found.push_back(*dw);
+      if (match(op, lanes))
+        found.push_back(op);
     });
     IRRewriter rewriter(&getContext());
-    for (Depthwise &dw : found) {
+    for (linalg::GenericOp op : found) {
+      // Matched again: a convolution that reads another one's result reads
+      // it from that one's rewrite.
+      std::optional<Depthwise> matched = match(op, lanes);
+      if (!matched)
+        continue;
+      Depthwise &dw = *matched;
       linalg::GenericOp epilogue = kiln::cpu::findEpilogue(dw.op);
       // Only directly: through a reshape the epilogue's type differs.
       if (epilogue &&

@@ -118,6 +118,11 @@ std::optional<AccumulatorStart> findAccumulatorStart(Value init) {
       int64_t d = dims[cast<AffineDimExpr>(in.getResult(0)).getPosition()];
       if (d < 0 || type.getDimSize(d) != bt.getDimSize(0))
         return std::nullopt;
+      // A bias computed by a linalg op may be that op's result no more
+      // once this pass has tiled it (read after tiling).
+      if (isa_and_nonnull<linalg::LinalgOp>(
+              g.getDpsInputs()[0].getDefiningOp()))
+        return std::nullopt;
       start.bias = g.getDpsInputs()[0];
       start.dim = d;
       return start;
