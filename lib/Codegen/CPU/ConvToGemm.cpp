@@ -144,7 +144,7 @@ Value packWindowsGathered(RewriterBase &b, Location loc, Value x, int64_t oh,
   Value ni = forall.getInductionVar(0), pb = forall.getInductionVar(1);
   Value shared = forall.getRegionIterArgs()[0];
   // Each vector's output rows and columns, as the input's row and column
-  // of the window's first tap.
+  // of the window's first tap (not needed for a contiguous window).
   SmallVector<int32_t> iota;
   for (int64_t l = 0; l < lanes; ++l)
     iota.push_back(l);
@@ -153,7 +153,7 @@ Value packWindowsGathered(RewriterBase &b, Location loc, Value x, int64_t oh,
   Value p0 = arith::MulIOp::create(
       b, loc, toI32(b, pb), arith::ConstantIntOp::create(b, loc, i32, nr));
   SmallVector<Value> rows, cols;
-  for (int64_t v = 0; v < nv; ++v) {
+  for (int64_t v = 0; v < nv && !contiguous; ++v) {
     Value p = arith::AddIOp::create(
         b, loc,
         vector::BroadcastOp::create(
@@ -202,7 +202,6 @@ Value packWindowsGathered(RewriterBase &b, Location loc, Value x, int64_t oh,
                     arith::ConstantIntOp::create(cb, loc, i32, c)),
                 toI32(cb, ci)),
             arith::ConstantIntOp::create(cb, loc, i32, h * w));
-        Value planeV = vector::BroadcastOp::create(cb, loc, iv, plane);
         Value t = iter[0];
         if (contiguous) {
           // A 1x1 stride-1 window of an unpadded plane: the block's
@@ -229,6 +228,7 @@ Value packWindowsGathered(RewriterBase &b, Location loc, Value x, int64_t oh,
           scf::YieldOp::create(cb, loc, t);
           return;
         }
+        Value planeV = vector::BroadcastOp::create(cb, loc, iv, plane);
         for (int64_t i = 0; i < kh; ++i)
           for (int64_t j = 0; j < kw; ++j)
             for (int64_t v = 0; v < nv; ++v) {

@@ -530,7 +530,9 @@ struct TileAndVectorizePass
     // Elementwise consumers computed on the register tiles of their
     // contraction (work[i] has epilogue epilogues[i], or null).
     SmallVector<linalg::GenericOp> epilogues;
-    llvm::SmallPtrSet<Operation *, 8> fused;
+    // Ops that the contractions take (themselves, their epilogues, the ops
+    // computing their starts): not spread over threads on their own.
+    llvm::SmallPtrSet<Operation *, 8> taken;
     // Where each contraction's sums start (work[i]'s in starts[i]), when
     // its init is a broadcast value: computed in registers, the init then
     // not written at all.
@@ -541,22 +543,22 @@ struct TileAndVectorizePass
       if (!plan)
         return;
       work.emplace_back(op, std::move(*plan));
+      taken.insert(op);
       linalg::GenericOp e = op.getNumReductionLoops() == 1
                                 ? kiln::cpu::findEpilogue(op)
                                 : nullptr;
       epilogues.push_back(e);
       if (e)
-        fused.insert(e);
+        taken.insert(e);
       starts.push_back(op.getNumReductionLoops() == 1
                            ? findAccumulatorStart(op.getDpsInits()[0])
                            : std::nullopt);
       if (starts.back())
         for (Operation *c : starts.back()->chain)
-          fused.insert(c); // Not spread over threads: likely dead.
+          taken.insert(c); // Likely dead once the tiles start in registers.
     });
     getOperation().walk([&](linalg::LinalgOp op) {
-      if (fused.contains(op) ||
-          llvm::any_of(work, [&](auto &w) { return w.first == op; }))
+      if (taken.contains(op))
         return;
       if (auto tiles = planParallel(op, parallelChunks, 1 << 14))
         spread.emplace_back(op, std::move(*tiles));
