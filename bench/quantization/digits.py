@@ -66,6 +66,31 @@ def train(model, x, y, epochs=40):
     return model.eval()
 
 
+def reset(model):
+    """Seeded initial weights (kaiming-uniform matrices, small biases)."""
+    import torch
+    torch.manual_seed(0)
+    for p in model.parameters():
+        if p.dim() > 1:
+            torch.nn.init.kaiming_uniform_(p, a=5 ** 0.5)
+        else:
+            torch.nn.init.uniform_(p, -0.05, 0.05)
+    return model
+
+
+def export(model, path, exporter, sample):
+    """`model` as ONNX at `path` with a symbolic batch, by the TorchScript
+    exporter (`exporter` "torchscript") or torch.export ("dynamo")."""
+    import torch
+    torch.onnx.export(model, (torch.from_numpy(sample),), path,
+                      input_names=["image"], output_names=["logits"],
+                      dynamic_axes={"image": {0: "batch"}, "logits": {0: "batch"}}
+                      if exporter == "torchscript" else None,
+                      dynamic_shapes=({0: torch.export.Dim("batch")},)
+                      if exporter == "dynamo" else None,
+                      dynamo=exporter == "dynamo")
+
+
 def quantize_qdq(onnx_path, qdq_path, in_name, calibration):
     from onnxruntime.quantization import (CalibrationDataReader, QuantFormat, QuantType,
                                           quantize_static)
@@ -112,24 +137,12 @@ def main():
     device = "cpu" if args.target == "cpu" else "emulator"
     rows = []
     for name, model in models().items():
-        torch.manual_seed(0)
-        for p in model.parameters():  # reset with the seed
-            if p.dim() > 1:
-                torch.nn.init.kaiming_uniform_(p, a=5 ** 0.5)
-            else:
-                torch.nn.init.uniform_(p, -0.05, 0.05)
-        train(model, xtr, ytr)
+        train(reset(model), xtr, ytr)
         with torch.no_grad():
             torch_acc = float((model(torch.from_numpy(xte)).argmax(1).numpy() == yte).mean())
         for exporter in ("torchscript", "dynamo"):
             onnx_path = os.path.join(args.out, "%s-%s.onnx" % (name, exporter))
-            torch.onnx.export(model, (torch.from_numpy(xte[:2]),), onnx_path,
-                              input_names=["image"], output_names=["logits"],
-                              dynamic_axes={"image": {0: "batch"}, "logits": {0: "batch"}}
-                              if exporter == "torchscript" else None,
-                              dynamic_shapes=({0: torch.export.Dim("batch")},)
-                              if exporter == "dynamo" else None,
-                              dynamo=exporter == "dynamo")
+            export(model, onnx_path, exporter, xte[:2])
             sess = ort.InferenceSession(onnx_path, providers=["CPUExecutionProvider"])
             in_name = sess.get_inputs()[0].name
             ort_acc = float((sess.run(None, {in_name: xte})[0].argmax(1) == yte).mean())

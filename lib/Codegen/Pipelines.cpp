@@ -43,7 +43,7 @@ std::string bufferizeAndPlan(bool gpu) {
 void kiln::buildKilnToLinalgPipeline(OpPassManager &pm, bool fuseLayers,
                                      StringRef halfType,
                                      ArrayRef<std::string> keepNodes,
-                                     bool foldQdq) {
+                                     bool foldQdq, StringRef sparsity) {
   pm.addPass(createCanonicalizerPass());
   pm.addPass(createKilnInferShapes());
   if (foldQdq)
@@ -51,6 +51,11 @@ void kiln::buildKilnToLinalgPipeline(OpPassManager &pm, bool fuseLayers,
   if (fuseLayers)
     pm.addPass(createKilnFuseLayers());
   pm.addPass(createKilnFoldBatchNorm());
+  if (!sparsity.empty() && sparsity != "off") {
+    KilnSparsifyOptions options;
+    options.mode = sparsity.str();
+    pm.addPass(createKilnSparsify(options));
+  }
   if (!halfType.empty()) {
     KilnMixedPrecisionOptions options;
     options.type = halfType.str();
@@ -101,7 +106,9 @@ void kiln::buildCpuCodegenPipeline(OpPassManager &pm,
       pm, "func.func(kiln-flatten-empty-tensors,kiln-fuse-elementwise,"
           "kiln-cpu-int8-gemm,kiln-cpu-depthwise-conv{" +
               bits + "},kiln-collapse-elementwise,kiln-conv-to-gemm{" + bits +
-              "},kiln-pack-weights{" + bits +
+              "}),kiln-cpu-sparse-gemm{" + bits +
+              " max-rows=" + std::to_string(options.sparseMaxRows) +
+              "},func.func(kiln-pack-weights{" + bits +
               "},kiln-clone-shared-inits,kiln-cpu-tile-and-vectorize{" + bits +
               " register-tile-m=" + std::to_string(registerTileM) +
               "}),canonicalize,cse," + bufferizeAndPlan(false) +

@@ -198,6 +198,22 @@ static cl::opt<std::string> cpuInt8Dot(
              "(AVX-512 VNNI's vpdpbusd), generic (plain vector ops) or auto "
              "(vnni when the host CPU has it and vectors are 512 bits)"),
     cl::init("auto"), cl::cat(category));
+static cl::opt<std::string> sparsity(
+    "sparsity",
+    cl::desc("2:4 structured sparsity of MatMul/Gemm weights: off (the "
+             "default), on (weights that are already 2:4 along K, as "
+             "2:4-pruned training leaves them, run compressed where a "
+             "sparse kernel is faster: kiln-sparsify, kiln-cpu-sparse-gemm) "
+             "or force (the other eligible weights are first pruned to 2:4 "
+             "by magnitude, which changes the outputs). --report lists every "
+             "contraction, sparse or dense and why"),
+    cl::init("off"), cl::cat(category));
+static cl::opt<int64_t> cpuSparseMaxRows(
+    "cpu-sparse-max-rows",
+    cl::desc("CPU target, with --sparsity: 2:4 products with more rows (the "
+             "output's elements over its last dim) stay dense, where the "
+             "dense register tiles are faster (default 4)"),
+    cl::init(4), cl::cat(category));
 static cl::opt<bool> report("report",
                             cl::desc("Print a compile report (signature, "
                                      "memory plan, code size) to stderr"),
@@ -383,6 +399,7 @@ LogicalResult lowerForCpu(ModuleOp module, PassManager &pm,
   cpuOptions.vectorBits = cpuVectorBits;
   cpuOptions.registerTileM = cpuRegisterTileM;
   cpuOptions.int8Dot = cpuInt8Dot;
+  cpuOptions.sparseMaxRows = cpuSparseMaxRows;
   kiln::buildCpuCodegenPipeline(pm, cpuOptions);
   if (failed(pm.run(module)))
     return failure();
@@ -504,6 +521,74 @@ int calibrationModule(ModuleOp module, unsigned first,
     return fail(error);
   bytes = kiln::serializeModule(kmod);
   return 0;
+}
+
+/// --report's list of the contractions under --sparsity: kiln-sparsify's
+/// `kiln.sparsity_layers` (2:4 or why not), with kiln-cpu-sparse-gemm's
+/// `kiln.sparse_kernels` (the kernel, or why it stays dense) by node name.
+void printSparsity(ModuleOp module) {
+  auto layers = module->getAttrOfType<ArrayAttr>("kiln.sparsity_layers");
+  if (!layers)
+    return;
+  auto kernels = module->getAttrOfType<ArrayAttr>("kiln.sparse_kernels");
+  llvm::StringMap<DictionaryAttr> byName;
+  if (kernels)
+    for (auto k : kernels.getAsRange<DictionaryAttr>())
+      if (auto name = k.getAs<StringAttr>("name"))
+        byName[name.getValue()] = k;
+  auto str = [](DictionaryAttr d, StringRef key) -> StringRef {
+    auto a = d ? d.getAs<StringAttr>(key) : StringAttr();
+    return a ? a.getValue() : StringRef();
+  };
+  auto num = [](DictionaryAttr d, StringRef key) -> int64_t {
+    auto a = d ? d.getAs<IntegerAttr>(key) : IntegerAttr();
+    return a ? a.getInt() : -1;
+  };
+  unsigned sparse = 0;
+  int64_t denseBytes = 0, sparseBytes = 0;
+  std::string lines;
+  llvm::raw_string_ostream os(lines);
+  for (auto layer : layers.getAsRange<DictionaryAttr>()) {
+    StringRef name = str(layer, "name");
+    os << "    " << (name.empty() ? "(unnamed)" : name) << " ("
+       << str(layer, "op") << ")";
+    if (num(layer, "k") >= 0)
+      os << " K=" << num(layer, "k") << " N=" << num(layer, "n");
+    os << ": ";
+    auto marked = layer.getAs<BoolAttr>("sparse");
+    if (!marked || !marked.getValue()) {
+      os << "dense: " << str(layer, "reason") << "\n";
+      continue;
+    }
+    if (num(layer, "pruned") >= 0)
+      os << llvm::formatv(
+          "pruned to 2:4 ({0} values zeroed, {1:P1} of the "
+          "weight's L2 norm), ",
+          num(layer, "pruned"),
+          layer.getAs<FloatAttr>("pruned_norm").getValueAsDouble());
+    DictionaryAttr kernel = byName.lookup(name);
+    if (!kernel) {
+      os << "2:4, dense kernel: the product was not found after lowering\n";
+      continue;
+    }
+    if (str(kernel, "kernel") != "sparse") {
+      os << "2:4, dense kernel: " << str(kernel, "reason") << "\n";
+      continue;
+    }
+    ++sparse;
+    denseBytes += num(kernel, "dense_bytes");
+    sparseBytes += num(kernel, "sparse_bytes");
+    os << llvm::formatv("sparse kernel, weight {0} -> {1} bytes ({2:P1})\n",
+                        num(kernel, "dense_bytes"), num(kernel, "sparse_bytes"),
+                        double(num(kernel, "sparse_bytes")) /
+                            num(kernel, "dense_bytes"));
+  }
+  llvm::errs() << "  sparsity: " << sparse << " of " << layers.size()
+               << " contractions run 2:4 sparse";
+  if (sparse)
+    llvm::errs() << llvm::formatv(", their weights {0} -> {1} bytes",
+                                  denseBytes, sparseBytes);
+  llvm::errs() << "\n" << lines;
 }
 
 /// --report's table of the quantized layers (kiln-quantize's
@@ -815,6 +900,17 @@ int main(int argc, char **argv) {
     return fail("--calibration-data and --calibration-cache are for "
                 "--precision=int8");
   }
+  if (sparsity != "off" && sparsity != "on" && sparsity != "force")
+    return fail("--sparsity must be off, on or force");
+  if (sparsity != "off" && gpuTarget)
+    return fail("--sparsity is for the CPU target so far: the GPU has no "
+                "sparse (mma.sp) kernels yet; compile with --sparsity=off");
+  if (sparsity != "off" && precision != "fp32")
+    return fail("--sparsity runs float32 products; it cannot be combined "
+                "with --precision=" +
+                precision + " yet");
+  if (cpuSparseMaxRows < 0)
+    return fail("--cpu-sparse-max-rows must be 0 or more");
   if (precision == "tf32" && !gpuTarget)
     return fail("--precision=tf32 is for GPU targets (tensor cores); the CPU "
                 "computes float32 exactly");
@@ -867,7 +963,7 @@ int main(int argc, char **argv) {
   kiln::buildKilnToLinalgPipeline(
       stage1, fuseLayers, halfType,
       std::vector<std::string>(keepPrecision.begin(), keepPrecision.end()),
-      foldQdq);
+      foldQdq, sparsity);
   if (failed(stage1.run(*module)))
     return 1;
   if (emit == Emit::Linalg) {
@@ -907,6 +1003,7 @@ int main(int argc, char **argv) {
     llvm::errs() << "  code: " << soBytes
                  << " bytes of x86-64 shared object for "
                  << llvm::sys::getHostCPUName() << "\n";
+    printSparsity(*module);
   }
   return writeWhole(outputFile, kiln::serializeModule(kmod));
 }

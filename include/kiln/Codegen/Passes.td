@@ -400,6 +400,51 @@ def KilnCpuInt8Gemm : Pass<"kiln-cpu-int8-gemm", "::mlir::func::FuncOp"> {
                            "::mlir::arith::ArithDialect"];
 }
 
+def KilnCpuSparseGemm : Pass<"kiln-cpu-sparse-gemm", "::mlir::ModuleOp"> {
+  let summary = "Runs 2:4-sparse float products with their weights "
+                "compressed, expanded in registers";
+  let description = [{
+    A float32 contraction `out[..., m, n] += a[..., m, k] * b[k, n]` marked
+    `kiln.sparsity = "2:4"` (by `kiln-sparsify`, carried by the lowering)
+    whose `b` is a constant (possibly behind a 2-D transpose) with at most
+    two non-zeros in each group of four consecutive `k` of a column gets
+    `b` stored compressed in two private memref globals: per column, per
+    chunk of 16 `k`, the 8 kept values in `k` order
+    (`kiln_sparse_values`, `[n / nc, k / 16, nc, 8]` f32) and a 16-bit mask
+    of their positions (`kiln_sparse_masks`, `[n / nc, k / 16, nc]` i16),
+    a group with fewer than two non-zeros padded with zeros. The
+    contraction becomes an `scf.forall` over blocks of `nc` columns (8,
+    or 4 from three rows on, halved until it divides N); for tiles of up
+    to 4 rows, a loop over the chunks expands each column's chunk with one
+    `vector.expandload` (AVX-512 `vexpandps`) and adds its product with 16
+    consecutive `k` of each row into a vector accumulator; each
+    accumulator is summed across its lanes at the end and added to the
+    output (the init). The weight bytes read are 53% of the dense ones.
+
+    It stays dense (its mark removed) with the reason recorded when it has
+    more than `max-rows` rows (the dense register tiles reuse each weight
+    element over 8 rows and win), its weight is under `min-weight-bytes`,
+    `vector-bits` is under 512, K is not a multiple of 16, or the weight is
+    not 2:4. The module's `kiln.sparse_kernels` gets, per marked
+    contraction, its node name, `kernel` (sparse or dense), the reason, and
+    the weight's bytes dense and compressed (`kiln-compile --report`).
+  }];
+  let options = [
+    Option<"vectorBits", "vector-bits", "unsigned", "512",
+           "The CPU's vector register width in bits (the kernel needs 512)">,
+    Option<"maxRows", "max-rows", "int64_t", "4",
+           "Rows (the product of the output's dims but the last) above "
+           "which a product stays dense">,
+    Option<"minWeightBytes", "min-weight-bytes", "int64_t", "32768",
+           "Dense weight bytes below which a product stays dense">,
+  ];
+  let dependentDialects = ["::mlir::scf::SCFDialect",
+                           "::mlir::memref::MemRefDialect",
+                           "::mlir::vector::VectorDialect",
+                           "::mlir::tensor::TensorDialect",
+                           "::mlir::arith::ArithDialect"];
+}
+
 def KilnCpuVnniDot : Pass<"kiln-cpu-vnni-dot", "::mlir::func::FuncOp"> {
   let summary = "Turns 4-way u8 x s8 dot products into AVX-512 VNNI "
                 "vpdpbusd";

@@ -50,6 +50,11 @@ struct CpuPipelineOptions
                      "VNNI's vpdpbusd), generic (plain vector ops), or auto "
                      "(vnni when the host CPU has it and vector-bits is 512)"),
       llvm::cl::init("auto")};
+  Option<int64_t> sparseMaxRows{
+      *this, "sparse-max-rows",
+      llvm::cl::desc("2:4-sparse products (kiln-sparsify's mark) with more "
+                     "rows than this stay dense (kiln-cpu-sparse-gemm)"),
+      llvm::cl::init(4)};
 };
 
 /// Whether the host CPU has AVX-512 VNNI (vpdpbusd) and AVX-512BW.
@@ -65,11 +70,13 @@ unsigned hostVectorBits();
 /// and math on tensors (`kiln-to-linalg-pipeline`).
 /// `halfType` (f16 or bf16; empty: none) runs kiln-mixed-precision with it
 /// after the fusions, the nodes of `keepNodes` staying float32;
-/// `foldQdq` runs kiln-fold-qdq first.
+/// `foldQdq` runs kiln-fold-qdq first; `sparsity` (on or force; empty or
+/// off: none) runs kiln-sparsify with that mode after the fusions.
 void buildKilnToLinalgPipeline(mlir::OpPassManager &pm, bool fuseLayers = true,
                                llvm::StringRef halfType = "",
                                llvm::ArrayRef<std::string> keepNodes = {},
-                               bool foldQdq = false);
+                               bool foldQdq = false,
+                               llvm::StringRef sparsity = "");
 
 /// Linalg on tensors to the LLVM dialect for the host CPU: elementwise
 /// fusion, convolutions as GEMMs, tiling and vectorization of contractions,

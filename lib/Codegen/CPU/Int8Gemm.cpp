@@ -26,6 +26,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "GemmDims.h"
 #include "kiln/Codegen/Passes.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
@@ -123,31 +124,11 @@ std::optional<Int8Gemm> match(linalg::LinalgOp op) {
     return std::nullopt;
 
   SmallVector<int64_t> ranges = op.getStaticLoopRanges();
-  SmallVector<utils::IteratorType> iters = op.getIteratorTypesArray();
-  int64_t kd = -1;
-  for (auto [d, it] : llvm::enumerate(iters))
-    if (it == utils::IteratorType::reduction)
-      kd = d;
-  AffineMap am = op.getMatchingIndexingMap(aOp);
-  AffineMap bm = op.getMatchingIndexingMap(bOp);
-  AffineMap om = op.getMatchingIndexingMap(out);
-  if (!om.isProjectedPermutation() || !am.isProjectedPermutation() ||
-      !bm.isProjectedPermutation() || bm.getNumResults() != 2)
+  std::optional<kiln::cpu::GemmDims> dims = kiln::cpu::gemmDims(op);
+  if (!dims)
     return std::nullopt;
-  int64_t nd = cast<AffineDimExpr>(om.getResults().back()).getPosition();
-  // a's dims: the output's without n, then k.
-  if (am.getNumResults() != om.getNumResults())
-    return std::nullopt;
-  for (int64_t i = 0; i + 1 < om.getNumResults(); ++i)
-    if (am.getResult(i) != om.getResult(i))
-      return std::nullopt;
-  if (cast<AffineDimExpr>(am.getResults().back()).getPosition() != kd)
-    return std::nullopt;
-  int64_t b0 = cast<AffineDimExpr>(bm.getResult(0)).getPosition();
-  int64_t b1 = cast<AffineDimExpr>(bm.getResult(1)).getPosition();
-  bool nk = b0 == nd && b1 == kd;
-  if (!nk && !(b0 == kd && b1 == nd))
-    return std::nullopt;
+  int64_t kd = dims->k, nd = dims->n;
+  bool nk = dims->nk;
   std::optional<ArrayRef<char>> bytes = constantBytes(bOp->get());
   Int8Gemm g;
   g.n = ranges[nd];

@@ -855,10 +855,9 @@ Value Lowering::lowerMatMul(Operation *op, Value a, Value bm,
   SmallVector<utils::IteratorType> iters(nd, utils::IteratorType::parallel);
   iters[batch + 1] = utils::IteratorType::reduction;
   bool f = isa<FloatType>(elt);
-  return linalg::GenericOp::create(
-             b, loc, TypeRange{rt}, ValueRange{a, bm}, ValueRange{zero}, maps,
-             iters,
-             [&](OpBuilder &nb, Location nl, ValueRange args) {
+  auto generic = linalg::GenericOp::
+      create(b, loc, TypeRange{rt}, ValueRange{a, bm}, ValueRange{zero}, maps,
+             iters, [&](OpBuilder &nb, Location nl, ValueRange args) {
                Value p =
                    f ? arith::MulFOp::create(nb, nl,
                                              widenScalar(nb, nl, args[0], elt),
@@ -872,8 +871,12 @@ Value Lowering::lowerMatMul(Operation *op, Value a, Value bm,
                    f ? arith::AddFOp::create(nb, nl, args[2], p).getResult()
                      : arith::AddIOp::create(nb, nl, args[2], p).getResult();
                linalg::YieldOp::create(nb, nl, s);
-             })
-      .getResult(0);
+             });
+  // kiln-sparsify's mark goes to the contraction, where code generation
+  // decides on a sparse kernel.
+  if (Attribute sparsity = op->getAttr("kiln.sparsity"))
+    generic->setAttr("kiln.sparsity", sparsity);
+  return generic.getResult(0);
 }
 
 /// Explicit begin/end pads of a window op, resolving auto_pad from static

@@ -206,6 +206,50 @@ def KilnFoldQdq : Pass<"kiln-fold-qdq"> {
   let dependentDialects = ["::kiln::KilnDialect"];
 }
 
+def KilnSparsify : Pass<"kiln-sparsify", "::mlir::ModuleOp"> {
+  let summary = "Marks the contractions whose constant weights are 2:4 "
+                "sparse along K (mode=force: prunes them to 2:4 first)";
+  let description = [{
+    Pruning-aware 2:4 structured sparsity (`kiln-compile --sparsity=on`):
+    a `MatMul` or `Gemm` whose weight (operand B) is a constant float32
+    matrix, read as [K, N] (`transB`, or a `Transpose` of the constant,
+    gives [N, K]), with at most two non-zeros in every group of four
+    consecutive k of each output column n (what PyTorch's 2:4 pruning and
+    NVIDIA's ASP leave in a Linear layer), gets `kiln.sparsity = "2:4"`.
+    The lowering carries it to the contraction, where the target's code
+    generation decides whether a sparse kernel pays (the CPU:
+    `kiln-cpu-sparse-gemm`). The weights stay dense in the graph: their
+    compressed layout is the kernel's.
+
+    With `mode=force` (`--sparsity=force`) every eligible weight that is not
+    2:4 is pruned first: in each group of four along K the two largest
+    magnitudes stay (the first on ties) and the others become zero; the
+    op reads a new constant (a weight shared with other ops is left to
+    them).
+
+    Not eligible, with the reason recorded: K not a multiple of 4, a
+    weight that is not a constant float32 matrix, convolutions and integer
+    products (no sparse kernels for them yet). The module gets
+    `kiln.sparsity_layers`: per contraction its node name, op, whether it
+    is marked, the reason when not, K, N, the weight's bytes, and with
+    `force` how many values were zeroed and the pruned share of the
+    weight's L2 norm.
+
+    ```mlir
+    %w = kiln.constant dense<[[1.0, 0.0], [0.0, 2.0], [0.0, 0.0], [3.0, 4.0]]> : tensor<4x2xf32>
+    %y = kiln.matmul(%x, %w) : (tensor<1x4xf32>, tensor<4x2xf32>) -> tensor<1x2xf32>
+    // becomes
+    %y = kiln.matmul(%x, %w) {kiln.sparsity = "2:4"} : ...
+    ```
+  }];
+  let options = [
+    Option<"mode", "mode", "std::string", "\"on\"",
+           "on: mark the weights that are 2:4; force: prune the others to "
+           "2:4 by magnitude first">,
+  ];
+  let dependentDialects = ["::kiln::KilnDialect"];
+}
+
 def KilnMixedPrecision : Pass<"kiln-mixed-precision"> {
   let summary = "Runs the float32 graph's ops in float16 or bfloat16 where "
                 "that is safe, keeping the sensitive ones in float32";

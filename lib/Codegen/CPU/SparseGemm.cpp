@@ -1,0 +1,455 @@
+//===- SparseGemm.cpp - 2:4 sparse weights expanded in registers ----------===//
+//
+// A float contraction `out[..., m, n] += a[..., m, k] * b[k, n]` that
+// kiln-sparsify marked 2:4 (every group of four consecutive k of a column
+// n of the constant b has at most two non-zeros) keeps b compressed: per
+// column, per chunk of 16 k (one AVX-512 vector), the 8 kept values in k
+// order and a 16-bit mask of their positions,
+//
+//   values[n / nc, k / 16, n % nc, 8]   f32
+//   masks [n / nc, k / 16, n % nc]      i16
+//
+// (nc columns of a block interleaved, so that a block streams one run of
+// memory). A group with fewer than two non-zeros keeps zeros to make two,
+// so every chunk holds exactly 8 values. The kernel expands a chunk in a
+// register with one masked expand-load (`vexpandps`), multiplies it with
+// 16 consecutive k of each of a few rows of a, and sums each (row, column)
+// accumulator across its lanes at the end: half the weight bytes of the
+// dense panels plus 1/32 for the masks, which is what a memory-bound
+// product (a batch-1 projection, a matrix-vector product) is limited by.
+//
+// Where it would not be faster the contraction stays dense for
+// kiln-pack-weights and kiln-cpu-tile-and-vectorize, with the reason
+// recorded in the module's `kiln.sparse_kernels`: more than `max-rows`
+// rows (compute-bound: the dense register tiles reuse each weight across
+// 8 rows), a weight under `min-weight-bytes` (it stays in the L1 cache
+// either way), no 512-bit vectors (no vexpandps), or K not a multiple of
+// 16.
+//
+//===----------------------------------------------------------------------===//
+
+#include "GemmDims.h"
+#include "kiln/Codegen/Passes.h"
+#include "kiln/Dialect/Kiln/IR/KilnOps.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/Linalg/IR/Linalg.h"
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
+#include "mlir/Dialect/Vector/IR/VectorOps.h"
+#include "mlir/IR/BuiltinAttributes.h"
+#include "mlir/IR/DialectResourceBlobManager.h"
+#include "mlir/IR/PatternMatch.h"
+#include "mlir/IR/SymbolTable.h"
+
+#include "llvm/Support/FormatVariadic.h"
+
+#include <cstring>
+
+#define DEBUG_TYPE "kiln-cpu-sparse-gemm"
+
+namespace kiln {
+#define GEN_PASS_DEF_KILNCPUSPARSEGEMM
+#include "kiln/Codegen/Passes.h.inc"
+} // namespace kiln
+
+using namespace mlir;
+
+namespace {
+
+constexpr int64_t kLanes = 16; // f32 lanes of a 512-bit vector.
+constexpr int64_t kKept = kLanes / 2;
+
+/// A matched contraction: a as [R, K] (a collapse of its type), the
+/// output as [R, N], b's values as [N][K].
+struct SparseGemm {
+  linalg::GenericOp op;
+  Value a, init;
+  int64_t rows = 1, k = 0, n = 0;
+  std::vector<float> b; // [n][k]
+};
+
+/// `op` as a SparseGemm, or why it is not one (a reason for the report;
+/// empty when `op` is not a float contraction of this form at all).
+FailureOr<SparseGemm> match(linalg::GenericOp op, std::string &why) {
+  why.clear();
+  if (!op.hasPureTensorSemantics() || op.getNumDpsInputs() != 2 ||
+      op.getNumDpsInits() != 1 || op.getNumReductionLoops() != 1)
+    return failure();
+  OpOperand *aOp = op.getDpsInputOperand(0), *bOp = op.getDpsInputOperand(1);
+  OpOperand *out = op.getDpsInitOperand(0);
+  auto at = dyn_cast<RankedTensorType>(aOp->get().getType());
+  auto bt = dyn_cast<RankedTensorType>(bOp->get().getType());
+  auto ot = dyn_cast<RankedTensorType>(out->get().getType());
+  if (!at || !bt || !ot || !at.hasStaticShape() || !bt.hasStaticShape() ||
+      !ot.hasStaticShape() || !at.getElementType().isF32() ||
+      !bt.getElementType().isF32() || !ot.getElementType().isF32() ||
+      ot.getRank() < 1 || bt.getRank() != 2) {
+    why = "not a static float32 product with a matrix weight";
+    return failure();
+  }
+  // The body: yield(out + a * b).
+  Block &body = op->getRegion(0).front();
+  auto add = body.getTerminator()->getOperand(0).getDefiningOp<arith::AddFOp>();
+  auto isArg = [](Value v, unsigned i) {
+    auto ba = dyn_cast<BlockArgument>(v);
+    return ba && ba.getArgNumber() == i;
+  };
+  arith::MulFOp mul;
+  if (add) {
+    Value acc = add.getLhs(), prod = add.getRhs();
+    if (!isArg(acc, 2))
+      std::swap(acc, prod);
+    mul = isArg(acc, 2) ? prod.getDefiningOp<arith::MulFOp>() : nullptr;
+  }
+  if (!mul || body.getOperations().size() != 3 ||
+      !((isArg(mul.getLhs(), 0) && isArg(mul.getRhs(), 1)) ||
+        (isArg(mul.getLhs(), 1) && isArg(mul.getRhs(), 0)))) {
+    why = "not a plain multiply-add";
+    return failure();
+  }
+  std::optional<kiln::cpu::GemmDims> dims = kiln::cpu::gemmDims(op);
+  if (!dims) {
+    why = "operands not laid out as [..., m, k] x [k, n]";
+    return failure();
+  }
+  bool nk = dims->nk;
+  // The constant, possibly behind a 2-D transpose (Gemm's transB).
+  Value bv = bOp->get();
+  if (auto tr = bv.getDefiningOp<linalg::TransposeOp>()) {
+    if (tr.getPermutation().size() != 2 || tr.getPermutation()[0] != 1) {
+      why = "the weight is not a constant";
+      return failure();
+    }
+    nk = !nk;
+    bv = tr.getInput();
+  }
+  auto cst = bv.getDefiningOp<arith::ConstantOp>();
+  std::optional<ArrayRef<char>> bytes =
+      cst ? kiln::rawConstantBytes(cst.getValue()) : std::nullopt;
+  SmallVector<int64_t> ranges = op.getStaticLoopRanges();
+  SparseGemm g;
+  g.op = op;
+  g.n = ranges[dims->n];
+  g.k = ranges[dims->k];
+  if (!bytes || (int64_t)bytes->size() != g.n * g.k * 4) {
+    why = "the weight is not a constant";
+    return failure();
+  }
+  for (int64_t i = 0; i + 1 < ot.getRank(); ++i)
+    g.rows *= ot.getDimSize(i);
+  g.b.resize(g.n * g.k);
+  const float *src = reinterpret_cast<const float *>(bytes->data());
+  for (int64_t n = 0; n < g.n; ++n)
+    for (int64_t k = 0; k < g.k; ++k)
+      std::memcpy(&g.b[n * g.k + k], src + (nk ? n * g.k + k : k * g.n + n), 4);
+  g.a = aOp->get();
+  g.init = out->get();
+  return g;
+}
+
+/// Whether every group of four along k of each column has at most two
+/// non-zeros.
+bool is2of4(const SparseGemm &g) {
+  for (int64_t n = 0; n < g.n; ++n)
+    for (int64_t k = 0; k < g.k; k += 4) {
+      int nz = 0;
+      for (int64_t j = 0; j < 4; ++j)
+        nz += g.b[n * g.k + k + j] != 0.0f;
+      if (nz > 2)
+        return false;
+    }
+  return true;
+}
+
+/// The compressed weights for blocks of `nc` columns (see the file
+/// comment).
+void compress(const SparseGemm &g, int64_t nc, std::vector<float> &values,
+              std::vector<uint16_t> &masks) {
+  int64_t chunks = g.k / kLanes;
+  values.assign(g.n * chunks * kKept, 0.0f);
+  masks.assign(g.n * chunks, 0);
+  for (int64_t n = 0; n < g.n; ++n)
+    for (int64_t c = 0; c < chunks; ++c) {
+      int64_t slot = ((n / nc) * chunks + c) * nc + n % nc;
+      uint16_t mask = 0;
+      for (int64_t grp = 0; grp < kLanes / 4; ++grp) {
+        const float *w = &g.b[n * g.k + c * kLanes + grp * 4];
+        // The non-zeros, then zeros at the first free positions: two.
+        int kept = 0;
+        for (int j = 0; j < 4; ++j)
+          if (w[j] != 0.0f) {
+            mask |= 1u << (grp * 4 + j);
+            ++kept;
+          }
+        for (int j = 0; j < 4 && kept < 2; ++j)
+          if (!(mask & (1u << (grp * 4 + j)))) {
+            mask |= 1u << (grp * 4 + j);
+            ++kept;
+          }
+      }
+      masks[slot] = mask;
+      int64_t v = 0;
+      for (int64_t l = 0; l < kLanes; ++l)
+        if (mask & (1u << l))
+          values[slot * kKept + v++] = g.b[n * g.k + c * kLanes + l];
+    }
+}
+
+/// A private constant memref global holding `data`, named after `base`.
+memref::GlobalOp global(OpBuilder &b, ModuleOp module, SymbolTable &symbols,
+                        Location loc, StringRef base, Type elt,
+                        ArrayRef<char> data, int64_t count) {
+  auto type = MemRefType::get({count}, elt);
+  auto tensorType = RankedTensorType::get({count}, elt);
+  auto blob = HeapAsmResourceBlob::allocateAndCopyWithAlign(data, 64);
+  auto init = DenseResourceElementsAttr::get(tensorType, base, std::move(blob));
+  OpBuilder::InsertionGuard guard(b);
+  b.setInsertionPointToStart(module.getBody());
+  auto g = memref::GlobalOp::create(b, loc, base, b.getStringAttr("private"),
+                                    type, init, /*constant=*/true,
+                                    b.getI64IntegerAttr(64));
+  symbols.insert(g);
+  return g;
+}
+
+Value idx(OpBuilder &b, Location loc, int64_t v) {
+  return arith::ConstantIndexOp::create(b, loc, v);
+}
+
+/// The kernel for `g` with blocks of `nc` columns and row tiles of `rt`.
+Value rewrite(RewriterBase &b, ModuleOp module, SymbolTable &symbols,
+              const SparseGemm &g, int64_t nc, int64_t rt) {
+  linalg::GenericOp op = g.op;
+  Location loc = op.getLoc();
+  b.setInsertionPoint(op);
+  std::vector<float> values;
+  std::vector<uint16_t> masks;
+  compress(g, nc, values, masks);
+  auto valuesGlobal =
+      global(b, module, symbols, loc, "kiln_sparse_values", b.getF32Type(),
+             ArrayRef<char>(reinterpret_cast<const char *>(values.data()),
+                            values.size() * 4),
+             values.size());
+  auto masksGlobal =
+      global(b, module, symbols, loc, "kiln_sparse_masks", b.getI16Type(),
+             ArrayRef<char>(reinterpret_cast<const char *>(masks.data()),
+                            masks.size() * 2),
+             masks.size());
+  Value vals = memref::GetGlobalOp::create(b, loc, valuesGlobal.getType(),
+                                           valuesGlobal.getSymName());
+  Value maskMem = memref::GetGlobalOp::create(b, loc, masksGlobal.getType(),
+                                              masksGlobal.getSymName());
+
+  // a as [R, K], the output as [R, N].
+  auto collapse2 = [&](Value v, int64_t inner) -> Value {
+    auto t = cast<RankedTensorType>(v.getType());
+    if (t.getRank() == 2)
+      return v;
+    SmallVector<ReassociationIndices> re;
+    ReassociationIndices outer;
+    for (int64_t i = 0; i + 1 < t.getRank(); ++i)
+      outer.push_back(i);
+    if (!outer.empty())
+      re.push_back(outer);
+    re.push_back({t.getRank() - 1});
+    auto nt = RankedTensorType::get({g.rows, inner}, t.getElementType());
+    if (t.getRank() == 1)
+      return tensor::ExpandShapeOp::create(
+          b, loc, nt, v, ArrayRef<ReassociationIndices>{{0, 1}});
+    return tensor::CollapseShapeOp::create(b, loc, nt, v, re);
+  };
+  Value a = collapse2(g.a, g.k);
+  Value init = collapse2(g.init, g.n);
+
+  Type f32 = b.getF32Type();
+  auto vt = VectorType::get({kLanes}, f32);
+  auto maskType = VectorType::get({kLanes}, b.getI1Type());
+  auto maskWord = VectorType::get({1}, b.getI16Type());
+  auto rowType = VectorType::get({nc}, f32);
+  int64_t chunks = g.k / kLanes;
+  auto forall = scf::ForallOp::create(
+      b, loc, ArrayRef<OpFoldResult>{b.getIndexAttr(g.n / nc)},
+      ValueRange{init}, std::nullopt);
+  OpBuilder::InsertionGuard guard(b);
+  b.setInsertionPointToStart(forall.getBody());
+  Value blk = forall.getInductionVar(0);
+  Value shared = forall.getRegionIterArgs()[0];
+  Value zero = arith::ConstantOp::create(
+      b, loc, vt, DenseElementsAttr::get(vt, b.getZeroAttr(f32)));
+  Value zeroF = arith::ConstantOp::create(b, loc, b.getZeroAttr(f32));
+  Value col0 = arith::MulIOp::create(b, loc, blk, idx(b, loc, nc));
+  auto sliceType = RankedTensorType::get({g.rows, nc}, f32);
+  SmallVector<OpFoldResult> offsets = {b.getIndexAttr(0), col0};
+  SmallVector<OpFoldResult> sizes = {b.getIndexAttr(g.rows),
+                                     b.getIndexAttr(nc)};
+  SmallVector<OpFoldResult> strides(2, b.getIndexAttr(1));
+  Value slice = tensor::ExtractSliceOp::create(b, loc, sliceType, shared,
+                                               offsets, sizes, strides);
+  // The block's first chunk slot: (blk * chunks) * nc.
+  Value blockSlot =
+      arith::MulIOp::create(b, loc, blk, idx(b, loc, chunks * nc));
+
+  // One tile of `rows` rows from `row0`, added into `dest`.
+  auto tile = [&](OpBuilder &tb, Value row0, int64_t rows,
+                  Value dest) -> Value {
+    SmallVector<Value> accs(rows * nc, zero);
+    auto kLoop = scf::ForOp::create(
+        tb, loc, idx(tb, loc, 0), idx(tb, loc, chunks), idx(tb, loc, 1), accs,
+        [&](OpBuilder &kb, Location, Value c, ValueRange iter) {
+          Value slot0 = arith::AddIOp::create(
+              kb, loc, blockSlot,
+              arith::MulIOp::create(kb, loc, c, idx(kb, loc, nc)));
+          SmallVector<Value> w;
+          for (int64_t j = 0; j < nc; ++j) {
+            Value slot = arith::AddIOp::create(kb, loc, slot0, idx(kb, loc, j));
+            Value word =
+                vector::LoadOp::create(kb, loc, maskWord, maskMem, slot);
+            Value mask = vector::BitCastOp::create(kb, loc, maskType, word);
+            Value at =
+                arith::MulIOp::create(kb, loc, slot, idx(kb, loc, kKept));
+            w.push_back(vector::ExpandLoadOp::create(
+                kb, loc, vt, vals, ValueRange{at}, mask, zero));
+          }
+          Value k0 = arith::MulIOp::create(kb, loc, c, idx(kb, loc, kLanes));
+          SmallVector<Value> next(iter.begin(), iter.end());
+          for (int64_t r = 0; r < rows; ++r) {
+            Value row = arith::AddIOp::create(kb, loc, row0, idx(kb, loc, r));
+            Value x = vector::TransferReadOp::create(kb, loc, vt, a,
+                                                     ValueRange{row, k0}, zeroF,
+                                                     ArrayRef<bool>{true});
+            for (int64_t j = 0; j < nc; ++j)
+              next[r * nc + j] =
+                  vector::FMAOp::create(kb, loc, x, w[j], next[r * nc + j]);
+          }
+          scf::YieldOp::create(kb, loc, next);
+        });
+    for (int64_t r = 0; r < rows; ++r) {
+      SmallVector<Value> sums;
+      for (int64_t j = 0; j < nc; ++j)
+        sums.push_back(vector::ReductionOp::create(
+            tb, loc, vector::CombiningKind::ADD, kLoop.getResult(r * nc + j)));
+      Value row = arith::AddIOp::create(tb, loc, row0, idx(tb, loc, r));
+      Value start = vector::TransferReadOp::create(
+          tb, loc, rowType, dest, ValueRange{row, idx(tb, loc, 0)}, zeroF,
+          ArrayRef<bool>{true});
+      Value sum = arith::AddFOp::create(
+          tb, loc, start,
+          vector::FromElementsOp::create(tb, loc, rowType, sums));
+      dest = vector::TransferWriteOp::create(tb, loc, sum, dest,
+                                             ValueRange{row, idx(tb, loc, 0)},
+                                             ArrayRef<bool>{true})
+                 .getResult();
+    }
+    return dest;
+  };
+
+  int64_t full = g.rows / rt;
+  Value dest = slice;
+  if (full > 0) {
+    auto rowLoop = scf::ForOp::create(
+        b, loc, idx(b, loc, 0), idx(b, loc, full), idx(b, loc, 1),
+        ValueRange{dest},
+        [&](OpBuilder &rb, Location, Value t, ValueRange iter) {
+          Value row0 = arith::MulIOp::create(rb, loc, t, idx(rb, loc, rt));
+          scf::YieldOp::create(rb, loc, tile(rb, row0, rt, iter[0]));
+        });
+    dest = rowLoop.getResult(0);
+  }
+  if (int64_t rest = g.rows - full * rt)
+    dest = tile(b, idx(b, loc, full * rt), rest, dest);
+  b.setInsertionPointToStart(forall.getTerminator().getBody());
+  tensor::ParallelInsertSliceOp::create(b, loc, dest, shared, offsets, sizes,
+                                        strides);
+  b.setInsertionPointAfter(forall);
+  Value result = forall.getResult(0);
+  auto ot = cast<RankedTensorType>(op.getResult(0).getType());
+  if (ot.getRank() == 1)
+    return tensor::CollapseShapeOp::create(
+        b, loc, ot, result, ArrayRef<ReassociationIndices>{{0, 1}});
+  if (ot.getRank() > 2) {
+    SmallVector<ReassociationIndices> re;
+    ReassociationIndices outer;
+    for (int64_t i = 0; i + 1 < ot.getRank(); ++i)
+      outer.push_back(i);
+    re.push_back(outer);
+    re.push_back({ot.getRank() - 1});
+    return tensor::ExpandShapeOp::create(b, loc, ot, result, re);
+  }
+  return result;
+}
+
+struct SparseGemmPass
+    : public kiln::impl::KilnCpuSparseGemmBase<SparseGemmPass> {
+  using Base::Base;
+  void runOnOperation() override {
+    ModuleOp module = getOperation();
+    MLIRContext *ctx = &getContext();
+    SmallVector<linalg::GenericOp> marked;
+    module.walk([&](linalg::GenericOp op) {
+      if (op->hasAttr("kiln.sparsity"))
+        marked.push_back(op);
+    });
+    if (marked.empty())
+      return;
+    SymbolTable symbols(module);
+    IRRewriter rewriter(ctx);
+    SmallVector<Attribute> kernels;
+    auto i64 = [&](int64_t v) {
+      return IntegerAttr::get(IntegerType::get(ctx, 64), v);
+    };
+    for (linalg::GenericOp op : marked) {
+      NamedAttrList entry;
+      entry.append("name",
+                   StringAttr::get(ctx, kiln::onnxNodeName(op.getLoc())));
+      std::string why;
+      FailureOr<SparseGemm> g = match(op, why);
+      if (succeeded(g)) {
+        int64_t denseBytes = g->n * g->k * 4;
+        entry.append("dense_bytes", i64(denseBytes));
+        if (vectorBits < 512)
+          why = "no 512-bit vectors (the kernel expands with vexpandps)";
+        else if (g->k % kLanes != 0)
+          why = llvm::formatv("K = {0} is not a multiple of {1}", g->k, kLanes)
+                    .str();
+        else if (!is2of4(*g))
+          why = "the weight is not 2:4 along K";
+        else if (g->rows > maxRows)
+          why = llvm::formatv("{0} rows: compute-bound, the dense register "
+                              "tiles are faster (--cpu-sparse-max-rows={1})",
+                              g->rows, maxRows)
+                    .str();
+        else if (denseBytes < minWeightBytes)
+          why = llvm::formatv("a {0}-byte weight stays in the L1 cache; "
+                              "sparse is not faster",
+                              denseBytes)
+                    .str();
+      }
+      if (succeeded(g) && why.empty()) {
+        int64_t rt = std::min<int64_t>(g->rows, 4);
+        int64_t nc = rt <= 2 ? 8 : 4;
+        while (g->n % nc != 0)
+          nc /= 2;
+        Value result = rewrite(rewriter, module, symbols, *g, nc, rt);
+        rewriter.replaceOp(op, result);
+        int64_t sparseBytes = g->n * g->k / 2 * 4 + g->n * g->k / kLanes * 2;
+        entry.append("sparse_bytes", i64(sparseBytes));
+        entry.append("kernel", StringAttr::get(ctx, "sparse"));
+      } else {
+        op->removeAttr("kiln.sparsity");
+        entry.append("kernel", StringAttr::get(ctx, "dense"));
+        entry.append("reason", StringAttr::get(ctx, why));
+      }
+      kernels.push_back(entry.getDictionary(ctx));
+    }
+    SmallVector<Attribute> all;
+    if (auto prior = module->getAttrOfType<ArrayAttr>("kiln.sparse_kernels"))
+      all.append(prior.begin(), prior.end());
+    all.append(kernels);
+    module->setAttr("kiln.sparse_kernels", ArrayAttr::get(ctx, all));
+  }
+};
+
+} // namespace

@@ -1,0 +1,214 @@
+//===- Sparsify.cpp - 2:4 structured sparsity of contraction weights ------===//
+//
+// Finds the contractions whose constant weights are 2:4 sparse along the
+// reduction dim K (in every group of four consecutive k for one output
+// column n, at most two non-zeros: what 2:4 pruning in PyTorch and
+// NVIDIA's ASP leave in a Linear layer's [N, K] weight) and marks them
+// `kiln.sparsity = "2:4"`, which the lowering carries to the contraction
+// and the target's code generation turns into a sparse kernel. With
+// mode=force it first prunes the other eligible weights to 2:4 by
+// magnitude. Every contraction is recorded in the module's
+// `kiln.sparsity_layers` (sparse or dense, and why), which
+// `kiln-compile --report` prints.
+//
+// The weights stay dense here: their compressed form is the kernel's
+// (the CPU's expand-load layout, the GPU's mma.sp metadata), written
+// where the kernel is.
+//
+//===----------------------------------------------------------------------===//
+
+#include "kiln/Dialect/Kiln/Transforms/Passes.h"
+
+#include "kiln/Dialect/Kiln/Transforms/ConstantValues.h"
+
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/IR/Builders.h"
+#include "mlir/IR/BuiltinAttributes.h"
+
+#include "llvm/Support/FormatVariadic.h"
+
+#include <algorithm>
+#include <cmath>
+
+#define DEBUG_TYPE "kiln-sparsify"
+
+namespace kiln {
+#define GEN_PASS_DEF_KILNSPARSIFY
+#include "kiln/Dialect/Kiln/Transforms/Passes.h.inc"
+} // namespace kiln
+
+using namespace mlir;
+using namespace kiln;
+
+namespace {
+
+/// A contraction's weight as the kernel reads it: the constant, and
+/// whether it is stored [N, K] (a Gemm's transB, a transposed constant)
+/// rather than [K, N].
+struct Weight {
+  ConstantOp constant;
+  TransposeOp transpose; // Between the constant and the op, if any.
+  bool nk = false;
+  int64_t k = 0, n = 0;
+};
+
+/// The number of groups of four along K (for each n) with more than two
+/// non-zeros in `w`, read as [K, N] or [N, K]; `alongN` counts groups
+/// along N instead (to say when a weight is 2:4 on the wrong axis).
+int64_t denseGroups(ArrayRef<float> w, const Weight &wt, bool alongN) {
+  int64_t outer = alongN ? wt.k : wt.n, inner = alongN ? wt.n : wt.k;
+  auto at = [&](int64_t o, int64_t i) {
+    int64_t kk = alongN ? o : i, nn = alongN ? i : o;
+    return wt.nk ? w[nn * wt.k + kk] : w[kk * wt.n + nn];
+  };
+  int64_t bad = 0;
+  for (int64_t o = 0; o < outer; ++o)
+    for (int64_t g = 0; g + 4 <= inner; g += 4) {
+      int nz = 0;
+      for (int64_t j = 0; j < 4; ++j)
+        nz += at(o, g + j) != 0.0f;
+      bad += nz > 2;
+    }
+  return bad;
+}
+
+struct SparsifyPass : public kiln::impl::KilnSparsifyBase<SparsifyPass> {
+  using KilnSparsifyBase::KilnSparsifyBase;
+
+  void runOnOperation() override {
+    if (mode != "on" && mode != "force") {
+      getOperation().emitError("kiln-sparsify: mode must be on or force, not '")
+          << mode << "'";
+      return signalPassFailure();
+    }
+    MLIRContext *ctx = &getContext();
+    SmallVector<Attribute> layers;
+    getOperation().walk([&](Operation *op) {
+      if (!isa<MatMulOp, GemmOp, ConvOp, ConvTransposeOp, MatMulIntegerOp,
+               QLinearMatMulOp, ConvIntegerOp, QLinearConvOp>(op))
+        return;
+      NamedAttrList entry;
+      entry.append("name", StringAttr::get(ctx, onnxNodeName(op->getLoc())));
+      entry.append("op",
+                   StringAttr::get(ctx, op->getName().stripDialect().str()));
+      std::string reason = visit(op, entry);
+      entry.append("sparse", BoolAttr::get(ctx, reason.empty()));
+      entry.append("reason", StringAttr::get(ctx, reason));
+      layers.push_back(entry.getDictionary(ctx));
+    });
+    getOperation()->setAttr("kiln.sparsity_layers",
+                            ArrayAttr::get(ctx, layers));
+  }
+
+  /// Marks `op` 2:4 (pruning its weight first with mode=force) and returns
+  /// "", or returns why it stays dense.
+  std::string visit(Operation *op, NamedAttrList &entry) {
+    if (isa<ConvOp, ConvTransposeOp, ConvIntegerOp, QLinearConvOp>(op))
+      return "a convolution: no sparse convolution kernels yet";
+    if (isa<MatMulIntegerOp, QLinearMatMulOp>(op))
+      return "an integer product: no sparse int8 kernels yet";
+    Value b = op->getOperand(1);
+    auto type = dyn_cast<RankedTensorType>(b.getType());
+    if (!type || !type.hasStaticShape())
+      return "the weight's shape is not static";
+    if (!type.getElementType().isF32())
+      return "the weight is not float32 (sparse kernels are float32 only)";
+    if (type.getRank() != 2)
+      return "the weight is not a matrix (rank " +
+             std::to_string(type.getRank()) + ")";
+    Weight w;
+    w.nk = false;
+    if (auto gemm = dyn_cast<GemmOp>(op))
+      w.nk = gemm.getTransB() != 0;
+    Value src = b;
+    if (auto tr = b.getDefiningOp<TransposeOp>()) {
+      auto perm = tr.getPerm();
+      if (!perm || (*perm)[0] == 1) {
+        w.transpose = tr;
+        w.nk = !w.nk;
+        src = tr.getData();
+      }
+    }
+    w.constant = src.getDefiningOp<ConstantOp>();
+    if (!w.constant)
+      return "the weight is not a constant";
+    std::optional<SmallVector<float>> values = constFloats(src);
+    if (!values)
+      return "the weight's values cannot be read";
+    auto st = cast<RankedTensorType>(src.getType());
+    w.k = w.nk ? st.getDimSize(1) : st.getDimSize(0);
+    w.n = w.nk ? st.getDimSize(0) : st.getDimSize(1);
+    MLIRContext *ctx = op->getContext();
+    auto i64 = [&](int64_t v) {
+      return IntegerAttr::get(IntegerType::get(ctx, 64), v);
+    };
+    entry.append("k", i64(w.k));
+    entry.append("n", i64(w.n));
+    entry.append("weight_bytes", i64(w.k * w.n * 4));
+    if (w.k % 4 != 0)
+      return llvm::formatv("K = {0} is not a multiple of 4", w.k).str();
+    int64_t groups = w.k / 4 * w.n;
+    int64_t bad = denseGroups(*values, w, false);
+    if (bad > 0 && mode != "force") {
+      std::string why =
+          llvm::formatv("not 2:4 along K: {0} of {1} groups of four have more "
+                        "than two non-zeros",
+                        bad, groups)
+              .str();
+      if (w.n % 4 == 0 && denseGroups(*values, w, true) == 0)
+        why += " (it is 2:4 along N, which is not the reduction dim)";
+      return why;
+    }
+    if (bad > 0)
+      prune(op, w, *values, entry);
+    op->setAttr("kiln.sparsity", StringAttr::get(ctx, "2:4"));
+    return "";
+  }
+
+  /// mode=force: keeps the two largest magnitudes of each group of four
+  /// along K (the first on ties) and gives `op` the pruned constant.
+  void prune(Operation *op, Weight w, SmallVector<float> &values,
+             NamedAttrList &entry) {
+    double removed = 0, total = 0;
+    int64_t zeroed = 0;
+    for (float v : values)
+      total += double(v) * v;
+    for (int64_t n = 0; n < w.n; ++n)
+      for (int64_t g = 0; g < w.k; g += 4) {
+        int64_t idx[4];
+        for (int64_t j = 0; j < 4; ++j)
+          idx[j] = w.nk ? n * w.k + g + j : (g + j) * w.n + n;
+        std::stable_sort(idx, idx + 4, [&](int64_t a, int64_t b) {
+          return std::fabs(values[a]) > std::fabs(values[b]);
+        });
+        for (int j = 2; j < 4; ++j)
+          if (values[idx[j]] != 0.0f) {
+            removed += double(values[idx[j]]) * values[idx[j]];
+            values[idx[j]] = 0.0f;
+            ++zeroed;
+          }
+      }
+    OpBuilder b(op);
+    auto type = cast<RankedTensorType>(w.constant.getType());
+    std::string name = onnxNodeName(op->getLoc());
+    Value pruned = floatConstant(b, w.constant.getLoc(), type, values,
+                                 (name.empty() ? "weight" : name) + "_2to4");
+    if (w.transpose) {
+      Operation *tr = w.transpose;
+      if (!tr->hasOneUse()) {
+        tr = b.clone(*tr);
+        op->setOperand(1, tr->getResult(0));
+      }
+      tr->setOperand(0, pruned);
+    } else {
+      op->setOperand(1, pruned);
+    }
+    MLIRContext *ctx = op->getContext();
+    entry.append("pruned", IntegerAttr::get(IntegerType::get(ctx, 64), zeroed));
+    entry.append("pruned_norm",
+                 FloatAttr::get(Float64Type::get(ctx),
+                                total > 0 ? std::sqrt(removed / total) : 0.0));
+  }
+};
+
+} // namespace

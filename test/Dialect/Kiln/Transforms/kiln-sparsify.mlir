@@ -1,0 +1,92 @@
+// RUN: kiln-opt %s -split-input-file -kiln-sparsify | FileCheck %s
+// RUN: kiln-opt %s -split-input-file -kiln-sparsify=mode=force | FileCheck %s --check-prefix=FORCE
+// RUN: not kiln-opt %s -kiln-sparsify=mode=always 2>&1 | FileCheck %s --check-prefix=MODE
+
+// MODE: mode must be on or force, not 'always'
+
+// A MatMul whose constant [K, N] weight has at most two non-zeros in each
+// group of four consecutive k of each column is marked 2:4 (a group with
+// fewer non-zeros counts too). The module records it.
+
+// CHECK:       module attributes {kiln.sparsity_layers = [{k = 4 : i64, n = 2 : i64, name = "fc", op = "matmul", reason = "", sparse = true, weight_bytes = 32 : i64}]}
+// CHECK-LABEL: func.func @two_of_four
+// CHECK:         kiln.matmul(%{{.+}}, %{{.+}}) {kiln.sparsity = "2:4"}
+// FORCE-LABEL: func.func @two_of_four
+// FORCE:         kiln.matmul(%{{.+}}, %{{.+}}) {kiln.sparsity = "2:4"}
+func.func @two_of_four(%x: tensor<1x4xf32>) -> tensor<1x2xf32> {
+  %w = kiln.constant dense<[[1.0, 0.0], [0.0, 2.0], [0.0, 0.0], [3.0, 4.0]]> : tensor<4x2xf32>
+  %y = kiln.matmul(%x, %w) : (tensor<1x4xf32>, tensor<4x2xf32>) -> tensor<1x2xf32> loc("fc")
+  return %y : tensor<1x2xf32>
+}
+
+// -----
+
+// A group of four with three non-zeros (3:4) is not 2:4: the op stays
+// dense and the record says why. Forced, the two largest magnitudes of
+// that group stay (3 and -4 of column 0; column 1 is already 2:4), one
+// value is zeroed.
+
+// CHECK:       reason = "not 2:4 along K: 1 of 2 groups of four have more than two non-zeros", sparse = false
+// CHECK-LABEL: func.func @three_of_four
+// CHECK-NOT:     kiln.sparsity =
+// CHECK:         return
+// FORCE:       module attributes {kiln.sparsity_layers = [{k = 4 : i64, n = 2 : i64, name = "fc", op = "matmul", pruned = 1 : i64, pruned_norm = {{.+}} : f64, reason = "", sparse = true, weight_bytes = 32 : i64}]}
+// FORCE-LABEL: func.func @three_of_four
+// FORCE:         %[[P:.+]] = kiln.constant dense<{{\[\[}}0.000000e+00, 0.000000e+00], [3.000000e+00, 2.000000e+00], [-4.000000e+00, 0.000000e+00], [0.000000e+00, 1.000000e+00]]> : tensor<4x2xf32>
+// FORCE:         kiln.matmul(%{{.+}}, %[[P]]) {kiln.sparsity = "2:4"}
+func.func @three_of_four(%x: tensor<1x4xf32>) -> tensor<1x2xf32> {
+  %w = kiln.constant dense<[[1.0, 0.0], [3.0, 2.0], [-4.0, 0.0], [0.0, 1.0]]> : tensor<4x2xf32>
+  %y = kiln.matmul(%x, %w) : (tensor<1x4xf32>, tensor<4x2xf32>) -> tensor<1x2xf32> loc("fc")
+  return %y : tensor<1x2xf32>
+}
+
+// -----
+
+// Gemm with transB reads its [N, K] weight along its rows: 2:4 there.
+// The same values read as [K, N] (no transB) are 2:4 along N only, the
+// wrong axis: dense, and the record names the axis. Forced, the second is
+// pruned along its K (its columns).
+
+// CHECK:       name = "kn", op = "gemm", reason = "not 2:4 along K: 1 of 4 groups of four have more than two non-zeros (it is 2:4 along N, which is not the reduction dim)", sparse = false
+// CHECK-LABEL: func.func @gemm_axes
+// CHECK:         kiln.gemm(%{{.+}}, %{{.+}}) {kiln.sparsity = "2:4", transB = 1 : i64}
+// CHECK:         kiln.gemm(%{{.+}}, %{{.+}}) : (tensor<4x4xf32>
+// FORCE:       name = "kn", op = "gemm", pruned = 2 : i64
+// FORCE-LABEL: func.func @gemm_axes
+// FORCE:         kiln.gemm(%{{.+}}, %{{.+}}) {kiln.sparsity = "2:4", transB = 1 : i64}
+// FORCE:         %[[P:.+]] = kiln.constant dense_resource<kn_2to4> : tensor<4x4xf32>
+// FORCE:         kiln.gemm(%{{.+}}, %[[P]]) {kiln.sparsity = "2:4"} : (tensor<4x4xf32>
+// (Its values: test/e2e/sparsity.test checks forced modules against ONNX
+// Runtime on weights pruned the same way.)
+func.func @gemm_axes(%x: tensor<4x4xf32>) -> (tensor<4x4xf32>, tensor<4x4xf32>) {
+  %w = kiln.constant dense<[[1.0, 2.0, 0.0, 0.0], [3.0, 4.0, 0.0, 0.0], [5.0, 0.0, 6.0, 0.0], [7.0, 0.0, 0.0, 8.0]]> : tensor<4x4xf32>
+  %a = kiln.gemm(%x, %w) {transB = 1 : i64} : (tensor<4x4xf32>, tensor<4x4xf32>) -> tensor<4x4xf32> loc("nk")
+  %b = kiln.gemm(%x, %w) : (tensor<4x4xf32>, tensor<4x4xf32>) -> tensor<4x4xf32> loc("kn")
+  return %a, %b : tensor<4x4xf32>, tensor<4x4xf32>
+}
+
+// -----
+
+// Not eligible, each with its reason: a weight that is a function
+// argument (not a constant), K not a multiple of 4, a float16 weight, a
+// convolution. Forcing prunes none of them.
+
+// CHECK: name = "runtime_weight", op = "matmul", reason = "the weight is not a constant", sparse = false
+// CHECK: name = "k6", op = "matmul", reason = "K = 6 is not a multiple of 4", sparse = false
+// CHECK: name = "half", op = "matmul", reason = "the weight is not float32 (sparse kernels are float32 only)", sparse = false
+// CHECK: name = "conv", op = "conv", reason = "a convolution: no sparse convolution kernels yet", sparse = false
+// CHECK-LABEL: func.func @ineligible
+// CHECK-NOT:     kiln.sparsity =
+// FORCE-LABEL: func.func @ineligible
+// FORCE-NOT:     kiln.sparsity =
+// FORCE-NOT:     pruned
+func.func @ineligible(%x: tensor<1x8xf32>, %v: tensor<8x4xf32>, %x6: tensor<1x6xf32>, %h: tensor<1x8xf16>, %img: tensor<1x8x4x4xf32>) -> (tensor<1x4xf32>, tensor<1x4xf32>, tensor<1x4xf16>, tensor<1x4x4x4xf32>) {
+  %a = kiln.matmul(%x, %v) : (tensor<1x8xf32>, tensor<8x4xf32>) -> tensor<1x4xf32> loc("runtime_weight")
+  %w6 = kiln.constant dense<1.0> : tensor<6x4xf32>
+  %b = kiln.matmul(%x6, %w6) : (tensor<1x6xf32>, tensor<6x4xf32>) -> tensor<1x4xf32> loc("k6")
+  %wh = kiln.constant dense<0.0> : tensor<8x4xf16>
+  %c = kiln.matmul(%h, %wh) : (tensor<1x8xf16>, tensor<8x4xf16>) -> tensor<1x4xf16> loc("half")
+  %wc = kiln.constant dense<0.0> : tensor<4x8x1x1xf32>
+  %d = kiln.conv(%img, %wc) : (tensor<1x8x4x4xf32>, tensor<4x8x1x1xf32>) -> tensor<1x4x4x4xf32> loc("conv")
+  return %a, %b, %c, %d : tensor<1x4xf32>, tensor<1x4xf32>, tensor<1x4xf16>, tensor<1x4x4x4xf32>
+}
