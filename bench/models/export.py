@@ -21,7 +21,7 @@ Outputs: `logits` for the vision models; `last_hidden_state` and
 as OUT/NAME.onnx (weights inline, every model is under 2 GB) and skipped when
 already there unless --force. Needs bench/requirements.txt.
 
-  python3 bench/models/export.py [OUT] [--models resnet50,gpt2] [--force]
+  python3 bench/models/export.py [OUT] [--models resnet50,gpt2] [--force] [--seq N]
 """
 
 import argparse
@@ -32,6 +32,7 @@ import time
 OPSET = 18
 SEQ = 128
 MODELS = ["resnet50", "mobilenet_v2", "vit_b_16", "bert_base", "bert_1layer", "gpt2"]
+VISION = ["resnet50", "mobilenet_v2", "vit_b_16"]
 
 # Per model: input names, and the (input, output) dims that are symbolic.
 VISION_INPUTS = {"input": ("float32", [None, 3, 224, 224])}
@@ -147,6 +148,7 @@ def export(name, path):
 
 
 def main():
+    global SEQ
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("out", nargs="?", default="build/bench-models",
                     help="output directory (default build/bench-models)")
@@ -154,7 +156,11 @@ def main():
                     help="comma-separated subset of: " + ",".join(MODELS))
     ap.add_argument("--force", action="store_true",
                     help="re-export models that already exist")
+    ap.add_argument("--seq", type=int, default=128,
+                    help="sequence length of BERT and GPT-2 (default 128; "
+                    "another length is written as NAME_seqN.onnx)")
     a = ap.parse_args()
+    SEQ = a.seq
     names = [m for m in a.models.split(",") if m]
     unknown = [m for m in names if m not in MODELS]
     if unknown:
@@ -162,7 +168,8 @@ def main():
     os.makedirs(a.out, exist_ok=True)
     failed = []
     for name in names:
-        path = os.path.join(a.out, name + ".onnx")
+        suffix = "_seq%d" % SEQ if SEQ != 128 and name not in VISION else ""
+        path = os.path.join(a.out, name + suffix + ".onnx")
         if os.path.exists(path) and not a.force:
             print("%s: exists, skipped" % path)
             continue
