@@ -40,10 +40,10 @@ std::string bufferizeAndPlan(bool gpu) {
 }
 } // namespace
 
-void kiln::buildKilnToLinalgPipeline(OpPassManager &pm, bool fuseLayers,
-                                     StringRef halfType,
-                                     ArrayRef<std::string> keepNodes,
-                                     bool foldQdq, StringRef sparsity) {
+void kiln::buildKilnToLinalgPipeline(
+    OpPassManager &pm, bool fuseLayers, StringRef halfType,
+    ArrayRef<std::string> keepNodes, bool foldQdq, StringRef sparsity,
+    function_ref<void(OpPassManager &)> afterGraph) {
   pm.addPass(createCanonicalizerPass());
   pm.addPass(createKilnInferShapes());
   if (foldQdq)
@@ -62,6 +62,8 @@ void kiln::buildKilnToLinalgPipeline(OpPassManager &pm, bool fuseLayers,
     options.keepNodes = SmallVector<std::string>(keepNodes);
     pm.addPass(createKilnMixedPrecision(options));
   }
+  if (afterGraph)
+    afterGraph(pm);
   pm.addPass(createCanonicalizerPass());
   pm.addNestedPass<func::FuncOp>(createConvertKilnToLinalg());
   pm.addPass(createCanonicalizerPass());

@@ -24,8 +24,11 @@
 #include "mlir/IR/MLIRContext.h"
 #include "mlir/Parser/Parser.h"
 #include "mlir/Pass/PassManager.h"
+#include "mlir/Pass/PassRegistry.h"
 #include "mlir/Support/FileUtilities.h"
 #include "mlir/Support/Timing.h"
+#include "mlir/Tools/Plugins/DialectPlugin.h"
+#include "mlir/Tools/Plugins/PassPlugin.h"
 #include "mlir/Transforms/Passes.h"
 #include "llvm/ADT/ScopeExit.h"
 #include "llvm/Pass.h"
@@ -214,6 +217,37 @@ static cl::opt<int64_t> cpuSparseMaxRows(
              "output's elements over its last dim) stay dense, where the "
              "dense register tiles are faster (default 4)"),
     cl::init(4), cl::cat(category));
+/// Loaded as the option is parsed, so that later options (such as
+/// --mlir-print-ir-after) can name the plugin's passes, as in mlir-opt.
+static cl::list<std::string> passPlugins(
+    "load-pass-plugin",
+    cl::desc("Load passes from a plugin library (an MLIR PassPlugin: "
+             "mlirGetPassPluginInfo), to name in --pipeline-after; "
+             "repeatable"),
+    cl::callback([](const std::string &path) {
+      auto plugin = mlir::PassPlugin::load(path);
+      if (!plugin) {
+        llvm::errs() << "kiln-compile: error: cannot load pass plugin '" << path
+                     << "': " << llvm::toString(plugin.takeError()) << "\n";
+        exit(1);
+      }
+      plugin->registerPassRegistryCallbacks();
+    }),
+    cl::cat(category));
+static cl::list<std::string> dialectPlugins(
+    "load-dialect-plugin",
+    cl::desc("Load dialects from a plugin library (an MLIR DialectPlugin: "
+             "mlirGetDialectPluginInfo); repeatable"),
+    cl::cat(category));
+static cl::list<std::string> pipelineAfter(
+    "pipeline-after",
+    cl::desc("POINT:PIPELINE: run a pass pipeline (a pass list on the module, "
+             "as inside --pass-pipeline='builtin.module(...)') at a named "
+             "point: import (the imported kiln IR), graph (after Kiln's "
+             "graph passes, before the lowering to linalg) or kiln-to-linalg "
+             "(linalg on tensors, before code generation); repeatable, run in "
+             "the order given"),
+    cl::cat(category));
 static cl::opt<bool> report("report",
                             cl::desc("Print a compile report (signature, "
                                      "memory plan, code size) to stderr"),
@@ -452,6 +486,45 @@ bool attachCpuCode(ModuleOp module, kiln::kmod::Module &kmod, unsigned numArgs,
   return true;
 }
 
+/// --pipeline-after's pipelines, by point.
+std::vector<std::pair<std::string, std::string>> userPipelines;
+
+/// Adds --pipeline-after's pipelines for `point` to `pm` (parsed when
+/// the options were checked, so this does not fail).
+void addUserPipelines(OpPassManager &pm, StringRef point) {
+  for (const auto &[p, text] : userPipelines)
+    if (p == point)
+      (void)parsePassPipeline(text, pm, llvm::nulls());
+}
+
+/// Checks --pipeline-after: a known point, a pipeline that parses.
+int parseUserPipelines(MLIRContext &context) {
+  for (const std::string &spec : pipelineAfter) {
+    size_t colon = spec.find(':');
+    std::string point = spec.substr(0, colon);
+    if (colon == std::string::npos ||
+        (point != "import" && point != "graph" && point != "kiln-to-linalg"))
+      return fail("--pipeline-after='" + spec +
+                  "': give POINT:PIPELINE with POINT import, graph or "
+                  "kiln-to-linalg");
+    StringRef text = StringRef(spec).drop_front(colon + 1).trim();
+    if (text.consume_front("builtin.module(") && !text.consume_back(")"))
+      return fail("--pipeline-after='" + spec + "': unbalanced parentheses");
+    PassManager pm(&context);
+    std::string error;
+    llvm::raw_string_ostream os(error);
+    if (failed(parsePassPipeline(text, pm, os)))
+      return fail("--pipeline-after='" + spec +
+                  "': " + StringRef(error).trim() +
+                  (passPlugins.empty()
+                       ? ""
+                       : " (passes from --load-pass-plugin are named by "
+                         "their argument)"));
+    userPipelines.emplace_back(point, text.str());
+  }
+  return 0;
+}
+
 /// The graph passes that precede quantization (the start of
 /// kiln-to-linalg-pipeline, which runs them again, unchanged).
 void addGraphPasses(OpPassManager &pm) {
@@ -498,7 +571,9 @@ int calibrationModule(ModuleOp module, unsigned first,
     return 1;
   addGraphPasses(pm);
   extra(pm);
-  kiln::buildKilnToLinalgPipeline(pm, fuseLayers, "", {}, true);
+  kiln::buildKilnToLinalgPipeline(
+      pm, fuseLayers, "", {}, true, "",
+      [](OpPassManager &pm) { addUserPipelines(pm, "graph"); });
   if (failed(pm.run(*copy)))
     return 1;
   auto copyFn = copy->lookupSymbol<func::FuncOp>("main");
@@ -958,7 +1033,16 @@ int main(int argc, char **argv) {
 
   DialectRegistry registry;
   kiln::registerAllDialects(registry);
+  for (const std::string &path : dialectPlugins) {
+    auto plugin = DialectPlugin::load(path);
+    if (!plugin)
+      return fail("cannot load dialect plugin '" + path +
+                  "': " + llvm::toString(plugin.takeError()));
+    plugin->registerDialectRegistryCallbacks(registry);
+  }
   MLIRContext context(registry);
+  if (int rc = parseUserPipelines(context))
+    return rc;
   llvm::SourceMgr sourceMgr;
   SourceMgrDiagnosticHandler handler(sourceMgr, &context);
 
@@ -981,6 +1065,15 @@ int main(int argc, char **argv) {
 
   std::string bytes;
   llvm::raw_string_ostream os(bytes);
+  if (llvm::any_of(userPipelines,
+                   [](const auto &p) { return p.first == "import"; })) {
+    PassManager pm(&context);
+    if (failed(applyPassManagerCLOptions(pm)))
+      return 1;
+    addUserPipelines(pm, "import");
+    if (failed(pm.run(*module)))
+      return 1;
+  }
   if (emit == Emit::Kiln) {
     module->print(os);
     return writeWhole(outputFile, bytes);
@@ -1005,7 +1098,9 @@ int main(int argc, char **argv) {
   kiln::buildKilnToLinalgPipeline(
       stage1, fuseLayers, halfType,
       std::vector<std::string>(keepPrecision.begin(), keepPrecision.end()),
-      foldQdq, sparsity);
+      foldQdq, sparsity,
+      [](OpPassManager &pm) { addUserPipelines(pm, "graph"); });
+  addUserPipelines(stage1, "kiln-to-linalg");
   if (failed(stage1.run(*module)))
     return 1;
   if (emit == Emit::Linalg) {

@@ -71,12 +71,14 @@ unsigned hostVectorBits();
 /// `halfType` (f16 or bf16; empty: none) runs kiln-mixed-precision with it
 /// after the fusions, the nodes of `keepNodes` staying float32;
 /// `foldQdq` runs kiln-fold-qdq first; `sparsity` (on or force; empty or
-/// off: none) runs kiln-sparsify with that mode after the fusions.
-void buildKilnToLinalgPipeline(mlir::OpPassManager &pm, bool fuseLayers = true,
-                               llvm::StringRef halfType = "",
-                               llvm::ArrayRef<std::string> keepNodes = {},
-                               bool foldQdq = false,
-                               llvm::StringRef sparsity = "");
+/// off: none) runs kiln-sparsify with that mode after the fusions;
+/// `afterGraph` adds passes after all the graph passes, before the lowering
+/// (kiln-compile's --pipeline-after=graph:...).
+void buildKilnToLinalgPipeline(
+    mlir::OpPassManager &pm, bool fuseLayers = true,
+    llvm::StringRef halfType = "", llvm::ArrayRef<std::string> keepNodes = {},
+    bool foldQdq = false, llvm::StringRef sparsity = "",
+    llvm::function_ref<void(mlir::OpPassManager &)> afterGraph = {});
 
 /// Linalg on tensors to the LLVM dialect for the host CPU: elementwise
 /// fusion, convolutions as GEMMs, tiling and vectorization of contractions,
