@@ -37,6 +37,9 @@ if have_module("onnx"):
     config.available_features.add("onnx-python")
 if have_module("onnxruntime"):
     config.available_features.add("onnxruntime")
+# The Python package (python/) builds with these and tests with pytest.
+if all(have_module(m) for m in ("nanobind", "scikit_build_core", "pytest")):
+    config.available_features.add("python-package")
 if os.path.exists(os.path.join(config.kiln_tools_dir, "KilnUnitTests")):
     config.available_features.add("gtest")
 if os.path.isdir(os.path.join(config.onnx_testdata_dir, "node")):

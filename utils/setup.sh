@@ -9,7 +9,10 @@ cd "$(dirname "$0")/.."
 APT_PACKAGES=(llvm-22-dev libmlir-22-dev mlir-22-tools llvm-22-tools
   libonnx-dev libonnx-testdata libprotobuf-dev protobuf-compiler
   ninja-build cmake g++ python3 libgtest-dev libomp-dev)
-PY_PACKAGES=(onnx numpy onnxruntime)
+# pip names, and the modules that show each is there (nanobind,
+# scikit-build-core and pytest build and test the Python package, python/).
+PY_PACKAGES=(onnx numpy onnxruntime nanobind scikit-build-core pytest)
+PY_MODULES=(onnx numpy onnxruntime nanobind scikit_build_core pytest)
 
 missing=()
 for p in "${APT_PACKAGES[@]}"; do
@@ -24,7 +27,7 @@ if [ ${#missing[@]} -gt 0 ]; then
 fi
 
 PYTHON=${PYTHON:-python3}
-for p in "${PY_PACKAGES[@]}"; do
+for p in "${PY_MODULES[@]}"; do
   if ! "$PYTHON" -c "import $p" 2>/dev/null; then
     echo "== installing Python packages: ${PY_PACKAGES[*]}"
     "$PYTHON" -m pip install -q "${PY_PACKAGES[@]}"

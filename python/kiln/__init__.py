@@ -1,0 +1,376 @@
+"""Kiln from Python: compile ONNX models and run them.
+
+    import kiln, numpy as np
+    m = kiln.compile("model.onnx", input_shapes={"input": (1, 3, 224, 224)})
+    out = kiln.Session(m).run({"input": np.zeros((1, 3, 224, 224), np.float32)})
+
+`compile` runs the kiln-compile shipped in this package (every
+kiln-compile option is a keyword argument); `Session` runs a module with
+the C++ runtime in this process, reading numpy arrays (or anything with
+DLPack, such as torch CPU tensors) in place and writing outputs straight
+into the arrays it returns. `kiln.ir` imports models to kiln IR and runs
+pass pipelines for notebooks and pass debugging.
+
+Thread safety: a `Module` is immutable and may be shared by any number of
+threads and sessions. A `Session` runs one call at a time (it owns the
+arena of intermediate tensors); calls from several threads on one session
+are serialized by a lock, so for parallel runs give each thread its own
+session. Runs release the GIL.
+"""
+
+import os
+import re
+import shutil
+import statistics
+import subprocess
+import tempfile
+import threading
+import time
+from collections import namedtuple
+
+import numpy as np
+
+from . import _kiln
+from ._kiln import KilnRuntimeError
+
+__all__ = ["compile", "load", "Module", "Session", "TensorInfo", "CompileError",
+           "KilnRuntimeError", "ir", "tool"]
+
+TensorInfo = namedtuple("TensorInfo", "name dtype shape max_extent")
+
+# ONNX TensorProto data types as numpy dtypes (bfloat16 as its uint16 bits).
+_DTYPES = {1: np.float32, 2: np.uint8, 3: np.int8, 4: np.uint16, 5: np.int16,
+           6: np.int32, 7: np.int64, 9: np.bool_, 10: np.float16, 11: np.float64,
+           12: np.uint32, 13: np.uint64, 16: np.uint16}
+
+
+class CompileError(Exception):
+    """kiln-compile (or kiln-opt) failed; `diagnostics` is its full error
+    output (node, op, opset and reason), `command` what was run."""
+
+    def __init__(self, diagnostics, command):
+        super().__init__(diagnostics.strip() or "failed: " + " ".join(command))
+        self.diagnostics = diagnostics
+        self.command = command
+
+
+def tool(name):
+    """The path of a Kiln tool (kiln-compile, kiln-opt, kiln-run): the one
+    shipped in this package, else $KILN_BIN_DIR's, else on PATH."""
+    for d in (os.path.join(os.path.dirname(__file__), "bin"), os.environ.get("KILN_BIN_DIR")):
+        if d and os.access(os.path.join(d, name), os.X_OK):
+            return os.path.join(d, name)
+    found = shutil.which(name)
+    if not found:
+        raise FileNotFoundError("%s is not in the kiln package, $KILN_BIN_DIR or PATH" % name)
+    return found
+
+
+def _run_tool(cmd, stdin=None):
+    p = subprocess.run(cmd, input=stdin, capture_output=True)
+    if p.returncode:
+        raise CompileError(p.stderr.decode(errors="replace"), cmd)
+    return p
+
+
+class _ModelFile:
+    """`model` (a path, ONNX bytes, or an onnx.ModelProto) as a file path."""
+
+    def __init__(self, model):
+        self.tmp = None
+        if isinstance(model, (str, os.PathLike)):
+            self.path = os.fspath(model)
+            return
+        if not isinstance(model, (bytes, bytearray)):
+            if not hasattr(model, "SerializeToString"):
+                raise TypeError("model must be a path, bytes or an onnx.ModelProto, not %s"
+                                % type(model).__name__)
+            model = model.SerializeToString()
+        self.tmp = tempfile.TemporaryDirectory(prefix="kiln-")
+        self.path = os.path.join(self.tmp.name, "model.onnx")
+        with open(self.path, "wb") as f:
+            f.write(model)
+
+    def __enter__(self):
+        return self.path
+
+    def __exit__(self, *exc):
+        if self.tmp:
+            self.tmp.cleanup()
+
+
+def _shape_flags(input_shapes):
+    flags = []
+    for name, shape in (input_shapes or {}).items():
+        dims = "x".join(str(int(d)) for d in shape)
+        flags.append("--input-shape=%s:%s" % (name, dims))
+    return flags
+
+
+def _option_flags(options):
+    flags = []
+    for key, value in options.items():
+        flag = "--" + key.replace("_", "-")
+        if value is True:
+            flags.append(flag)
+        elif value is False:
+            flags.append(flag + "=false")
+        elif value is None:
+            continue
+        elif isinstance(value, (list, tuple)):
+            if key in ("load_pass_plugin", "load_dialect_plugin", "pipeline_after"):
+                flags += ["%s=%s" % (flag, os.fspath(v)) for v in value]
+            else:
+                flags.append("%s=%s" % (flag, ",".join(str(v) for v in value)))
+        else:
+            flags.append("%s=%s" % (flag, os.fspath(value) if isinstance(value, os.PathLike)
+                                    else value))
+    return flags
+
+
+def _parse_report(text):
+    """kiln-compile --report's text as a dict."""
+    report = {"text": text, "inputs": [], "outputs": [], "kernels": []}
+    for line in text.splitlines():
+        m = re.match(r"\s+(input|output)\s+(\S+): dtype (\d+) \[([^\]]*)\]", line)
+        if m:
+            shape = [int(d) for d in m.group(4).split("x") if d]
+            report[m.group(1) + "s"].append(
+                {"name": m.group(2), "dtype": np.dtype(_DTYPES.get(int(m.group(3)), np.uint8)).name,
+                 "shape": shape})
+            continue
+        m = re.match(r"\s+memory plan: (\d+) intermediate buffers; arena \(peak\) (\d+) bytes.*"
+                     r"without planning (\d+) bytes.*lower bound (\d+) bytes", line)
+        if m:
+            report["memory_plan"] = dict(zip(
+                ("buffers", "arena_bytes", "unplanned_bytes", "lower_bound_bytes"),
+                map(int, m.groups())))
+            continue
+        m = re.match(r"\s+code: (\d+) bytes", line)
+        if m:
+            report["code_bytes"] = int(m.group(1))
+            continue
+        m = re.match(r"\s+gpu: (\d+) kernels, (\d+) launches, (\d+) bytes of weights", line)
+        if m:
+            report["gpu"] = dict(zip(("kernels", "launches", "weight_bytes"), map(int, m.groups())))
+            continue
+        m = re.match(r"\s+kernel (\S+): (-?\d+) registers, (\d+) spill bytes", line)
+        if m:
+            report["kernels"].append({"name": m.group(1), "registers": int(m.group(2)),
+                                      "spill_bytes": int(m.group(3))})
+            continue
+        m = re.match(r"\s+kernel (\S+): not assembled", line)
+        if m:
+            report["kernels"].append({"name": m.group(1)})
+            continue
+        m = re.match(r"\s+sparsity: (\d+) of (\d+) contractions run 2:4 sparse", line)
+        if m:
+            report["sparsity"] = {"sparse": int(m.group(1)), "contractions": int(m.group(2))}
+    return report
+
+
+class Module:
+    """A compiled module (a .kmod image): its signature, its report when
+    compiled here, `save(path)`."""
+
+    def __init__(self, data, report=None):
+        self._bytes = bytes(data)
+        self._module = _kiln.Module.from_bytes(self._bytes)
+        self.report = report or {}
+
+    @staticmethod
+    def _info(rows):
+        return [TensorInfo(n, np.dtype(_DTYPES.get(d, np.uint8)), tuple(s), e)
+                for n, d, s, e in rows]
+
+    @property
+    def inputs(self):
+        return self._info(self._module.inputs)
+
+    @property
+    def outputs(self):
+        return self._info(self._module.outputs)
+
+    @property
+    def graph_name(self):
+        return self._module.graph_name
+
+    @property
+    def target(self):
+        return self._module.target
+
+    @property
+    def arena_bytes(self):
+        return self._module.arena_bytes
+
+    def to_bytes(self):
+        return self._bytes
+
+    def save(self, path):
+        tmp = os.fspath(path) + ".tmp"
+        with open(tmp, "wb") as f:
+            f.write(self._bytes)
+        os.replace(tmp, path)
+
+    def __repr__(self):
+        return "kiln.Module(%r, target=%r, inputs=%s, outputs=%s)" % (
+            self.graph_name, self.target,
+            [(i.name, i.dtype.name, i.shape) for i in self.inputs],
+            [(o.name, o.dtype.name, o.shape) for o in self.outputs])
+
+
+def load(path):
+    """A module from a .kmod file (a bad file raises KilnRuntimeError)."""
+    with open(path, "rb") as f:
+        return Module(f.read())
+
+
+def compile(model, target="cpu", input_shapes=None, **options):
+    """Compiles `model` (a path, ONNX bytes, or an onnx.ModelProto) for
+    `target` (cpu, sm_80, sm_90, ...) with kiln-compile. `input_shapes`
+    gives symbolic dims ({"input": (1, 3, 224, 224)}); every other keyword
+    is a kiln-compile option with `_` for `-`: precision="fp16",
+    sparsity="on", calibration_data="dir", keep_precision=["node"],
+    fuse_layers=False, profile=True, ... Returns a Module whose `report`
+    holds kiln-compile --report's signature, memory plan and kernels.
+    Raises CompileError with kiln-compile's diagnostics."""
+    options.setdefault("report", True)
+    with _ModelFile(model) as path, tempfile.TemporaryDirectory(prefix="kiln-") as tmp:
+        out = os.path.join(tmp, "model.kmod")
+        cmd = ([tool("kiln-compile"), path, "-o", out, "--target=" + target]
+               + _shape_flags(input_shapes) + _option_flags(options))
+        p = _run_tool(cmd)
+        with open(out, "rb") as f:
+            data = f.read()
+    return Module(data, _parse_report(p.stderr.decode(errors="replace")))
+
+
+def _as_array(value, info):
+    """`value` as a C-contiguous numpy array of `info`'s dtype and shape,
+    the caller's buffer itself when it already is one (numpy arrays, and
+    DLPack producers such as torch CPU tensors, are viewed, not copied)."""
+    if not isinstance(value, np.ndarray):
+        if hasattr(value, "__dlpack__"):
+            value = np.from_dlpack(value)
+        else:
+            value = np.asarray(value)
+    if value.dtype != info.dtype:
+        raise KilnRuntimeError("input '%s' is %s; the module takes %s" % (
+            info.name, value.dtype.name, info.dtype.name))
+    if tuple(value.shape) != tuple(info.shape):
+        raise KilnRuntimeError("input '%s' has shape %s; the module takes %s" % (
+            info.name, tuple(value.shape), tuple(info.shape)))
+    if not value.flags.c_contiguous:
+        value = np.ascontiguousarray(value)
+    return value
+
+
+class Session:
+    """Runs a Module on `device` ("cpu", "cuda", "emulator", or "default":
+    the module's own), its parallel loops on `threads` threads (None: the
+    OpenMP default, every core). Raises KilnRuntimeError when the device
+    cannot be set up (no CUDA device, code missing for it)."""
+
+    def __init__(self, module, device="default", threads=None):
+        if not isinstance(module, Module):
+            raise TypeError("Session takes a kiln.Module (kiln.compile or kiln.load)")
+        self.module = module
+        self.threads = threads or 0
+        self._session = _kiln.Session(module._module, device)
+        self._lock = threading.Lock()
+
+    @property
+    def device(self):
+        return self._session.device
+
+    def _buffers(self, inputs):
+        infos = self.module.inputs
+        if isinstance(inputs, dict):
+            unknown = set(inputs) - {i.name for i in infos}
+            if unknown:
+                raise KilnRuntimeError("the module has no input %s; its inputs are %s" % (
+                    ", ".join(sorted(unknown)), [i.name for i in infos]))
+            missing = [i.name for i in infos if i.name not in inputs]
+            if missing:
+                raise KilnRuntimeError("missing input %s" % ", ".join(missing))
+            values = [inputs[i.name] for i in infos]
+        else:
+            values = list(inputs)
+            if len(values) != len(infos):
+                raise KilnRuntimeError("the module takes %d inputs, got %d" % (
+                    len(infos), len(values)))
+        ins = [_as_array(v, i) for v, i in zip(values, infos)]
+        outs = []
+        for o in self.module.outputs:
+            shape = tuple(o.max_extent if d < 0 else d for d in o.shape)
+            outs.append(np.empty(shape, o.dtype))
+        return ins, outs
+
+    def _run(self, ins, outs):
+        self._session.run_raw(ins, outs, self.threads)
+
+    def _results(self, outs):
+        result = {}
+        for k, (o, a) in enumerate(zip(self.module.outputs, outs)):
+            if o.max_extent:
+                # A data-dependent extent: packed at the buffer's start.
+                shape = tuple(self._session.output_shape(k))
+                a = a.reshape(-1)[:int(np.prod(shape))].reshape(shape)
+            result[o.name] = a
+        return result
+
+    def run(self, inputs):
+        """Runs on `inputs` (a dict by input name, or a list in input order)
+        and returns a dict of numpy arrays by output name. Inputs that are
+        C-contiguous arrays of the right dtype are read in place."""
+        ins, outs = self._buffers(inputs)
+        with self._lock:
+            self._run(ins, outs)
+            return self._results(outs)
+
+    def benchmark(self, inputs, warmup=10, iterations=100):
+        """Times `iterations` runs after `warmup`: a dict of the latencies
+        in ms (p50, p90, p99, mean, min) and runs per second."""
+        ins, outs = self._buffers(inputs)
+        times = []
+        with self._lock:
+            for _ in range(warmup):
+                self._run(ins, outs)
+            for _ in range(iterations):
+                t0 = time.perf_counter()
+                self._run(ins, outs)
+                times.append(1e3 * (time.perf_counter() - t0))
+        times.sort()
+
+        def pct(p):
+            return times[min(len(times) - 1, int(p / 100.0 * len(times)))]
+        return {"iterations": iterations, "p50": statistics.median(times), "p90": pct(90),
+                "p99": pct(99), "mean": statistics.fmean(times), "min": times[0],
+                "runs_per_s": 1e3 / statistics.fmean(times)}
+
+    def profile(self, inputs, runs=1):
+        """Profiles `runs` runs: per kernel launch (GPU devices) or marked
+        computation (CPU modules compiled with profile=True), in order,
+        a dict of its name, start and time in ms (the median over the
+        runs), and the FLOPs and bytes the compiler counted (None when
+        unknown)."""
+        ins, outs = self._buffers(inputs)
+        per_run = []
+        with self._lock:
+            self._session.set_profiling(True)
+            try:
+                for _ in range(runs):
+                    self._run(ins, outs)
+                    per_run.append(self._session.last_profile())
+            finally:
+                self._session.set_profiling(False)
+        rows = []
+        for i, (name, start, ms, flops, nbytes) in enumerate(per_run[-1]):
+            rows.append({"name": name, "start_ms": start,
+                         "ms": statistics.median(r[i][2] for r in per_run),
+                         "flops": flops if flops >= 0 else None,
+                         "bytes": nbytes if nbytes >= 0 else None})
+        return rows
+
+
+from . import ir  # noqa: E402

@@ -1,0 +1,210 @@
+"""The kiln Python package: compile, run (zero-copy, DLPack), errors,
+threads, benchmark/profile and kiln.ir, against ONNX Runtime."""
+import os
+import threading
+
+import numpy as np
+import onnx
+import onnxruntime as ort
+import pytest
+from onnx import TensorProto, helper, numpy_helper
+
+import kiln
+
+
+def mlp(batch="batch"):
+    """x [batch, 16] -> Relu(x W1 + b1) W2 + b2 -> y [batch, 8] (Gemm with
+    transB as PyTorch writes nn.Linear), seeded weights."""
+    rng = np.random.default_rng(0)
+    inits = [numpy_helper.from_array(rng.standard_normal(s).astype(np.float32), n)
+             for n, s in (("w1", (32, 16)), ("b1", (32,)), ("w2", (8, 32)), ("b2", (8,)))]
+    nodes = [helper.make_node("Gemm", ["x", "w1", "b1"], ["h"], name="fc1", transB=1),
+             helper.make_node("Relu", ["h"], ["a"], name="relu"),
+             helper.make_node("Gemm", ["a", "w2", "b2"], ["y"], name="fc2", transB=1)]
+    graph = helper.make_graph(
+        nodes, "mlp", [helper.make_tensor_value_info("x", TensorProto.FLOAT, [batch, 16])],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, [batch, 8])], inits)
+    return helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
+
+
+@pytest.fixture(scope="module")
+def model_path(tmp_path_factory):
+    path = tmp_path_factory.mktemp("models") / "mlp.onnx"
+    onnx.save(mlp(), str(path))
+    return str(path)
+
+
+@pytest.fixture(scope="module")
+def module(model_path):
+    return kiln.compile(model_path, input_shapes={"x": (4, 16)})
+
+
+def reference(model_path, x):
+    sess = ort.InferenceSession(model_path, providers=["CPUExecutionProvider"])
+    return sess.run(None, {"x": x})[0]
+
+
+def x4(seed=1):
+    return np.random.default_rng(seed).standard_normal((4, 16)).astype(np.float32)
+
+
+def test_compile_run_matches_onnxruntime(model_path, module):
+    x = x4()
+    y = kiln.Session(module).run({"x": x})["y"]
+    np.testing.assert_allclose(y, reference(model_path, x), rtol=1e-5, atol=1e-5)
+    assert module.inputs[0].name == "x" and module.inputs[0].shape == (4, 16)
+    assert module.inputs[0].dtype == np.float32
+    assert module.outputs[0].shape == (4, 8)
+    assert module.target == "cpu-x86_64"
+
+
+@pytest.mark.parametrize("form", ["bytes", "proto"])
+def test_compile_from_bytes_and_proto(model_path, form):
+    model = mlp()
+    source = model.SerializeToString() if form == "bytes" else model
+    m = kiln.compile(source, input_shapes={"x": (2, 16)})
+    x = x4()[:2]
+    np.testing.assert_allclose(kiln.Session(m).run([x])["y"], reference(model_path, x),
+                               rtol=1e-5, atol=1e-5)
+
+
+def test_report(module):
+    r = module.report
+    assert r["inputs"] == [{"name": "x", "dtype": "float32", "shape": [4, 16]}]
+    assert r["outputs"][0]["shape"] == [4, 8]
+    assert r["memory_plan"]["arena_bytes"] >= r["memory_plan"]["lower_bound_bytes"] > 0
+    assert r["code_bytes"] > 0
+
+
+def test_save_and_load(module, tmp_path):
+    path = tmp_path / "m.kmod"
+    module.save(path)
+    again = kiln.load(path)
+    x = x4()
+    np.testing.assert_array_equal(kiln.Session(again).run({"x": x})["y"],
+                                  kiln.Session(module).run({"x": x})["y"])
+    bad = tmp_path / "bad.kmod"
+    bad.write_bytes(b"not a module")
+    with pytest.raises(kiln.KilnRuntimeError, match="not a Kiln module"):
+        kiln.load(bad)
+
+
+def test_zero_copy(module):
+    info = module.inputs[0]
+    x = x4()
+    assert kiln._as_array(x, info) is x  # read in place
+    strided = np.asfortranarray(x)
+    copied = kiln._as_array(strided, info)
+    assert copied is not strided and copied.flags.c_contiguous
+    s = kiln.Session(module)
+    np.testing.assert_array_equal(s.run({"x": strided})["y"], s.run({"x": x})["y"])
+    # Outputs are the arrays the module wrote, owning their memory.
+    y = s.run({"x": x})["y"]
+    assert y.flags.owndata and y.flags.c_contiguous
+
+
+def test_dlpack_from_torch(module):
+    torch = pytest.importorskip("torch")
+    t = torch.from_numpy(x4())
+    view = kiln._as_array(t, module.inputs[0])
+    assert np.shares_memory(view, t.numpy())
+    np.testing.assert_array_equal(kiln.Session(module).run({"x": t})["y"],
+                                  kiln.Session(module).run({"x": t.numpy()})["y"])
+
+
+def test_compile_errors(tmp_path):
+    bad = helper.make_model(helper.make_graph(
+        [helper.make_node("Conv", ["x", "w"], ["y"], name="conv1")], "bad",
+        [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 3, 8, 8])],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, None)],
+        [numpy_helper.from_array(np.zeros((4, 2, 3, 3), np.float32), "w")]),
+        opset_imports=[helper.make_opsetid("", 17)])
+    with pytest.raises(kiln.CompileError) as e:
+        kiln.compile(bad, no_onnx_checks=True)
+    assert "conv1" in e.value.diagnostics and "Conv" in e.value.diagnostics
+    with pytest.raises(kiln.CompileError, match="--precision"):
+        kiln.compile(mlp(), input_shapes={"x": (1, 16)}, precision="fp4")
+    with pytest.raises(kiln.CompileError, match="needs static shapes .*--input-shape"):
+        kiln.compile(mlp())
+    with pytest.raises(TypeError):
+        kiln.compile(42)
+
+
+def test_run_errors(module):
+    s = kiln.Session(module)
+    with pytest.raises(kiln.KilnRuntimeError, match="float64"):
+        s.run({"x": x4().astype(np.float64)})
+    with pytest.raises(kiln.KilnRuntimeError, match="shape"):
+        s.run({"x": np.zeros((3, 16), np.float32)})
+    with pytest.raises(kiln.KilnRuntimeError, match="missing input x"):
+        s.run({})
+    with pytest.raises(kiln.KilnRuntimeError, match="no input z"):
+        s.run({"x": x4(), "z": x4()})
+    with pytest.raises(kiln.KilnRuntimeError, match="unknown device"):
+        kiln.Session(module, device="tpu")
+
+
+def test_threads(model_path, module):
+    """One module shared by four threads, each with its own session, and
+    four threads sharing one session (serialized): every result right."""
+    xs = [x4(seed) for seed in range(8)]
+    expected = [reference(model_path, x) for x in xs]
+    shared = kiln.Session(module, threads=1)
+    errors = []
+
+    def work(i, session):
+        try:
+            for _ in range(20):
+                y = session.run({"x": xs[i]})["y"]
+                np.testing.assert_allclose(y, expected[i], rtol=1e-5, atol=1e-5)
+        except Exception as e:  # reported below
+            errors.append(e)
+
+    threads = [threading.Thread(target=work, args=(i, kiln.Session(module))) for i in range(4)]
+    threads += [threading.Thread(target=work, args=(4 + i, shared)) for i in range(4)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert not errors, errors
+
+
+def test_benchmark_and_profile(model_path):
+    x = x4()
+    m = kiln.compile(model_path, input_shapes={"x": (4, 16)}, profile=True)
+    s = kiln.Session(m, threads=1)
+    b = s.benchmark({"x": x}, warmup=2, iterations=10)
+    assert b["iterations"] == 10 and 0 < b["min"] <= b["p50"] <= b["p99"]
+    rows = s.profile({"x": x}, runs=3)
+    names = [r["name"] for r in rows]
+    assert any("fc1" in n for n in names) and any("fc2" in n for n in names)
+    assert all(r["ms"] >= 0 for r in rows)
+    np.testing.assert_allclose(s.run({"x": x})["y"], reference(model_path, x),
+                               rtol=1e-5, atol=1e-5)
+
+
+def test_options(model_path):
+    x = x4()
+    half = kiln.compile(model_path, input_shapes={"x": (4, 16)}, precision="fp16")
+    np.testing.assert_allclose(kiln.Session(half).run({"x": x})["y"],
+                               reference(model_path, x), rtol=2e-2, atol=2e-2)
+    sparse = kiln.compile(model_path, input_shapes={"x": (4, 16)}, sparsity="on")
+    assert sparse.report["sparsity"] == {"sparse": 0, "contractions": 2}
+
+
+def test_emulator(model_path):
+    x = x4()
+    m = kiln.compile(model_path, target="sm_90", input_shapes={"x": (4, 16)})
+    assert m.report["gpu"]["kernels"] >= 1
+    s = kiln.Session(m, device="emulator")
+    np.testing.assert_allclose(s.run({"x": x})["y"], reference(model_path, x),
+                               rtol=1e-5, atol=1e-5)
+
+
+def test_ir(model_path):
+    text = kiln.ir.import_onnx(model_path, input_shapes={"x": (4, 16)}, elide_weights=False)
+    assert "kiln.gemm" in text and "tensor<4x16xf32>" in text
+    lowered = kiln.ir.run_pipeline(text, "kiln-to-linalg-pipeline")
+    assert "linalg.generic" in lowered and "kiln.gemm" not in lowered
+    with pytest.raises(kiln.CompileError, match="no-such-pass"):
+        kiln.ir.run_pipeline(text, "no-such-pass")
