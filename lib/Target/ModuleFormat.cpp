@@ -4,11 +4,73 @@
 
 #include "kmod.pb.h"
 
+#include <google/protobuf/io/coded_stream.h>
+#include <google/protobuf/io/zero_copy_stream_impl_lite.h>
+#include <google/protobuf/stubs/logging.h>
+#include <openssl/sha.h>
+
+#include <map>
+#include <optional>
+#include <utility>
+#include <vector>
+
 #include <cstring>
 
 namespace {
 constexpr char kMagic[8] = {'K', 'I', 'L', 'N', 'M', 'O', 'D', '\0'};
-constexpr size_t kHeaderSize = sizeof(kMagic) + sizeof(uint32_t);
+constexpr size_t kDigestSize = SHA256_DIGEST_LENGTH;
+constexpr size_t kHeaderSize = sizeof(kMagic) + sizeof(uint32_t) + kDigestSize;
+
+std::string sha256(const void *data, size_t size) {
+  unsigned char out[kDigestSize];
+  SHA256(static_cast<const unsigned char *>(data), size, out);
+  return std::string(reinterpret_cast<const char *>(out), kDigestSize);
+}
+std::string sha256(const std::string &s) { return sha256(s.data(), s.size()); }
+
+std::string codeSection(const kiln::kmod::CodeObject &code) {
+  return "code " + code.target() + " (" + code.format() + ")";
+}
+
+/// The module's sections and their digests, computed on `module` with
+/// its large byte fields (code data, GPU constants) and digests moved out
+/// for the skeleton's deterministic serialization and moved back.
+std::vector<std::pair<std::string, std::string>>
+sectionDigests(kiln::kmod::Module &module) {
+  std::vector<std::pair<std::string, std::string>> out;
+  std::vector<std::string> data(module.code_size());
+  for (int i = 0; i < module.code_size(); ++i) {
+    out.emplace_back(codeSection(module.code(i)),
+                     sha256(module.code(i).data()));
+    module.mutable_code(i)->mutable_data()->swap(data[i]);
+  }
+  std::string constants;
+  if (!module.gpu().constants().empty())
+    out.emplace_back("weights", sha256(module.gpu().constants()));
+  module.mutable_gpu()->mutable_constants()->swap(constants);
+  google::protobuf::RepeatedPtrField<kiln::kmod::SectionDigest> digests;
+  module.mutable_digests()->Swap(&digests);
+  std::string skeleton;
+  {
+    google::protobuf::io::StringOutputStream stream(&skeleton);
+    google::protobuf::io::CodedOutputStream coded(&stream);
+    coded.SetSerializationDeterministic(true);
+    module.SerializeToCodedStream(&coded);
+  }
+  out.emplace_back("signature and plan", sha256(skeleton));
+  module.mutable_digests()->Swap(&digests);
+  module.mutable_gpu()->mutable_constants()->swap(constants);
+  for (int i = 0; i < module.code_size(); ++i)
+    module.mutable_code(i)->mutable_data()->swap(data[i]);
+  return out;
+}
+
+uint32_t readU32(const unsigned char *p) {
+  uint32_t v = 0;
+  for (int i = 0; i < 4; ++i)
+    v |= static_cast<uint32_t>(p[i]) << (8 * i);
+  return v;
+}
 } // namespace
 
 size_t kiln::dataTypeSize(int32_t dtype) {
@@ -35,36 +97,118 @@ size_t kiln::dataTypeSize(int32_t dtype) {
   }
 }
 
-std::string kiln::serializeModule(const kmod::Module &module) {
+std::string kiln::dataTypeName(int32_t dtype) {
+  switch (dtype) {
+  case 1:
+    return "float32";
+  case 2:
+    return "uint8";
+  case 3:
+    return "int8";
+  case 4:
+    return "uint16";
+  case 5:
+    return "int16";
+  case 6:
+    return "int32";
+  case 7:
+    return "int64";
+  case 9:
+    return "bool";
+  case 10:
+    return "float16";
+  case 11:
+    return "float64";
+  case 12:
+    return "uint32";
+  case 13:
+    return "uint64";
+  case 16:
+    return "bfloat16";
+  default:
+    return "dtype " + std::to_string(dtype);
+  }
+}
+
+std::string kiln::serializeModule(kmod::Module &module) {
+  module.clear_digests();
+  for (auto &[section, digest] : sectionDigests(module)) {
+    auto *d = module.add_digests();
+    d->set_section(section);
+    d->set_sha256(digest);
+  }
+  std::string payload;
+  module.SerializeToString(&payload);
   std::string out(kMagic, sizeof(kMagic));
   uint32_t version = kModuleFormatVersion;
   char v[4];
   for (int i = 0; i < 4; ++i)
     v[i] = static_cast<char>((version >> (8 * i)) & 0xff);
   out.append(v, 4);
-  module.AppendToString(&out);
+  out += sha256(payload);
+  out += payload;
   return out;
 }
 
 bool kiln::parseModule(const void *data, size_t size, kmod::Module &module,
                        std::string &error) {
   const auto *bytes = static_cast<const unsigned char *>(data);
-  if (size < kHeaderSize || std::memcmp(bytes, kMagic, sizeof(kMagic)) != 0) {
+  if (size < sizeof(kMagic) + sizeof(uint32_t) ||
+      std::memcmp(bytes, kMagic, sizeof(kMagic)) != 0) {
     error = "not a Kiln module (bad magic)";
     return false;
   }
-  uint32_t version = 0;
-  for (int i = 0; i < 4; ++i)
-    version |= static_cast<uint32_t>(bytes[sizeof(kMagic) + i]) << (8 * i);
+  uint32_t version = readU32(bytes + sizeof(kMagic));
   if (version != kModuleFormatVersion) {
-    error = "module format version " + std::to_string(version) +
-            " is not supported (this runtime reads version " +
+    error = "module format version " + std::to_string(version) + ": " +
+            (version < kModuleFormatVersion
+                 ? "compiled by an older Kiln; compile it again with this "
+                   "Kiln's kiln-compile"
+                 : "compiled by a newer Kiln than this runtime") +
+            " (this runtime reads version " +
             std::to_string(kModuleFormatVersion) + ")";
     return false;
   }
-  if (size - kHeaderSize > static_cast<size_t>(INT32_MAX) ||
-      !module.ParseFromArray(bytes + kHeaderSize,
-                             static_cast<int>(size - kHeaderSize))) {
+  if (size < kHeaderSize) {
+    error = "the module is truncated (no room for its digest)";
+    return false;
+  }
+  const unsigned char *payload = bytes + kHeaderSize;
+  size_t payloadSize = size - kHeaderSize;
+  bool intact = sha256(payload, payloadSize) ==
+                std::string(reinterpret_cast<const char *>(bytes) +
+                                sizeof(kMagic) + sizeof(uint32_t),
+                            kDigestSize);
+  bool parsed;
+  {
+    // A damaged payload is parsed only to name the damage: no log lines
+    // from protobuf about it (invalid UTF-8 in a name, say).
+    std::optional<google::protobuf::LogSilencer> silence;
+    if (!intact)
+      silence.emplace();
+    parsed = payloadSize <= static_cast<size_t>(INT32_MAX) &&
+             module.ParseFromArray(payload, static_cast<int>(payloadSize));
+  }
+  if (!intact) {
+    // Name the damage: a section whose digest no longer matches, else
+    // the structure or the digests themselves.
+    error = "the module is damaged: ";
+    if (!parsed) {
+      error += "its payload does not parse (truncated or corrupt)";
+      return false;
+    }
+    std::map<std::string, std::string> stored;
+    for (const auto &d : module.digests())
+      stored[d.section()] = d.sha256();
+    for (auto &[section, digest] : sectionDigests(module))
+      if (stored.count(section) && stored[section] != digest) {
+        error += "section '" + section + "' does not match its digest";
+        return false;
+      }
+    error += "its digests or section table do not match its contents";
+    return false;
+  }
+  if (!parsed) {
     error = "the module payload is truncated or corrupt";
     return false;
   }

@@ -132,12 +132,11 @@ def _parse_report(text):
     """kiln-compile --report's text as a dict."""
     report = {"text": text, "inputs": [], "outputs": [], "kernels": []}
     for line in text.splitlines():
-        m = re.match(r"\s+(input|output)\s+(\S+): dtype (\d+) \[([^\]]*)\]", line)
+        m = re.match(r"\s+(input|output)\s+(\S+): (\w+) \[([^\]]*)\]", line)
         if m:
             shape = [int(d) for d in m.group(4).split("x") if d]
             report[m.group(1) + "s"].append(
-                {"name": m.group(2), "dtype": np.dtype(_DTYPES.get(int(m.group(3)), np.uint8)).name,
-                 "shape": shape})
+                {"name": m.group(2), "dtype": m.group(3), "shape": shape})
             continue
         m = re.match(r"\s+memory plan: (\d+) intermediate buffers; arena \(peak\) (\d+) bytes.*"
                      r"without planning (\d+) bytes.*lower bound (\d+) bytes", line)

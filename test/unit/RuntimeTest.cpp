@@ -50,7 +50,8 @@ bool parseFile(const std::string &path, kiln::kmod::Module &proto,
 
 /// The status of loading a module image serialized from `proto`.
 Status loadProto(const kiln::kmod::Module &proto) {
-  std::string image = kiln::serializeModule(proto);
+  kiln::kmod::Module copy = proto;
+  std::string image = kiln::serializeModule(copy);
   std::shared_ptr<Module> m;
   return Module::loadFromMemory(image.data(), image.size(), m);
 }

@@ -358,12 +358,14 @@ void printSignatureAndPlan(const kiln::kmod::Module &kmod) {
   const auto &plan = kmod.memory_plan();
   llvm::errs() << "compile report for " << inputFile << "\n";
   for (const auto &t : kmod.inputs()) {
-    llvm::errs() << "  input  " << t.name() << ": dtype " << t.dtype() << " [";
+    llvm::errs() << "  input  " << t.name() << ": "
+                 << kiln::dataTypeName(t.dtype()) << " [";
     llvm::interleave(t.shape(), llvm::errs(), "x");
     llvm::errs() << "]\n";
   }
   for (const auto &t : kmod.outputs()) {
-    llvm::errs() << "  output " << t.name() << ": dtype " << t.dtype() << " [";
+    llvm::errs() << "  output " << t.name() << ": "
+                 << kiln::dataTypeName(t.dtype()) << " [";
     llvm::interleave(t.shape(), llvm::errs(), "x");
     llvm::errs() << "]";
     if (t.max_extent())
@@ -377,6 +379,46 @@ void printSignatureAndPlan(const kiln::kmod::Module &kmod) {
                << mb(plan.unplanned_bytes()) << "), lower bound "
                << plan.lower_bound_bytes() << " bytes ("
                << mb(plan.lower_bound_bytes()) << ")\n";
+}
+
+/// The runtime's limits (kiln/Target/ModuleFormat.cpp refuses modules past
+/// them): fails at compile time instead, naming the tensor or the arena
+/// and the input shapes that made it so large.
+bool checkLimits(const kiln::kmod::Module &kmod, std::string &error) {
+  constexpr int64_t kLimit = int64_t(1) << 40; // 1 TiB
+  auto inputShapes = [&] {
+    std::string s;
+    for (const auto &t : kmod.inputs()) {
+      s += (s.empty() ? "" : ", ") + t.name() + ": ";
+      for (int i = 0; i < t.shape_size(); ++i)
+        s += (i ? "x" : "") + std::to_string(t.shape(i));
+    }
+    return s;
+  };
+  auto tib = [](double b) {
+    return llvm::formatv("{0:F1} TiB", b / double(int64_t(1) << 40)).str();
+  };
+  for (const auto *list : {&kmod.inputs(), &kmod.outputs()})
+    for (const auto &t : *list) {
+      double bytes = double(kiln::dataTypeSize(t.dtype()));
+      for (int64_t d : t.shape())
+        bytes *= double(d < 0 ? t.max_extent() : d);
+      if (bytes > double(kLimit)) {
+        error = (list == &kmod.inputs() ? "input '" : "output '") + t.name() +
+                "' would take " + tib(bytes) +
+                ", over the runtime's limit of 1 TiB per tensor (inputs " +
+                inputShapes() + ")";
+        return false;
+      }
+    }
+  int64_t arena = kmod.memory_plan().arena_bytes();
+  if (arena > kLimit) {
+    error = "the intermediate tensors need an arena of " + tib(double(arena)) +
+            ", over the runtime's limit of 1 TiB (inputs " + inputShapes() +
+            "); give smaller shapes with --input-shape";
+    return false;
+  }
+  return true;
 }
 
 /// Writes `bytes` to `path` through a temporary file renamed into place.
@@ -837,6 +879,8 @@ int compileForGpu(ModuleOp module, kiln::kmod::Module &kmod,
   if (failed(pm.run(module)))
     return 1;
   readMemoryPlan(module, kmod);
+  if (std::string error; !checkLimits(kmod, error))
+    return fail(error);
   std::string bytes;
   llvm::raw_string_ostream os(bytes);
   if (emit == Emit::LLVMDialect) {
@@ -1121,6 +1165,8 @@ int main(int argc, char **argv) {
   stage2.enableTiming(rootTiming);
   if (failed(lowerForCpu(*module, stage2, kmod, numArgs, profileRegions)))
     return 1;
+  if (!checkLimits(kmod, error))
+    return fail(error);
   if (emit == Emit::LLVMDialect) {
     module->print(os);
     return writeWhole(outputFile, bytes);

@@ -12,20 +12,28 @@ namespace kmod {
 class Module;
 } // namespace kmod
 
-/// The current `.kmod` format version; readers accept exactly this one.
-constexpr uint32_t kModuleFormatVersion = 1;
+/// The current `.kmod` format version; readers accept exactly this one
+/// (2: the payload's SHA-256 in the header, per-section digests inside).
+constexpr uint32_t kModuleFormatVersion = 2;
 
-/// Serializes `module` with the magic and version header.
-std::string serializeModule(const kmod::Module &module);
+/// Serializes `module` with the magic, version and digest header, after
+/// setting its section digests (SHA-256 of each code object, the GPU
+/// weights, and the rest).
+std::string serializeModule(kmod::Module &module);
 
-/// Parses and validates a `.kmod` image: magic, version, payload, and the
-/// consistency of signatures and code objects. On failure returns false
-/// with a reason in `error`.
+/// Parses and validates a `.kmod` image: magic, version, the payload's
+/// digest (on a mismatch, the section that does not match its own digest
+/// is named), and the consistency of signatures and code objects. On
+/// failure returns false with a reason in `error`.
 bool parseModule(const void *data, size_t size, kmod::Module &module,
                  std::string &error);
 
 /// Bytes per element of an ONNX data type Kiln can exchange, or 0.
 size_t dataTypeSize(int32_t dtype);
+
+/// The numpy-style name of an ONNX data type ("float32", "int64",
+/// "bfloat16"), or "dtype N" for one Kiln cannot exchange.
+std::string dataTypeName(int32_t dtype);
 
 } // namespace kiln
 
