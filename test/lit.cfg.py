@@ -37,6 +37,10 @@ if have_module("onnx"):
     config.available_features.add("onnx-python")
 if have_module("onnxruntime"):
     config.available_features.add("onnxruntime")
+# libFuzzer (Debian's clang-22 and libclang-rt-22-dev) builds fuzz/.
+if os.access("/usr/lib/llvm-22/bin/clang++", os.X_OK) and os.path.exists(
+        "/usr/lib/llvm-22/lib/clang/22/lib/linux/libclang_rt.fuzzer-x86_64.a"):
+    config.available_features.add("libfuzzer")
 # The Python package (python/) builds with these and tests with pytest.
 if all(have_module(m) for m in ("nanobind", "scikit_build_core", "pytest")):
     config.available_features.add("python-package")

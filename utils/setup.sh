@@ -8,7 +8,8 @@ cd "$(dirname "$0")/.."
 
 APT_PACKAGES=(llvm-22-dev libmlir-22-dev mlir-22-tools llvm-22-tools
   libonnx-dev libonnx-testdata libprotobuf-dev protobuf-compiler
-  ninja-build cmake g++ python3 libgtest-dev libomp-dev libssl-dev)
+  ninja-build cmake g++ python3 libgtest-dev libomp-dev libssl-dev
+  clang-22 libclang-rt-22-dev)
 # pip names, and the modules that show each is there (nanobind,
 # scikit-build-core and pytest build and test the Python package, python/).
 PY_PACKAGES=(onnx numpy onnxruntime nanobind scikit-build-core pytest)
