@@ -103,6 +103,28 @@ def test_zero_copy(module):
     assert y.flags.owndata and y.flags.c_contiguous
 
 
+class DLPackOnly:
+    """A producer that offers only the DLPack protocol (no buffer or array
+    interface), as tensors of other libraries do."""
+
+    def __init__(self, array):
+        self._array = array
+
+    def __dlpack__(self, **kwargs):
+        return self._array.__dlpack__(**kwargs)
+
+    def __dlpack_device__(self):
+        return self._array.__dlpack_device__()
+
+
+def test_dlpack(module):
+    x = x4()
+    view = kiln._as_array(DLPackOnly(x), module.inputs[0])
+    assert np.shares_memory(view, x)  # read in place, not copied
+    np.testing.assert_array_equal(kiln.Session(module).run({"x": DLPackOnly(x)})["y"],
+                                  kiln.Session(module).run({"x": x})["y"])
+
+
 def test_dlpack_from_torch(module):
     torch = pytest.importorskip("torch")
     t = torch.from_numpy(x4())
