@@ -151,6 +151,12 @@ LogicalResult inferPool(Operation *op, SmallVectorImpl<Type> &types) {
   auto kernel = intsAttr(op, "kernel_shape");
   if (!kernel)
     return op->emitOpError("requires 'kernel_shape'");
+  // N x C x D1..Dn (a rank-0 or rank-1 input once crashed the importer
+  // here: fuzz/regressions/onnx).
+  if (x.getRank() < 2)
+    return op->emitOpError("expects an input of rank >= 2 (N x C x ...), "
+                           "got rank ")
+           << x.getRank();
   SmallVector<int64_t> shape;
   if (failed(windowShape(op, x, *kernel, x.getDimSize(1), shape)))
     return failure();
@@ -442,6 +448,10 @@ INFER(ConvOp) {
   if (w.getRank() != x.getRank())
     return emitOpError("weight rank ")
            << w.getRank() << " differs from input rank " << x.getRank();
+  if (x.getRank() < 3)
+    return emitOpError("expects an input of rank >= 3 (N x C x D...), got "
+                       "rank ")
+           << x.getRank();
   SmallVector<int64_t> kernel =
       intsAttr(*this, "kernel_shape")
           .value_or(SmallVector<int64_t>(w.getShape().drop_front(2)));
@@ -479,6 +489,17 @@ INFER(ConvTransposeOp) {
       intsAttr(*this, "output_padding").value_or(SmallVector<int64_t>(n, 0));
   auto outShape = intsAttr(*this, "output_shape");
   StringRef autoPad = getAutoPad();
+  if (w.getRank() != x.getRank())
+    return emitOpError("weight rank ")
+           << w.getRank() << " differs from input rank " << x.getRank();
+  if (static_cast<int64_t>(kernel.size()) != n ||
+      static_cast<int64_t>(strides.size()) != n ||
+      static_cast<int64_t>(dil.size()) != n ||
+      static_cast<int64_t>(pads.size()) != 2 * n ||
+      static_cast<int64_t>(outPad.size()) != n)
+    return emitOpError("kernel_shape, strides, dilations and output_padding "
+                       "must have ")
+           << n << " entries and pads " << 2 * n;
   SmallVector<int64_t> shape = {x.getDimSize(0),
                                 mulDims(w.getDimSize(1), getGroup())};
   for (int64_t i = 0; i < n; ++i) {
