@@ -33,6 +33,7 @@
 #include "onnx/shape_inference/implementation.h"
 
 #include <cstring>
+#include <functional>
 
 using namespace mlir;
 using namespace kiln;
@@ -1340,36 +1341,30 @@ LogicalResult Importer::checkWithLibOnnx(onnx::ModelProto &model) {
                                 << msg.split("\n\n==>").first.trim(),
            failure();
   }
-  // libonnx 1.12's ConvTranspose shape inference reads dim 1 of the
-  // weight's shape without checking its rank (a rank-1 weight crashed the
-  // importer, found by fuzz/OnnxImportFuzzer.cpp). A weight whose rank the
-  // graph declares too small is Kiln's own error; where the graph does not
-  // declare it (the weight is computed), libonnx's shape inference is
-  // skipped and Kiln's shape functions type the graph alone.
-  llvm::StringMap<int> ranks;
-  for (const auto &t : model.graph().initializer())
-    ranks[t.name()] = t.dims_size();
-  for (const auto *list : {&model.graph().input(), &model.graph().value_info()})
-    for (const auto &v : *list)
-      if (v.type().has_tensor_type() && v.type().tensor_type().has_shape() &&
-          !ranks.count(v.name()))
-        ranks[v.name()] = v.type().tensor_type().shape().dim_size();
-  for (auto [index, node] : llvm::enumerate(model.graph().node())) {
-    if (node.op_type() != "ConvTranspose" ||
-        !(node.domain().empty() || node.domain() == "ai.onnx"))
-      continue;
-    if (node.input_size() < 2)
-      continue; // The checker has rejected it already.
-    auto it = ranks.find(node.input(1));
-    if (it == ranks.end())
-      return success();
-    if (it->second < 3)
-      return nodeError(node, nodeLoc(node, static_cast<int>(index)))
-                 << "the weight '" << node.input(1) << "' has rank "
-                 << it->second << "; ConvTranspose takes a weight of rank 3 "
-                 << "or more ([C, M/group, k...])",
-             failure();
-  }
+  // libonnx 1.12's ConvTranspose shape inference indexes its operands'
+  // shapes without checking their ranks (a rank-1 weight and a rank-2
+  // input each crashed the importer, found by fuzz/OnnxImportFuzzer.cpp).
+  // A graph with a ConvTranspose anywhere (subgraphs included) skips
+  // libonnx's shape inference: Kiln's shape functions, which check ranks
+  // and attributes first, type it alone.
+  std::function<bool(const onnx::GraphProto &)> hasConvTranspose =
+      [&](const onnx::GraphProto &g) {
+        for (const auto &node : g.node()) {
+          if (node.op_type() == "ConvTranspose" &&
+              (node.domain().empty() || node.domain() == "ai.onnx"))
+            return true;
+          for (const auto &attr : node.attribute()) {
+            if (attr.has_g() && hasConvTranspose(attr.g()))
+              return true;
+            for (const auto &sub : attr.graphs())
+              if (hasConvTranspose(sub))
+                return true;
+          }
+        }
+        return false;
+      };
+  if (hasConvTranspose(model.graph()))
+    return success();
   try {
     onnx::ShapeInferenceOptions opts{/*check_type=*/false, /*error_mode=*/0,
                                      /*enable_data_propagation=*/true};

@@ -473,10 +473,17 @@ INFER(ConvOp) {
 INFER(ConvTransposeOp) {
   auto x = ranked(getX()), w = ranked(getW());
   Type elt = elementOf(getX());
-  if (!x || !w || x.getRank() < 3) {
+  if (!x || !w) {
     types.push_back(unranked(elt));
     return success();
   }
+  if (w.getRank() != x.getRank())
+    return emitOpError("weight rank ")
+           << w.getRank() << " differs from input rank " << x.getRank();
+  if (x.getRank() < 3)
+    return emitOpError("expects an input of rank >= 3 (N x C x D...), got "
+                       "rank ")
+           << x.getRank();
   int64_t n = x.getRank() - 2;
   SmallVector<int64_t> kernel =
       intsAttr(*this, "kernel_shape")
@@ -489,9 +496,6 @@ INFER(ConvTransposeOp) {
       intsAttr(*this, "output_padding").value_or(SmallVector<int64_t>(n, 0));
   auto outShape = intsAttr(*this, "output_shape");
   StringRef autoPad = getAutoPad();
-  if (w.getRank() != x.getRank())
-    return emitOpError("weight rank ")
-           << w.getRank() << " differs from input rank " << x.getRank();
   if (static_cast<int64_t>(kernel.size()) != n ||
       static_cast<int64_t>(strides.size()) != n ||
       static_cast<int64_t>(dil.size()) != n ||
