@@ -1341,29 +1341,34 @@ LogicalResult Importer::checkWithLibOnnx(onnx::ModelProto &model) {
                                 << msg.split("\n\n==>").first.trim(),
            failure();
   }
-  // libonnx 1.12's ConvTranspose shape inference indexes its operands'
-  // shapes without checking their ranks (a rank-1 weight and a rank-2
-  // input each crashed the importer, found by fuzz/OnnxImportFuzzer.cpp).
-  // A graph with a ConvTranspose anywhere (subgraphs included) skips
-  // libonnx's shape inference: Kiln's shape functions, which check ranks
-  // and attributes first, type it alone.
-  std::function<bool(const onnx::GraphProto &)> hasConvTranspose =
+  // libonnx 1.12's shape inference for convolutions and pooling
+  // (convPoolShapeInference, convTransposeShapeInference) indexes the
+  // operands' shapes without checking their ranks: a rank-1 ConvTranspose
+  // weight, a rank-2 ConvTranspose input and a malformed Conv each crashed
+  // the importer (found by fuzz/OnnxImportFuzzer.cpp). A graph with one of
+  // those ops anywhere (subgraphs included) skips libonnx's shape
+  // inference: Kiln's shape functions, which check ranks and attributes
+  // first, type it alone.
+  static const llvm::StringSet<> fragile = {
+      "Conv",    "ConvTranspose", "ConvInteger", "QLinearConv",
+      "MaxPool", "AveragePool",   "LpPool",      "MaxUnpool"};
+  std::function<bool(const onnx::GraphProto &)> hasConvOrPool =
       [&](const onnx::GraphProto &g) {
         for (const auto &node : g.node()) {
-          if (node.op_type() == "ConvTranspose" &&
+          if (fragile.contains(node.op_type()) &&
               (node.domain().empty() || node.domain() == "ai.onnx"))
             return true;
           for (const auto &attr : node.attribute()) {
-            if (attr.has_g() && hasConvTranspose(attr.g()))
+            if (attr.has_g() && hasConvOrPool(attr.g()))
               return true;
             for (const auto &sub : attr.graphs())
-              if (hasConvTranspose(sub))
+              if (hasConvOrPool(sub))
                 return true;
           }
         }
         return false;
       };
-  if (hasConvTranspose(model.graph()))
+  if (hasConvOrPool(model.graph()))
     return success();
   try {
     onnx::ShapeInferenceOptions opts{/*check_type=*/false, /*error_mode=*/0,
