@@ -421,29 +421,33 @@ FailureOr<ElementsAttr> Importer::convertTensor(const onnx::TensorProto &tensor,
     // and complex64, double_data float64 and complex128, the integer
     // fields one value of at most 8 bytes each (found by the importer
     // fuzzer: float_data under an 8-byte type read past the field).
-    auto fieldFor = [&](StringRef field, unsigned valueBytes,
+    auto fieldFor = [&](StringRef name, unsigned valueBytes,
                         int64_t perElement) -> LogicalResult {
       if (bytes != valueBytes * perElement)
         return emitError(loc)
                    << "tensor '" << tensor.name() << "' of data type "
                    << onnx::TensorProto_DataType_Name(tensor.data_type())
-                   << " holds its values in " << field
+                   << " holds its values in " << name
                    << ", which is not for that type",
                failure();
       return success();
     };
+    // The same order as the copies below: the first field that holds
+    // values is the one read.
     int64_t per = isa<ComplexType>(elt) ? 2 : 1;
-    if (tensor.float_data_size() && failed(fieldFor("float_data", 4, per)))
-      return failure();
-    if (!tensor.float_data_size() && tensor.double_data_size() &&
-        failed(fieldFor("double_data", 8, per)))
-      return failure();
-    if (!tensor.float_data_size() && !tensor.double_data_size() && bytes > 8)
+    if (tensor.float_data_size()) {
+      if (failed(fieldFor("float_data", 4, per)))
+        return failure();
+    } else if (tensor.double_data_size()) {
+      if (failed(fieldFor("double_data", 8, per)))
+        return failure();
+    } else if (bytes > 8) {
       return emitError(loc)
                  << "tensor '" << tensor.name() << "' of data type "
                  << onnx::TensorProto_DataType_Name(tensor.data_type())
                  << " holds its values in an integer field",
              failure();
+    }
     data.resize(static_cast<size_t>(n) * bytes);
     auto store = [&](int64_t i, uint64_t v) {
       std::memcpy(&data[i * bytes], &v, bytes);

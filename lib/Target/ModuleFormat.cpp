@@ -97,39 +97,6 @@ size_t kiln::dataTypeSize(int32_t dtype) {
   }
 }
 
-std::string kiln::dataTypeName(int32_t dtype) {
-  switch (dtype) {
-  case 1:
-    return "float32";
-  case 2:
-    return "uint8";
-  case 3:
-    return "int8";
-  case 4:
-    return "uint16";
-  case 5:
-    return "int16";
-  case 6:
-    return "int32";
-  case 7:
-    return "int64";
-  case 9:
-    return "bool";
-  case 10:
-    return "float16";
-  case 11:
-    return "float64";
-  case 12:
-    return "uint32";
-  case 13:
-    return "uint64";
-  case 16:
-    return "bfloat16";
-  default:
-    return "dtype " + std::to_string(dtype);
-  }
-}
-
 std::string kiln::serializeModule(kmod::Module &module) {
   module.clear_digests();
   for (auto &[section, digest] : sectionDigests(module)) {

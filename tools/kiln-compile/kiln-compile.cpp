@@ -16,6 +16,7 @@
 #include "kiln/Import/OnnxImporter.h"
 #include "kiln/InitAll.h"
 #include "kiln/Runtime/EmulatorHooks.h"
+#include "kiln/Runtime/Runtime.h"
 #include "kiln/Target/ModuleFormat.h"
 
 #include "kmod.pb.h"
@@ -217,8 +218,8 @@ static cl::opt<int64_t> cpuSparseMaxRows(
              "output's elements over its last dim) stay dense, where the "
              "dense register tiles are faster (default 4)"),
     cl::init(4), cl::cat(category));
-/// Loaded as the option is parsed, so that later options (such as
-/// --mlir-print-ir-after) can name the plugin's passes, as in mlir-opt.
+/// Loaded as the option is parsed, as mlir-opt does; --pipeline-after's
+/// pipelines are parsed after every option, so the order does not matter.
 static cl::list<std::string> passPlugins(
     "load-pass-plugin",
     cl::desc("Load passes from a plugin library (an MLIR PassPlugin: "
@@ -359,13 +360,15 @@ void printSignatureAndPlan(const kiln::kmod::Module &kmod) {
   llvm::errs() << "compile report for " << inputFile << "\n";
   for (const auto &t : kmod.inputs()) {
     llvm::errs() << "  input  " << t.name() << ": "
-                 << kiln::dataTypeName(t.dtype()) << " [";
+                 << kiln::rt::dtypeName(static_cast<kiln::rt::DType>(t.dtype()))
+                 << " [";
     llvm::interleave(t.shape(), llvm::errs(), "x");
     llvm::errs() << "]\n";
   }
   for (const auto &t : kmod.outputs()) {
     llvm::errs() << "  output " << t.name() << ": "
-                 << kiln::dataTypeName(t.dtype()) << " [";
+                 << kiln::rt::dtypeName(static_cast<kiln::rt::DType>(t.dtype()))
+                 << " [";
     llvm::interleave(t.shape(), llvm::errs(), "x");
     llvm::errs() << "]";
     if (t.max_extent())

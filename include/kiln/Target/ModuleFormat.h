@@ -31,10 +31,6 @@ bool parseModule(const void *data, size_t size, kmod::Module &module,
 /// Bytes per element of an ONNX data type Kiln can exchange, or 0.
 size_t dataTypeSize(int32_t dtype);
 
-/// The numpy-style name of an ONNX data type ("float32", "int64",
-/// "bfloat16"), or "dtype N" for one Kiln cannot exchange.
-std::string dataTypeName(int32_t dtype);
-
 } // namespace kiln
 
 #endif // KILN_TARGET_MODULEFORMAT_H

@@ -16,6 +16,29 @@ struct GemmDims {
   bool nk;
 };
 
+/// The operand types of a GEMM-shaped op on tensors.
+struct GemmTypes {
+  mlir::RankedTensorType a, b, out;
+};
+
+/// `op`'s operand types when it works on tensors, has inputs a and b and
+/// one init, and all three are statically shaped.
+inline std::optional<GemmTypes> staticGemmTypes(mlir::linalg::LinalgOp op) {
+  using namespace mlir;
+  if (!op.hasPureTensorSemantics() || op.getNumDpsInputs() != 2 ||
+      op.getNumDpsInits() != 1)
+    return std::nullopt;
+  auto type = [&](Value v) {
+    auto t = dyn_cast<RankedTensorType>(v.getType());
+    return t && t.hasStaticShape() ? t : RankedTensorType();
+  };
+  GemmTypes t{type(op.getDpsInputs()[0]), type(op.getDpsInputs()[1]),
+              type(op.getDpsInits()[0])};
+  if (!t.a || !t.b || !t.out)
+    return std::nullopt;
+  return t;
+}
+
 /// `op`'s GemmDims when it has that form: inputs a and b, one init, one
 /// reduction dim k; the output's last dim n; a's dims the output's but n,
 /// then k (so that [M, K] is a collapse of a); b exactly (k, n) or (n, k).

@@ -89,19 +89,14 @@ bool extendedArg(Value v, unsigned arg, bool &isSigned) {
 /// collapse of it), b a signed constant over exactly (n, k), and the body
 /// out + ext(a) * ext(b).
 std::optional<Int8Gemm> match(linalg::LinalgOp op) {
-  if (!op.hasPureTensorSemantics() || op.getNumDpsInputs() != 2 ||
-      op.getNumDpsInits() != 1 || op.getNumReductionLoops() != 1)
+  std::optional<kiln::cpu::GemmTypes> types = kiln::cpu::staticGemmTypes(op);
+  if (!types || !types->a.getElementType().isInteger(8) ||
+      !types->b.getElementType().isInteger(8) ||
+      !types->out.getElementType().isInteger(32) || types->out.getRank() < 2)
     return std::nullopt;
+  RankedTensorType ot = types->out;
   OpOperand *aOp = op.getDpsInputOperand(0), *bOp = op.getDpsInputOperand(1);
   OpOperand *out = op.getDpsInitOperand(0);
-  auto at = dyn_cast<RankedTensorType>(aOp->get().getType());
-  auto bt = dyn_cast<RankedTensorType>(bOp->get().getType());
-  auto ot = dyn_cast<RankedTensorType>(out->get().getType());
-  if (!at || !bt || !ot || !at.hasStaticShape() || !bt.hasStaticShape() ||
-      !ot.hasStaticShape() || !at.getElementType().isInteger(8) ||
-      !bt.getElementType().isInteger(8) || !ot.getElementType().isInteger(32) ||
-      ot.getRank() < 2)
-    return std::nullopt;
   // The body: yield(out + ext(a) * ext(b)).
   Block &body = op->getRegion(0).front();
   auto add = body.getTerminator()->getOperand(0).getDefiningOp<arith::AddIOp>();

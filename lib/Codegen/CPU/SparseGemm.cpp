@@ -71,25 +71,19 @@ struct SparseGemm {
   std::vector<float> b; // [n][k]
 };
 
-/// `op` as a SparseGemm, or why it is not one (a reason for the report;
-/// empty when `op` is not a float contraction of this form at all).
+/// `op` as a SparseGemm, or why it is not one (a reason for the report).
 FailureOr<SparseGemm> match(linalg::GenericOp op, std::string &why) {
   why.clear();
-  if (!op.hasPureTensorSemantics() || op.getNumDpsInputs() != 2 ||
-      op.getNumDpsInits() != 1 || op.getNumReductionLoops() != 1)
-    return failure();
-  OpOperand *aOp = op.getDpsInputOperand(0), *bOp = op.getDpsInputOperand(1);
-  OpOperand *out = op.getDpsInitOperand(0);
-  auto at = dyn_cast<RankedTensorType>(aOp->get().getType());
-  auto bt = dyn_cast<RankedTensorType>(bOp->get().getType());
-  auto ot = dyn_cast<RankedTensorType>(out->get().getType());
-  if (!at || !bt || !ot || !at.hasStaticShape() || !bt.hasStaticShape() ||
-      !ot.hasStaticShape() || !at.getElementType().isF32() ||
-      !bt.getElementType().isF32() || !ot.getElementType().isF32() ||
-      ot.getRank() < 1 || bt.getRank() != 2) {
+  std::optional<kiln::cpu::GemmTypes> types = kiln::cpu::staticGemmTypes(op);
+  if (!types || !types->a.getElementType().isF32() ||
+      !types->b.getElementType().isF32() ||
+      !types->out.getElementType().isF32() || types->b.getRank() != 2) {
     why = "not a static float32 product with a matrix weight";
     return failure();
   }
+  RankedTensorType ot = types->out;
+  OpOperand *aOp = op.getDpsInputOperand(0), *bOp = op.getDpsInputOperand(1);
+  OpOperand *out = op.getDpsInitOperand(0);
   // The body: yield(out + a * b).
   Block &body = op->getRegion(0).front();
   auto add = body.getTerminator()->getOperand(0).getDefiningOp<arith::AddFOp>();

@@ -855,23 +855,21 @@ Value Lowering::lowerMatMul(Operation *op, Value a, Value bm,
   SmallVector<utils::IteratorType> iters(nd, utils::IteratorType::parallel);
   iters[batch + 1] = utils::IteratorType::reduction;
   bool f = isa<FloatType>(elt);
-  auto generic = linalg::GenericOp::
-      create(b, loc, TypeRange{rt}, ValueRange{a, bm}, ValueRange{zero}, maps,
-             iters, [&](OpBuilder &nb, Location nl, ValueRange args) {
-               Value p =
-                   f ? arith::MulFOp::create(nb, nl,
-                                             widenScalar(nb, nl, args[0], elt),
-                                             widenScalar(nb, nl, args[1], elt))
-                           .getResult()
-                     : arith::MulIOp::create(nb, nl,
-                                             signExtended(nb, nl, args[0], elt),
-                                             signExtended(nb, nl, args[1], elt))
-                           .getResult();
-               Value s =
-                   f ? arith::AddFOp::create(nb, nl, args[2], p).getResult()
-                     : arith::AddIOp::create(nb, nl, args[2], p).getResult();
-               linalg::YieldOp::create(nb, nl, s);
-             });
+  auto body = [&](OpBuilder &nb, Location nl, ValueRange args) {
+    Value p =
+        f ? arith::MulFOp::create(nb, nl, widenScalar(nb, nl, args[0], elt),
+                                  widenScalar(nb, nl, args[1], elt))
+                .getResult()
+          : arith::MulIOp::create(nb, nl, signExtended(nb, nl, args[0], elt),
+                                  signExtended(nb, nl, args[1], elt))
+                .getResult();
+    Value s = f ? arith::AddFOp::create(nb, nl, args[2], p).getResult()
+                : arith::AddIOp::create(nb, nl, args[2], p).getResult();
+    linalg::YieldOp::create(nb, nl, s);
+  };
+  auto generic =
+      linalg::GenericOp::create(b, loc, TypeRange{rt}, ValueRange{a, bm},
+                                ValueRange{zero}, maps, iters, body);
   // kiln-sparsify's mark goes to the contraction, where code generation
   // decides on a sparse kernel.
   if (Attribute sparsity = op->getAttr("kiln.sparsity"))

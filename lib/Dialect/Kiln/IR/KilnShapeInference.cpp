@@ -140,6 +140,20 @@ LogicalResult windowShape(Operation *op, RankedTensorType x,
   return success();
 }
 
+/// Conv and ConvTranspose: the weight has the input's rank, N x C x D1..Dn
+/// with at least one spatial dim.
+LogicalResult checkConvRanks(Operation *op, RankedTensorType x,
+                             RankedTensorType w) {
+  if (w.getRank() != x.getRank())
+    return op->emitOpError("weight rank ")
+           << w.getRank() << " differs from input rank " << x.getRank();
+  if (x.getRank() < 3)
+    return op->emitOpError("expects an input of rank >= 3 (N x C x D...), "
+                           "got rank ")
+           << x.getRank();
+  return success();
+}
+
 LogicalResult inferPool(Operation *op, SmallVectorImpl<Type> &types) {
   Value xv = getOnnxInput(op, 0);
   auto x = ranked(xv);
@@ -445,13 +459,8 @@ INFER(ConvOp) {
     types.push_back(unranked(elt));
     return success();
   }
-  if (w.getRank() != x.getRank())
-    return emitOpError("weight rank ")
-           << w.getRank() << " differs from input rank " << x.getRank();
-  if (x.getRank() < 3)
-    return emitOpError("expects an input of rank >= 3 (N x C x D...), got "
-                       "rank ")
-           << x.getRank();
+  if (failed(checkConvRanks(*this, x, w)))
+    return failure();
   SmallVector<int64_t> kernel =
       intsAttr(*this, "kernel_shape")
           .value_or(SmallVector<int64_t>(w.getShape().drop_front(2)));
@@ -477,13 +486,8 @@ INFER(ConvTransposeOp) {
     types.push_back(unranked(elt));
     return success();
   }
-  if (w.getRank() != x.getRank())
-    return emitOpError("weight rank ")
-           << w.getRank() << " differs from input rank " << x.getRank();
-  if (x.getRank() < 3)
-    return emitOpError("expects an input of rank >= 3 (N x C x D...), got "
-                       "rank ")
-           << x.getRank();
+  if (failed(checkConvRanks(*this, x, w)))
+    return failure();
   int64_t n = x.getRank() - 2;
   SmallVector<int64_t> kernel =
       intsAttr(*this, "kernel_shape")
