@@ -40,6 +40,37 @@ using namespace kiln;
 
 namespace {
 
+/// Clears every negative dim_value in `type` (a tensor, or a sequence or
+/// optional of one), leaving the dim unknown.
+void clearNegativeDims(onnx::TypeProto &type) {
+  if (type.has_tensor_type() && type.tensor_type().has_shape()) {
+    for (auto &d : *type.mutable_tensor_type()->mutable_shape()->mutable_dim())
+      if (d.has_dim_value() && d.dim_value() < 0)
+        d.clear_dim_value();
+  } else if (type.has_sequence_type()) {
+    clearNegativeDims(*type.mutable_sequence_type()->mutable_elem_type());
+  } else if (type.has_optional_type()) {
+    clearNegativeDims(*type.mutable_optional_type()->mutable_elem_type());
+  }
+}
+
+/// Clears the negative dims of a graph's declared types, its subgraphs'
+/// included.
+void clearNegativeDims(onnx::GraphProto &graph) {
+  for (auto *infos : {graph.mutable_input(), graph.mutable_output(),
+                      graph.mutable_value_info()})
+    for (auto &info : *infos)
+      if (info.has_type())
+        clearNegativeDims(*info.mutable_type());
+  for (auto &node : *graph.mutable_node())
+    for (auto &attr : *node.mutable_attribute()) {
+      if (attr.has_g())
+        clearNegativeDims(*attr.mutable_g());
+      for (auto &g : *attr.mutable_graphs())
+        clearNegativeDims(g);
+    }
+}
+
 //===----------------------------------------------------------------------===//
 // The operator table generated from the ONNX schemas
 //===----------------------------------------------------------------------===//
@@ -157,8 +188,10 @@ private:
 
   LogicalResult importGraphBody(const onnx::GraphProto &graph,
                                 SmallVectorImpl<Value> &outputs);
+  /// Imports `graph` as the one block of `region`; an input without a type
+  /// takes the one at its position in `impliedTypes`, if any.
   LogicalResult importSubgraph(const onnx::GraphProto &graph, Region &region,
-                               Location loc);
+                               Location loc, ArrayRef<Type> impliedTypes = {});
   LogicalResult importNode(const onnx::NodeProto &node, int index);
   LogicalResult importConstantNode(const onnx::NodeProto &node, Location loc);
   FailureOr<Attribute> convertAttribute(const onnx::NodeProto &node,
@@ -918,6 +951,27 @@ FailureOr<Operation *> Importer::buildOp(const onnx::NodeProto &node,
     attrs.set("resultSegmentSizes", b.getDenseI32ArrayAttr(resultSizes));
   state.attributes = attrs;
 
+  // What a Loop's or Scan's body inputs are given, for a body that does not
+  // declare their types (function expansions often do not): Loop's
+  // iteration number and condition, then the carried values; Scan's states,
+  // then its scan inputs' slices (ranked later, by kiln-infer-shapes).
+  SmallVector<Type> bodyArgTypes;
+  if (node.op_type() == "Loop" && sizes.size() == 3) {
+    bodyArgTypes = {RankedTensorType::get({}, b.getI64Type()),
+                    RankedTensorType::get({}, b.getI1Type())};
+    for (Value v : ArrayRef(state.operands).drop_front(sizes[0] + sizes[1]))
+      bodyArgTypes.push_back(v.getType());
+  } else if (node.op_type() == "Scan") {
+    auto numScan = dyn_cast_or_null<IntegerAttr>(attrs.get("num_scan_inputs"));
+    int64_t states = static_cast<int64_t>(state.operands.size()) -
+                     (numScan ? numScan.getInt() : 0);
+    for (auto [i, v] : llvm::enumerate(state.operands))
+      bodyArgTypes.push_back(
+          static_cast<int64_t>(i) < states || !isa<TensorType>(v.getType())
+              ? v.getType()
+              : UnrankedTensorType::get(getElementTypeOrSelf(v.getType())));
+  }
+
   SmallVector<StringRef> regionAttrs;
   StringRef(info.regionAttrs).split(regionAttrs, ',', -1, false);
   for (StringRef regionName : regionAttrs) {
@@ -930,7 +984,7 @@ FailureOr<Operation *> Importer::buildOp(const onnx::NodeProto &node,
       return nodeError(node, loc)
                  << "missing graph attribute '" << regionName << "'",
              failure();
-    if (failed(importSubgraph(graph->g(), *region, loc)))
+    if (failed(importSubgraph(graph->g(), *region, loc, bodyArgTypes)))
       return failure();
   }
   return b.create(state);
@@ -1303,13 +1357,16 @@ LogicalResult Importer::importGraphBody(const onnx::GraphProto &graph,
 }
 
 LogicalResult Importer::importSubgraph(const onnx::GraphProto &graph,
-                                       Region &region, Location loc) {
+                                       Region &region, Location loc,
+                                       ArrayRef<Type> impliedTypes) {
   OpBuilder::InsertionGuard guard(b);
   Block *block = b.createBlock(&region);
   scopes.emplace_back();
   llvm::scope_exit pop([&] { scopes.pop_back(); });
-  for (const auto &in : graph.input()) {
+  for (const auto &[i, in] : llvm::enumerate(graph.input())) {
     Type t = in.has_type() ? convertType(in.type()) : Type();
+    if (!t && i < impliedTypes.size())
+      t = impliedTypes[i];
     if (!t)
       return emitError(loc) << "subgraph '" << graph.name() << "' input '"
                             << in.name() << "' has no supported type",
@@ -1425,6 +1482,11 @@ OwningOpRef<ModuleOp> Importer::importModel(onnx::ModelProto &model) {
   }
   const onnx::GraphProto &graph = model.graph();
 
+  // A negative dim_value is an unknown dim, as ONNX Runtime reads it (some
+  // exporters write -1 for a dynamic batch); libonnx's checker and shape
+  // inference see it as unknown too.
+  clearNegativeDims(*model.mutable_graph());
+
   // Apply caller-given input shapes before ONNX shape inference sees them.
   llvm::StringSet<> initNames;
   for (const auto &init : graph.initializer())
@@ -1450,6 +1512,7 @@ OwningOpRef<ModuleOp> Importer::importModel(onnx::ModelProto &model) {
     }
     for (auto [i, d] : llvm::enumerate(it->second)) {
       if (tt->has_shape() && tt->shape().dim(i).has_dim_value() && d >= 0 &&
+          tt->shape().dim(i).dim_value() >= 0 &&
           tt->shape().dim(i).dim_value() != d) {
         emitError(fileLoc())
             << "--input-shape: input '" << in.name() << "' has static dim " << i

@@ -316,7 +316,7 @@ Status Module::loadFromMemory(const void *data, size_t size,
     for (const auto &s : sigs)
       infos.push_back({s.name(), static_cast<DType>(s.dtype()),
                        std::vector<int64_t>(s.shape().begin(), s.shape().end()),
-                       s.max_extent()});
+                       s.max_extent(), s.pinned_value()});
   };
   toInfos(proto.inputs(), module->inputInfos);
   toInfos(proto.outputs(), module->outputInfos);
@@ -479,8 +479,77 @@ static void packPrefix(uint8_t *data, const std::vector<int64_t> &shape,
     std::memmove(data + o * valid, data + o * stride, valid);
 }
 
+/// The element at `p` as text (a float16 or bfloat16 as its bits).
+template <typename T> static std::string elementString(const char *p) {
+  T v;
+  std::memcpy(&v, p, sizeof(v));
+  std::ostringstream os;
+  os << +v;
+  return os.str();
+}
+
+/// Up to 8 elements of a tensor's raw bytes, as "[1, 2, 3]".
+static std::string valuesString(const std::string &bytes, DType dtype) {
+  size_t esize = dtypeSize(dtype);
+  size_t n = esize ? bytes.size() / esize : 0;
+  std::string s = "[";
+  for (size_t i = 0; i < n && i < 8; ++i) {
+    const char *p = bytes.data() + i * esize;
+    std::string item;
+    switch (dtype) {
+    case DType::Float:
+      item = elementString<float>(p);
+      break;
+    case DType::Double:
+      item = elementString<double>(p);
+      break;
+    case DType::Int8:
+      item = elementString<int8_t>(p);
+      break;
+    case DType::Int16:
+      item = elementString<int16_t>(p);
+      break;
+    case DType::Int32:
+      item = elementString<int32_t>(p);
+      break;
+    case DType::Int64:
+      item = elementString<int64_t>(p);
+      break;
+    case DType::UInt16:
+      item = elementString<uint16_t>(p);
+      break;
+    case DType::UInt32:
+      item = elementString<uint32_t>(p);
+      break;
+    case DType::UInt64:
+      item = elementString<uint64_t>(p);
+      break;
+    default:
+      item =
+          esize == 2 ? elementString<uint16_t>(p) : elementString<uint8_t>(p);
+    }
+    s += (i ? ", " : "") + item;
+  }
+  return s + (n > 8 ? ", ...]" : "]");
+}
+
+Status kiln::rt::checkPinnedInput(const TensorInfo &info, const void *data) {
+  if (info.pinnedValue.empty() ||
+      std::memcmp(data, info.pinnedValue.data(), info.pinnedValue.size()) == 0)
+    return Status::success();
+  std::string got(static_cast<const char *>(data), info.pinnedValue.size());
+  return Status::error("input '" + info.name +
+                       "' was pinned at compile time (--input-value) to " +
+                       valuesString(info.pinnedValue, info.dtype) +
+                       "; this module cannot run it with " +
+                       valuesString(got, info.dtype));
+}
+
 Status Session::runRaw(const void *const *inputs, void *const *outputs) {
   size_t ni = mod->inputs().size(), no = mod->outputs().size();
+  for (size_t i = 0; i < ni; ++i)
+    if (Status s = checkPinnedInput(mod->inputs()[i], inputs[i]); !s.ok())
+      return s;
   for (size_t i = 0; i < ni; ++i)
     args[i] = const_cast<void *>(inputs[i]);
   for (size_t i = 0; i < no; ++i)

@@ -1,8 +1,9 @@
 //===- TensorFiles.cpp - tensors in .npy and TensorProto files ----------===//
 //
 // What kiln-run (--input, --expected) and kiln-compile (--calibration-data)
-// read: numpy .npy files (format 1.0-3.0, C order) and ONNX TensorProto
-// .pb files, as in ONNX's test_data_set_N folders.
+// read and kiln-run (--output) writes: numpy .npy files (format 1.0-3.0,
+// C order) and ONNX TensorProto .pb files, as in ONNX's test_data_set_N
+// folders.
 //
 //===----------------------------------------------------------------------===//
 
@@ -10,6 +11,7 @@
 
 #include "onnx/onnx_pb.h"
 
+#include <cstdio>
 #include <cstring>
 #include <fstream>
 #include <sstream>
@@ -161,6 +163,97 @@ bool loadTensor(const std::string &path, Loaded &t, std::string &error) {
   if (!ok)
     error = "'" + path + "': " + error;
   return ok;
+}
+
+static bool endsWith(const std::string &s, const char *suffix) {
+  size_t n = std::strlen(suffix);
+  return s.size() > n && s.compare(s.size() - n, n, suffix) == 0;
+}
+
+bool isTensorFileName(const std::string &path) {
+  return endsWith(path, ".npy") || endsWith(path, ".pb");
+}
+
+static bool npyBytes(DType dtype, const std::vector<int64_t> &shape,
+                     const void *data, size_t bytes, std::string &out,
+                     std::string &error) {
+  if (dtype == DType::BFloat16)
+    dtype = DType::UInt16;
+  const char *descr = nullptr;
+  for (auto &k : kNpyTypes)
+    if (k.second == dtype)
+      descr = k.first;
+  if (!descr) {
+    error = std::string("no .npy type for ") + kiln::rt::dtypeName(dtype);
+    return false;
+  }
+  std::string dims = "(";
+  for (size_t i = 0; i < shape.size(); ++i)
+    dims += std::to_string(shape[i]) + (shape.size() == 1 ? "," : "") +
+            (i + 1 < shape.size() ? ", " : "");
+  dims += ")";
+  std::string header = std::string("{'descr': '") + descr +
+                       "', 'fortran_order': False, 'shape': " + dims + ", }";
+  // Magic, version, header length; the header padded with spaces and a
+  // newline so that the data starts at a multiple of 64 bytes.
+  size_t total = 10 + header.size() + 1;
+  header.append((64 - total % 64) % 64, ' ');
+  header += '\n';
+  out = std::string("\x93NUMPY\x01\x00", 8);
+  out += static_cast<char>(header.size() & 0xff);
+  out += static_cast<char>(header.size() >> 8);
+  out += header;
+  out.append(static_cast<const char *>(data), bytes);
+  return true;
+}
+
+static bool pbBytes(const std::string &name, DType dtype,
+                    const std::vector<int64_t> &shape, const void *data,
+                    size_t bytes, std::string &out, std::string &error) {
+  if (!kiln::rt::dtypeSize(dtype)) {
+    error =
+        std::string("no TensorProto type for ") + kiln::rt::dtypeName(dtype);
+    return false;
+  }
+  onnx::TensorProto p;
+  p.set_name(name);
+  p.set_data_type(static_cast<int32_t>(dtype));
+  for (int64_t d : shape)
+    p.add_dims(d);
+  p.set_raw_data(data, bytes);
+  if (!p.SerializeToString(&out)) {
+    error = "the tensor does not fit a TensorProto";
+    return false;
+  }
+  return true;
+}
+
+bool saveTensor(const std::string &path, const std::string &name, DType dtype,
+                const std::vector<int64_t> &shape, const void *data,
+                size_t bytes, std::string &error) {
+  std::string out;
+  bool ok = endsWith(path, ".npy")
+                ? npyBytes(dtype, shape, data, bytes, out, error)
+                : pbBytes(name, dtype, shape, data, bytes, out, error);
+  if (!ok) {
+    error = "'" + path + "': " + error;
+    return false;
+  }
+  std::string tmp = path + ".tmp";
+  {
+    std::ofstream f(tmp, std::ios::binary | std::ios::trunc);
+    if (!f || !f.write(out.data(), out.size()) || !f.flush()) {
+      std::remove(tmp.c_str());
+      error = "cannot write '" + path + "'";
+      return false;
+    }
+  }
+  if (std::rename(tmp.c_str(), path.c_str()) != 0) {
+    std::remove(tmp.c_str());
+    error = "cannot write '" + path + "'";
+    return false;
+  }
+  return true;
 }
 
 } // namespace kiln::files

@@ -28,6 +28,19 @@ bool readFile(const std::string &path, std::string &out);
 /// names the file and the reason.
 bool loadTensor(const std::string &path, Loaded &t, std::string &error);
 
+/// Whether `path` names a file saveTensor writes (.npy or .pb).
+bool isTensorFileName(const std::string &path);
+
+/// Writes a tensor to `path`: a .npy file (format 1.0, C order; bfloat16
+/// as its uint16 bits, as numpy has none) or, for any other extension
+/// isTensorFileName accepts, an ONNX TensorProto named `name` with its data
+/// in raw_data. The file is written beside `path` and renamed into place,
+/// so a failed write leaves no partial file. On failure `error` names the
+/// file and the reason.
+bool saveTensor(const std::string &path, const std::string &name,
+                kiln::rt::DType dtype, const std::vector<int64_t> &shape,
+                const void *data, size_t bytes, std::string &error);
+
 } // namespace kiln::files
 
 #endif // KILN_TOOLS_TENSORFILES_H

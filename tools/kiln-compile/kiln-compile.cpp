@@ -129,6 +129,12 @@ static cl::list<std::string>
     inputShapes("input-shape",
                 cl::desc("Static shape for an input, NAME:DxDxD; repeatable"),
                 cl::CommaSeparated, cl::cat(category));
+static cl::list<std::string> inputValues(
+    "input-value",
+    cl::desc("Pin an input to a value, NAME:V[,V...] (one value per "
+             "element, or one for all); the compiler folds on it (an If on it "
+             "disappears) and the module refuses other values; repeatable"),
+    cl::cat(category));
 static cl::opt<bool>
     parallel("parallel",
              cl::desc("Run parallel loops on OpenMP threads (default on; "
@@ -270,6 +276,92 @@ int fail(const llvm::Twine &message) {
   return 1;
 }
 
+/// Applies `--input-value=NAME:V[,V...]`: uses of the input in @main become
+/// a constant of that value, and the argument keeps it in
+/// `kiln.pinned_value` for the module's signature (the runtime checks it).
+bool pinInputValue(ModuleOp module, StringRef spec, std::string &error) {
+  auto [name, list] = spec.rsplit(':');
+  if (list.empty() && !spec.contains(':')) {
+    error = "'" + spec.str() + "' is not NAME:V[,V...]";
+    return false;
+  }
+  auto fn = module.lookupSymbol<func::FuncOp>("main");
+  if (!fn) {
+    error = "the module has no func.func @main";
+    return false;
+  }
+  std::string names;
+  for (BlockArgument arg : fn.getArguments()) {
+    auto argName =
+        fn.getArgAttrOfType<StringAttr>(arg.getArgNumber(), "kiln.name");
+    if (!argName)
+      continue;
+    if (argName.getValue() != name) {
+      names += (names.empty() ? "" : ", ") + argName.str();
+      continue;
+    }
+    auto type = dyn_cast<RankedTensorType>(arg.getType());
+    if (!type || !type.hasStaticShape()) {
+      error = "input '" + name.str() + "' has a dynamic shape; give it with " +
+              "--input-shape first";
+      return false;
+    }
+    SmallVector<StringRef> items;
+    list.split(items, ',');
+    int64_t n = type.getNumElements();
+    if (static_cast<int64_t>(items.size()) != n && items.size() != 1) {
+      error = "input '" + name.str() + "' has " + std::to_string(n) +
+              " elements; " + std::to_string(items.size()) + " values given";
+      return false;
+    }
+    Type elt = type.getElementType();
+    SmallVector<Attribute> values;
+    for (StringRef item : items) {
+      item = item.trim();
+      if (elt.isInteger(1)) {
+        if (item != "0" && item != "1" && item != "true" && item != "false") {
+          error = "'" + item.str() + "' is not a bool (0, 1, true, false)";
+          return false;
+        }
+        values.push_back(
+            BoolAttr::get(module.getContext(), item == "1" || item == "true"));
+      } else if (auto it = dyn_cast<IntegerType>(elt)) {
+        APInt v;
+        if (item.getAsInteger(10, v) ||
+            (it.isUnsigned() ? v.getActiveBits() > it.getWidth()
+                             : v.getSignificantBits() > it.getWidth())) {
+          error = "'" + item.str() + "' is not a value of " +
+                  kiln::rt::dtypeName(
+                      static_cast<kiln::rt::DType>(kiln::getOnnxDataType(elt)));
+          return false;
+        }
+        values.push_back(IntegerAttr::get(elt, v.sextOrTrunc(it.getWidth())));
+      } else if (auto ft = dyn_cast<FloatType>(elt)) {
+        double v;
+        if (item.getAsDouble(v)) {
+          error = "'" + item.str() + "' is not a number";
+          return false;
+        }
+        values.push_back(FloatAttr::get(ft, v));
+      } else {
+        error = "input '" + name.str() + "' has an element type that " +
+                "--input-value does not take";
+        return false;
+      }
+    }
+    if (values.size() == 1 && n != 1)
+      values.assign(n, values[0]);
+    auto attr = DenseElementsAttr::get(type, values);
+    OpBuilder b(fn.getBody());
+    Value c = kiln::ConstantOp::create(b, arg.getLoc(), type, attr);
+    arg.replaceAllUsesWith(c);
+    fn.setArgAttr(arg.getArgNumber(), "kiln.pinned_value", attr);
+    return true;
+  }
+  error = "the model has no input '" + name.str() + "' (inputs: " + names + ")";
+  return false;
+}
+
 /// Signature of `main` once shapes are static, with the ONNX names. An
 /// output whose extent along one dim depends on the data (the lowering
 /// marks it with `kiln.dynamic_dim` and returns its upper bound, and its
@@ -304,6 +396,28 @@ bool collectSignature(func::FuncOp fn, kiln::kmod::Module &module,
     sig->set_dtype(static_cast<int32_t>(dt));
     for (int64_t d : rt.getShape())
       sig->add_shape(d);
+    if (auto pinned = attrs
+                          ? attrs.getAs<DenseElementsAttr>("kiln.pinned_value")
+                          : DenseElementsAttr()) {
+      // The tensor's raw bytes: one byte per bool, little-endian values.
+      std::string bytes;
+      size_t esize = kiln::dataTypeSize(dt);
+      if (pinned.getElementType().isInteger(1)) {
+        for (bool v : pinned.getValues<bool>())
+          bytes.push_back(v ? 1 : 0);
+      } else if (isa<FloatType>(pinned.getElementType())) {
+        for (const APFloat &v : pinned.getValues<APFloat>()) {
+          uint64_t bits = v.bitcastToAPInt().getZExtValue();
+          bytes.append(reinterpret_cast<const char *>(&bits), esize);
+        }
+      } else {
+        for (const APInt &v : pinned.getValues<APInt>()) {
+          uint64_t bits = v.getZExtValue();
+          bytes.append(reinterpret_cast<const char *>(&bits), esize);
+        }
+      }
+      sig->set_pinned_value(bytes);
+    }
     if (auto dim = attrs ? attrs.getAs<IntegerAttr>("kiln.dynamic_dim")
                          : IntegerAttr()) {
       sig->set_max_extent(rt.getDimSize(dim.getInt()));
@@ -363,7 +477,9 @@ void printSignatureAndPlan(const kiln::kmod::Module &kmod) {
                  << kiln::rt::dtypeName(static_cast<kiln::rt::DType>(t.dtype()))
                  << " [";
     llvm::interleave(t.shape(), llvm::errs(), "x");
-    llvm::errs() << "]\n";
+    llvm::errs() << "]"
+                 << (t.pinned_value().empty() ? "" : ", pinned (--input-value)")
+                 << "\n";
   }
   for (const auto &t : kmod.outputs()) {
     llvm::errs() << "  output " << t.name() << ": "
@@ -454,8 +570,10 @@ bool prepareSignature(ModuleOp module, kiln::kmod::Module &kmod,
     return false;
   numArgs = fn.getNumArguments() + fn.getNumResults();
   // The names now live in the signature; LLVM has no use for them.
-  for (unsigned i = 0; i < fn.getNumArguments(); ++i)
+  for (unsigned i = 0; i < fn.getNumArguments(); ++i) {
     fn.removeArgAttr(i, "kiln.name");
+    fn.removeArgAttr(i, "kiln.pinned_value");
+  }
   for (unsigned i = 0; i < fn.getNumResults(); ++i)
     for (StringRef attr :
          {"kiln.name", "kiln.dynamic_dim", "kiln.extent_result"})
@@ -979,9 +1097,13 @@ int compileForGpu(ModuleOp module, kiln::kmod::Module &kmod,
       else
         llvm::errs() << "not assembled";
       llvm::errs() << (k.synchronizes() ? ", barriers" : "");
-      if (k.has_flops())
+      // A negative count: the kernel loops a number of times known only at
+      // run time.
+      if (k.has_flops() && k.flops() >= 0 && k.bytes() >= 0)
         llvm::errs() << "; " << k.flops() << " flops, " << k.bytes()
                      << " bytes";
+      else if (k.has_flops())
+        llvm::errs() << "; flops and bytes depend on the data";
       llvm::errs() << "\n";
     }
     if (emulatorCode)
@@ -1109,6 +1231,11 @@ int main(int argc, char **argv) {
   }
   if (!module)
     return 1;
+  for (const std::string &spec : inputValues) {
+    std::string error;
+    if (!pinInputValue(*module, spec, error))
+      return fail("--input-value: " + error);
+  }
 
   std::string bytes;
   llvm::raw_string_ostream os(bytes);

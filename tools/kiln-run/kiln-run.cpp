@@ -70,8 +70,9 @@ const char *kUsage =
     "order;\n"
     "                      repeatable. Missing inputs are random (seeded)\n"
     "  --expected FILE     an expected output (.pb or .npy), in output order\n"
-    "  --output FILE.npy   write an output of the first run, in output order;\n"
-    "                      repeatable (bfloat16 outputs as uint16 bits)\n"
+    "  --output FILE       write an output of the first run, in output order;\n"
+    "                      repeatable: FILE.npy (bfloat16 as uint16 bits) or\n"
+    "                      FILE.pb (an ONNX TensorProto named as the output)\n"
     "  --rtol R --atol A   tolerance: |got-want| <= atol + rtol*|want|\n"
     "                      (default rtol 1e-3, atol 1e-5)\n"
     "  --benchmark         time runs: --warmup N (10), --iterations N (100)\n"
@@ -115,46 +116,6 @@ std::string shapeString(const std::vector<int64_t> &shape) {
   for (size_t i = 0; i < shape.size(); ++i)
     s += (i ? "x" : "") + (shape[i] < 0 ? "?" : std::to_string(shape[i]));
   return s + "]";
-}
-
-/// Writes `t` to `path` as a .npy file (format 1.0, little-endian, C
-/// order); bfloat16 as its uint16 bits, as numpy has no bfloat16.
-bool saveNpy(const std::string &path, const HostTensor &t, std::string &error) {
-  DType dtype = t.info.dtype == DType::BFloat16 ? DType::UInt16 : t.info.dtype;
-  const char *descr = nullptr;
-  for (auto &k : kNpyTypes)
-    if (k.second == dtype)
-      descr = k.first;
-  if (!descr) {
-    error = "--output '" + path + "': no .npy type for " +
-            kiln::rt::dtypeName(t.info.dtype);
-    return false;
-  }
-  std::string shape = "(";
-  for (size_t i = 0; i < t.info.shape.size(); ++i)
-    shape +=
-        std::to_string(t.info.shape[i]) + (t.info.shape.size() == 1      ? ","
-                                           : i + 1 < t.info.shape.size() ? ", "
-                                                                         : "");
-  shape += ")";
-  std::string header = std::string("{'descr': '") + descr +
-                       "', 'fortran_order': False, 'shape': " + shape + ", }";
-  // Magic, version, header length; the header padded with spaces and a
-  // newline so that the data starts at a multiple of 64 bytes.
-  size_t total = 10 + header.size() + 1;
-  header.append((64 - total % 64) % 64, ' ');
-  header += '\n';
-  std::string bytes = std::string("\x93NUMPY\x01\x00", 8);
-  bytes += static_cast<char>(header.size() & 0xff);
-  bytes += static_cast<char>(header.size() >> 8);
-  bytes += header;
-  bytes.append(reinterpret_cast<const char *>(t.data.data()), t.data.size());
-  std::ofstream f(path, std::ios::binary);
-  if (!f.write(bytes.data(), bytes.size())) {
-    error = "cannot write '" + path + "'";
-    return false;
-  }
-  return true;
 }
 
 /// The CUDA driver calls --resident needs, opened with dlopen as the
@@ -348,6 +309,11 @@ double elementAt(const void *data, DType dtype, size_t i) {
 }
 
 void randomFill(const TensorInfo &info, std::string &bytes, std::mt19937 &rng) {
+  // An input pinned at compile time takes its one value.
+  if (!info.pinnedValue.empty()) {
+    bytes = info.pinnedValue;
+    return;
+  }
   bytes.assign(info.byteSize(), 0);
   std::uniform_real_distribution<float> uf(-1, 1);
   std::uniform_int_distribution<int> ui(0, 9);
@@ -623,8 +589,9 @@ int main(int argc, char **argv) {
     std::printf("module %s (%s)\n", module->graphName().c_str(),
                 module->target().c_str());
     for (const auto &t : module->inputs())
-      std::printf("  input  %s: %s%s\n", t.name.c_str(),
-                  kiln::rt::dtypeName(t.dtype), shapeString(t.shape).c_str());
+      std::printf("  input  %s: %s%s%s\n", t.name.c_str(),
+                  kiln::rt::dtypeName(t.dtype), shapeString(t.shape).c_str(),
+                  t.pinnedValue.empty() ? "" : " (pinned at compile time)");
     for (const auto &t : module->outputs()) {
       std::printf("  output %s: %s%s", t.name.c_str(),
                   kiln::rt::dtypeName(t.dtype), shapeString(t.shape).c_str());
@@ -640,8 +607,9 @@ int main(int argc, char **argv) {
     return fail("the module takes " + std::to_string(ins.size()) + " inputs, " +
                 std::to_string(o.inputs.size()) + " given");
   for (const std::string &f : o.outputs)
-    if (f.size() < 4 || f.substr(f.size() - 4) != ".npy")
-      return fail("--output '" + f + "': outputs are written as .npy files");
+    if (!kiln::files::isTensorFileName(f))
+      return fail("--output '" + f +
+                  "': outputs are written as .npy or .pb (TensorProto) files");
   if (o.outputs.size() > module->outputs().size())
     return fail("the module has " + std::to_string(module->outputs().size()) +
                 " outputs, " + std::to_string(o.outputs.size()) +
@@ -690,7 +658,10 @@ int main(int argc, char **argv) {
   std::printf("ran %s on %s in %.3f ms\n", o.module.c_str(),
               kiln::rt::deviceName(session.device()), firstMs);
   for (size_t i = 0; i < o.outputs.size(); ++i)
-    if (!saveNpy(o.outputs[i], outputs[i], error))
+    if (!kiln::files::saveTensor(o.outputs[i], outputs[i].info.name,
+                                 outputs[i].info.dtype, outputs[i].info.shape,
+                                 outputs[i].data.data(), outputs[i].data.size(),
+                                 error))
       return fail(error);
   // Machine-readable results (--json), completed as the run goes on.
   std::ostringstream json;

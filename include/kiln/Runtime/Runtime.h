@@ -102,6 +102,10 @@ struct TensorInfo {
   std::vector<int64_t> shape;
   /// The upper bound of the -1 extent; 0 when the shape has none.
   int64_t maxExtent = 0;
+  /// For an input pinned at compile time (`kiln-compile --input-value`):
+  /// the raw bytes of the only value the module takes; runs given another
+  /// value fail. Empty otherwise.
+  std::string pinnedValue;
   /// The dim whose extent depends on the data, or -1.
   int dynamicDim() const;
   /// Elements (bytes) of the shape, at the upper bound for a -1 extent:
@@ -118,6 +122,12 @@ struct TensorRef {
   const void *data = nullptr;
   size_t bytes = 0;
 };
+
+/// Fails, naming the input and both values, when `info` is pinned
+/// (`pinnedValue`) and `data` (host memory of `info.byteSize()` bytes)
+/// holds another value. `run` and `runRaw` check every input this way;
+/// `runOnDevice` cannot read device memory and leaves it to the caller.
+Status checkPinnedInput(const TensorInfo &info, const void *data);
 
 /// An output: host memory owned by the tensor.
 struct HostTensor {

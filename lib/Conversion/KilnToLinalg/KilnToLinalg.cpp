@@ -761,6 +761,8 @@ LogicalResult Lowering::lower(Operation *op) {
     shape[d.dim] = d.bound;
     r.setType(t.clone(shape));
   }
+  if (failed(checkControlFlowTypes(op)))
+    return failure();
   for (Type t :
        llvm::concat<Type>(op->getOperandTypes(), op->getResultTypes())) {
     auto r = dyn_cast<RankedTensorType>(t);
@@ -3899,8 +3901,9 @@ FailureOr<SmallVector<Value>> Lowering::lowerOp(Operation *op) {
             })
             .getResult(0));
   }
-  for (auto entry : {lowerMiscOp, lowerRecurrentOp, lowerSamplingOp,
-                     lowerSignalOp, lowerDataDependentOp, lowerTrainingOp})
+  for (auto entry :
+       {lowerMiscOp, lowerRecurrentOp, lowerSamplingOp, lowerSignalOp,
+        lowerDataDependentOp, lowerTrainingOp, lowerControlFlowOp})
     if (LoweringResult r = entry(b, op))
       return *r;
   return op->emitOpError("is not lowered to linalg yet"), failure();
@@ -3911,7 +3914,8 @@ struct ConvertKilnToLinalgPass
   void runOnOperation() override {
     SmallVector<Operation *> ops;
     getOperation().walk([&](Operation *op) {
-      if (isa<KilnDialect>(op->getDialect()))
+      // A region's kiln.yield goes with the op that owns the region.
+      if (isa<KilnDialect>(op->getDialect()) && !isa<YieldOp>(op))
         ops.push_back(op);
     });
     // Record which operands were unsigned, then make the signature

@@ -108,6 +108,11 @@ LoweringResult lowerSamplingOp(OpBuilder &b, Operation *op);
 /// TopK, HannWindow, HammingWindow, BlackmanWindow, DFT, STFT,
 /// MelWeightMatrix, Det (LowerSignalOps.cpp).
 LoweringResult lowerSignalOp(OpBuilder &b, Operation *op);
+/// If, Loop, Scan (LowerControlFlow.cpp).
+LoweringResult lowerControlFlowOp(OpBuilder &b, Operation *op);
+/// Fails, naming the reason, where an If, Loop or Scan has a result shape
+/// known only at run time (before the general "needs static shapes").
+mlir::LogicalResult checkControlFlowTypes(Operation *op);
 /// Adagrad, Adam, Momentum of ai.onnx.preview.training
 /// (LowerTrainingOps.cpp).
 LoweringResult lowerTrainingOp(OpBuilder &b, Operation *op);

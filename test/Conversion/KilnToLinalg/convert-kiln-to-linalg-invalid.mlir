@@ -452,3 +452,29 @@ func.func @attention_heads(%q: tensor<1x3x4x8xf32>, %k: tensor<1x2x4x8xf32>) -> 
   %0 = kiln.attention(%q, %k, %k) : (tensor<1x3x4x8xf32>, tensor<1x2x4x8xf32>, tensor<1x2x4x8xf32>) -> tensor<1x3x4x8xf32>
   return %0 : tensor<1x3x4x8xf32>
 }
+
+// -----
+
+// A Loop's scan output is as long as the loop runs: here the body decides.
+func.func @loop_scan_unknown_trips(%x: tensor<3xf32>, %c: tensor<i1>) -> tensor<?x3xf32> {
+  %m = kiln.constant dense<4> : tensor<i64>
+  // expected-error @+1 {{'kiln.loop' op scan output #0 has type 'tensor<?x3xf32>': its length is the number of iterations, which is known at compile time only for a constant trip count M}}
+  %0:2 = kiln.loop(%m, %c, %x) : (tensor<i64>, tensor<i1>, tensor<3xf32>) -> (tensor<3xf32>, tensor<?x3xf32>) {
+  ^bb0(%i: tensor<i64>, %cond: tensor<i1>, %v: tensor<3xf32>):
+    %1 = kiln.less(%i, %m) : (tensor<i64>, tensor<i64>) -> tensor<i1>
+    kiln.yield %1, %v, %v : tensor<i1>, tensor<3xf32>, tensor<3xf32>
+  }
+  return %0#1 : tensor<?x3xf32>
+}
+
+// -----
+
+func.func @if_shape_per_branch(%c: tensor<i1>, %x: tensor<2xf32>, %y: tensor<3xf32>) -> tensor<?xf32> {
+  // expected-error @+1 {{'kiln.if' op result #0: the branches yield 'tensor<2xf32>' and 'tensor<3xf32>'; an If whose result shape depends on the branch taken is not supported yet}}
+  %0 = kiln.if(%c) : (tensor<i1>) -> tensor<?xf32> {
+    kiln.yield %x : tensor<2xf32>
+  } {
+    kiln.yield %y : tensor<3xf32>
+  }
+  return %0 : tensor<?xf32>
+}

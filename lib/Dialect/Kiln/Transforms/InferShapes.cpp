@@ -1,8 +1,10 @@
 //===- InferShapes.cpp - refine result types through the graph ------------===//
 
+#include "kiln/Dialect/Kiln/IR/KilnOps.h"
 #include "kiln/Dialect/Kiln/Transforms/Passes.h"
 
 #include "mlir/IR/BuiltinOps.h"
+#include "mlir/IR/Matchers.h"
 #include "mlir/Interfaces/FunctionInterfaces.h"
 #include "mlir/Transforms/FoldUtils.h"
 
@@ -17,34 +19,65 @@ using namespace mlir;
 using namespace kiln;
 
 namespace {
+
+/// The value of a constant boolean (or integer) scalar tensor, if `v` is one.
+std::optional<bool> constantCondition(Value v) {
+  DenseElementsAttr attr;
+  if (!v || !matchPattern(v, m_Constant(&attr)) || attr.getNumElements() != 1)
+    return std::nullopt;
+  if (attr.getElementType().isInteger(1))
+    return *attr.value_begin<bool>();
+  if (isa<IntegerType>(attr.getElementType()))
+    return !(*attr.value_begin<APInt>()).isZero();
+  return std::nullopt;
+}
+
+/// `t` with a dim of `size` inserted at `axis`.
+Type withDim(Type t, int64_t axis, int64_t size) {
+  auto r = dyn_cast<RankedTensorType>(t);
+  if (!r || axis < 0 || axis > r.getRank())
+    return {};
+  SmallVector<int64_t> shape(r.getShape());
+  shape.insert(shape.begin() + axis, size);
+  return RankedTensorType::get(shape, r.getElementType());
+}
+
+/// `t` without its dim `axis`.
+Type withoutDim(Type t, int64_t axis) {
+  auto r = dyn_cast<RankedTensorType>(t);
+  if (!r || axis < 0 || axis >= r.getRank())
+    return {};
+  SmallVector<int64_t> shape(r.getShape());
+  shape.erase(shape.begin() + axis);
+  return RankedTensorType::get(shape, r.getElementType());
+}
+
 struct InferShapesPass
     : public kiln::impl::KilnInferShapesBase<InferShapesPass> {
+  OperationFolder *folder = nullptr;
+
   void runOnOperation() override {
     // One pass in program order: each op's types are refined from its
     // operands, then the op is folded if its operands are constants, so
     // that shape computations (Shape -> Gather -> Concat -> Reshape, and
     // their Equal/Where/ConstantOfShape variants in exported graphs)
     // become constants before the ops that consume them are inferred.
-    SmallVector<Operation *> ops;
-    getOperation()->walk(
-        [&](InferResultTypesOpInterface op) { ops.push_back(op); });
-    OperationFolder folder(&getContext());
-    for (Operation *op : ops) {
-      SmallVector<Type> inferred;
-      if (failed(
-              cast<InferResultTypesOpInterface>(op).inferResultTypes(inferred)))
-        return signalPassFailure();
-      for (auto [result, want] : llvm::zip(op->getResults(), inferred)) {
-        if (!areCompatibleTypes(want, result.getType())) {
-          op->emitOpError("result #")
-              << result.getResultNumber() << " has type " << result.getType()
-              << " but its operands imply " << want;
-          return signalPassFailure();
-        }
-        result.setType(refineType(result.getType(), want));
-      }
-      (void)folder.tryToFold(op);
-    }
+    // Control flow is entered: a Loop's or Scan's body arguments take
+    // their types from the op's operands before the body is inferred, and
+    // its results follow what the body yields; an If whose condition is a
+    // constant is replaced by the branch it takes.
+    OperationFolder f(&getContext());
+    folder = &f;
+    WalkResult walk = getOperation()->walk([&](FunctionOpInterface fn) {
+      if (fn.isExternal())
+        return WalkResult::advance();
+      for (Block &block : fn.getFunctionBody())
+        if (failed(inferBlock(block)))
+          return WalkResult::interrupt();
+      return WalkResult::advance();
+    });
+    if (walk.wasInterrupted())
+      return signalPassFailure();
     // Function results follow the refined values they return.
     getOperation()->walk([](FunctionOpInterface fn) {
       if (fn.isExternal())
@@ -54,6 +87,249 @@ struct InferShapesPass
       fn.setType(FunctionType::get(fn->getContext(), type.getInputs(),
                                    term->getOperandTypes()));
     });
+  }
+
+  LogicalResult inferBlock(Block &block) {
+    for (Operation &op : llvm::make_early_inc_range(block))
+      if (failed(inferOp(&op)))
+        return failure();
+    return success();
+  }
+
+  /// Refines `value`'s type by `want`, which must be compatible with it.
+  LogicalResult refine(Operation *op, Value value, Type want, StringRef what) {
+    if (!want)
+      return success();
+    // Only tensors are refined through control flow; an op's shape function
+    // may also type sequences and optionals.
+    if (!isa<OpResult>(value) ||
+        !isa<InferResultTypesOpInterface>(value.getDefiningOp())) {
+      if (!isa<TensorType>(want) || !isa<TensorType>(value.getType()))
+        return success();
+    }
+    if (!areCompatibleTypes(want, value.getType()))
+      return op->emitOpError()
+             << what << " has type " << value.getType() << " but "
+             << (isa<OpResult>(value) ? "its operands imply " : "is given ")
+             << want;
+    value.setType(refineType(value.getType(), want));
+    return success();
+  }
+
+  LogicalResult inferOp(Operation *op) {
+    if (auto ifOp = dyn_cast<IfOp>(op))
+      return inferIf(ifOp);
+    if (auto loop = dyn_cast<LoopOp>(op))
+      return inferLoop(loop);
+    if (auto scan = dyn_cast<ScanOp>(op))
+      return inferScan(scan);
+    for (Region &region : op->getRegions())
+      for (Block &block : region)
+        if (failed(inferBlock(block)))
+          return failure();
+    auto iface = dyn_cast<InferResultTypesOpInterface>(op);
+    if (!iface)
+      return success();
+    SmallVector<Type> inferred;
+    if (failed(iface.inferResultTypes(inferred)))
+      return failure();
+    for (auto [result, want] : llvm::zip(op->getResults(), inferred))
+      if (failed(refine(op, result, want,
+                        "result #" + std::to_string(result.getResultNumber()))))
+        return failure();
+    (void)folder->tryToFold(op);
+    return success();
+  }
+
+  /// Moves the ops of `region`'s block before `op` and replaces `op`'s
+  /// results by what the block yields.
+  void inlineRegion(Operation *op, Region &region) {
+    Block &block = region.front();
+    Operation *yield = block.getTerminator();
+    SmallVector<Value> values(yield->getOperands());
+    yield->erase();
+    op->getBlock()->getOperations().splice(op->getIterator(),
+                                           block.getOperations());
+    for (auto [result, value] : llvm::zip(op->getResults(), values))
+      result.replaceAllUsesWith(value);
+    op->erase();
+  }
+
+  LogicalResult inferIf(IfOp op) {
+    if (std::optional<bool> taken = constantCondition(op.getCond())) {
+      Region &region = *taken ? op.getThenBranch() : op.getElseBranch();
+      if (failed(inferBlock(region.front())))
+        return failure();
+      Operation *yield = region.front().getTerminator();
+      if (yield->getNumOperands() != op->getNumResults())
+        return op.emitOpError("the branch taken yields ")
+               << yield->getNumOperands() << " values for "
+               << op->getNumResults() << " results";
+      for (auto [result, value] :
+           llvm::zip(op->getResults(), yield->getOperands()))
+        if (!areCompatibleTypes(value.getType(), result.getType()))
+          return op.emitOpError("result #")
+                 << result.getResultNumber() << " has type " << result.getType()
+                 << " but the branch taken yields " << value.getType();
+      inlineRegion(op, region);
+      return success();
+    }
+    for (Region *region : {&op.getThenBranch(), &op.getElseBranch()})
+      if (failed(inferBlock(region->front())))
+        return failure();
+    Operation *thenYield = op.getThenBranch().front().getTerminator();
+    Operation *elseYield = op.getElseBranch().front().getTerminator();
+    for (OpResult result : op->getResults()) {
+      unsigned i = result.getResultNumber();
+      if (i >= thenYield->getNumOperands() || i >= elseYield->getNumOperands())
+        break;
+      Type a = thenYield->getOperand(i).getType();
+      Type b = elseYield->getOperand(i).getType();
+      // Both branches yield one static type: the result has it.
+      if (a == b &&
+          failed(refine(op, result, a, "result #" + std::to_string(i))))
+        return failure();
+    }
+    return success();
+  }
+
+  /// Refines the types a loop body's carried arguments from the values
+  /// that enter the loop, infers the body, and checks that each carried
+  /// value keeps its type from one iteration to the next.
+  LogicalResult inferCarried(Operation *op, Block &body, ValueRange initial,
+                             unsigned firstArg, unsigned firstYield) {
+    // Sequences and optionals are passed through as they are.
+    auto isTensor = [](Type t) { return isa<TensorType>(t); };
+    for (auto [i, init] : llvm::enumerate(initial)) {
+      if (firstArg + i >= body.getNumArguments())
+        break;
+      BlockArgument arg = body.getArgument(firstArg + i);
+      if (!isTensor(arg.getType()) || !isTensor(init.getType()))
+        continue;
+      if (failed(refine(op, arg, init.getType(),
+                        "body argument #" + std::to_string(firstArg + i))))
+        return failure();
+    }
+    if (failed(inferBlock(body)))
+      return failure();
+    Operation *yield = body.getTerminator();
+    for (auto [i, init] : llvm::enumerate(initial)) {
+      if (firstYield + i >= yield->getNumOperands())
+        break;
+      Type next = yield->getOperand(firstYield + i).getType();
+      if (isTensor(next) && isTensor(init.getType()) &&
+          !areCompatibleTypes(next, init.getType()))
+        return op->emitOpError("carried value #")
+               << i << " enters the loop as " << init.getType()
+               << " but the body yields " << next
+               << ": a loop-carried value that changes shape between "
+                  "iterations is not supported";
+    }
+    return success();
+  }
+
+  LogicalResult inferLoop(LoopOp op) {
+    Block &body = op.getBody().front();
+    ValueRange initial = op.getVInitial();
+    if (failed(inferCarried(op, body, initial, /*firstArg=*/2,
+                            /*firstYield=*/1)))
+      return failure();
+    Operation *yield = body.getTerminator();
+    // The trip count is known when M is a constant and the loop runs M
+    // times: no condition operand (the body's is then ignored), or a
+    // constant true one that the body yields back unchanged or as a
+    // constant true.
+    int64_t trips = ShapedType::kDynamic;
+    if (std::optional<SmallVector<int64_t>> m =
+            op.getM() ? getConstantInts(op.getM()) : std::nullopt;
+        m && m->size() == 1 && (*m)[0] >= 0) {
+      bool always = !op.getCond();
+      if (!always && constantCondition(op.getCond()) == true &&
+          yield->getNumOperands() > 0) {
+        Value next = yield->getOperand(0);
+        always = next == body.getArgument(1) ||
+                 constantCondition(next) == std::optional<bool>(true);
+      }
+      if (always)
+        trips = (*m)[0];
+    }
+    unsigned carried = initial.size();
+    for (OpResult result : op->getResults()) {
+      unsigned i = result.getResultNumber();
+      if (1 + i >= yield->getNumOperands())
+        break;
+      Type y = yield->getOperand(1 + i).getType();
+      Type want = i < carried ? y : withDim(y, 0, trips);
+      if (failed(refine(op, result, want, "result #" + std::to_string(i))))
+        return failure();
+    }
+    return success();
+  }
+
+  LogicalResult inferScan(ScanOp op) {
+    Block &body = op.getBody().front();
+    ValueRange operands = op.getInitialStateAndScanInputs();
+    int64_t numScan = op.getNumScanInputs();
+    if (numScan < 0 || numScan > static_cast<int64_t>(operands.size()))
+      return op.emitOpError("num_scan_inputs ")
+             << numScan << " is out of range for " << operands.size()
+             << " inputs";
+    unsigned states = operands.size() - numScan;
+    auto attrAt = [](std::optional<ArrayRef<int64_t>> a, size_t i) {
+      return a && i < a->size() ? (*a)[i] : 0;
+    };
+    // The scan inputs' slices, and the number of iterations.
+    int64_t trips = ShapedType::kDynamic;
+    for (int64_t j = 0; j < numScan; ++j) {
+      Value in = operands[states + j];
+      auto t = dyn_cast<RankedTensorType>(in.getType());
+      if (!t || states + j >= body.getNumArguments())
+        continue;
+      int64_t axis = attrAt(op.getScanInputAxes(), j);
+      if (axis < 0)
+        axis += t.getRank();
+      if (axis < 0 || axis >= t.getRank())
+        return op.emitOpError("scan input #")
+               << j << ": axis " << attrAt(op.getScanInputAxes(), j)
+               << " is out of range for rank " << t.getRank();
+      if (!t.isDynamicDim(axis)) {
+        if (trips != ShapedType::kDynamic && trips != t.getDimSize(axis))
+          return op.emitOpError("scan inputs have different lengths (")
+                 << trips << " and " << t.getDimSize(axis) << ")";
+        trips = t.getDimSize(axis);
+      }
+      BlockArgument arg = body.getArgument(states + j);
+      if (failed(refine(op, arg, withoutDim(t, axis),
+                        "body argument #" + std::to_string(states + j))))
+        return failure();
+    }
+    if (failed(inferCarried(op, body, operands.take_front(states), 0, 0)))
+      return failure();
+    Operation *yield = body.getTerminator();
+    for (OpResult result : op->getResults()) {
+      unsigned i = result.getResultNumber();
+      if (i >= yield->getNumOperands())
+        break;
+      Type y = yield->getOperand(i).getType();
+      Type want = y;
+      if (i >= states) {
+        auto r = dyn_cast<RankedTensorType>(y);
+        if (!r)
+          continue;
+        int64_t axis = attrAt(op.getScanOutputAxes(), i - states);
+        if (axis < 0)
+          axis += r.getRank() + 1;
+        if (axis < 0 || axis > r.getRank())
+          return op.emitOpError("scan output #")
+                 << i - states << ": axis "
+                 << attrAt(op.getScanOutputAxes(), i - states)
+                 << " is out of range for rank " << r.getRank() + 1;
+        want = withDim(y, axis, trips);
+      }
+      if (failed(refine(op, result, want, "result #" + std::to_string(i))))
+        return failure();
+    }
+    return success();
   }
 };
 } // namespace

@@ -8,3 +8,18 @@ func.func @bad_broadcast(%a: tensor<2x3xf32>, %b: tensor<?x4xf32>) -> tensor<?x?
   %0 = kiln.add(%a, %b) : (tensor<2x3xf32>, tensor<?x4xf32>) -> tensor<?x?xf32>
   return %0 : tensor<?x?xf32>
 }
+
+// -----
+
+// A loop-carried value whose shape changes between iterations is refused
+// by name.
+func.func @carried_shape_change(%x: tensor<3xf32>) -> tensor<*xf32> {
+  %m = kiln.constant dense<2> : tensor<i64>
+  // expected-error @+1 {{'kiln.loop' op carried value #0 enters the loop as 'tensor<3xf32>' but the body yields 'tensor<6xf32>': a loop-carried value that changes shape between iterations is not supported}}
+  %0 = kiln.loop(%m, none, %x) : (tensor<i64>, tensor<3xf32>) -> tensor<*xf32> {
+  ^bb0(%i: tensor<i64>, %c: tensor<i1>, %v: tensor<*xf32>):
+    %1 = kiln.concat(%v, %v) {axis = 0 : i64} : (tensor<*xf32>, tensor<*xf32>) -> tensor<*xf32>
+    kiln.yield %c, %1 : tensor<i1>, tensor<*xf32>
+  }
+  return %0 : tensor<*xf32>
+}

@@ -103,3 +103,86 @@ func.func @expand_idiom(%x: tensor<1x4xf32>) -> (tensor<?x?xf32>, tensor<?xi64>,
   %sl2 = kiln.slice(%sl, %ax, %two, %ax, %one) : (tensor<?xi64>, tensor<1xi64>, tensor<1xi64>, tensor<1xi64>, tensor<1xi64>) -> tensor<?xi64>
   return %y, %r, %sl2 : tensor<?x?xf32>, tensor<?xi64>, tensor<?xi64>
 }
+
+// -----
+
+// Control flow: a Scan's body arguments take the slices' types, its body is
+// inferred, and its results follow what the body yields (scan outputs
+// stacked along their axis, as long as the scan inputs).
+
+// CHECK-LABEL: func.func @scan_types
+// CHECK:         kiln.scan(%{{.+}}, %{{.+}}) {{.+}} -> (tensor<4xf32>, tensor<4x6xf32>)
+// CHECK:         ^bb0(%{{.+}}: tensor<4xf32>, %{{.+}}: tensor<4xf32>):
+// CHECK:           kiln.add({{.+}}) : (tensor<4xf32>, tensor<4xf32>) -> tensor<4xf32>
+// CHECK:         return {{.+}} : tensor<4xf32>, tensor<4x6xf32>
+func.func @scan_types(%s0: tensor<4xf32>, %x: tensor<6x4xf32>) -> (tensor<*xf32>, tensor<*xf32>) {
+  %0:2 = kiln.scan(%s0, %x) {num_scan_inputs = 1 : i64, scan_output_axes = array<i64: 1>} : (tensor<4xf32>, tensor<6x4xf32>) -> (tensor<*xf32>, tensor<*xf32>) {
+  ^bb0(%s: tensor<?xf32>, %xt: tensor<?xf32>):
+    %1 = kiln.add(%s, %xt) : (tensor<?xf32>, tensor<?xf32>) -> tensor<?xf32>
+    kiln.yield %1, %1 : tensor<?xf32>, tensor<?xf32>
+  }
+  return %0#0, %0#1 : tensor<*xf32>, tensor<*xf32>
+}
+
+// -----
+
+// A Loop with a constant trip count and no condition: its scan output is
+// M rows long. Its carried value keeps its type.
+
+// CHECK-LABEL: func.func @loop_types
+// CHECK:         kiln.loop({{.+}}) : (tensor<i64>, tensor<3xf32>) -> (tensor<3xf32>, tensor<5x3xf32>)
+// CHECK:         ^bb0(%{{.+}}: tensor<i64>, %{{.+}}: tensor<i1>, %{{.+}}: tensor<3xf32>):
+func.func @loop_types(%x: tensor<3xf32>) -> (tensor<?xf32>, tensor<?x?xf32>) {
+  %m = kiln.constant dense<5> : tensor<i64>
+  %0:2 = kiln.loop(%m, none, %x) : (tensor<i64>, tensor<3xf32>) -> (tensor<?xf32>, tensor<?x?xf32>) {
+  ^bb0(%i: tensor<i64>, %c: tensor<i1>, %v: tensor<?xf32>):
+    %1 = kiln.tanh(%v) : (tensor<?xf32>) -> tensor<?xf32>
+    kiln.yield %c, %1, %1 : tensor<i1>, tensor<?xf32>, tensor<?xf32>
+  }
+  return %0#0, %0#1 : tensor<?xf32>, tensor<?x?xf32>
+}
+
+// -----
+
+// A Loop whose body computes its condition: the scan output's length is
+// known only at run time.
+
+// CHECK-LABEL: func.func @while_types
+// CHECK:         -> (tensor<3xf32>, tensor<?x3xf32>)
+func.func @while_types(%x: tensor<3xf32>, %c: tensor<i1>) -> (tensor<?xf32>, tensor<?x?xf32>) {
+  %m = kiln.constant dense<5> : tensor<i64>
+  %0:2 = kiln.loop(%m, %c, %x) : (tensor<i64>, tensor<i1>, tensor<3xf32>) -> (tensor<?xf32>, tensor<?x?xf32>) {
+  ^bb0(%i: tensor<i64>, %cond: tensor<i1>, %v: tensor<?xf32>):
+    %1 = kiln.less(%i, %m) : (tensor<i64>, tensor<i64>) -> tensor<i1>
+    kiln.yield %1, %v, %v : tensor<i1>, tensor<?xf32>, tensor<?xf32>
+  }
+  return %0#0, %0#1 : tensor<?xf32>, tensor<?x?xf32>
+}
+
+// -----
+
+// An If on a constant condition is replaced by the branch it takes; an If
+// on an input stays, its result typed by its branches.
+
+// CHECK-LABEL: func.func @if_constant
+// CHECK-NOT:     kiln.if
+// CHECK:         %[[S:.+]] = kiln.sigmoid(%{{.+}}) : (tensor<2xf32>) -> tensor<2xf32>
+// CHECK:         %[[R:.+]] = kiln.if(%{{.+}}) : (tensor<i1>) -> tensor<2xf32>
+// CHECK:         return %[[S]], %[[R]] : tensor<2xf32>, tensor<2xf32>
+func.func @if_constant(%x: tensor<2xf32>, %c: tensor<i1>) -> (tensor<*xf32>, tensor<*xf32>) {
+  %f = kiln.constant dense<false> : tensor<i1>
+  %0 = kiln.if(%f) : (tensor<i1>) -> tensor<*xf32> {
+    %1 = kiln.tanh(%x) : (tensor<2xf32>) -> tensor<2xf32>
+    kiln.yield %1 : tensor<2xf32>
+  } {
+    %1 = kiln.sigmoid(%x) : (tensor<2xf32>) -> tensor<?xf32>
+    kiln.yield %1 : tensor<?xf32>
+  }
+  %2 = kiln.if(%c) : (tensor<i1>) -> tensor<*xf32> {
+    kiln.yield %x : tensor<2xf32>
+  } {
+    %1 = kiln.neg(%x) : (tensor<2xf32>) -> tensor<2xf32>
+    kiln.yield %1 : tensor<2xf32>
+  }
+  return %0, %2 : tensor<*xf32>, tensor<*xf32>
+}
