@@ -181,6 +181,8 @@ def main():
     ap.add_argument("--timeout", type=int, default=300)
     ap.add_argument("--jobs", type=int, default=os.cpu_count() or 2)
     ap.add_argument("--filter", help="run only the tests whose name matches this regex")
+    ap.add_argument("--sample", type=int, default=1,
+                    help="run every Nth test (in name order) of those selected")
     ap.add_argument("--target", default="cpu", help="kiln-compile --target (cpu, sm_80, sm_90)")
     ap.add_argument("--device", help="kiln-run --device (default: cpu for the CPU target, "
                                      "emulator for a GPU target)")
@@ -219,6 +221,7 @@ def main():
             print("MISSING %s" % m)
     if args.filter:
         tests = [x for x in tests if re.search(args.filter, x[1])]
+    tests = tests[::max(args.sample, 1)]
     results = {}
     with concurrent.futures.ThreadPoolExecutor(args.jobs) as ex:
         futs = {ex.submit(run_test, args.bin, d, args.timeout, args.target, device,
@@ -240,7 +243,8 @@ def main():
                   c["crash"], c["not comparable"], sum(c.values())))
     failing = []
     for (s, t), (st, m) in sorted(results.items()):
-        if st != "passed" and (args.check or args.filter or st == "crash"):
+        if st != "passed" and (args.check or args.filter or args.sample > 1
+                               or st == "crash"):
             failing.append((s, t, st, m))
             print("FAIL %s/%s: %s: %s" % (s, t, st, m))
 

@@ -568,9 +568,8 @@ Status Session::runRaw(const void *const *inputs, void *const *outputs) {
       size_t bytes = info.byteSize();
       void *aligned =
           alignedBuffer(staged.emplace_back(), bytes, kGpuBufferAlignment);
-      if (i < ni)
-        std::memcpy(aligned, args[i], bytes);
-      else
+      std::memcpy(aligned, args[i], bytes);
+      if (i >= ni)
         copyBack.push_back({i, aligned});
       args[i] = aligned;
     }

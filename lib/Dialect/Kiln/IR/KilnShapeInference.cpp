@@ -437,9 +437,8 @@ INFER(GemmOp) {
   if (!ShapedType::isDynamic(ka) && !ShapedType::isDynamic(kb) && ka != kb)
     return emitOpError("contraction dimensions differ: ") << ka << " vs " << kb;
   if (auto c = ranked(getC())) {
-    SmallVector<ArrayRef<int64_t>> shapes = {ArrayRef<int64_t>{m, n},
-                                             c.getShape()};
     SmallVector<int64_t> mn = {m, n};
+    SmallVector<ArrayRef<int64_t>> shapes = {mn, c.getShape()};
     auto bc = broadcastStaticShapes(*this, shapes);
     if (failed(bc))
       return failure();
