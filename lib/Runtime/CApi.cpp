@@ -64,6 +64,26 @@ size_t kiln_module_num_outputs(const kiln_module *module) {
   return module ? module->module->outputs().size() : 0;
 }
 
+void kiln_module_batch_range(const kiln_module *module, int64_t *out_min,
+                             int64_t *out_max, int64_t *out_opt) {
+  const kiln::rt::Module *m = module ? module->module.get() : nullptr;
+  if (out_min)
+    *out_min = m ? m->minBatch() : 0;
+  if (out_max)
+    *out_max = m ? m->maxBatch() : 0;
+  if (out_opt)
+    *out_opt = m ? m->optBatch() : 0;
+}
+
+int kiln_module_tensor_batched(const kiln_module *module, int is_output,
+                               size_t index) {
+  if (!module)
+    return 0;
+  const auto &infos =
+      is_output ? module->module->outputs() : module->module->inputs();
+  return index < infos.size() && infos[index].batched;
+}
+
 kiln_status kiln_module_tensor_info(const kiln_module *module, int is_output,
                                     size_t index, const char **out_name,
                                     int32_t *out_dtype, size_t *out_rank,
@@ -115,6 +135,42 @@ kiln_status kiln_session_create_on(kiln_module *module, const char *device,
 
 void kiln_session_release(kiln_session *session) { delete session; }
 
+/// kiln_session_run on a module compiled for a batch range: the batch is
+/// what the byte sizes of its batched inputs say (the range's maximum
+/// without them).
+static kiln_status runBatched(kiln_session *session, const void *const *inputs,
+                              const size_t *input_bytes, void *const *outputs,
+                              const size_t *output_bytes) {
+  const auto &m = session->session.module();
+  auto sample = [&](const kiln::rt::TensorInfo &t) {
+    return t.byteSize() / static_cast<size_t>(m.maxBatch());
+  };
+  int64_t batch = m.maxBatch();
+  if (input_bytes)
+    for (size_t i = 0; i < m.inputs().size(); ++i)
+      if (m.inputs()[i].batched && sample(m.inputs()[i])) {
+        batch = static_cast<int64_t>(input_bytes[i] / sample(m.inputs()[i]));
+        break;
+      }
+  auto bytes = [&](const kiln::rt::TensorInfo &t) {
+    return t.batched ? sample(t) * static_cast<size_t>(batch) : t.byteSize();
+  };
+  for (size_t i = 0; i < m.inputs().size(); ++i)
+    if (!inputs[i] || (input_bytes && input_bytes[i] != bytes(m.inputs()[i])))
+      return toC(kiln::rt::Status::error(
+          "input '" + m.inputs()[i].name + "' needs " +
+          std::to_string(bytes(m.inputs()[i])) + " bytes (batch " +
+          std::to_string(batch) + ")"));
+  for (size_t i = 0; i < m.outputs().size(); ++i)
+    if (!outputs[i] ||
+        (output_bytes && output_bytes[i] != bytes(m.outputs()[i])))
+      return toC(kiln::rt::Status::error(
+          "output '" + m.outputs()[i].name + "' needs " +
+          std::to_string(bytes(m.outputs()[i])) + " bytes (batch " +
+          std::to_string(batch) + ")"));
+  return toC(session->session.runRaw(inputs, outputs, batch));
+}
+
 kiln_status kiln_session_run(kiln_session *session, const void *const *inputs,
                              const size_t *input_bytes, void *const *outputs,
                              const size_t *output_bytes) {
@@ -122,6 +178,8 @@ kiln_status kiln_session_run(kiln_session *session, const void *const *inputs,
       !outputs)
     return cError("kiln_session_run: null argument");
   const auto &m = session->session.module();
+  if (m.maxBatch())
+    return runBatched(session, inputs, input_bytes, outputs, output_bytes);
   for (size_t i = 0; i < m.inputs().size(); ++i)
     if (!inputs[i] ||
         (input_bytes && input_bytes[i] != m.inputs()[i].byteSize()))

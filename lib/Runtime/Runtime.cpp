@@ -268,6 +268,9 @@ static Status loadGpuCode(const kiln::kmod::Module &proto,
 }
 
 Module::~Module() {
+  for (const BatchCode &c : batchCode)
+    if (c.handle && c.handle != handle)
+      dlclose(c.handle);
   if (handle)
     dlclose(handle);
 }
@@ -283,6 +286,60 @@ Status Module::load(const std::string &path, std::shared_ptr<Module> &out) {
   if (!s.ok())
     return Status::error("'" + path + "': " + s.message());
   return s;
+}
+
+/// A batch-range module's code, one shared object per chunk, largest
+/// first; the signature's batched tensors checked against the range.
+Status Module::loadBatchCode(const kiln::kmod::Module &proto, Module &m) {
+  const auto &range = proto.batch();
+  m.batchMin = range.min();
+  m.batchMax = range.max();
+  m.batchOpt = range.opt();
+  if (m.batchMin < 1 || m.batchMax < m.batchMin || m.batchOpt < m.batchMin ||
+      m.batchOpt > m.batchMax || range.chunks_size() == 0 ||
+      range.chunks(range.chunks_size() - 1) != 1)
+    return Status::error("the module's batch range is invalid");
+  if (!proto.gpu().chip().empty())
+    return Status::error("a GPU module cannot have a batch range");
+  for (int i = 0; i < range.chunks_size(); ++i) {
+    int64_t c = range.chunks(i);
+    if (c < 1 || (i && c >= range.chunks(i - 1)))
+      return Status::error("the module's batch chunks are invalid");
+    const kiln::kmod::CodeObject *code = nullptr;
+    for (const auto &o : proto.code())
+      if (o.batch() == c && o.target().rfind("cpu", 0) == 0 &&
+          o.format() == "elf-shared-object")
+        code = &o;
+    if (!code)
+      return Status::error("the module has no code for batch " +
+                           std::to_string(c));
+    void *h = nullptr;
+    if (i == 0 && m.handle) {
+      // The loop above loaded one CPU code object already: keep it only if
+      // it is this chunk's.
+      dlclose(m.handle);
+      m.handle = nullptr;
+    }
+    if (Status s = loadSharedObject(code->data(), h); !s.ok())
+      return s;
+    auto fn =
+        reinterpret_cast<void (*)(void **)>(dlsym(h, code->entry().c_str()));
+    m.batchCode.push_back({c, h, fn});
+    if (!fn)
+      return Status::error("the module's code for batch " + std::to_string(c) +
+                           " lacks its entry '" + code->entry() + "'");
+  }
+  m.handle = m.batchCode[0].handle;
+  m.entry = m.batchCode[0].entry;
+  m.profileRegions.clear();
+  for (const auto *infos : {&m.inputInfos, &m.outputInfos})
+    for (const TensorInfo &t : *infos)
+      if (t.batched &&
+          (t.shape.empty() || t.shape[0] != m.batchMax || t.dynamicDim() >= 0))
+        return Status::error("tensor '" + t.name +
+                             "' is batched but its shape does not start "
+                             "with the batch range's maximum");
+  return Status::success();
 }
 
 Status Module::loadFromMemory(const void *data, size_t size,
@@ -316,7 +373,7 @@ Status Module::loadFromMemory(const void *data, size_t size,
     for (const auto &s : sigs)
       infos.push_back({s.name(), static_cast<DType>(s.dtype()),
                        std::vector<int64_t>(s.shape().begin(), s.shape().end()),
-                       s.max_extent(), s.pinned_value()});
+                       s.max_extent(), s.pinned_value(), s.batched()});
   };
   toInfos(proto.inputs(), module->inputInfos);
   toInfos(proto.outputs(), module->outputInfos);
@@ -351,6 +408,9 @@ Status Module::loadFromMemory(const void *data, size_t size,
       }
     }
   }
+  if (proto.has_batch() && proto.batch().max() > 0)
+    if (Status s = Module::loadBatchCode(proto, *module); !s.ok())
+      return s;
   if (gpuModule) {
     if (Status s =
             loadGpuCode(proto, ptx, cubin, emulator, *module, module->gpu);
@@ -546,6 +606,8 @@ Status kiln::rt::checkPinnedInput(const TensorInfo &info, const void *data) {
 }
 
 Status Session::runRaw(const void *const *inputs, void *const *outputs) {
+  if (mod->batchMax)
+    return runRaw(inputs, outputs, mod->batchMax);
   size_t ni = mod->inputs().size(), no = mod->outputs().size();
   for (size_t i = 0; i < ni; ++i)
     if (Status s = checkPinnedInput(mod->inputs()[i], inputs[i]); !s.ok())
@@ -643,8 +705,80 @@ Status Session::runRaw(const void *const *inputs, void *const *outputs) {
   return Status::success();
 }
 
+Status Session::runRaw(const void *const *inputs, void *const *outputs,
+                       int64_t batch) {
+  if (!mod->batchMax)
+    return Status::error("the module was not compiled for a batch range; "
+                         "run it without a batch");
+  if (batch < mod->batchMin || batch > mod->batchMax)
+    return Status::error("batch " + std::to_string(batch) +
+                         " is outside the module's range [" +
+                         std::to_string(mod->batchMin) + ", " +
+                         std::to_string(mod->batchMax) + "]");
+  if (!initStatus.ok())
+    return initStatus;
+  if (dev != Device::Cpu)
+    return Status::error("a batch-range module runs on the CPU");
+  size_t ni = mod->inputs().size(), no = mod->outputs().size();
+  // Pinned inputs are not batched (their value is the whole tensor).
+  for (size_t i = 0; i < ni; ++i)
+    if (!mod->inputs()[i].batched)
+      if (Status s = checkPinnedInput(mod->inputs()[i], inputs[i]); !s.ok())
+        return s;
+  // Each chunk's code runs on the slices of the batched tensors at the
+  // samples it covers (dim 0 is outermost: a slice is an offset).
+  auto sampleBytes = [&](const TensorInfo &t) {
+    return t.batched ? t.byteSize() / static_cast<size_t>(mod->batchMax) : 0;
+  };
+  if (mod->arenaBytes())
+    args[ni + no] = arena;
+  int64_t done = 0;
+  for (const Module::BatchCode &code : mod->batchCode)
+    while (batch - done >= code.batch) {
+      for (size_t i = 0; i < ni; ++i)
+        args[i] =
+            const_cast<uint8_t *>(static_cast<const uint8_t *>(inputs[i])) +
+            done * sampleBytes(mod->inputs()[i]);
+      for (size_t i = 0; i < no; ++i)
+        args[ni + i] = static_cast<uint8_t *>(outputs[i]) +
+                       done * sampleBytes(mod->outputs()[i]);
+      code.entry(args.data());
+      done += code.batch;
+    }
+  for (size_t i = 0; i < no; ++i)
+    if (mod->outputs()[i].batched)
+      shapes[i][0] = batch;
+  return Status::success();
+}
+
+/// The index of the module input `t` (the `k`th given) is for: by name,
+/// else by position; fails on an unknown name, an input given twice or
+/// the wrong element type.
+static Status matchInput(const std::vector<TensorInfo> &infos,
+                         const TensorRef &t, size_t k,
+                         const std::vector<const void *> &given, size_t &i) {
+  i = k;
+  if (!t.name.empty()) {
+    i = infos.size();
+    for (size_t j = 0; j < infos.size(); ++j)
+      if (infos[j].name == t.name)
+        i = j;
+    if (i == infos.size())
+      return Status::error("the module has no input '" + t.name + "'");
+  }
+  const TensorInfo &info = infos[i];
+  if (given[i])
+    return Status::error("input '" + info.name + "' is given twice");
+  if (t.dtype != info.dtype)
+    return Status::error("input '" + info.name + "' must be " +
+                         dtypeName(info.dtype) + ", got " + dtypeName(t.dtype));
+  return Status::success();
+}
+
 Status Session::run(const std::vector<TensorRef> &inputs,
                     std::vector<HostTensor> &outputs) {
+  if (mod->batchMax)
+    return runBatched(inputs, outputs);
   const auto &infos = mod->inputs();
   if (inputs.size() != infos.size())
     return Status::error("expected " + std::to_string(infos.size()) +
@@ -652,22 +786,10 @@ Status Session::run(const std::vector<TensorRef> &inputs,
   std::vector<const void *> in(infos.size(), nullptr);
   for (size_t k = 0; k < inputs.size(); ++k) {
     const TensorRef &t = inputs[k];
-    size_t i = k;
-    if (!t.name.empty()) {
-      i = infos.size();
-      for (size_t j = 0; j < infos.size(); ++j)
-        if (infos[j].name == t.name)
-          i = j;
-      if (i == infos.size())
-        return Status::error("the module has no input '" + t.name + "'");
-    }
+    size_t i = 0;
+    if (Status s = matchInput(infos, t, k, in, i); !s.ok())
+      return s;
     const TensorInfo &info = infos[i];
-    if (in[i])
-      return Status::error("input '" + info.name + "' is given twice");
-    if (t.dtype != info.dtype)
-      return Status::error("input '" + info.name + "' must be " +
-                           dtypeName(info.dtype) + ", got " +
-                           dtypeName(t.dtype));
     if (t.shape != info.shape)
       return Status::error("input '" + info.name + "' must have shape " +
                            shapeString(info.shape) + ", got " +
@@ -697,4 +819,67 @@ Status Session::run(const std::vector<TensorRef> &inputs,
     outputs[i].data.resize(info.byteSize());
   }
   return Status::success();
+}
+
+Status Session::runBatched(const std::vector<TensorRef> &inputs,
+                           std::vector<HostTensor> &outputs) {
+  const auto &infos = mod->inputs();
+  if (inputs.size() != infos.size())
+    return Status::error("expected " + std::to_string(infos.size()) +
+                         " inputs, got " + std::to_string(inputs.size()));
+  std::vector<const void *> in(infos.size(), nullptr);
+  int64_t batch = -1;
+  std::string first;
+  for (size_t k = 0; k < inputs.size(); ++k) {
+    const TensorRef &t = inputs[k];
+    size_t i = 0;
+    if (Status s = matchInput(infos, t, k, in, i); !s.ok())
+      return s;
+    const TensorInfo &info = infos[i];
+    std::vector<int64_t> want = info.shape;
+    if (info.batched && !t.shape.empty()) {
+      if (batch < 0) {
+        batch = t.shape[0];
+        first = info.name;
+      } else if (t.shape[0] != batch) {
+        return Status::error("input '" + info.name + "' has a batch of " +
+                             std::to_string(t.shape[0]) + ", input '" + first +
+                             "' one of " + std::to_string(batch));
+      }
+      want[0] = t.shape[0];
+    }
+    if (t.shape != want ||
+        (info.batched && (batch < mod->batchMin || batch > mod->batchMax))) {
+      std::string expected = shapeString(info.shape);
+      if (info.batched) {
+        std::vector<int64_t> rest(info.shape.begin() + 1, info.shape.end());
+        expected = "[" + std::to_string(mod->batchMin) + ".." +
+                   std::to_string(mod->batchMax) +
+                   (rest.empty() ? "]" : "x" + shapeString(rest).substr(1));
+      }
+      return Status::error("input '" + info.name + "' must have shape " +
+                           expected + ", got " + shapeString(t.shape));
+    }
+    size_t bytes = info.byteSize();
+    if (info.batched)
+      bytes = bytes / static_cast<size_t>(mod->batchMax) *
+              static_cast<size_t>(batch);
+    if (t.bytes != bytes || !t.data)
+      return Status::error("input '" + info.name + "' needs " +
+                           std::to_string(bytes) + " bytes, got " +
+                           std::to_string(t.bytes));
+    in[i] = t.data;
+  }
+  if (batch < 0)
+    return Status::error("the module's batched inputs are missing");
+  outputs.resize(mod->outputs().size());
+  std::vector<void *> out;
+  for (size_t i = 0; i < outputs.size(); ++i) {
+    outputs[i].info = mod->outputs()[i];
+    if (outputs[i].info.batched)
+      outputs[i].info.shape[0] = batch;
+    outputs[i].data.assign(outputs[i].info.byteSize(), 0);
+    out.push_back(outputs[i].data.data());
+  }
+  return runRaw(in.data(), out.data(), batch);
 }

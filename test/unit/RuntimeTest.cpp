@@ -435,3 +435,81 @@ TEST(RuntimeGpu, RejectsBadLaunchPlans) {
 }
 
 } // namespace
+
+std::string batchModulePath() { return envPath("KILN_TEST_BATCH_MODULE"); }
+
+// A module compiled for a batch range (basic.onnxtxt at x:1..5x3x8x8,
+// specialized for 4): a run of batch B gives, sample by sample, what the
+// run of each sample alone gives (the chunks 4, 2, 1 cover it), from the
+// C++ API and from the C API, whose byte sizes give the batch; batches
+// outside the range and runs on other devices are refused.
+TEST(RuntimeBatchRange, ChunkedRunsMatchSampleRuns) {
+  std::shared_ptr<Module> m;
+  ASSERT_TRUE(Module::load(batchModulePath(), m).ok());
+  ASSERT_EQ(m->minBatch(), 1);
+  ASSERT_EQ(m->maxBatch(), 5);
+  ASSERT_EQ(m->optBatch(), 4);
+  const TensorInfo &in = m->inputs()[0];
+  ASSERT_TRUE(in.batched);
+  size_t sample = in.byteSize() / 5 / sizeof(float);
+  std::vector<float> x(5 * sample);
+  for (size_t i = 0; i < x.size(); ++i)
+    x[i] = static_cast<float>((i * 37) % 101) / 50.0f - 1.0f;
+  Session session(m);
+  auto runBatch = [&](int64_t b, size_t first, std::vector<HostTensor> &out) {
+    TensorRef r{in.name, DType::Float, in.shape, x.data() + first * sample,
+                static_cast<size_t>(b) * sample * sizeof(float)};
+    r.shape[0] = b;
+    return session.run({r}, out);
+  };
+  std::vector<HostTensor> all;
+  ASSERT_TRUE(runBatch(5, 0, all).ok());
+  ASSERT_EQ(all[0].info.shape[0], 5);
+  size_t outSample = all[0].data.size() / 5;
+  for (size_t s = 0; s < 5; ++s) {
+    std::vector<HostTensor> one;
+    ASSERT_TRUE(runBatch(1, s, one).ok());
+    EXPECT_EQ(std::memcmp(one[0].data.data(),
+                          all[0].data.data() + s * outSample, outSample),
+              0)
+        << "sample " << s;
+  }
+  std::vector<HostTensor> none;
+  Status s = runBatch(0, 0, none);
+  EXPECT_FALSE(s.ok());
+  EXPECT_NE(s.message().find("must have shape [1..5x3x8x8]"), std::string::npos)
+      << s.message();
+  s = session.runRaw(nullptr, nullptr, 6);
+  EXPECT_NE(s.message().find("batch 6 is outside the module's range [1, 5]"),
+            std::string::npos)
+      << s.message();
+
+  // The C API: three samples, the batch read from the byte sizes.
+  kiln_module *cm = nullptr;
+  ASSERT_EQ(kiln_module_load(batchModulePath().c_str(), &cm), nullptr);
+  int64_t lo = 0, hi = 0, opt = 0;
+  kiln_module_batch_range(cm, &lo, &hi, &opt);
+  EXPECT_EQ(lo, 1);
+  EXPECT_EQ(hi, 5);
+  EXPECT_EQ(opt, 4);
+  EXPECT_EQ(kiln_module_tensor_batched(cm, 0, 0), 1);
+  kiln_session *cs = nullptr;
+  ASSERT_EQ(kiln_session_create(cm, &cs), nullptr);
+  std::vector<uint8_t> y(3 * outSample);
+  const void *ins[] = {x.data()};
+  void *outs[] = {y.data()};
+  size_t inBytes[] = {3 * sample * sizeof(float)};
+  size_t outBytes[] = {y.size()};
+  ASSERT_EQ(kiln_session_run(cs, ins, inBytes, outs, outBytes), nullptr);
+  size_t rank = 0;
+  const int64_t *shape = nullptr;
+  ASSERT_EQ(kiln_session_output_shape(cs, 0, &rank, &shape), nullptr);
+  EXPECT_EQ(shape[0], 3);
+  EXPECT_EQ(std::memcmp(y.data(), all[0].data.data(), y.size()), 0);
+  outBytes[0] = y.size() + 4;
+  kiln_status bad = kiln_session_run(cs, ins, inBytes, outs, outBytes);
+  EXPECT_NE(bad, nullptr);
+  kiln_status_free(bad);
+  kiln_session_release(cs);
+  kiln_module_release(cm);
+}

@@ -8,6 +8,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "BatchRange.h"
 #include "Calibration.h"
 #include "kiln/Codegen/GpuEmitter.h"
 #include "kiln/Codegen/Pipelines.h"
@@ -39,6 +40,7 @@
 #include "llvm/Support/InitLLVM.h"
 #include "llvm/Support/MemoryBuffer.h"
 #include "llvm/Support/Path.h"
+#include "llvm/Support/Program.h"
 #include "llvm/Support/SourceMgr.h"
 #include "llvm/Support/ToolOutputFile.h"
 #include "llvm/TargetParser/Host.h"
@@ -129,6 +131,11 @@ static cl::list<std::string>
     inputShapes("input-shape",
                 cl::desc("Static shape for an input, NAME:DxDxD; repeatable"),
                 cl::CommaSeparated, cl::cat(category));
+static cl::opt<int64_t> optBatch(
+    "opt-batch",
+    cl::desc("With a batch range (--input-shape=NAME:MIN..MAXx...): the "
+             "batch to specialize for (default: the range's maximum)"),
+    cl::init(0), cl::cat(category));
 static cl::list<std::string> inputValues(
     "input-value",
     cl::desc("Pin an input to a value, NAME:V[,V...] (one value per "
@@ -472,11 +479,19 @@ void printSignatureAndPlan(const kiln::kmod::Module &kmod) {
   };
   const auto &plan = kmod.memory_plan();
   llvm::errs() << "compile report for " << inputFile << "\n";
+  auto printShape = [&](const kiln::kmod::TensorSignature &t) {
+    for (int i = 0; i < t.shape_size(); ++i) {
+      llvm::errs() << (i ? "x" : "");
+      if (i == 0 && t.batched())
+        llvm::errs() << kmod.batch().min() << "..";
+      llvm::errs() << t.shape(i);
+    }
+  };
   for (const auto &t : kmod.inputs()) {
     llvm::errs() << "  input  " << t.name() << ": "
                  << kiln::rt::dtypeName(static_cast<kiln::rt::DType>(t.dtype()))
                  << " [";
-    llvm::interleave(t.shape(), llvm::errs(), "x");
+    printShape(t);
     llvm::errs() << "]"
                  << (t.pinned_value().empty() ? "" : ", pinned (--input-value)")
                  << "\n";
@@ -485,7 +500,7 @@ void printSignatureAndPlan(const kiln::kmod::Module &kmod) {
     llvm::errs() << "  output " << t.name() << ": "
                  << kiln::rt::dtypeName(static_cast<kiln::rt::DType>(t.dtype()))
                  << " [";
-    llvm::interleave(t.shape(), llvm::errs(), "x");
+    printShape(t);
     llvm::errs() << "]";
     if (t.max_extent())
       llvm::errs() << " (-1: data-dependent, at most " << t.max_extent() << ")";
@@ -1113,6 +1128,106 @@ int compileForGpu(ModuleOp module, kiln::kmod::Module &kmod,
   return writeWhole(outputFile, kiln::serializeModule(kmod));
 }
 
+/// Compiles for a batch range: checks that the samples of a batch are
+/// independent, compiles the model for each chunk batch (this tool run
+/// again, with the same options and the chunk's shapes), and merges the
+/// modules.
+int compileBatchRange(int argc, char **argv, MLIRContext &context,
+                      const std::vector<kiln::compile::ShapeSpec> &specs) {
+  if (!kiln::isOnnxFileName(inputFile))
+    return fail("--input-shape applies to ONNX inputs only");
+  if (target != "cpu")
+    return fail("a batch range (--input-shape=NAME:MIN..MAX...) is for the "
+                "CPU target so far");
+  if (emit != Emit::KModule)
+    return fail("a batch range compiles to a .kmod only (--emit=kmod)");
+  if (profileRegions)
+    return fail("--profile does not take a batch range yet; profile a "
+                "module compiled for one batch");
+  if (outputFile == "-")
+    return fail("a .kmod is binary; give an output file with -o");
+  int64_t lo = 0, hi = 0;
+  std::vector<std::string> batchedInputs;
+  for (const auto &s : specs) {
+    if (!s.rangeMax)
+      continue;
+    if (hi && (s.rangeMin != lo || s.rangeMax != hi))
+      return fail("--input-shape: every ranged input must have the same "
+                  "batch range (" +
+                  llvm::Twine(lo) + ".." + llvm::Twine(hi) + " and " +
+                  llvm::Twine(s.rangeMin) + ".." + llvm::Twine(s.rangeMax) +
+                  ")");
+    lo = s.rangeMin;
+    hi = s.rangeMax;
+    batchedInputs.push_back(s.name);
+  }
+  int64_t opt = optBatch ? static_cast<int64_t>(optBatch) : hi;
+  if (opt < lo || opt > hi)
+    return fail("--opt-batch=" + llvm::Twine(opt) + " is outside the range " +
+                llvm::Twine(lo) + ".." + llvm::Twine(hi));
+  std::vector<bool> batchedOutputs;
+  std::string error;
+  if (!kiln::compile::checkSampleIndependence(
+          context, inputFile, specs, !noOnnxChecks, batchedOutputs, error))
+    return fail("batch range: " + error);
+
+  // The chunks' modules, compiled by this tool with the same options.
+  static int anchor;
+  std::string exe = llvm::sys::fs::getMainExecutable(argv[0], &anchor);
+  std::vector<std::string> passed;
+  for (int i = 1; i < argc; ++i) {
+    StringRef a(argv[i]);
+    if (a == inputFile.getValue() || a == "--report" || a == "-report")
+      continue;
+    if (a == "-o" || a == "--input-shape" || a == "-input-shape" ||
+        a == "--opt-batch" || a == "-opt-batch") {
+      ++i;
+      continue;
+    }
+    if (a.starts_with("-o=") || a.starts_with("--input-shape=") ||
+        a.starts_with("-input-shape=") || a.starts_with("--opt-batch=") ||
+        a.starts_with("-opt-batch=") ||
+        (a.starts_with("-o") && a.size() > 2 && !a.starts_with("-opt")))
+      continue;
+    passed.push_back(a.str());
+  }
+  std::vector<int64_t> chunks = kiln::compile::batchChunks(opt);
+  std::vector<std::string> variants;
+  for (int64_t c : chunks) {
+    SmallString<256> tmp;
+    if (auto ec = llvm::sys::fs::createTemporaryFile("kiln-batch", "kmod", tmp))
+      return fail("cannot create a temporary file: " + ec.message());
+    llvm::scope_exit remove([&] { llvm::sys::fs::remove(tmp); });
+    std::vector<std::string> args = {exe, inputFile, "-o", tmp.str().str()};
+    for (const auto &s : specs)
+      args.push_back("--input-shape=" + kiln::compile::specAt(s, c));
+    llvm::append_range(args, passed);
+    std::vector<StringRef> refs(args.begin(), args.end());
+    std::string message;
+    int rc =
+        llvm::sys::ExecuteAndWait(exe, refs, std::nullopt, {}, 0, 0, &message);
+    if (rc != 0)
+      return fail("compiling for batch " + llvm::Twine(c) + " failed" +
+                  (message.empty() ? "" : ": " + message));
+    auto buffer = llvm::MemoryBuffer::getFile(tmp, /*IsText=*/false);
+    if (!buffer)
+      return fail("cannot read the module for batch " + llvm::Twine(c));
+    variants.push_back((*buffer)->getBuffer().str());
+  }
+  std::string merged, text;
+  if (!kiln::compile::mergeBatchModules(variants, chunks, lo, hi, batchedInputs,
+                                        batchedOutputs, merged, text, error))
+    return fail("batch range: " + error);
+  if (report) {
+    kiln::kmod::Module kmod;
+    if (!kiln::parseModule(merged.data(), merged.size(), kmod, error))
+      return fail(error);
+    printSignatureAndPlan(kmod);
+    llvm::errs() << text;
+  }
+  return writeWhole(outputFile, merged);
+}
+
 int main(int argc, char **argv) {
   llvm::InitLLVM y(argc, argv);
   kiln::registerAllPasses();
@@ -1214,6 +1329,23 @@ int main(int argc, char **argv) {
     return rc;
   llvm::SourceMgr sourceMgr;
   SourceMgrDiagnosticHandler handler(sourceMgr, &context);
+
+  // A batch range: one module with code for several batches (BatchRange.h).
+  std::vector<kiln::compile::ShapeSpec> specs;
+  bool batchRange = false;
+  for (const std::string &spec : inputShapes) {
+    kiln::compile::ShapeSpec s;
+    std::string error;
+    if (!kiln::compile::parseShapeSpec(spec, s, error))
+      return fail("--input-shape: " + error);
+    batchRange |= s.rangeMax != 0;
+    specs.push_back(s);
+  }
+  if (batchRange)
+    return compileBatchRange(argc, argv, context, specs);
+  if (optBatch)
+    return fail("--opt-batch needs a batch range (--input-shape=NAME:MIN..MAX"
+                "x...)");
 
   OwningOpRef<ModuleOp> module;
   if (kiln::isOnnxFileName(inputFile)) {

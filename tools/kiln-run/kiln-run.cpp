@@ -52,6 +52,7 @@ struct Options {
   bool benchmark = false, info = false;
   bool resident = false; // --resident: benchmark on device buffers
   int warmup = 10, iterations = 100, threads = 0;
+  int batch = 0; // --batch: random inputs' batch for a batch-range module
   unsigned seed = 0;
   std::string json; // --json FILE ("-": standard output)
   kiln::rt::Device device = kiln::rt::Device::Default;
@@ -80,6 +81,8 @@ const char *kUsage =
     "                      once, Session::runOnDevice), as a program that\n"
     "                      keeps its tensors on the GPU; implies --benchmark\n"
     "  --seed N            seed of random inputs (0)\n"
+    "  --batch N           a batch-range module's batch for random inputs\n"
+    "                      (default: the range's maximum)\n"
     "  --threads N         threads for the module's parallel loops (default:\n"
     "                      OMP_NUM_THREADS, else one per core)\n"
     "  --device D          where to run: default (the module's own), cpu,\n"
@@ -550,10 +553,11 @@ int main(int argc, char **argv) {
         return fail("unknown device '" + d +
                     "'; use default, cpu, cuda or emulator");
     } else if (a == "--warmup" || a == "--iterations" || a == "--seed" ||
-               a == "--threads" || a == "--profile-runs") {
+               a == "--threads" || a == "--profile-runs" || a == "--batch") {
       double v;
       number(a.c_str(), v);
-      bool positive = a == "--threads" || a == "--profile-runs";
+      bool positive =
+          a == "--threads" || a == "--profile-runs" || a == "--batch";
       if (v < 0 || v != std::floor(v) || (positive && v < 1))
         return fail(a + (positive ? " takes a positive integer"
                                   : " takes a non-negative integer"));
@@ -561,6 +565,7 @@ int main(int argc, char **argv) {
        : a == "--iterations"   ? o.iterations
        : a == "--threads"      ? o.threads
        : a == "--profile-runs" ? o.profileRuns
+       : a == "--batch"        ? o.batch
                                : (int &)o.seed) = static_cast<int>(v);
       if (a == "--profile-runs")
         o.profile = true;
@@ -588,13 +593,20 @@ int main(int argc, char **argv) {
   if (o.info) {
     std::printf("module %s (%s)\n", module->graphName().c_str(),
                 module->target().c_str());
+    if (module->maxBatch())
+      std::printf("  batch range %lld..%lld (specialized for %lld)\n",
+                  static_cast<long long>(module->minBatch()),
+                  static_cast<long long>(module->maxBatch()),
+                  static_cast<long long>(module->optBatch()));
     for (const auto &t : module->inputs())
-      std::printf("  input  %s: %s%s%s\n", t.name.c_str(),
+      std::printf("  input  %s: %s%s%s%s\n", t.name.c_str(),
                   kiln::rt::dtypeName(t.dtype), shapeString(t.shape).c_str(),
+                  t.batched ? " (dim 0: the batch)" : "",
                   t.pinnedValue.empty() ? "" : " (pinned at compile time)");
     for (const auto &t : module->outputs()) {
-      std::printf("  output %s: %s%s", t.name.c_str(),
-                  kiln::rt::dtypeName(t.dtype), shapeString(t.shape).c_str());
+      std::printf("  output %s: %s%s%s", t.name.c_str(),
+                  kiln::rt::dtypeName(t.dtype), shapeString(t.shape).c_str(),
+                  t.batched ? " (dim 0: the batch)" : "");
       if (t.dynamicDim() >= 0)
         std::printf(" (? depends on the data, at most %lld)",
                     static_cast<long long>(t.maxExtent));
@@ -634,9 +646,12 @@ int main(int argc, char **argv) {
       r.dtype = bf16Bits(t.dtype, ins[i].dtype);
       r.shape = t.shape;
     } else {
-      randomFill(ins[i], storage[i], rng);
+      TensorInfo info = ins[i];
+      if (info.batched && o.batch)
+        info.shape[0] = o.batch;
+      randomFill(info, storage[i], rng);
       r.dtype = ins[i].dtype;
-      r.shape = ins[i].shape;
+      r.shape = info.shape;
     }
     r.data = storage[i].data();
     r.bytes = storage[i].size();
@@ -733,6 +748,15 @@ int main(int argc, char **argv) {
     std::vector<void *> out;
     for (const TensorInfo &t : module->outputs())
       out.push_back(outStorage.emplace_back(t.byteSize()).data());
+    // A batch-range module runs the batch of the first run's inputs.
+    int64_t batch = 0;
+    for (size_t i = 0; i < outputs.size() && module->maxBatch(); ++i)
+      if (outputs[i].info.batched)
+        batch = outputs[i].info.shape[0];
+    auto runOnce = [&] {
+      return batch ? session.runRaw(in.data(), out.data(), batch)
+                   : session.runRaw(in.data(), out.data());
+    };
     std::vector<double> ms;
     if (o.resident) {
       std::string err;
@@ -740,10 +764,10 @@ int main(int argc, char **argv) {
         return fail(err);
     } else {
       for (int i = 0; i < o.warmup; ++i)
-        session.runRaw(in.data(), out.data());
+        runOnce();
       for (int i = 0; i < std::max(1, o.iterations); ++i) {
         auto s = std::chrono::steady_clock::now();
-        session.runRaw(in.data(), out.data());
+        runOnce();
         ms.push_back(std::chrono::duration<double, std::milli>(
                          std::chrono::steady_clock::now() - s)
                          .count());

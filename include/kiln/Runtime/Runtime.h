@@ -27,6 +27,9 @@
 #include <vector>
 
 namespace kiln {
+namespace kmod {
+class Module;
+} // namespace kmod
 namespace rt {
 
 /// The outcome of a runtime call: ok, or an error with a message.
@@ -106,6 +109,10 @@ struct TensorInfo {
   /// the raw bytes of the only value the module takes; runs given another
   /// value fail. Empty otherwise.
   std::string pinnedValue;
+  /// In a module compiled for a batch range (`Module::maxBatch() > 0`): dim
+  /// 0 is the batch, any size in [minBatch, maxBatch]; `shape` holds it at
+  /// maxBatch.
+  bool batched = false;
   /// The dim whose extent depends on the data, or -1.
   int dynamicDim() const;
   /// Elements (bytes) of the shape, at the upper bound for a -1 extent:
@@ -189,6 +196,13 @@ public:
   bool hasCodeFor(Device device) const;
   /// Bytes of the arena each session holds for intermediate tensors.
   size_t arenaBytes() const { return arena; }
+  /// A module compiled for a batch range (`kiln-compile
+  /// --input-shape=x:1..32x...`) runs any batch in [minBatch, maxBatch]
+  /// (the dim 0 of its `batched` tensors); 0 for other modules. optBatch
+  /// is the batch its code was specialized for.
+  int64_t minBatch() const { return batchMin; }
+  int64_t maxBatch() const { return batchMax; }
+  int64_t optBatch() const { return batchOpt; }
 
   ~Module();
   Module(const Module &) = delete;
@@ -202,6 +216,16 @@ private:
   size_t arena = 0;
   void *handle = nullptr;
   void (*entry)(void **) = nullptr;
+  // Batch-range modules: the code for each batch of the chunks, largest
+  // first (the first is `handle`/`entry`).
+  int64_t batchMin = 0, batchMax = 0, batchOpt = 0;
+  struct BatchCode {
+    int64_t batch;
+    void *handle;
+    void (*entry)(void **);
+  };
+  std::vector<BatchCode> batchCode;
+  static Status loadBatchCode(const kiln::kmod::Module &proto, Module &m);
   // GPU modules: the kernels, their launch plan and weights.
   std::shared_ptr<GpuCode> gpu;
   // CPU code compiled with --profile: its marked regions, each with its
@@ -247,6 +271,10 @@ public:
   /// with a data-dependent extent comes back packed at the start of its
   /// buffer, in row-major order of its actual shape, `outputShape(i)`.
   Status runRaw(const void *const *inputs, void *const *outputs);
+  /// The same for a module compiled for a batch range, at batch `batch`:
+  /// its batched tensors' buffers hold `batch` samples (`runRaw` without
+  /// it runs `maxBatch`).
+  Status runRaw(const void *const *inputs, void *const *outputs, int64_t batch);
 
   /// Profiles the following runs, see `lastProfile()`: on a GPU device
   /// every launch is timed (CUDA runs launch kernel by kernel instead of
@@ -285,6 +313,8 @@ private:
   /// the code writes.
   std::vector<int64_t> extents;
   std::vector<std::vector<int64_t>> shapes;
+  Status runBatched(const std::vector<TensorRef> &inputs,
+                    std::vector<HostTensor> &outputs);
   // The session's arena: every intermediate tensor of a run lives here.
   std::unique_ptr<uint8_t[]> arenaStorage;
   uint8_t *arena = nullptr;

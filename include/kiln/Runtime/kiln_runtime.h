@@ -43,6 +43,15 @@ kiln_status kiln_module_tensor_info(const kiln_module *module, int is_output,
                                     const int64_t **out_shape,
                                     size_t *out_bytes);
 
+/* A module compiled for a batch range (kiln-compile
+   --input-shape=NAME:MIN..MAXx...): its least, greatest and optimum batch
+   (0 for other modules). Its batched tensors (kiln_module_tensor_batched)
+   have the batch as dim 0, described at the greatest. */
+void kiln_module_batch_range(const kiln_module *module, int64_t *out_min,
+                             int64_t *out_max, int64_t *out_opt);
+int kiln_module_tensor_batched(const kiln_module *module, int is_output,
+                               size_t index);
+
 kiln_status kiln_session_create(kiln_module *module,
                                 kiln_session **out_session);
 /* A session on a named device: "default" (the module's own), "cpu",
@@ -52,7 +61,10 @@ kiln_status kiln_session_create_on(kiln_module *module, const char *device,
                                    kiln_session **out_session);
 void kiln_session_release(kiln_session *session);
 /* Runs on buffers in the module's input and output order; the byte sizes
-   are checked against the signature. An output with a data-dependent
+   are checked against the signature. A module compiled for a batch range
+   runs the batch that the byte sizes of its batched inputs give (its
+   maximum when `input_bytes` is NULL); kiln_session_output_shape tells
+   the outputs' shapes. An output with a data-dependent
    extent comes back packed at the start of its buffer, in row-major order
    of the shape kiln_session_output_shape gives. */
 kiln_status kiln_session_run(kiln_session *session, const void *const *inputs,

@@ -1,0 +1,370 @@
+//===- BatchRange.cpp - kiln-compile for a range of batch sizes -----------===//
+//
+// See BatchRange.h.
+//
+//===----------------------------------------------------------------------===//
+
+#include "BatchRange.h"
+
+#include "kiln/Dialect/Kiln/IR/KilnOps.h"
+#include "kiln/Dialect/Kiln/Transforms/Passes.h"
+#include "kiln/Import/OnnxImporter.h"
+#include "kiln/Target/ModuleFormat.h"
+
+#include "kmod.pb.h"
+
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/IR/BuiltinOps.h"
+#include "mlir/IR/Matchers.h"
+#include "mlir/Pass/PassManager.h"
+#include "mlir/Transforms/Passes.h"
+#include "llvm/ADT/DenseSet.h"
+#include "llvm/ADT/StringExtras.h"
+#include "llvm/ADT/StringSet.h"
+
+using namespace mlir;
+
+namespace kiln::compile {
+
+bool parseShapeSpec(const std::string &spec, ShapeSpec &out,
+                    std::string &error) {
+  StringRef s(spec);
+  auto [name, dims] = s.rsplit(':');
+  if (!s.contains(':') || name.empty()) {
+    error = "expected NAME:DIMS, got '" + spec + "'";
+    return false;
+  }
+  out.name = name.str();
+  SmallVector<StringRef> parts;
+  if (!dims.empty())
+    dims.split(parts, 'x');
+  for (auto [i, p] : llvm::enumerate(parts)) {
+    if (p.contains("..")) {
+      auto [lo, hi] = p.split("..");
+      if (i != 0) {
+        error = "'" + spec + "': only dim 0 (the batch) may be a range so far";
+        return false;
+      }
+      if (lo.getAsInteger(10, out.rangeMin) ||
+          hi.getAsInteger(10, out.rangeMax) || out.rangeMin < 1 ||
+          out.rangeMax < out.rangeMin) {
+        error = "'" + spec + "': a range is MIN..MAX with 1 <= MIN <= MAX";
+        return false;
+      }
+      out.dims.push_back(out.rangeMax);
+      continue;
+    }
+    int64_t d;
+    if (p == "?" || p == "-1")
+      d = -1;
+    else if (p.getAsInteger(10, d) || d < 0) {
+      error = "bad dimension '" + p.str() + "' in '" + spec + "'";
+      return false;
+    }
+    out.dims.push_back(d);
+  }
+  return true;
+}
+
+std::string specAt(const ShapeSpec &spec, int64_t batch) {
+  std::string s = spec.name + ":";
+  for (auto [i, d] : llvm::enumerate(spec.dims)) {
+    int64_t v = i == 0 && spec.rangeMax ? batch : d;
+    s += (i ? "x" : "") + (v < 0 ? std::string("?") : std::to_string(v));
+  }
+  return s;
+}
+
+std::vector<int64_t> batchChunks(int64_t opt) {
+  std::vector<int64_t> chunks = {opt};
+  int64_t p = 1;
+  while (p * 2 < opt)
+    p *= 2;
+  for (; p >= 1; p /= 2)
+    if (p < opt)
+      chunks.push_back(p);
+  return chunks;
+}
+
+namespace {
+
+std::string typeString(Type t) {
+  std::string s;
+  llvm::raw_string_ostream os(s);
+  os << t;
+  return s;
+}
+
+/// Whether every row (along dim 0) of a constant holds the same values: a
+/// batch-shaped constant that does not depend on the sample's index.
+bool rowsEqual(Attribute value) {
+  auto dense = dyn_cast<DenseElementsAttr>(value);
+  if (!dense)
+    return false;
+  if (dense.isSplat())
+    return true;
+  auto type = cast<ShapedType>(dense.getType());
+  int64_t rows = type.getDimSize(0);
+  int64_t row = rows ? type.getNumElements() / rows : 0;
+  auto values = llvm::to_vector(dense.getValues<Attribute>());
+  for (int64_t r = 1; r < rows; ++r)
+    for (int64_t i = 0; i < row; ++i)
+      if (values[r * row + i] != values[i])
+        return false;
+  return true;
+}
+
+/// The op's reason to mix the samples of a batched operand of rank `rank`,
+/// or empty: an axis attribute or operand naming dim 0, a permutation that
+/// moves it, control flow over batched values.
+std::string mixesSamples(Operation *op, int64_t rank) {
+  auto isZero = [&](int64_t a) { return a == 0 || a == -rank; };
+  if (op->getNumRegions())
+    return "its regions would run on the whole batch";
+  for (NamedAttribute a : op->getAttrs()) {
+    StringRef n = a.getName().strref();
+    if (auto i = dyn_cast<IntegerAttr>(a.getValue());
+        i && (n == "axis" || n == "time_axis") && isZero(i.getInt()))
+      return "its " + n.str() + " is the batch";
+    if (auto v = dyn_cast<DenseI64ArrayAttr>(a.getValue())) {
+      if (n == "axes" && llvm::any_of(v.asArrayRef(), isZero))
+        return "its axes include the batch";
+      if (n == "perm" && !v.empty() && v[0] != 0)
+        return "its permutation moves the batch";
+    }
+  }
+  StringRef name = op->getName().getStringRef();
+  // Axes given as an operand: the reductions (operand 1) and CumSum.
+  if ((name.starts_with("kiln.reduce_") || name == "kiln.cum_sum" ||
+       name == "kiln.slice") &&
+      op->getNumOperands() > 1) {
+    unsigned idx = name == "kiln.slice" ? 3 : 1;
+    if (name == "kiln.slice" && op->getNumOperands() <= 3)
+      return "it slices every axis, the batch among them";
+    if (idx < op->getNumOperands() && op->getOperand(idx)) {
+      auto axes = getConstantInts(op->getOperand(idx));
+      if (!axes)
+        return "its axes are known only at run time";
+      if (llvm::any_of(*axes, isZero))
+        return "its axes include the batch";
+    }
+  }
+  if ((name == "kiln.gather_nd" || name == "kiln.scatter_nd") &&
+      (!op->hasAttr("batch_dims") ||
+       cast<IntegerAttr>(op->getAttr("batch_dims")).getInt() == 0))
+    return "it indexes the batch";
+  return "";
+}
+
+} // namespace
+
+bool checkSampleIndependence(MLIRContext &context, const std::string &model,
+                             const std::vector<ShapeSpec> &specs,
+                             bool onnxChecks, std::vector<bool> &batchedOutputs,
+                             std::string &error) {
+  OwningOpRef<ModuleOp> modules[2];
+  llvm::StringSet<> ranged;
+  for (const ShapeSpec &s : specs)
+    if (s.rangeMax)
+      ranged.insert(s.name);
+  for (int k = 0; k < 2; ++k) {
+    kiln::OnnxImportOptions options;
+    options.onnxChecks = onnxChecks;
+    for (const ShapeSpec &s : specs)
+      if (failed(kiln::parseInputShape(specAt(s, k + 1), options, error)))
+        return false;
+    modules[k] = kiln::importOnnxFile(model, &context, options);
+    if (!modules[k]) {
+      error = "the model does not import at batch " + std::to_string(k + 1);
+      return false;
+    }
+    PassManager pm(&context);
+    pm.addPass(createCanonicalizerPass());
+    pm.addPass(kiln::createKilnInferShapes());
+    pm.addPass(createCanonicalizerPass());
+    if (failed(pm.run(*modules[k]))) {
+      error = "shape inference failed at batch " + std::to_string(k + 1);
+      return false;
+    }
+  }
+  func::FuncOp fns[2];
+  SmallVector<Operation *> ops[2];
+  for (int k = 0; k < 2; ++k) {
+    fns[k] = modules[k]->lookupSymbol<func::FuncOp>("main");
+    if (!fns[k]) {
+      error = "the model has no main function";
+      return false;
+    }
+    for (Operation &top : fns[k].getBody().front())
+      top.walk<WalkOrder::PreOrder>(
+          [&](Operation *op) { ops[k].push_back(op); });
+  }
+  if (ops[0].size() != ops[1].size()) {
+    error = "the graph folds differently at batches 1 and 2; its "
+            "computation depends on the batch size";
+    return false;
+  }
+  llvm::DenseSet<Value> batched;
+  for (BlockArgument arg : fns[0].getArguments())
+    if (auto n = fns[0].getArgAttrOfType<StringAttr>(arg.getArgNumber(),
+                                                     "kiln.name");
+        n && ranged.contains(n.getValue()))
+      batched.insert(arg);
+  auto where = [](Operation *op) {
+    std::string s;
+    llvm::raw_string_ostream os(s);
+    if (auto name = dyn_cast<NameLoc>(op->getLoc()))
+      os << "node '" << name.getName().strref() << "' (" << op->getName()
+         << ")";
+    else
+      os << "'" << op->getName() << "' at " << op->getLoc();
+    return s;
+  };
+  auto followsBatch = [](Type a, Type b) {
+    auto x = dyn_cast<RankedTensorType>(a), y = dyn_cast<RankedTensorType>(b);
+    return x && y && x.getRank() >= 1 && x.getRank() == y.getRank() &&
+           x.getDimSize(0) == 1 && y.getDimSize(0) == 2 &&
+           x.getShape().drop_front() == y.getShape().drop_front();
+  };
+  for (size_t i = 0; i < ops[0].size(); ++i) {
+    Operation *a = ops[0][i], *b = ops[1][i];
+    if (a->getName() != b->getName() ||
+        a->getNumResults() != b->getNumResults()) {
+      error = "the graph differs at batches 1 and 2 at " + where(a);
+      return false;
+    }
+    Value batchedOperand;
+    for (Value v : a->getOperands())
+      if (batched.contains(v))
+        batchedOperand = v;
+    // Values a region uses from outside count as its op's operands.
+    if (a->getNumRegions())
+      a->walk([&](Operation *inner) {
+        for (Value v : inner->getOperands())
+          if (batched.contains(v))
+            batchedOperand = v;
+      });
+    if (batchedOperand) {
+      int64_t rank = cast<RankedTensorType>(batchedOperand.getType()).getRank();
+      std::string why = mixesSamples(a, rank);
+      if (!why.empty()) {
+        error = where(a) + " mixes the samples of a batch (" + why +
+                "): a batch range needs samples that are computed "
+                "independently";
+        return false;
+      }
+    }
+    for (auto [ra, rb] : llvm::zip(a->getResults(), b->getResults())) {
+      if (batchedOperand) {
+        if (!followsBatch(ra.getType(), rb.getType())) {
+          error = where(a) + " mixes the samples of a batch (its result is " +
+                  "not batched along dim 0: " + typeString(ra.getType()) +
+                  " at batch 1, " + typeString(rb.getType()) + " at batch 2)";
+          return false;
+        }
+        batched.insert(ra);
+        continue;
+      }
+      if (ra.getType() == rb.getType())
+        continue;
+      // A constant shaped by the batch (ConstantOfShape of an input's
+      // shape, folded): fine when its rows do not depend on the sample.
+      Attribute value;
+      if (followsBatch(ra.getType(), rb.getType()) &&
+          matchPattern(rb, m_Constant(&value)) && rowsEqual(value)) {
+        batched.insert(ra);
+        continue;
+      }
+      error = where(a) + " computes a value whose shape depends on the " +
+              "batch size (" + typeString(ra.getType()) + " at batch 1, " +
+              typeString(rb.getType()) + " at batch 2) but not per sample";
+      return false;
+    }
+  }
+  batchedOutputs.clear();
+  Operation *ret = fns[0].getBody().front().getTerminator();
+  for (Value v : ret->getOperands())
+    batchedOutputs.push_back(batched.contains(v));
+  return true;
+}
+
+bool mergeBatchModules(const std::vector<std::string> &variants,
+                       const std::vector<int64_t> &chunks, int64_t min,
+                       int64_t max,
+                       const std::vector<std::string> &batchedInputs,
+                       const std::vector<bool> &batchedOutputs,
+                       std::string &out, std::string &report,
+                       std::string &error) {
+  std::vector<kmod::Module> parts(variants.size());
+  for (size_t i = 0; i < variants.size(); ++i)
+    if (!kiln::parseModule(variants[i].data(), variants[i].size(), parts[i],
+                           error)) {
+      error =
+          "the module for batch " + std::to_string(chunks[i]) + ": " + error;
+      return false;
+    }
+  kmod::Module merged = parts[0];
+  merged.clear_code();
+  merged.clear_digests();
+  int64_t arena = 0;
+  llvm::raw_string_ostream os(report);
+  os << "  batch range " << min << ".." << max << " (opt " << chunks[0]
+     << "): a batch runs as chunks of";
+  for (size_t i = 0; i < parts.size(); ++i) {
+    const kmod::Module &p = parts[i];
+    if (p.inputs_size() != merged.inputs_size() ||
+        p.outputs_size() != merged.outputs_size()) {
+      error = "the modules of the batch range have different signatures";
+      return false;
+    }
+    for (const auto &c : p.code()) {
+      if (c.target().rfind("cpu", 0) != 0)
+        continue;
+      auto *code = merged.add_code();
+      *code = c;
+      code->set_batch(chunks[i]);
+    }
+    arena = std::max(arena, p.memory_plan().arena_bytes());
+    os << (i ? ", " : " ") << chunks[i];
+  }
+  os << "; arena per chunk:";
+  for (size_t i = 0; i < parts.size(); ++i)
+    os << (i ? ", " : " ") << parts[i].memory_plan().arena_bytes()
+       << " bytes (batch " << chunks[i] << ")";
+  os << "\n";
+  merged.mutable_memory_plan()->set_arena_bytes(arena);
+  auto mark = [&](kmod::TensorSignature &sig, bool isBatched,
+                  const std::string &what) {
+    if (sig.max_extent()) {
+      error = what + " '" + sig.name() +
+              "' has a data-dependent extent, which a batch range does not "
+              "take yet";
+      return false;
+    }
+    if (!isBatched)
+      return true;
+    if (sig.shape_size() < 1) {
+      error = what + " '" + sig.name() + "' has no batch dim";
+      return false;
+    }
+    sig.set_shape(0, max);
+    sig.set_batched(true);
+    return true;
+  };
+  for (auto &sig : *merged.mutable_inputs())
+    if (!mark(sig, llvm::is_contained(batchedInputs, sig.name()), "input"))
+      return false;
+  for (auto [i, sig] : llvm::enumerate(*merged.mutable_outputs()))
+    if (!mark(sig, i < batchedOutputs.size() && batchedOutputs[i], "output"))
+      return false;
+  auto *range = merged.mutable_batch();
+  range->set_min(min);
+  range->set_max(max);
+  range->set_opt(chunks[0]);
+  for (int64_t c : chunks)
+    range->add_chunks(c);
+  out = kiln::serializeModule(merged);
+  return true;
+}
+
+} // namespace kiln::compile
