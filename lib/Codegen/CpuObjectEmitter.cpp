@@ -26,33 +26,36 @@ namespace {
 /// `void kiln_entry(void **args)`: calls the graph function `main` (which
 /// takes one bare pointer per input and output buffer) with each pointer of
 /// `args`, so the runtime needs one calling convention only.
-llvm::LogicalResult addEntryTrampoline(llvm::Module &m, unsigned numArgs,
-                                       std::string &error) {
-  llvm::Function *callee = m.getFunction("main");
-  if (!callee) {
-    error = "the module has no function main";
-    return llvm::failure();
-  }
-  callee->setLinkage(llvm::GlobalValue::InternalLinkage);
-  if (callee->arg_size() != numArgs) {
-    error = "main takes " + std::to_string(callee->arg_size()) +
-            " arguments, the signature has " + std::to_string(numArgs);
-    return llvm::failure();
-  }
+llvm::LogicalResult addEntryTrampolines(llvm::Module &m,
+                                        llvm::ArrayRef<kiln::CpuEntry> entries,
+                                        std::string &error) {
   llvm::LLVMContext &ctx = m.getContext();
   auto *ptrTy = llvm::PointerType::getUnqual(ctx);
-  auto *fnTy = llvm::FunctionType::get(llvm::Type::getVoidTy(ctx), {ptrTy},
-                                       /*isVarArg=*/false);
-  auto *entry = llvm::Function::Create(fnTy, llvm::GlobalValue::ExternalLinkage,
-                                       "kiln_entry", m);
-  llvm::IRBuilder<> b(llvm::BasicBlock::Create(ctx, "entry", entry));
-  llvm::SmallVector<llvm::Value *> args;
-  for (unsigned i = 0; i < numArgs; ++i) {
-    llvm::Value *slot = b.CreateConstGEP1_64(ptrTy, entry->getArg(0), i);
-    args.push_back(b.CreateLoad(ptrTy, slot));
+  for (const kiln::CpuEntry &e : entries) {
+    llvm::Function *callee = m.getFunction(e.function);
+    if (!callee) {
+      error = "the module has no function " + e.function;
+      return llvm::failure();
+    }
+    callee->setLinkage(llvm::GlobalValue::InternalLinkage);
+    if (callee->arg_size() != e.numArgs) {
+      error = e.function + " takes " + std::to_string(callee->arg_size()) +
+              " arguments, the signature has " + std::to_string(e.numArgs);
+      return llvm::failure();
+    }
+    auto *fnTy = llvm::FunctionType::get(llvm::Type::getVoidTy(ctx), {ptrTy},
+                                         /*isVarArg=*/false);
+    auto *entry = llvm::Function::Create(
+        fnTy, llvm::GlobalValue::ExternalLinkage, e.entry, m);
+    llvm::IRBuilder<> b(llvm::BasicBlock::Create(ctx, "entry", entry));
+    llvm::SmallVector<llvm::Value *> args;
+    for (unsigned i = 0; i < e.numArgs; ++i) {
+      llvm::Value *slot = b.CreateConstGEP1_64(ptrTy, entry->getArg(0), i);
+      args.push_back(b.CreateLoad(ptrTy, slot));
+    }
+    b.CreateCall(callee, args);
+    b.CreateRetVoid();
   }
-  b.CreateCall(callee, args);
-  b.CreateRetVoid();
 
   // Profiled code (kiln-profile-regions) calls `kiln_profile_mark(i32)`:
   // it calls the hook the runtime stores in `kiln_profile_hook`, if any.
@@ -85,9 +88,22 @@ llvm::LogicalResult kiln::emitCpuSharedObject(ModuleOp module, unsigned numArgs,
   return emitHostSharedObject(
       module, optLevel, soPath, error,
       [&](llvm::Module &m, std::string &err) {
-        return addEntryTrampoline(m, numArgs, err);
+        return addEntryTrampolines(m, {{"main", "kiln_entry", numArgs}}, err);
       },
       llvmIrOut);
+}
+
+llvm::LogicalResult kiln::emitCpuSharedObject(ModuleOp module,
+                                              ArrayRef<CpuEntry> entries,
+                                              unsigned optLevel,
+                                              StringRef soPath,
+                                              std::string &error) {
+  return emitHostSharedObject(
+      module, optLevel, soPath, error,
+      [&](llvm::Module &m, std::string &err) {
+        return addEntryTrampolines(m, entries, err);
+      },
+      nullptr);
 }
 
 llvm::LogicalResult kiln::emitHostSharedObject(

@@ -1194,8 +1194,24 @@ LogicalResult Importer::importNode(const onnx::NodeProto &node, int index) {
     inputs.pop_back();
 
   auto opName = OperationName(info->mlirName, ctx);
+  // Each attribute of the kind the operator's schema declares (where
+  // libonnx has the schema): the op and its shape function read it so.
+  const onnx::OpSchema *schema = onnx::OpSchemaRegistry::Schema(
+      node.op_type(), static_cast<int>(nodeOpset), domain.str());
   NamedAttrList attrs;
   for (const auto &a : node.attribute()) {
+    if (schema) {
+      auto declared = schema->attributes().find(a.name());
+      if (declared != schema->attributes().end() &&
+          declared->second.type != a.type() && a.ref_attr_name().empty())
+        return nodeError(node, loc)
+                   << "attribute '" << a.name() << "' is of type "
+                   << onnx::AttributeProto_AttributeType_Name(a.type())
+                   << "; the operator takes "
+                   << onnx::AttributeProto_AttributeType_Name(
+                          declared->second.type),
+               failure();
+    }
     if (a.type() == onnx::AttributeProto::GRAPH &&
         listContains(info->regionAttrs, a.name()))
       continue;

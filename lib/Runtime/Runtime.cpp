@@ -268,9 +268,6 @@ static Status loadGpuCode(const kiln::kmod::Module &proto,
 }
 
 Module::~Module() {
-  for (const BatchCode &c : batchCode)
-    if (c.handle && c.handle != handle)
-      dlclose(c.handle);
   if (handle)
     dlclose(handle);
 }
@@ -288,8 +285,9 @@ Status Module::load(const std::string &path, std::shared_ptr<Module> &out) {
   return s;
 }
 
-/// A batch-range module's code, one shared object per chunk, largest
-/// first; the signature's batched tensors checked against the range.
+/// A batch-range module's entries, one per chunk, largest first, in its
+/// CPU code (loaded already); the signature's batched tensors checked
+/// against the range.
 Status Module::loadBatchCode(const kiln::kmod::Module &proto, Module &m) {
   const auto &range = proto.batch();
   m.batchMin = range.min();
@@ -297,41 +295,23 @@ Status Module::loadBatchCode(const kiln::kmod::Module &proto, Module &m) {
   m.batchOpt = range.opt();
   if (m.batchMin < 1 || m.batchMax < m.batchMin || m.batchOpt < m.batchMin ||
       m.batchOpt > m.batchMax || range.chunks_size() == 0 ||
+      range.chunks_size() != range.entries_size() ||
       range.chunks(range.chunks_size() - 1) != 1)
     return Status::error("the module's batch range is invalid");
-  if (!proto.gpu().chip().empty())
-    return Status::error("a GPU module cannot have a batch range");
+  if (!proto.gpu().chip().empty() || !m.handle)
+    return Status::error("a batch range needs CPU code");
   for (int i = 0; i < range.chunks_size(); ++i) {
     int64_t c = range.chunks(i);
     if (c < 1 || (i && c >= range.chunks(i - 1)))
       return Status::error("the module's batch chunks are invalid");
-    const kiln::kmod::CodeObject *code = nullptr;
-    for (const auto &o : proto.code())
-      if (o.batch() == c && o.target().rfind("cpu", 0) == 0 &&
-          o.format() == "elf-shared-object")
-        code = &o;
-    if (!code)
-      return Status::error("the module has no code for batch " +
-                           std::to_string(c));
-    void *h = nullptr;
-    if (i == 0 && m.handle) {
-      // The loop above loaded one CPU code object already: keep it only if
-      // it is this chunk's.
-      dlclose(m.handle);
-      m.handle = nullptr;
-    }
-    if (Status s = loadSharedObject(code->data(), h); !s.ok())
-      return s;
-    auto fn =
-        reinterpret_cast<void (*)(void **)>(dlsym(h, code->entry().c_str()));
-    m.batchCode.push_back({c, h, fn});
+    auto fn = reinterpret_cast<void (*)(void **)>(
+        dlsym(m.handle, range.entries(i).c_str()));
     if (!fn)
-      return Status::error("the module's code for batch " + std::to_string(c) +
-                           " lacks its entry '" + code->entry() + "'");
+      return Status::error("the module's code lacks its entry '" +
+                           range.entries(i) + "' for batch " +
+                           std::to_string(c));
+    m.batchCode.push_back({c, fn});
   }
-  m.handle = m.batchCode[0].handle;
-  m.entry = m.batchCode[0].entry;
-  m.profileRegions.clear();
   for (const auto *infos : {&m.inputInfos, &m.outputInfos})
     for (const TensorInfo &t : *infos)
       if (t.batched &&

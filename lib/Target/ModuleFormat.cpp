@@ -29,8 +29,7 @@ std::string sha256(const void *data, size_t size) {
 std::string sha256(const std::string &s) { return sha256(s.data(), s.size()); }
 
 std::string codeSection(const kiln::kmod::CodeObject &code) {
-  return "code " + code.target() + " (" + code.format() + ")" +
-         (code.batch() ? " batch " + std::to_string(code.batch()) : "");
+  return "code " + code.target() + " (" + code.format() + ")";
 }
 
 /// The module's sections and their digests, computed on `module` with

@@ -6,6 +6,7 @@
 
 #include "BatchRange.h"
 
+#include "kiln/Codegen/Pipelines.h"
 #include "kiln/Dialect/Kiln/IR/KilnOps.h"
 #include "kiln/Dialect/Kiln/Transforms/Passes.h"
 #include "kiln/Import/OnnxImporter.h"
@@ -14,13 +15,23 @@
 #include "kmod.pb.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/LLVMIR/LLVMDialect.h"
 #include "mlir/IR/BuiltinOps.h"
+#include "mlir/IR/DialectResourceBlobManager.h"
 #include "mlir/IR/Matchers.h"
+#include "mlir/Parser/Parser.h"
 #include "mlir/Pass/PassManager.h"
 #include "mlir/Transforms/Passes.h"
 #include "llvm/ADT/DenseSet.h"
+#include "llvm/ADT/ScopeExit.h"
 #include "llvm/ADT/StringExtras.h"
 #include "llvm/ADT/StringSet.h"
+#include "llvm/Support/FileSystem.h"
+#include "llvm/Support/MemoryBuffer.h"
+#include "llvm/Support/SourceMgr.h"
+#include "llvm/TargetParser/Host.h"
+
+#include <cstring>
 
 using namespace mlir;
 
@@ -288,7 +299,74 @@ bool checkSampleIndependence(MLIRContext &context, const std::string &model,
   return true;
 }
 
-bool mergeBatchModules(const std::vector<std::string> &variants,
+namespace {
+
+/// Whether two LLVM globals hold the same constant: the weights each
+/// chunk's module carries, which the merged module keeps once.
+bool sameConstant(LLVM::GlobalOp a, LLVM::GlobalOp b) {
+  if (!a.getConstant() || !b.getConstant() ||
+      a.getGlobalType() != b.getGlobalType() ||
+      a.getLinkage() != b.getLinkage() || a.getAlignment() != b.getAlignment())
+    return false;
+  Attribute x = a.getValueOrNull(), y = b.getValueOrNull();
+  if (!x || !y)
+    return false;
+  if (x == y)
+    return true;
+  // Resource blobs parsed from two modules are two resources: compare bytes.
+  auto rx = dyn_cast<DenseResourceElementsAttr>(x);
+  auto ry = dyn_cast<DenseResourceElementsAttr>(y);
+  if (!rx || !ry || rx.getType() != ry.getType())
+    return false;
+  AsmResourceBlob *bx = rx.getRawHandle().getBlob();
+  AsmResourceBlob *by = ry.getRawHandle().getBlob();
+  return bx && by && bx->getData().size() == by->getData().size() &&
+         std::memcmp(bx->getData().data(), by->getData().data(),
+                     bx->getData().size()) == 0;
+}
+
+/// Moves `variant`'s top-level ops into `base`: its graph function `main`
+/// becomes `main_b<batch>`, a symbol that `base` defines already is
+/// renamed alike unless it is the same constant or function declaration,
+/// which is dropped (its uses then name `base`'s).
+LogicalResult mergeInto(ModuleOp base, ModuleOp variant, int64_t batch,
+                        std::string &error) {
+  SymbolTable baseTable(base), variantTable(variant);
+  std::string suffix = "_b" + std::to_string(batch);
+  for (Operation &op : llvm::make_early_inc_range(*variant.getBody())) {
+    auto sym = dyn_cast<SymbolOpInterface>(&op);
+    if (!sym) {
+      op.erase();
+      continue;
+    }
+    std::string name = sym.getName().str();
+    Operation *existing = baseTable.lookup(name);
+    if (auto fn = dyn_cast<LLVM::LLVMFuncOp>(&op);
+        fn && fn.isExternal() && existing) {
+      op.erase();
+      continue;
+    }
+    if (auto g = dyn_cast<LLVM::GlobalOp>(&op))
+      if (auto e = dyn_cast_or_null<LLVM::GlobalOp>(existing);
+          e && sameConstant(e, g)) {
+        op.erase();
+        continue;
+      }
+    if (existing || name == "main")
+      if (failed(variantTable.rename(&op, name + suffix))) {
+        error = "cannot rename '" + name + "'";
+        return failure();
+      }
+  }
+  for (Operation &op : llvm::make_early_inc_range(*variant.getBody()))
+    op.moveBefore(base.getBody(), base.getBody()->end());
+  return success();
+}
+
+} // namespace
+
+bool mergeBatchModules(MLIRContext &context, unsigned optLevel,
+                       const std::vector<std::string> &variants,
                        const std::vector<int64_t> &chunks, int64_t min,
                        int64_t max,
                        const std::vector<std::string> &batchedInputs,
@@ -296,42 +374,96 @@ bool mergeBatchModules(const std::vector<std::string> &variants,
                        std::string &out, std::string &report,
                        std::string &error) {
   std::vector<kmod::Module> parts(variants.size());
-  for (size_t i = 0; i < variants.size(); ++i)
+  OwningOpRef<ModuleOp> base;
+  std::vector<CpuEntry> entries;
+  for (size_t i = 0; i < variants.size(); ++i) {
+    std::string where = "the module for batch " + std::to_string(chunks[i]);
     if (!kiln::parseModule(variants[i].data(), variants[i].size(), parts[i],
                            error)) {
-      error =
-          "the module for batch " + std::to_string(chunks[i]) + ": " + error;
+      error = where + ": " + error;
       return false;
     }
+    const kmod::CodeObject *code = nullptr;
+    for (const auto &c : parts[i].code())
+      if (c.format() == "mlir-bytecode")
+        code = &c;
+    if (!code) {
+      error = where + " has no code";
+      return false;
+    }
+    llvm::SourceMgr sourceMgr;
+    sourceMgr.AddNewSourceBuffer(
+        llvm::MemoryBuffer::getMemBuffer(code->data(), where,
+                                         /*RequiresNullTerminator=*/false),
+        llvm::SMLoc());
+    OwningOpRef<ModuleOp> module =
+        parseSourceFile<ModuleOp>(sourceMgr, ParserConfig(&context));
+    if (!module) {
+      error = where + ": its code does not parse";
+      return false;
+    }
+    auto mainFn = module->lookupSymbol<LLVM::LLVMFuncOp>("main");
+    if (!mainFn) {
+      error = where + " has no function main";
+      return false;
+    }
+    unsigned numArgs = mainFn.getNumArguments();
+    std::string function =
+        i == 0 ? "main" : "main_b" + std::to_string(chunks[i]);
+    entries.push_back(
+        {function, "kiln_entry_b" + std::to_string(chunks[i]), numArgs});
+    if (i == 0) {
+      base = std::move(module);
+      continue;
+    }
+    if (failed(mergeInto(*base, *module, chunks[i], error)))
+      return false;
+  }
+
+  SmallString<256> soPath;
+  if (auto ec = llvm::sys::fs::createTemporaryFile("kiln", "so", soPath)) {
+    error = "cannot create a temporary file: " + ec.message();
+    return false;
+  }
+  auto removeSo = llvm::make_scope_exit([&] { llvm::sys::fs::remove(soPath); });
+  if (failed(
+          kiln::emitCpuSharedObject(*base, entries, optLevel, soPath, error)))
+    return false;
+  auto so = llvm::MemoryBuffer::getFile(soPath, /*IsText=*/false);
+  if (!so) {
+    error = "cannot read the shared object back";
+    return false;
+  }
+
   kmod::Module merged = parts[0];
   merged.clear_code();
   merged.clear_digests();
+  auto *code = merged.add_code();
+  code->set_target("cpu-x86_64");
+  code->set_format("elf-shared-object");
+  code->set_entry(entries[0].entry);
+  code->set_cpu(llvm::sys::getHostCPUName().str());
+  code->set_data((*so)->getBufferStart(), (*so)->getBufferSize());
   int64_t arena = 0;
   llvm::raw_string_ostream os(report);
   os << "  batch range " << min << ".." << max << " (opt " << chunks[0]
      << "): a batch runs as chunks of";
   for (size_t i = 0; i < parts.size(); ++i) {
-    const kmod::Module &p = parts[i];
-    if (p.inputs_size() != merged.inputs_size() ||
-        p.outputs_size() != merged.outputs_size()) {
+    if (parts[i].inputs_size() != merged.inputs_size() ||
+        parts[i].outputs_size() != merged.outputs_size()) {
       error = "the modules of the batch range have different signatures";
       return false;
     }
-    for (const auto &c : p.code()) {
-      if (c.target().rfind("cpu", 0) != 0)
-        continue;
-      auto *code = merged.add_code();
-      *code = c;
-      code->set_batch(chunks[i]);
-    }
-    arena = std::max(arena, p.memory_plan().arena_bytes());
+    arena = std::max(arena, parts[i].memory_plan().arena_bytes());
     os << (i ? ", " : " ") << chunks[i];
   }
   os << "; arena per chunk:";
   for (size_t i = 0; i < parts.size(); ++i)
     os << (i ? ", " : " ") << parts[i].memory_plan().arena_bytes()
        << " bytes (batch " << chunks[i] << ")";
-  os << "\n";
+  os << "\n  code: " << (*so)->getBufferSize()
+     << " bytes of x86-64 shared object for " << llvm::sys::getHostCPUName()
+     << ", one entry per chunk, the weights once\n";
   merged.mutable_memory_plan()->set_arena_bytes(arena);
   auto mark = [&](kmod::TensorSignature &sig, bool isBatched,
                   const std::string &what) {
@@ -361,8 +493,10 @@ bool mergeBatchModules(const std::vector<std::string> &variants,
   range->set_min(min);
   range->set_max(max);
   range->set_opt(chunks[0]);
-  for (int64_t c : chunks)
-    range->add_chunks(c);
+  for (size_t i = 0; i < chunks.size(); ++i) {
+    range->add_chunks(chunks[i]);
+    range->add_entries(entries[i].entry);
+  }
   out = kiln::serializeModule(merged);
   return true;
 }

@@ -54,9 +54,13 @@ bool checkSampleIndependence(mlir::MLIRContext &context,
                              std::string &error);
 
 /// Merges the modules compiled for each chunk (`variants[i]` at
-/// `chunks[i]`, serialized .kmod bytes) into one batch-range module
-/// (`out`, serialized), with `report` describing it for --report.
-bool mergeBatchModules(const std::vector<std::string> &variants,
+/// `chunks[i]`: serialized .kmod bytes whose code is the LLVM dialect as
+/// MLIR bytecode) into one batch-range module (`out`, serialized): one
+/// LLVM module with a graph function and an entry per chunk, equal
+/// constants (the weights) kept once, compiled at `optLevel`; `report`
+/// describes it for --report.
+bool mergeBatchModules(mlir::MLIRContext &context, unsigned optLevel,
+                       const std::vector<std::string> &variants,
                        const std::vector<int64_t> &chunks, int64_t min,
                        int64_t max,
                        const std::vector<std::string> &batchedInputs,

@@ -22,6 +22,7 @@
 
 #include "kmod.pb.h"
 
+#include "mlir/Bytecode/BytecodeWriter.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/MLIRContext.h"
 #include "mlir/Parser/Parser.h"
@@ -136,6 +137,11 @@ static cl::opt<int64_t> optBatch(
     cl::desc("With a batch range (--input-shape=NAME:MIN..MAXx...): the "
              "batch to specialize for (default: the range's maximum)"),
     cl::init(0), cl::cat(category));
+// Internal: a chunk of a batch range, compiled by compileBatchRange's
+// child run; the module holds the LLVM dialect as MLIR bytecode instead
+// of a shared object.
+static cl::opt<bool> batchVariant("batch-variant", cl::Hidden, cl::init(false),
+                                  cl::cat(category));
 static cl::list<std::string> inputValues(
     "input-value",
     cl::desc("Pin an input to a value, NAME:V[,V...] (one value per "
@@ -1198,7 +1204,8 @@ int compileBatchRange(int argc, char **argv, MLIRContext &context,
     if (auto ec = llvm::sys::fs::createTemporaryFile("kiln-batch", "kmod", tmp))
       return fail("cannot create a temporary file: " + ec.message());
     llvm::scope_exit remove([&] { llvm::sys::fs::remove(tmp); });
-    std::vector<std::string> args = {exe, inputFile, "-o", tmp.str().str()};
+    std::vector<std::string> args = {exe, inputFile, "-o", tmp.str().str(),
+                                     "--batch-variant"};
     for (const auto &s : specs)
       args.push_back("--input-shape=" + kiln::compile::specAt(s, c));
     llvm::append_range(args, passed);
@@ -1215,8 +1222,9 @@ int compileBatchRange(int argc, char **argv, MLIRContext &context,
     variants.push_back((*buffer)->getBuffer().str());
   }
   std::string merged, text;
-  if (!kiln::compile::mergeBatchModules(variants, chunks, lo, hi, batchedInputs,
-                                        batchedOutputs, merged, text, error))
+  if (!kiln::compile::mergeBatchModules(context, optLevel, variants, chunks, lo,
+                                        hi, batchedInputs, batchedOutputs,
+                                        merged, text, error))
     return fail("batch range: " + error);
   if (report) {
     kiln::kmod::Module kmod;
@@ -1429,6 +1437,18 @@ int main(int argc, char **argv) {
     return 1;
   if (!checkLimits(kmod, error))
     return fail(error);
+  if (batchVariant) {
+    std::string bytecode;
+    llvm::raw_string_ostream bos(bytecode);
+    if (failed(writeBytecodeToFile(*module, bos)))
+      return fail("cannot write the module's bytecode");
+    auto *code = kmod.add_code();
+    code->set_target("cpu-x86_64");
+    code->set_format("mlir-bytecode");
+    code->set_entry("main");
+    code->set_data(bytecode);
+    return writeWhole(outputFile, kiln::serializeModule(kmod));
+  }
   if (emit == Emit::LLVMDialect) {
     module->print(os);
     return writeWhole(outputFile, bytes);

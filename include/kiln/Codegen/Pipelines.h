@@ -106,6 +106,21 @@ llvm::LogicalResult emitCpuSharedObject(mlir::ModuleOp module, unsigned numArgs,
                                         std::string &error,
                                         llvm::raw_ostream *llvmIrOut = nullptr);
 
+/// One entry point of a CPU shared object: `void entry(void **args)` calling
+/// the graph function `function` with `numArgs` bare buffer pointers.
+struct CpuEntry {
+  std::string function, entry;
+  unsigned numArgs;
+};
+
+/// emitCpuSharedObject with several graph functions, each behind its own
+/// entry (a batch-range module: one per batch it runs).
+llvm::LogicalResult emitCpuSharedObject(mlir::ModuleOp module,
+                                        llvm::ArrayRef<CpuEntry> entries,
+                                        unsigned optLevel,
+                                        llvm::StringRef soPath,
+                                        std::string &error);
+
 /// The same for any module in the LLVM dialect: `addEntries` adds the
 /// entry points (trampolines) to the translated LLVM module before it is
 /// optimized.

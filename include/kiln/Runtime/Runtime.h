@@ -216,12 +216,11 @@ private:
   size_t arena = 0;
   void *handle = nullptr;
   void (*entry)(void **) = nullptr;
-  // Batch-range modules: the code for each batch of the chunks, largest
-  // first (the first is `handle`/`entry`).
+  // Batch-range modules: the entry for each batch of the chunks, largest
+  // first.
   int64_t batchMin = 0, batchMax = 0, batchOpt = 0;
   struct BatchCode {
     int64_t batch;
-    void *handle;
     void (*entry)(void **);
   };
   std::vector<BatchCode> batchCode;
