@@ -36,7 +36,9 @@ from ._kiln import KilnRuntimeError
 __all__ = ["compile", "load", "Module", "Session", "TensorInfo", "CompileError",
            "KilnRuntimeError", "ir", "tool"]
 
-TensorInfo = namedtuple("TensorInfo", "name dtype shape max_extent")
+# `batched`: dim 0 is a batch range's batch (`shape` holds its maximum).
+TensorInfo = namedtuple("TensorInfo", "name dtype shape max_extent batched",
+                        defaults=(False,))
 
 # ONNX TensorProto data types as numpy dtypes (bfloat16 as its uint16 bits).
 _DTYPES = {1: np.float32, 2: np.uint8, 3: np.int8, 4: np.uint16, 5: np.int16,
@@ -102,7 +104,8 @@ class _ModelFile:
 def _shape_flags(input_shapes):
     flags = []
     for name, shape in (input_shapes or {}).items():
-        dims = "x".join(str(int(d)) for d in shape)
+        # A batch range is given as a string: ("1..32", 3, 224, 224).
+        dims = "x".join(d if isinstance(d, str) else str(int(d)) for d in shape)
         flags.append("--input-shape=%s:%s" % (name, dims))
     return flags
 
@@ -134,7 +137,8 @@ def _parse_report(text):
     for line in text.splitlines():
         m = re.match(r"\s+(input|output)\s+(\S+): (\w+) \[([^\]]*)\]", line)
         if m:
-            shape = [int(d) for d in m.group(4).split("x") if d]
+            # A batch range's dim reads "1..32": its maximum, as the module has it.
+            shape = [int(d.split("..")[-1]) for d in m.group(4).split("x") if d]
             report[m.group(1) + "s"].append(
                 {"name": m.group(2), "dtype": m.group(3), "shape": shape})
             continue
@@ -179,8 +183,8 @@ class Module:
 
     @staticmethod
     def _info(rows):
-        return [TensorInfo(n, np.dtype(_DTYPES.get(d, np.uint8)), tuple(s), e)
-                for n, d, s, e in rows]
+        return [TensorInfo(n, np.dtype(_DTYPES.get(d, np.uint8)), tuple(s), e, b)
+                for n, d, s, e, b in rows]
 
     @property
     def inputs(self):
@@ -201,6 +205,14 @@ class Module:
     @property
     def arena_bytes(self):
         return self._module.arena_bytes
+
+    @property
+    def batch_range(self):
+        """(min, max, opt) for a module compiled for a batch range
+        (input_shapes={"x": ("1..32", 3, 224, 224)}), else None."""
+        if not self._module.max_batch:
+            return None
+        return (self._module.min_batch, self._module.max_batch, self._module.opt_batch)
 
     def to_bytes(self):
         return self._bytes
@@ -244,7 +256,7 @@ def compile(model, target="cpu", input_shapes=None, **options):
     return Module(data, _parse_report(p.stderr.decode(errors="replace")))
 
 
-def _as_array(value, info):
+def _as_array(value, info, batch=0):
     """`value` as a C-contiguous numpy array of `info`'s dtype and shape,
     the caller's buffer itself when it already is one (numpy arrays, and
     DLPack producers such as torch CPU tensors, are viewed, not copied)."""
@@ -256,9 +268,12 @@ def _as_array(value, info):
     if value.dtype != info.dtype:
         raise KilnRuntimeError("input '%s' is %s; the module takes %s" % (
             info.name, value.dtype.name, info.dtype.name))
-    if tuple(value.shape) != tuple(info.shape):
+    want = tuple(info.shape)
+    if info.batched and batch:
+        want = (batch,) + want[1:]
+    if tuple(value.shape) != want:
         raise KilnRuntimeError("input '%s' has shape %s; the module takes %s" % (
-            info.name, tuple(value.shape), tuple(info.shape)))
+            info.name, tuple(value.shape), want))
     if not value.flags.c_contiguous:
         value = np.ascontiguousarray(value)
     return value
@@ -298,15 +313,29 @@ class Session:
             if len(values) != len(infos):
                 raise KilnRuntimeError("the module takes %d inputs, got %d" % (
                     len(infos), len(values)))
-        ins = [_as_array(v, i) for v, i in zip(values, infos)]
+        # A batch-range module runs the batch its batched inputs have.
+        batch = 0
+        rng = self.module.batch_range
+        if rng:
+            for v, i in zip(values, infos):
+                if i.batched and np.ndim(v) >= 1:
+                    batch = int(np.shape(v)[0])
+                    break
+            if not rng[0] <= batch <= rng[1]:
+                raise KilnRuntimeError("batch %d is outside the module's range %d..%d" % (
+                    batch, rng[0], rng[1]))
+        ins = [_as_array(v, i, batch) for v, i in zip(values, infos)]
         outs = []
         for o in self.module.outputs:
             shape = tuple(o.max_extent if d < 0 else d for d in o.shape)
+            if o.batched and batch:
+                shape = (batch,) + shape[1:]
             outs.append(np.empty(shape, o.dtype))
+        self._batch = batch
         return ins, outs
 
     def _run(self, ins, outs):
-        self._session.run_raw(ins, outs, self.threads)
+        self._session.run_raw(ins, outs, self.threads, self._batch)
 
     def _results(self, outs):
         result = {}

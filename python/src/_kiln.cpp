@@ -47,7 +47,7 @@ nb::list infos(const std::vector<TensorInfo> &v) {
   nb::list out;
   for (const TensorInfo &t : v)
     out.append(nb::make_tuple(t.name, static_cast<int>(t.dtype), t.shape,
-                              t.maxExtent));
+                              t.maxExtent, t.batched));
   return out;
 }
 
@@ -98,6 +98,9 @@ NB_MODULE(_kiln, m) {
       .def_prop_ro("graph_name", &Module::graphName)
       .def_prop_ro("target", &Module::target)
       .def_prop_ro("arena_bytes", &Module::arenaBytes)
+      .def_prop_ro("min_batch", &Module::minBatch)
+      .def_prop_ro("max_batch", &Module::maxBatch)
+      .def_prop_ro("opt_batch", &Module::optBatch)
       .def("has_code_for", [](const Module &m, const std::string &d) {
         return m.hasCodeFor(device(d));
       });
@@ -115,26 +118,33 @@ NB_MODULE(_kiln, m) {
                    [](const Session &s) { return deviceName(s.device()); })
       // Runs on the arrays' own buffers: `inputs` and `outputs` in the
       // module's order, each C-contiguous with its tensor's byte size
-      // (checked by the caller, kiln/__init__.py). The GIL is released
+      // (checked by the caller, kiln/__init__.py), at `batch` for a
+      // batch-range module (0: the range's maximum). The GIL is released
       // while the module runs.
       .def(
           "run_raw",
           [](Session &s, std::vector<Array> inputs, std::vector<Array> outputs,
-             int threads) {
+             int threads, int64_t batch) {
             const Module &m = s.module();
             if (inputs.size() != m.inputs().size() ||
                 outputs.size() != m.outputs().size())
               throw KilnError("run_raw: wrong number of buffers");
+            if (batch && !m.maxBatch())
+              throw KilnError("run_raw: the module has no batch range");
+            auto bytes = [&](const TensorInfo &t) {
+              return t.batched && batch ? t.byteSize() / m.maxBatch() * batch
+                                        : t.byteSize();
+            };
             std::vector<const void *> in;
             std::vector<void *> out;
             for (size_t i = 0; i < inputs.size(); ++i) {
-              if (inputs[i].nbytes() != m.inputs()[i].byteSize())
+              if (inputs[i].nbytes() != bytes(m.inputs()[i]))
                 throw KilnError("run_raw: input '" + m.inputs()[i].name +
                                 "' has the wrong byte size");
               in.push_back(inputs[i].data());
             }
             for (size_t i = 0; i < outputs.size(); ++i) {
-              if (outputs[i].nbytes() != m.outputs()[i].byteSize())
+              if (outputs[i].nbytes() != bytes(m.outputs()[i]))
                 throw KilnError("run_raw: output '" + m.outputs()[i].name +
                                 "' has the wrong byte size");
               out.push_back(outputs[i].data());
@@ -143,11 +153,13 @@ NB_MODULE(_kiln, m) {
             {
               nb::gil_scoped_release release;
               setThreads(threads);
-              st = s.runRaw(in.data(), out.data());
+              st = batch ? s.runRaw(in.data(), out.data(), batch)
+                         : s.runRaw(in.data(), out.data());
             }
             check(st);
           },
-          nb::arg("inputs"), nb::arg("outputs"), nb::arg("threads") = 0)
+          nb::arg("inputs"), nb::arg("outputs"), nb::arg("threads") = 0,
+          nb::arg("batch") = 0)
       .def("output_shape",
            [](const Session &s, size_t i) { return s.outputShape(i); })
       .def("set_profiling", &Session::setProfiling)

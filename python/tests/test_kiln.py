@@ -230,3 +230,21 @@ def test_ir(model_path):
     assert "linalg.generic" in lowered and "kiln.gemm" not in lowered
     with pytest.raises(kiln.CompileError, match="no-such-pass"):
         kiln.ir.run_pipeline(text, "no-such-pass")
+
+
+def test_batch_range(model_path):
+    """One module for batches 1..5 (specialized for 4): any batch runs and
+    agrees with ONNX Runtime; a batch outside the range is refused."""
+    m = kiln.compile(model_path, input_shapes={"x": ("1..5", 16)}, opt_batch=4)
+    assert m.batch_range == (1, 5, 4)
+    assert m.inputs[0].batched and m.outputs[0].batched
+    s = kiln.Session(m)
+    ref = ort.InferenceSession(model_path, providers=["CPUExecutionProvider"])
+    rng = np.random.default_rng(3)
+    for batch in (1, 3, 5):
+        x = rng.standard_normal((batch, 16)).astype(np.float32)
+        y = s.run({"x": x})["y"]
+        assert y.shape == (batch, 8)
+        np.testing.assert_allclose(y, ref.run(None, {"x": x})[0], rtol=1e-5, atol=1e-5)
+    with pytest.raises(kiln.KilnRuntimeError, match="outside the module's range 1..5"):
+        s.run({"x": np.zeros((6, 16), np.float32)})

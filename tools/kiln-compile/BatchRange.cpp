@@ -425,7 +425,7 @@ bool mergeBatchModules(MLIRContext &context, unsigned optLevel,
     error = "cannot create a temporary file: " + ec.message();
     return false;
   }
-  auto removeSo = llvm::make_scope_exit([&] { llvm::sys::fs::remove(soPath); });
+  llvm::scope_exit removeSo([&] { llvm::sys::fs::remove(soPath); });
   if (failed(
           kiln::emitCpuSharedObject(*base, entries, optLevel, soPath, error)))
     return false;
