@@ -78,6 +78,10 @@ struct InferShapesPass
     });
     if (walk.wasInterrupted())
       return signalPassFailure();
+    // The sequence ops whose every use was resolved.
+    for (Operation *op : llvm::reverse(sequenceOps))
+      if (op->use_empty())
+        op->erase();
     // Function results follow the refined values they return.
     getOperation()->walk([](FunctionOpInterface fn) {
       if (fn.isExternal())
@@ -116,7 +120,208 @@ struct InferShapesPass
     return success();
   }
 
+  /// Sequences of known length (built from SequenceEmpty/Construct,
+  /// Insert, Erase with constant positions, SplitToSequence): their
+  /// elements. SequenceAt, SequenceLength, ConcatFromSequence of one are
+  /// replaced by the element, a constant, a Concat; the sequence ops left
+  /// unused are erased at the end.
+  DenseMap<Value, SmallVector<Value>> sequences;
+  SmallVector<Operation *> sequenceOps;
+
+  /// A constant scalar position into a sequence of `size` elements
+  /// (negative from the end; `inclusiveEnd`: `size` itself is valid).
+  std::optional<int64_t> position(Value v, int64_t size, bool inclusiveEnd) {
+    std::optional<SmallVector<int64_t>> p = getConstantInts(v);
+    if (!p || p->size() != 1)
+      return std::nullopt;
+    int64_t i = (*p)[0] < 0 ? (*p)[0] + size : (*p)[0];
+    if (i < 0 || i > size || (i == size && !inclusiveEnd))
+      return std::nullopt;
+    return i;
+  }
+
+  /// Creates a kiln op of `name` before `at` and infers its types.
+  FailureOr<Operation *> create(Operation *at, StringRef name,
+                                ValueRange operands, TypeRange types,
+                                ArrayRef<NamedAttribute> attrs = {}) {
+    OpBuilder b(at);
+    OperationState st(at->getLoc(), name);
+    st.addOperands(operands);
+    st.addTypes(types);
+    st.addAttributes(attrs);
+    Operation *op = b.create(st);
+    if (failed(inferOp(op)))
+      return failure();
+    return op;
+  }
+
+  Value i64Constant(Operation *at, ArrayRef<int64_t> values, bool scalar) {
+    OpBuilder b(at);
+    auto type = RankedTensorType::get(
+        scalar ? ArrayRef<int64_t>{}
+               : ArrayRef<int64_t>{(int64_t)values.size()},
+        b.getI64Type());
+    return ConstantOp::create(b, at->getLoc(), type,
+                              DenseElementsAttr::get(type, values));
+  }
+
+  /// Resolves a sequence op over a sequence of known elements; false when
+  /// `op` is not one or its sequence is not known.
+  FailureOr<bool> resolveSequence(Operation *op) {
+    auto known = [&](Value v) -> SmallVector<Value> * {
+      auto it = sequences.find(v);
+      return it == sequences.end() ? nullptr : &it->second;
+    };
+    if (auto e = dyn_cast<SequenceEmptyOp>(op)) {
+      sequences[e.getResult()] = {};
+    } else if (auto c = dyn_cast<SequenceConstructOp>(op)) {
+      sequences[c.getResult()] = SmallVector<Value>(c.getInputs());
+    } else if (auto ins = dyn_cast<SequenceInsertOp>(op)) {
+      SmallVector<Value> *list = known(ins.getInputSequence());
+      if (!list)
+        return false;
+      int64_t n = list->size();
+      std::optional<int64_t> at =
+          ins.getPosition() ? position(ins.getPosition(), n, true) : n;
+      if (!at)
+        return false;
+      SmallVector<Value> next(*list);
+      next.insert(next.begin() + *at, ins.getTensor());
+      sequences[ins.getResult()] = next;
+    } else if (auto er = dyn_cast<SequenceEraseOp>(op)) {
+      SmallVector<Value> *list = known(er.getInputSequence());
+      if (!list || list->empty())
+        return false;
+      int64_t n = list->size();
+      std::optional<int64_t> at =
+          er.getPosition() ? position(er.getPosition(), n, false) : n - 1;
+      if (!at)
+        return false;
+      SmallVector<Value> next(*list);
+      next.erase(next.begin() + *at);
+      sequences[er.getResult()] = next;
+    } else if (auto id = dyn_cast<IdentityOp>(op);
+               id && isa<SeqType>(id.getInput().getType())) {
+      SmallVector<Value> *list = known(id.getInput());
+      if (!list)
+        return false;
+      sequences[id.getResult()] = SmallVector<Value>(*list);
+    } else if (auto sp = dyn_cast<SplitToSequenceOp>(op)) {
+      auto t = dyn_cast<RankedTensorType>(sp.getInput().getType());
+      if (!t || !t.hasStaticShape())
+        return false;
+      int64_t axis =
+          sp.getAxis() < 0 ? sp.getAxis() + t.getRank() : sp.getAxis();
+      if (axis < 0 || axis >= t.getRank())
+        return false;
+      int64_t extent = t.getDimSize(axis);
+      SmallVector<int64_t> sizes;
+      bool squeeze = false;
+      if (!sp.getSplit()) {
+        sizes.assign(extent, 1);
+        squeeze = sp.getKeepdims() == 0;
+      } else {
+        std::optional<SmallVector<int64_t>> split =
+            getConstantInts(sp.getSplit());
+        if (!split)
+          return false;
+        auto st = cast<ShapedType>(sp.getSplit().getType());
+        if (st.getRank() == 0) {
+          if ((*split)[0] <= 0)
+            return false;
+          for (int64_t left = extent; left > 0; left -= (*split)[0])
+            sizes.push_back(std::min(left, (*split)[0]));
+        } else {
+          sizes.assign(split->begin(), split->end());
+        }
+      }
+      if (sizes.empty())
+        return false;
+      OpBuilder b(op);
+      SmallVector<Type> types(sizes.size(),
+                              UnrankedTensorType::get(t.getElementType()));
+      FailureOr<Operation *> split = create(
+          op, "kiln.split", {sp.getInput(), i64Constant(op, sizes, false)},
+          types, {b.getNamedAttr("axis", b.getI64IntegerAttr(axis))});
+      if (failed(split))
+        return failure();
+      SmallVector<Value> parts((*split)->getResults());
+      if (squeeze)
+        for (Value &part : parts) {
+          FailureOr<Operation *> sq =
+              create(op, "kiln.squeeze", {part, i64Constant(op, {axis}, false)},
+                     {UnrankedTensorType::get(t.getElementType())});
+          if (failed(sq))
+            return failure();
+          part = (*sq)->getResult(0);
+        }
+      sequences[sp.getResult()] = parts;
+    } else if (auto at = dyn_cast<SequenceAtOp>(op)) {
+      SmallVector<Value> *list = known(at.getInputSequence());
+      if (!list)
+        return false;
+      std::optional<int64_t> i =
+          position(at.getPosition(), list->size(), false);
+      if (!i)
+        return false;
+      at.getResult().replaceAllUsesWith((*list)[*i]);
+      op->erase();
+      return true;
+    } else if (auto len = dyn_cast<SequenceLengthOp>(op)) {
+      SmallVector<Value> *list = known(len.getInputSequence());
+      if (!list)
+        return false;
+      len.getResult().replaceAllUsesWith(
+          i64Constant(op, {(int64_t)list->size()}, true));
+      op->erase();
+      return true;
+    } else if (auto cat = dyn_cast<ConcatFromSequenceOp>(op)) {
+      SmallVector<Value> *list = known(cat.getInputSequence());
+      if (!list || list->empty())
+        return false;
+      SmallVector<Value> parts(*list);
+      int64_t axis = cat.getAxis();
+      OpBuilder b(op);
+      if (cat.getNewAxis()) {
+        for (Value &part : parts) {
+          FailureOr<Operation *> un = create(
+              op, "kiln.unsqueeze", {part, i64Constant(op, {axis}, false)},
+              {UnrankedTensorType::get(getElementTypeOrSelf(part.getType()))});
+          if (failed(un))
+            return failure();
+          part = (*un)->getResult(0);
+        }
+      }
+      FailureOr<Operation *> concat = create(
+          op, "kiln.concat", parts,
+          {UnrankedTensorType::get(getElementTypeOrSelf(parts[0].getType()))},
+          {b.getNamedAttr("axis", b.getI64IntegerAttr(axis))});
+      if (failed(concat))
+        return failure();
+      cat.getResult().replaceAllUsesWith((*concat)->getResult(0));
+      op->erase();
+      return true;
+    } else {
+      return false;
+    }
+    sequenceOps.push_back(op);
+    return true;
+  }
+
   LogicalResult inferOp(Operation *op) {
+    if (isa<SequenceEmptyOp, SequenceConstructOp, SequenceInsertOp,
+            SequenceEraseOp, SplitToSequenceOp, SequenceAtOp, SequenceLengthOp,
+            ConcatFromSequenceOp, IdentityOp>(op) &&
+        op->getParentOfType<FunctionOpInterface>() &&
+        op->getBlock() == &op->getParentOfType<FunctionOpInterface>()
+                               .getFunctionBody()
+                               .front()) {
+      FailureOr<bool> resolved = resolveSequence(op);
+      if (failed(resolved))
+        return failure();
+      if (*resolved)
+        return success();
+    }
     if (auto ifOp = dyn_cast<IfOp>(op))
       return inferIf(ifOp);
     if (auto loop = dyn_cast<LoopOp>(op))

@@ -186,3 +186,49 @@ func.func @if_constant(%x: tensor<2xf32>, %c: tensor<i1>) -> (tensor<*xf32>, ten
   }
   return %0, %2 : tensor<*xf32>, tensor<*xf32>
 }
+
+// -----
+
+// Sequences of known length (constant positions) are resolved: SequenceAt
+// becomes the element, SequenceLength a constant, ConcatFromSequence a
+// Concat (with new_axis, of the elements unsqueezed); the sequence ops
+// left without uses go. A position known only at run time keeps its
+// sequence.
+
+// CHECK-LABEL: func.func @sequences
+// CHECK-SAME:    (%[[A:.+]]: tensor<2x3xf32>, %[[B:.+]]: tensor<2x3xf32>, %[[P:.+]]: tensor<i64>)
+// CHECK-DAG:     %[[N:.+]] = kiln.constant dense<3> : tensor<i64>
+// CHECK:         %[[UA:.+]] = kiln.unsqueeze(%[[A]], %{{.+}}) : (tensor<2x3xf32>, tensor<1xi64>) -> tensor<1x2x3xf32>
+// CHECK:         %[[UB:.+]] = kiln.unsqueeze(%[[B]], %{{.+}}) : (tensor<2x3xf32>, tensor<1xi64>) -> tensor<1x2x3xf32>
+// CHECK:         %[[CAT:.+]] = kiln.concat(%[[UA]], %{{.+}}, %[[UB]]) {axis = 0 : i64} : (tensor<1x2x3xf32>, tensor<1x2x3xf32>, tensor<1x2x3xf32>) -> tensor<3x2x3xf32>
+// CHECK:         %[[DYN:.+]] = kiln.sequence_at(%{{.+}}, %[[P]])
+// CHECK:         return %[[B]], %[[N]], %[[CAT]], %[[DYN]] : tensor<2x3xf32>, tensor<i64>, tensor<3x2x3xf32>, tensor<*xf32>
+func.func @sequences(%a: tensor<2x3xf32>, %b: tensor<2x3xf32>, %p: tensor<i64>) -> (tensor<*xf32>, tensor<*xi64>, tensor<*xf32>, tensor<*xf32>) {
+  %s0 = kiln.sequence_construct(%a, %b) : (tensor<2x3xf32>, tensor<2x3xf32>) -> !kiln.seq<tensor<*xf32>>
+  %c0 = kiln.constant dense<0> : tensor<i64>
+  %s1 = kiln.sequence_insert(%s0, %a, %c0) : (!kiln.seq<tensor<*xf32>>, tensor<2x3xf32>, tensor<i64>) -> !kiln.seq<tensor<*xf32>>
+  %c2 = kiln.constant dense<-1> : tensor<i64>
+  %e = kiln.sequence_at(%s1, %c2) : (!kiln.seq<tensor<*xf32>>, tensor<i64>) -> tensor<*xf32>
+  %n = kiln.sequence_length(%s1) : (!kiln.seq<tensor<*xf32>>) -> tensor<*xi64>
+  %cat = kiln.concat_from_sequence(%s1) {axis = 0 : i64, new_axis = 1 : i64} : (!kiln.seq<tensor<*xf32>>) -> tensor<*xf32>
+  %dyn = kiln.sequence_at(%s1, %p) : (!kiln.seq<tensor<*xf32>>, tensor<i64>) -> tensor<*xf32>
+  return %e, %n, %cat, %dyn : tensor<*xf32>, tensor<*xi64>, tensor<*xf32>, tensor<*xf32>
+}
+
+// -----
+
+// SplitToSequence of a static tensor: a Split (and, without keepdims and
+// a split, a Squeeze of each part); SequenceErase with a constant position.
+
+// CHECK-LABEL: func.func @split_to_sequence
+// CHECK:         %[[S:.+]]:3 = kiln.split(%{{.+}}, %{{.+}}) {axis = 1 : i64} : (tensor<2x3xf32>, tensor<3xi64>) -> (tensor<2x1xf32>, tensor<2x1xf32>, tensor<2x1xf32>)
+// CHECK:         %[[Q:.+]] = kiln.squeeze(%[[S]]#2, %{{.+}}) : (tensor<2x1xf32>, tensor<1xi64>) -> tensor<2xf32>
+// CHECK:         return %[[Q]] : tensor<2xf32>
+func.func @split_to_sequence(%x: tensor<2x3xf32>) -> tensor<*xf32> {
+  %s = kiln.split_to_sequence(%x) {axis = 1 : i64, keepdims = 0 : i64} : (tensor<2x3xf32>) -> !kiln.seq<tensor<*xf32>>
+  %c0 = kiln.constant dense<0> : tensor<i64>
+  %t = kiln.sequence_erase(%s, %c0) : (!kiln.seq<tensor<*xf32>>, tensor<i64>) -> !kiln.seq<tensor<*xf32>>
+  %c1 = kiln.constant dense<1> : tensor<i64>
+  %e = kiln.sequence_at(%t, %c1) : (!kiln.seq<tensor<*xf32>>, tensor<i64>) -> tensor<*xf32>
+  return %e : tensor<*xf32>
+}
