@@ -210,8 +210,9 @@ struct InferShapesPass
       auto t = dyn_cast<RankedTensorType>(sp.getInput().getType());
       if (!t || !t.hasStaticShape())
         return false;
-      int64_t axis =
-          sp.getAxis() < 0 ? sp.getAxis() + t.getRank() : sp.getAxis();
+      int64_t axis = static_cast<int64_t>(sp.getAxis());
+      if (axis < 0)
+        axis += t.getRank();
       if (axis < 0 || axis >= t.getRank())
         return false;
       int64_t extent = t.getDimSize(axis);
