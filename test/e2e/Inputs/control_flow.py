@@ -13,6 +13,8 @@ outputs for them (.npy), for test/e2e/control-flow.test:
       OUTDIR/while_2/, OUTDIR/while_7/: a limit of 2 and of 7
   OUTDIR/fib.onnx        Loop whose carried values trade places: (a, b) ->
                          (b, a + b), six times.
+  OUTDIR/nested.onnx     Loop (4 times) whose body holds an If on the
+                         iteration's parity (x2 when even, +1 when odd).
   OUTDIR/scan.onnx       Scan (opset 11): one state, two scan inputs (axis
                          0 forward, axis 1 reverse), two scan outputs (axis
                          0, axis 1 reverse).
@@ -155,6 +157,32 @@ def fib_model():
     return helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
 
 
+def nested_model():
+    then = helper.make_graph([helper.make_node("Add", ["v", "v"], ["t"])], "then", [],
+                             [helper.make_tensor_value_info("t", F, [3])])
+    els = helper.make_graph([helper.make_node("Add", ["v", "one"], ["e"])], "else", [],
+                            [helper.make_tensor_value_info("e", F, [3])])
+    body = helper.make_graph(
+        [const("two", np.array(2, np.int64)),
+         helper.make_node("Mod", ["i", "two"], ["r"]),
+         const("zero", np.array(0, np.int64)),
+         helper.make_node("Equal", ["r", "zero"], ["even"]),
+         helper.make_node("If", ["even"], ["v2"], then_branch=then, else_branch=els),
+         helper.make_node("Identity", ["c"], ["c2"])],
+        "body",
+        [helper.make_tensor_value_info("i", I64, []),
+         helper.make_tensor_value_info("c", B, []),
+         helper.make_tensor_value_info("v", F, [3])],
+        [helper.make_tensor_value_info("c2", B, []),
+         helper.make_tensor_value_info("v2", F, [3])])
+    graph = helper.make_graph(
+        [const("m", np.array(4, np.int64)), const("one", np.ones(3, np.float32)),
+         helper.make_node("Loop", ["m", "", "x"], ["y"], body=body)],
+        "nested", [helper.make_tensor_value_info("x", F, [3])],
+        [helper.make_tensor_value_info("y", F, [3])])
+    return helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
+
+
 def scan_model():
     # State s [4]; scan inputs x [6, 4] (axis 0) and y [4, 6] (axis 1,
     # reverse). s' = s + x_t * y_t; outputs s' (axis 0) and x_t - s'
@@ -211,6 +239,9 @@ def main():
     run(p, {"x": rng.standard_normal(5).astype(np.float32),
             "y": rng.standard_normal(5).astype(np.float32)},
         os.path.join(out, "fib"))
+    p = os.path.join(out, "nested.onnx")
+    save(nested_model(), p)
+    run(p, {"x": rng.standard_normal(3).astype(np.float32)}, os.path.join(out, "nested"))
     p = os.path.join(out, "scan.onnx")
     save(scan_model(), p)
     run(p, {"s0": rng.standard_normal(4).astype(np.float32),
