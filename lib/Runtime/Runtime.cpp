@@ -699,6 +699,11 @@ Status Session::runRaw(const void *const *inputs, void *const *outputs,
     return initStatus;
   if (dev != Device::Cpu)
     return Status::error("a batch-range module runs on the CPU");
+  if (profiling)
+    return Status::error(
+        "a batch-range module cannot be profiled yet; "
+        "profile a module compiled for one batch (kiln-compile "
+        "--profile)");
   size_t ni = mod->inputs().size(), no = mod->outputs().size();
   // Pinned inputs are not batched (their value is the whole tensor).
   for (size_t i = 0; i < ni; ++i)
