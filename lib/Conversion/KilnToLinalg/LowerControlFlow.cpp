@@ -22,6 +22,9 @@
 
 #include "kiln/Dialect/Kiln/IR/KilnOps.h"
 
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/IR/Matchers.h"
+
 using namespace mlir;
 using namespace kiln;
 
@@ -274,7 +277,15 @@ FailureOr<SmallVector<Value>> lowerLoop(OpBuilder &b, LoopOp op) {
   }
   scf::YieldOp::create(b, loc, next);
   b.setInsertionPointAfter(loop);
-  return SmallVector<Value>(loop.getResults().take_front(carried + scans));
+  SmallVector<Value> results(loop.getResults().take_front(carried + scans));
+  // Scan outputs whose length the loop decides (loopScanBound): their
+  // valid rows are the iterations it ran, one count per output.
+  if (loopScanBound(op))
+    for (unsigned k = 0; k < scans; ++k)
+      results.push_back(
+          tensor::FromElementsOp::create(b, loc, RankedTensorType::get({}, i64),
+                                         ValueRange{loop.getResult(iterIdx)}));
+  return results;
 }
 
 FailureOr<SmallVector<Value>> lowerScan(OpBuilder &b, ScanOp op) {
@@ -371,6 +382,39 @@ FailureOr<SmallVector<Value>> lowerScan(OpBuilder &b, ScanOp op) {
 
 } // namespace
 
+std::optional<int64_t> loopScanBound(Operation *op) {
+  auto loop = dyn_cast<LoopOp>(op);
+  if (!loop || !loop.getM() || !loop.getCond())
+    return std::nullopt;
+  unsigned carried = loop.getVInitial().size();
+  if (op->getNumResults() == carried)
+    return std::nullopt;
+  std::optional<SmallVector<int64_t>> m = getConstantInts(loop.getM());
+  if (!m || m->size() != 1 || (*m)[0] < 1)
+    return std::nullopt;
+  // A condition the body passes on unchanged (or as a constant true) from
+  // a constant true start: the loop runs M times, its scan outputs are
+  // static.
+  Block &body = loop.getBody().front();
+  Operation *yield = body.getTerminator();
+  DenseElementsAttr c0, c1;
+  bool startsTrue = matchPattern(loop.getCond(), m_Constant(&c0)) &&
+                    c0.getNumElements() == 1 && *c0.value_begin<bool>();
+  Value next = yield->getNumOperands() ? yield->getOperand(0) : Value();
+  bool staysTrue =
+      next && (next == body.getArgument(1) ||
+               (matchPattern(next, m_Constant(&c1)) &&
+                c1.getNumElements() == 1 && *c1.value_begin<bool>()));
+  if (startsTrue && staysTrue)
+    return std::nullopt;
+  // Only graph outputs take a data-dependent extent.
+  for (OpResult r : op->getResults().drop_front(carried))
+    if (llvm::any_of(r.getUsers(),
+                     [](Operation *u) { return !isa<func::ReturnOp>(u); }))
+      return std::nullopt;
+  return (*m)[0];
+}
+
 LogicalResult checkControlFlowTypes(Operation *op) {
   auto isStatic = [](Type t) {
     auto r = dyn_cast<RankedTensorType>(t);
@@ -384,7 +428,10 @@ LogicalResult checkControlFlowTypes(Operation *op) {
                << r.getResultNumber() - carried << " has type " << r.getType()
                << ": its length is the number of iterations, which is known "
                   "at compile time only for a constant trip count M and no "
-                  "condition (or a constant true one the body passes on)";
+                  "condition (or a constant true one the body passes on); a "
+                  "loop that decides when to stop needs a constant M and its "
+                  "scan outputs as graph outputs (or pin M with "
+                  "--input-value)";
   }
   if (auto ifOp = dyn_cast<IfOp>(op)) {
     Operation *a = ifOp.getThenBranch().front().getTerminator();

@@ -522,6 +522,15 @@ SmallVector<DataDependentResult> dataDependentResults(Operation *op) {
     return t ? t.getRank() : -1;
   };
   SmallVector<DataDependentResult> r;
+  if (std::optional<int64_t> bound = loopScanBound(op)) {
+    unsigned carried = cast<LoopOp>(op).getVInitial().size();
+    for (unsigned i = carried; i < op->getNumResults(); ++i)
+      if (rankOf(op->getResult(i)) >= 1)
+        r.push_back({i, 0, *bound});
+    if (r.size() != op->getNumResults() - carried)
+      r.clear();
+    return r;
+  }
   if (auto nz = dyn_cast<NonZeroOp>(op)) {
     if (auto xt = staticType(nz.getX()); xt && rankOf(nz.getY()) == 2)
       r.push_back({0, 1, xt.getNumElements()});

@@ -110,6 +110,10 @@ LoweringResult lowerSamplingOp(OpBuilder &b, Operation *op);
 LoweringResult lowerSignalOp(OpBuilder &b, Operation *op);
 /// If, Loop, Scan (LowerControlFlow.cpp).
 LoweringResult lowerControlFlowOp(OpBuilder &b, Operation *op);
+/// For a Loop whose scan outputs are graph outputs as long as the
+/// iterations it runs, which its condition decides at run time: their
+/// upper bound, the constant trip count M (LowerControlFlow.cpp).
+std::optional<int64_t> loopScanBound(Operation *op);
 /// Fails, naming the reason, where an If, Loop or Scan has a result shape
 /// known only at run time (before the general "needs static shapes").
 mlir::LogicalResult checkControlFlowTypes(Operation *op);

@@ -455,7 +455,9 @@ func.func @attention_heads(%q: tensor<1x3x4x8xf32>, %k: tensor<1x2x4x8xf32>) -> 
 
 // -----
 
-// A Loop's scan output is as long as the loop runs: here the body decides.
+// A Loop's scan output is as long as the loop runs: here the body decides,
+// and the scan output feeds another op (a graph output would take the
+// data-dependent extent).
 func.func @loop_scan_unknown_trips(%x: tensor<3xf32>, %c: tensor<i1>) -> tensor<?x3xf32> {
   %m = kiln.constant dense<4> : tensor<i64>
   // expected-error @+1 {{'kiln.loop' op scan output #0 has type 'tensor<?x3xf32>': its length is the number of iterations, which is known at compile time only for a constant trip count M}}
@@ -464,7 +466,8 @@ func.func @loop_scan_unknown_trips(%x: tensor<3xf32>, %c: tensor<i1>) -> tensor<
     %1 = kiln.less(%i, %m) : (tensor<i64>, tensor<i64>) -> tensor<i1>
     kiln.yield %1, %v, %v : tensor<i1>, tensor<3xf32>, tensor<3xf32>
   }
-  return %0#1 : tensor<?x3xf32>
+  %2 = kiln.relu(%0#1) : (tensor<?x3xf32>) -> tensor<?x3xf32>
+  return %2 : tensor<?x3xf32>
 }
 
 // -----

@@ -13,6 +13,11 @@ outputs for them (.npy), for test/e2e/control-flow.test:
       OUTDIR/while_2/, OUTDIR/while_7/: a limit of 2 and of 7
   OUTDIR/fib.onnx        Loop whose carried values trade places: (a, b) ->
                          (b, a + b), six times.
+  OUTDIR/collect.onnx    Loop (at most 10 times) that stops when its running
+                         sum passes a limit (a graph input) and collects
+                         each iteration's sum: a scan output as long as the
+                         loop ran.
+      OUTDIR/collect_3/, OUTDIR/collect_9/: limits reached after 3 and 9
   OUTDIR/nested.onnx     Loop (4 times) whose body holds an If on the
                          iteration's parity (x2 when even, +1 when odd).
   OUTDIR/scan.onnx       Scan (opset 11): one state, two scan inputs (axis
@@ -157,6 +162,30 @@ def fib_model():
     return helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
 
 
+def collect_model():
+    # s' = s + x; go on while sum(s') < limit; scan output: s'.
+    body = helper.make_graph(
+        [helper.make_node("Add", ["s", "x"], ["s2"]),
+         helper.make_node("ReduceSum", ["s2"], ["t"], keepdims=0),
+         helper.make_node("Less", ["t", "limit"], ["go"]),
+         helper.make_node("Identity", ["s2"], ["row"])],
+        "body",
+        [helper.make_tensor_value_info("i", I64, []),
+         helper.make_tensor_value_info("c", B, []),
+         helper.make_tensor_value_info("s", F, [2])],
+        [helper.make_tensor_value_info("go", B, []),
+         helper.make_tensor_value_info("s2", F, [2]),
+         helper.make_tensor_value_info("row", F, [2])])
+    graph = helper.make_graph(
+        [const("m", np.array(10, np.int64)), const("c0", np.array(True)),
+         helper.make_node("Loop", ["m", "c0", "x"], ["s", "rows"], body=body)],
+        "collect", [helper.make_tensor_value_info("x", F, [2]),
+                    helper.make_tensor_value_info("limit", F, [])],
+        [helper.make_tensor_value_info("s", F, [2]),
+         helper.make_tensor_value_info("rows", F, ["n", 2])])
+    return helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
+
+
 def nested_model():
     then = helper.make_graph([helper.make_node("Add", ["v", "v"], ["t"])], "then", [],
                              [helper.make_tensor_value_info("t", F, [3])])
@@ -239,6 +268,13 @@ def main():
     run(p, {"x": rng.standard_normal(5).astype(np.float32),
             "y": rng.standard_normal(5).astype(np.float32)},
         os.path.join(out, "fib"))
+    p = os.path.join(out, "collect.onnx")
+    save(collect_model(), p)
+    x2 = np.array([1.0, 0.5], np.float32)
+    # Sums after k iterations: 1.5 * (k + 1); below 5.5 for k <= 2, 14.5 for k <= 8.
+    for rows, limit in ((3, 5.5), (9, 14.5)):
+        run(p, {"x": x2, "limit": np.array(limit, np.float32)},
+            os.path.join(out, "collect_%d" % rows))
     p = os.path.join(out, "nested.onnx")
     save(nested_model(), p)
     run(p, {"x": rng.standard_normal(3).astype(np.float32)}, os.path.join(out, "nested"))
