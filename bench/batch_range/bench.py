@@ -96,8 +96,9 @@ def main():
         r = statistics.median(times[b]["range"])
         print("| %d | %s | %.1f | %.1f | %.2f |" % (b, chunks_of(b, chunks), s, r, r / s))
     print()
-    print("module sizes: range %s (%d..%d, opt %d): %.1f MB; static at batch %d: %.1f MB" % (
-        os.path.basename(args.model), lo, hi, args.opt, mb(ranged), batches[0], mb(static[batches[0]])))
+    print("module sizes: range %s (%d..%d, opt %d): %.1f MB; static: %s" % (
+        os.path.basename(args.model), lo, hi, args.opt, mb(ranged),
+        ", ".join("batch %d %.1f MB" % (b, mb(static[b])) for b in batches)))
 
 
 if __name__ == "__main__":

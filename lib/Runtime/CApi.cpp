@@ -142,18 +142,16 @@ static kiln_status runBatched(kiln_session *session, const void *const *inputs,
                               const size_t *input_bytes, void *const *outputs,
                               const size_t *output_bytes) {
   const auto &m = session->session.module();
-  auto sample = [&](const kiln::rt::TensorInfo &t) {
-    return t.byteSize() / static_cast<size_t>(m.maxBatch());
-  };
   int64_t batch = m.maxBatch();
   if (input_bytes)
     for (size_t i = 0; i < m.inputs().size(); ++i)
-      if (m.inputs()[i].batched && sample(m.inputs()[i])) {
-        batch = static_cast<int64_t>(input_bytes[i] / sample(m.inputs()[i]));
+      if (size_t sample = m.inputs()[i].byteSizeAt(1);
+          m.inputs()[i].batched && sample) {
+        batch = static_cast<int64_t>(input_bytes[i] / sample);
         break;
       }
   auto bytes = [&](const kiln::rt::TensorInfo &t) {
-    return t.batched ? sample(t) * static_cast<size_t>(batch) : t.byteSize();
+    return t.byteSizeAt(batch);
   };
   for (size_t i = 0; i < m.inputs().size(); ++i)
     if (!inputs[i] || (input_bytes && input_bytes[i] != bytes(m.inputs()[i])))

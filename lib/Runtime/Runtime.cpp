@@ -93,6 +93,38 @@ double kiln::rt::halfToDouble(uint16_t h, bool bf16) {
   return sign * std::ldexp(mant + 1024, exp - 25);
 }
 
+double kiln::rt::elementAsDouble(const void *data, DType dtype, size_t i) {
+  switch (dtype) {
+  case DType::Float16:
+  case DType::BFloat16:
+    return halfToDouble(static_cast<const uint16_t *>(data)[i],
+                        dtype == DType::BFloat16);
+  case DType::Float:
+    return static_cast<const float *>(data)[i];
+  case DType::Double:
+    return static_cast<const double *>(data)[i];
+  case DType::Int64:
+    return static_cast<const int64_t *>(data)[i];
+  case DType::Int32:
+    return static_cast<const int32_t *>(data)[i];
+  case DType::Int16:
+    return static_cast<const int16_t *>(data)[i];
+  case DType::Int8:
+    return static_cast<const int8_t *>(data)[i];
+  case DType::UInt8:
+  case DType::Bool:
+    return static_cast<const uint8_t *>(data)[i];
+  case DType::UInt16:
+    return static_cast<const uint16_t *>(data)[i];
+  case DType::UInt32:
+    return static_cast<const uint32_t *>(data)[i];
+  case DType::UInt64:
+    return static_cast<const uint64_t *>(data)[i];
+  default:
+    return std::nan("");
+  }
+}
+
 const char *kiln::rt::deviceName(Device device) {
   switch (device) {
   case Device::Default:
@@ -519,58 +551,16 @@ static void packPrefix(uint8_t *data, const std::vector<int64_t> &shape,
     std::memmove(data + o * valid, data + o * stride, valid);
 }
 
-/// The element at `p` as text (a float16 or bfloat16 as its bits).
-template <typename T> static std::string elementString(const char *p) {
-  T v;
-  std::memcpy(&v, p, sizeof(v));
-  std::ostringstream os;
-  os << +v;
-  return os.str();
-}
-
 /// Up to 8 elements of a tensor's raw bytes, as "[1, 2, 3]".
 static std::string valuesString(const std::string &bytes, DType dtype) {
   size_t esize = dtypeSize(dtype);
   size_t n = esize ? bytes.size() / esize : 0;
-  std::string s = "[";
-  for (size_t i = 0; i < n && i < 8; ++i) {
-    const char *p = bytes.data() + i * esize;
-    std::string item;
-    switch (dtype) {
-    case DType::Float:
-      item = elementString<float>(p);
-      break;
-    case DType::Double:
-      item = elementString<double>(p);
-      break;
-    case DType::Int8:
-      item = elementString<int8_t>(p);
-      break;
-    case DType::Int16:
-      item = elementString<int16_t>(p);
-      break;
-    case DType::Int32:
-      item = elementString<int32_t>(p);
-      break;
-    case DType::Int64:
-      item = elementString<int64_t>(p);
-      break;
-    case DType::UInt16:
-      item = elementString<uint16_t>(p);
-      break;
-    case DType::UInt32:
-      item = elementString<uint32_t>(p);
-      break;
-    case DType::UInt64:
-      item = elementString<uint64_t>(p);
-      break;
-    default:
-      item =
-          esize == 2 ? elementString<uint16_t>(p) : elementString<uint8_t>(p);
-    }
-    s += (i ? ", " : "") + item;
-  }
-  return s + (n > 8 ? ", ...]" : "]");
+  std::ostringstream os;
+  os << "[";
+  for (size_t i = 0; i < n && i < 8; ++i)
+    os << (i ? ", " : "") << elementAsDouble(bytes.data(), dtype, i);
+  os << (n > 8 ? ", ...]" : "]");
+  return os.str();
 }
 
 Status kiln::rt::checkPinnedInput(const TensorInfo &info, const void *data) {
@@ -712,8 +702,8 @@ Status Session::runRaw(const void *const *inputs, void *const *outputs,
         return s;
   // Each chunk's code runs on the slices of the batched tensors at the
   // samples it covers (dim 0 is outermost: a slice is an offset).
-  auto sampleBytes = [&](const TensorInfo &t) {
-    return t.batched ? t.byteSize() / static_cast<size_t>(mod->batchMax) : 0;
+  auto offset = [&](const TensorInfo &t, int64_t samples) {
+    return t.batched ? t.byteSizeAt(samples) : 0;
   };
   if (mod->arenaBytes())
     args[ni + no] = arena;
@@ -723,10 +713,10 @@ Status Session::runRaw(const void *const *inputs, void *const *outputs,
       for (size_t i = 0; i < ni; ++i)
         args[i] =
             const_cast<uint8_t *>(static_cast<const uint8_t *>(inputs[i])) +
-            done * sampleBytes(mod->inputs()[i]);
+            offset(mod->inputs()[i], done);
       for (size_t i = 0; i < no; ++i)
         args[ni + i] = static_cast<uint8_t *>(outputs[i]) +
-                       done * sampleBytes(mod->outputs()[i]);
+                       offset(mod->outputs()[i], done);
       code.entry(args.data());
       done += code.batch;
     }
@@ -762,58 +752,13 @@ static Status matchInput(const std::vector<TensorInfo> &infos,
 
 Status Session::run(const std::vector<TensorRef> &inputs,
                     std::vector<HostTensor> &outputs) {
-  if (mod->batchMax)
-    return runBatched(inputs, outputs);
   const auto &infos = mod->inputs();
   if (inputs.size() != infos.size())
     return Status::error("expected " + std::to_string(infos.size()) +
                          " inputs, got " + std::to_string(inputs.size()));
   std::vector<const void *> in(infos.size(), nullptr);
-  for (size_t k = 0; k < inputs.size(); ++k) {
-    const TensorRef &t = inputs[k];
-    size_t i = 0;
-    if (Status s = matchInput(infos, t, k, in, i); !s.ok())
-      return s;
-    const TensorInfo &info = infos[i];
-    if (t.shape != info.shape)
-      return Status::error("input '" + info.name + "' must have shape " +
-                           shapeString(info.shape) + ", got " +
-                           shapeString(t.shape));
-    if (t.bytes != info.byteSize() || !t.data)
-      return Status::error("input '" + info.name + "' needs " +
-                           std::to_string(info.byteSize()) + " bytes, got " +
-                           std::to_string(t.bytes));
-    in[i] = t.data;
-  }
-  outputs.resize(mod->outputs().size());
-  std::vector<void *> out;
-  for (size_t i = 0; i < outputs.size(); ++i) {
-    outputs[i].info = mod->outputs()[i];
-    outputs[i].data.assign(outputs[i].info.byteSize(), 0);
-    out.push_back(outputs[i].data.data());
-  }
-  if (Status s = runRaw(in.data(), out.data()); !s.ok())
-    return s;
-  // Data-dependent outputs: their actual shape, and their valid bytes.
-  for (size_t i = 0; i < outputs.size(); ++i) {
-    TensorInfo &info = outputs[i].info;
-    if (info.dynamicDim() < 0)
-      continue;
-    info.shape = shapes[i];
-    info.maxExtent = 0;
-    outputs[i].data.resize(info.byteSize());
-  }
-  return Status::success();
-}
-
-Status Session::runBatched(const std::vector<TensorRef> &inputs,
-                           std::vector<HostTensor> &outputs) {
-  const auto &infos = mod->inputs();
-  if (inputs.size() != infos.size())
-    return Status::error("expected " + std::to_string(infos.size()) +
-                         " inputs, got " + std::to_string(inputs.size()));
-  std::vector<const void *> in(infos.size(), nullptr);
-  int64_t batch = -1;
+  // A batch-range module: the batch its batched inputs have (all alike).
+  int64_t batch = 0;
   std::string first;
   for (size_t k = 0; k < inputs.size(); ++k) {
     const TensorRef &t = inputs[k];
@@ -823,7 +768,7 @@ Status Session::runBatched(const std::vector<TensorRef> &inputs,
     const TensorInfo &info = infos[i];
     std::vector<int64_t> want = info.shape;
     if (info.batched && !t.shape.empty()) {
-      if (batch < 0) {
+      if (!batch) {
         batch = t.shape[0];
         first = info.name;
       } else if (t.shape[0] != batch) {
@@ -845,17 +790,14 @@ Status Session::runBatched(const std::vector<TensorRef> &inputs,
       return Status::error("input '" + info.name + "' must have shape " +
                            expected + ", got " + shapeString(t.shape));
     }
-    size_t bytes = info.byteSize();
-    if (info.batched)
-      bytes = bytes / static_cast<size_t>(mod->batchMax) *
-              static_cast<size_t>(batch);
+    size_t bytes = info.byteSizeAt(batch);
     if (t.bytes != bytes || !t.data)
       return Status::error("input '" + info.name + "' needs " +
                            std::to_string(bytes) + " bytes, got " +
                            std::to_string(t.bytes));
     in[i] = t.data;
   }
-  if (batch < 0)
+  if (mod->batchMax && !batch)
     return Status::error("the module's batched inputs are missing");
   outputs.resize(mod->outputs().size());
   std::vector<void *> out;
@@ -866,5 +808,18 @@ Status Session::runBatched(const std::vector<TensorRef> &inputs,
     outputs[i].data.assign(outputs[i].info.byteSize(), 0);
     out.push_back(outputs[i].data.data());
   }
-  return runRaw(in.data(), out.data(), batch);
+  if (batch)
+    return runRaw(in.data(), out.data(), batch);
+  if (Status s = runRaw(in.data(), out.data()); !s.ok())
+    return s;
+  // Data-dependent outputs: their actual shape, and their valid bytes.
+  for (size_t i = 0; i < outputs.size(); ++i) {
+    TensorInfo &info = outputs[i].info;
+    if (info.dynamicDim() < 0)
+      continue;
+    info.shape = shapes[i];
+    info.maxExtent = 0;
+    outputs[i].data.resize(info.byteSize());
+  }
+  return Status::success();
 }

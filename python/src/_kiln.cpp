@@ -132,8 +132,7 @@ NB_MODULE(_kiln, m) {
             if (batch && !m.maxBatch())
               throw KilnError("run_raw: the module has no batch range");
             auto bytes = [&](const TensorInfo &t) {
-              return t.batched && batch ? t.byteSize() / m.maxBatch() * batch
-                                        : t.byteSize();
+              return batch ? t.byteSizeAt(batch) : t.byteSize();
             };
             std::vector<const void *> in;
             std::vector<void *> out;

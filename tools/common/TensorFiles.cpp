@@ -151,23 +151,22 @@ static bool loadNpy(const std::string &data, Loaded &t, std::string &error) {
   return true;
 }
 
+static bool endsWith(const std::string &s, const char *suffix) {
+  size_t n = std::strlen(suffix);
+  return s.size() > n && s.compare(s.size() - n, n, suffix) == 0;
+}
+
 bool loadTensor(const std::string &path, Loaded &t, std::string &error) {
   std::string data;
   if (!readFile(path, data)) {
     error = "cannot read '" + path + "'";
     return false;
   }
-  bool ok = path.size() > 4 && path.substr(path.size() - 4) == ".npy"
-                ? loadNpy(data, t, error)
-                : loadPb(data, t, error);
+  bool ok =
+      endsWith(path, ".npy") ? loadNpy(data, t, error) : loadPb(data, t, error);
   if (!ok)
     error = "'" + path + "': " + error;
   return ok;
-}
-
-static bool endsWith(const std::string &s, const char *suffix) {
-  size_t n = std::strlen(suffix);
-  return s.size() > n && s.compare(s.size() - n, n, suffix) == 0;
 }
 
 bool isTensorFileName(const std::string &path) {

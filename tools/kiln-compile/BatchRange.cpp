@@ -39,41 +39,32 @@ namespace kiln::compile {
 
 bool parseShapeSpec(const std::string &spec, ShapeSpec &out,
                     std::string &error) {
+  // A range on dim 0 is read here; the dims, with the range at its
+  // maximum, are --input-shape's (kiln::parseInputShape).
   StringRef s(spec);
   auto [name, dims] = s.rsplit(':');
-  if (!s.contains(':') || name.empty()) {
-    error = "expected NAME:DIMS, got '" + spec + "'";
+  auto [first, rest] = dims.split('x');
+  if (rest.contains("..")) {
+    error = "'" + spec + "': only dim 0 (the batch) may be a range so far";
     return false;
   }
-  out.name = name.str();
-  SmallVector<StringRef> parts;
-  if (!dims.empty())
-    dims.split(parts, 'x');
-  for (auto [i, p] : llvm::enumerate(parts)) {
-    if (p.contains("..")) {
-      auto [lo, hi] = p.split("..");
-      if (i != 0) {
-        error = "'" + spec + "': only dim 0 (the batch) may be a range so far";
-        return false;
-      }
-      if (lo.getAsInteger(10, out.rangeMin) ||
-          hi.getAsInteger(10, out.rangeMax) || out.rangeMin < 1 ||
-          out.rangeMax < out.rangeMin) {
-        error = "'" + spec + "': a range is MIN..MAX with 1 <= MIN <= MAX";
-        return false;
-      }
-      out.dims.push_back(out.rangeMax);
-      continue;
-    }
-    int64_t d;
-    if (p == "?" || p == "-1")
-      d = -1;
-    else if (p.getAsInteger(10, d) || d < 0) {
-      error = "bad dimension '" + p.str() + "' in '" + spec + "'";
+  std::string plain = spec;
+  if (first.contains("..")) {
+    auto [lo, hi] = first.split("..");
+    if (lo.getAsInteger(10, out.rangeMin) ||
+        hi.getAsInteger(10, out.rangeMax) || out.rangeMin < 1 ||
+        out.rangeMax < out.rangeMin) {
+      error = "'" + spec + "': a range is MIN..MAX with 1 <= MIN <= MAX";
       return false;
     }
-    out.dims.push_back(d);
+    plain = (name + ":" + hi + (dims.contains('x') ? "x" : "") + rest).str();
   }
+  kiln::OnnxImportOptions options;
+  if (failed(kiln::parseInputShape(plain, options, error)))
+    return false;
+  out.name = name.str();
+  out.dims.assign(options.inputShapes[name].begin(),
+                  options.inputShapes[name].end());
   return true;
 }
 

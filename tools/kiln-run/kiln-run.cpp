@@ -279,38 +279,6 @@ DType bf16Bits(DType file, DType slot) {
   return file == DType::UInt16 && slot == DType::BFloat16 ? slot : file;
 }
 
-double elementAt(const void *data, DType dtype, size_t i) {
-  switch (dtype) {
-  case DType::Float16:
-  case DType::BFloat16:
-    return kiln::rt::halfToDouble(static_cast<const uint16_t *>(data)[i],
-                                  dtype == DType::BFloat16);
-  case DType::Float:
-    return static_cast<const float *>(data)[i];
-  case DType::Double:
-    return static_cast<const double *>(data)[i];
-  case DType::Int64:
-    return static_cast<const int64_t *>(data)[i];
-  case DType::Int32:
-    return static_cast<const int32_t *>(data)[i];
-  case DType::Int16:
-    return static_cast<const int16_t *>(data)[i];
-  case DType::Int8:
-    return static_cast<const int8_t *>(data)[i];
-  case DType::UInt8:
-  case DType::Bool:
-    return static_cast<const uint8_t *>(data)[i];
-  case DType::UInt16:
-    return static_cast<const uint16_t *>(data)[i];
-  case DType::UInt32:
-    return static_cast<const uint32_t *>(data)[i];
-  case DType::UInt64:
-    return static_cast<const uint64_t *>(data)[i];
-  default:
-    return std::nan("");
-  }
-}
-
 void randomFill(const TensorInfo &info, std::string &bytes, std::mt19937 &rng) {
   // An input pinned at compile time takes its one value.
   if (!info.pinnedValue.empty()) {
@@ -703,8 +671,8 @@ int main(int argc, char **argv) {
     size_t n = got.info.numElements(), bad = 0, worst = 0;
     double maxAbs = 0, maxRel = 0;
     for (size_t k = 0; k < n; ++k) {
-      double g = elementAt(got.data.data(), got.info.dtype, k);
-      double w = elementAt(want.bytes.data(), want.dtype, k);
+      double g = kiln::rt::elementAsDouble(got.data.data(), got.info.dtype, k);
+      double w = kiln::rt::elementAsDouble(want.bytes.data(), want.dtype, k);
       bool same = (std::isnan(g) && std::isnan(w)) || g == w;
       double err = same ? 0 : std::fabs(g - w);
       if (!same && !(err <= o.atol + o.rtol * std::fabs(w))) {
@@ -717,13 +685,14 @@ int main(int argc, char **argv) {
         maxRel = err / std::fabs(w);
     }
     if (bad) {
-      std::printf("output %s: MISMATCH: %zu of %zu elements outside "
-                  "rtol=%g atol=%g (first at %zu: got %g, expected %g); max "
-                  "abs err %g, max rel err %g\n",
-                  got.info.name.c_str(), bad, n, o.rtol, o.atol, worst,
-                  elementAt(got.data.data(), got.info.dtype, worst),
-                  elementAt(want.bytes.data(), want.dtype, worst), maxAbs,
-                  maxRel);
+      std::printf(
+          "output %s: MISMATCH: %zu of %zu elements outside "
+          "rtol=%g atol=%g (first at %zu: got %g, expected %g); max "
+          "abs err %g, max rel err %g\n",
+          got.info.name.c_str(), bad, n, o.rtol, o.atol, worst,
+          kiln::rt::elementAsDouble(got.data.data(), got.info.dtype, worst),
+          kiln::rt::elementAsDouble(want.bytes.data(), want.dtype, worst),
+          maxAbs, maxRel);
       status = 1;
     } else {
       std::printf("output %s: ok (%zu elements, shape %s, max abs err %g, max "
@@ -748,11 +717,11 @@ int main(int argc, char **argv) {
     std::vector<void *> out;
     for (const TensorInfo &t : module->outputs())
       out.push_back(outStorage.emplace_back(t.byteSize()).data());
-    // A batch-range module runs the batch of the first run's inputs.
+    // A batch-range module runs the batch of the inputs.
     int64_t batch = 0;
-    for (size_t i = 0; i < outputs.size() && module->maxBatch(); ++i)
-      if (outputs[i].info.batched)
-        batch = outputs[i].info.shape[0];
+    for (size_t i = 0; i < refs.size(); ++i)
+      if (module->inputs()[i].batched)
+        batch = refs[i].shape[0];
     auto runOnce = [&] {
       return batch ? session.runRaw(in.data(), out.data(), batch)
                    : session.runRaw(in.data(), out.data());

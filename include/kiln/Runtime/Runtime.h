@@ -94,6 +94,9 @@ size_t dtypeSize(DType dtype);
 const char *dtypeName(DType dtype);
 /// The value of a float16 (or, with `bf16`, a bfloat16) given its bits.
 double halfToDouble(uint16_t bits, bool bf16);
+/// Element `i` of a tensor of `dtype` at `data`, as a double (NaN for a
+/// type without a numeric reading).
+double elementAsDouble(const void *data, DType dtype, size_t i);
 
 /// The name, element type and shape of a module input or output. An
 /// output whose extent along one dim depends on the data (NonZero's,
@@ -119,6 +122,13 @@ struct TensorInfo {
   /// the size of the buffer the output needs in `Session::runRaw`.
   size_t numElements() const;
   size_t byteSize() const { return numElements() * dtypeSize(dtype); }
+  /// The bytes of the tensor at batch `batch` when it is `batched` (its
+  /// `shape` holds the maximum batch), else `byteSize()`.
+  size_t byteSizeAt(int64_t batch) const {
+    return batched ? byteSize() / static_cast<size_t>(shape[0]) *
+                         static_cast<size_t>(batch)
+                   : byteSize();
+  }
 };
 
 /// An input: a view of caller-owned host memory.
@@ -312,8 +322,6 @@ private:
   /// the code writes.
   std::vector<int64_t> extents;
   std::vector<std::vector<int64_t>> shapes;
-  Status runBatched(const std::vector<TensorRef> &inputs,
-                    std::vector<HostTensor> &outputs);
   // The session's arena: every intermediate tensor of a run lives here.
   std::unique_ptr<uint8_t[]> arenaStorage;
   uint8_t *arena = nullptr;

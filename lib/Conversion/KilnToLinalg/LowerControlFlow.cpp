@@ -23,7 +23,6 @@
 #include "kiln/Dialect/Kiln/IR/KilnOps.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
-#include "mlir/IR/Matchers.h"
 
 using namespace mlir;
 using namespace kiln;
@@ -384,31 +383,14 @@ FailureOr<SmallVector<Value>> lowerScan(OpBuilder &b, ScanOp op) {
 
 std::optional<int64_t> loopScanBound(Operation *op) {
   auto loop = dyn_cast<LoopOp>(op);
-  if (!loop || !loop.getM() || !loop.getCond())
+  if (!loop || !loop.getM() || op->getNumResults() == loop.getVInitial().size())
     return std::nullopt;
-  unsigned carried = loop.getVInitial().size();
-  if (op->getNumResults() == carried)
-    return std::nullopt;
+  // A loop that runs M times has static scan outputs.
   std::optional<SmallVector<int64_t>> m = getConstantInts(loop.getM());
-  if (!m || m->size() != 1 || (*m)[0] < 1)
-    return std::nullopt;
-  // A condition the body passes on unchanged (or as a constant true) from
-  // a constant true start: the loop runs M times, its scan outputs are
-  // static.
-  Block &body = loop.getBody().front();
-  Operation *yield = body.getTerminator();
-  DenseElementsAttr c0, c1;
-  bool startsTrue = matchPattern(loop.getCond(), m_Constant(&c0)) &&
-                    c0.getNumElements() == 1 && *c0.value_begin<bool>();
-  Value next = yield->getNumOperands() ? yield->getOperand(0) : Value();
-  bool staysTrue =
-      next && (next == body.getArgument(1) ||
-               (matchPattern(next, m_Constant(&c1)) &&
-                c1.getNumElements() == 1 && *c1.value_begin<bool>()));
-  if (startsTrue && staysTrue)
+  if (!m || m->size() != 1 || (*m)[0] < 1 || getLoopTripCount(loop))
     return std::nullopt;
   // Only graph outputs take a data-dependent extent.
-  for (OpResult r : op->getResults().drop_front(carried))
+  for (OpResult r : op->getResults().drop_front(loop.getVInitial().size()))
     if (llvm::any_of(r.getUsers(),
                      [](Operation *u) { return !isa<func::ReturnOp>(u); }))
       return std::nullopt;

@@ -506,6 +506,31 @@ std::optional<SmallVector<int64_t>> kiln::getConstantInts(Value v) {
   return out;
 }
 
+std::optional<bool> kiln::getConstantCondition(Value v) {
+  std::optional<SmallVector<int64_t>> c = getConstantInts(v);
+  if (!c || c->size() != 1)
+    return std::nullopt;
+  return (*c)[0] != 0;
+}
+
+std::optional<int64_t> kiln::getLoopTripCount(LoopOp op) {
+  std::optional<SmallVector<int64_t>> m =
+      op.getM() ? getConstantInts(op.getM()) : std::nullopt;
+  if (!m || m->size() != 1 || (*m)[0] < 0)
+    return std::nullopt;
+  if (!op.getCond())
+    return (*m)[0];
+  Block &body = op.getBody().front();
+  Operation *yield = body.getTerminator();
+  if (getConstantCondition(op.getCond()) != true ||
+      yield->getNumOperands() == 0 || body.getNumArguments() < 2)
+    return std::nullopt;
+  Value next = yield->getOperand(0);
+  if (next == body.getArgument(1) || getConstantCondition(next) == true)
+    return (*m)[0];
+  return std::nullopt;
+}
+
 int64_t kiln::getOnnxDataType(Type elementType) {
   for (int64_t dt = 1; dt <= 26; ++dt)
     if (getElementTypeFromOnnx(elementType.getContext(), dt) == elementType)

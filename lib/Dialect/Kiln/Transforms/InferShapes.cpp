@@ -4,7 +4,6 @@
 #include "kiln/Dialect/Kiln/Transforms/Passes.h"
 
 #include "mlir/IR/BuiltinOps.h"
-#include "mlir/IR/Matchers.h"
 #include "mlir/Interfaces/FunctionInterfaces.h"
 #include "mlir/Transforms/FoldUtils.h"
 
@@ -19,18 +18,6 @@ using namespace mlir;
 using namespace kiln;
 
 namespace {
-
-/// The value of a constant boolean (or integer) scalar tensor, if `v` is one.
-std::optional<bool> constantCondition(Value v) {
-  DenseElementsAttr attr;
-  if (!v || !matchPattern(v, m_Constant(&attr)) || attr.getNumElements() != 1)
-    return std::nullopt;
-  if (attr.getElementType().isInteger(1))
-    return *attr.value_begin<bool>();
-  if (isa<IntegerType>(attr.getElementType()))
-    return !(*attr.value_begin<APInt>()).isZero();
-  return std::nullopt;
-}
 
 /// `t` with a dim of `size` inserted at `axis`.
 Type withDim(Type t, int64_t axis, int64_t size) {
@@ -362,7 +349,7 @@ struct InferShapesPass
   }
 
   LogicalResult inferIf(IfOp op) {
-    if (std::optional<bool> taken = constantCondition(op.getCond())) {
+    if (std::optional<bool> taken = getConstantCondition(op.getCond())) {
       Region &region = *taken ? op.getThenBranch() : op.getElseBranch();
       if (failed(inferBlock(region.front())))
         return failure();
@@ -441,24 +428,7 @@ struct InferShapesPass
                             /*firstYield=*/1)))
       return failure();
     Operation *yield = body.getTerminator();
-    // The trip count is known when M is a constant and the loop runs M
-    // times: no condition operand (the body's is then ignored), or a
-    // constant true one that the body yields back unchanged or as a
-    // constant true.
-    int64_t trips = ShapedType::kDynamic;
-    if (std::optional<SmallVector<int64_t>> m =
-            op.getM() ? getConstantInts(op.getM()) : std::nullopt;
-        m && m->size() == 1 && (*m)[0] >= 0) {
-      bool always = !op.getCond();
-      if (!always && constantCondition(op.getCond()) == true &&
-          yield->getNumOperands() > 0) {
-        Value next = yield->getOperand(0);
-        always = next == body.getArgument(1) ||
-                 constantCondition(next) == std::optional<bool>(true);
-      }
-      if (always)
-        trips = (*m)[0];
-    }
+    int64_t trips = getLoopTripCount(op).value_or(ShapedType::kDynamic);
     unsigned carried = initial.size();
     for (OpResult result : op->getResults()) {
       unsigned i = result.getResultNumber();

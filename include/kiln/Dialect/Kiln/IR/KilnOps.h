@@ -82,4 +82,16 @@ inline constexpr llvm::StringLiteral kZeroNaNRowsAttrName =
 #define GET_OP_CLASSES
 #include "kiln/Dialect/Kiln/IR/KilnOps.h.inc"
 
+namespace kiln {
+/// The value of a constant one-element integer or bool tensor read as a
+/// condition (non-zero is true).
+std::optional<bool> getConstantCondition(mlir::Value v);
+
+/// The number of iterations of `op` when it is known at compile time: a
+/// constant trip count M and no condition operand (the body's condition is
+/// then ignored), or a constant true condition that the body passes on
+/// unchanged or yields as a constant true.
+std::optional<int64_t> getLoopTripCount(LoopOp op);
+} // namespace kiln
+
 #endif // KILN_DIALECT_KILN_IR_KILNOPS_H
