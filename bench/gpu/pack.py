@@ -17,6 +17,9 @@ running needs there:
   bench/                   the benchmark models of bench/models/export.py
                            that --models names, per batch size: module,
                            inputs, ONNX Runtime's outputs, manifest.json
+  gemm/                    bench/gpu/compare_gemm.py's MatMul modules
+                           (--gemm-shapes, --gemm-dtypes), timed there
+                           against torch.matmul
 
 bench/gpu/run-pack.sh runs it all there (the test/gpu checks, the
 benchmark against PyTorch eager and torch.compile, one profile).
@@ -24,7 +27,7 @@ benchmark against PyTorch eager and torch.compile, one profile).
   python3 bench/gpu/pack.py [--bin build/bin] [--out build/gpu-pack.tar.xz]
       [--chip sm_90] [--models mobilenet_v2] [--batches 1,8]
       [--bench-models build/bench-models] [--variant fp32= --variant tf32=--gpu-tf32]
-      [--parts conformance,models,bench]
+      [--parts conformance,models,bench,gemm] [--gemm-shapes 4096x4096x4096]
 
 The archive must stay under what reaches the GPU machine: the big models'
 weights (ResNet-50 98 MB, BERT-base 418 MB) do not fit in 64 MiB, so the
@@ -164,7 +167,11 @@ def main():
                          "Without any, one variant 'fp32' with no flags; 'NAME=' "
                          "names the default flags")
     ap.add_argument("--parts", default="conformance,models,bench",
-                    help="what to pack besides kiln-run (comma-separated)")
+                    help="what to pack besides kiln-run (comma-separated): "
+                         "conformance, models, bench, gemm")
+    ap.add_argument("--gemm-shapes", default="1024x1024x1024,2048x2048x2048,4096x4096x4096,"
+                    "4096x3072x768,128x768x3072", help="the gemm part's MxNxK products")
+    ap.add_argument("--gemm-dtypes", default="f16")
     args = ap.parse_args()
     parts = args.parts.split(",")
     stage = args.out + ".d"
@@ -182,6 +189,10 @@ def main():
                     for v in args.variant] or [("fp32", [])]
         pack_bench(args.bin, stage, args.chip, models,
                    [int(b) for b in args.batches.split(",")], args.bench_models, variants)
+    if "gemm" in parts:
+        run([sys.executable, os.path.join(HERE, "compare_gemm.py"), "pack", "--bin", args.bin,
+             "--out", os.path.join(stage, "gemm"), "--chip", args.chip,
+             "--shapes", args.gemm_shapes, "--dtypes", args.gemm_dtypes])
     # Weights (random or trained floats) hardly compress: the fastest preset.
     with tarfile.open(args.out, "w:xz", preset=0) as t:
         t.add(stage, arcname="gpu-pack")

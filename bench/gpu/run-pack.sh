@@ -4,7 +4,8 @@
 # (every conformance test that passes through the kernel emulator, now on
 # the GPU; the two bundled models with CUDA graphs, with plain launches and
 # through the emulator), one profile of each benchmark module, and the
-# benchmark against PyTorch eager and torch.compile. Logs and the tables go
+# benchmark against PyTorch eager and torch.compile, and the GEMMs against
+# torch.matmul. Logs and the tables go
 # to RESULTS (default ./gpu-results).
 #
 #   bench/gpu/run-pack.sh build/gpu-pack.tar.xz [RESULTS] [--iterations N ...]
@@ -71,6 +72,12 @@ if [ -f "$pack/bench/manifest.json" ]; then
   echo "== benchmark against PyTorch"
   python3 "$here/compare_torch.py" --bin "$pack/bin" --pack "$pack/bench" \
     --markdown "$results/performance-gpu.md" "$@" 2>&1 | tee "$results/bench.txt"
+  [ "${PIPESTATUS[0]}" = 0 ] || failed=1
+fi
+if [ -f "$pack/gemm/manifest.json" ]; then
+  echo "== GEMMs against torch.matmul"
+  python3 "$here/compare_gemm.py" run "$pack/gemm" --bin "$pack/bin" \
+    --markdown "$results/gemm.md" 2>&1 | tee "$results/gemm.txt"
   [ "${PIPESTATUS[0]}" = 0 ] || failed=1
 fi
 rm -rf "$work"

@@ -180,6 +180,7 @@ void kiln::buildGpuCodegenPipeline(OpPassManager &pm,
           "func.func(kiln-copy-to-linalg,kiln-gpu-contractions{tf32=" +
           (options.tf32 ? "true" : "false") +
           " vector-bytes=" + std::to_string(options.vectorBytes) +
+          " stages=" + std::to_string(options.tileStages) +
           (contractionMutation ? mutation : std::string()) +
           "},kiln-gpu-reductions-innermost,kiln-gpu-vectorize{max-bytes=" +
           std::to_string(options.vectorBytes) +

@@ -61,6 +61,12 @@ struct FiberScheduler {
     uint32_t mmaRegs[2][32][kMmaRegs];
     float d[16][8];
     uint32_t decoded = 0;
+    // ldmatrix: each lane's row address, per collective parity, and every
+    // lane's registers of the collective `loaded` (read once, by the first
+    // lane that resumes, before any lane can write shared memory again).
+    const uint16_t *rows[2][32];
+    uint32_t fragments[32][4];
+    uint32_t loaded = 0;
   };
 
   static constexpr size_t kStackBytes = 256 * 1024;
@@ -161,6 +167,33 @@ struct FiberScheduler {
     unsigned g = lane / 4, t = lane % 4;
     for (unsigned r = 0; r < 4; ++r)
       out[r] = w.d[g + 8 * (r / 2)][2 * t + r % 2];
+  }
+
+  /// ldmatrix .m8n8.xNUM(.trans).b16: lanes 8i to 8i + 7 give the rows
+  /// of matrix i; with g = lane / 4 and t = lane % 4, register i of a lane
+  /// holds elements (g, 2t) and (g, 2t + 1) of matrix i, or with .trans
+  /// (2t, g) and (2t + 1, g), the first in the low half.
+  void ldmatrix(int32_t num, bool trans, const void *row, uint32_t *out) {
+    unsigned linear = running->thread.linear, lane = linear % 32;
+    Warp &w = warps[linear / 32];
+    uint32_t n = collective(0xffffffffu, [&](int slot, unsigned l) {
+      w.rows[slot][l] = static_cast<const uint16_t *>(row);
+    });
+    if (w.loaded != n) {
+      w.loaded = n;
+      const uint16_t *const *rows = w.rows[n & 1];
+      for (unsigned l = 0; l < 32; ++l) {
+        unsigned g = l / 4, t = l % 4;
+        for (int i = 0; i < num; ++i) {
+          const uint16_t *const *m = rows + 8 * i;
+          uint32_t lo = trans ? m[2 * t][g] : m[g][2 * t];
+          uint32_t hi = trans ? m[2 * t + 1][g] : m[g][2 * t + 1];
+          w.fragments[l][i] = lo | hi << 16;
+        }
+      }
+    }
+    for (int i = 0; i < num; ++i)
+      out[i] = w.fragments[lane][i];
   }
 
   /// D = A * B + C of one warp's registers.
@@ -360,6 +393,20 @@ void hookMma(int32_t kind, const uint32_t *in, float *out) {
   t->scheduler->mma(kind, in, out);
 }
 
+void hookLdmatrix(int32_t num, int32_t trans, const void *row, uint32_t *out) {
+  ThreadContext *t = current;
+  if (!t || !t->scheduler) {
+    std::fprintf(stderr, "kiln emulator: an ldmatrix in a kernel the module "
+                         "says does not synchronize\n");
+    std::abort();
+  }
+  if (num != 1 && num != 2 && num != 4) {
+    std::fprintf(stderr, "kiln emulator: ldmatrix of %d matrices\n", num);
+    std::abort();
+  }
+  t->scheduler->ldmatrix(num, trans != 0, row, out);
+}
+
 void hookBarrier() {
   ThreadContext *t = current;
   if (!t || !t->scheduler) {
@@ -452,6 +499,7 @@ Status kiln::rt::initEmulatorObject(void *handle) {
   table[KILN_EMU_HOOK_BARRIER] = reinterpret_cast<void *>(&hookBarrier);
   table[KILN_EMU_HOOK_SHFL] = reinterpret_cast<void *>(&hookShuffle);
   table[KILN_EMU_HOOK_MMA] = reinterpret_cast<void *>(&hookMma);
+  table[KILN_EMU_HOOK_LDMATRIX] = reinterpret_cast<void *>(&hookLdmatrix);
   return Status::success();
 }
 

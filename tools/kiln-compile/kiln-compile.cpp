@@ -94,6 +94,13 @@ static cl::opt<int64_t> gpuVectorBytes(
              "kernels, whose threads then take several consecutive elements "
              "(16, 8, 4; 0: one element per thread)"),
     cl::init(16), cl::cat(category));
+static cl::opt<int64_t> gpuTileStages(
+    "gpu-tile-stages",
+    cl::desc("GPU targets: shared-memory buffers per operand of the f16/bf16 "
+             "matrix-product tiles; with 2 or more, the next tiles are copied "
+             "with cp.async while the current one is multiplied (1: staged "
+             "synchronously each step)"),
+    cl::init(3), cl::cat(category));
 static cl::opt<bool> gpuTf32(
     "gpu-tf32",
     cl::desc("GPU targets: run f32 matrix products (MatMul, Gemm, ...) on "
@@ -1008,6 +1015,9 @@ int compileForGpu(ModuleOp module, kiln::kmod::Module &kmod,
   if (failed(applyPassManagerCLOptions(pm)))
     return 1;
   pm.enableTiming(rootTiming);
+  if (gpuTileStages < 1 || gpuTileStages > 8)
+    return fail("--gpu-tile-stages=" + std::to_string(gpuTileStages) +
+                ": the stages must be 1 to 8");
   kiln::GpuPipelineOptions options;
   options.chip = target;
   options.blockSize = gpuBlockSize;
@@ -1016,6 +1026,7 @@ int compileForGpu(ModuleOp module, kiln::kmod::Module &kmod,
   options.tf32 = gpuTf32 || precision == "tf32";
   options.splitKBlocks = gpuSplitKBlocks;
   options.vectorBytes = gpuVectorBytes;
+  options.tileStages = gpuTileStages;
   options.testMutation = gpuTestMutation;
   kiln::buildGpuCodegenPipeline(pm, options);
   if (failed(pm.run(module)))

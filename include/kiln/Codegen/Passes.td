@@ -624,7 +624,9 @@ def KilnGpuContractions : Pass<"kiln-gpu-contractions", "::mlir::func::FuncOp"> 
 
     * one block of 128 threads per 64x64 output tile and batch index;
     * per step of K (16 for f32, 32 for f16/bf16), the threads stage the A
-      tile (as [k][m]) and the B tile (as [k][n]) in shared memory,
+      tile (as [k][m]) and the B tile (as [k][n]) in shared memory (f16
+      and bf16: each tile keeps the operand's contiguous side contiguous,
+      [m][k] or [k][m], [k][n] or [n][k]),
       consecutive threads reading consecutive elements along the dimension
       each operand's innermost index follows, with zeros where the tile
       overhangs the operand; a barrier; the tile's products; a barrier.
@@ -638,6 +640,14 @@ def KilnGpuContractions : Pass<"kiln-gpu-contractions", "::mlir::func::FuncOp"> 
     * f32 without `tf32`: each thread accumulates an 8x4 register tile
       with f32 multiply-adds (exact f32 arithmetic, in another order than
       the CPU's);
+    * f16 and bf16 with `stages` > 1: a pipeline of that many shared
+      buffers per operand; the tiles of the next `stages - 1` steps are in
+      flight as `cp.async` copies (`nvgpu.device_async_copy`, zero-filled
+      outside the operand; operands that cannot be copied in 16-, 8- or
+      4-byte groups are stored synchronously) while this step's products
+      run, one barrier per step; fragments are loaded with `ldmatrix`
+      (`nvgpu.ldmatrix` .x4, transposed where the tile is [k][m] or
+      [k][n]);
     * f32 with `tf32`, f16 and bf16: each warp accumulates a 32x32 tile
       on tensor cores in f32 registers: `nvgpu.mma.sync` m16n8k8 tf32
       (which reads f32 operands as tf32, a 10-bit mantissa) or m16n8k16
@@ -690,6 +700,10 @@ def KilnGpuContractions : Pass<"kiln-gpu-contractions", "::mlir::func::FuncOp"> 
            "Bytes each thread loads at once when staging a tile, where the "
            "operand's layout makes them contiguous and aligned (0: one "
            "element)">,
+    Option<"stages", "stages", "int64_t", "3",
+           "Shared-memory buffers per operand of the f16/bf16 tiles: with "
+           "more than one, the next tiles are copied (cp.async) while the "
+           "current one is multiplied">,
     Option<"foldPadding", "fold-padding", "bool", "true",
            "Read a zero-padded copy's source in place (zero outside it) "
            "and drop the fill and the copy">,

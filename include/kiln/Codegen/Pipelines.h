@@ -158,6 +158,12 @@ struct GpuPipelineOptions
       llvm::cl::desc("Bytes per global access of elementwise kernels (their "
                      "threads take several consecutive elements; 0: one)"),
       llvm::cl::init(16)};
+  Option<int64_t> tileStages{
+      *this, "tile-stages",
+      llvm::cl::desc("Shared-memory buffers per operand of the f16/bf16 "
+                     "GEMM tiles (cp.async pipeline; 1: staged "
+                     "synchronously each step)"),
+      llvm::cl::init(3)};
   Option<bool> tf32{
       *this, "tf32",
       llvm::cl::desc("f32 contractions on tensor cores with tf32 inputs"),

@@ -27,7 +27,13 @@
    warp with f32 accumulators; `in` holds the lane's A, B and C registers
    in order (each 32 bits), `out` receives its four D registers. */
 #define KILN_EMU_HOOK_MMA 3
-#define KILN_EMU_NUM_HOOKS 4
+/* void (*)(int32_t num, int32_t trans, const void *row, uint32_t *out):
+   ldmatrix.sync.aligned.m8n8.xNUM[.trans].shared.b16 of one warp; `row` is
+   the lane's row address, `out` receives its NUM registers. cp.async
+   copies need no hook: the emulator's code copies them at once
+   (zero-filling past the source size) and waits on nothing. */
+#define KILN_EMU_HOOK_LDMATRIX 4
+#define KILN_EMU_NUM_HOOKS 5
 
 /* The mma shapes and input types, the argument of KILN_EMU_HOOK_MMA. */
 #define KILN_EMU_MMA_M16N8K8_TF32 0  /* A: 4 regs, B: 2, C: 4 */

@@ -455,15 +455,23 @@ linalg::GenericOp matchConsumer(const Contraction &c,
 class TileBuilder {
 public:
   TileBuilder(Contraction c, TileKind kind, Mutation mutation,
-              int64_t vectorBytes)
+              int64_t vectorBytes, int64_t stages)
       : c(std::move(c)), kind(kind), mutation(mutation),
         vectorBytes(vectorBytes), loc(this->c.op.getLoc()),
         ctx(this->c.op.getContext()) {
-    bk = kind == TileKind::Half || kind == TileKind::BFloat ? 32 : 16;
+    half = kind == TileKind::Half || kind == TileKind::BFloat;
+    bk = half ? 32 : 16;
     // Shared-memory rows padded so that the fragment loads of the
-    // tensor-core tiles (lanes g + 8-row groups) and the stores of the
-    // SIMT tile hit distinct banks.
+    // tensor-core tiles (lanes g + 8-row groups; ldmatrix's eight 16-byte
+    // rows) and the stores of the SIMT tile hit distinct banks.
     pad = kind == TileKind::Simt ? 1 : 8;
+    // 16-bit tiles keep each operand's contiguous side contiguous in
+    // shared memory (16-byte stores and cp.async copies; ldmatrix, with
+    // .trans where that side is m or n); the others are stored [k][m] and
+    // [k][n] and staged synchronously (tf32 rounds each element).
+    this->stages = half ? std::max<int64_t>(stages, 1) : 1;
+    kContiguous[0] = half && colsFastest(/*isA=*/true);
+    kContiguous[1] = half && !colsFastest(/*isA=*/false);
   }
 
   gpu::LaunchOp build(OpBuilder &b);
@@ -478,9 +486,41 @@ private:
   Location loc;
   MLIRContext *ctx;
   int64_t bk, pad;
+  /// 16-bit operands: ldmatrix fragments, vector stores, cp.async.
+  bool half;
+  /// Shared-memory buffers of each operand's tile: with more than one,
+  /// the tiles of the next `stages - 1` steps of K are copied (cp.async
+  /// where 16-byte groups allow) while this step's products run.
+  int64_t stages;
+  /// By operand (A, B): its shared tile is [m or n][k] (k contiguous)
+  /// rather than [k][m or n].
+  bool kContiguous[2];
   DenseMap<int64_t, Value> constants;
   Block *entry = nullptr;
   Value aShared, bShared;
+
+  /// Whether consecutive elements of the operand's innermost index run
+  /// along its tile's columns (k for A, n for B): consecutive threads load
+  /// along that side, so global loads coalesce.
+  bool colsFastest(bool isA) const {
+    ArrayRef<unsigned> rowDims = isA ? c.m : c.k, colDims = isA ? c.k : c.n;
+    AffineExpr inner = c.maps[isA ? c.a : c.b].getResults().back();
+    return inner.isFunctionOfDim(colDims.back()) ||
+           !inner.isFunctionOfDim(rowDims.back());
+  }
+
+  /// The shared-memory indices of element (k, mn) of an operand's tile in
+  /// buffer `stage` (null: the only one).
+  SmallVector<Value> sharedIndex(bool isA, Value stage, Value k, Value mn) {
+    SmallVector<Value> idx;
+    if (stage)
+      idx.push_back(stage);
+    if (kContiguous[isA ? 0 : 1])
+      idx.append({mn, k});
+    else
+      idx.append({k, mn});
+    return idx;
+  }
 
   int64_t size(unsigned dim) const { return c.sizes[dim]; }
   Value cst(OpBuilder &b, int64_t v) {
@@ -559,11 +599,15 @@ private:
                     int64_t tileElems);
 
   /// Stages the A (rows m, columns k) or B (rows k, columns n) tile at
-  /// (row0, col0) in shared memory, as [k][m] or [k][n]; elements outside
-  /// the operand are zero.
+  /// (row0, col0) in shared-memory buffer `stage` (null: the only one),
+  /// laid out as sharedIndex says; elements outside the operand, and all
+  /// of them where `valid` (if not null) is false, are zero. With several
+  /// stages, 16-bit groups go by cp.async, whose tokens are added to
+  /// `tokens`.
   void stageTile(OpBuilder &b, bool isA, Value tid,
                  const DenseMap<unsigned, Value> &batchAt, Value m0orK0,
-                 Value k0orN0);
+                 Value k0orN0, Value stage, Value valid,
+                 SmallVectorImpl<Value> &tokens);
 
   /// `v` (f32) rounded to the nearest tf32 value (ties away from zero,
   /// as cvt.rna.tf32.f32): the tensor cores drop the low 13 mantissa
@@ -590,12 +634,25 @@ private:
   /// lane's A rows are aRow (+ 8, + 16 mi), its B columns bCol (+ 8 ni) and
   /// its accumulator columns cCol (+ 1, + 8 ni), and its fragments' k
   /// offsets start at kLane (tf32: t, t + 4; f16 pairs: 2t and 2t + 8).
+  ///
+  /// 16-bit tiles load fragments with ldmatrix .x4, each lane giving the
+  /// address of one 8-element row of one of four 8x8 matrices (lanes 8q to
+  /// 8q + 7: matrix q): an A fragment's matrices are (rows 0-7, k 0-7),
+  /// (rows 8-15, k 0-7), (rows 0-7, k 8-15), (rows 8-15, k 8-15); a pair of
+  /// B fragments' are (columns 0-7, k 0-7), (0-7, k 8-15), (8-15, k 0-7),
+  /// (8-15, k 8-15). The lane's row starts at (ldK[op], ldMN[op]) from the
+  /// fragment's corner; with k contiguous in shared memory the rows run
+  /// along k and the load is plain, else along m or n and it transposes.
   void locateThread(OpBuilder &b, Value tid);
-  Value tRow, tCol, aRow, bCol, cCol, kLane;
+  Value tRow, tCol, aRow, bCol, cCol, kLane, warpRow, warpCol;
+  Value ldK[2], ldMN[2];
 
   /// One step of K's products into the accumulators `acc`.
   void simtCompute(OpBuilder &b, SmallVectorImpl<Value> &acc);
-  void mmaCompute(OpBuilder &b, SmallVectorImpl<Value> &acc);
+  void mmaCompute(OpBuilder &b, SmallVectorImpl<Value> &acc, Value stage);
+  /// acc = a * b + acc on one 16x8 tile: `nvgpu.mma.sync`, or for bf16
+  /// `nvvm.mma.sync` on the fragments' registers (two bf16 per i32).
+  Value mma(OpBuilder &b, Value aFrag, Value bFrag, Value acc);
 };
 
 int64_t TileBuilder::loadWidth(unsigned operand, ArrayRef<unsigned> fastDims,
@@ -638,7 +695,8 @@ int64_t TileBuilder::loadWidth(unsigned operand, ArrayRef<unsigned> fastDims,
 
 void TileBuilder::stageTile(OpBuilder &b, bool isA, Value tid,
                             const DenseMap<unsigned, Value> &batchAt,
-                            Value rowBase, Value colBase) {
+                            Value rowBase, Value colBase, Value stage,
+                            Value valid, SmallVectorImpl<Value> &tokens) {
   // A's tile is (m: bm) x (k: bk); B's is (k: bk) x (n: bn).
   ArrayRef<unsigned> rowDims = isA ? c.m : c.k, colDims = isA ? c.k : c.n;
   int64_t rows = isA ? bm : bk, cols = isA ? bk : bn;
@@ -646,9 +704,7 @@ void TileBuilder::stageTile(OpBuilder &b, bool isA, Value tid,
   unsigned operand = isA ? c.a : c.b;
   // Consecutive threads take consecutive elements along the dimension the
   // operand's innermost index follows, so global loads coalesce.
-  AffineExpr inner = c.maps[operand].getResults().back();
-  bool colsFastest = inner.isFunctionOfDim(colDims.back()) ||
-                     !inner.isFunctionOfDim(rowDims.back());
+  bool colsFastest = this->colsFastest(isA);
   const std::optional<PaddedInput> &padded = c.padded[operand];
   Value bufferOperand = padded ? padded->source : c.op.getDpsInputs()[operand];
   // Each thread loads `width` consecutive elements along the fast side at
@@ -668,15 +724,21 @@ void TileBuilder::stageTile(OpBuilder &b, bool isA, Value tid,
   DenseMap<unsigned, Value> fastIdx = batchAt;
   decompose(b, gFast, fastDims, fastIdx);
   // Guards only where the tiles overhang the operand.
-  Value fastInside = guard(b, gFast, c.extent(fastDims), fast);
+  Value fastInside =
+      conjoin(b, guard(b, gFast, c.extent(fastDims), fast), valid);
   ArrayRef<int64_t> sourceShape =
       cast<MemRefType>(bufferOperand.getType()).getShape();
   ArrayRef<int64_t> paddedShape =
       cast<MemRefType>(c.op.getDpsInputs()[operand].getType()).getShape();
   // A group of `width` elements: a vector (one aligned load) or a scalar;
-  // zero outside the operand.
+  // zero outside the operand. 16-bit tiles keep the fast side contiguous
+  // in shared memory (see kContiguous): with several stages a group is one
+  // cp.async copy. (A vector.store into workgroup memory would reach
+  // convert-vector-to-llvm, which cannot convert its memory space.)
   Type group = width > 1 ? Type(VectorType::get({width}, c.inType)) : c.inType;
   int64_t groupBytes = width * (c.inType.getIntOrFloatBitWidth() / 8);
+  bool asyncCopy = half && stages > 1 && width > 1 &&
+                   (groupBytes == 4 || groupBytes == 8 || groupBytes == 16);
   for (int64_t r = 0; r < rows * cols / (threads * width); ++r) {
     Value slow = add(b, slowAt, r * (threads / lanes));
     Value gSlow = add(b, colsFastest ? rowBase : colBase, slow);
@@ -695,6 +757,31 @@ void TileBuilder::stageTile(OpBuilder &b, bool isA, Value tid,
           idx[d] = arith::SubIOp::create(b, loc, idx[d], cst(b, low));
         inside = conjoin(b, inside, less(b, idx[d], sourceShape[d]));
       }
+    }
+    // The group's first element in shared memory.
+    auto sharedAt = [&](int64_t e) {
+      Value at = add(b, fastAt, e);
+      Value row = colsFastest ? slow : at;
+      Value col = colsFastest ? at : slow;
+      return isA ? sharedIndex(isA, stage, col, row)
+                 : sharedIndex(isA, stage, row, col);
+    };
+    if (asyncCopy) {
+      // cp.async of the group, zero-filled (no bytes read) outside the
+      // operand, where the indices are clamped to the buffer's start.
+      Value srcElements;
+      if (inside) {
+        srcElements =
+            arith::SelectOp::create(b, loc, inside, cst(b, width), cst(b, 0));
+        for (Value &i : idx)
+          i = arith::SelectOp::create(b, loc, inside, i, cst(b, 0));
+      }
+      auto copy = nvgpu::DeviceAsyncCopyOp::create(
+          b, loc, nvgpu::DeviceAsyncTokenType::get(ctx), shared, sharedAt(0),
+          bufferOperand, idx, b.getIndexAttr(width), srcElements,
+          groupBytes == 16 ? b.getUnitAttr() : UnitAttr());
+      tokens.push_back(copy.getAsyncToken());
+      continue;
     }
     auto load = [&](OpBuilder &lb) -> Value {
       if (width == 1)
@@ -724,13 +811,7 @@ void TileBuilder::stageTile(OpBuilder &b, bool isA, Value tid,
           width > 1 ? vector::ExtractOp::create(b, loc, v, e).getResult() : v;
       if (kind == TileKind::Tf32)
         x = roundToTf32(b, x);
-      // Shared layout: [k][m] for A, [k][n] for B.
-      Value at = add(b, fastAt, e);
-      Value row = colsFastest ? slow : at;
-      Value col = colsFastest ? at : slow;
-      SmallVector<Value> sIdx =
-          isA ? SmallVector<Value>{col, row} : SmallVector<Value>{row, col};
-      memref::StoreOp::create(b, loc, x, shared, sIdx);
+      memref::StoreOp::create(b, loc, x, shared, sharedAt(e));
     }
   }
 }
@@ -747,10 +828,33 @@ void TileBuilder::locateThread(OpBuilder &b, Value tid) {
   Value rowBase = mul(b, div(b, warp, 2), 32);
   Value colBase = mul(b, rem(b, warp, 2), 32);
   Value g = div(b, lane, 4), t = rem(b, lane, 4);
+  warpRow = rowBase;
+  warpCol = colBase;
   aRow = add(b, rowBase, g);
   bCol = add(b, colBase, g);
   cCol = add(b, colBase, mul(b, t, 2));
   kLane = kind == TileKind::Tf32 ? t : mul(b, t, 2);
+  if (!half)
+    return;
+  // Matrix q = lane / 8, row r = lane % 8 of it.
+  Value lo16 = rem(b, lane, 16), hi8 = mul(b, div(b, lane, 16), 8);
+  Value lo8 = rem(b, lane, 8), mid8 = mul(b, rem(b, div(b, lane, 8), 2), 8);
+  // A: matrix q covers rows 8 (q % 2) and k 8 (q / 2).
+  if (kContiguous[0]) {
+    ldMN[0] = lo16; // row r + 8 (q % 2)
+    ldK[0] = hi8;
+  } else {
+    ldK[0] = add(b, hi8, lo8); // k row 8 (q / 2) + r
+    ldMN[0] = mid8;
+  }
+  // B pair: matrix q covers columns 8 (q / 2) and k 8 (q % 2).
+  if (kContiguous[1]) {
+    ldMN[1] = add(b, hi8, lo8); // column 8 (q / 2) + r
+    ldK[1] = mid8;
+  } else {
+    ldK[1] = lo16; // k row 8 (q % 2) + r
+    ldMN[1] = hi8;
+  }
 }
 
 void TileBuilder::simtCompute(OpBuilder &b, SmallVectorImpl<Value> &acc) {
@@ -772,115 +876,133 @@ void TileBuilder::simtCompute(OpBuilder &b, SmallVectorImpl<Value> &acc) {
   }
 }
 
-void TileBuilder::mmaCompute(OpBuilder &b, SmallVectorImpl<Value> &acc) {
-  bool half = kind != TileKind::Tf32; // two 16-bit elements per register
-  int64_t mmaK = half ? 16 : 8;
+Value TileBuilder::mma(OpBuilder &b, Value aFrag, Value bFrag, Value acc) {
+  if (kind != TileKind::BFloat)
+    return nvgpu::MmaSyncOp::create(
+        b, loc, aFrag, bFrag, acc,
+        ArrayRef<int64_t>{16, 8, kind == TileKind::Tf32 ? 8 : 16},
+        /*tf32Enabled=*/kind == TileKind::Tf32);
+  // bf16: upstream's nvgpu.mma.sync has no bf16 lowering, so
+  // nvvm.mma.sync directly: row i of a fragment (two bf16, the first in
+  // the low half) is register i, and the four f32 accumulator registers
+  // move in and out of the vector<2x2xf32> the other tiles carry
+  // (register 2r + e is element [r][e]).
+  auto i32 = b.getI32Type();
+  auto regs = [&](Value frag) {
+    SmallVector<Value> out;
+    auto type = cast<VectorType>(frag.getType());
+    for (int64_t i = 0; i < type.getDimSize(0); ++i) {
+      Value row = vector::ExtractOp::create(b, loc, frag, i);
+      Value word =
+          vector::BitCastOp::create(b, loc, VectorType::get({1}, i32), row);
+      out.push_back(vector::ExtractOp::create(b, loc, word, 0));
+    }
+    return out;
+  };
+  auto f32 = b.getF32Type();
+  auto resultTy = LLVM::LLVMStructType::getLiteral(ctx, {f32, f32, f32, f32});
+  SmallVector<Value> cRegs;
+  for (int64_t i = 0; i < 4; ++i)
+    cRegs.push_back(vector::ExtractOp::create(b, loc, acc,
+                                              ArrayRef<int64_t>{i / 2, i % 2}));
+  Value d = NVVM::MmaOp::create(
+      b, loc, resultTy, regs(aFrag), regs(bFrag), cRegs,
+      ArrayRef<int64_t>{16, 8, 16}, std::nullopt, std::nullopt,
+      std::array<NVVM::MMATypes, 2>{NVVM::MMATypes::bf16, NVVM::MMATypes::bf16},
+      std::array<NVVM::MMALayout, 2>{NVVM::MMALayout::row,
+                                     NVVM::MMALayout::col});
+  for (int64_t i = 0; i < 4; ++i) {
+    Value v = LLVM::ExtractValueOp::create(b, loc, d, i);
+    acc = vector::InsertOp::create(b, loc, v, acc,
+                                   ArrayRef<int64_t>{i / 2, i % 2});
+  }
+  return acc;
+}
+
+void TileBuilder::mmaCompute(OpBuilder &b, SmallVectorImpl<Value> &acc,
+                             Value stage) {
+  // Rows of a 2-D fragment (the GPU lowering has no n-D
+  // vector.from_elements).
+  auto fragment = [&](VectorType ty, ArrayRef<Value> rows) -> Value {
+    Value v = arith::ConstantOp::create(
+        b, loc, DenseElementsAttr::get(ty, b.getZeroAttr(c.inType)));
+    for (auto [i, row] : llvm::enumerate(rows))
+      v = vector::InsertOp::create(b, loc, row, v,
+                                   ArrayRef<int64_t>{static_cast<int64_t>(i)});
+    return v;
+  };
+  if (half) {
+    // Per k step of 16: one ldmatrix .x4 per A fragment (a 16x16 tile)
+    // and per pair of B fragments (16 x 16 columns); see locateThread.
+    VectorType x4 = VectorType::get({4, 2}, c.inType);
+    VectorType bTy = VectorType::get({2, 2}, c.inType);
+    auto ldmatrix = [&](bool isA, Value k, Value mn) -> Value {
+      unsigned op = isA ? 0 : 1;
+      SmallVector<Value> idx =
+          sharedIndex(isA, stage, add(b, k, ldK[op]), add(b, mn, ldMN[op]));
+      return nvgpu::LdMatrixOp::create(b, loc, x4, isA ? aShared : bShared, idx,
+                                       /*transpose=*/!kContiguous[op],
+                                       /*numTiles=*/4);
+    };
+    for (int64_t k0 = 0; k0 < bk; k0 += 16) {
+      SmallVector<Value> aFrag, bFrag;
+      for (int64_t mi = 0; mi < 2; ++mi)
+        aFrag.push_back(ldmatrix(true, cst(b, k0), add(b, warpRow, 16 * mi)));
+      for (int64_t pair = 0; pair < 2; ++pair) {
+        Value regs = ldmatrix(false, cst(b, k0), add(b, warpCol, 16 * pair));
+        for (int64_t f = 0; f < 2; ++f) {
+          SmallVector<Value> rows;
+          for (int64_t r = 0; r < 2; ++r) {
+            int64_t rr = mutation == Mutation::SwapBFragment ? 1 - r : r;
+            rows.push_back(vector::ExtractOp::create(b, loc, regs, 2 * f + rr));
+          }
+          bFrag.push_back(fragment(bTy, rows));
+        }
+      }
+      for (int64_t mi = 0; mi < 2; ++mi)
+        for (int64_t ni = 0; ni < 4; ++ni)
+          acc[mi * 4 + ni] = mma(b, aFrag[mi], bFrag[ni], acc[mi * 4 + ni]);
+    }
+    return;
+  }
+  // tf32: fragments element by element from the [k][m] and [k][n] tiles.
   auto load = [&](Value shared, Value k, Value mn) -> Value {
     return memref::LoadOp::create(b, loc, shared, ValueRange{k, mn});
   };
-  VectorType aTy = VectorType::get({4, half ? 2 : 1}, c.inType);
-  VectorType bTy = VectorType::get({2, half ? 2 : 1}, c.inType);
-  // A fragment from its elements in row-major order (element by element:
-  // the GPU lowering has no n-D vector.from_elements).
-  auto fragment = [&](VectorType ty, ArrayRef<Value> elems) -> Value {
+  VectorType aTy = VectorType::get({4, 1}, c.inType);
+  VectorType bTy = VectorType::get({2, 1}, c.inType);
+  auto column = [&](VectorType ty, ArrayRef<Value> elems) -> Value {
     Value v = arith::ConstantOp::create(
         b, loc, DenseElementsAttr::get(ty, b.getZeroAttr(c.inType)));
-    int64_t cols = ty.getDimSize(1);
     for (auto [i, e] : llvm::enumerate(elems))
       v = vector::InsertOp::create(
-          b, loc, e, v,
-          ArrayRef<int64_t>{static_cast<int64_t>(i) / cols,
-                            static_cast<int64_t>(i) % cols});
+          b, loc, e, v, ArrayRef<int64_t>{static_cast<int64_t>(i), 0});
     return v;
   };
-  // bf16 registers for nvvm.mma.sync: two elements in 32 bits, the first
-  // in the low half.
-  auto i32 = b.getI32Type();
-  auto packed = [&](ArrayRef<Value> elems) {
-    SmallVector<Value> regs;
-    Value sixteen = arith::ConstantOp::create(b, loc, b.getI32IntegerAttr(16));
-    auto word = [&](Value e) -> Value {
-      Value bits = arith::BitcastOp::create(b, loc, b.getI16Type(), e);
-      return arith::ExtUIOp::create(b, loc, i32, bits);
-    };
-    for (size_t i = 0; i < elems.size(); i += 2) {
-      Value hi = arith::ShLIOp::create(b, loc, word(elems[i + 1]), sixteen);
-      regs.push_back(arith::OrIOp::create(b, loc, word(elems[i]), hi));
-    }
-    return regs;
-  };
-  for (int64_t k0 = 0; k0 < bk; k0 += mmaK) {
-    SmallVector<SmallVector<Value>> aElems, bElems;
+  for (int64_t k0 = 0; k0 < bk; k0 += 8) {
+    SmallVector<Value> aFrag, bFrag;
     for (int64_t mi = 0; mi < 2; ++mi) {
-      // Register r: row g + 8 (r % 2), k offset (4 or 8) * (r / 2).
+      // Register r: row g + 8 (r % 2), k offset 4 (r / 2).
       Value row = add(b, aRow, 16 * mi);
-      SmallVector<Value> &elems = aElems.emplace_back();
-      for (int64_t r = 0; r < 4; ++r) {
-        Value rr = add(b, row, 8 * (r % 2));
-        Value kk = add(b, kLane, k0 + (half ? 8 : 4) * (r / 2));
-        elems.push_back(load(aShared, kk, rr));
-        if (half)
-          elems.push_back(load(aShared, add(b, kk, 1), rr));
-      }
+      SmallVector<Value> elems;
+      for (int64_t r = 0; r < 4; ++r)
+        elems.push_back(load(aShared, add(b, kLane, k0 + 4 * (r / 2)),
+                             add(b, row, 8 * (r % 2))));
+      aFrag.push_back(column(aTy, elems));
     }
     for (int64_t ni = 0; ni < 4; ++ni) {
-      // Register r: column g, k offset (4 or 8) * r.
+      // Register r: column g, k offset 4 r.
       Value col = add(b, bCol, 8 * ni);
-      SmallVector<Value> &elems = bElems.emplace_back();
+      SmallVector<Value> elems;
       for (int64_t r = 0; r < 2; ++r) {
         int64_t rr = mutation == Mutation::SwapBFragment ? 1 - r : r;
-        Value kk = add(b, kLane, k0 + (half ? 8 : 4) * rr);
-        elems.push_back(load(bShared, kk, col));
-        if (half)
-          elems.push_back(load(bShared, add(b, kk, 1), col));
+        elems.push_back(load(bShared, add(b, kLane, k0 + 4 * rr), col));
       }
+      bFrag.push_back(column(bTy, elems));
     }
-    if (kind != TileKind::BFloat) {
-      SmallVector<Value> aFrag, bFrag;
-      for (ArrayRef<Value> elems : aElems)
-        aFrag.push_back(fragment(aTy, elems));
-      for (ArrayRef<Value> elems : bElems)
-        bFrag.push_back(fragment(bTy, elems));
-      for (int64_t mi = 0; mi < 2; ++mi)
-        for (int64_t ni = 0; ni < 4; ++ni) {
-          Value &a = acc[mi * 4 + ni];
-          a = nvgpu::MmaSyncOp::create(b, loc, aFrag[mi], bFrag[ni], a,
-                                       ArrayRef<int64_t>{16, 8, mmaK},
-                                       /*tf32Enabled=*/!half);
-        }
-      continue;
-    }
-    // bf16: upstream's nvgpu.mma.sync has no bf16 lowering, so
-    // nvvm.mma.sync directly, its four f32 accumulator registers moved in
-    // and out of the vector<2x2xf32> the other tiles carry (register
-    // 2r + e is element [r][e]).
-    auto f32 = b.getF32Type();
-    auto resultTy = LLVM::LLVMStructType::getLiteral(ctx, {f32, f32, f32, f32});
-    SmallVector<SmallVector<Value>> bRegs;
-    for (ArrayRef<Value> elems : bElems)
-      bRegs.push_back(packed(elems));
-    for (int64_t mi = 0; mi < 2; ++mi) {
-      SmallVector<Value> aRegs = packed(aElems[mi]);
-      for (int64_t ni = 0; ni < 4; ++ni) {
-        Value &a = acc[mi * 4 + ni];
-        SmallVector<Value> cRegs;
-        for (int64_t i = 0; i < 4; ++i)
-          cRegs.push_back(vector::ExtractOp::create(
-              b, loc, a, ArrayRef<int64_t>{i / 2, i % 2}));
-        Value d = NVVM::MmaOp::create(
-            b, loc, resultTy, aRegs, bRegs[ni], cRegs,
-            ArrayRef<int64_t>{16, 8, 16}, std::nullopt, std::nullopt,
-            std::array<NVVM::MMATypes, 2>{NVVM::MMATypes::bf16,
-                                          NVVM::MMATypes::bf16},
-            std::array<NVVM::MMALayout, 2>{NVVM::MMALayout::row,
-                                           NVVM::MMALayout::col});
-        for (int64_t i = 0; i < 4; ++i) {
-          Value v = LLVM::ExtractValueOp::create(b, loc, d, i);
-          a = vector::InsertOp::create(b, loc, v, a,
-                                       ArrayRef<int64_t>{i / 2, i % 2});
-        }
-      }
-    }
+    for (int64_t mi = 0; mi < 2; ++mi)
+      for (int64_t ni = 0; ni < 4; ++ni)
+        acc[mi * 4 + ni] = mma(b, aFrag[mi], bFrag[ni], acc[mi * 4 + ni]);
   }
 }
 
@@ -889,9 +1011,19 @@ gpu::LaunchOp TileBuilder::build(OpBuilder &b) {
   int64_t mTiles = (mSize + bm - 1) / bm, nTiles = (nSize + bn - 1) / bn;
   int64_t kTiles = (kSize + bk - 1) / bk;
   int64_t batches = c.extent(c.batch);
-  auto shared = [&](int64_t cols) {
+  // [stage][k][m or n], or [stage][m or n][k] (see kContiguous); no stage
+  // dimension with one stage.
+  auto shared = [&](bool isA) {
+    int64_t mn = isA ? bm : bn;
+    SmallVector<int64_t> shape;
+    if (stages > 1)
+      shape.push_back(stages);
+    if (kContiguous[isA ? 0 : 1])
+      shape.append({mn, bk + pad});
+    else
+      shape.append({bk, mn + pad});
     return MemRefType::get(
-        {bk, cols + pad}, c.inType, MemRefLayoutAttrInterface(),
+        shape, c.inType, MemRefLayoutAttrInterface(),
         gpu::AddressSpaceAttr::get(ctx, gpu::AddressSpace::Workgroup));
   };
   auto hostCst = [&](int64_t v) {
@@ -902,7 +1034,7 @@ gpu::LaunchOp TileBuilder::build(OpBuilder &b) {
       b, loc, hostCst(batches * mTiles * nTiles), one, one, hostCst(threads),
       one, one, /*dynamicSharedMemorySize=*/nullptr,
       /*asyncTokenType=*/nullptr, /*asyncDependencies=*/{},
-      TypeRange{shared(bm), shared(bn)});
+      TypeRange{shared(true), shared(false)});
   entry = &launch.getBody().front();
   aShared = launch.getWorkgroupAttributions()[0];
   bShared = launch.getWorkgroupAttributions()[1];
@@ -930,21 +1062,73 @@ gpu::LaunchOp TileBuilder::build(OpBuilder &b) {
   }
   int64_t kLoopTiles =
       mutation == Mutation::SkipLastKTile ? kTiles - 1 : kTiles;
-  auto kLoop = scf::ForOp::create(
-      kb, loc, cst(kb, 0), cst(kb, kLoopTiles), cst(kb, 1), init,
-      [&](OpBuilder &lb, Location, Value kt, ValueRange args) {
-        Value k0 = mul(lb, kt, bk);
-        stageTile(lb, /*isA=*/true, tid, batchAt, m0, k0);
-        stageTile(lb, /*isA=*/false, tid, batchAt, k0, n0);
-        gpu::BarrierOp::create(lb, loc);
-        SmallVector<Value> acc(args.begin(), args.end());
-        if (kind == TileKind::Simt)
-          simtCompute(lb, acc);
-        else
-          mmaCompute(lb, acc);
-        gpu::BarrierOp::create(lb, loc);
-        scf::YieldOp::create(lb, loc, acc);
-      });
+  // Tile kt's A and B into buffer `stage`, as one cp.async group when
+  // there are several stages (the group's token, else null).
+  auto stageStep = [&](OpBuilder &lb, Value kt, Value stage,
+                       Value valid) -> Value {
+    Value k0 = mul(lb, kt, bk);
+    SmallVector<Value> tokens;
+    stageTile(lb, /*isA=*/true, tid, batchAt, m0, k0, stage, valid, tokens);
+    stageTile(lb, /*isA=*/false, tid, batchAt, k0, n0, stage, valid, tokens);
+    if (tokens.empty())
+      return Value();
+    return nvgpu::DeviceAsyncCreateGroupOp::create(
+        lb, loc, nvgpu::DeviceAsyncTokenType::get(ctx), tokens);
+  };
+  auto compute = [&](OpBuilder &lb, SmallVectorImpl<Value> &acc, Value stage) {
+    if (kind == TileKind::Simt)
+      simtCompute(lb, acc);
+    else
+      mmaCompute(lb, acc, stage);
+  };
+  scf::ForOp kLoop;
+  if (stages == 1) {
+    kLoop = scf::ForOp::create(
+        kb, loc, cst(kb, 0), cst(kb, kLoopTiles), cst(kb, 1), init,
+        [&](OpBuilder &lb, Location, Value kt, ValueRange args) {
+          stageStep(lb, kt, Value(), Value());
+          gpu::BarrierOp::create(lb, loc);
+          SmallVector<Value> acc(args.begin(), args.end());
+          compute(lb, acc, Value());
+          gpu::BarrierOp::create(lb, loc);
+          scf::YieldOp::create(lb, loc, acc);
+        });
+  } else {
+    // A pipeline of `stages` buffers: the first stages - 1 tiles are
+    // copied before the loop; step kt starts copying tile kt + stages - 1
+    // into the buffer step kt - 1 read, multiplies tile kt, then waits
+    // until at most stages - 2 copy groups are in flight (tile kt + 1 has
+    // landed) and synchronizes, which also ends every thread's reads of
+    // tile kt. Copies past the last tile fill unread buffers with zeros,
+    // so that every step commits one group.
+    auto wait = [&](OpBuilder &lb, Value token, int64_t pending) {
+      if (token)
+        nvgpu::DeviceAsyncWaitOp::create(lb, loc, token,
+                                         lb.getI32IntegerAttr(pending));
+    };
+    Value token;
+    Value never = arith::ConstantOp::create(kb, loc, kb.getBoolAttr(false));
+    for (int64_t s = 0; s + 1 < stages; ++s)
+      token =
+          stageStep(kb, cst(kb, s), cst(kb, s), s < kTiles ? Value() : never);
+    wait(kb, token, stages - 2);
+    gpu::BarrierOp::create(kb, loc);
+    kLoop = scf::ForOp::create(
+        kb, loc, cst(kb, 0), cst(kb, kLoopTiles), cst(kb, 1), init,
+        [&](OpBuilder &lb, Location, Value kt, ValueRange args) {
+          Value next = add(lb, kt, stages - 1);
+          Value valid = arith::CmpIOp::create(
+              lb, loc, arith::CmpIPredicate::ult, next, cst(lb, kTiles));
+          Value step = stageStep(lb, next, rem(lb, next, stages), valid);
+          SmallVector<Value> acc(args.begin(), args.end());
+          compute(lb, acc, rem(lb, kt, stages));
+          wait(lb, step, stages - 2);
+          gpu::BarrierOp::create(lb, loc);
+          scf::YieldOp::create(lb, loc, acc);
+        });
+    // No copy outlives the kernel.
+    wait(kb, token, 0);
+  }
 
   // Epilogue: out[row, col] += accumulator, inside the output only. Each
   // of the thread's rows and columns is split into loop indices once.
@@ -1115,7 +1299,7 @@ struct GpuContractionsPass
       // With a consumer, the kernel takes its place (the buffers it
       // reads are defined by then; only views and constants lie between).
       OpBuilder b(c.consumer ? c.consumer.getOperation() : op.getOperation());
-      TileBuilder builder(c, kind, mutation, vectorBytes);
+      TileBuilder builder(c, kind, mutation, vectorBytes, stages);
       gpu::LaunchOp launch = builder.build(b);
       launch->setAttr(
           "kiln.cost",

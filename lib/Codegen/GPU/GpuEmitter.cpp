@@ -209,7 +209,8 @@ LogicalResult kiln::extractLaunchPlan(ModuleOp module, kmod::Module &out,
         StringRef n = inner->getName().getStringRef();
         sync |= n.starts_with("nvvm.barrier") || n.starts_with("gpu.barrier") ||
                 n.starts_with("nvvm.shfl") || n.starts_with("gpu.shuffle") ||
-                n.starts_with("nvvm.mma");
+                n.starts_with("nvvm.mma") || n.starts_with("nvvm.ldmatrix") ||
+                n.starts_with("nvgpu.ldmatrix") || n.starts_with("nvgpu.mma");
       });
       kernel->set_synchronizes(sync);
       if (auto costs = fn->getAttrOfType<DictionaryAttr>("kiln.kernel_costs"))

@@ -157,6 +157,71 @@ LogicalResult lowerMma(OpBuilder &b, NVVM::MmaOp mma, CallHook &callHook) {
   return success();
 }
 
+/// `ld` (8x8 b16 matrices) as a call of the ldmatrix hook: the lane's row
+/// address in, its registers read back from a stack array.
+template <typename CallHook>
+LogicalResult lowerLdmatrix(OpBuilder &b, NVVM::LdMatrixOp ld,
+                            CallHook &callHook) {
+  if (ld.getShape().getM() != 8 || ld.getShape().getN() != 8 ||
+      ld.getEltType() != NVVM::LdStMatrixEltType::B16)
+    return failure();
+  MLIRContext *ctx = b.getContext();
+  Location loc = ld.getLoc();
+  auto i32 = IntegerType::get(ctx, 32);
+  auto ptrTy = LLVM::LLVMPointerType::get(ctx);
+  int32_t num = ld.getNum();
+  auto fn = ld->getParentOfType<LLVM::LLVMFuncOp>();
+  OpBuilder eb = OpBuilder::atBlockBegin(&fn.getBody().front());
+  Value four = LLVM::ConstantOp::create(eb, loc, i32, eb.getI32IntegerAttr(4));
+  Value out = LLVM::AllocaOp::create(eb, loc, ptrTy, i32, four);
+  Value numValue =
+      LLVM::ConstantOp::create(b, loc, i32, b.getI32IntegerAttr(num));
+  Value trans = LLVM::ConstantOp::create(
+      b, loc, i32,
+      b.getI32IntegerAttr(ld.getLayout() == NVVM::MMALayout::col ? 1 : 0));
+  callHook(b, loc, KILN_EMU_HOOK_LDMATRIX, Type(),
+           ValueRange{numValue, trans, ld.getPtr(), out});
+  auto word = [&](int32_t i) -> Value {
+    Value slot =
+        LLVM::GEPOp::create(b, loc, ptrTy, i32, out, ArrayRef<LLVM::GEPArg>{i});
+    return LLVM::LoadOp::create(b, loc, i32, slot);
+  };
+  Type type = ld.getRes().getType();
+  Value result;
+  if (type == i32) {
+    result = word(0);
+  } else {
+    result = LLVM::UndefOp::create(b, loc, type);
+    for (int32_t i = 0; i < num; ++i)
+      result = LLVM::InsertValueOp::create(b, loc, result, word(i),
+                                           ArrayRef<int64_t>{i});
+  }
+  ld.getRes().replaceAllUsesWith(result);
+  return success();
+}
+
+/// `cp` copied at once: the source's bytes (all `size` of them, or
+/// `cpSize`), the rest of the `size` zero.
+void lowerCpAsync(OpBuilder &b, NVVM::CpAsyncOp cp) {
+  MLIRContext *ctx = b.getContext();
+  Location loc = cp.getLoc();
+  auto i32 = IntegerType::get(ctx, 32);
+  auto i8 = IntegerType::get(ctx, 8);
+  auto ptrTy = LLVM::LLVMPointerType::get(ctx);
+  Value size =
+      LLVM::ConstantOp::create(b, loc, i32, b.getI32IntegerAttr(cp.getSize()));
+  Value copied = cp.getCpSize() ? cp.getCpSize() : size;
+  LLVM::MemcpyOp::create(b, loc, cp.getDst(), cp.getSrc(), copied,
+                         /*isVolatile=*/false);
+  if (!cp.getCpSize())
+    return;
+  Value rest = LLVM::SubOp::create(b, loc, size, copied);
+  Value tail =
+      LLVM::GEPOp::create(b, loc, ptrTy, i8, cp.getDst(), ValueRange{copied});
+  Value zero = LLVM::ConstantOp::create(b, loc, i8, b.getI8IntegerAttr(0));
+  LLVM::MemsetOp::create(b, loc, tail, zero, rest, /*isVolatile=*/false);
+}
+
 struct NvvmToEmulatorPass
     : public kiln::impl::KilnNvvmToEmulatorBase<NvvmToEmulatorPass> {
   void runOnOperation() override {
@@ -309,6 +374,22 @@ struct NvvmToEmulatorPass
             continue;
           }
         }
+      }
+      if (auto ld = dyn_cast<NVVM::LdMatrixOp>(op)) {
+        if (succeeded(lowerLdmatrix(ob, ld, callHook))) {
+          op->erase();
+          continue;
+        }
+      }
+      if (auto cp = dyn_cast<NVVM::CpAsyncOp>(op)) {
+        lowerCpAsync(ob, cp);
+        op->erase();
+        continue;
+      }
+      // Copies complete as they are made: nothing to wait for.
+      if (isa<NVVM::CpAsyncCommitGroupOp, NVVM::CpAsyncWaitGroupOp>(op)) {
+        op->erase();
+        continue;
       }
       if (auto mma = dyn_cast<NVVM::MmaOp>(op)) {
         if (succeeded(lowerMma(ob, mma, callHook))) {

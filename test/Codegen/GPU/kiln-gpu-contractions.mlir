@@ -3,6 +3,7 @@
 // RUN: kiln-opt %s -split-input-file -pass-pipeline='builtin.module(func.func(kiln-gpu-contractions{min-size=128}))' | FileCheck %s --check-prefix=MIN
 // RUN: kiln-opt %s -split-input-file -pass-pipeline='builtin.module(func.func(kiln-gpu-contractions{fold-padding=false}))' | FileCheck %s --check-prefix=NOFOLD
 // RUN: kiln-opt %s -split-input-file -pass-pipeline='builtin.module(func.func(kiln-gpu-contractions{vector-bytes=0}))' | FileCheck %s --check-prefix=NOVEC
+// RUN: kiln-opt %s -split-input-file -pass-pipeline='builtin.module(func.func(kiln-gpu-contractions{stages=1}))' | FileCheck %s --check-prefix=STAGES1
 
 #a = affine_map<(m, k, n) -> (m, k)>
 #b = affine_map<(m, k, n) -> (k, n)>
@@ -58,14 +59,47 @@ func.func @matmul(%x: memref<100x70xf32>, %w: memref<70x50xf32>, %y: memref<100x
 
 // f16 operands with an f32 accumulator (the inputs extended in the body):
 // tensor cores m16n8k16, K in steps of 32, and no guards where the sizes
-// are multiples of the tiles.
+// are multiples of the tiles. Each shared tile keeps its operand's
+// contiguous side contiguous (A [m][k], B [k][n]), three buffers deep: the
+// first two steps' tiles are copied 16 bytes at a time with cp.async
+// before the loop, and each step copies the tile two steps ahead, loads
+// its fragments with ldmatrix (B's transposed), multiplies, and waits for
+// the next tile.
 // CHECK-LABEL: func.func @matmul_f16
-// CHECK: workgroup(%{{.*}} : memref<32x72xf16, #gpu.address_space<workgroup>>, %{{.*}} : memref<32x72xf16, #gpu.address_space<workgroup>>)
-// Both operands are loaded 8 elements (16 bytes) at a time.
+// CHECK: workgroup(%[[AS:.*]] : memref<3x64x40xf16, #gpu.address_space<workgroup>>, %[[BS:.*]] : memref<3x32x72xf16, #gpu.address_space<workgroup>>)
 // CHECK-NOT: scf.if
-// CHECK: vector.load %arg0[%{{.*}}, %{{.*}}] {alignment = 16 : i64} : memref<128x64xf16>, vector<8xf16>
-// CHECK: vector.load %arg1[%{{.*}}, %{{.*}}] {alignment = 16 : i64} : memref<64x64xf16>, vector<8xf16>
-// CHECK: nvgpu.mma.sync({{.*}}) {mmaShape = [16, 8, 16]} : (vector<4x2xf16>, vector<2x2xf16>, vector<2x2xf32>) -> vector<2x2xf32>
+// CHECK: nvgpu.device_async_copy %arg0[%{{.*}}, %{{.*}}], %[[AS]][%c0, %{{.*}}, %{{.*}}], 8 {bypassL1} : memref<128x64xf16> to memref<3x64x40xf16, #gpu.address_space<workgroup>>
+// CHECK: nvgpu.device_async_copy %arg1[%{{.*}}, %{{.*}}], %[[BS]][%c0, %{{.*}}, %{{.*}}], 8 {bypassL1} : memref<64x64xf16> to memref<3x32x72xf16, #gpu.address_space<workgroup>>
+// CHECK: nvgpu.device_async_create_group
+// CHECK: nvgpu.device_async_copy %arg0[%{{.*}}, %{{.*}}], %[[AS]][%c1{{.*}}, %{{.*}}, %{{.*}}], 8 {bypassL1}
+// CHECK: %[[G:.*]] = nvgpu.device_async_create_group
+// CHECK: nvgpu.device_async_wait %[[G]] {numGroups = 1 : i32}
+// CHECK: gpu.barrier
+// CHECK: scf.for
+// CHECK: arith.select
+// CHECK: nvgpu.device_async_copy %arg0[%{{.*}}, %{{.*}}], %[[AS]][%{{.*}}, %{{.*}}, %{{.*}}], 8, %{{.*}} {bypassL1}
+// CHECK: %[[N:.*]] = nvgpu.device_async_create_group
+// CHECK: nvgpu.ldmatrix %[[AS]][%{{.*}}, %{{.*}}, %{{.*}}] {numTiles = 4 : i32, transpose = false} : memref<3x64x40xf16, #gpu.address_space<workgroup>> -> vector<4x2xf16>
+// CHECK: nvgpu.ldmatrix %[[BS]][%{{.*}}, %{{.*}}, %{{.*}}] {numTiles = 4 : i32, transpose = true} : memref<3x32x72xf16, #gpu.address_space<workgroup>> -> vector<4x2xf16>
+// CHECK-COUNT-8: nvgpu.mma.sync({{.*}}) {mmaShape = [16, 8, 16]} : (vector<4x2xf16>, vector<2x2xf16>, vector<2x2xf32>) -> vector<2x2xf32>
+// CHECK: nvgpu.device_async_wait %[[N]] {numGroups = 1 : i32}
+// CHECK-NEXT: gpu.barrier
+// CHECK-NEXT: scf.yield
+// CHECK: nvgpu.device_async_wait %{{.*}} {numGroups = 0 : i32}
+// With one buffer the tiles are staged through registers: 16-byte global
+// loads, then stores, and a barrier before and after the products.
+// STAGES1-LABEL: func.func @matmul_f16
+// STAGES1: workgroup(%[[AS:.*]] : memref<64x40xf16, #gpu.address_space<workgroup>>, %[[BS:.*]] : memref<32x72xf16, #gpu.address_space<workgroup>>)
+// STAGES1-NOT: nvgpu.device_async
+// STAGES1: vector.load %arg0[%{{.*}}, %{{.*}}] {alignment = 16 : i64} : memref<128x64xf16>, vector<8xf16>
+// STAGES1: memref.store %{{.*}}, %[[AS]]
+// STAGES1: vector.load %arg1[%{{.*}}, %{{.*}}] {alignment = 16 : i64} : memref<64x64xf16>, vector<8xf16>
+// STAGES1: memref.store %{{.*}}, %[[BS]]
+// STAGES1: gpu.barrier
+// STAGES1: nvgpu.ldmatrix %[[AS]][%{{.*}}, %{{.*}}] {numTiles = 4 : i32, transpose = false}
+// STAGES1: nvgpu.ldmatrix %[[BS]][%{{.*}}, %{{.*}}] {numTiles = 4 : i32, transpose = true}
+// STAGES1: nvgpu.mma.sync
+// STAGES1: gpu.barrier
 #a2 = affine_map<(m, n, k) -> (m, k)>
 #b2 = affine_map<(m, n, k) -> (k, n)>
 #c2 = affine_map<(m, n, k) -> (m, n)>
@@ -345,9 +379,9 @@ func.func @padded_kept(%arena: memref<8192xi8>, %w: memref<16x4x3x3xf32>, %x: me
 // nvgpu.mma.sync has no bf16 lowering), two bf16 per 32-bit register (the
 // first in the low half), f32 accumulators, the bf16 output rounded once.
 // CHECK-LABEL: func.func @matmul_bf16
-// CHECK: workgroup(%{{.*}} : memref<32x72xbf16, #gpu.address_space<workgroup>>, %{{.*}} : memref<32x72xbf16, #gpu.address_space<workgroup>>)
-// CHECK: arith.bitcast %{{.*}} : bf16 to i16
-// CHECK: arith.shli %{{.*}}, %{{.*}} : i32
+// CHECK: workgroup(%{{.*}} : memref<3x64x40xbf16, #gpu.address_space<workgroup>>, %{{.*}} : memref<3x32x72xbf16, #gpu.address_space<workgroup>>)
+// CHECK: nvgpu.ldmatrix {{.*}} -> vector<4x2xbf16>
+// CHECK: vector.bitcast %{{.*}} : vector<2xbf16> to vector<1xi32>
 // CHECK: nvvm.mma.sync A[{{.*}}] B[{{.*}}] C[{{.*}}] {layoutA = #nvvm.mma_layout<row>, layoutB = #nvvm.mma_layout<col>, multiplicandAPtxType = #nvvm.mma_type<bf16>, multiplicandBPtxType = #nvvm.mma_type<bf16>, shape = #nvvm.shape<m = 16, n = 8, k = 16>} : (i32, i32, f32) -> !llvm.struct<(f32, f32, f32, f32)>
 // CHECK: arith.truncf %{{.*}} : f32 to bf16
 // CHECK-NOT: nvgpu.mma.sync

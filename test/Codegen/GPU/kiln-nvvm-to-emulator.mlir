@@ -6,7 +6,7 @@
 // space; shared memory becomes a thread-local global; libdevice calls
 // become C library calls, and rsqrt gets a definition.
 
-// CHECK: llvm.mlir.global external @kiln_emu_hooks() {{.*}} : !llvm.array<4 x ptr>
+// CHECK: llvm.mlir.global external @kiln_emu_hooks() {{.*}} : !llvm.array<5 x ptr>
 // CHECK: llvm.mlir.global internal thread_local @smem() {{.*}} : !llvm.array<32 x f32>
 // CHECK-LABEL: llvm.func @k(%{{.*}}: !llvm.ptr)
 // CHECK-NOT: nvvm.
@@ -82,6 +82,41 @@ llvm.func @mma(%a: i32, %c: f32, %h: vector<2xf16>, %p: !llvm.ptr) attributes {n
   %y = llvm.extractvalue %e[3] : !llvm.struct<(f32, f32, f32, f32)>
   %z = llvm.fadd %x, %y : f32
   llvm.store %z, %p : f32, !llvm.ptr
+  llvm.return
+}
+
+// -----
+
+// ldmatrix becomes hook 4 with the number of matrices and whether it
+// transposes (layout col), the lane's row address, and a stack array of
+// four words that its registers are loaded back from. A cp.async copy is
+// made at once: a memcpy of the source size, then a memset of the rest of
+// the copy size; without a source size, a memcpy of all of it. Commits
+// and waits go.
+// CHECK-LABEL: llvm.func @ldmatrix_cp_async(
+// CHECK: %[[OUT:.*]] = llvm.alloca %{{.*}} x i32
+// CHECK: %[[NUM:.*]] = llvm.mlir.constant(4 : i32) : i32
+// CHECK: %[[TRANS:.*]] = llvm.mlir.constant(1 : i32) : i32
+// CHECK: llvm.getelementptr %{{.*}}[0, 4]
+// CHECK: llvm.call %{{.*}}(%[[NUM]], %[[TRANS]], %{{.*}}, %[[OUT]]) : !llvm.ptr, (i32, i32, !llvm.ptr, !llvm.ptr) -> ()
+// CHECK-COUNT-4: llvm.load %{{.*}} : !llvm.ptr -> i32
+// CHECK: %[[SIZE:.*]] = llvm.mlir.constant(16 : i32) : i32
+// CHECK: "llvm.intr.memcpy"(%{{.*}}, %{{.*}}, %[[SRC:.*]]) <{isVolatile = false}>
+// CHECK: %[[REST:.*]] = llvm.sub %[[SIZE]], %[[SRC]]
+// CHECK: %[[TAIL:.*]] = llvm.getelementptr %{{.*}}[%[[SRC]]] : (!llvm.ptr, i32) -> !llvm.ptr, i8
+// CHECK: "llvm.intr.memset"(%[[TAIL]], %{{.*}}, %[[REST]]) <{isVolatile = false}>
+// CHECK: "llvm.intr.memcpy"(%{{.*}}, %{{.*}}, %{{.*}}) <{isVolatile = false}>
+// CHECK-NOT: llvm.intr.memset
+// CHECK-NOT: nvvm.
+// CHECK: llvm.return
+llvm.func @ldmatrix_cp_async(%s: !llvm.ptr<3>, %g: !llvm.ptr<1>, %n: i32, %p: !llvm.ptr) attributes {nvvm.kernel} {
+  %l = nvvm.ldmatrix %s {num = 4 : i32, layout = #nvvm.mma_layout<col>, shape = #nvvm.ld_st_matrix_shape<m = 8, n = 8>, eltType = #nvvm.ld_st_matrix_elt_type<b16>} : (!llvm.ptr<3>) -> !llvm.struct<(i32, i32, i32, i32)>
+  %w = llvm.extractvalue %l[2] : !llvm.struct<(i32, i32, i32, i32)>
+  llvm.store %w, %p : i32, !llvm.ptr
+  nvvm.cp.async.shared.global %s, %g, 16, cache = cg, %n : !llvm.ptr<3>, !llvm.ptr<1>, i32
+  nvvm.cp.async.shared.global %s, %g, 16, cache = cg : !llvm.ptr<3>, !llvm.ptr<1>
+  nvvm.cp.async.commit.group
+  nvvm.cp.async.wait.group 0
   llvm.return
 }
 

@@ -13,6 +13,9 @@ kernels (kiln-gpu-contractions), its inputs and its exact outputs:
                loop kernel
   mm_bf16      MatMul in bf16 [64x32] x [32x48] (inputs cast from f32,
                output cast back; tensor cores, m16n8k16 bf16)
+  gemm_f16_tt  Gemm transA=1 transB=1 in f16, A [48x72] and B [56x48]:
+               A's contiguous side is M and B's K (the other ldmatrix
+               layouts), M and N past the tiles' edges, K past a step
 
 Every value is a multiple of 1/16 in [-2, 2] (f16 and bf16: of 1/2 in
 [-1, 1]), so every product and every partial sum is exact in f32 (and in
@@ -48,6 +51,7 @@ def main():
         "x_f16": grid([64, 48], np.float16, step=2, bound=1),
         "x_narrow": grid([8, 70]),
         "x_bf16": grid([64, 32], step=2, bound=1),
+        "x_tt": grid([48, 72], np.float16, step=2, bound=1),
     }
     weights = {
         "w_edges": grid([70, 50]),
@@ -56,6 +60,7 @@ def main():
         "w_trans": grid([128, 96]),
         "w_f16": grid([48, 40], np.float16, step=2, bound=1),
         "w_bf16": grid([32, 48], step=2, bound=1),
+        "w_tt": grid([56, 48], np.float16, step=2, bound=1),
     }
     nodes = [
         helper.make_node("MatMul", ["x_edges", "w_edges"], ["mm_edges"],
@@ -77,6 +82,8 @@ def main():
                          name="mm_bf16"),
         helper.make_node("Cast", ["mm_bf16_c"], ["mm_bf16"],
                          name="bf16_to_f32", to=TensorProto.FLOAT),
+        helper.make_node("Gemm", ["x_tt", "w_tt"], ["gemm_f16_tt"],
+                         name="gemm_f16_tt", transA=1, transB=1),
     ]
     f64 = {k: v.astype(np.float64) for k, v in {**inputs, **weights}.items()}
     results = {
@@ -88,6 +95,7 @@ def main():
         "mm_f16": (f64["x_f16"] @ f64["w_f16"], np.float16),
         "mm_narrow": (f64["x_narrow"] @ f64["w_edges"], np.float32),
         "mm_bf16": (f64["x_bf16"] @ f64["w_bf16"], np.float32),
+        "gemm_f16_tt": (f64["x_tt"].T @ f64["w_tt"].T, np.float16),
     }
 
     exact_model.write(out, "contractions", nodes, inputs, weights, results)
