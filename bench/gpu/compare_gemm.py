@@ -5,10 +5,12 @@ Two steps, as the rest of the GPU kit (bench/gpu/pack.py):
 
   python3 bench/gpu/compare_gemm.py pack --bin build/bin --out DIR \\
       [--chip sm_90] [--shapes 4096x4096x4096,...] [--dtypes f16,bf16]
+      [--layouts nn,nt] [--variant NAME=KILN-COMPILE-FLAGS ...]
 
-compiles, here (compiling needs MLIR), one module per shape MxNxK and type:
-an ONNX MatMul of two inputs A[M,K] and B[K,N] of that type (no weights, so
-the modules are small), with a manifest. On the GPU machine,
+compiles, here (compiling needs MLIR), one module per shape MxNxK, type,
+layout and variant: an ONNX MatMul of two inputs A[M,K] and B[K,N] of that
+type (layout nn), or a Gemm transB=1 of A and B[N,K] (nt, PyTorch's Linear
+layout), with no weights, so the modules are small; with a manifest. On the GPU machine,
 
   python3 bench/gpu/compare_gemm.py run DIR --bin PACK/bin [--iterations 50]
 
@@ -40,14 +42,17 @@ import numpy as np
 DTYPES = {"f16": (10, "float16"), "bf16": (16, "bfloat16")}  # ONNX type, torch
 
 
-def matmul_model(path, m, n, k, elem):
+def matmul_model(path, m, n, k, elem, layout="nn"):
+    """C = A B with B as [K,N] (layout nn: MatMul) or [N,K] (nt: Gemm
+    transB=1, as PyTorch's Linear keeps its weight)."""
     import onnx
     from onnx import helper
     a = helper.make_tensor_value_info("a", elem, [m, k])
-    b = helper.make_tensor_value_info("b", elem, [k, n])
+    b = helper.make_tensor_value_info("b", elem, [k, n] if layout == "nn" else [n, k])
     c = helper.make_tensor_value_info("c", elem, [m, n])
-    graph = helper.make_graph([helper.make_node("MatMul", ["a", "b"], ["c"], name="gemm")],
-                              "gemm", [a, b], [c])
+    node = (helper.make_node("MatMul", ["a", "b"], ["c"], name="gemm") if layout == "nn" else
+            helper.make_node("Gemm", ["a", "b"], ["c"], name="gemm", transB=1))
+    graph = helper.make_graph([node], "gemm", [a, b], [c])
     model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
     model.ir_version = 8
     onnx.save(model, path)
@@ -56,23 +61,26 @@ def matmul_model(path, m, n, k, elem):
 def pack(args):
     os.makedirs(args.out, exist_ok=True)
     entries = []
+    variants = [(v.split("=", 1)[0], v.split("=", 1)[1]) for v in args.variant] or [("", "")]
     for dtype in args.dtypes.split(","):
         elem = DTYPES[dtype][0]
-        for shape in args.shapes.split(","):
-            m, n, k = (int(v) for v in shape.split("x"))
-            name = "gemm-%s-%dx%dx%d" % (dtype, m, n, k)
-            onnx_path = os.path.join(args.out, name + ".onnx")
-            matmul_model(onnx_path, m, n, k, elem)
-            kmod = name + ".kmod"
-            cmd = [os.path.join(args.bin, "kiln-compile"), onnx_path, "--target=" + args.chip,
-                   "-o", os.path.join(args.out, kmod)] + args.flags.split()
-            p = subprocess.run(cmd, capture_output=True, text=True)
-            os.remove(onnx_path)
-            if p.returncode:
-                sys.exit("compare_gemm.py: %s failed:\n%s" % (" ".join(cmd), p.stderr))
-            entries.append({"dtype": dtype, "m": m, "n": n, "k": k, "module": kmod,
-                            "flags": args.flags})
-            print("compare_gemm.py: %s compiled for %s" % (kmod, args.chip), flush=True)
+        for layout in args.layouts.split(","):
+            for shape in args.shapes.split(","):
+                m, n, k = (int(v) for v in shape.split("x"))
+                name = "gemm-%s-%s-%dx%dx%d" % (dtype, layout, m, n, k)
+                onnx_path = os.path.join(args.out, name + ".onnx")
+                matmul_model(onnx_path, m, n, k, elem, layout)
+                for variant, flags in variants:
+                    kmod = name + ("-" + variant if variant else "") + ".kmod"
+                    cmd = [os.path.join(args.bin, "kiln-compile"), onnx_path,
+                           "--target=" + args.chip, "-o", os.path.join(args.out, kmod)] + flags.split()
+                    p = subprocess.run(cmd, capture_output=True, text=True)
+                    if p.returncode:
+                        sys.exit("compare_gemm.py: %s failed:\n%s" % (" ".join(cmd), p.stderr))
+                    entries.append({"dtype": dtype, "layout": layout, "m": m, "n": n, "k": k,
+                                    "module": kmod, "variant": variant, "flags": flags})
+                    print("compare_gemm.py: %s compiled for %s" % (kmod, args.chip), flush=True)
+                os.remove(onnx_path)
     with open(os.path.join(args.out, "manifest.json"), "w") as f:
         json.dump({"chip": args.chip, "entries": entries}, f, indent=1)
 
@@ -108,16 +116,22 @@ def run(args):
         sys.exit("compare_gemm.py: PyTorch sees no CUDA device")
     device = torch.cuda.get_device_name(0)
     manifest = json.load(open(os.path.join(args.dir, "manifest.json")))
-    rows, failed = [], False
+    rows, failed, timed = [], False, {}
     for e in manifest["entries"]:
         m, n, k = e["m"], e["n"], e["k"]
+        layout = e.get("layout", "nn")
         dt = getattr(torch, DTYPES[e["dtype"]][1])
         g = torch.Generator(device="cuda").manual_seed(1)
         a = torch.randn(m, k, device="cuda", generator=g).to(dt)
-        b = torch.randn(k, n, device="cuda", generator=g).to(dt)
-        ref = torch.matmul(a, b)
-        torch_ms = time_cuda(lambda: torch.matmul(a, b), args.warmup, args.iterations)
-        row = {"dtype": e["dtype"], "m": m, "n": n, "k": k, "torch_ms": torch_ms}
+        b = torch.randn(*((k, n) if layout == "nn" else (n, k)), device="cuda", generator=g).to(dt)
+        bm = b if layout == "nn" else b.t()  # cuBLAS reads the transposed view in place
+        ref = torch.matmul(a, bm)
+        key = (e["dtype"], layout, m, n, k)
+        if key not in timed:  # torch.matmul once per product
+            timed[key] = time_cuda(lambda: torch.matmul(a, bm), args.warmup, args.iterations)
+        row = {"dtype": e["dtype"], "layout": layout, "m": m, "n": n, "k": k,
+               "variant": e.get("variant", ""), "flags": e.get("flags", ""),
+               "torch_ms": timed[key]}
         with tempfile.TemporaryDirectory() as tmp:
             for x, f in ((a, "a.npy"), (b, "b.npy"), (ref, "ref.npy")):
                 save_npy(os.path.join(tmp, f), x)
@@ -128,7 +142,10 @@ def run(args):
                    "--input", os.path.join(tmp, "a.npy"), "--input", os.path.join(tmp, "b.npy"),
                    "--expected", os.path.join(tmp, "ref.npy"), "--rtol", "1e-2",
                    "--atol", "%g" % atol]
-            p = subprocess.run(cmd, capture_output=True, text=True)
+            try:
+                p = subprocess.run(cmd, capture_output=True, text=True, timeout=args.timeout)
+            except subprocess.TimeoutExpired:
+                p = subprocess.CompletedProcess(cmd, 124, "", "timed out after %d s" % args.timeout)
             if os.path.exists(os.path.join(tmp, "r.json")):
                 res = json.load(open(os.path.join(tmp, "r.json")))
                 row["kiln_ms"] = res["benchmark"]["mean_ms"]
@@ -140,15 +157,17 @@ def run(args):
                 print(p.stdout[-2000:], p.stderr[-2000:], file=sys.stderr)
         rows.append(row)
         print(json.dumps(row), flush=True)
-    lines = ["| type | M | N | K | torch.matmul ms | TFLOP/s | Kiln ms | TFLOP/s "
-             "| Kiln/cuBLAS throughput | check |", "|---|---:|---:|---:|---:|---:|---:|---:|---:|---|"]
+    lines = ["| type | B | M | N | K | Kiln flags | torch.matmul ms | TFLOP/s | Kiln ms | TFLOP/s "
+             "| Kiln/cuBLAS throughput | check |",
+             "|---|---|---:|---:|---:|---|---:|---:|---:|---:|---:|---|"]
     for r in rows:
         flop = 2.0 * r["m"] * r["n"] * r["k"]
         tt = flop / r["torch_ms"] / 1e9
         km = r.get("kiln_ms")
         kt = flop / km / 1e9 if km else None
-        lines.append("| %s | %d | %d | %d | %.3f | %.0f | %s | %s | %s | %s |" % (
-            r["dtype"], r["m"], r["n"], r["k"], r["torch_ms"], tt,
+        lines.append("| %s | %s | %d | %d | %d | %s | %.3f | %.0f | %s | %s | %s | %s |" % (
+            r["dtype"], "[K,N]" if r["layout"] == "nn" else "[N,K]", r["m"], r["n"], r["k"],
+            "`%s`" % r["flags"] if r["flags"] else "(defaults)", r["torch_ms"], tt,
             "%.3f" % km if km else "-", "%.0f" % kt if kt else "-",
             "%.2f" % (kt / tt) if kt else "-", r["check"]))
     table = "\n".join(lines)
@@ -170,13 +189,18 @@ def main():
     p.add_argument("--shapes", default="1024x1024x1024,2048x2048x2048,4096x4096x4096,"
                    "4096x3072x768,128x768x3072")
     p.add_argument("--dtypes", default="f16")
-    p.add_argument("--flags", default="", help="more kiln-compile flags")
+    p.add_argument("--layouts", default="nn",
+                   help="nn: B as [K,N] (MatMul); nt: B as [N,K] (Gemm transB=1)")
+    p.add_argument("--variant", action="append", default=[],
+                   help="NAME=FLAGS: also compile each product with these kiln-compile "
+                        "flags (repeatable; without any, the defaults alone)")
     r = sub.add_parser("run", help="check and time them against torch.matmul (a GPU)")
     r.add_argument("dir")
     r.add_argument("--bin", default="build/bin")
     r.add_argument("--iterations", type=int, default=50)
     r.add_argument("--warmup", type=int, default=10)
     r.add_argument("--markdown")
+    r.add_argument("--timeout", type=int, default=120, help="seconds per kiln-run")
     args = ap.parse_args()
     sys.exit(pack(args) if args.step == "pack" else run(args))
 

@@ -172,6 +172,9 @@ def main():
     ap.add_argument("--gemm-shapes", default="1024x1024x1024,2048x2048x2048,4096x4096x4096,"
                     "4096x3072x768,128x768x3072", help="the gemm part's MxNxK products")
     ap.add_argument("--gemm-dtypes", default="f16")
+    ap.add_argument("--gemm-layouts", default="nn,nt")
+    ap.add_argument("--gemm-variant", action="append", default=[],
+                    help="NAME=FLAGS: kiln-compile flags for the gemm part (repeatable)")
     args = ap.parse_args()
     parts = args.parts.split(",")
     stage = args.out + ".d"
@@ -192,7 +195,9 @@ def main():
     if "gemm" in parts:
         run([sys.executable, os.path.join(HERE, "compare_gemm.py"), "pack", "--bin", args.bin,
              "--out", os.path.join(stage, "gemm"), "--chip", args.chip,
-             "--shapes", args.gemm_shapes, "--dtypes", args.gemm_dtypes])
+             "--shapes", args.gemm_shapes, "--dtypes", args.gemm_dtypes,
+             "--layouts", args.gemm_layouts] +
+            ["--variant=" + v for v in args.gemm_variant])
     # Weights (random or trained floats) hardly compress: the fastest preset.
     with tarfile.open(args.out, "w:xz", preset=0) as t:
         t.add(stage, arcname="gpu-pack")

@@ -163,6 +163,9 @@ void kiln::buildGpuCodegenPipeline(OpPassManager &pm,
   int64_t splitKBlocks = options.splitKBlocks >= 0
                              ? options.splitKBlocks
                              : kiln::gpuMultiprocessors(options.chip);
+  int64_t wideTileBlocks = options.wideTileBlocks >= 0
+                               ? options.wideTileBlocks
+                               : kiln::gpuMultiprocessors(options.chip);
   bool splitMutation = options.testMutation == "skip-last-split";
   bool contractionMutation = options.testMutation == "swap-b-fragment" ||
                              options.testMutation == "skip-last-k-tile";
@@ -181,6 +184,8 @@ void kiln::buildGpuCodegenPipeline(OpPassManager &pm,
           (options.tf32 ? "true" : "false") +
           " vector-bytes=" + std::to_string(options.vectorBytes) +
           " stages=" + std::to_string(options.tileStages) +
+          " half-tile=" + options.halfTile + " wide-tile=" + options.wideTile +
+          " wide-min-blocks=" + std::to_string(wideTileBlocks) +
           (contractionMutation ? mutation : std::string()) +
           "},kiln-gpu-reductions-innermost,kiln-gpu-vectorize{max-bytes=" +
           std::to_string(options.vectorBytes) +
@@ -194,7 +199,8 @@ void kiln::buildGpuCodegenPipeline(OpPassManager &pm,
           "nvvm-attach-target{" +
           target +
           "},"
-          "gpu.module(expand-strided-metadata,lower-affine,"
+          "gpu.module(gpu.func(kiln-gpu-align-workgroup),"
+          "expand-strided-metadata,lower-affine,"
           "convert-scf-to-cf,arith-expand{include-bf16=true},"
           "convert-nvgpu-to-nvvm,convert-gpu-to-nvvm{use-bare-ptr-memref-"
           "call-conv=true},"

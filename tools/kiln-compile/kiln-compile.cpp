@@ -101,6 +101,25 @@ static cl::opt<int64_t> gpuTileStages(
              "with cp.async while the current one is multiplied (1: staged "
              "synchronously each step)"),
     cl::init(3), cl::cat(category));
+static cl::opt<std::string> gpuHalfTile(
+    "gpu-half-tile",
+    cl::desc("GPU targets: the tiles of f16/bf16 matrix products, "
+             "MxNxK/WMxWN: each block's output tile, its step along the "
+             "reduction, and each warp's tile (powers of two; default "
+             "64x64x32/32x32)"),
+    cl::init("64x64x32/32x32"), cl::cat(category));
+static cl::opt<std::string> gpuWideTile(
+    "gpu-wide-tile",
+    cl::desc("GPU targets: the tiles of the f16/bf16 matrix products that "
+             "still get --gpu-wide-tile-blocks blocks of them (default "
+             "128x128x32/64x64)"),
+    cl::init("128x128x32/64x64"), cl::cat(category));
+static cl::opt<int64_t> gpuWideTileBlocks(
+    "gpu-wide-tile-blocks",
+    cl::desc("GPU targets: f16/bf16 matrix products with at least this many "
+             "--gpu-wide-tile output tiles run in them (-1, the default: "
+             "the chip's multiprocessors; 0: never)"),
+    cl::init(-1), cl::cat(category));
 static cl::opt<bool> gpuTf32(
     "gpu-tf32",
     cl::desc("GPU targets: run f32 matrix products (MatMul, Gemm, ...) on "
@@ -1027,6 +1046,9 @@ int compileForGpu(ModuleOp module, kiln::kmod::Module &kmod,
   options.splitKBlocks = gpuSplitKBlocks;
   options.vectorBytes = gpuVectorBytes;
   options.tileStages = gpuTileStages;
+  options.wideTileBlocks = gpuWideTileBlocks;
+  options.halfTile = gpuHalfTile;
+  options.wideTile = gpuWideTile;
   options.testMutation = gpuTestMutation;
   kiln::buildGpuCodegenPipeline(pm, options);
   if (failed(pm.run(module)))

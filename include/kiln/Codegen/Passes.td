@@ -622,7 +622,10 @@ def KilnGpuContractions : Pass<"kiln-gpu-contractions", "::mlir::func::FuncOp"> 
     The body is `out + A * B`, the inputs possibly extended, over f32, f16
     or bf16, with M and N of at least `min-size`:
 
-    * one block of 128 threads per 64x64 output tile and batch index;
+    * one block of 128 threads per 64x64 output tile and batch index (f16
+      and bf16: `half-tile`, by default 64x64 with steps of 32 and warps of
+      32x32, or `wide-tile` where that gives at least `wide-min-blocks`
+      blocks);
     * per step of K (16 for f32, 32 for f16/bf16), the threads stage the A
       tile (as [k][m]) and the B tile (as [k][n]) in shared memory (f16
       and bf16: each tile keeps the operand's contiguous side contiguous,
@@ -704,6 +707,15 @@ def KilnGpuContractions : Pass<"kiln-gpu-contractions", "::mlir::func::FuncOp"> 
            "Shared-memory buffers per operand of the f16/bf16 tiles: with "
            "more than one, the next tiles are copied (cp.async) while the "
            "current one is multiplied">,
+    Option<"halfTile", "half-tile", "std::string", "\"64x64x32/32x32\"",
+           "The tile of f16/bf16 contractions: MxNxK/WMxWN, the block's "
+           "output tile, its step of K, and each warp's tile">,
+    Option<"wideTile", "wide-tile", "std::string", "\"128x128x32/64x64\"",
+           "The tile of f16/bf16 contractions with at least wide-min-blocks "
+           "of them">,
+    Option<"wideMinBlocks", "wide-min-blocks", "int64_t", "0",
+           "f16/bf16 contractions with at least this many wide-tile blocks "
+           "(batches included) take wide-tile (0: never)">,
     Option<"foldPadding", "fold-padding", "bool", "true",
            "Read a zero-padded copy's source in place (zero outside it) "
            "and drop the fill and the copy">,
@@ -727,6 +739,23 @@ def KilnGpuContractions : Pass<"kiln-gpu-contractions", "::mlir::func::FuncOp"> 
                            "::mlir::scf::SCFDialect",
                            "::mlir::arith::ArithDialect",
                            "::mlir::memref::MemRefDialect"];
+}
+
+def KilnGpuAlignWorkgroup
+    : Pass<"kiln-gpu-align-workgroup", "::mlir::gpu::GPUFuncOp"> {
+  let summary = "Aligns every shared-memory buffer of a kernel";
+  let description = [{
+    Runs after `gpu-kernel-outlining`, before `convert-gpu-to-nvvm`. Each
+    workgroup attribution of the kernel gets an `llvm.align` of
+    `alignment` bytes (unless it has a larger one), which the NVVM
+    lowering gives the buffer's `.shared` array: its own alignment is its
+    element type's, and the tensor-core tiles' `cp.async` 16-byte copies
+    and `ldmatrix` rows need 16-byte aligned addresses.
+  }];
+  let options = [
+    Option<"alignment", "alignment", "int64_t", "16",
+           "Bytes every workgroup buffer is aligned to">,
+  ];
 }
 
 def KilnGpuReductionsInnermost

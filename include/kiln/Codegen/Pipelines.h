@@ -164,6 +164,22 @@ struct GpuPipelineOptions
                      "GEMM tiles (cp.async pipeline; 1: staged "
                      "synchronously each step)"),
       llvm::cl::init(3)};
+  Option<std::string> halfTile{
+      *this, "half-tile",
+      llvm::cl::desc("f16/bf16 GEMM tiles: MxNxK/WMxWN (the block's output "
+                     "tile, its step of K, each warp's tile)"),
+      llvm::cl::init("64x64x32/32x32")};
+  Option<std::string> wideTile{
+      *this, "wide-tile",
+      llvm::cl::desc("f16/bf16 GEMM tiles of the products that still get "
+                     "wide-tile-blocks blocks of them"),
+      llvm::cl::init("128x128x32/64x64")};
+  Option<int64_t> wideTileBlocks{
+      *this, "wide-tile-blocks",
+      llvm::cl::desc("f16/bf16 contractions with at least this many "
+                     "wide-tile output tiles use them (-1: the chip's "
+                     "multiprocessors; 0: never)"),
+      llvm::cl::init(-1)};
   Option<bool> tf32{
       *this, "tf32",
       llvm::cl::desc("f32 contractions on tensor cores with tf32 inputs"),

@@ -17,9 +17,17 @@
 //    (rows tid/16 + 8i, columns tid%16 + 16j) of f32 multiply-adds;
 //  * f32 operands, `tf32=true`: 4 warps, each a 32x32 warp tile of
 //    `nvgpu.mma.sync` m16n8k8 with tf32 inputs and f32 accumulators;
-//  * f16 operands: the same with m16n8k16 (f32 accumulators); bf16
-//    operands with `nvvm.mma.sync` m16n8k16 directly (upstream's
-//    nvgpu.mma.sync has no bf16 lowering).
+//  * f16 operands: m16n8k16 (f32 accumulators); bf16 operands with
+//    `nvvm.mma.sync` m16n8k16 directly (upstream's nvgpu.mma.sync has no
+//    bf16 lowering). Their tiles take the `half-tile` shape (block tile,
+//    step of K, warp tile; 64x64x32 with 32x32 warps by default), or
+//    `wide-tile` (128x128x32, 64x64 warps) where that still gives
+//    `wide-min-blocks` blocks; each shared tile keeps its operand's
+//    contiguous side contiguous, `stages` buffers deep: the next tiles
+//    arrive by cp.async (16-byte groups, zero-filled past the operand)
+//    while this step's fragments are read with ldmatrix and multiplied.
+//    On an H200 the 4096^3 f16 product went from 85 to 242 TFLOP/s
+//    (docs/performance-gpu.md).
 //
 // An input that is a zero-padded copy of another buffer (a padded
 // convolution's input) is read from that buffer, zero outside it, and the
@@ -451,16 +459,89 @@ linalg::GenericOp matchConsumer(const Contraction &c,
   return generic;
 }
 
+/// A block's output tile (m x n, k per step) and its warps' tiles (warpM x
+/// warpN each, a grid of them covering the block's).
+struct TileShape {
+  int64_t m = 64, n = 64, k = 32, warpM = 32, warpN = 32;
+  int64_t threads() const { return 32 * (m / warpM) * (n / warpN); }
+};
+
+/// Parses "MxNxK/WMxWN" (the block's and each warp's tile); checks what
+/// the tile builder needs: powers of two, warp tiles of whole 16x16 mma
+/// pairs dividing the block's, K a multiple of 16, 64 to 1024 threads,
+/// and every tile side and operand tile at least covered by the threads.
+FailureOr<TileShape> parseTileShape(StringRef spec, std::string &error) {
+  SmallVector<int64_t> v;
+  StringRef rest = spec;
+  for (int i = 0; i < 5; ++i) {
+    auto [head, tail] = rest.split(i == 2 ? '/' : 'x');
+    int64_t x;
+    if (head.getAsInteger(10, x) || x <= 0) {
+      error = "expected MxNxK/WMxWN (e.g. 64x64x32/32x32)";
+      return failure();
+    }
+    v.push_back(x);
+    rest = tail;
+  }
+  if (!rest.empty()) {
+    error = "expected MxNxK/WMxWN (e.g. 64x64x32/32x32)";
+    return failure();
+  }
+  TileShape t{v[0], v[1], v[2], v[3], v[4]};
+  for (int64_t x : v)
+    if (!llvm::isPowerOf2_64(x)) {
+      error = "every size must be a power of two";
+      return failure();
+    }
+  if (t.warpM < 16 || t.warpN < 16 || t.k < 16 || t.m % t.warpM ||
+      t.n % t.warpN) {
+    error = "warp tiles are at least 16x16, divide the block's tile, and "
+            "K is at least 16";
+    return failure();
+  }
+  int64_t threads = t.threads();
+  if (threads < 64 || threads > 1024 || t.m > threads || t.n > threads ||
+      t.k > threads || t.m * t.k < threads || t.n * t.k < threads) {
+    error = "the tile needs 64 to 1024 threads, and no more tile elements "
+            "along a side than threads (" +
+            std::to_string(threads) + " here)";
+    return failure();
+  }
+  return t;
+}
+
 /// Builds the kernel of one contraction.
 class TileBuilder {
 public:
   TileBuilder(Contraction c, TileKind kind, Mutation mutation,
-              int64_t vectorBytes, int64_t stages)
+              int64_t vectorBytes, int64_t stages, const TileShape &halfTile,
+              const TileShape &wideTile, int64_t wideMinBlocks)
       : c(std::move(c)), kind(kind), mutation(mutation),
         vectorBytes(vectorBytes), loc(this->c.op.getLoc()),
         ctx(this->c.op.getContext()) {
     half = kind == TileKind::Half || kind == TileKind::BFloat;
     bk = half ? 32 : 16;
+    // 16-bit products take `halfTile`, or `wideTile` where it still gives
+    // at least `wideMinBlocks` blocks (a sweep of ten shapes on an H200:
+    // 128x128 with 64x64 warps was fastest from 2048^3 up, 244 TFLOP/s at
+    // 4096^3 against 167 for 64x64; small products need the blocks).
+    const Contraction &cc = this->c;
+    auto blocks = [&](const TileShape &t) {
+      return (cc.extent(cc.m) + t.m - 1) / t.m *
+             ((cc.extent(cc.n) + t.n - 1) / t.n) * cc.extent(cc.batch);
+    };
+    if (half) {
+      const TileShape &t =
+          wideMinBlocks > 0 && blocks(wideTile) >= wideMinBlocks ? wideTile
+                                                                 : halfTile;
+      bm = t.m;
+      bn = t.n;
+      bk = t.k;
+      warpM = t.warpM;
+      warpN = t.warpN;
+      warpsN = bn / warpN;
+      threads = t.threads();
+    }
     // Shared-memory rows padded so that the fragment loads of the
     // tensor-core tiles (lanes g + 8-row groups; ldmatrix's eight 16-byte
     // rows) and the stores of the SIMT tile hit distinct banks.
@@ -472,13 +553,30 @@ public:
     this->stages = half ? std::max<int64_t>(stages, 1) : 1;
     kContiguous[0] = half && colsFastest(/*isA=*/true);
     kContiguous[1] = half && !colsFastest(/*isA=*/false);
+    // Static shared memory stops at 48 KiB: fewer stages where they would
+    // not fit.
+    while (this->stages > 1 && this->stages * stageBytes() > 48 * 1024)
+      --this->stages;
+  }
+
+  /// Shared-memory bytes of one stage's A and B tiles.
+  int64_t stageBytes() const {
+    int64_t bytes = c.inType.getIntOrFloatBitWidth() / 8;
+    auto tile = [&](bool kCont, int64_t mn) {
+      return kCont ? mn * (bk + pad) : bk * (mn + pad);
+    };
+    return bytes * (tile(kContiguous[0], bm) + tile(kContiguous[1], bn));
   }
 
   gpu::LaunchOp build(OpBuilder &b);
 
 private:
-  static constexpr int64_t bm = kiln::kGpuContractionTileM,
-                           bn = kiln::kGpuContractionTileN, threads = 128;
+  /// The block's output tile and threads; its warps form a grid of
+  /// warpsN columns, each warp a warpM x warpN tile of 16x8 mma tiles.
+  int64_t bm = kiln::kGpuContractionTileM, bn = kiln::kGpuContractionTileN,
+          threads = 128, warpM = 32, warpN = 32, warpsN = 2;
+  int64_t miCount() const { return warpM / 16; }
+  int64_t niCount() const { return warpN / 8; }
   Contraction c;
   TileKind kind;
   Mutation mutation;
@@ -822,11 +920,11 @@ void TileBuilder::locateThread(OpBuilder &b, Value tid) {
     tCol = rem(b, tid, 16);
     return;
   }
-  // Warp w owns rows 32 * (w / 2) and columns 32 * (w % 2) of the tile: 2 x
-  // 4 mma tiles of 16x8.
+  // Warp w owns rows warpM * (w / warpsN) and columns warpN * (w % warpsN)
+  // of the tile: miCount x niCount mma tiles of 16x8.
   Value warp = div(b, tid, 32), lane = rem(b, tid, 32);
-  Value rowBase = mul(b, div(b, warp, 2), 32);
-  Value colBase = mul(b, rem(b, warp, 2), 32);
+  Value rowBase = mul(b, div(b, warp, warpsN), warpM);
+  Value colBase = mul(b, rem(b, warp, warpsN), warpN);
   Value g = div(b, lane, 4), t = rem(b, lane, 4);
   warpRow = rowBase;
   warpCol = colBase;
@@ -946,9 +1044,9 @@ void TileBuilder::mmaCompute(OpBuilder &b, SmallVectorImpl<Value> &acc,
     };
     for (int64_t k0 = 0; k0 < bk; k0 += 16) {
       SmallVector<Value> aFrag, bFrag;
-      for (int64_t mi = 0; mi < 2; ++mi)
+      for (int64_t mi = 0; mi < miCount(); ++mi)
         aFrag.push_back(ldmatrix(true, cst(b, k0), add(b, warpRow, 16 * mi)));
-      for (int64_t pair = 0; pair < 2; ++pair) {
+      for (int64_t pair = 0; pair < niCount() / 2; ++pair) {
         Value regs = ldmatrix(false, cst(b, k0), add(b, warpCol, 16 * pair));
         for (int64_t f = 0; f < 2; ++f) {
           SmallVector<Value> rows;
@@ -959,9 +1057,11 @@ void TileBuilder::mmaCompute(OpBuilder &b, SmallVectorImpl<Value> &acc,
           bFrag.push_back(fragment(bTy, rows));
         }
       }
-      for (int64_t mi = 0; mi < 2; ++mi)
-        for (int64_t ni = 0; ni < 4; ++ni)
-          acc[mi * 4 + ni] = mma(b, aFrag[mi], bFrag[ni], acc[mi * 4 + ni]);
+      for (int64_t mi = 0; mi < miCount(); ++mi)
+        for (int64_t ni = 0; ni < niCount(); ++ni) {
+          Value &a = acc[mi * niCount() + ni];
+          a = mma(b, aFrag[mi], bFrag[ni], a);
+        }
     }
     return;
   }
@@ -1058,7 +1158,7 @@ gpu::LaunchOp TileBuilder::build(OpBuilder &b) {
     auto accTy = VectorType::get({2, 2}, kb.getF32Type());
     Value zero = arith::ConstantOp::create(
         kb, loc, DenseElementsAttr::get(accTy, kb.getF32FloatAttr(0)));
-    init.assign(8, zero);
+    init.assign(miCount() * niCount(), zero);
   }
   int64_t kLoopTiles =
       mutation == Mutation::SkipLastKTile ? kTiles - 1 : kTiles;
@@ -1222,13 +1322,13 @@ gpu::LaunchOp TileBuilder::build(OpBuilder &b) {
   } else {
     // Element [r][e] of mma tile (mi, ni): row g + 16 mi + 8 r, column
     // 2t + 8 ni + e.
-    for (int64_t i = 0; i < 4; ++i)
+    for (int64_t i = 0; i < 2 * miCount(); ++i)
       rows.push_back(line(m0, add(kb, aRow, 8 * i), c.m, bm));
-    for (int64_t j = 0; j < 8; ++j)
+    for (int64_t j = 0; j < 2 * niCount(); ++j)
       cols.push_back(line(n0, add(kb, cCol, 8 * (j / 2) + j % 2), c.n, bn));
-    for (int64_t mi = 0; mi < 2; ++mi)
-      for (int64_t ni = 0; ni < 4; ++ni) {
-        Value acc = kLoop.getResult(mi * 4 + ni);
+    for (int64_t mi = 0; mi < miCount(); ++mi)
+      for (int64_t ni = 0; ni < niCount(); ++ni) {
+        Value acc = kLoop.getResult(mi * niCount() + ni);
         for (int64_t r = 0; r < 2; ++r)
           for (int64_t e = 0; e < 2; ++e) {
             Value v = vector::ExtractOp::create(kb, loc, acc,
@@ -1247,6 +1347,19 @@ struct GpuContractionsPass
 
   void runOnOperation() override {
     func::FuncOp fn = getOperation();
+    std::string error;
+    FailureOr<TileShape> halfShape = parseTileShape(halfTile, error);
+    if (failed(halfShape)) {
+      fn.emitError("kiln-gpu-contractions: half-tile '")
+          << halfTile << "': " << error;
+      return signalPassFailure();
+    }
+    FailureOr<TileShape> wideShape = parseTileShape(wideTile, error);
+    if (failed(wideShape)) {
+      fn.emitError("kiln-gpu-contractions: wide-tile '")
+          << wideTile << "': " << error;
+      return signalPassFailure();
+    }
     Mutation mutation = Mutation::None;
     if (testMutation == "swap-b-fragment")
       mutation = Mutation::SwapBFragment;
@@ -1299,7 +1412,8 @@ struct GpuContractionsPass
       // With a consumer, the kernel takes its place (the buffers it
       // reads are defined by then; only views and constants lie between).
       OpBuilder b(c.consumer ? c.consumer.getOperation() : op.getOperation());
-      TileBuilder builder(c, kind, mutation, vectorBytes, stages);
+      TileBuilder builder(c, kind, mutation, vectorBytes, stages, *halfShape,
+                          *wideShape, wideMinBlocks);
       gpu::LaunchOp launch = builder.build(b);
       launch->setAttr(
           "kiln.cost",

@@ -4,6 +4,12 @@
 // RUN: kiln-opt %s -split-input-file -pass-pipeline='builtin.module(func.func(kiln-gpu-contractions{fold-padding=false}))' | FileCheck %s --check-prefix=NOFOLD
 // RUN: kiln-opt %s -split-input-file -pass-pipeline='builtin.module(func.func(kiln-gpu-contractions{vector-bytes=0}))' | FileCheck %s --check-prefix=NOVEC
 // RUN: kiln-opt %s -split-input-file -pass-pipeline='builtin.module(func.func(kiln-gpu-contractions{stages=1}))' | FileCheck %s --check-prefix=STAGES1
+// RUN: kiln-opt %s -split-input-file -pass-pipeline='builtin.module(func.func(kiln-gpu-contractions{wide-min-blocks=1}))' | FileCheck %s --check-prefix=WIDE
+// RUN: kiln-opt %s -split-input-file -pass-pipeline='builtin.module(func.func(kiln-gpu-contractions{half-tile=64x64x64/32x16}))' | FileCheck %s --check-prefix=TILE
+// RUN: not kiln-opt %s -split-input-file -pass-pipeline='builtin.module(func.func(kiln-gpu-contractions{half-tile=64x64x32/32x48}))' 2>&1 | FileCheck %s --check-prefix=BADTILE
+// RUN: not kiln-opt %s -split-input-file -pass-pipeline='builtin.module(func.func(kiln-gpu-contractions{wide-tile=512x512x32/16x16}))' 2>&1 | FileCheck %s --check-prefix=BADWIDE
+// BADTILE: kiln-gpu-contractions: half-tile '64x64x32/32x48': every size must be a power of two
+// BADWIDE: kiln-gpu-contractions: wide-tile '512x512x32/16x16': the tile needs 64 to 1024 threads
 
 #a = affine_map<(m, k, n) -> (m, k)>
 #b = affine_map<(m, k, n) -> (k, n)>
@@ -86,6 +92,21 @@ func.func @matmul(%x: memref<100x70xf32>, %w: memref<70x50xf32>, %y: memref<100x
 // CHECK-NEXT: gpu.barrier
 // CHECK-NEXT: scf.yield
 // CHECK: nvgpu.device_async_wait %{{.*}} {numGroups = 0 : i32}
+// With wide tiles (at least wide-min-blocks of them; by default 128x128
+// with steps of 32 and 4 warps of 64x64): 128 threads, two stages (three
+// would pass 48 KiB), 4 A and 4 B ldmatrix and 32 mma per step of 16.
+// WIDE-LABEL: func.func @matmul_f16
+// WIDE: gpu.launch blocks({{.*}}) in (%{{.*}} = %c1{{.*}}, {{.*}}) threads({{.*}}) in (%{{.*}} = %c128, {{.*}}) workgroup(%[[AS:.*]] : memref<2x128x40xf16, #gpu.address_space<workgroup>>, %[[BS:.*]] : memref<2x32x136xf16, #gpu.address_space<workgroup>>)
+// WIDE: scf.for
+// WIDE-COUNT-4: nvgpu.ldmatrix %[[AS]]
+// WIDE-COUNT-4: nvgpu.ldmatrix %[[BS]]
+// WIDE-COUNT-32: nvgpu.mma.sync
+// Other tile shapes: 8 warps of 32x16 in a 64x64 tile; steps of 64.
+// TILE-LABEL: func.func @matmul_f16
+// TILE: threads({{.*}}) in (%{{.*}} = %c256, {{.*}}) workgroup(%{{.*}} : memref<2x64x72xf16, #gpu.address_space<workgroup>>, %{{.*}} : memref<2x64x72xf16, #gpu.address_space<workgroup>>)
+// TILE: scf.for
+// TILE-COUNT-2: nvgpu.ldmatrix
+// TILE-COUNT-4: nvgpu.mma.sync
 // With one buffer the tiles are staged through registers: 16-byte global
 // loads, then stores, and a barrier before and after the products.
 // STAGES1-LABEL: func.func @matmul_f16

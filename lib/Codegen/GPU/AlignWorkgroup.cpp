@@ -1,0 +1,41 @@
+//===- AlignWorkgroup.cpp - 16-byte aligned shared-memory buffers ---------===//
+//
+// Outlined kernels keep their shared-memory buffers as workgroup
+// attributions, which become `.shared` arrays aligned to their element
+// type only (`.align 2` for f16). cp.async's 16-byte copies and
+// ldmatrix's rows need 16-byte aligned addresses: every attribution gets
+// an `llvm.align` that convert-gpu-to-nvvm gives its global.
+//
+//===----------------------------------------------------------------------===//
+
+#include "kiln/Codegen/Passes.h"
+
+#include "mlir/Dialect/GPU/IR/GPUDialect.h"
+#include "mlir/Dialect/LLVMIR/LLVMDialect.h"
+
+namespace kiln {
+#define GEN_PASS_DEF_KILNGPUALIGNWORKGROUP
+#include "kiln/Codegen/Passes.h.inc"
+} // namespace kiln
+
+using namespace mlir;
+
+namespace {
+struct AlignWorkgroupPass
+    : public kiln::impl::KilnGpuAlignWorkgroupBase<AlignWorkgroupPass> {
+  using Base::Base;
+
+  void runOnOperation() override {
+    gpu::GPUFuncOp fn = getOperation();
+    auto i64 = IntegerType::get(&getContext(), 64);
+    StringRef name = LLVM::LLVMDialect::getAlignAttrName();
+    for (unsigned i = 0; i < fn.getNumWorkgroupAttributions(); ++i) {
+      auto old = dyn_cast_or_null<IntegerAttr>(
+          fn.getWorkgroupAttributionAttr(i, name));
+      if (old && old.getInt() >= alignment)
+        continue;
+      fn.setWorkgroupAttributionAttr(i, name, IntegerAttr::get(i64, alignment));
+    }
+  }
+};
+} // namespace

@@ -1,0 +1,24 @@
+// RUN: kiln-opt %s -pass-pipeline='builtin.module(gpu.module(gpu.func(kiln-gpu-align-workgroup)))' | FileCheck %s
+// RUN: kiln-opt %s -pass-pipeline='builtin.module(gpu.module(gpu.func(kiln-gpu-align-workgroup),convert-gpu-to-nvvm))' | FileCheck %s --check-prefix=NVVM
+
+// Every workgroup buffer is aligned to 16 bytes (cp.async and ldmatrix
+// need it; an f16 buffer alone would be aligned to 2), and one already
+// aligned further keeps its alignment. Private buffers are left alone.
+// CHECK-LABEL: gpu.func @k
+// CHECK-SAME: workgroup(%{{.*}} : memref<40xf16, #gpu.address_space<workgroup>> {llvm.align = 16 : i64}, %{{.*}} : memref<8xf16, #gpu.address_space<workgroup>> {llvm.align = 16 : i64}, %{{.*}} : memref<4xf32, #gpu.address_space<workgroup>> {llvm.align = 64 : i64})
+// CHECK-SAME: private(%{{.*}} : memref<2xf32, #gpu.address_space<private>>)
+// NVVM: llvm.mlir.global internal @__wg_k_0() {addr_space = 3 : i32, alignment = 16 : i64} : !llvm.array<40 x f16>
+// NVVM: llvm.mlir.global internal @__wg_k_1() {addr_space = 3 : i32, alignment = 16 : i64} : !llvm.array<8 x f16>
+// NVVM: llvm.mlir.global internal @__wg_k_2() {addr_space = 3 : i32, alignment = 64 : i64} : !llvm.array<4 x f32>
+gpu.module @m {
+  gpu.func @k(%out: memref<8xf16>) workgroup(%a : memref<40xf16, #gpu.address_space<workgroup>>, %b : memref<8xf16, #gpu.address_space<workgroup>>, %c : memref<4xf32, #gpu.address_space<workgroup>> {llvm.align = 64 : i64}) private(%p : memref<2xf32, #gpu.address_space<private>>) kernel {
+    %c0 = arith.constant 0 : index
+    %v = memref.load %a[%c0] : memref<40xf16, #gpu.address_space<workgroup>>
+    memref.store %v, %b[%c0] : memref<8xf16, #gpu.address_space<workgroup>>
+    %w = memref.load %b[%c0] : memref<8xf16, #gpu.address_space<workgroup>>
+    memref.store %w, %out[%c0] : memref<8xf16>
+    %f = memref.load %c[%c0] : memref<4xf32, #gpu.address_space<workgroup>>
+    memref.store %f, %p[%c0] : memref<2xf32, #gpu.address_space<private>>
+    gpu.return
+  }
+}
