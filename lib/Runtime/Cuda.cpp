@@ -455,11 +455,39 @@ kiln::rt::createCudaBackend(std::shared_ptr<GpuCode> code, Status &status) {
 // targets runs it).
 const std::string &kiln::rt::cudaCalibrationPtx() {
   static const std::string ptx = [] {
-    std::string fmaRounds;
+    // The chain kernels' parameters (out, iters) and the thread's global
+    // index %id.
+    const std::string chainPrologue = R"(  .reg .u32 %i, %n, %id, %t;
+  .reg .u64 %p, %off;
+  ld.param.u64 %p, [out];
+  ld.param.u32 %n, [iters];
+  mov.u32 %id, %ctaid.x;
+  mov.u32 %t, %ntid.x;
+  mul.lo.u32 %id, %id, %t;
+  mov.u32 %t, %tid.x;
+  add.u32 %id, %id, %t;
+)";
+    std::string fmaRounds, mmaRounds, mmaInit, mmaSum;
     for (int round = 0; round < 4; ++round)
       for (int chain = 0; chain < 8; ++chain)
         fmaRounds += "  fma.rn.f32 %a" + std::to_string(chain) + ", %a" +
                      std::to_string(chain) + ", %x, %y;\n";
+    // mma chain c accumulates in %c<4c> to %c<4c+3>.
+    auto acc = [](int chain) {
+      std::string regs;
+      for (int r = 0; r < 4; ++r)
+        regs += (r ? ", %c" : "%c") + std::to_string(4 * chain + r);
+      return "{" + regs + "}";
+    };
+    for (int round = 0; round < 4; ++round)
+      for (int chain = 0; chain < 8; ++chain)
+        mmaRounds += "  mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32 " +
+                     acc(chain) + ", {%h0, %h1, %h2, %h3}, {%h4, %h5}, " +
+                     acc(chain) + ";\n";
+    for (int r = 1; r < 32; ++r) {
+      mmaInit += "  mov.f32 %c" + std::to_string(r) + ", 0f00000000;\n";
+      mmaSum += "  add.f32 %c0, %c0, %c" + std::to_string(r) + ";\n";
+    }
     return R"(.version 7.0
 .target sm_80
 .address_size 64
@@ -471,16 +499,7 @@ const std::string &kiln::rt::cudaCalibrationPtx() {
   .reg .pred %q;
   .reg .f32 %a<8>;
   .reg .f32 %x, %y;
-  .reg .u32 %i, %n, %id, %t;
-  .reg .u64 %p, %off;
-  ld.param.u64 %p, [out];
-  ld.param.u32 %n, [iters];
-  mov.u32 %id, %ctaid.x;
-  mov.u32 %t, %ntid.x;
-  mul.lo.u32 %id, %id, %t;
-  mov.u32 %t, %tid.x;
-  add.u32 %id, %id, %t;
-  cvt.rn.f32.u32 %a0, %id;
+)" + chainPrologue + R"(  cvt.rn.f32.u32 %a0, %id;
   add.f32 %a1, %a0, 0f3F800000;
   add.f32 %a2, %a0, 0f40000000;
   add.f32 %a3, %a0, 0f40400000;
@@ -506,6 +525,36 @@ LOOP:
   mul.wide.u32 %off, %id, 4;
   add.u64 %p, %p, %off;
   st.global.f32 [%p], %a0;
+  ret;
+}
+
+// Eight independent chains of D = A * B + D on the tensor cores (mma.sync
+// m16n8k16, f16 inputs, f32 accumulators), four rounds per trip: 32 mma
+// of 4096 FLOPs per warp, 4096 FLOPs per thread, per trip.
+.visible .entry kiln_peak_mma(.param .u64 out, .param .u32 iters)
+{
+  .reg .pred %q;
+  .reg .b32 %h<6>;
+  .reg .f32 %c<32>;
+)" + chainPrologue + R"(  // Every f16 operand 2^-4: each trip adds 0.5 to an accumulator.
+  mov.b32 %h0, 0x2C002C00;
+  mov.b32 %h1, 0x2C002C00;
+  mov.b32 %h2, 0x2C002C00;
+  mov.b32 %h3, 0x2C002C00;
+  mov.b32 %h4, 0x2C002C00;
+  mov.b32 %h5, 0x2C002C00;
+  cvt.rn.f32.u32 %c0, %id;
+)" + mmaInit +
+           R"(  mov.u32 %i, 0;
+MMA:
+)" + mmaRounds +
+           R"(  add.u32 %i, %i, 1;
+  setp.lt.u32 %q, %i, %n;
+  @%q bra MMA;
+)" + mmaSum +
+           R"(  mul.wide.u32 %off, %id, 4;
+  add.u64 %p, %p, %off;
+  st.global.f32 [%p], %c0;
   ret;
 }
 
@@ -640,6 +689,23 @@ Status kiln::rt::measureCudaPeaks(DevicePeaks &out) {
     return fail(r, "the FMA micro-benchmark");
   double flops = 64.0 * iters * grid * block;
 
+  // Tensor cores, the same grid: 4096 FLOPs per thread per trip. A chip
+  // or driver that cannot run it leaves the ceiling unmeasured (tensor
+  // kernels are then compared with f32's) rather than failing the rest.
+  CUfunction mma = nullptr;
+  float mmaMs = 0;
+  unsigned mmaIters = 1024;
+  void *mmaParams[] = {&sink, &mmaIters};
+  if (cu.cuModuleGetFunction(&mma, module, "kiln_peak_mma") != 0 ||
+      timed(
+          [&] {
+            return cu.cuLaunchKernel(mma, grid, 1, 1, block, 1, 1, 0, stream,
+                                     mmaParams, nullptr);
+          },
+          mmaMs) != 0)
+    mmaMs = 0;
+  double mmaFlops = 4096.0 * mmaIters * grid * block;
+
   // Memory: 3 x 256 MiB.
   unsigned long long n4 = (size_t(256) << 20) / 16;
   CUdeviceptr a = 0, b = 0, c = 0;
@@ -666,7 +732,10 @@ Status kiln::rt::measureCudaPeaks(DevicePeaks &out) {
                          "measurable time");
   out.gflops = flops / (fmaMs * 1e-3) / 1e9;
   out.gbps = 48.0 * static_cast<double>(n4) / (triadMs * 1e-3) / 1e9;
+  out.tensorGflops = mmaMs > 0 ? mmaFlops / (mmaMs * 1e-3) / 1e9 : 0;
   out.how = std::string(name) + " (" + chip + ", " + std::to_string(sms) +
-            " SMs): f32 FMA chains and a triad over 3 x 256 MiB";
+            " SMs): f32 FMA chains, " +
+            (mmaMs > 0 ? "f16 mma.sync chains" : "no tensor-core ceiling") +
+            " and a triad over 3 x 256 MiB";
   return Status::success();
 }

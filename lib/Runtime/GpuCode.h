@@ -32,6 +32,7 @@ struct GpuLaunch {
 struct GpuKernel {
   std::string name;
   bool synchronizes = false;
+  bool tensorCores = false; ///< multiplies on tensor cores (mma.sync)
   /// What one launch computes and moves, from the compiler (-1: unknown).
   double flops = -1, bytes = -1;
   /// The emulator's entry, once its code is loaded.
@@ -66,6 +67,7 @@ inline LaunchProfile launchProfile(const GpuCode &code, const GpuLaunch &launch,
   p.kernel = kernel.name;
   p.flops = kernel.flops;
   p.bytes = kernel.bytes;
+  p.tensorCores = kernel.tensorCores;
   for (int d = 0; d < 3; ++d) {
     p.grid[d] = launch.grid[d];
     p.block[d] = launch.block[d];

@@ -256,6 +256,7 @@ static Status loadGpuCode(const kiln::kmod::Module &proto,
     GpuKernel &kernel = code->kernels.emplace_back();
     kernel.name = k.name();
     kernel.synchronizes = k.synchronizes();
+    kernel.tensorCores = k.tensor_cores();
     if (k.has_flops())
       kernel.flops = static_cast<double>(k.flops());
     if (k.has_bytes())

@@ -58,9 +58,9 @@ struct Options {
   kiln::rt::Device device = kiln::rt::Device::Default;
   bool profile = false;
   std::string trace; // --profile-trace FILE: Chrome trace of one run
-  // The roofline's ceilings: --peaks GFLOPS,GBPS, else measured (cached
-  // per machine; --recalibrate measures anew).
-  double peakGflops = 0, peakGbps = 0;
+  // The roofline's ceilings: --peaks GFLOPS,GBPS[,TENSOR], else measured
+  // (cached per machine; --recalibrate measures anew).
+  double peakGflops = 0, peakGbps = 0, peakTensorGflops = 0;
   bool recalibrate = false;
   int profileRuns = 1;
 };
@@ -99,8 +99,9 @@ const char *kUsage =
     "                      give each kernel's median time\n"
     "  --profile-trace F   also write the last profiled run's launches as a\n"
     "                      Chrome trace (chrome://tracing, Perfetto) to F\n"
-    "  --peaks G,B         the roofline's ceilings in GFLOP/s and GB/s\n"
-    "                      instead of measured ones\n"
+    "  --peaks G,B[,T]     the roofline's ceilings in GFLOP/s and GB/s\n"
+    "                      (and T, GFLOP/s of the kernels that multiply\n"
+    "                      on tensor cores) instead of measured ones\n"
     "  --recalibrate       measure the ceilings again (they are measured\n"
     "                      once per machine, device and thread count and\n"
     "                      cached in $XDG_CACHE_HOME/kiln/peaks, else\n"
@@ -371,6 +372,7 @@ Status devicePeaks(const Options &o, kiln::rt::Device device,
   if (o.peakGflops > 0) {
     peaks.gflops = o.peakGflops;
     peaks.gbps = o.peakGbps;
+    peaks.tensorGflops = o.peakTensorGflops;
     note = "given with --peaks";
     return Status::success();
   }
@@ -384,7 +386,9 @@ Status devicePeaks(const Options &o, kiln::rt::Device device,
   if (threads <= 0)
     threads = std::max(1u, std::thread::hardware_concurrency());
   std::string key = peaksKey(device, threads), path = peaksCachePath();
-  // One line per machine, device and thread count: key, GFLOP/s, GB/s, how.
+  // One line per machine, device and thread count: key, GFLOP/s, GB/s,
+  // tensor-core GFLOP/s (0: none), how. A line of an older kiln-run (no
+  // tensor-core field) is measured again on a GPU.
   std::string kept; // the other keys' lines, for rewriting the file
   if (!path.empty()) {
     std::ifstream in(path);
@@ -397,11 +401,12 @@ Status devicePeaks(const Options &o, kiln::rt::Device device,
       std::stringstream ss(line);
       for (std::string field; std::getline(ss, field, '\t');)
         f.push_back(field);
-      if (o.recalibrate || f.size() != 4)
+      if (o.recalibrate || f.size() != 5)
         continue;
       peaks.gflops = std::atof(f[1].c_str());
       peaks.gbps = std::atof(f[2].c_str());
-      peaks.how = f[3];
+      peaks.tensorGflops = std::atof(f[3].c_str());
+      peaks.how = f[4];
       if (peaks.gflops > 0 && peaks.gbps > 0) {
         note = peaks.how + "; cached in " + path;
         return Status::success();
@@ -427,7 +432,7 @@ Status devicePeaks(const Options &o, kiln::rt::Device device,
   {
     std::ofstream out(tmp, std::ios::trunc);
     out << kept << key << "\t" << peaks.gflops << "\t" << peaks.gbps << "\t"
-        << peaks.how << "\n";
+        << peaks.tensorGflops << "\t" << peaks.how << "\n";
     if (!out)
       return Status::success();
   }
@@ -509,9 +514,15 @@ int main(int argc, char **argv) {
       o.peakGflops = std::strtod(v.c_str(), &end);
       if (end && *end == ',')
         o.peakGbps = std::strtod(end + 1, &end);
+      if (end && *end == ',') {
+        o.peakTensorGflops = std::strtod(end + 1, &end);
+        if (!(o.peakTensorGflops > 0))
+          end = nullptr;
+      }
       if (!end || *end || !(o.peakGflops > 0) || !(o.peakGbps > 0))
-        return fail("--peaks takes two positive numbers, GFLOP/s and GB/s: "
-                    "--peaks 150,20");
+        return fail("--peaks takes two or three positive numbers, GFLOP/s, "
+                    "GB/s and tensor-core GFLOP/s: --peaks 150,20 or "
+                    "--peaks 57000,4000,600000");
     } else if (a == "--profile-trace") {
       o.trace = next("--profile-trace");
       o.profile = true;
@@ -793,7 +804,7 @@ int main(int argc, char **argv) {
       std::string kernel;
       int count = 0;
       double ms = 0, flops = 0, bytes = 0;
-      bool known = true;
+      bool known = true, tensorCores = false;
       // Derived once the time is known (-1: not applicable).
       double gflops = -1, gbps = -1, roof = -1;
     };
@@ -809,7 +820,14 @@ int main(int argc, char **argv) {
       r.flops += l.flops;
       r.bytes += l.bytes;
       r.known &= l.flops >= 0 && l.bytes >= 0;
+      r.tensorCores |= l.tensorCores;
     }
+    // A kernel that multiplies on tensor cores is held to their ceiling
+    // where it was measured (or given).
+    auto computePeak = [&](const Row &r) {
+      return r.tensorCores && peaks.tensorGflops > 0 ? peaks.tensorGflops
+                                                     : peaks.gflops;
+    };
     for (Row &r : rows) {
       r.ms = percentile(runMs[r.kernel], 0.5);
       total += r.ms;
@@ -826,11 +844,11 @@ int main(int argc, char **argv) {
       r.gbps = r.bytes / (r.ms * 1e-3) / 1e9;
       if (!roofline)
         continue;
+      double peak = computePeak(r);
       if (r.flops > 0 && r.bytes > 0)
-        r.roof =
-            r.gflops / std::min(peaks.gflops, r.flops / r.bytes * peaks.gbps);
+        r.roof = r.gflops / std::min(peak, r.flops / r.bytes * peaks.gbps);
       else if (r.flops > 0)
-        r.roof = r.gflops / peaks.gflops;
+        r.roof = r.gflops / peak;
       else if (r.bytes > 0)
         r.roof = r.gbps / peaks.gbps;
     }
@@ -842,7 +860,14 @@ int main(int argc, char **argv) {
     if (o.profileRuns > 1)
       std::printf(" (medians of %d runs)", o.profileRuns);
     std::printf("\n");
-    if (roofline)
+    if (roofline && peaks.tensorGflops > 0)
+      std::printf("roofline ceilings: %.1f GFLOP/s, %.1f GB/s (ridge at %.2f "
+                  "FLOP/byte); tensor-core kernels (T): %.1f GFLOP/s (ridge "
+                  "at %.2f; %s)\n",
+                  peaks.gflops, peaks.gbps, peaks.gflops / peaks.gbps,
+                  peaks.tensorGflops, peaks.tensorGflops / peaks.gbps,
+                  peaksNote.c_str());
+    else if (roofline)
       std::printf("roofline ceilings: %.1f GFLOP/s, %.1f GB/s (ridge at %.2f "
                   "FLOP/byte; %s)\n",
                   peaks.gflops, peaks.gbps, peaks.gflops / peaks.gbps,
@@ -863,29 +888,34 @@ int main(int argc, char **argv) {
       double intensity = r.known && r.bytes > 0 ? r.flops / r.bytes : -1;
       const char *bound = "-";
       if (roofline && r.known && (r.flops > 0 || r.bytes > 0))
-        bound = r.flops > 0 &&
-                        (r.bytes <= 0 || intensity >= peaks.gflops / peaks.gbps)
+        bound = r.flops > 0 && (r.bytes <= 0 ||
+                                intensity >= computePeak(r) / peaks.gbps)
                     ? "compute"
                     : "memory";
+      std::string name = r.tensorCores && peaks.tensorGflops > 0
+                             ? r.kernel + " (T)"
+                             : r.kernel;
       std::printf("  %10.4f %6.2f %8d %9s %8s %8s %6s %-7s %s\n", r.ms,
                   total > 0 ? 100.0 * r.ms / total : 0.0, r.count,
                   fixed(r.gflops, 2).c_str(), fixed(r.gbps, 2).c_str(),
                   fixed(intensity, 2).c_str(),
                   fixed(r.roof < 0 ? -1 : 100 * r.roof, 1).c_str(), bound,
-                  r.kernel.c_str());
+                  name.c_str());
     }
     json << ",\"profile\":{\"device\":\""
          << kiln::rt::deviceName(session.device())
          << "\",\"kernel_ms\":" << total;
     if (roofline)
       json << ",\"peaks\":{\"gflops_per_s\":" << peaks.gflops
-           << ",\"gb_per_s\":" << peaks.gbps << ",\"how\":\""
+           << ",\"gb_per_s\":" << peaks.gbps
+           << ",\"tensor_gflops_per_s\":" << peaks.tensorGflops << ",\"how\":\""
            << jsonEscape(peaksNote) << "\"}";
     json << ",\"kernels\":[";
     for (size_t i = 0; i < rows.size(); ++i) {
       const Row &r = rows[i];
       json << (i ? "," : "") << "{\"name\":\"" << jsonEscape(r.kernel)
-           << "\",\"launches\":" << r.count << ",\"ms\":" << r.ms;
+           << "\",\"launches\":" << r.count << ",\"ms\":" << r.ms
+           << ",\"tensor_cores\":" << (r.tensorCores ? "true" : "false");
       if (r.known) {
         json << ",\"flops\":" << static_cast<long long>(r.flops)
              << ",\"bytes\":" << static_cast<long long>(r.bytes);

@@ -171,20 +171,28 @@ struct LaunchProfile {
   /// compiler): arithmetic operations (a multiply-add is two) and the least
   /// bytes it must move, every buffer it touches counted once.
   double flops = -1, bytes = -1;
+  /// The kernel multiplies on tensor cores (GPU; see
+  /// DevicePeaks::tensorGflops).
+  bool tensorCores = false;
 };
 
 /// A device's measured ceilings for the profiler's roofline.
 struct DevicePeaks {
   double gflops = 0; ///< f32 fused multiply-adds, GFLOP/s
   double gbps = 0;   ///< memory bandwidth of a triad (read + write), GB/s
-  std::string how;   ///< what was measured, for reports
+  /// CUDA: f16 `mma.sync` m16n8k16 with f32 accumulators, GFLOP/s, the
+  /// ceiling of the kernels that multiply on tensor cores (0: not
+  /// measured; they are compared with `gflops` then).
+  double tensorGflops = 0;
+  std::string how; ///< what was measured, for reports
 };
 /// Measures `device`'s peaks with micro-benchmarks (about a second): the
 /// CPU's widest f32 FMA and a STREAM-style triad on `threads` threads (0:
 /// every hardware thread; Default means the CPU too); a CUDA device's
-/// (KILN_CUDA_DEVICE) FMA and triad kernels. The emulator has none (an
-/// error status). The compute ceiling is f32's: integer, f16 and f64 work
-/// is compared with it all the same.
+/// (KILN_CUDA_DEVICE) FMA, triad and tensor-core (mma.sync) kernels. The
+/// emulator has none (an error status). Apart from tensor-core kernels,
+/// the compute ceiling is f32's: integer, f16 and f64 work is compared
+/// with it all the same.
 Status measurePeaks(Device device, int threads, DevicePeaks &out);
 
 class Module {

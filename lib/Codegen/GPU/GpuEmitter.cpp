@@ -204,8 +204,11 @@ LogicalResult kiln::extractLaunchPlan(ModuleOp module, kmod::Module &out,
       kernel->set_registers(-1);
       kernel->set_spill_bytes(-1);
       kernel->set_shared_bytes(-1);
-      bool sync = false;
+      bool sync = false, tensorCores = false;
       k->walk([&](Operation *inner) {
+        StringRef op = inner->getName().getStringRef();
+        tensorCores |=
+            op.starts_with("nvvm.mma") || op.starts_with("nvgpu.mma");
         StringRef n = inner->getName().getStringRef();
         sync |= n.starts_with("nvvm.barrier") || n.starts_with("gpu.barrier") ||
                 n.starts_with("nvvm.shfl") || n.starts_with("gpu.shuffle") ||
@@ -213,6 +216,7 @@ LogicalResult kiln::extractLaunchPlan(ModuleOp module, kmod::Module &out,
                 n.starts_with("nvgpu.ldmatrix") || n.starts_with("nvgpu.mma");
       });
       kernel->set_synchronizes(sync);
+      kernel->set_tensor_cores(tensorCores);
       if (auto costs = fn->getAttrOfType<DictionaryAttr>("kiln.kernel_costs"))
         if (auto cost = costs.getAs<DenseI64ArrayAttr>(name);
             cost && cost.size() == 2) {
