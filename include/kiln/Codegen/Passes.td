@@ -643,15 +643,17 @@ def KilnGpuContractions : Pass<"kiln-gpu-contractions", "::mlir::func::FuncOp"> 
     * f32 without `tf32`: each thread accumulates an 8x4 register tile
       with f32 multiply-adds (exact f32 arithmetic, in another order than
       the CPU's);
-    * f16 and bf16 with `stages` > 1: a pipeline of that many shared
-      buffers per operand; the tiles of the next `stages - 1` steps are in
-      flight as `cp.async` copies (`nvgpu.device_async_copy`, zero-filled
-      outside the operand; operands that cannot be copied in 16-, 8- or
-      4-byte groups are stored synchronously) while this step's products
-      run, one barrier per step; fragments are loaded with `ldmatrix`
+    * f16 and bf16: fragments are loaded with `ldmatrix`
       (`nvgpu.ldmatrix` .x4, transposed where the tile is [k][m] or
-      [k][n]);
+      [k][n]); with `stages` > 1, a pipeline of that many shared buffers
+      per operand (fewer where they would pass 48 KiB): the tiles of the
+      next `stages - 1` steps are in flight as `cp.async` copies
+      (`nvgpu.device_async_copy`, zero-filled outside the operand;
+      operands that cannot be copied in 16-, 8- or 4-byte groups are
+      stored synchronously) while this step's products run, one barrier
+      per step;
     * f32 with `tf32`, f16 and bf16: each warp accumulates a 32x32 tile
+      (f16 and bf16: the tile shape's warp tile)
       on tensor cores in f32 registers: `nvgpu.mma.sync` m16n8k8 tf32
       (which reads f32 operands as tf32, a 10-bit mantissa) or m16n8k16
       f16, and `nvvm.mma.sync` m16n8k16 bf16 directly (upstream's
