@@ -547,7 +547,7 @@ public:
     // rows) and the stores of the SIMT tile hit distinct banks.
     pad = kind == TileKind::Simt ? 1 : 8;
     // 16-bit tiles keep each operand's contiguous side contiguous in
-    // shared memory (16-byte stores and cp.async copies; ldmatrix, with
+    // shared memory (cp.async copies of 16-byte groups; ldmatrix, with
     // .trans where that side is m or n); the others are stored [k][m] and
     // [k][n] and staged synchronously (tf32 rounds each element).
     this->stages = half ? std::max<int64_t>(stages, 1) : 1;
@@ -570,6 +570,14 @@ public:
 
   gpu::LaunchOp build(OpBuilder &b);
 
+  /// Static shared memory the kernel needs, and its tile as MxNxK/WMxWN.
+  int64_t sharedBytes() const { return stages * stageBytes(); }
+  std::string tileName() const {
+    return std::to_string(bm) + "x" + std::to_string(bn) + "x" +
+           std::to_string(bk) + "/" + std::to_string(warpM) + "x" +
+           std::to_string(warpN);
+  }
+
 private:
   /// The block's output tile and threads; its warps form a grid of
   /// warpsN columns, each warp a warpM x warpN tile of 16x8 mma tiles.
@@ -584,7 +592,7 @@ private:
   Location loc;
   MLIRContext *ctx;
   int64_t bk, pad;
-  /// 16-bit operands: ldmatrix fragments, vector stores, cp.async.
+  /// 16-bit operands: ldmatrix fragments, cp.async copies.
   bool half;
   /// Shared-memory buffers of each operand's tile: with more than one,
   /// the tiles of the next `stages - 1` steps of K are copied (cp.async
@@ -1414,6 +1422,13 @@ struct GpuContractionsPass
       OpBuilder b(c.consumer ? c.consumer.getOperation() : op.getOperation());
       TileBuilder builder(c, kind, mutation, vectorBytes, stages, *halfShape,
                           *wideShape, wideMinBlocks);
+      if (builder.sharedBytes() > 48 * 1024) {
+        op->emitError("kiln-gpu-contractions: the tile ")
+            << builder.tileName() << " needs " << builder.sharedBytes()
+            << " bytes of shared memory even with one stage; at most 48 KiB "
+               "(choose a smaller --gpu-half-tile or --gpu-wide-tile)";
+        return signalPassFailure();
+      }
       gpu::LaunchOp launch = builder.build(b);
       launch->setAttr(
           "kiln.cost",
