@@ -166,7 +166,7 @@ def main():
                          "kiln-compile flags (e.g. tf32=--gpu-tf32); repeatable. "
                          "Without any, one variant 'fp32' with no flags; 'NAME=' "
                          "names the default flags")
-    ap.add_argument("--parts", default="conformance,models,bench",
+    ap.add_argument("--parts", default="conformance,models,bench,gemm",
                     help="what to pack besides kiln-run (comma-separated): "
                          "conformance, models, bench, gemm")
     ap.add_argument("--gemm-shapes", default="1024x1024x1024,2048x2048x2048,4096x4096x4096,"
