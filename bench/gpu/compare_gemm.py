@@ -33,6 +33,7 @@ import argparse
 import datetime
 import json
 import os
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -116,47 +117,56 @@ def run(args):
         sys.exit("compare_gemm.py: PyTorch sees no CUDA device")
     device = torch.cuda.get_device_name(0)
     manifest = json.load(open(os.path.join(args.dir, "manifest.json")))
-    rows, failed, timed = [], False, {}
+    rows, failed = [], False
+    tmp = tempfile.mkdtemp()
+    product = None  # (key, torch ms, atol) of the inputs now in tmp
     for e in manifest["entries"]:
         m, n, k = e["m"], e["n"], e["k"]
         layout = e.get("layout", "nn")
-        dt = getattr(torch, DTYPES[e["dtype"]][1])
-        g = torch.Generator(device="cuda").manual_seed(1)
-        a = torch.randn(m, k, device="cuda", generator=g).to(dt)
-        b = torch.randn(*((k, n) if layout == "nn" else (n, k)), device="cuda", generator=g).to(dt)
-        bm = b if layout == "nn" else b.t()  # cuBLAS reads the transposed view in place
-        ref = torch.matmul(a, bm)
         key = (e["dtype"], layout, m, n, k)
-        if key not in timed:  # torch.matmul once per product
-            timed[key] = time_cuda(lambda: torch.matmul(a, bm), args.warmup, args.iterations)
-        row = {"dtype": e["dtype"], "layout": layout, "m": m, "n": n, "k": k,
-               "variant": e.get("variant", ""), "flags": e.get("flags", ""),
-               "torch_ms": timed[key]}
-        with tempfile.TemporaryDirectory() as tmp:
+        if product is None or product[0] != key:
+            # Once per product (pack writes a product's variants one after
+            # another): seeded inputs, cuBLAS's product and time, the files.
+            dt = getattr(torch, DTYPES[e["dtype"]][1])
+            g = torch.Generator(device="cuda").manual_seed(1)
+            a = torch.randn(m, k, device="cuda", generator=g).to(dt)
+            b = torch.randn(*((k, n) if layout == "nn" else (n, k)), device="cuda",
+                            generator=g).to(dt)
+            bm = b if layout == "nn" else b.t()  # cuBLAS reads the transposed view in place
+            ref = torch.matmul(a, bm)
+            torch_ms = time_cuda(lambda: torch.matmul(a, bm), args.warmup, args.iterations)
             for x, f in ((a, "a.npy"), (b, "b.npy"), (ref, "ref.npy")):
                 save_npy(os.path.join(tmp, f), x)
-            atol = 2e-3 * float(ref.float().abs().max())
-            cmd = [os.path.join(args.bin, "kiln-run"), os.path.join(args.dir, e["module"]),
-                   "--device=cuda", "--resident", "--warmup", str(args.warmup),
-                   "--iterations", str(args.iterations), "--json", os.path.join(tmp, "r.json"),
-                   "--input", os.path.join(tmp, "a.npy"), "--input", os.path.join(tmp, "b.npy"),
-                   "--expected", os.path.join(tmp, "ref.npy"), "--rtol", "1e-2",
-                   "--atol", "%g" % atol]
-            try:
-                p = subprocess.run(cmd, capture_output=True, text=True, timeout=args.timeout)
-            except subprocess.TimeoutExpired:
-                p = subprocess.CompletedProcess(cmd, 124, "", "timed out after %d s" % args.timeout)
-            if os.path.exists(os.path.join(tmp, "r.json")):
-                res = json.load(open(os.path.join(tmp, "r.json")))
-                row["kiln_ms"] = res["benchmark"]["mean_ms"]
-                row["check"] = "ok" if p.returncode == 0 else "MISMATCH"
-            else:
-                row["check"] = "error: " + (p.stderr.strip() or p.stdout.strip())[-200:]
-            if p.returncode:
-                failed = True
-                print(p.stdout[-2000:], p.stderr[-2000:], file=sys.stderr)
+            product = (key, torch_ms, 2e-3 * float(ref.float().abs().max()))
+            del a, b, bm, ref
+        row = {"dtype": e["dtype"], "layout": layout, "m": m, "n": n, "k": k,
+               "variant": e.get("variant", ""), "flags": e.get("flags", ""),
+               "torch_ms": product[1]}
+        result = os.path.join(tmp, "r.json")
+        if os.path.exists(result):
+            os.remove(result)
+        cmd = [os.path.join(args.bin, "kiln-run"), os.path.join(args.dir, e["module"]),
+               "--device=cuda", "--resident", "--warmup", str(args.warmup),
+               "--iterations", str(args.iterations), "--json", result,
+               "--input", os.path.join(tmp, "a.npy"), "--input", os.path.join(tmp, "b.npy"),
+               "--expected", os.path.join(tmp, "ref.npy"), "--rtol", "1e-2",
+               "--atol", "%g" % product[2]]
+        try:
+            p = subprocess.run(cmd, capture_output=True, text=True, timeout=args.timeout)
+        except subprocess.TimeoutExpired:
+            p = subprocess.CompletedProcess(cmd, 124, "", "timed out after %d s" % args.timeout)
+        if os.path.exists(result):
+            res = json.load(open(result))
+            row["kiln_ms"] = res["benchmark"]["mean_ms"]
+            row["check"] = "ok" if p.returncode == 0 else "MISMATCH"
+        else:
+            row["check"] = "error: " + (p.stderr.strip() or p.stdout.strip())[-200:]
+        if p.returncode:
+            failed = True
+            print(p.stdout[-2000:], p.stderr[-2000:], file=sys.stderr)
         rows.append(row)
         print(json.dumps(row), flush=True)
+    shutil.rmtree(tmp, ignore_errors=True)
     lines = ["| type | B | M | N | K | Kiln flags | torch.matmul ms | TFLOP/s | Kiln ms | TFLOP/s "
              "| Kiln/cuBLAS throughput | check |",
              "|---|---|---:|---:|---:|---|---:|---:|---:|---:|---:|---|"]

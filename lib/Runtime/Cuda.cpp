@@ -499,7 +499,8 @@ const std::string &kiln::rt::cudaCalibrationPtx() {
   .reg .pred %q;
   .reg .f32 %a<8>;
   .reg .f32 %x, %y;
-)" + chainPrologue + R"(  cvt.rn.f32.u32 %a0, %id;
+)" + chainPrologue +
+           R"(  cvt.rn.f32.u32 %a0, %id;
   add.f32 %a1, %a0, 0f3F800000;
   add.f32 %a2, %a0, 0f40000000;
   add.f32 %a3, %a0, 0f40400000;
@@ -536,7 +537,8 @@ LOOP:
   .reg .pred %q;
   .reg .b32 %h<6>;
   .reg .f32 %c<32>;
-)" + chainPrologue + R"(  // Every f16 operand 2^-4: each trip adds 0.5 to an accumulator.
+)" + chainPrologue +
+           R"(  // Every f16 operand 2^-4: each trip adds 0.5 to an accumulator.
   mov.b32 %h0, 0x2C002C00;
   mov.b32 %h1, 0x2C002C00;
   mov.b32 %h2, 0x2C002C00;

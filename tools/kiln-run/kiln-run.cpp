@@ -388,7 +388,7 @@ Status devicePeaks(const Options &o, kiln::rt::Device device,
   std::string key = peaksKey(device, threads), path = peaksCachePath();
   // One line per machine, device and thread count: key, GFLOP/s, GB/s,
   // tensor-core GFLOP/s (0: none), how. A line of an older kiln-run (no
-  // tensor-core field) is measured again on a GPU.
+  // tensor-core field) is measured again.
   std::string kept; // the other keys' lines, for rewriting the file
   if (!path.empty()) {
     std::ifstream in(path);
@@ -860,19 +860,15 @@ int main(int argc, char **argv) {
     if (o.profileRuns > 1)
       std::printf(" (medians of %d runs)", o.profileRuns);
     std::printf("\n");
-    if (roofline && peaks.tensorGflops > 0)
+    if (roofline) {
       std::printf("roofline ceilings: %.1f GFLOP/s, %.1f GB/s (ridge at %.2f "
-                  "FLOP/byte); tensor-core kernels (T): %.1f GFLOP/s (ridge "
-                  "at %.2f; %s)\n",
-                  peaks.gflops, peaks.gbps, peaks.gflops / peaks.gbps,
-                  peaks.tensorGflops, peaks.tensorGflops / peaks.gbps,
-                  peaksNote.c_str());
-    else if (roofline)
-      std::printf("roofline ceilings: %.1f GFLOP/s, %.1f GB/s (ridge at %.2f "
-                  "FLOP/byte; %s)\n",
-                  peaks.gflops, peaks.gbps, peaks.gflops / peaks.gbps,
-                  peaksNote.c_str());
-    else
+                  "FLOP/byte",
+                  peaks.gflops, peaks.gbps, peaks.gflops / peaks.gbps);
+      if (peaks.tensorGflops > 0)
+        std::printf("); tensor-core kernels (T): %.1f GFLOP/s (ridge at %.2f",
+                    peaks.tensorGflops, peaks.tensorGflops / peaks.gbps);
+      std::printf("; %s)\n", peaksNote.c_str());
+    } else
       std::printf("roofline ceilings: none (%s)\n", peaksNote.c_str());
     std::printf("  %10s %6s %8s %9s %8s %8s %6s %-7s %s\n", "ms", "%",
                 cpu ? "count" : "launches", "GFLOP/s", "GB/s", "FLOP/B",

@@ -539,8 +539,6 @@ public:
       bk = t.k;
       warpM = t.warpM;
       warpN = t.warpN;
-      warpsN = bn / warpN;
-      threads = t.threads();
     }
     // Shared-memory rows padded so that the fragment loads of the
     // tensor-core tiles (lanes g + 8-row groups; ldmatrix's eight 16-byte
@@ -579,10 +577,12 @@ public:
   }
 
 private:
-  /// The block's output tile and threads; its warps form a grid of
-  /// warpsN columns, each warp a warpM x warpN tile of 16x8 mma tiles.
+  /// The block's output tile; its warps form a grid of bn / warpN columns,
+  /// each warp a warpM x warpN tile of 16x8 mma tiles (the SIMT tile's 128
+  /// threads own 8x4 elements each instead).
   int64_t bm = kiln::kGpuContractionTileM, bn = kiln::kGpuContractionTileN,
-          threads = 128, warpM = 32, warpN = 32, warpsN = 2;
+          warpM = 32, warpN = 32;
+  int64_t threads() const { return 32 * (bm / warpM) * (bn / warpN); }
   int64_t miCount() const { return warpM / 16; }
   int64_t niCount() const { return warpN / 8; }
   Contraction c;
@@ -766,7 +766,7 @@ int64_t TileBuilder::loadWidth(unsigned operand, ArrayRef<unsigned> fastDims,
   // A padded input's groups may straddle the source's edge.
   int64_t width = vectorBytes / (c.inType.getIntOrFloatBitWidth() / 8);
   if (width < 2 || c.padded[operand] || fast % width ||
-      threads % (fast / width) || tileElems % (threads * width))
+      threads() % (fast / width) || tileElems % (threads() * width))
     return 1;
   auto type = cast<MemRefType>(c.op.getDpsInputs()[operand].getType());
   SmallVector<int64_t> strides;
@@ -822,6 +822,7 @@ void TileBuilder::stageTile(OpBuilder &b, bool isA, Value tid,
   ArrayRef<unsigned> fastDims = colsFastest ? colDims : rowDims;
   int64_t width = loadWidth(operand, fastDims, fast, rows * cols);
   int64_t lanes = fast / width; // threads across the fast side
+  int64_t threads = this->threads();
   assert(threads % lanes == 0 && "tile sides divide the thread count");
   Value fastAt = mul(b, rem(b, tid, lanes), width), slowAt = div(b, tid, lanes);
   Value gFast = add(b, colsFastest ? colBase : rowBase, fastAt);
@@ -928,11 +929,11 @@ void TileBuilder::locateThread(OpBuilder &b, Value tid) {
     tCol = rem(b, tid, 16);
     return;
   }
-  // Warp w owns rows warpM * (w / warpsN) and columns warpN * (w % warpsN)
-  // of the tile: miCount x niCount mma tiles of 16x8.
+  // Warp w owns rows warpM * (w / W) and columns warpN * (w % W) of the
+  // tile, W = bn / warpN warps across: miCount x niCount mma tiles of 16x8.
   Value warp = div(b, tid, 32), lane = rem(b, tid, 32);
-  Value rowBase = mul(b, div(b, warp, warpsN), warpM);
-  Value colBase = mul(b, rem(b, warp, warpsN), warpN);
+  Value rowBase = mul(b, div(b, warp, bn / warpN), warpM);
+  Value colBase = mul(b, rem(b, warp, bn / warpN), warpN);
   Value g = div(b, lane, 4), t = rem(b, lane, 4);
   warpRow = rowBase;
   warpCol = colBase;
@@ -1139,7 +1140,7 @@ gpu::LaunchOp TileBuilder::build(OpBuilder &b) {
   };
   Value one = hostCst(1);
   auto launch = gpu::LaunchOp::create(
-      b, loc, hostCst(batches * mTiles * nTiles), one, one, hostCst(threads),
+      b, loc, hostCst(batches * mTiles * nTiles), one, one, hostCst(threads()),
       one, one, /*dynamicSharedMemorySize=*/nullptr,
       /*asyncTokenType=*/nullptr, /*asyncDependencies=*/{},
       TypeRange{shared(true), shared(false)});

@@ -206,14 +206,15 @@ LogicalResult kiln::extractLaunchPlan(ModuleOp module, kmod::Module &out,
       kernel->set_shared_bytes(-1);
       bool sync = false, tensorCores = false;
       k->walk([&](Operation *inner) {
-        StringRef op = inner->getName().getStringRef();
-        tensorCores |=
-            op.starts_with("nvvm.mma") || op.starts_with("nvgpu.mma");
         StringRef n = inner->getName().getStringRef();
-        sync |= n.starts_with("nvvm.barrier") || n.starts_with("gpu.barrier") ||
-                n.starts_with("nvvm.shfl") || n.starts_with("gpu.shuffle") ||
-                n.starts_with("nvvm.mma") || n.starts_with("nvvm.ldmatrix") ||
-                n.starts_with("nvgpu.ldmatrix") || n.starts_with("nvgpu.mma");
+        // mma and ldmatrix are warp collectives: the emulator's fibers.
+        bool mma = n.starts_with("nvvm.mma") || n.starts_with("nvgpu.mma");
+        tensorCores |= mma;
+        sync |= mma || n.starts_with("nvvm.barrier") ||
+                n.starts_with("gpu.barrier") || n.starts_with("nvvm.shfl") ||
+                n.starts_with("gpu.shuffle") ||
+                n.starts_with("nvvm.ldmatrix") ||
+                n.starts_with("nvgpu.ldmatrix");
       });
       kernel->set_synchronizes(sync);
       kernel->set_tensor_cores(tensorCores);
