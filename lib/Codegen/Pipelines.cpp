@@ -168,10 +168,11 @@ void kiln::buildGpuCodegenPipeline(OpPassManager &pm,
                                : kiln::gpuMultiprocessors(options.chip);
   bool splitMutation = options.testMutation == "skip-last-split";
   bool contractionMutation = options.testMutation == "swap-b-fragment" ||
-                             options.testMutation == "skip-last-k-tile";
+                             options.testMutation == "skip-last-k-tile" ||
+                             options.testMutation == "swap-sparse-meta";
   addPipeline(
       pm,
-      "func.func(kiln-flatten-empty-tensors,"
+      "kiln-gpu-sparse-weights,func.func(kiln-flatten-empty-tensors,"
       "kiln-fuse-elementwise{fold-transposes=true},kiln-gpu-fold-pads,"
       "kiln-gpu-split-k{target-blocks=" +
           std::to_string(splitKBlocks) +

@@ -49,7 +49,7 @@ struct FiberScheduler {
     bool inShuffle = false;
     uint32_t shuffleMask = 0;
   };
-  static constexpr int kMmaRegs = 10;
+  static constexpr int kMmaRegs = 14;
   /// Per warp, the values of its lanes' latest two shuffles (a lane can be
   /// at most one shuffle ahead of a lane still reading).
   struct Warp {
@@ -153,12 +153,18 @@ struct FiberScheduler {
   /// (g + 8 (r % 2), k_r), B (K x 8) elements (k_r, g) and C/D elements
   /// (g + 8 (r / 2), 2t + r % 2). Products are summed in double and
   /// rounded once; tf32 inputs keep their top 19 bits (the low 13 mantissa
-  /// bits are dropped, as the tensor cores read them).
+  /// bits are dropped, as the tensor cores read them). mma.sp.sync
+  /// m16n8k32 f16/bf16 (2:4 sparse A) is the same with A's kept values in
+  /// place of A, expanded by the metadata (see multiply).
   void mma(int32_t kind, const uint32_t *in, float *out) {
     unsigned linear = running->thread.linear, lane = linear % 32;
     Warp &w = warps[linear / 32];
+    size_t words = kind == KILN_EMU_MMA_SP_M16N8K32_F16 ||
+                           kind == KILN_EMU_MMA_SP_M16N8K32_BF16
+                       ? 14
+                       : 10;
     uint32_t n = collective(0xffffffffu, [&](int slot, unsigned l) {
-      std::memcpy(w.mmaRegs[slot][l], in, sizeof(uint32_t) * kMmaRegs);
+      std::memcpy(w.mmaRegs[slot][l], in, sizeof(uint32_t) * words);
     });
     if (w.decoded != n) {
       w.decoded = n;
@@ -200,15 +206,27 @@ struct FiberScheduler {
   static void multiply(int32_t kind, const uint32_t (*regs)[kMmaRegs],
                        float (*d)[8]) {
     bool tf32 = kind == KILN_EMU_MMA_M16N8K8_TF32;
-    bool bf16 = kind == KILN_EMU_MMA_M16N8K16_BF16;
-    int kSize = tf32 ? 8 : 16;
-    float a[16][16], b[16][8], c[16][8];
+    bool sparse = kind == KILN_EMU_MMA_SP_M16N8K32_F16 ||
+                  kind == KILN_EMU_MMA_SP_M16N8K32_BF16;
+    bool bf16 = kind == KILN_EMU_MMA_M16N8K16_BF16 ||
+                kind == KILN_EMU_MMA_SP_M16N8K32_BF16;
+    int kSize = tf32 ? 8 : sparse ? 32 : 16;
+    int bRegs = sparse ? 4 : 2;
+    float a[16][32] = {}, b[32][8], c[16][8];
     auto word = [](uint32_t bits) {
       bits &= 0xffffe000u; // tf32: sign, exponent, 10 mantissa bits
       float v;
       std::memcpy(&v, &bits, 4);
       return v;
     };
+    auto half = [&](uint32_t bits) {
+      return static_cast<float>(
+          kiln::rt::halfToDouble(static_cast<uint16_t>(bits), bf16));
+    };
+    // 16-bit A registers: with g = lane / 4 and t = lane % 4, register i
+    // holds row g + 8 (i % 2), columns 2t + 8 (i / 2) and the next: of A
+    // itself, or for mma.sp of its 16 x 16 kept values.
+    float kept[16][16];
     for (unsigned lane = 0; lane < 32; ++lane) {
       unsigned g = lane / 4, t = lane % 4;
       const uint32_t *r = regs[lane];
@@ -216,29 +234,63 @@ struct FiberScheduler {
         unsigned row = g + 8 * (i % 2);
         if (tf32) {
           a[row][t + 4 * (i / 2)] = word(r[i]);
-        } else {
-          unsigned k = 2 * t + 8 * (i / 2);
-          a[row][k] = kiln::rt::halfToDouble(static_cast<uint16_t>(r[i]), bf16);
-          a[row][k + 1] =
-              kiln::rt::halfToDouble(static_cast<uint16_t>(r[i] >> 16), bf16);
+          continue;
         }
+        unsigned k = 2 * t + 8 * (i / 2);
+        float *dst = sparse ? kept[row] : a[row];
+        dst[k] = half(r[i]);
+        dst[k + 1] = half(r[i] >> 16);
       }
-      for (unsigned i = 0; i < 2; ++i) {
+      // B registers: column g, rows 2t + 8i and the next (tf32: t + 4i).
+      for (int i = 0; i < bRegs; ++i) {
         if (tf32) {
           b[t + 4 * i][g] = word(r[4 + i]);
         } else {
           unsigned k = 2 * t + 8 * i;
-          b[k][g] =
-              kiln::rt::halfToDouble(static_cast<uint16_t>(r[4 + i]), bf16);
-          b[k + 1][g] = kiln::rt::halfToDouble(
-              static_cast<uint16_t>(r[4 + i] >> 16), bf16);
+          b[k][g] = half(r[4 + i]);
+          b[k + 1][g] = half(r[4 + i] >> 16);
         }
       }
       for (unsigned i = 0; i < 4; ++i) {
         float v;
-        std::memcpy(&v, &r[6 + i], 4);
+        std::memcpy(&v, &r[4 + bRegs + i], 4);
         c[g + 8 * (i / 2)][2 * t + i % 2] = v;
       }
+    }
+    if (sparse) {
+      // The metadata of m16n8k32 (PTX ISA, "sparse matrix storage"): with
+      // selector F (0 or 1), lane 4g + 2F + h holds, in bits 16r + 4c to
+      // 16r + 4c + 3, the positions of the two kept values of row g + 8r
+      // in its group of four columns 4 (4h + c): the first value's in the
+      // low two bits, the second's in the high two. Repeated positions
+      // are not allowed.
+      uint32_t selector = regs[0][13];
+      if (selector > 1) {
+        std::fprintf(stderr,
+                     "kiln emulator: mma.sp m16n8k32 with sparsity "
+                     "selector %u (only 0 and 1 are defined)\n",
+                     selector);
+        std::abort();
+      }
+      for (unsigned g = 0; g < 8; ++g)
+        for (unsigned h = 0; h < 2; ++h) {
+          uint32_t meta = regs[4 * g + 2 * selector + h][12];
+          for (unsigned r = 0; r < 2; ++r)
+            for (unsigned c4 = 0; c4 < 4; ++c4) {
+              unsigned nib = meta >> (16 * r + 4 * c4) & 0xf;
+              unsigned i0 = nib & 3, i1 = nib >> 2;
+              if (i0 == i1) {
+                std::fprintf(stderr,
+                             "kiln emulator: mma.sp metadata 0x%x of lane %u "
+                             "repeats position %u\n",
+                             meta, 4 * g + 2 * selector + h, i0);
+                std::abort();
+              }
+              unsigned row = g + 8 * r, group = 4 * h + c4;
+              a[row][4 * group + i0] = kept[row][2 * group];
+              a[row][4 * group + i1] = kept[row][2 * group + 1];
+            }
+        }
     }
     for (int i = 0; i < 16; ++i)
       for (int j = 0; j < 8; ++j) {
@@ -386,7 +438,8 @@ void hookMma(int32_t kind, const uint32_t *in, float *out) {
                          "says does not synchronize\n");
     std::abort();
   }
-  if (kind < KILN_EMU_MMA_M16N8K8_TF32 || kind > KILN_EMU_MMA_M16N8K16_BF16) {
+  if (kind < KILN_EMU_MMA_M16N8K8_TF32 ||
+      kind > KILN_EMU_MMA_SP_M16N8K32_BF16) {
     std::fprintf(stderr, "kiln emulator: unknown mma kind %d\n", kind);
     std::abort();
   }

@@ -137,7 +137,8 @@ static cl::opt<std::string> gpuTestMutation(
     "gpu-test-mutation", cl::Hidden,
     cl::desc("Plants a bug in the GPU kernels (drop-barrier, "
              "short-reduction, shuffle-up, swap-b-fragment, "
-             "skip-last-k-tile, skip-last-split) for the emulator's mutation "
+             "skip-last-k-tile, skip-last-split, swap-sparse-meta) for the "
+             "emulator's mutation "
              "tests"),
     cl::init(""), cl::cat(category));
 enum class Emit { Kiln, Linalg, LLVMDialect, LLVMIR, PTX, KModule };
@@ -1163,6 +1164,7 @@ int compileForGpu(ModuleOp module, kiln::kmod::Module &kmod,
     if (emulatorCode)
       llvm::errs() << "  emulator code: " << soBytes.size()
                    << " bytes of x86-64 shared object\n";
+    printSparsity(module);
   }
   return writeWhole(outputFile, kiln::serializeModule(kmod));
 }
@@ -1341,12 +1343,16 @@ int main(int argc, char **argv) {
   }
   if (sparsity != "off" && sparsity != "on" && sparsity != "force")
     return fail("--sparsity must be off, on or force");
-  if (sparsity != "off" && gpuTarget)
-    return fail("--sparsity is for the CPU target so far: the GPU has no "
-                "sparse (mma.sp) kernels yet; compile with --sparsity=off");
-  if (sparsity != "off" && precision != "fp32")
-    return fail("--sparsity runs float32 products; it cannot be combined "
-                "with --precision=" +
+  // The CPU's sparse kernels are float32 (vexpandps); the GPU's are the
+  // 16-bit tensor cores' mma.sp.
+  if (sparsity != "off" && gpuTarget && precision != "fp16" &&
+      precision != "bf16")
+    return fail("--sparsity on a GPU target runs 2:4 sparse tensor-core "
+                "products (mma.sp) in half precision: add --precision=fp16 "
+                "or --precision=bf16");
+  if (sparsity != "off" && !gpuTarget && precision != "fp32")
+    return fail("--sparsity on the CPU runs float32 products; it cannot be "
+                "combined with --precision=" +
                 precision + " yet");
   if (cpuSparseMaxRows < 0)
     return fail("--cpu-sparse-max-rows must be 0 or more");

@@ -7,6 +7,7 @@
 #include "kiln/Dialect/Kiln/IR/KilnOps.h"
 #include "mlir/Dialect/Affine/IR/AffineOps.h"
 #include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Bufferization/IR/Bufferization.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
 #include "mlir/Dialect/LLVMIR/LLVMDialect.h"
@@ -82,6 +83,11 @@ struct GpuContractionDims {
 /// buffers), else nullopt.
 std::optional<GpuContractionDims>
 matchGpuTiledContraction(mlir::linalg::LinalgOp op);
+/// The weight global `kiln-gpu-sparse-weights` made of a 2:4 weight (it
+/// names the compressed values and metadata) that `v` reads, through
+/// `bufferization.to_tensor` and buffer views; null for any other value.
+mlir::memref::GlobalOp sparseWeightGlobal(mlir::Value v);
+
 /// The output tile of one block of that kernel: M x N.
 inline constexpr int64_t kGpuContractionTileM = 64, kGpuContractionTileN = 64;
 

@@ -23,9 +23,11 @@
    (NVVM's numbering); the result's low 32 bits are the value read, bit 32
    whether the source lane was in range. */
 #define KILN_EMU_HOOK_SHFL 2
-/* void (*)(int32_t kind, const uint32_t *in, float *out): mma.sync of one
-   warp with f32 accumulators; `in` holds the lane's A, B and C registers
-   in order (each 32 bits), `out` receives its four D registers. */
+/* void (*)(int32_t kind, const uint32_t *in, float *out): mma.sync (or
+   mma.sp.sync) of one warp with f32 accumulators; `in` holds the lane's
+   A, B and C registers in order (each 32 bits), for mma.sp followed by
+   its metadata register and the sparsity selector, `out` receives its
+   four D registers. */
 #define KILN_EMU_HOOK_MMA 3
 /* void (*)(int32_t num, int32_t trans, const void *row, uint32_t *out):
    ldmatrix.sync.aligned.m8n8.xNUM[.trans].shared.b16 of one warp; `row` is
@@ -39,6 +41,10 @@
 #define KILN_EMU_MMA_M16N8K8_TF32 0  /* A: 4 regs, B: 2, C: 4 */
 #define KILN_EMU_MMA_M16N8K16_F16 1  /* A: 4 regs (f16x2), B: 2, C: 4 */
 #define KILN_EMU_MMA_M16N8K16_BF16 2 /* A: 4 regs (bf16x2), B: 2, C: 4 */
+/* mma.sp.sync m16n8k32 (2:4 sparse A, 16 x 16 kept values): A: 4 regs,
+   B: 4, C: 4, metadata: 1, selector: 1. */
+#define KILN_EMU_MMA_SP_M16N8K32_F16 3
+#define KILN_EMU_MMA_SP_M16N8K32_BF16 4
 
 /* Special registers, the argument of KILN_EMU_HOOK_SREG. */
 #define KILN_EMU_SREG_TID_X 0

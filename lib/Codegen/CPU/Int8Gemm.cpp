@@ -26,7 +26,7 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "GemmDims.h"
+#include "../GemmDims.h"
 #include "kiln/Codegen/Passes.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
@@ -89,7 +89,7 @@ bool extendedArg(Value v, unsigned arg, bool &isSigned) {
 /// collapse of it), b a signed constant over exactly (n, k), and the body
 /// out + ext(a) * ext(b).
 std::optional<Int8Gemm> match(linalg::LinalgOp op) {
-  std::optional<kiln::cpu::GemmTypes> types = kiln::cpu::staticGemmTypes(op);
+  std::optional<kiln::GemmTypes> types = kiln::staticGemmTypes(op);
   if (!types || !types->a.getElementType().isInteger(8) ||
       !types->b.getElementType().isInteger(8) ||
       !types->out.getElementType().isInteger(32) || types->out.getRank() < 2)
@@ -119,7 +119,7 @@ std::optional<Int8Gemm> match(linalg::LinalgOp op) {
     return std::nullopt;
 
   SmallVector<int64_t> ranges = op.getStaticLoopRanges();
-  std::optional<kiln::cpu::GemmDims> dims = kiln::cpu::gemmDims(op);
+  std::optional<kiln::GemmDims> dims = kiln::gemmDims(op);
   if (!dims)
     return std::nullopt;
   int64_t kd = dims->k, nd = dims->n;

@@ -28,7 +28,8 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "GemmDims.h"
+#include "../GemmDims.h"
+#include "../SparseKernels.h"
 #include "kiln/Codegen/Passes.h"
 #include "kiln/Dialect/Kiln/IR/KilnOps.h"
 
@@ -74,7 +75,7 @@ struct SparseGemm {
 /// `op` as a SparseGemm, or why it is not one (a reason for the report).
 FailureOr<SparseGemm> match(linalg::GenericOp op, std::string &why) {
   why.clear();
-  std::optional<kiln::cpu::GemmTypes> types = kiln::cpu::staticGemmTypes(op);
+  std::optional<kiln::GemmTypes> types = kiln::staticGemmTypes(op);
   if (!types || !types->a.getElementType().isF32() ||
       !types->b.getElementType().isF32() ||
       !types->out.getElementType().isF32() || types->b.getRank() != 2) {
@@ -104,7 +105,7 @@ FailureOr<SparseGemm> match(linalg::GenericOp op, std::string &why) {
     why = "not a plain multiply-add";
     return failure();
   }
-  std::optional<kiln::cpu::GemmDims> dims = kiln::cpu::gemmDims(op);
+  std::optional<kiln::GemmDims> dims = kiln::gemmDims(op);
   if (!dims) {
     why = "operands not laid out as [..., m, k] x [k, n]";
     return failure();
@@ -196,17 +197,11 @@ void compress(const SparseGemm &g, int64_t nc, std::vector<float> &values,
 memref::GlobalOp global(OpBuilder &b, ModuleOp module, SymbolTable &symbols,
                         Location loc, StringRef base, Type elt,
                         ArrayRef<char> data, int64_t count) {
-  auto type = MemRefType::get({count}, elt);
   auto tensorType = RankedTensorType::get({count}, elt);
   auto blob = HeapAsmResourceBlob::allocateAndCopyWithAlign(data, 64);
   auto init = DenseResourceElementsAttr::get(tensorType, base, std::move(blob));
-  OpBuilder::InsertionGuard guard(b);
-  b.setInsertionPointToStart(module.getBody());
-  auto g = memref::GlobalOp::create(b, loc, base, b.getStringAttr("private"),
-                                    type, init, /*constant=*/true,
-                                    b.getI64IntegerAttr(64));
-  symbols.insert(g);
-  return g;
+  return kiln::addConstantGlobal(b, module, symbols, loc, base,
+                                 MemRefType::get({count}, elt), init);
 }
 
 Value idx(OpBuilder &b, Location loc, int64_t v) {
@@ -381,11 +376,7 @@ struct SparseGemmPass
   void runOnOperation() override {
     ModuleOp module = getOperation();
     MLIRContext *ctx = &getContext();
-    SmallVector<linalg::GenericOp> marked;
-    module.walk([&](linalg::GenericOp op) {
-      if (op->hasAttr("kiln.sparsity"))
-        marked.push_back(op);
-    });
+    SmallVector<linalg::GenericOp> marked = kiln::sparsityMarked(module);
     if (marked.empty())
       return;
     SymbolTable symbols(module);
@@ -438,11 +429,7 @@ struct SparseGemmPass
       }
       kernels.push_back(entry.getDictionary(ctx));
     }
-    SmallVector<Attribute> all;
-    if (auto prior = module->getAttrOfType<ArrayAttr>("kiln.sparse_kernels"))
-      all.append(prior.begin(), prior.end());
-    all.append(kernels);
-    module->setAttr("kiln.sparse_kernels", ArrayAttr::get(ctx, all));
+    kiln::recordSparseKernels(module, kernels);
   }
 };
 

@@ -69,7 +69,7 @@ namespace {
 enum class TileKind { Simt, Tf32, Half, BFloat };
 
 /// Planted bugs for the emulator's mutation tests (`test-mutation`).
-enum class Mutation { None, SwapBFragment, SkipLastKTile };
+enum class Mutation { None, SwapBFragment, SkipLastKTile, SwapSparseMeta };
 
 /// A contraction input that is a zero-padded copy of another buffer (a
 /// convolution's padded input: a zero fill of the buffer, then a copy of
@@ -111,6 +111,10 @@ struct Contraction {
   linalg::GenericOp consumer;
   unsigned a = 0, b = 1; // the input operands that hold M and N
   SmallVector<unsigned> batch, m, n, k;
+  /// Input `a` is a 2:4 weight that kiln-gpu-sparse-weights compressed
+  /// (its global, which names the kept values and the metadata): the
+  /// kernel reads those with mma.sp instead of the dense weight.
+  memref::GlobalOp sparse;
   SmallVector<int64_t> sizes; // static loop ranges
   Type inType, outType;       // operand and output element types
 
@@ -459,6 +463,51 @@ linalg::GenericOp matchConsumer(const Contraction &c,
   return generic;
 }
 
+/// Where one input of `c` is a 2:4 weight compressed by
+/// kiln-gpu-sparse-weights, makes it input `a` (M its rows, the weight's
+/// one non-k dim) and returns true; false where there is none, or (with
+/// `why`) where the kernel cannot read it compressed: the product keeps
+/// the dense weight.
+bool useSparseWeight(Contraction &c, std::string &why) {
+  for (unsigned i = 0; i < 2; ++i) {
+    memref::GlobalOp g = kiln::sparseWeightGlobal(c.op.getDpsInputs()[i]);
+    if (!g)
+      continue;
+    auto attr = [&](StringRef name) {
+      auto a = g->getAttrOfType<IntegerAttr>(name);
+      return a ? a.getInt() : -1;
+    };
+    int64_t kDim = attr("kiln.sparse_k_dim");
+    AffineMap map = c.maps[i];
+    if (!c.batch.empty() || c.k.size() != 1 || map.getNumResults() != 2 ||
+        kDim < 0 || kDim > 1) {
+      why = "the product has batch dims or several reduction dims";
+      return false;
+    }
+    auto kExpr = dyn_cast<AffineDimExpr>(map.getResult(kDim));
+    auto nExpr = dyn_cast<AffineDimExpr>(map.getResult(1 - kDim));
+    if (!kExpr || !nExpr || kExpr.getPosition() != c.k.front()) {
+      why = "the weight is not read along the product's K";
+      return false;
+    }
+    unsigned nd = nExpr.getPosition();
+    ArrayRef<unsigned> rows = c.a == i ? c.m : c.n;
+    if (rows.size() != 1 || rows.front() != nd ||
+        c.sizes[nd] != attr("kiln.sparse_n") ||
+        c.sizes[c.k.front()] != attr("kiln.sparse_k")) {
+      why = "the product's M and K are not the weight's";
+      return false;
+    }
+    if (c.a != i) {
+      std::swap(c.a, c.b);
+      std::swap(c.m, c.n);
+    }
+    c.sparse = g;
+    return true;
+  }
+  return false;
+}
+
 /// A block's output tile (m x n, k per step) and its warps' tiles (warpM x
 /// warpN each, a grid of them covering the block's).
 struct TileShape {
@@ -549,7 +598,15 @@ public:
     // .trans where that side is m or n); the others are stored [k][m] and
     // [k][n] and staged synchronously (tf32 rounds each element).
     this->stages = half ? std::max<int64_t>(stages, 1) : 1;
-    kContiguous[0] = half && colsFastest(/*isA=*/true);
+    // A 2:4 weight's kept values are staged [m][k / 2], 32 k (one mma.sp
+    // step) at least per step; its K is padded to a multiple of 32.
+    sparse = half && this->c.sparse;
+    if (sparse) {
+      kp = (this->c.extent(this->c.k) + 31) / 32 * 32;
+      if (kp % bk)
+        bk = 32;
+    }
+    kContiguous[0] = half && (sparse || colsFastest(/*isA=*/true));
     kContiguous[1] = half && !colsFastest(/*isA=*/false);
     // Static shared memory stops at 48 KiB: fewer stages where they would
     // not fit.
@@ -563,13 +620,19 @@ public:
     auto tile = [&](bool kCont, int64_t mn) {
       return kCont ? mn * (bk + pad) : bk * (mn + pad);
     };
-    return bytes * (tile(kContiguous[0], bm) + tile(kContiguous[1], bn));
+    int64_t aTile = sparse ? bm * (bk / 2 + pad) : tile(kContiguous[0], bm);
+    return bytes * (aTile + tile(kContiguous[1], bn));
   }
 
   gpu::LaunchOp build(OpBuilder &b);
 
   /// Static shared memory the kernel needs, and its tile as MxNxK/WMxWN.
   int64_t sharedBytes() const { return stages * stageBytes(); }
+  /// Whether the kernel reads a 2:4 weight compressed (see Contraction),
+  /// and whether its tile can: every thread copies whole 16-byte groups
+  /// of kept values, the same number of them.
+  bool isSparse() const { return sparse; }
+  bool sparseFits() const { return (bm * bk / 16) % threads() == 0; }
   std::string tileName() const {
     return std::to_string(bm) + "x" + std::to_string(bn) + "x" +
            std::to_string(bk) + "/" + std::to_string(warpM) + "x" +
@@ -594,6 +657,12 @@ private:
   int64_t bk, pad;
   /// 16-bit operands: ldmatrix fragments, cp.async copies.
   bool half;
+  /// A 2:4 compressed A (see Contraction::sparse): its K padded to `kp`,
+  /// its kept values and metadata (1-D globals), and the word of a 16-row
+  /// block's metadata that this lane reads (`metaLane`).
+  bool sparse = false;
+  int64_t kp = 0;
+  Value sparseValues, sparseMeta, metaLane;
   /// Shared-memory buffers of each operand's tile: with more than one,
   /// the tiles of the next `stages - 1` steps of K are copied (cp.async
   /// where 16-byte groups allow) while this step's products run.
@@ -681,6 +750,23 @@ private:
                         : (inside ? inside : ok);
   }
 
+  /// `load`'s value where `inside` (null: always), else zeros of `type`.
+  Value loadOrZero(OpBuilder &b, Value inside, Type type,
+                   function_ref<Value(OpBuilder &)> load) {
+    if (!inside)
+      return load(b);
+    auto ifOp = scf::IfOp::create(b, loc, TypeRange{type}, inside,
+                                  /*withElseRegion=*/true);
+    OpBuilder tb = ifOp.getThenBodyBuilder();
+    scf::YieldOp::create(tb, loc, load(tb));
+    OpBuilder eb = ifOp.getElseBodyBuilder();
+    scf::YieldOp::create(eb, loc,
+                         arith::ConstantOp::create(
+                             eb, loc, cast<TypedAttr>(eb.getZeroAttr(type)))
+                             .getResult());
+    return ifOp.getResult(0);
+  }
+
   /// `flat` < `extent` where tiles of `tile` overhang it; else null.
   Value guard(OpBuilder &b, Value flat, int64_t extent, int64_t tile) {
     return extent % tile ? less(b, flat, extent) : Value();
@@ -714,6 +800,11 @@ private:
                  const DenseMap<unsigned, Value> &batchAt, Value m0orK0,
                  Value k0orN0, Value stage, Value valid,
                  SmallVectorImpl<Value> &tokens);
+  /// Stages the kept values of a 2:4 A's tile of rows m0.. for step `kt`
+  /// ([m][k / 2] in shared memory, rows past M zero) as 16-byte groups:
+  /// by cp.async with several stages, else loaded and stored.
+  void stageSparseTile(OpBuilder &b, Value tid, Value m0, Value kt, Value stage,
+                       Value valid, SmallVectorImpl<Value> &tokens);
 
   /// `v` (f32) rounded to the nearest tf32 value (ties away from zero,
   /// as cvt.rna.tf32.f32): the tensor cores drop the low 13 mantissa
@@ -756,9 +847,36 @@ private:
   /// One step of K's products into the accumulators `acc`.
   void simtCompute(OpBuilder &b, SmallVectorImpl<Value> &acc);
   void mmaCompute(OpBuilder &b, SmallVectorImpl<Value> &acc, Value stage);
+  /// One step of K's products with a 2:4 A: per 32 k, mma.sp m16n8k32
+  /// with the A fragment's kept values, two B fragments of 16 k and the
+  /// metadata word of the tile's 16-row block, step `kt` of K.
+  void sparseCompute(OpBuilder &b, SmallVectorImpl<Value> &acc, Value stage,
+                     Value kt);
+  Value mmaSp(OpBuilder &b, ArrayRef<Value> aRegs, ArrayRef<Value> bRegs,
+              Value meta, Value acc);
+  /// The block's first row (m) in the output.
+  Value mTile0;
   /// acc = a * b + acc on one 16x8 tile: `nvgpu.mma.sync`, or for bf16
   /// `nvvm.mma.sync` on the fragments' registers (two bf16 per i32).
   Value mma(OpBuilder &b, Value aFrag, Value bFrag, Value acc);
+  /// The four f32 registers of an mma tile's vector<2x2xf32> accumulator
+  /// (register 2r + e is element [r][e]), and the accumulator of an mma's
+  /// result struct `d`.
+  SmallVector<Value> accumulatorRegs(OpBuilder &b, Value acc) {
+    SmallVector<Value> regs;
+    for (int64_t i = 0; i < 4; ++i)
+      regs.push_back(vector::ExtractOp::create(
+          b, loc, acc, ArrayRef<int64_t>{i / 2, i % 2}));
+    return regs;
+  }
+  Value accumulatorFrom(OpBuilder &b, Value d, Value acc) {
+    for (int64_t i = 0; i < 4; ++i) {
+      Value v = LLVM::ExtractValueOp::create(b, loc, d, i);
+      acc = vector::InsertOp::create(b, loc, v, acc,
+                                     ArrayRef<int64_t>{i / 2, i % 2});
+    }
+    return acc;
+  }
 };
 
 int64_t TileBuilder::loadWidth(unsigned operand, ArrayRef<unsigned> fastDims,
@@ -898,21 +1016,7 @@ void TileBuilder::stageTile(OpBuilder &b, bool isA, Value tid,
       vload.setAlignment(groupBytes);
       return vload;
     };
-    Value v;
-    if (inside) {
-      auto ifOp = scf::IfOp::create(b, loc, TypeRange{group}, inside,
-                                    /*withElseRegion=*/true);
-      OpBuilder tb = ifOp.getThenBodyBuilder();
-      scf::YieldOp::create(tb, loc, load(tb));
-      OpBuilder eb = ifOp.getElseBodyBuilder();
-      scf::YieldOp::create(eb, loc,
-                           arith::ConstantOp::create(
-                               eb, loc, cast<TypedAttr>(eb.getZeroAttr(group)))
-                               .getResult());
-      v = ifOp.getResult(0);
-    } else {
-      v = load(b);
-    }
+    Value v = loadOrZero(b, inside, group, load);
     for (int64_t e = 0; e < width; ++e) {
       Value x =
           width > 1 ? vector::ExtractOp::create(b, loc, v, e).getResult() : v;
@@ -943,6 +1047,15 @@ void TileBuilder::locateThread(OpBuilder &b, Value tid) {
   kLane = kind == TileKind::Tf32 ? t : mul(b, t, 2);
   if (!half)
     return;
+  // mma.sp's selector 0: lanes 4g and 4g + 1 give the metadata of rows g
+  // and g + 8 for k 0-15 and 16-31 (word 2g + h of a block's 16); the
+  // other two lanes' registers are not read.
+  if (sparse) {
+    Value h = rem(b, lane, 2);
+    if (mutation == Mutation::SwapSparseMeta)
+      h = arith::SubIOp::create(b, loc, cst(b, 1), h);
+    metaLane = add(b, mul(b, g, 2), h);
+  }
   // Matrix q = lane / 8, row r = lane % 8 of it.
   Value lo16 = rem(b, lane, 16), hi8 = mul(b, div(b, lane, 16), 8);
   Value lo8 = rem(b, lane, 8), mid8 = mul(b, rem(b, div(b, lane, 8), 2), 8);
@@ -1008,22 +1121,14 @@ Value TileBuilder::mma(OpBuilder &b, Value aFrag, Value bFrag, Value acc) {
   };
   auto f32 = b.getF32Type();
   auto resultTy = LLVM::LLVMStructType::getLiteral(ctx, {f32, f32, f32, f32});
-  SmallVector<Value> cRegs;
-  for (int64_t i = 0; i < 4; ++i)
-    cRegs.push_back(vector::ExtractOp::create(b, loc, acc,
-                                              ArrayRef<int64_t>{i / 2, i % 2}));
+  SmallVector<Value> cRegs = accumulatorRegs(b, acc);
   Value d = NVVM::MmaOp::create(
       b, loc, resultTy, regs(aFrag), regs(bFrag), cRegs,
       ArrayRef<int64_t>{16, 8, 16}, std::nullopt, std::nullopt,
       std::array<NVVM::MMATypes, 2>{NVVM::MMATypes::bf16, NVVM::MMATypes::bf16},
       std::array<NVVM::MMALayout, 2>{NVVM::MMALayout::row,
                                      NVVM::MMALayout::col});
-  for (int64_t i = 0; i < 4; ++i) {
-    Value v = LLVM::ExtractValueOp::create(b, loc, d, i);
-    acc = vector::InsertOp::create(b, loc, v, acc,
-                                   ArrayRef<int64_t>{i / 2, i % 2});
-  }
-  return acc;
+  return accumulatorFrom(b, d, acc);
 }
 
 void TileBuilder::mmaCompute(OpBuilder &b, SmallVectorImpl<Value> &acc,
@@ -1115,6 +1220,138 @@ void TileBuilder::mmaCompute(OpBuilder &b, SmallVectorImpl<Value> &acc,
   }
 }
 
+void TileBuilder::stageSparseTile(OpBuilder &b, Value tid, Value m0, Value kt,
+                                  Value stage, Value valid,
+                                  SmallVectorImpl<Value> &tokens) {
+  // Groups of 8 kept values (16 bytes): `perRow` per tile row, each
+  // thread the groups tid + r * threads (sparseFits: whole rounds).
+  constexpr int64_t width = 8;
+  int64_t cols = bk / 2, perRow = cols / width, rowLength = kp / 2;
+  int64_t rows = c.extent(c.m), groups = bm * perRow;
+  auto group = VectorType::get({width}, c.inType);
+  for (int64_t r = 0; r < groups / threads(); ++r) {
+    Value gi = add(b, tid, r * threads());
+    Value row = div(b, gi, perRow), col = mul(b, rem(b, gi, perRow), width);
+    Value gRow = add(b, m0, row);
+    Value inside = conjoin(b, guard(b, gRow, rows, bm), valid);
+    Value src = add(b, mul(b, gRow, rowLength), add(b, mul(b, kt, cols), col));
+    SmallVector<Value> dst = sharedIndex(/*isA=*/true, stage, col, row);
+    if (stages > 1) {
+      // Zero-filled (no bytes read, the index clamped) outside.
+      Value srcElements;
+      if (inside) {
+        srcElements =
+            arith::SelectOp::create(b, loc, inside, cst(b, width), cst(b, 0));
+        src = arith::SelectOp::create(b, loc, inside, src, cst(b, 0));
+      }
+      auto copy = nvgpu::DeviceAsyncCopyOp::create(
+          b, loc, nvgpu::DeviceAsyncTokenType::get(ctx), aShared, dst,
+          sparseValues, ValueRange{src}, b.getIndexAttr(width), srcElements,
+          b.getUnitAttr());
+      tokens.push_back(copy.getAsyncToken());
+      continue;
+    }
+    auto load = [&](OpBuilder &lb) -> Value {
+      auto v =
+          vector::LoadOp::create(lb, loc, group, sparseValues, ValueRange{src});
+      v.setAlignment(16);
+      return v;
+    };
+    Value v = loadOrZero(b, inside, group, load);
+    for (int64_t e = 0; e < width; ++e)
+      memref::StoreOp::create(
+          b, loc, vector::ExtractOp::create(b, loc, v, e), aShared,
+          sharedIndex(/*isA=*/true, stage, add(b, col, e), row));
+  }
+}
+
+Value TileBuilder::mmaSp(OpBuilder &b, ArrayRef<Value> aRegs,
+                         ArrayRef<Value> bRegs, Value meta, Value acc) {
+  // f16 registers go as vector<2xf16>; bf16 ones as i32 with their PTX
+  // type named (as for nvvm.mma.sync).
+  bool bf = kind == TileKind::BFloat;
+  auto i32 = b.getI32Type();
+  auto reg = [&](Value row) -> Value {
+    if (!bf)
+      return row;
+    Value word =
+        vector::BitCastOp::create(b, loc, VectorType::get({1}, i32), row);
+    return vector::ExtractOp::create(b, loc, word, 0);
+  };
+  SmallVector<Value> a, bb;
+  for (Value r : aRegs)
+    a.push_back(reg(r));
+  for (Value r : bRegs)
+    bb.push_back(reg(r));
+  SmallVector<Value> cRegs = accumulatorRegs(b, acc);
+  auto f32 = b.getF32Type();
+  auto resultTy = LLVM::LLVMStructType::getLiteral(ctx, {f32, f32, f32, f32});
+  Value selector = arith::ConstantOp::create(b, loc, b.getI32IntegerAttr(0));
+  std::optional<std::array<NVVM::MMATypes, 2>> types;
+  if (bf)
+    types = std::array<NVVM::MMATypes, 2>{NVVM::MMATypes::bf16,
+                                          NVVM::MMATypes::bf16};
+  Value d =
+      NVVM::MmaSpOp::create(b, loc, resultTy, a, bb, cRegs, meta, selector,
+                            ArrayRef<int64_t>{16, 8, 32}, std::nullopt, types);
+  return accumulatorFrom(b, d, acc);
+}
+
+void TileBuilder::sparseCompute(OpBuilder &b, SmallVectorImpl<Value> &acc,
+                                Value stage, Value kt) {
+  VectorType x4 = VectorType::get({4, 2}, c.inType);
+  auto ldmatrix = [&](bool isA, Value k, Value mn) -> Value {
+    unsigned op = isA ? 0 : 1;
+    SmallVector<Value> idx =
+        sharedIndex(isA, stage, add(b, k, ldK[op]), add(b, mn, ldMN[op]));
+    return nvgpu::LdMatrixOp::create(b, loc, x4, isA ? aShared : bShared, idx,
+                                     /*transpose=*/!kContiguous[op],
+                                     /*numTiles=*/4);
+  };
+  auto rowsOf = [&](Value regs, ArrayRef<int64_t> which) {
+    SmallVector<Value> out;
+    for (int64_t i : which)
+      out.push_back(vector::ExtractOp::create(b, loc, regs, i));
+    return out;
+  };
+  // The metadata of 16-row block `blk` at step `kt`, 32 k `ks`: word
+  // metaLane of its 16. Blocks past M (a tile overhanging it) read the
+  // last block's: their kept values are zeros.
+  int64_t blocks = (c.extent(c.m) + 15) / 16, steps = kp / 32;
+  for (int64_t ks = 0; ks < bk / 32; ++ks) {
+    SmallVector<SmallVector<Value>> aFrag, bFrag;
+    SmallVector<Value> meta;
+    for (int64_t mi = 0; mi < miCount(); ++mi) {
+      // The kept values of 16 rows and 32 k: a 16x16 tile, loaded as a
+      // dense A fragment (registers 0-3 of ldmatrix .x4).
+      Value regs = ldmatrix(true, cst(b, 16 * ks), add(b, warpRow, 16 * mi));
+      aFrag.push_back(rowsOf(regs, {0, 1, 2, 3}));
+      Value blk = div(b, add(b, add(b, mTile0, warpRow), 16 * mi), 16);
+      if (c.extent(c.m) % bm)
+        blk = arith::MinUIOp::create(b, loc, blk, cst(b, blocks - 1));
+      Value step = add(b, mul(b, kt, bk / 32), ks);
+      Value at = add(b, mul(b, add(b, mul(b, blk, steps), step), 16), metaLane);
+      meta.push_back(memref::LoadOp::create(b, loc, sparseMeta, at));
+    }
+    // B: 32 k of 8 columns in four registers, k 8j + 2t and the next.
+    for (int64_t pair = 0; pair < niCount() / 2; ++pair) {
+      Value col = add(b, warpCol, 16 * pair);
+      Value lo = ldmatrix(false, cst(b, 32 * ks), col);
+      Value hi = ldmatrix(false, cst(b, 32 * ks + 16), col);
+      for (int64_t f = 0; f < 2; ++f) {
+        SmallVector<Value> regs = rowsOf(lo, {2 * f, 2 * f + 1});
+        regs.append(rowsOf(hi, {2 * f, 2 * f + 1}));
+        bFrag.push_back(regs);
+      }
+    }
+    for (int64_t mi = 0; mi < miCount(); ++mi)
+      for (int64_t ni = 0; ni < niCount(); ++ni) {
+        Value &a = acc[mi * niCount() + ni];
+        a = mmaSp(b, aFrag[mi], bFrag[ni], meta[mi], a);
+      }
+  }
+}
+
 gpu::LaunchOp TileBuilder::build(OpBuilder &b) {
   int64_t mSize = c.extent(c.m), nSize = c.extent(c.n), kSize = c.extent(c.k);
   int64_t mTiles = (mSize + bm - 1) / bm, nTiles = (nSize + bn - 1) / bn;
@@ -1127,7 +1364,9 @@ gpu::LaunchOp TileBuilder::build(OpBuilder &b) {
     SmallVector<int64_t> shape;
     if (stages > 1)
       shape.push_back(stages);
-    if (kContiguous[isA ? 0 : 1])
+    if (isA && sparse)
+      shape.append({mn, bk / 2 + pad});
+    else if (kContiguous[isA ? 0 : 1])
       shape.append({mn, bk + pad});
     else
       shape.append({bk, mn + pad});
@@ -1139,6 +1378,17 @@ gpu::LaunchOp TileBuilder::build(OpBuilder &b) {
     return arith::ConstantIndexOp::create(b, loc, v).getResult();
   };
   Value one = hostCst(1);
+  if (sparse) {
+    // The compressed globals, read by the kernel in place of the weight.
+    auto get = [&](StringRef name) -> Value {
+      auto sym = c.sparse->getAttrOfType<FlatSymbolRefAttr>(name);
+      auto g = SymbolTable::lookupNearestSymbolFrom<memref::GlobalOp>(
+          c.op, sym.getAttr());
+      return memref::GetGlobalOp::create(b, loc, g.getType(), g.getSymName());
+    };
+    sparseValues = get("kiln.sparse_values");
+    sparseMeta = get("kiln.sparse_meta");
+  }
   auto launch = gpu::LaunchOp::create(
       b, loc, hostCst(batches * mTiles * nTiles), one, one, hostCst(threads()),
       one, one, /*dynamicSharedMemorySize=*/nullptr,
@@ -1152,6 +1402,7 @@ gpu::LaunchOp TileBuilder::build(OpBuilder &b) {
   // Block id: n tile fastest, then m tile, then the batch indices.
   Value bid = launch.getBlockIds().x;
   Value m0 = mul(kb, rem(kb, div(kb, bid, nTiles), mTiles), bm);
+  mTile0 = m0;
   Value n0 = mul(kb, rem(kb, bid, nTiles), bn);
   DenseMap<unsigned, Value> batchAt;
   if (!c.batch.empty())
@@ -1177,16 +1428,22 @@ gpu::LaunchOp TileBuilder::build(OpBuilder &b) {
                        Value valid) -> Value {
     Value k0 = mul(lb, kt, bk);
     SmallVector<Value> tokens;
-    stageTile(lb, /*isA=*/true, tid, batchAt, m0, k0, stage, valid, tokens);
+    if (sparse)
+      stageSparseTile(lb, tid, m0, kt, stage, valid, tokens);
+    else
+      stageTile(lb, /*isA=*/true, tid, batchAt, m0, k0, stage, valid, tokens);
     stageTile(lb, /*isA=*/false, tid, batchAt, k0, n0, stage, valid, tokens);
     if (tokens.empty())
       return Value();
     return nvgpu::DeviceAsyncCreateGroupOp::create(
         lb, loc, nvgpu::DeviceAsyncTokenType::get(ctx), tokens);
   };
-  auto compute = [&](OpBuilder &lb, SmallVectorImpl<Value> &acc, Value stage) {
+  auto compute = [&](OpBuilder &lb, SmallVectorImpl<Value> &acc, Value stage,
+                     Value kt) {
     if (kind == TileKind::Simt)
       simtCompute(lb, acc);
+    else if (sparse)
+      sparseCompute(lb, acc, stage, kt);
     else
       mmaCompute(lb, acc, stage);
   };
@@ -1198,7 +1455,7 @@ gpu::LaunchOp TileBuilder::build(OpBuilder &b) {
           stageStep(lb, kt, Value(), Value());
           gpu::BarrierOp::create(lb, loc);
           SmallVector<Value> acc(args.begin(), args.end());
-          compute(lb, acc, Value());
+          compute(lb, acc, Value(), kt);
           gpu::BarrierOp::create(lb, loc);
           scf::YieldOp::create(lb, loc, acc);
         });
@@ -1230,7 +1487,7 @@ gpu::LaunchOp TileBuilder::build(OpBuilder &b) {
               lb, loc, arith::CmpIPredicate::ult, next, cst(lb, kTiles));
           Value step = stageStep(lb, next, rem(lb, next, stages), valid);
           SmallVector<Value> acc(args.begin(), args.end());
-          compute(lb, acc, rem(lb, kt, stages));
+          compute(lb, acc, rem(lb, kt, stages), kt);
           wait(lb, step, stages - 2);
           gpu::BarrierOp::create(lb, loc);
           scf::YieldOp::create(lb, loc, acc);
@@ -1374,6 +1631,8 @@ struct GpuContractionsPass
       mutation = Mutation::SwapBFragment;
     else if (testMutation == "skip-last-k-tile")
       mutation = Mutation::SkipLastKTile;
+    else if (testMutation == "swap-sparse-meta")
+      mutation = Mutation::SwapSparseMeta;
     else if (!testMutation.empty()) {
       fn.emitError("kiln-gpu-contractions: unknown test-mutation '")
           << testMutation << "'";
@@ -1391,9 +1650,14 @@ struct GpuContractionsPass
       Contraction c;
       if (failed(matchContraction(op, c)))
         continue;
+      std::string why;
+      if (!useSparseWeight(c, why) && !why.empty())
+        op->emitWarning("kiln-gpu-contractions: the 2:4 weight of node '")
+            << kiln::onnxNodeName(op.getLoc()) << "' is read dense: " << why;
       // Narrow products are better served by a thread (or block) per
-      // output than by 64x64 tiles that are mostly empty.
-      if (c.extent(c.m) < minSize || c.extent(c.n) < minSize)
+      // output than by 64x64 tiles that are mostly empty (a 2:4 weight is
+      // only read compressed by the tiles).
+      if (!c.sparse && (c.extent(c.m) < minSize || c.extent(c.n) < minSize))
         continue;
       if (foldPadding)
         for (unsigned i = 0; i < 2; ++i)
@@ -1423,6 +1687,15 @@ struct GpuContractionsPass
       OpBuilder b(c.consumer ? c.consumer.getOperation() : op.getOperation());
       TileBuilder builder(c, kind, mutation, vectorBytes, stages, *halfShape,
                           *wideShape, wideMinBlocks);
+      if (builder.isSparse() && !builder.sparseFits()) {
+        op->emitWarning("kiln-gpu-contractions: the 2:4 weight of node '")
+            << kiln::onnxNodeName(op.getLoc()) << "' is read dense: the tile "
+            << builder.tileName()
+            << " has fewer 16-byte groups of kept values than threads";
+        c.sparse = nullptr;
+        builder = TileBuilder(c, kind, mutation, vectorBytes, stages,
+                              *halfShape, *wideShape, wideMinBlocks);
+      }
       if (builder.sharedBytes() > 48 * 1024) {
         op->emitError("kiln-gpu-contractions: the tile ")
             << builder.tileName() << " needs " << builder.sharedBytes()

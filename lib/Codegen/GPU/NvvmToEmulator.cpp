@@ -69,6 +69,27 @@ LogicalResult defineLibdeviceFunction(LLVM::LLVMFuncOp fn) {
   return success();
 }
 
+/// Whether an mma's result is four f32 registers.
+bool f32Result(Value res) {
+  auto result = dyn_cast<LLVM::LLVMStructType>(res.getType());
+  return result && result.getBody().size() == 4 &&
+         llvm::all_of(result.getBody(), [](Type t) { return t.isF32(); });
+}
+
+/// An mma's multiplicand type: `named`, or that of A's register `a` where
+/// it is a vector<2xf16> or vector<2xbf16>.
+std::optional<NVVM::MMATypes>
+multiplicandType(std::optional<NVVM::MMATypes> named, Value a) {
+  if (named)
+    return named;
+  auto v = dyn_cast<VectorType>(a.getType());
+  if (v && v.getElementType().isF16())
+    return NVVM::MMATypes::f16;
+  if (v && v.getElementType().isBF16())
+    return NVVM::MMATypes::bf16;
+  return std::nullopt;
+}
+
 /// The emulator's number of `mma`'s shape and input type, or -1. Only
 /// f32 accumulators (four f32 results) and row.col layouts.
 int mmaKind(NVVM::MmaOp mma) {
@@ -76,45 +97,51 @@ int mmaKind(NVVM::MmaOp mma) {
   if (mma.getLayoutA() != NVVM::MMALayout::row ||
       mma.getLayoutB() != NVVM::MMALayout::col || shape.getM() != 16 ||
       shape.getN() != 8 || mma.getOperandA().size() != 4 ||
-      mma.getOperandB().size() != 2 || mma.getOperandC().size() != 4)
+      mma.getOperandB().size() != 2 || mma.getOperandC().size() != 4 ||
+      !f32Result(mma.getRes()))
     return -1;
-  auto result = dyn_cast<LLVM::LLVMStructType>(mma.getRes().getType());
-  if (!result || result.getBody().size() != 4 ||
-      !llvm::all_of(result.getBody(), [](Type t) { return t.isF32(); }))
-    return -1;
-  std::optional<NVVM::MMATypes> type = mma.getMultiplicandAPtxType();
-  if (!type) {
-    auto v = dyn_cast<VectorType>(mma.getOperandA()[0].getType());
-    if (v && v.getElementType().isF16())
-      type = NVVM::MMATypes::f16;
-    else if (v && v.getElementType().isBF16())
-      type = NVVM::MMATypes::bf16;
-  }
-  if (!type)
-    return -1;
-  if (shape.getK() == 8 && *type == NVVM::MMATypes::tf32)
+  std::optional<NVVM::MMATypes> type = multiplicandType(
+      mma.getMultiplicandAPtxType(), mma.getOperandA().front());
+  if (shape.getK() == 8 && type == NVVM::MMATypes::tf32)
     return KILN_EMU_MMA_M16N8K8_TF32;
-  if (shape.getK() == 16 && *type == NVVM::MMATypes::f16)
+  if (shape.getK() == 16 && type == NVVM::MMATypes::f16)
     return KILN_EMU_MMA_M16N8K16_F16;
-  if (shape.getK() == 16 && *type == NVVM::MMATypes::bf16)
+  if (shape.getK() == 16 && type == NVVM::MMATypes::bf16)
     return KILN_EMU_MMA_M16N8K16_BF16;
   return -1;
 }
 
-/// `mma` as a call of the mma hook: the lane's A, B and C registers
-/// stored as 32-bit words into a stack array, the four D registers read
-/// back from another.
+/// The emulator's number of `mma`'s shape and input type (2:4 sparse
+/// m16n8k32 f16 or bf16 with f32 accumulators, row.col), or -1.
+int mmaSpKind(NVVM::MmaSpOp mma) {
+  NVVM::MMAShapeAttr shape = mma.getShapeAttr();
+  if (shape.getM() != 16 || shape.getN() != 8 || shape.getK() != 32 ||
+      mma.getKind() || mma.getOperandA().size() != 4 ||
+      mma.getOperandB().size() != 4 || mma.getOperandC().size() != 4 ||
+      !f32Result(mma.getRes()))
+    return -1;
+  std::optional<NVVM::MMATypes> type = multiplicandType(
+      mma.getMultiplicandAPtxType(), mma.getOperandA().front());
+  if (type == NVVM::MMATypes::f16)
+    return KILN_EMU_MMA_SP_M16N8K32_F16;
+  if (type == NVVM::MMATypes::bf16)
+    return KILN_EMU_MMA_SP_M16N8K32_BF16;
+  return -1;
+}
+
+/// An mma (`kind`, of `op`) as a call of the mma hook: the lane's 32-bit
+/// registers `regs` stored into a stack array, the four D registers read
+/// back from another into a struct that replaces `result`.
 template <typename CallHook>
-LogicalResult lowerMma(OpBuilder &b, NVVM::MmaOp mma, CallHook &callHook) {
-  int kind = mmaKind(mma);
+LogicalResult lowerMma(OpBuilder &b, Operation *op, int kind,
+                       ArrayRef<Value> regs, Value result, CallHook &callHook) {
   if (kind < 0)
     return failure();
   MLIRContext *ctx = b.getContext();
-  Location loc = mma.getLoc();
+  Location loc = op->getLoc();
   auto i32 = IntegerType::get(ctx, 32);
   auto f32 = Float32Type::get(ctx);
   auto ptrTy = LLVM::LLVMPointerType::get(ctx);
-  SmallVector<Value> regs(mma->getOperands());
   auto bits = [](Type t) -> int64_t {
     if (auto v = dyn_cast<VectorType>(t))
       return v.getNumElements() * v.getElementType().getIntOrFloatBitWidth();
@@ -125,7 +152,7 @@ LogicalResult lowerMma(OpBuilder &b, NVVM::MmaOp mma, CallHook &callHook) {
       return failure();
   // The arrays live in the function's entry block (one stack slot each,
   // however often the mma runs).
-  auto fn = mma->getParentOfType<LLVM::LLVMFuncOp>();
+  auto fn = op->getParentOfType<LLVM::LLVMFuncOp>();
   OpBuilder eb = OpBuilder::atBlockBegin(&fn.getBody().front());
   Value n =
       LLVM::ConstantOp::create(eb, loc, i32, eb.getI32IntegerAttr(regs.size()));
@@ -144,16 +171,15 @@ LogicalResult lowerMma(OpBuilder &b, NVVM::MmaOp mma, CallHook &callHook) {
   Value kindValue =
       LLVM::ConstantOp::create(b, loc, i32, b.getI32IntegerAttr(kind));
   callHook(b, loc, KILN_EMU_HOOK_MMA, Type(), ValueRange{kindValue, in, out});
-  Value result = LLVM::UndefOp::create(b, loc, mma.getRes().getType());
+  Value d = LLVM::UndefOp::create(b, loc, result.getType());
   for (int64_t i = 0; i < 4; ++i) {
     Value slot =
         LLVM::GEPOp::create(b, loc, ptrTy, f32, out,
                             ArrayRef<LLVM::GEPArg>{static_cast<int32_t>(i)});
     Value v = LLVM::LoadOp::create(b, loc, f32, slot);
-    result =
-        LLVM::InsertValueOp::create(b, loc, result, v, ArrayRef<int64_t>{i});
+    d = LLVM::InsertValueOp::create(b, loc, d, v, ArrayRef<int64_t>{i});
   }
-  mma.getRes().replaceAllUsesWith(result);
+  result.replaceAllUsesWith(d);
   return success();
 }
 
@@ -392,7 +418,22 @@ struct NvvmToEmulatorPass
         continue;
       }
       if (auto mma = dyn_cast<NVVM::MmaOp>(op)) {
-        if (succeeded(lowerMma(ob, mma, callHook))) {
+        SmallVector<Value> regs(mma->getOperands());
+        if (succeeded(
+                lowerMma(ob, op, mmaKind(mma), regs, mma.getRes(), callHook))) {
+          op->erase();
+          continue;
+        }
+      }
+      // mma.sp: A, B and C, then the metadata and the selector.
+      if (auto mma = dyn_cast<NVVM::MmaSpOp>(op)) {
+        SmallVector<Value> regs(mma.getOperandA());
+        regs.append(mma.getOperandB().begin(), mma.getOperandB().end());
+        regs.append(mma.getOperandC().begin(), mma.getOperandC().end());
+        regs.push_back(mma.getSparseMetadata());
+        regs.push_back(mma.getSparsitySelector());
+        if (succeeded(lowerMma(ob, op, mmaSpKind(mma), regs, mma.getRes(),
+                               callHook))) {
           op->erase();
           continue;
         }

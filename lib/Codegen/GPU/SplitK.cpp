@@ -141,6 +141,10 @@ struct GpuSplitKPass : public kiln::impl::KilnGpuSplitKBase<GpuSplitKPass> {
     if (!dims || dims->extent(dims->m) < minSize ||
         dims->extent(dims->n) < minSize)
       return;
+    // A 2:4 weight's compressed layout follows its own K: not split.
+    if (kiln::sparseWeightGlobal(op.getDpsInputs()[0]) ||
+        kiln::sparseWeightGlobal(op.getDpsInputs()[1]))
+      return;
     Value init = op.getDpsInits()[0];
     auto outType = cast<RankedTensorType>(init.getType());
     if (!outType.getElementType().isF32() || !outType.hasStaticShape())

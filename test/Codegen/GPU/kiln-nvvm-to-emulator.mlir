@@ -87,6 +87,42 @@ llvm.func @mma(%a: i32, %c: f32, %h: vector<2xf16>, %p: !llvm.ptr) attributes {n
 
 // -----
 
+// mma.sp.sync m16n8k32 (f16, bf16) becomes hook 3 with kind 3 or 4: 14
+// words, the A, B and C registers, then the metadata and the selector.
+// CHECK-LABEL: llvm.func @mma_sp(
+// CHECK-DAG: %[[N:.*]] = llvm.mlir.constant(14 : i32) : i32
+// CHECK-DAG: llvm.alloca %[[N]] x i32
+// CHECK: llvm.getelementptr %{{.*}}[12] : (!llvm.ptr) -> !llvm.ptr, i32
+// CHECK: llvm.store %[[META:.*]], %{{.*}} : i32, !llvm.ptr
+// CHECK: llvm.getelementptr %{{.*}}[13] : (!llvm.ptr) -> !llvm.ptr, i32
+// CHECK: llvm.store %[[SEL:.*]], %{{.*}} : i32, !llvm.ptr
+// CHECK: %[[KIND:.*]] = llvm.mlir.constant(3 : i32) : i32
+// CHECK: llvm.call %{{.*}}(%[[KIND]], %{{.*}}, %{{.*}}) : !llvm.ptr, (i32, !llvm.ptr, !llvm.ptr) -> ()
+// CHECK-COUNT-4: llvm.load %{{.*}} : !llvm.ptr -> f32
+// CHECK: llvm.mlir.constant(4 : i32) : i32
+// CHECK: llvm.call
+// CHECK-NOT: nvvm.
+llvm.func @mma_sp(%a: i32, %c: f32, %h: vector<2xf16>, %meta: i32, %p: !llvm.ptr) attributes {nvvm.kernel} {
+  %sel = llvm.mlir.constant(0 : i32) : i32
+  %d = nvvm.mma.sp.sync A[%h, %h, %h, %h] B[%h, %h, %h, %h] C[%c, %c, %c, %c]
+    sparseMetadata[%meta] selector[%sel]
+    {shape = #nvvm.shape<m = 16, n = 8, k = 32>}
+    : (vector<2xf16>, vector<2xf16>, f32) -> !llvm.struct<(f32, f32, f32, f32)>
+  %e = nvvm.mma.sp.sync A[%a, %a, %a, %a] B[%a, %a, %a, %a] C[%c, %c, %c, %c]
+    sparseMetadata[%meta] selector[%sel]
+    {multiplicandAPtxType = #nvvm.mma_type<bf16>,
+     multiplicandBPtxType = #nvvm.mma_type<bf16>,
+     shape = #nvvm.shape<m = 16, n = 8, k = 32>}
+    : (i32, i32, f32) -> !llvm.struct<(f32, f32, f32, f32)>
+  %x = llvm.extractvalue %d[0] : !llvm.struct<(f32, f32, f32, f32)>
+  %y = llvm.extractvalue %e[3] : !llvm.struct<(f32, f32, f32, f32)>
+  %z = llvm.fadd %x, %y : f32
+  llvm.store %z, %p : f32, !llvm.ptr
+  llvm.return
+}
+
+// -----
+
 // ldmatrix becomes hook 4 with the number of matrices and whether it
 // transposes (layout col), the lane's row address, and a stack array of
 // four words that its registers are loaded back from. A cp.async copy is

@@ -1,13 +1,13 @@
 //===- GemmDims.h - the dims of a GEMM-shaped contraction -------*- C++ -*-===//
 
-#ifndef KILN_CODEGEN_CPU_GEMMDIMS_H
-#define KILN_CODEGEN_CPU_GEMMDIMS_H
+#ifndef KILN_CODEGEN_GEMMDIMS_H
+#define KILN_CODEGEN_GEMMDIMS_H
 
 #include "mlir/Dialect/Linalg/IR/LinalgInterfaces.h"
 
 #include <optional>
 
-namespace kiln::cpu {
+namespace kiln {
 
 /// The loop dims of a contraction `out[..., m, n] += a[..., m, k] * b`
 /// with `b` over (k, n), or over (n, k) (`nk`).
@@ -72,6 +72,6 @@ inline std::optional<GemmDims> gemmDims(mlir::linalg::LinalgOp op) {
   return GemmDims{kd, nd, nk};
 }
 
-} // namespace kiln::cpu
+} // namespace kiln
 
-#endif // KILN_CODEGEN_CPU_GEMMDIMS_H
+#endif // KILN_CODEGEN_GEMMDIMS_H

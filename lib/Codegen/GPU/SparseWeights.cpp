@@ -1,0 +1,284 @@
+//===- SparseWeights.cpp - 2:4 weights compressed for mma.sp --------------===//
+//
+// A half-precision contraction `out[..., m, n] += a[..., m, k] * w[k, n]`
+// (or w[n, k]) that kiln-sparsify marked 2:4 and whose weight `w` is a
+// constant with at most two non-zeros in every group of four consecutive
+// k of a column n gets `w` compressed in the layout the sparse tensor
+// cores read (`mma.sp` m16n8k32, the weight as its A operand: rows are n,
+// the reduction k). With K rounded up to Kp, a multiple of 32:
+//
+//   kiln_sparse_values [N][Kp / 2]           f16 or bf16
+//     per row, the two kept values of each group of four k, in k order;
+//   kiln_sparse_meta   [ceil(N / 16)][Kp / 32][8][2]   i32
+//     per 16 rows and 32 k, the 16 metadata words of mma.sp's selector 0:
+//     word (g, h) (the register of lane 4g + h) holds in bits 16r + 4c to
+//     16r + 4c + 3 the positions within their group of the kept values of
+//     row g + 8r, group 4h + c: the first's in the low two bits, the
+//     second's in the high two (always in increasing order).
+//
+// A group with fewer than two non-zeros keeps zeros to make two; rows and
+// groups past N and K are zero. That is 56.25% of the dense bytes (half
+// the values plus 4 bits per group of four).
+//
+// The weight itself becomes a private memref global whose attributes
+// name the two compressed globals (`kiln.sparse_values`,
+// `kiln.sparse_meta`), the weight dim that is k (`kiln.sparse_k_dim`)
+// and N and K; the contraction reads it through `bufferization.to_tensor`.
+// The mark survives the fusions that rebuild the contraction after this
+// pass: `kiln-gpu-contractions` finds the global behind the operand and
+// builds the sparse kernel, which reads only the compressed globals (the
+// dense weight stays in the IR for every other reader, and is not packed
+// into the module when nothing reads it). Every marked contraction is
+// recorded in the module's `kiln.sparse_kernels` (sparse, or dense and
+// why) for `kiln-compile --report`.
+//
+//===----------------------------------------------------------------------===//
+
+#include "../GemmDims.h"
+#include "../SparseKernels.h"
+#include "kiln/Codegen/Passes.h"
+#include "kiln/Dialect/Kiln/IR/KilnOps.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Bufferization/IR/Bufferization.h"
+#include "mlir/Dialect/Linalg/IR/Linalg.h"
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/IR/BuiltinAttributes.h"
+#include "mlir/IR/SymbolTable.h"
+
+#include "llvm/Support/FormatVariadic.h"
+
+#include <cstring>
+
+namespace kiln {
+#define GEN_PASS_DEF_KILNGPUSPARSEWEIGHTS
+#include "kiln/Codegen/Passes.h.inc"
+} // namespace kiln
+
+using namespace mlir;
+
+namespace {
+
+/// A marked contraction's weight: the constant (possibly behind a 2-D
+/// transpose) and its values as [n][k] bits.
+struct SparseWeight {
+  linalg::GenericOp op;
+  arith::ConstantOp constant;
+  OpOperand *use = nullptr; // where the constant is read
+  bool nk = false;          // the constant is [N, K]
+  int64_t n = 0, k = 0;
+  Type elt;
+  std::vector<uint16_t> w; // [n][k]
+};
+
+/// `op`'s weight, or why it has none the sparse kernel takes.
+FailureOr<SparseWeight> match(linalg::GenericOp op, std::string &why) {
+  std::optional<kiln::GemmTypes> types = kiln::staticGemmTypes(op);
+  std::optional<kiln::GemmDims> dims = kiln::gemmDims(op);
+  if (!types || !dims || !kiln::isGpuTiledContraction(op)) {
+    why = "not a static product [..., m, k] x [k, n] the tiled kernels take";
+    return failure();
+  }
+  Type elt = types->b.getElementType();
+  if (!elt.isF16() && !elt.isBF16()) {
+    why = "a float32 product (--keep-precision?): the sparse tensor-core "
+          "kernels are f16/bf16";
+    return failure();
+  }
+  SparseWeight s;
+  s.op = op;
+  s.elt = elt;
+  s.nk = dims->nk;
+  s.use = op.getDpsInputOperand(1);
+  Value b = s.use->get();
+  if (auto tr = b.getDefiningOp<linalg::TransposeOp>()) {
+    if (tr.getPermutation().size() == 2 && tr.getPermutation()[0] == 1) {
+      s.nk = !s.nk;
+      s.use = &tr.getInputMutable();
+      b = tr.getInput();
+    }
+  }
+  s.constant = b.getDefiningOp<arith::ConstantOp>();
+  SmallVector<int64_t> ranges = op.getStaticLoopRanges();
+  s.n = ranges[dims->n];
+  s.k = ranges[dims->k];
+  std::optional<ArrayRef<char>> bytes =
+      s.constant ? kiln::rawConstantBytes(s.constant.getValue()) : std::nullopt;
+  if (!bytes || static_cast<int64_t>(bytes->size()) != s.n * s.k * 2) {
+    why = "the weight is not a constant";
+    return failure();
+  }
+  const char *src = bytes->data();
+  s.w.resize(s.n * s.k);
+  for (int64_t n = 0; n < s.n; ++n)
+    for (int64_t k = 0; k < s.k; ++k)
+      std::memcpy(&s.w[n * s.k + k],
+                  src + 2 * (s.nk ? n * s.k + k : k * s.n + n), 2);
+  return s;
+}
+
+bool isZero(uint16_t bits) { return (bits & 0x7fff) == 0; }
+
+/// Groups of four along k with more than two non-zeros.
+int64_t denseGroups(const SparseWeight &s) {
+  int64_t bad = 0;
+  for (int64_t n = 0; n < s.n; ++n)
+    for (int64_t k = 0; k < s.k; k += 4) {
+      int nz = 0;
+      for (int64_t j = k; j < std::min(k + 4, s.k); ++j)
+        nz += !isZero(s.w[n * s.k + j]);
+      bad += nz > 2;
+    }
+  return bad;
+}
+
+/// The compressed values and metadata of `s` (see the file comment).
+void compress(const SparseWeight &s, std::vector<uint16_t> &values,
+              std::vector<uint32_t> &meta) {
+  int64_t kp = (s.k + 31) / 32 * 32, groups = kp / 4;
+  int64_t blocks = (s.n + 15) / 16, steps = kp / 32;
+  values.assign(s.n * kp / 2, 0);
+  // The 4-bit code of each group of each row (16-row blocks: past N, the
+  // code of a zero group).
+  std::vector<uint8_t> codes(blocks * 16 * groups, 0x4);
+  for (int64_t n = 0; n < s.n; ++n)
+    for (int64_t q = 0; q < groups; ++q) {
+      int pos[2], kept = 0;
+      for (int j = 0; j < 4; ++j) {
+        int64_t k = 4 * q + j;
+        if (k < s.k && !isZero(s.w[n * s.k + k]))
+          pos[kept++] = j;
+      }
+      // Fewer than two non-zeros: zeros at the first free positions.
+      for (int j = 0; j < 4 && kept < 2; ++j)
+        if (kept == 0 || pos[0] != j)
+          pos[kept++] = j;
+      if (pos[0] > pos[1])
+        std::swap(pos[0], pos[1]);
+      for (int i = 0; i < 2; ++i) {
+        int64_t k = 4 * q + pos[i];
+        values[n * kp / 2 + 2 * q + i] = k < s.k ? s.w[n * s.k + k] : 0;
+      }
+      codes[n * groups + q] = static_cast<uint8_t>(pos[0] | pos[1] << 2);
+    }
+  meta.assign(blocks * steps * 16, 0);
+  for (int64_t blk = 0; blk < blocks; ++blk)
+    for (int64_t st = 0; st < steps; ++st)
+      for (int64_t g = 0; g < 8; ++g)
+        for (int64_t h = 0; h < 2; ++h) {
+          uint32_t word = 0;
+          for (int64_t r = 0; r < 2; ++r)
+            for (int64_t c = 0; c < 4; ++c) {
+              int64_t row = 16 * blk + g + 8 * r, q = 8 * st + 4 * h + c;
+              word |= uint32_t(codes[row * groups + q]) << (16 * r + 4 * c);
+            }
+          meta[((blk * steps + st) * 8 + g) * 2 + h] = word;
+        }
+}
+
+ElementsAttr raw(RankedTensorType type, ArrayRef<char> data) {
+  return DenseElementsAttr::getFromRawBuffer(type, data);
+}
+
+struct GpuSparseWeightsPass
+    : public kiln::impl::KilnGpuSparseWeightsBase<GpuSparseWeightsPass> {
+  void runOnOperation() override {
+    ModuleOp module = getOperation();
+    MLIRContext *ctx = &getContext();
+    SmallVector<linalg::GenericOp> marked = kiln::sparsityMarked(module);
+    if (marked.empty())
+      return;
+    SymbolTable symbols(module);
+    OpBuilder b(ctx);
+    auto i64 = [&](int64_t v) { return b.getI64IntegerAttr(v); };
+    SmallVector<Attribute> kernels;
+    for (linalg::GenericOp op : marked) {
+      NamedAttrList entry;
+      entry.append("name",
+                   StringAttr::get(ctx, kiln::onnxNodeName(op.getLoc())));
+      std::string why;
+      FailureOr<SparseWeight> s = match(op, why);
+      if (succeeded(s)) {
+        entry.append("dense_bytes", i64(s->n * s->k * 2));
+        if (int64_t bad = denseGroups(*s))
+          why = llvm::formatv("not 2:4 along K in {0}: {1} groups of four "
+                              "have more than two non-zeros",
+                              s->elt.isF16() ? "f16" : "bf16", bad)
+                    .str();
+      }
+      op->removeAttr("kiln.sparsity");
+      if (failed(s) || !why.empty()) {
+        entry.append("kernel", StringAttr::get(ctx, "dense"));
+        entry.append("reason", StringAttr::get(ctx, why));
+        kernels.push_back(entry.getDictionary(ctx));
+        continue;
+      }
+      Location loc = op.getLoc();
+      std::vector<uint16_t> values;
+      std::vector<uint32_t> meta;
+      compress(*s, values, meta);
+      auto valuesType =
+          RankedTensorType::get({static_cast<int64_t>(values.size())}, s->elt);
+      auto metaType = RankedTensorType::get({static_cast<int64_t>(meta.size())},
+                                            b.getI32Type());
+      auto asMemRef = [](RankedTensorType t) {
+        return MemRefType::get(t.getShape(), t.getElementType());
+      };
+      memref::GlobalOp valuesGlobal = kiln::addConstantGlobal(
+          b, module, symbols, loc, "kiln_sparse_values", asMemRef(valuesType),
+          raw(valuesType,
+              ArrayRef<char>(reinterpret_cast<const char *>(values.data()),
+                             values.size() * 2)));
+      memref::GlobalOp metaGlobal = kiln::addConstantGlobal(
+          b, module, symbols, loc, "kiln_sparse_meta", asMemRef(metaType),
+          raw(metaType,
+              ArrayRef<char>(reinterpret_cast<const char *>(meta.data()),
+                             meta.size() * 4)));
+      // The dense weight as a global that names its compressed form.
+      auto weightType = cast<RankedTensorType>(s->constant.getType());
+      memref::GlobalOp weight = kiln::addConstantGlobal(
+          b, module, symbols, loc, "kiln_sparse_weight", asMemRef(weightType),
+          cast<ElementsAttr>(s->constant.getValue()));
+      weight->setAttr("kiln.sparse_values",
+                      FlatSymbolRefAttr::get(valuesGlobal.getSymNameAttr()));
+      weight->setAttr("kiln.sparse_meta",
+                      FlatSymbolRefAttr::get(metaGlobal.getSymNameAttr()));
+      weight->setAttr("kiln.sparse_k_dim", i64(s->nk ? 1 : 0));
+      weight->setAttr("kiln.sparse_n", i64(s->n));
+      weight->setAttr("kiln.sparse_k", i64(s->k));
+      b.setInsertionPoint(s->use->getOwner());
+      Value memref = memref::GetGlobalOp::create(b, loc, weight.getType(),
+                                                 weight.getSymName());
+      Value tensor = bufferization::ToTensorOp::create(
+          b, loc, weightType, memref, /*restrict=*/true, /*writable=*/false);
+      s->use->set(tensor);
+      if (s->constant->use_empty())
+        s->constant->erase();
+      entry.append("sparse_bytes", i64(static_cast<int64_t>(values.size() * 2 +
+                                                            meta.size() * 4)));
+      entry.append("kernel", StringAttr::get(ctx, "sparse"));
+      kernels.push_back(entry.getDictionary(ctx));
+    }
+    kiln::recordSparseKernels(module, kernels);
+  }
+};
+
+} // namespace
+
+memref::GlobalOp kiln::sparseWeightGlobal(Value v) {
+  while (Operation *def = v.getDefiningOp()) {
+    if (auto toTensor = dyn_cast<bufferization::ToTensorOp>(def)) {
+      v = toTensor.getBuffer();
+      continue;
+    }
+    if (auto get = dyn_cast<memref::GetGlobalOp>(def)) {
+      auto g = SymbolTable::lookupNearestSymbolFrom<memref::GlobalOp>(
+          get, get.getNameAttr());
+      return g && g->hasAttr("kiln.sparse_values") ? g : memref::GlobalOp();
+    }
+    if (!isBufferView(def) || def->getNumOperands() < 1)
+      return {};
+    v = def->getOperand(0);
+  }
+  return {};
+}

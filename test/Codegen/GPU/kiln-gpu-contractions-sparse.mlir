@@ -1,0 +1,77 @@
+// RUN: kiln-opt %s -split-input-file -pass-pipeline='builtin.module(func.func(kiln-gpu-contractions))' 2>&1 | FileCheck %s
+// RUN: kiln-opt %s -split-input-file -pass-pipeline='builtin.module(func.func(kiln-gpu-contractions{stages=1}))' 2>&1 | FileCheck %s --check-prefix=STAGES1
+
+#x = affine_map<(m, k, n) -> (m, k)>
+#w = affine_map<(m, k, n) -> (n, k)>
+#o = affine_map<(m, k, n) -> (m, n)>
+
+// A product whose [N = 64, K = 32] weight kiln-gpu-sparse-weights
+// compressed (the global names the kept values and the metadata): the
+// weight is the tile's A (M = 64 rows of it, N = the 40 rows of x), its
+// kept values arrive in [stage][m][k / 2] shared tiles (16 values and 8 of
+// padding per row) by 16-byte cp.async copies from the values global, each
+// warp reads its rows' metadata words from the metadata global, and each
+// step of 32 k runs mma.sp m16n8k32 (selector 0) on 2 x 4 tiles per warp.
+// The dense weight is not read.
+// CHECK-LABEL: func.func @sparse
+// CHECK-DAG: %[[VALS:.*]] = memref.get_global @kiln_sparse_values : memref<1024xf16>
+// CHECK-DAG: %[[META:.*]] = memref.get_global @kiln_sparse_meta : memref<64xi32>
+// CHECK: gpu.launch
+// CHECK-SAME: workgroup(%[[AS:.*]] : memref<3x64x24xf16, #gpu.address_space<workgroup>>, %{{.*}} : memref<3x64x40xf16, #gpu.address_space<workgroup>>)
+// CHECK: nvgpu.device_async_copy %[[VALS]][%{{.*}}], %[[AS]][%{{.*}}, %{{.*}}, %{{.*}}], 8 {bypassL1} : memref<1024xf16> to memref<3x64x24xf16, #gpu.address_space<workgroup>>
+// CHECK: scf.for
+// CHECK: memref.load %[[META]][%{{.*}}] : memref<64xi32>
+// CHECK-COUNT-8: nvvm.mma.sp.sync {{.*}} sparseMetadata[%{{.*}}] selector[%{{.*}}] {shape = #nvvm.shape<m = 16, n = 8, k = 32>} : (vector<2xf16>, vector<2xf16>, f32) -> !llvm.struct<(f32, f32, f32, f32)>
+// CHECK-NOT: nvgpu.mma.sync
+// CHECK-NOT: memref<64x32xf16>
+// STAGES1-LABEL: func.func @sparse
+// STAGES1: workgroup(%[[AS:.*]] : memref<64x24xf16, #gpu.address_space<workgroup>>
+// STAGES1: vector.load %{{.*}}[%{{.*}}] {alignment = 16 : i64} : memref<1024xf16>, vector<8xf16>
+// STAGES1-COUNT-8: memref.store %{{.*}}, %[[AS]]
+// STAGES1: nvvm.mma.sp.sync
+memref.global "private" constant @kiln_sparse_values : memref<1024xf16> = dense<0.0>
+memref.global "private" constant @kiln_sparse_meta : memref<64xi32> = dense<1145324612>
+memref.global "private" constant @kiln_sparse_weight : memref<2048xf16> = dense<0.0> {kiln.sparse_k = 32 : i64, kiln.sparse_k_dim = 1 : i64, kiln.sparse_meta = @kiln_sparse_meta, kiln.sparse_n = 64 : i64, kiln.sparse_values = @kiln_sparse_values}
+func.func @sparse(%x: memref<40x32xf16>, %out: memref<40x64xf32>) {
+  %g = memref.get_global @kiln_sparse_weight : memref<2048xf16>
+  %w = memref.expand_shape %g [[0, 1]] output_shape [64, 32] : memref<2048xf16> into memref<64x32xf16>
+  linalg.generic {indexing_maps = [#x, #w, #o], iterator_types = ["parallel", "reduction", "parallel"]} ins(%x, %w : memref<40x32xf16>, memref<64x32xf16>) outs(%out : memref<40x64xf32>) {
+  ^bb0(%a: f16, %b: f16, %acc: f32):
+    %0 = arith.extf %a : f16 to f32
+    %1 = arith.extf %b : f16 to f32
+    %2 = arith.mulf %0, %1 : f32
+    %3 = arith.addf %acc, %2 : f32
+    linalg.yield %3 : f32
+  }
+  return
+}
+
+// -----
+
+#x = affine_map<(m, k, n) -> (m, k)>
+#w = affine_map<(m, k, n) -> (n, k)>
+#o = affine_map<(m, k, n) -> (m, n)>
+
+// A compressed weight whose recorded N is not the product's: the product
+// reads the dense weight with mma.sync, and a warning says why.
+// CHECK: warning: kiln-gpu-contractions: the 2:4 weight of node '' is read dense: the product's M and K are not the weight's
+// CHECK-LABEL: func.func @mismatch
+// CHECK: gpu.launch
+// CHECK-NOT: nvvm.mma.sp.sync
+// CHECK: nvgpu.mma.sync
+memref.global "private" constant @kiln_sparse_values : memref<1024xf16> = dense<0.0>
+memref.global "private" constant @kiln_sparse_meta : memref<64xi32> = dense<1145324612>
+memref.global "private" constant @kiln_sparse_weight : memref<2048xf16> = dense<0.0> {kiln.sparse_k = 32 : i64, kiln.sparse_k_dim = 1 : i64, kiln.sparse_meta = @kiln_sparse_meta, kiln.sparse_n = 96 : i64, kiln.sparse_values = @kiln_sparse_values}
+func.func @mismatch(%x: memref<40x32xf16>, %out: memref<40x64xf32>) {
+  %g = memref.get_global @kiln_sparse_weight : memref<2048xf16>
+  %w = memref.expand_shape %g [[0, 1]] output_shape [64, 32] : memref<2048xf16> into memref<64x32xf16>
+  linalg.generic {indexing_maps = [#x, #w, #o], iterator_types = ["parallel", "reduction", "parallel"]} ins(%x, %w : memref<40x32xf16>, memref<64x32xf16>) outs(%out : memref<40x64xf32>) {
+  ^bb0(%a: f16, %b: f16, %acc: f32):
+    %0 = arith.extf %a : f16 to f32
+    %1 = arith.extf %b : f16 to f32
+    %2 = arith.mulf %0, %1 : f32
+    %3 = arith.addf %acc, %2 : f32
+    linalg.yield %3 : f32
+  }
+  return
+}
