@@ -46,14 +46,19 @@ DTYPES = {"f16": (10, "float16"), "bf16": (16, "bfloat16")}  # ONNX type, torch
 def matmul_model(path, m, n, k, elem, layout="nn"):
     """C = A B with B as [K,N] (layout nn: MatMul) or [N,K] (nt: Gemm
     transB=1, as PyTorch's Linear keeps its weight)."""
-    import onnx
     from onnx import helper
     a = helper.make_tensor_value_info("a", elem, [m, k])
     b = helper.make_tensor_value_info("b", elem, [k, n] if layout == "nn" else [n, k])
     c = helper.make_tensor_value_info("c", elem, [m, n])
     node = (helper.make_node("MatMul", ["a", "b"], ["c"], name="gemm") if layout == "nn" else
             helper.make_node("Gemm", ["a", "b"], ["c"], name="gemm", transB=1))
-    graph = helper.make_graph([node], "gemm", [a, b], [c])
+    save_model(helper.make_graph([node], "gemm", [a, b], [c]), path)
+
+
+def save_model(graph, path):
+    """`graph` as an opset 17 model at `path`."""
+    import onnx
+    from onnx import helper
     model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
     model.ir_version = 8
     onnx.save(model, path)
@@ -180,22 +185,39 @@ def run(args):
             "`%s`" % r["flags"] if r["flags"] else "(defaults)", r["torch_ms"], tt,
             "%.3f" % km if km else "-", "%.0f" % kt if kt else "-",
             "%.2f" % (kt / tt) if kt else "-", r["check"]))
-    table = "\n".join(lines)
-    print("GEMMs on %s, %s (mean of %d runs after %d warm-ups; modules for %s)\n\n%s" % (
-        device, datetime.date.today(), args.iterations, args.warmup, manifest["chip"], table))
+    print_table(args, "GEMMs", device, manifest["chip"], "\n".join(lines))
+    return 1 if failed else 0
+
+
+def add_steps(ap, what):
+    """The pack and run subcommands with the options both GEMM scripts
+    share; returns their parsers for the script's own options."""
+    sub = ap.add_subparsers(dest="step", required=True)
+    p = sub.add_parser("pack", help="compile the %s modules (needs MLIR)" % what)
+    p.add_argument("--bin", default="build/bin")
+    p.add_argument("--out", required=True)
+    p.add_argument("--chip", default="sm_90")
+    r = sub.add_parser("run", help="check and time them (a GPU)")
+    r.add_argument("dir")
+    r.add_argument("--bin", default="build/bin")
+    r.add_argument("--iterations", type=int, default=50)
+    r.add_argument("--warmup", type=int, default=10)
+    r.add_argument("--markdown")
+    r.add_argument("--timeout", type=int, default=120, help="seconds per kiln-run")
+    return p, r
+
+
+def print_table(args, title, device, chip, table):
+    print("%s on %s, %s (mean of %d runs after %d warm-ups; modules for %s)\n\n%s" % (
+        title, device, datetime.date.today(), args.iterations, args.warmup, chip, table))
     if args.markdown:
         with open(args.markdown, "w") as f:
             f.write(table + "\n")
-    return 1 if failed else 0
 
 
 def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    sub = ap.add_subparsers(dest="step", required=True)
-    p = sub.add_parser("pack", help="compile the GEMM modules (needs MLIR)")
-    p.add_argument("--bin", default="build/bin")
-    p.add_argument("--out", required=True)
-    p.add_argument("--chip", default="sm_90")
+    p, r = add_steps(ap, "GEMM")
     p.add_argument("--shapes", default="1024x1024x1024,2048x2048x2048,4096x4096x4096,"
                    "4096x3072x768,128x768x3072")
     p.add_argument("--dtypes", default="f16")
@@ -204,13 +226,6 @@ def main():
     p.add_argument("--variant", action="append", default=[],
                    help="NAME=FLAGS: also compile each product with these kiln-compile "
                         "flags (repeatable; without any, the defaults alone)")
-    r = sub.add_parser("run", help="check and time them against torch.matmul (a GPU)")
-    r.add_argument("dir")
-    r.add_argument("--bin", default="build/bin")
-    r.add_argument("--iterations", type=int, default=50)
-    r.add_argument("--warmup", type=int, default=10)
-    r.add_argument("--markdown")
-    r.add_argument("--timeout", type=int, default=120, help="seconds per kiln-run")
     args = ap.parse_args()
     sys.exit(pack(args) if args.step == "pack" else run(args))
 

@@ -20,6 +20,11 @@ running needs there:
   gemm/                    bench/gpu/compare_gemm.py's MatMul modules
                            (--gemm-shapes, --gemm-dtypes), timed there
                            against torch.matmul
+  sparse/                  bench/gpu/compare_sparse.py's 2:4 Linear
+                           products, dense and sparse (--sparse-shapes;
+                           only when --parts names it: their weights are
+                           about 20 MB), timed there against cuBLAS and
+                           PyTorch's semi-structured sparse products
 
 bench/gpu/run-pack.sh runs it all there (the test/gpu checks, the
 benchmark against PyTorch eager and torch.compile, one profile).
@@ -168,13 +173,16 @@ def main():
                          "names the default flags")
     ap.add_argument("--parts", default="conformance,models,bench,gemm",
                     help="what to pack besides kiln-run (comma-separated): "
-                         "conformance, models, bench, gemm")
+                         "conformance, models, bench, gemm, sparse")
     ap.add_argument("--gemm-shapes", default="1024x1024x1024,2048x2048x2048,4096x4096x4096,"
                     "4096x3072x768,128x768x3072", help="the gemm part's MxNxK products")
     ap.add_argument("--gemm-dtypes", default="f16")
     ap.add_argument("--gemm-layouts", default="nn,nt")
     ap.add_argument("--gemm-variant", action="append", default=[],
                     help="NAME=FLAGS: kiln-compile flags for the gemm part (repeatable)")
+    ap.add_argument("--sparse-shapes", default="4096x3072x768,4096x768x3072,128x3072x768",
+                    help="the sparse part's MxNxK Linear products (x [M,K], W [N,K])")
+    ap.add_argument("--sparse-precision", default="fp16", help="fp16 or bf16")
     args = ap.parse_args()
     parts = args.parts.split(",")
     stage = args.out + ".d"
@@ -198,6 +206,10 @@ def main():
              "--shapes", args.gemm_shapes, "--dtypes", args.gemm_dtypes,
              "--layouts", args.gemm_layouts] +
             ["--variant=" + v for v in args.gemm_variant])
+    if "sparse" in parts:
+        run([sys.executable, os.path.join(HERE, "compare_sparse.py"), "pack", "--bin", args.bin,
+             "--out", os.path.join(stage, "sparse"), "--chip", args.chip,
+             "--shapes", args.sparse_shapes, "--precision", args.sparse_precision])
     # Weights (random or trained floats) hardly compress: the fastest preset.
     with tarfile.open(args.out, "w:xz", preset=0) as t:
         t.add(stage, arcname="gpu-pack")

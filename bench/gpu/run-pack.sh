@@ -5,8 +5,8 @@
 # the GPU; the two bundled models with CUDA graphs, with plain launches and
 # through the emulator), one profile of each benchmark module, and the
 # benchmark against PyTorch eager and torch.compile, and the GEMMs against
-# torch.matmul. Logs and the tables go
-# to RESULTS (default ./gpu-results).
+# torch.matmul, and the 2:4 sparse products where packed. Logs and the
+# tables go to RESULTS (default ./gpu-results).
 #
 #   bench/gpu/run-pack.sh build/gpu-pack.tar.xz [RESULTS] [--iterations N ...]
 # An archive sent in parts (build/gpu-pack.tar.xz.00, .01, ...) is joined
@@ -78,6 +78,12 @@ if [ -f "$pack/gemm/manifest.json" ]; then
   echo "== GEMMs against torch.matmul"
   python3 "$here/compare_gemm.py" run "$pack/gemm" --bin "$pack/bin" \
     --markdown "$results/gemm.md" 2>&1 | tee "$results/gemm.txt"
+  [ "${PIPESTATUS[0]}" = 0 ] || failed=1
+fi
+if [ -f "$pack/sparse/manifest.json" ]; then
+  echo "== 2:4 sparse products against dense, cuBLAS and PyTorch's semi-structured"
+  python3 "$here/compare_sparse.py" run "$pack/sparse" --bin "$pack/bin" \
+    --markdown "$results/sparse.md" 2>&1 | tee "$results/sparse.txt"
   [ "${PIPESTATUS[0]}" = 0 ] || failed=1
 fi
 rm -rf "$work"

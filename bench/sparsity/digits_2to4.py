@@ -21,8 +21,13 @@ faster, so the sparse modules are compiled with --cpu-sparse-max-rows
 above it to run the sparse kernel anyway (what is checked here is its
 output; bench/sparsity/mlp_stack.py measures speed).
 
+With `--target sm_90` (or sm_80) the modules are compiled for the GPU in
+half precision (`--precision`, fp16 by default: the sparse tensor cores'
+mma.sp) and run through the kernel emulator (`kiln-run
+--device=emulator`), no GPU needed.
+
   python3 bench/sparsity/digits_2to4.py [--bin build/bin] [--out build/digits-2to4]
-      [--markdown FILE]
+      [--markdown FILE] [--target sm_90 [--precision fp16|bf16]]
 
 Needs torch, onnx, onnxruntime and scikit-learn (bench/requirements.txt).
 """
@@ -89,7 +94,11 @@ def main():
     ap.add_argument("--bin", default="build/bin")
     ap.add_argument("--out", default="build/digits-2to4")
     ap.add_argument("--markdown")
+    ap.add_argument("--target", default="cpu", help="cpu, or a GPU chip (sm_80, sm_90)")
+    ap.add_argument("--precision", default="fp16",
+                    help="GPU targets: fp16 or bf16 (the CPU runs float32)")
     args = ap.parse_args()
+    gpu = args.target != "cpu"
     import torch
     import onnxruntime as ort
 
@@ -111,6 +120,8 @@ def main():
             torch_acc = acc(model(torch.from_numpy(xte)).numpy())
         for exporter in ("torchscript", "dynamo"):
             tag = "%s-%s" % ("sparse" if trained == "2:4" else "dense", exporter)
+            if gpu:
+                tag += "-%s-%s" % (args.target, args.precision)
             onnx_path = os.path.join(args.out, tag + ".onnx")
             export(model, onnx_path, exporter, xte[:2])
             sess = ort.InferenceSession(onnx_path, providers=["CPUExecutionProvider"])
@@ -124,14 +135,16 @@ def main():
                 cmd = [os.path.join(args.bin, "kiln-compile"), onnx_path, "-o", kmod,
                        "--sparsity=" + mode, "--report",
                        "--input-shape=%s:%dx1x8x8" % (in_name, len(xte))]
-                if mode != "off":
+                if gpu:
+                    cmd += ["--target=" + args.target, "--precision=" + args.precision]
+                elif mode != "off":
                     cmd.append("--cpu-sparse-max-rows=%d" % len(xte))
                 p = subprocess.run(cmd, capture_output=True, text=True)
                 if p.returncode:
                     sys.exit("digits_2to4.py: %s failed:\n%s" % (" ".join(cmd), p.stderr))
                 report = p.stderr
                 run([os.path.join(args.bin, "kiln-run"), kmod, "--input", x_test,
-                     "--output", logits])
+                     "--output", logits] + (["--device=emulator"] if gpu else []))
                 out = np.load(logits)
                 if ref is None:
                     ref = out

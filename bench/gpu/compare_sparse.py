@@ -1,0 +1,213 @@
+#!/usr/bin/env python3
+"""Kiln's 2:4 sparse tensor-core products (mma.sp) against its dense ones
+and PyTorch's (cuBLAS dense; cuSPARSELt or CUTLASS semi-structured sparse)
+on an NVIDIA GPU.
+
+Two steps, as the rest of the GPU kit (bench/gpu/pack.py):
+
+  python3 bench/gpu/compare_sparse.py pack --bin build/bin --out DIR \\
+      [--chip sm_90] [--shapes 4096x3072x768,...] [--precision fp16]
+
+compiles, here, for each product MxNxK a float32 ONNX Gemm
+y[M,N] = x[M,K] W[N,K]^T (transB=1: a Linear layer) whose constant W is
+2:4 along K (seeded, pruned by magnitude), twice with
+`--precision=fp16` (or bf16): dense, and with `--sparsity=on`. The
+weights travel in the modules (dense: 2 bytes a value; sparse: 56%), not
+as files: the run step draws W again from its seed and checks its hash.
+On the GPU machine,
+
+  python3 bench/gpu/compare_sparse.py run DIR --bin PACK/bin
+
+draws x, takes F.linear(x, W) in half precision on the GPU (cuBLAS) as
+the reference, checks and times both Kiln modules with `kiln-run
+--device=cuda --resident` (each also converts x to half precision and y
+back to float32: two small kernels more than the product), times cuBLAS,
+and where PyTorch can, the same product with W as
+`torch.sparse.to_sparse_semi_structured` (cuSPARSELt, or CUTLASS), and
+prints a Markdown table. `run --device emulator` goes through the same
+steps without a GPU (PyTorch on the CPU, `kiln-run --device=emulator`,
+wall-clock times that mean nothing): a check of the script and the
+modules on small shapes.
+
+The check is compare_gemm.py's: |kiln - ref| <= 1e-2 |ref| + 2e-3 max|ref|.
+"""
+
+import argparse
+import hashlib
+import json
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+
+import numpy as np
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from compare_gemm import (add_steps, print_table, save_model, save_npy,  # noqa: E402
+                          time_cuda)
+
+TORCH_DTYPE = {"fp16": "float16", "bf16": "bfloat16"}
+
+
+def weight(n, k, seed):
+    """W [N, K], float32, at most two non-zeros in each group of four
+    along K (the two of largest magnitude kept)."""
+    w = np.random.default_rng(seed).standard_normal((n, k)).astype(np.float32)
+    w *= np.float32(1.0 / np.sqrt(k))
+    g = w.reshape(n, k // 4, 4)
+    order = np.argsort(-np.abs(g), axis=2, kind="stable")
+    mask = np.zeros_like(g, dtype=bool)
+    np.put_along_axis(mask, order[:, :, :2], True, axis=2)
+    return (g * mask).reshape(n, k)
+
+
+def digest(w):
+    return hashlib.sha256(w.tobytes()).hexdigest()
+
+
+def gemm_model(path, m, n, k, w):
+    from onnx import TensorProto, helper, numpy_helper
+    save_model(helper.make_graph(
+        [helper.make_node("Gemm", ["x", "w"], ["y"], name="linear", transB=1)],
+        "sparse_gemm",
+        [helper.make_tensor_value_info("x", TensorProto.FLOAT, [m, k])],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, [m, n])],
+        [numpy_helper.from_array(w, "w")]), path)
+
+
+def pack(args):
+    os.makedirs(args.out, exist_ok=True)
+    entries = []
+    for i, shape in enumerate(args.shapes.split(",")):
+        m, n, k = (int(v) for v in shape.split("x"))
+        if k % 4:
+            sys.exit("compare_sparse.py: K = %d is not a multiple of 4" % k)
+        seed = 100 + i
+        w = weight(n, k, seed)
+        name = "sparse-%s-%dx%dx%d" % (args.precision, m, n, k)
+        onnx_path = os.path.join(args.out, name + ".onnx")
+        gemm_model(onnx_path, m, n, k, w)
+        modules = {}
+        for kind, flags in (("dense", []), ("sparse", ["--sparsity=on"])):
+            kmod = "%s-%s.kmod" % (name, kind)
+            cmd = [os.path.join(args.bin, "kiln-compile"), onnx_path, "--target=" + args.chip,
+                   "--precision=" + args.precision, "-o", os.path.join(args.out, kmod)] + flags
+            p = subprocess.run(cmd, capture_output=True, text=True)
+            if p.returncode:
+                sys.exit("compare_sparse.py: %s failed:\n%s" % (" ".join(cmd), p.stderr))
+            modules[kind] = kmod
+            print("compare_sparse.py: %s compiled for %s" % (kmod, args.chip), flush=True)
+        os.remove(onnx_path)
+        entries.append({"m": m, "n": n, "k": k, "seed": seed, "sha256": digest(w),
+                        "precision": args.precision, "modules": modules})
+    with open(os.path.join(args.out, "manifest.json"), "w") as f:
+        json.dump({"chip": args.chip, "entries": entries}, f, indent=1)
+
+
+def time_cpu(fn, warmup, iterations):
+    import time
+    for _ in range(warmup):
+        fn()
+    start = time.perf_counter()
+    for _ in range(iterations):
+        fn()
+    return (time.perf_counter() - start) * 1e3 / iterations
+
+
+def kiln_time(args, module, x_path, ref_path, atol, tmp):
+    result = os.path.join(tmp, "r.json")
+    if os.path.exists(result):
+        os.remove(result)
+    device = (["--device=cuda", "--resident"] if args.device == "cuda" else
+              ["--device=emulator", "--benchmark"])
+    cmd = [os.path.join(args.bin, "kiln-run"), os.path.join(args.dir, module)] + device + [
+           "--warmup", str(args.warmup), "--iterations", str(args.iterations),
+           "--json", result, "--input", x_path, "--expected", ref_path, "--rtol", "1e-2",
+           "--atol", "%g" % atol]
+    try:
+        p = subprocess.run(cmd, capture_output=True, text=True, timeout=args.timeout)
+    except subprocess.TimeoutExpired:
+        return None, "error: timed out after %d s" % args.timeout
+    if not os.path.exists(result):
+        return None, "error: " + (p.stderr.strip() or p.stdout.strip())[-200:]
+    ms = json.load(open(result))["benchmark"]["mean_ms"]
+    return ms, "ok" if p.returncode == 0 else "MISMATCH"
+
+
+def run(args):
+    import torch
+    import torch.nn.functional as F
+    if args.device == "cuda":
+        if not torch.cuda.is_available():
+            sys.exit("compare_sparse.py: PyTorch sees no CUDA device")
+        device, dev, timer = torch.cuda.get_device_name(0), "cuda", time_cuda
+    else:
+        device, dev, timer = "the kernel emulator (times mean nothing)", "cpu", time_cpu
+    manifest = json.load(open(os.path.join(args.dir, "manifest.json")))
+    rows, failed = [], False
+    tmp = tempfile.mkdtemp()
+    for e in manifest["entries"]:
+        m, n, k = e["m"], e["n"], e["k"]
+        w = weight(n, k, e["seed"])
+        if digest(w) != e["sha256"]:
+            sys.exit("compare_sparse.py: this numpy draws another W for seed %d than the "
+                     "packing machine's; the references would be wrong" % e["seed"])
+        dt = getattr(torch, TORCH_DTYPE[e["precision"]])
+        g = torch.Generator(device=dev).manual_seed(1)
+        x = torch.randn(m, k, device=dev, generator=g)
+        xh, wh = x.to(dt), torch.from_numpy(w).to(dev).to(dt)
+        ref = F.linear(xh, wh).float()
+        save_npy(os.path.join(tmp, "x.npy"), x)
+        save_npy(os.path.join(tmp, "ref.npy"), ref)
+        atol = 2e-3 * float(ref.abs().max())
+        row = {"precision": e["precision"], "m": m, "n": n, "k": k,
+               "torch_ms": timer(lambda: F.linear(xh, wh), args.warmup, args.iterations)}
+        try:
+            from torch.sparse import to_sparse_semi_structured
+            ws = to_sparse_semi_structured(wh)
+            err = float((F.linear(xh, ws).float() - ref).abs().max())
+            row["torch_sparse_ms"] = timer(lambda: F.linear(xh, ws), args.warmup,
+                                           args.iterations)
+            row["torch_sparse_check"] = "ok" if err <= atol else "max err %.3g" % err
+        except Exception as ex:  # not built with cuSPARSELt/CUTLASS, or a shape it refuses
+            row["torch_sparse_check"] = "n/a: %s" % str(ex).splitlines()[0][:120]
+        for kind in ("dense", "sparse"):
+            ms, check = kiln_time(args, e["modules"][kind], os.path.join(tmp, "x.npy"),
+                                  os.path.join(tmp, "ref.npy"), atol, tmp)
+            row["kiln_%s_ms" % kind], row["kiln_%s_check" % kind] = ms, check
+            failed |= check != "ok"
+        rows.append(row)
+        print(json.dumps(row), flush=True)
+        del x, xh, wh, ref
+    shutil.rmtree(tmp, ignore_errors=True)
+
+    def ms(v):
+        return "%.3f" % v if v else "-"
+    lines = ["| type | M | N | K | cuBLAS ms | PyTorch 2:4 ms | Kiln dense ms | Kiln 2:4 ms "
+             "| Kiln 2:4 / dense | Kiln 2:4 / PyTorch 2:4 | checks (Kiln dense, 2:4; PyTorch 2:4) |",
+             "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|"]
+    for r in rows:
+        kd, ks, ts = r.get("kiln_dense_ms"), r.get("kiln_sparse_ms"), r.get("torch_sparse_ms")
+        lines.append("| %s | %d | %d | %d | %.3f | %s | %s | %s | %s | %s | %s, %s; %s |" % (
+            r["precision"], r["m"], r["n"], r["k"], r["torch_ms"], ms(ts), ms(kd), ms(ks),
+            "%.2f" % (ks / kd) if ks and kd else "-", "%.2f" % (ks / ts) if ks and ts else "-",
+            r["kiln_dense_check"], r["kiln_sparse_check"], r["torch_sparse_check"]))
+    print_table(args, "2:4 sparse products", device, manifest["chip"], "\n".join(lines))
+    return 1 if failed else 0
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    p, r = add_steps(ap, "2:4 sparse and dense")
+    p.add_argument("--shapes", default="4096x3072x768,4096x768x3072,128x3072x768",
+                   help="MxNxK products: M rows of x, N and K of the weight")
+    p.add_argument("--precision", choices=sorted(TORCH_DTYPE), default="fp16")
+    r.add_argument("--device", choices=["cuda", "emulator"], default="cuda",
+                   help="emulator: check the script and modules without a GPU")
+    args = ap.parse_args()
+    sys.exit(pack(args) if args.step == "pack" else run(args))
+
+
+if __name__ == "__main__":
+    main()
