@@ -89,13 +89,17 @@ def pack(args):
         onnx_path = os.path.join(args.out, name + ".onnx")
         gemm_model(onnx_path, m, n, k, w)
         modules = {}
-        for kind, flags in (("dense", []), ("sparse", ["--sparsity=on"])):
+        for kind, flags in (("dense", []), ("sparse", ["--sparsity=on", "--report"])):
             kmod = "%s-%s.kmod" % (name, kind)
             cmd = [os.path.join(args.bin, "kiln-compile"), onnx_path, "--target=" + args.chip,
                    "--precision=" + args.precision, "-o", os.path.join(args.out, kmod)] + flags
             p = subprocess.run(cmd, capture_output=True, text=True)
             if p.returncode:
                 sys.exit("compare_sparse.py: %s failed:\n%s" % (" ".join(cmd), p.stderr))
+            if kind == "sparse" and ("1 of 1 contractions run 2:4 sparse" not in p.stderr or
+                                     "is read dense" in p.stderr):
+                sys.exit("compare_sparse.py: %s does not run its product sparse:\n%s" %
+                         (kmod, p.stderr))
             modules[kind] = kmod
             print("compare_sparse.py: %s compiled for %s" % (kmod, args.chip), flush=True)
         os.remove(onnx_path)

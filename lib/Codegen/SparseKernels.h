@@ -1,5 +1,4 @@
-//===- SparseKernels.h - what the 2:4 sparse kernel passes share -*- C++
-//-*-===//
+//===- SparseKernels.h - what the 2:4 sparse passes share -----*- C++ -*-===//
 //
 // kiln-cpu-sparse-gemm and kiln-gpu-sparse-weights both take the products
 // kiln-sparsify marked, keep their compressed weights in private constant

@@ -262,16 +262,18 @@ struct FiberScheduler {
       // selector F (0 or 1), lane 4g + 2F + h holds, in bits 16r + 4c to
       // 16r + 4c + 3, the positions of the two kept values of row g + 8r
       // in its group of four columns 4 (4h + c): the first value's in the
-      // low two bits, the second's in the high two. Repeated positions
-      // are not allowed.
+      // low two bits, the second's in the high two, in increasing order
+      // (what the PTX ISA defines for every form of mma.sp).
       uint32_t selector = regs[0][13];
-      if (selector > 1) {
-        std::fprintf(stderr,
-                     "kiln emulator: mma.sp m16n8k32 with sparsity "
-                     "selector %u (only 0 and 1 are defined)\n",
-                     selector);
-        std::abort();
-      }
+      for (unsigned lane = 0; lane < 32; ++lane)
+        if (regs[lane][13] != selector || selector > 1) {
+          std::fprintf(stderr,
+                       "kiln emulator: mma.sp m16n8k32 with sparsity "
+                       "selector %u in lane %u, %u in lane 0 (one of 0 and "
+                       "1, the same in every lane)\n",
+                       regs[lane][13], lane, selector);
+          std::abort();
+        }
       for (unsigned g = 0; g < 8; ++g)
         for (unsigned h = 0; h < 2; ++h) {
           uint32_t meta = regs[4 * g + 2 * selector + h][12];
@@ -279,11 +281,12 @@ struct FiberScheduler {
             for (unsigned c4 = 0; c4 < 4; ++c4) {
               unsigned nib = meta >> (16 * r + 4 * c4) & 0xf;
               unsigned i0 = nib & 3, i1 = nib >> 2;
-              if (i0 == i1) {
+              if (i0 >= i1) {
                 std::fprintf(stderr,
                              "kiln emulator: mma.sp metadata 0x%x of lane %u "
-                             "repeats position %u\n",
-                             meta, 4 * g + 2 * selector + h, i0);
+                             "gives positions %u and %u (two increasing "
+                             "positions)\n",
+                             meta, 4 * g + 2 * selector + h, i0, i1);
                 std::abort();
               }
               unsigned row = g + 8 * r, group = 4 * h + c4;

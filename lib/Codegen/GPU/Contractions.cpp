@@ -598,12 +598,13 @@ public:
     // .trans where that side is m or n); the others are stored [k][m] and
     // [k][n] and staged synchronously (tf32 rounds each element).
     this->stages = half ? std::max<int64_t>(stages, 1) : 1;
-    // A 2:4 weight's kept values are staged [m][k / 2], 32 k (one mma.sp
-    // step) at least per step; its K is padded to a multiple of 32.
+    // A 2:4 weight's kept values are staged [m][k / 2]; its K is padded
+    // to a multiple of 32 (one mma.sp step), which the step along K must
+    // be and divide.
     sparse = half && this->c.sparse;
     if (sparse) {
       kp = (this->c.extent(this->c.k) + 31) / 32 * 32;
-      if (kp % bk)
+      if (bk < 32 || bk % 32 || kp % bk)
         bk = 32;
     }
     kContiguous[0] = half && (sparse || colsFastest(/*isA=*/true));
@@ -629,10 +630,16 @@ public:
   /// Static shared memory the kernel needs, and its tile as MxNxK/WMxWN.
   int64_t sharedBytes() const { return stages * stageBytes(); }
   /// Whether the kernel reads a 2:4 weight compressed (see Contraction),
-  /// and whether its tile can: every thread copies whole 16-byte groups
-  /// of kept values, the same number of them.
+  /// and whether its tile can: every thread copies the same number of
+  /// 16-byte groups of kept values, at least one, and the B tile (its
+  /// step along K possibly lowered to 32) still gives every thread a
+  /// group of up to 16 bytes.
   bool isSparse() const { return sparse; }
-  bool sparseFits() const { return (bm * bk / 16) % threads() == 0; }
+  bool sparseFits() const {
+    int64_t groups = bm * bk / 16;
+    return groups >= threads() && groups % threads() == 0 &&
+           bk * bn >= threads() * 8;
+  }
   std::string tileName() const {
     return std::to_string(bm) + "x" + std::to_string(bn) + "x" +
            std::to_string(bk) + "/" + std::to_string(warpM) + "x" +
@@ -1682,6 +1689,15 @@ struct GpuContractionsPass
       if (c.consumer)
         computed.push_back(c.consumer);
       kiln::ComputeCost cost = kiln::estimateCost(computed);
+      // A 2:4 weight is read compressed: its kept values and metadata
+      // instead of its dense bytes.
+      auto globalBytes = [&](StringRef attr) -> int64_t {
+        auto sym = c.sparse->getAttrOfType<FlatSymbolRefAttr>(attr);
+        auto g = SymbolTable::lookupNearestSymbolFrom<memref::GlobalOp>(
+            op, sym.getAttr());
+        MemRefType t = g.getType();
+        return t.getNumElements() * t.getElementTypeBitWidth() / 8;
+      };
       // With a consumer, the kernel takes its place (the buffers it
       // reads are defined by then; only views and constants lie between).
       OpBuilder b(c.consumer ? c.consumer.getOperation() : op.getOperation());
@@ -1691,11 +1707,17 @@ struct GpuContractionsPass
         op->emitWarning("kiln-gpu-contractions: the 2:4 weight of node '")
             << kiln::onnxNodeName(op.getLoc()) << "' is read dense: the tile "
             << builder.tileName()
-            << " has fewer 16-byte groups of kept values than threads";
+            << " does not give each thread whole 16-byte groups of kept "
+               "values and of the other operand";
         c.sparse = nullptr;
         builder = TileBuilder(c, kind, mutation, vectorBytes, stages,
                               *halfShape, *wideShape, wideMinBlocks);
       }
+      if (c.sparse)
+        cost.bytes += globalBytes("kiln.sparse_values") +
+                      globalBytes("kiln.sparse_meta") -
+                      c.extent(c.m) * c.extent(c.k) *
+                          c.inType.getIntOrFloatBitWidth() / 8;
       if (builder.sharedBytes() > 48 * 1024) {
         op->emitError("kiln-gpu-contractions: the tile ")
             << builder.tileName() << " needs " << builder.sharedBytes()

@@ -116,12 +116,15 @@ int mmaKind(NVVM::MmaOp mma) {
 int mmaSpKind(NVVM::MmaSpOp mma) {
   NVVM::MMAShapeAttr shape = mma.getShapeAttr();
   if (shape.getM() != 16 || shape.getN() != 8 || shape.getK() != 32 ||
-      mma.getKind() || mma.getOperandA().size() != 4 ||
-      mma.getOperandB().size() != 4 || mma.getOperandC().size() != 4 ||
-      !f32Result(mma.getRes()))
+      mma.getKind() || mma.getOrderedMetadata() ||
+      mma.getOperandA().size() != 4 || mma.getOperandB().size() != 4 ||
+      mma.getOperandC().size() != 4 || !f32Result(mma.getRes()))
     return -1;
   std::optional<NVVM::MMATypes> type = multiplicandType(
       mma.getMultiplicandAPtxType(), mma.getOperandA().front());
+  if (type != multiplicandType(mma.getMultiplicandBPtxType(),
+                               mma.getOperandB().front()))
+    return -1;
   if (type == NVVM::MMATypes::f16)
     return KILN_EMU_MMA_SP_M16N8K32_F16;
   if (type == NVVM::MMATypes::bf16)

@@ -44,6 +44,7 @@
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/IR/BuiltinAttributes.h"
+#include "mlir/IR/DialectResourceBlobManager.h"
 #include "mlir/IR/SymbolTable.h"
 
 #include "llvm/Support/FormatVariadic.h"
@@ -92,7 +93,16 @@ FailureOr<SparseWeight> match(linalg::GenericOp op, std::string &why) {
   s.use = op.getDpsInputOperand(1);
   Value b = s.use->get();
   if (auto tr = b.getDefiningOp<linalg::TransposeOp>()) {
-    if (tr.getPermutation().size() == 2 && tr.getPermutation()[0] == 1) {
+    if (tr.getPermutation().size() == 2 && tr.getPermutation()[0] == 1 &&
+        tr.getInput().getDefiningOp<arith::ConstantOp>()) {
+      // A transpose that another op reads too: this product gets its own,
+      // which kiln-fuse-elementwise folds into it (one with two readers
+      // stays a kernel, and the product would not see the weight).
+      if (!tr->hasOneUse()) {
+        OpBuilder ob(tr);
+        tr = cast<linalg::TransposeOp>(ob.clone(*tr));
+        s.use->set(tr->getResult(0));
+      }
       s.nk = !s.nk;
       s.use = &tr.getInputMutable();
       b = tr.getInput();
@@ -102,14 +112,26 @@ FailureOr<SparseWeight> match(linalg::GenericOp op, std::string &why) {
   SmallVector<int64_t> ranges = op.getStaticLoopRanges();
   s.n = ranges[dims->n];
   s.k = ranges[dims->k];
-  std::optional<ArrayRef<char>> bytes =
-      s.constant ? kiln::rawConstantBytes(s.constant.getValue()) : std::nullopt;
-  if (!bytes || static_cast<int64_t>(bytes->size()) != s.n * s.k * 2) {
+  if (!s.constant) {
     why = "the weight is not a constant";
     return failure();
   }
-  const char *src = bytes->data();
   s.w.resize(s.n * s.k);
+  // A splat (all zeros, say) is the same value everywhere.
+  auto dense = dyn_cast<DenseElementsAttr>(s.constant.getValue());
+  if (dense && dense.isSplat()) {
+    uint16_t bits = static_cast<uint16_t>(
+        dense.getSplatValue<APFloat>().bitcastToAPInt().getZExtValue());
+    std::fill(s.w.begin(), s.w.end(), bits);
+    return s;
+  }
+  std::optional<ArrayRef<char>> bytes =
+      kiln::rawConstantBytes(s.constant.getValue());
+  if (!bytes || static_cast<int64_t>(bytes->size()) != s.n * s.k * 2) {
+    why = "the weight's values cannot be read";
+    return failure();
+  }
+  const char *src = bytes->data();
   for (int64_t n = 0; n < s.n; ++n)
     for (int64_t k = 0; k < s.k; ++k)
       std::memcpy(&s.w[n * s.k + k],
@@ -176,8 +198,14 @@ void compress(const SparseWeight &s, std::vector<uint16_t> &values,
         }
 }
 
-ElementsAttr raw(RankedTensorType type, ArrayRef<char> data) {
-  return DenseElementsAttr::getFromRawBuffer(type, data);
+/// `data` as the elements of `type`: inline up to 4 KiB (readable in the
+/// IR), else a dense resource named `name` (big weights are not uniqued
+/// in the context).
+ElementsAttr raw(RankedTensorType type, StringRef name, ArrayRef<char> data) {
+  if (data.size() <= 4096)
+    return DenseElementsAttr::getFromRawBuffer(type, data);
+  return DenseResourceElementsAttr::get(
+      type, name, HeapAsmResourceBlob::allocateAndCopyWithAlign(data, 64));
 }
 
 struct GpuSparseWeightsPass
@@ -192,6 +220,9 @@ struct GpuSparseWeightsPass
     OpBuilder b(ctx);
     auto i64 = [&](int64_t v) { return b.getI64IntegerAttr(v); };
     SmallVector<Attribute> kernels;
+    // A constant that several products read the same way is compressed
+    // once: its weight global, by (constant, k is the constant's dim 1).
+    DenseMap<std::pair<Operation *, unsigned>, memref::GlobalOp> done;
     for (linalg::GenericOp op : marked) {
       NamedAttrList entry;
       entry.append("name",
@@ -214,38 +245,17 @@ struct GpuSparseWeightsPass
         continue;
       }
       Location loc = op.getLoc();
+      auto weightType = cast<RankedTensorType>(s->constant.getType());
+      memref::GlobalOp &weight = done[{s->constant, s->nk ? 1u : 0u}];
       std::vector<uint16_t> values;
       std::vector<uint32_t> meta;
       compress(*s, values, meta);
-      auto valuesType =
-          RankedTensorType::get({static_cast<int64_t>(values.size())}, s->elt);
-      auto metaType = RankedTensorType::get({static_cast<int64_t>(meta.size())},
-                                            b.getI32Type());
-      auto asMemRef = [](RankedTensorType t) {
-        return MemRefType::get(t.getShape(), t.getElementType());
-      };
-      memref::GlobalOp valuesGlobal = kiln::addConstantGlobal(
-          b, module, symbols, loc, "kiln_sparse_values", asMemRef(valuesType),
-          raw(valuesType,
-              ArrayRef<char>(reinterpret_cast<const char *>(values.data()),
-                             values.size() * 2)));
-      memref::GlobalOp metaGlobal = kiln::addConstantGlobal(
-          b, module, symbols, loc, "kiln_sparse_meta", asMemRef(metaType),
-          raw(metaType,
-              ArrayRef<char>(reinterpret_cast<const char *>(meta.data()),
-                             meta.size() * 4)));
-      // The dense weight as a global that names its compressed form.
-      auto weightType = cast<RankedTensorType>(s->constant.getType());
-      memref::GlobalOp weight = kiln::addConstantGlobal(
-          b, module, symbols, loc, "kiln_sparse_weight", asMemRef(weightType),
-          cast<ElementsAttr>(s->constant.getValue()));
-      weight->setAttr("kiln.sparse_values",
-                      FlatSymbolRefAttr::get(valuesGlobal.getSymNameAttr()));
-      weight->setAttr("kiln.sparse_meta",
-                      FlatSymbolRefAttr::get(metaGlobal.getSymNameAttr()));
-      weight->setAttr("kiln.sparse_k_dim", i64(s->nk ? 1 : 0));
-      weight->setAttr("kiln.sparse_n", i64(s->n));
-      weight->setAttr("kiln.sparse_k", i64(s->k));
+      entry.append("sparse_bytes", i64(static_cast<int64_t>(values.size() * 2 +
+                                                            meta.size() * 4)));
+      entry.append("kernel", StringAttr::get(ctx, "sparse"));
+      kernels.push_back(entry.getDictionary(ctx));
+      if (!weight)
+        weight = compressedWeight(b, module, symbols, *s, values, meta);
       b.setInsertionPoint(s->use->getOwner());
       Value memref = memref::GetGlobalOp::create(b, loc, weight.getType(),
                                                  weight.getSymName());
@@ -254,12 +264,49 @@ struct GpuSparseWeightsPass
       s->use->set(tensor);
       if (s->constant->use_empty())
         s->constant->erase();
-      entry.append("sparse_bytes", i64(static_cast<int64_t>(values.size() * 2 +
-                                                            meta.size() * 4)));
-      entry.append("kernel", StringAttr::get(ctx, "sparse"));
-      kernels.push_back(entry.getDictionary(ctx));
     }
     kiln::recordSparseKernels(module, kernels);
+  }
+
+  /// The globals of `s`'s compressed weight (`values`, `meta`), and the
+  /// weight global that names them.
+  memref::GlobalOp compressedWeight(OpBuilder &b, ModuleOp module,
+                                    SymbolTable &symbols, SparseWeight &s,
+                                    ArrayRef<uint16_t> values,
+                                    ArrayRef<uint32_t> meta) {
+    Location loc = s.op.getLoc();
+    auto i64 = [&](int64_t v) { return b.getI64IntegerAttr(v); };
+    auto global = [&](StringRef name, Type elt, ArrayRef<char> data,
+                      int64_t count) {
+      auto type = RankedTensorType::get({count}, elt);
+      return kiln::addConstantGlobal(b, module, symbols, loc, name,
+                                     MemRefType::get({count}, elt),
+                                     raw(type, name, data));
+    };
+    memref::GlobalOp valuesGlobal =
+        global("kiln_sparse_values", s.elt,
+               ArrayRef<char>(reinterpret_cast<const char *>(values.data()),
+                              values.size() * 2),
+               values.size());
+    memref::GlobalOp metaGlobal =
+        global("kiln_sparse_meta", b.getI32Type(),
+               ArrayRef<char>(reinterpret_cast<const char *>(meta.data()),
+                              meta.size() * 4),
+               meta.size());
+    // The dense weight as a global that names its compressed form.
+    auto weightType = cast<RankedTensorType>(s.constant.getType());
+    memref::GlobalOp weight = kiln::addConstantGlobal(
+        b, module, symbols, loc, "kiln_sparse_weight",
+        MemRefType::get(weightType.getShape(), weightType.getElementType()),
+        cast<ElementsAttr>(s.constant.getValue()));
+    weight->setAttr("kiln.sparse_values",
+                    FlatSymbolRefAttr::get(valuesGlobal.getSymNameAttr()));
+    weight->setAttr("kiln.sparse_meta",
+                    FlatSymbolRefAttr::get(metaGlobal.getSymNameAttr()));
+    weight->setAttr("kiln.sparse_k_dim", i64(s.nk ? 1 : 0));
+    weight->setAttr("kiln.sparse_n", i64(s.n));
+    weight->setAttr("kiln.sparse_k", i64(s.k));
+    return weight;
   }
 };
 
@@ -274,7 +321,10 @@ memref::GlobalOp kiln::sparseWeightGlobal(Value v) {
     if (auto get = dyn_cast<memref::GetGlobalOp>(def)) {
       auto g = SymbolTable::lookupNearestSymbolFrom<memref::GlobalOp>(
           get, get.getNameAttr());
-      return g && g->hasAttr("kiln.sparse_values") ? g : memref::GlobalOp();
+      return g && g->hasAttr("kiln.sparse_values") &&
+                     g->hasAttr("kiln.sparse_meta")
+                 ? g
+                 : memref::GlobalOp();
     }
     if (!isBufferView(def) || def->getNumOperands() < 1)
       return {};

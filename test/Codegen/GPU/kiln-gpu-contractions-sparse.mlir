@@ -75,3 +75,38 @@ func.func @mismatch(%x: memref<40x32xf16>, %out: memref<40x64xf32>) {
   }
   return
 }
+
+// -----
+
+#x = affine_map<(m, k, n) -> (m, k)>
+#w = affine_map<(m, k, n) -> (k, n)>
+#o = affine_map<(m, k, n) -> (m, n)>
+
+// A weight stored [K = 48, N = 40] (k is the global's dim 0): 40 rows
+// overhang the 64-row tile, so the metadata block of the rows past them is
+// clamped to the last (their kept values are zeros), and K pads to 64: two
+// steps of 32.
+// CHECK-LABEL: func.func @kn_edges
+// CHECK-DAG: memref.get_global @kiln_sparse_values : memref<1280xf16>
+// CHECK-DAG: memref.get_global @kiln_sparse_meta : memref<96xi32>
+// CHECK: gpu.launch
+// CHECK: scf.for %{{.*}} = %{{.*}} to %c2{{.*}} step
+// CHECK: arith.minui %{{.*}}, %c2{{.*}} : index
+// CHECK: nvvm.mma.sp.sync
+// CHECK-NOT: memref.load %{{.*}} : memref<48x40xf16>
+memref.global "private" constant @kiln_sparse_values : memref<1280xf16> = dense<0.0>
+memref.global "private" constant @kiln_sparse_meta : memref<96xi32> = dense<1145324612>
+memref.global "private" constant @kiln_sparse_weight : memref<1920xf16> = dense<0.0> {kiln.sparse_k = 48 : i64, kiln.sparse_k_dim = 0 : i64, kiln.sparse_meta = @kiln_sparse_meta, kiln.sparse_n = 40 : i64, kiln.sparse_values = @kiln_sparse_values}
+func.func @kn_edges(%x: memref<24x48xf16>, %out: memref<24x40xf32>) {
+  %g = memref.get_global @kiln_sparse_weight : memref<1920xf16>
+  %w = memref.expand_shape %g [[0, 1]] output_shape [48, 40] : memref<1920xf16> into memref<48x40xf16>
+  linalg.generic {indexing_maps = [#x, #w, #o], iterator_types = ["parallel", "reduction", "parallel"]} ins(%x, %w : memref<24x48xf16>, memref<48x40xf16>) outs(%out : memref<24x40xf32>) {
+  ^bb0(%a: f16, %b: f16, %acc: f32):
+    %0 = arith.extf %a : f16 to f32
+    %1 = arith.extf %b : f16 to f32
+    %2 = arith.mulf %0, %1 : f32
+    %3 = arith.addf %acc, %2 : f32
+    linalg.yield %3 : f32
+  }
+  return
+}

@@ -114,3 +114,56 @@ func.func @dense(%x: tensor<3x32xf16>, %init: tensor<3x16xf32>, %wa: tensor<32x1
     } -> tensor<3x16xf32> loc("f32")
   return %r, %r2, %r3 : tensor<3x16xf32>, tensor<3x16xf32>, tensor<3x16xf32>
 }
+
+// -----
+
+#a = affine_map<(m, k, n) -> (m, k)>
+#b = affine_map<(m, k, n) -> (k, n)>
+#o = affine_map<(m, k, n) -> (m, n)>
+
+// One transposed constant read by two marked products: compressed once
+// (one weight global), each product reading it through a transpose of its
+// own, so that each transpose folds into its product. A splat zero weight
+// is 2:4 too.
+
+// CHECK-LABEL: module attributes {kiln.sparse_kernels = [{dense_bytes = 1024 : i64, kernel = "sparse", name = "p1", sparse_bytes = 576 : i64}, {dense_bytes = 1024 : i64, kernel = "sparse", name = "p2", sparse_bytes = 576 : i64}, {dense_bytes = 1024 : i64, kernel = "sparse", name = "zero", sparse_bytes = 576 : i64}]}
+// CHECK-COUNT-2: memref.global "private" constant @kiln_sparse_weight
+// CHECK-NOT:     memref.global "private" constant @kiln_sparse_weight
+// CHECK-LABEL: func.func @shared
+// CHECK:         %[[G1:.+]] = memref.get_global @[[W:kiln_sparse_weight[_0-9]*]] : memref<16x32xf16>
+// CHECK:         %[[T1:.+]] = bufferization.to_tensor %[[G1]]
+// CHECK:         linalg.transpose ins(%[[T1]] : tensor<16x32xf16>)
+// CHECK:         %[[G2:.+]] = memref.get_global @[[W]] : memref<16x32xf16>
+// CHECK:         %[[T2:.+]] = bufferization.to_tensor %[[G2]]
+// CHECK:         linalg.transpose ins(%[[T2]] : tensor<16x32xf16>)
+func.func @shared(%x: tensor<3x32xf16>, %init: tensor<3x16xf32>) -> (tensor<3x16xf32>, tensor<3x16xf32>, tensor<3x16xf32>) {
+  %w = arith.constant dense<[[1.0, 0.0, 2.0, 0.0, 1.0, 0.0, 2.0, 0.0, 1.0, 0.0, 2.0, 0.0, 1.0, 0.0, 2.0, 0.0, 1.0, 2.0, 0.0, 0.0, 1.0, 2.0, 0.0, 0.0, 1.0, 2.0, 0.0, 0.0, 1.0, 2.0, 0.0, 0.0], [1.0, 0.0, 2.0, 0.0, 1.0, 0.0, 2.0, 0.0, 1.0, 0.0, 2.0, 0.0, 1.0, 0.0, 2.0, 0.0, 1.0, 2.0, 0.0, 0.0, 1.0, 2.0, 0.0, 0.0, 1.0, 2.0, 0.0, 0.0, 1.0, 2.0, 0.0, 0.0], [1.0, 0.0, 2.0, 0.0, 1.0, 0.0, 2.0, 0.0, 1.0, 0.0, 2.0, 0.0, 1.0, 0.0, 2.0, 0.0, 1.0, 2.0, 0.0, 0.0, 1.0, 2.0, 0.0, 0.0, 1.0, 2.0, 0.0, 0.0, 1.0, 2.0, 0.0, 0.0], [1.0, 0.0, 2.0, 0.0, 1.0, 0.0, 2.0, 0.0, 1.0, 0.0, 2.0, 0.0, 1.0, 0.0, 2.0, 0.0, 1.0, 2.0, 0.0, 0.0, 1.0, 2.0, 0.0, 0.0, 1.0, 2.0, 0.0, 0.0, 1.0, 2.0, 0.0, 0.0], [1.0, 0.0, 2.0, 0.0, 1.0, 0.0, 2.0, 0.0, 1.0, 0.0, 2.0, 0.0, 1.0, 0.0, 2.0, 0.0, 1.0, 2.0, 0.0, 0.0, 1.0, 2.0, 0.0, 0.0, 1.0, 2.0, 0.0, 0.0, 1.0, 2.0, 0.0, 0.0], [1.0, 0.0, 2.0, 0.0, 1.0, 0.0, 2.0, 0.0, 1.0, 0.0, 2.0, 0.0, 1.0, 0.0, 2.0, 0.0, 1.0, 2.0, 0.0, 0.0, 1.0, 2.0, 0.0, 0.0, 1.0, 2.0, 0.0, 0.0, 1.0, 2.0, 0.0, 0.0], [1.0, 0.0, 2.0, 0.0, 1.0, 0.0, 2.0, 0.0, 1.0, 0.0, 2.0, 0.0, 1.0, 0.0, 2.0, 0.0, 1.0, 2.0, 0.0, 0.0, 1.0, 2.0, 0.0, 0.0, 1.0, 2.0, 0.0, 0.0, 1.0, 2.0, 0.0, 0.0], [1.0, 0.0, 2.0, 0.0, 1.0, 0.0, 2.0, 0.0, 1.0, 0.0, 2.0, 0.0, 1.0, 0.0, 2.0, 0.0, 1.0, 2.0, 0.0, 0.0, 1.0, 2.0, 0.0, 0.0, 1.0, 2.0, 0.0, 0.0, 1.0, 2.0, 0.0, 0.0], [0.0, 1.0, 0.0, 2.0, 0.0, 1.0, 0.0, 2.0, 0.0, 1.0, 0.0, 2.0, 0.0, 1.0, 0.0, 2.0, 0.0, 0.0, 1.0, 2.0, 0.0, 0.0, 1.0, 2.0, 0.0, 0.0, 1.0, 2.0, 0.0, 0.0, 1.0, 2.0], [0.0, 1.0, 0.0, 2.0, 0.0, 1.0, 0.0, 2.0, 0.0, 1.0, 0.0, 2.0, 0.0, 1.0, 0.0, 2.0, 0.0, 0.0, 1.0, 2.0, 0.0, 0.0, 1.0, 2.0, 0.0, 0.0, 1.0, 2.0, 0.0, 0.0, 1.0, 2.0], [0.0, 1.0, 0.0, 2.0, 0.0, 1.0, 0.0, 2.0, 0.0, 1.0, 0.0, 2.0, 0.0, 1.0, 0.0, 2.0, 0.0, 0.0, 1.0, 2.0, 0.0, 0.0, 1.0, 2.0, 0.0, 0.0, 1.0, 2.0, 0.0, 0.0, 1.0, 2.0], [0.0, 1.0, 0.0, 2.0, 0.0, 1.0, 0.0, 2.0, 0.0, 1.0, 0.0, 2.0, 0.0, 1.0, 0.0, 2.0, 0.0, 0.0, 1.0, 2.0, 0.0, 0.0, 1.0, 2.0, 0.0, 0.0, 1.0, 2.0, 0.0, 0.0, 1.0, 2.0], [0.0, 1.0, 0.0, 2.0, 0.0, 1.0, 0.0, 2.0, 0.0, 1.0, 0.0, 2.0, 0.0, 1.0, 0.0, 2.0, 0.0, 0.0, 1.0, 2.0, 0.0, 0.0, 1.0, 2.0, 0.0, 0.0, 1.0, 2.0, 0.0, 0.0, 1.0, 2.0], [0.0, 1.0, 0.0, 2.0, 0.0, 1.0, 0.0, 2.0, 0.0, 1.0, 0.0, 2.0, 0.0, 1.0, 0.0, 2.0, 0.0, 0.0, 1.0, 2.0, 0.0, 0.0, 1.0, 2.0, 0.0, 0.0, 1.0, 2.0, 0.0, 0.0, 1.0, 2.0], [0.0, 1.0, 0.0, 2.0, 0.0, 1.0, 0.0, 2.0, 0.0, 1.0, 0.0, 2.0, 0.0, 1.0, 0.0, 2.0, 0.0, 0.0, 1.0, 2.0, 0.0, 0.0, 1.0, 2.0, 0.0, 0.0, 1.0, 2.0, 0.0, 0.0, 1.0, 2.0], [0.0, 1.0, 0.0, 2.0, 0.0, 1.0, 0.0, 2.0, 0.0, 1.0, 0.0, 2.0, 0.0, 1.0, 0.0, 2.0, 0.0, 0.0, 1.0, 2.0, 0.0, 0.0, 1.0, 2.0, 0.0, 0.0, 1.0, 2.0, 0.0, 0.0, 1.0, 2.0]]> : tensor<16x32xf16>
+  %e = tensor.empty() : tensor<32x16xf16>
+  %t = linalg.transpose ins(%w : tensor<16x32xf16>) outs(%e : tensor<32x16xf16>) permutation = [1, 0]
+  %r = linalg.generic {indexing_maps = [#a, #b, #o], iterator_types = ["parallel", "reduction", "parallel"]} ins(%x, %t : tensor<3x32xf16>, tensor<32x16xf16>) outs(%init : tensor<3x16xf32>) attrs = {kiln.sparsity = "2:4"} {
+    ^bb0(%in: f16, %in_w: f16, %out: f32):
+      %0 = arith.extf %in : f16 to f32
+      %1 = arith.extf %in_w : f16 to f32
+      %2 = arith.mulf %0, %1 : f32
+      %3 = arith.addf %out, %2 : f32
+      linalg.yield %3 : f32
+    } -> tensor<3x16xf32> loc("p1")
+  %r2 = linalg.generic {indexing_maps = [#a, #b, #o], iterator_types = ["parallel", "reduction", "parallel"]} ins(%x, %t : tensor<3x32xf16>, tensor<32x16xf16>) outs(%init : tensor<3x16xf32>) attrs = {kiln.sparsity = "2:4"} {
+    ^bb0(%in: f16, %in_w: f16, %out: f32):
+      %0 = arith.extf %in : f16 to f32
+      %1 = arith.extf %in_w : f16 to f32
+      %2 = arith.mulf %0, %1 : f32
+      %3 = arith.addf %out, %2 : f32
+      linalg.yield %3 : f32
+    } -> tensor<3x16xf32> loc("p2")
+  %z = arith.constant dense<0.0> : tensor<32x16xf16>
+  %r3 = linalg.generic {indexing_maps = [#a, #b, #o], iterator_types = ["parallel", "reduction", "parallel"]} ins(%x, %z : tensor<3x32xf16>, tensor<32x16xf16>) outs(%init : tensor<3x16xf32>) attrs = {kiln.sparsity = "2:4"} {
+    ^bb0(%in: f16, %in_w: f16, %out: f32):
+      %0 = arith.extf %in : f16 to f32
+      %1 = arith.extf %in_w : f16 to f32
+      %2 = arith.mulf %0, %1 : f32
+      %3 = arith.addf %out, %2 : f32
+      linalg.yield %3 : f32
+    } -> tensor<3x16xf32> loc("zero")
+  return %r, %r2, %r3 : tensor<3x16xf32>, tensor<3x16xf32>, tensor<3x16xf32>
+}
