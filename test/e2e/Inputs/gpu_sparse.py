@@ -5,6 +5,8 @@ tensor-core kernels, a seeded input and ONNX Runtime's output for each:
   gemm.onnx   x[37, 100] -> Gemm(transB, W1 [200, 100]) -> Relu
               -> Gemm(transB, W2 [72, 200]) -> y[37, 72]
   matmul.onnx x[2, 19, 72] -> MatMul(W [72, 136]) + b -> y[2, 19, 136]
+  half.onnx   the Gemm model in float16 throughout (weights, input and
+              output), as a model exported in half precision is
 
 Every group of four consecutive k of an output column keeps at most two
 non-zeros, and some keep one or none; K (100, 200, 72) is no multiple of
@@ -78,12 +80,21 @@ def main():
         [numpy_helper.from_array(w, "w"), numpy_helper.from_array(b, "b")],
     )
 
-    for name, graph, shape in [("gemm", gemm, (37, 100)),
-                               ("matmul", matmul, (2, 19, 72))]:
+    half = helper.make_graph(
+        gemm.node, "half",
+        [helper.make_tensor_value_info("x", TensorProto.FLOAT16, [37, 100])],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT16, [37, 72])],
+        [numpy_helper.from_array(a.astype(np.float16), n) for a, n in
+         [(w1, "w1"), (b1, "b1"), (w2, "w2"), (b2, "b2")]],
+    )
+
+    for name, graph, shape, dtype in [("gemm", gemm, (37, 100), np.float32),
+                                      ("matmul", matmul, (2, 19, 72), np.float32),
+                                      ("half", half, (37, 100), np.float16)]:
         model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
         path = os.path.join(out, name + ".onnx")
         save(model, path)
-        x = rng.standard_normal(shape).astype(np.float32)
+        x = rng.standard_normal(shape).astype(dtype)
         np.save(os.path.join(out, name + "_x.npy"), x)
         sess = ort.InferenceSession(path, providers=["CPUExecutionProvider"])
         np.save(os.path.join(out, name + "_y.npy"), sess.run(None, {"x": x})[0])

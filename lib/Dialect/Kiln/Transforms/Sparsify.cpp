@@ -111,8 +111,11 @@ struct SparsifyPass : public kiln::impl::KilnSparsifyBase<SparsifyPass> {
     auto type = dyn_cast<RankedTensorType>(b.getType());
     if (!type || !type.hasStaticShape())
       return "the weight's shape is not static";
-    if (!type.getElementType().isF32())
-      return "the weight is not float32 (sparse kernels are float32 only)";
+    // float32 (the CPU's sparse kernels; the GPU's after --precision), or
+    // a model's own f16/bf16 (the GPU's).
+    Type elt = type.getElementType();
+    if (!elt.isF32() && !elt.isF16() && !elt.isBF16())
+      return "the weight is not f32, f16 or bf16";
     if (type.getRank() != 2)
       return "the weight is not a matrix (rank " +
              std::to_string(type.getRank()) + ")";
@@ -132,7 +135,7 @@ struct SparsifyPass : public kiln::impl::KilnSparsifyBase<SparsifyPass> {
     w.constant = src.getDefiningOp<ConstantOp>();
     if (!w.constant)
       return "the weight is not a constant";
-    std::optional<SmallVector<float>> values = constFloats(src);
+    std::optional<SmallVector<float>> values = constFloatsWidened(src);
     if (!values)
       return "the weight's values cannot be read";
     auto st = cast<RankedTensorType>(src.getType());
@@ -144,7 +147,8 @@ struct SparsifyPass : public kiln::impl::KilnSparsifyBase<SparsifyPass> {
     };
     entry.append("k", i64(w.k));
     entry.append("n", i64(w.n));
-    entry.append("weight_bytes", i64(w.k * w.n * 4));
+    entry.append("weight_bytes",
+                 i64(w.k * w.n * elt.getIntOrFloatBitWidth() / 8));
     if (w.k % 4 != 0)
       return llvm::formatv("K = {0} is not a multiple of 4", w.k).str();
     int64_t groups = w.k / 4 * w.n;

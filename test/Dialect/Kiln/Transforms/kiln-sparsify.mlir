@@ -68,25 +68,46 @@ func.func @gemm_axes(%x: tensor<4x4xf32>) -> (tensor<4x4xf32>, tensor<4x4xf32>) 
 // -----
 
 // Not eligible, each with its reason: a weight that is a function
-// argument (not a constant), K not a multiple of 4, a float16 weight, a
+// argument (not a constant), K not a multiple of 4, a float64 weight, a
 // convolution. Forcing prunes none of them.
 
 // CHECK: name = "runtime_weight", op = "matmul", reason = "the weight is not a constant", sparse = false
 // CHECK: name = "k6", op = "matmul", reason = "K = 6 is not a multiple of 4", sparse = false
-// CHECK: name = "half", op = "matmul", reason = "the weight is not float32 (sparse kernels are float32 only)", sparse = false
+// CHECK: name = "double", op = "matmul", reason = "the weight is not f32, f16 or bf16", sparse = false
 // CHECK: name = "conv", op = "conv", reason = "a convolution: no sparse convolution kernels yet", sparse = false
 // CHECK-LABEL: func.func @ineligible
 // CHECK-NOT:     kiln.sparsity =
 // FORCE-LABEL: func.func @ineligible
 // FORCE-NOT:     kiln.sparsity =
 // FORCE-NOT:     pruned
-func.func @ineligible(%x: tensor<1x8xf32>, %v: tensor<8x4xf32>, %x6: tensor<1x6xf32>, %h: tensor<1x8xf16>, %img: tensor<1x8x4x4xf32>) -> (tensor<1x4xf32>, tensor<1x4xf32>, tensor<1x4xf16>, tensor<1x4x4x4xf32>) {
+func.func @ineligible(%x: tensor<1x8xf32>, %v: tensor<8x4xf32>, %x6: tensor<1x6xf32>, %h: tensor<1x8xf64>, %img: tensor<1x8x4x4xf32>) -> (tensor<1x4xf32>, tensor<1x4xf32>, tensor<1x4xf64>, tensor<1x4x4x4xf32>) {
   %a = kiln.matmul(%x, %v) : (tensor<1x8xf32>, tensor<8x4xf32>) -> tensor<1x4xf32> loc("runtime_weight")
   %w6 = kiln.constant dense<1.0> : tensor<6x4xf32>
   %b = kiln.matmul(%x6, %w6) : (tensor<1x6xf32>, tensor<6x4xf32>) -> tensor<1x4xf32> loc("k6")
-  %wh = kiln.constant dense<0.0> : tensor<8x4xf16>
-  %c = kiln.matmul(%h, %wh) : (tensor<1x8xf16>, tensor<8x4xf16>) -> tensor<1x4xf16> loc("half")
+  %wh = kiln.constant dense<0.0> : tensor<8x4xf64>
+  %c = kiln.matmul(%h, %wh) : (tensor<1x8xf64>, tensor<8x4xf64>) -> tensor<1x4xf64> loc("double")
   %wc = kiln.constant dense<0.0> : tensor<4x8x1x1xf32>
   %d = kiln.conv(%img, %wc) : (tensor<1x8x4x4xf32>, tensor<4x8x1x1xf32>) -> tensor<1x4x4x4xf32> loc("conv")
-  return %a, %b, %c, %d : tensor<1x4xf32>, tensor<1x4xf32>, tensor<1x4xf16>, tensor<1x4x4x4xf32>
+  return %a, %b, %c, %d : tensor<1x4xf32>, tensor<1x4xf32>, tensor<1x4xf64>, tensor<1x4x4x4xf32>
+}
+
+// -----
+
+// Half-precision weights (a model exported in f16 or bf16, for the GPU's
+// sparse kernels) are checked the same way: an f16 weight that is 2:4 is
+// marked; a bf16 one with four non-zeros in a group is not, and forcing
+// keeps its two largest (3 and 4), writing the pruned weight as bf16.
+
+// CHECK: name = "h16", op = "matmul", reason = "", sparse = true, weight_bytes = 16 : i64
+// CHECK: name = "hb", op = "matmul", reason = "not 2:4 along K: 1 of 2 groups of four have more than two non-zeros", sparse = false, weight_bytes = 16 : i64
+// FORCE: name = "hb", op = "matmul", pruned = 2 : i64
+// FORCE-LABEL: func.func @half
+// FORCE:         %[[P:.+]] = kiln.constant dense<{{\[}}[0.000000e+00, 0.000000e+00], [0.000000e+00, 5.000000e+00], [3.000000e+00, 6.000000e+00], [4.000000e+00, 0.000000e+00]]> : tensor<4x2xbf16>
+// FORCE:         kiln.matmul(%{{.+}}, %[[P]]) {kiln.sparsity = "2:4"}
+func.func @half(%x: tensor<1x4xf16>, %y: tensor<1x4xbf16>) -> (tensor<1x2xf16>, tensor<1x2xbf16>) {
+  %w = kiln.constant dense<[[1.0, 0.0], [0.0, 5.0], [3.0, 6.0], [0.0, 0.0]]> : tensor<4x2xf16>
+  %a = kiln.matmul(%x, %w) : (tensor<1x4xf16>, tensor<4x2xf16>) -> tensor<1x2xf16> loc("h16")
+  %v = kiln.constant dense<[[1.0, 0.0], [2.0, 5.0], [3.0, 6.0], [4.0, 0.0]]> : tensor<4x2xbf16>
+  %b = kiln.matmul(%y, %v) : (tensor<1x4xbf16>, tensor<4x2xbf16>) -> tensor<1x2xbf16> loc("hb")
+  return %a, %b : tensor<1x2xf16>, tensor<1x2xbf16>
 }

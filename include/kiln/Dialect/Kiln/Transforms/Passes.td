@@ -211,14 +211,15 @@ def KilnSparsify : Pass<"kiln-sparsify", "::mlir::ModuleOp"> {
                 "sparse along K (mode=force: prunes them to 2:4 first)";
   let description = [{
     Pruning-aware 2:4 structured sparsity (`kiln-compile --sparsity=on`):
-    a `MatMul` or `Gemm` whose weight (operand B) is a constant float32
-    matrix, read as [K, N] (`transB`, or a `Transpose` of the constant,
+    a `MatMul` or `Gemm` whose weight (operand B) is a constant f32, f16 or
+    bf16 matrix, read as [K, N] (`transB`, or a `Transpose` of the constant,
     gives [N, K]), with at most two non-zeros in every group of four
     consecutive k of each output column n (what PyTorch's 2:4 pruning and
     NVIDIA's ASP leave in a Linear layer), gets `kiln.sparsity = "2:4"`.
     The lowering carries it to the contraction, where the target's code
     generation decides whether a sparse kernel pays (the CPU:
-    `kiln-cpu-sparse-gemm`). The weights stay dense in the graph: their
+    `kiln-cpu-sparse-gemm`; the GPU: `kiln-gpu-sparse-weights`). The
+    weights stay dense in the graph: their
     compressed layout is the kernel's.
 
     With `mode=force` (`--sparsity=force`) every eligible weight that is not
@@ -228,7 +229,7 @@ def KilnSparsify : Pass<"kiln-sparsify", "::mlir::ModuleOp"> {
     them).
 
     Not eligible, with the reason recorded: K not a multiple of 4, a
-    weight that is not a constant float32 matrix, convolutions and integer
+    weight that is not a constant float matrix, convolutions and integer
     products (no sparse kernels for them yet). The module gets
     `kiln.sparsity_layers`: per contraction its node name, op, whether it
     is marked, the reason when not, K, N, the weight's bytes, and with
