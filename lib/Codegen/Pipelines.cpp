@@ -119,7 +119,8 @@ void kiln::buildCpuCodegenPipeline(OpPassManager &pm,
               "func.func(kiln-copy-to-linalg," +
               (vnni ? "kiln-cpu-vnni-dot," : "") + "convert-linalg-to-loops)," +
               forall +
-              "func.func(kiln-math-approximation{ops=erf,exp,expm1,tanh,"
+              "func.func(kiln-expand-float8,kiln-math-approximation{ops=erf,"
+              "exp,expm1,tanh,"
               "log,log1p,log2},lower-vector-mask,"
               "convert-vector-to-scf{full-unroll=true}),"
               "lower-affine,convert-scf-to-cf,canonicalize,"
@@ -202,7 +203,8 @@ void kiln::buildGpuCodegenPipeline(OpPassManager &pm,
           "},"
           "gpu.module(gpu.func(kiln-gpu-align-workgroup),"
           "expand-strided-metadata,lower-affine,"
-          "convert-scf-to-cf,arith-expand{include-bf16=true},"
+          "convert-scf-to-cf,kiln-expand-float8,arith-expand{include-bf16=true}"
+          ","
           "convert-nvgpu-to-nvvm,convert-gpu-to-nvvm{use-bare-ptr-memref-"
           "call-conv=true},"
           "convert-vector-to-llvm,convert-ub-to-llvm,"

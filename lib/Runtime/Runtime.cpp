@@ -64,6 +64,14 @@ const char *kiln::rt::dtypeName(DType dtype) {
     return "uint64";
   case DType::BFloat16:
     return "bfloat16";
+  case DType::Float8E4M3FN:
+    return "float8e4m3fn";
+  case DType::Float8E4M3FNUZ:
+    return "float8e4m3fnuz";
+  case DType::Float8E5M2:
+    return "float8e5m2";
+  case DType::Float8E5M2FNUZ:
+    return "float8e5m2fnuz";
   }
   return "unknown";
 }
@@ -93,8 +101,32 @@ double kiln::rt::halfToDouble(uint16_t h, bool bf16) {
   return sign * std::ldexp(mant + 1024, exp - 25);
 }
 
+double kiln::rt::float8ToDouble(uint8_t bits, DType dtype) {
+  bool e4 = dtype == DType::Float8E4M3FN || dtype == DType::Float8E4M3FNUZ;
+  bool fnuz = dtype == DType::Float8E4M3FNUZ || dtype == DType::Float8E5M2FNUZ;
+  int mantBits = e4 ? 3 : 2;
+  int bias = (e4 ? 7 : 15) + (fnuz ? 1 : 0);
+  int mag = bits & 0x7f, exp = mag >> mantBits;
+  int mant = mag & ((1 << mantBits) - 1);
+  double sign = (bits & 0x80) ? -1.0 : 1.0;
+  if (fnuz && bits == 0x80)
+    return std::nan("");
+  if (dtype == DType::Float8E4M3FN && mag == 0x7f)
+    return std::nan("");
+  if (dtype == DType::Float8E5M2 && exp == 31)
+    return mant ? std::nan("") : sign * INFINITY;
+  if (exp == 0)
+    return sign * std::ldexp(mant, 1 - bias - mantBits);
+  return sign * std::ldexp(mant + (1 << mantBits), exp - bias - mantBits);
+}
+
 double kiln::rt::elementAsDouble(const void *data, DType dtype, size_t i) {
   switch (dtype) {
+  case DType::Float8E4M3FN:
+  case DType::Float8E4M3FNUZ:
+  case DType::Float8E5M2:
+  case DType::Float8E5M2FNUZ:
+    return float8ToDouble(static_cast<const uint8_t *>(data)[i], dtype);
   case DType::Float16:
   case DType::BFloat16:
     return halfToDouble(static_cast<const uint16_t *>(data)[i],

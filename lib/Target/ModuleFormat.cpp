@@ -82,7 +82,11 @@ size_t kiln::dataTypeSize(int32_t dtype) {
   case 2:
   case 3:
   case 9:
-    return 1; // uint8, int8, bool
+  case 17:
+  case 18:
+  case 19:
+  case 20:
+    return 1; // uint8, int8, bool, the float8 formats
   case 4:
   case 5:
   case 10:

@@ -40,10 +40,12 @@ __all__ = ["compile", "load", "Module", "Session", "TensorInfo", "CompileError",
 TensorInfo = namedtuple("TensorInfo", "name dtype shape max_extent batched",
                         defaults=(False,))
 
-# ONNX TensorProto data types as numpy dtypes (bfloat16 as its uint16 bits).
+# ONNX TensorProto data types as numpy dtypes (bfloat16 as its uint16 bits,
+# the float8 formats 17-20 as their uint8 bits).
 _DTYPES = {1: np.float32, 2: np.uint8, 3: np.int8, 4: np.uint16, 5: np.int16,
            6: np.int32, 7: np.int64, 9: np.bool_, 10: np.float16, 11: np.float64,
-           12: np.uint32, 13: np.uint64, 16: np.uint16}
+           12: np.uint32, 13: np.uint64, 16: np.uint16, 17: np.uint8, 18: np.uint8,
+           19: np.uint8, 20: np.uint8}
 
 
 class CompileError(Exception):

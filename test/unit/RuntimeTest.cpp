@@ -15,6 +15,7 @@
 
 #include <gtest/gtest.h>
 
+#include <cmath>
 #include <cstdlib>
 #include <fstream>
 #include <sstream>
@@ -512,4 +513,39 @@ TEST(RuntimeBatchRange, ChunkedRunsMatchSampleRuns) {
   kiln_status_free(bad);
   kiln_session_release(cs);
   kiln_module_release(cm);
+}
+
+// The float8 formats read as ONNX (ml_dtypes) defines them: normals,
+// subnormals, the largest finite values, infinities and NaNs.
+TEST(Runtime, ReadsFloat8) {
+  auto e4m3fn = [](uint8_t b) {
+    return float8ToDouble(b, DType::Float8E4M3FN);
+  };
+  EXPECT_EQ(e4m3fn(0x38), 1.0);   // exponent 7 (bias 7), mantissa 0
+  EXPECT_EQ(e4m3fn(0x7E), 448.0); // the largest
+  EXPECT_EQ(e4m3fn(0xFE), -448.0);
+  EXPECT_EQ(e4m3fn(0x01), 1.0 / 512);      // the smallest subnormal, 2^-9
+  EXPECT_TRUE(std::isnan(e4m3fn(0x7F)));   // no infinity
+  EXPECT_TRUE(std::signbit(e4m3fn(0x80))); // -0
+  auto e5m2 = [](uint8_t b) { return float8ToDouble(b, DType::Float8E5M2); };
+  EXPECT_EQ(e5m2(0x3C), 1.0);
+  EXPECT_EQ(e5m2(0x7B), 57344.0);
+  EXPECT_EQ(e5m2(0x7C), INFINITY);
+  EXPECT_EQ(e5m2(0xFC), -INFINITY);
+  EXPECT_TRUE(std::isnan(e5m2(0x7E)));
+  EXPECT_EQ(e5m2(0x01), std::ldexp(1.0, -16));
+  auto e4m3fnuz = [](uint8_t b) {
+    return float8ToDouble(b, DType::Float8E4M3FNUZ);
+  };
+  EXPECT_EQ(e4m3fnuz(0x40), 1.0); // bias 8
+  EXPECT_EQ(e4m3fnuz(0x7F), 240.0);
+  EXPECT_TRUE(std::isnan(e4m3fnuz(0x80))); // the one NaN, no -0
+  auto e5m2fnuz = [](uint8_t b) {
+    return float8ToDouble(b, DType::Float8E5M2FNUZ);
+  };
+  EXPECT_EQ(e5m2fnuz(0x40), 1.0); // bias 16
+  EXPECT_EQ(e5m2fnuz(0x7F), 57344.0);
+  EXPECT_TRUE(std::isnan(e5m2fnuz(0x80)));
+  EXPECT_EQ(dtypeSize(DType::Float8E5M2FNUZ), 1u);
+  EXPECT_STREQ(dtypeName(DType::Float8E4M3FN), "float8e4m3fn");
 }

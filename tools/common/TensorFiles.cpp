@@ -176,8 +176,11 @@ bool isTensorFileName(const std::string &path) {
 static bool npyBytes(DType dtype, const std::vector<int64_t> &shape,
                      const void *data, size_t bytes, std::string &out,
                      std::string &error) {
+  // numpy has neither bfloat16 nor float8: their bits, as unsigned.
   if (dtype == DType::BFloat16)
     dtype = DType::UInt16;
+  if (kiln::rt::dtypeSize(dtype) == 1 && dtype >= DType::Float8E4M3FN)
+    dtype = DType::UInt8;
   const char *descr = nullptr;
   for (auto &k : kNpyTypes)
     if (k.second == dtype)

@@ -274,10 +274,16 @@ bool residentBenchmark(kiln::rt::Session &session,
 }
 
 /// A file's dtype as kiln-run reads it for a slot of dtype `slot`: numpy
-/// has no bfloat16, so .npy files (and ONNX test data) carry bfloat16 bits
-/// as uint16; they are taken as bfloat16 where the signature says so.
+/// has no bfloat16 or float8, so .npy files (and ONNX test data) carry
+/// bfloat16 bits as uint16 and float8 bits as uint8; they are taken as
+/// such where the signature says so.
 DType bf16Bits(DType file, DType slot) {
-  return file == DType::UInt16 && slot == DType::BFloat16 ? slot : file;
+  if (file == DType::UInt16 && slot == DType::BFloat16)
+    return slot;
+  if (file == DType::UInt8 && slot >= DType::Float8E4M3FN &&
+      slot <= DType::Float8E5M2FNUZ)
+    return slot;
+  return file;
 }
 
 void randomFill(const TensorInfo &info, std::string &bytes, std::mt19937 &rng) {

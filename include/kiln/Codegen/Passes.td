@@ -786,6 +786,25 @@ def KilnGpuReductionsInnermost
   let dependentDialects = ["::mlir::linalg::LinalgDialect"];
 }
 
+def KilnExpandFloat8 : Pass<"kiln-expand-float8"> {
+  let summary = "Rewrites conversions to and from float8 types as integer "
+                "arithmetic on their bits";
+  let description = [{
+    LLVM has no float8 types (they are stored as i8), so `arith.truncf` to
+    and `arith.extf` from f8E4M3FN, f8E4M3FNUZ, f8E5M2 and f8E5M2FNUZ
+    (scalars or vectors) become integer and f32 arithmetic on the bits:
+    rounding to nearest even, subnormals included; a magnitude past the
+    largest finite value after rounding becomes infinity (E5M2) or NaN
+    (the others); NaN stays NaN; the FNUZ types have no negative zero and
+    one NaN (0x80). This is ONNX's Cast without saturation; its saturating
+    Cast clamps to the largest finite value first (`convert-kiln-to-linalg`).
+    Other float types go through f32. Runs in both code generators before
+    arith reaches LLVM.
+  }];
+  let dependentDialects = ["::mlir::arith::ArithDialect",
+                           "::mlir::math::MathDialect"];
+}
+
 def KilnGpuSparseWeights : Pass<"kiln-gpu-sparse-weights", "::mlir::ModuleOp"> {
   let summary = "Compresses the 2:4 weights of half-precision products in "
                 "the layout of the sparse tensor cores (mma.sp)";

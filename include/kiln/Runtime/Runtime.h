@@ -66,6 +66,13 @@ enum class DType : int32_t {
   UInt32 = 12,
   UInt64 = 13,
   BFloat16 = 16,
+  /// float8 formats (one byte each; ONNX's names): 4 exponent bits and 3
+  /// mantissa bits with no infinity (FN) and no negative zero (FNUZ), or
+  /// 5 and 2.
+  Float8E4M3FN = 17,
+  Float8E4M3FNUZ = 18,
+  Float8E5M2 = 19,
+  Float8E5M2FNUZ = 20,
 };
 
 /// Where a session runs a module.
@@ -94,6 +101,9 @@ size_t dtypeSize(DType dtype);
 const char *dtypeName(DType dtype);
 /// The value of a float16 (or, with `bf16`, a bfloat16) given its bits.
 double halfToDouble(uint16_t bits, bool bf16);
+/// The value of a float8 of `dtype` (Float8E4M3FN ... Float8E5M2FNUZ)
+/// given its bits.
+double float8ToDouble(uint8_t bits, DType dtype);
 /// Element `i` of a tensor of `dtype` at `data`, as a double (NaN for a
 /// type without a numeric reading).
 double elementAsDouble(const void *data, DType dtype, size_t i);

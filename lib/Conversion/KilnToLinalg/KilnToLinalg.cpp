@@ -292,6 +292,30 @@ Value convertScalar(OpBuilder &b, Location loc, Value v, Type to,
   return arith::TruncIOp::create(b, loc, to, v);
 }
 
+/// Whether `t` is one of the float8 types ONNX casts to with saturation.
+bool isFloat8(Type t) {
+  return isa<Float8E4M3FNType, Float8E4M3FNUZType, Float8E5M2Type,
+             Float8E5M2FNUZType>(t);
+}
+
+/// `v` (a float) clamped to the largest finite magnitude of the float8
+/// type `to`, infinities included, NaN kept: ONNX's saturating conversion
+/// to float8 before it rounds.
+Value saturateToFloat8(OpBuilder &b, Location loc, Value v, Type to) {
+  auto from = cast<FloatType>(v.getType());
+  APFloat largest =
+      APFloat::getLargest(cast<FloatType>(to).getFloatSemantics());
+  bool lost;
+  largest.convert(from.getFloatSemantics(), APFloat::rmNearestTiesToEven,
+                  &lost);
+  Value hi = arith::ConstantOp::create(b, loc, b.getFloatAttr(from, largest));
+  Value lo = arith::NegFOp::create(b, loc, hi);
+  auto gt = arith::CmpFOp::create(b, loc, arith::CmpFPredicate::OGT, v, hi);
+  auto lt = arith::CmpFOp::create(b, loc, arith::CmpFPredicate::OLT, v, lo);
+  v = arith::SelectOp::create(b, loc, gt, hi, v);
+  return arith::SelectOp::create(b, loc, lt, lo, v);
+}
+
 /// Reshapes a static tensor to another static shape with the same count:
 /// an expand_shape or collapse_shape where the new shape only splits or
 /// only merges dims (a view even of a strided buffer, such as a Split
@@ -2118,9 +2142,13 @@ FailureOr<SmallVector<Value>> Lowering::lowerOp(Operation *op) {
     if (intAttr(op, "block_size", 0) != 0)
       return op->emitOpError("blocked quantization is not lowered yet"),
              failure();
-    if (quant && !isa<IntegerType>(elt))
+    // To float8: y = saturate(x / scale + zero_point), rounded to the
+    // nearest float8 (`saturate` as Cast's).
+    bool toFloat8 = quant && isFloat8(elt);
+    if (quant && !isa<IntegerType>(elt) && !toFloat8)
       return op->emitOpError("quantizing to ") << elt << " is not lowered yet",
              failure();
+    bool saturate = intAttr(op, "saturate", 1) != 0;
     int64_t rank = rt.getRank();
     int64_t axis = intAttr(op, "axis", 1);
     if (axis < 0)
@@ -2155,8 +2183,15 @@ FailureOr<SmallVector<Value>> Lowering::lowerOp(Operation *op) {
               xf = arith::SubFOp::create(nb, nl, xf, zf);
             return arith::MulFOp::create(nb, nl, xf, a[1]);
           }
-          return quantizeScalar(nb, nl, arith::DivFOp::create(nb, nl, xf, a[1]),
-                                zf, elt, outUns);
+          Value q = arith::DivFOp::create(nb, nl, xf, a[1]);
+          if (toFloat8) {
+            if (zf)
+              q = arith::AddFOp::create(nb, nl, q, zf);
+            if (saturate)
+              q = saturateToFloat8(nb, nl, q, elt);
+            return convertScalar(nb, nl, q, elt);
+          }
+          return quantizeScalar(nb, nl, q, zf, elt, outUns);
         },
         maps));
   }
@@ -2166,12 +2201,21 @@ FailureOr<SmallVector<Value>> Lowering::lowerOp(Operation *op) {
                     [](OpBuilder &nb, Location nl, ValueRange a) -> Value {
                       return arith::SelectOp::create(nb, nl, a[0], a[1], a[2]);
                     }));
-  if (isa<CastOp, CastLikeOp>(op))
+  if (isa<CastOp, CastLikeOp>(op)) {
+    // To a float8 type with `saturate` (the default): magnitudes past the
+    // largest finite value (infinities too) clamp to it first; NaN stays.
+    bool clamp = isFloat8(elt) &&
+                 isa<FloatType>(getElementTypeOrSelf(op->getOperand(0))) &&
+                 intAttr(op, "saturate", 1) != 0;
     return one(elementwise(b, loc, rt, ValueRange{op->getOperand(0)},
                            [&](OpBuilder &nb, Location nl, ValueRange a) {
-                             return convertScalar(nb, nl, a[0], elt, uns[0],
+                             Value v = a[0];
+                             if (clamp)
+                               v = saturateToFloat8(nb, nl, v, elt);
+                             return convertScalar(nb, nl, v, elt, uns[0],
                                                   resUns);
                            }));
+  }
   if (isa<ClipOp>(op)) {
     Value lo = getOnnxInput(op, 1), hi = getOnnxInput(op, 2);
     SmallVector<Value> ins = {op->getOperand(0)};

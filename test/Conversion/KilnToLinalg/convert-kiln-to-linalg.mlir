@@ -224,3 +224,32 @@ func.func @reduce_bool(%x: tensor<2x3xi1>) -> (tensor<2xi1>, tensor<2xi1>) {
   %1 = kiln.reduce_min(%x, %axes) {keepdims = 0 : i64} : (tensor<2x3xi1>, tensor<1xi64>) -> tensor<2xi1>
   return %0, %1 : tensor<2xi1>, tensor<2xi1>
 }
+
+// -----
+
+// Cast and QuantizeLinear to float8: with `saturate` (the default) the
+// value is first clamped to the largest finite magnitude (448 for
+// f8E4M3FN, here in f16; infinities clamp too, NaN stays), then rounded by
+// arith.truncf; with saturate = 0 it is not clamped. QuantizeLinear adds
+// the zero point (as f32) before clamping, with no rounding to integers.
+// CHECK-LABEL: func.func @to_float8
+// CHECK:         arith.constant 4.480000e+02 : f16
+// CHECK:         arith.cmpf ogt
+// CHECK:         arith.cmpf olt
+// CHECK:         arith.truncf %{{.+}} : f16 to f8E4M3FN
+// CHECK:         linalg.generic
+// CHECK-NOT:     arith.cmpf
+// CHECK:         arith.truncf %{{.+}} : f32 to f8E5M2
+// CHECK:         linalg.generic
+// CHECK:         arith.extf %{{.+}} : f8E4M3FN to f32
+// CHECK:         arith.divf
+// CHECK:         arith.addf
+// CHECK:         arith.constant 4.480000e+02 : f32
+// CHECK-NOT:     math.roundeven
+// CHECK:         arith.truncf %{{.+}} : f32 to f8E4M3FN
+func.func @to_float8(%h: tensor<4xf16>, %x: tensor<4xf32>, %s: tensor<f32>, %z: tensor<f8E4M3FN>) -> (tensor<4xf8E4M3FN>, tensor<4xf8E5M2>, tensor<4xf8E4M3FN>) {
+  %0 = kiln.cast(%h) {to = f8E4M3FN} : (tensor<4xf16>) -> tensor<4xf8E4M3FN>
+  %1 = kiln.cast(%x) {to = f8E5M2, saturate = 0 : i64} : (tensor<4xf32>) -> tensor<4xf8E5M2>
+  %2 = kiln.quantize_linear(%x, %s, %z) : (tensor<4xf32>, tensor<f32>, tensor<f8E4M3FN>) -> tensor<4xf8E4M3FN>
+  return %0, %1, %2 : tensor<4xf8E4M3FN>, tensor<4xf8E5M2>, tensor<4xf8E4M3FN>
+}
