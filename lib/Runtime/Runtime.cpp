@@ -72,6 +72,14 @@ const char *kiln::rt::dtypeName(DType dtype) {
     return "float8e5m2";
   case DType::Float8E5M2FNUZ:
     return "float8e5m2fnuz";
+  case DType::UInt4:
+    return "uint4";
+  case DType::Int4:
+    return "int4";
+  case DType::UInt2:
+    return "uint2";
+  case DType::Int2:
+    return "int2";
   }
   return "unknown";
 }
@@ -99,6 +107,13 @@ double kiln::rt::halfToDouble(uint16_t h, bool bf16) {
   if (exp == 31)
     return mant ? std::nan("") : sign * INFINITY;
   return sign * std::ldexp(mant + 1024, exp - 25);
+}
+
+int kiln::rt::subByteValue(uint8_t byte, DType dtype) {
+  int bits = dtype == DType::Int4 || dtype == DType::UInt4 ? 4 : 2;
+  int v = byte & ((1 << bits) - 1);
+  bool isSigned = dtype == DType::Int4 || dtype == DType::Int2;
+  return isSigned && (v >> (bits - 1)) ? v - (1 << bits) : v;
 }
 
 double kiln::rt::float8ToDouble(uint8_t bits, DType dtype) {
@@ -143,6 +158,11 @@ double kiln::rt::elementAsDouble(const void *data, DType dtype, size_t i) {
     return static_cast<const int16_t *>(data)[i];
   case DType::Int8:
     return static_cast<const int8_t *>(data)[i];
+  case DType::Int4:
+  case DType::Int2:
+  case DType::UInt4:
+  case DType::UInt2:
+    return subByteValue(static_cast<const uint8_t *>(data)[i], dtype);
   case DType::UInt8:
   case DType::Bool:
     return static_cast<const uint8_t *>(data)[i];

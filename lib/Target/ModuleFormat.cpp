@@ -86,7 +86,12 @@ size_t kiln::dataTypeSize(int32_t dtype) {
   case 18:
   case 19:
   case 20:
-    return 1; // uint8, int8, bool, the float8 formats
+  case 21:
+  case 22:
+  case 25:
+  case 26:
+    return 1; // uint8, int8, bool, the float8 formats, (u)int4 and (u)int2
+              // (one per byte in memory)
   case 4:
   case 5:
   case 10:

@@ -41,11 +41,16 @@ TensorInfo = namedtuple("TensorInfo", "name dtype shape max_extent batched",
                         defaults=(False,))
 
 # ONNX TensorProto data types as numpy dtypes (bfloat16 as its uint16 bits,
-# the float8 formats 17-20 as their uint8 bits).
+# the float8 formats 17-20 as their uint8 bits, (u)int4 and (u)int2 one value
+# per byte).
 _DTYPES = {1: np.float32, 2: np.uint8, 3: np.int8, 4: np.uint16, 5: np.int16,
            6: np.int32, 7: np.int64, 9: np.bool_, 10: np.float16, 11: np.float64,
            12: np.uint32, 13: np.uint64, 16: np.uint16, 17: np.uint8, 18: np.uint8,
-           19: np.uint8, 20: np.uint8}
+           19: np.uint8, 20: np.uint8, 21: np.uint8, 22: np.int8, 25: np.uint8,
+           26: np.int8}
+# (u)int4 and (u)int2: bits and signedness; the code leaves a byte's high
+# bits unspecified, so outputs are read from the low bits.
+_SUB_BYTE = {21: (4, False), 22: (4, True), 25: (2, False), 26: (2, True)}
 
 
 class CompileError(Exception):
@@ -341,7 +346,15 @@ class Session:
 
     def _results(self, outs):
         result = {}
+        codes = [row[1] for row in self.module._module.outputs]
         for k, (o, a) in enumerate(zip(self.module.outputs, outs)):
+            if codes[k] in _SUB_BYTE:
+                bits, signed = _SUB_BYTE[codes[k]]
+                v = a.view(np.uint8) & ((1 << bits) - 1)
+                if signed:
+                    v = v.astype(np.int16)
+                    v[v >= 1 << (bits - 1)] -= 1 << bits
+                a = v.astype(o.dtype)
             if o.max_extent:
                 # A data-dependent extent: packed at the buffer's start.
                 shape = tuple(self._session.output_shape(k))

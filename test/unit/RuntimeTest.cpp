@@ -516,8 +516,9 @@ TEST(RuntimeBatchRange, ChunkedRunsMatchSampleRuns) {
 }
 
 // The float8 formats read as ONNX (ml_dtypes) defines them: normals,
-// subnormals, the largest finite values, infinities and NaNs.
-TEST(Runtime, ReadsFloat8) {
+// subnormals, the largest finite values, infinities and NaNs; and the 4-
+// and 2-bit integers.
+TEST(Runtime, ReadsSmallTypes) {
   auto e4m3fn = [](uint8_t b) {
     return float8ToDouble(b, DType::Float8E4M3FN);
   };
@@ -547,5 +548,12 @@ TEST(Runtime, ReadsFloat8) {
   EXPECT_EQ(e5m2fnuz(0x7F), 57344.0);
   EXPECT_TRUE(std::isnan(e5m2fnuz(0x80)));
   EXPECT_EQ(dtypeSize(DType::Float8E5M2FNUZ), 1u);
+  // 4- and 2-bit integers: the low bits of a byte, whatever the others.
+  EXPECT_EQ(subByteValue(0xF8, DType::Int4), -8);
+  EXPECT_EQ(subByteValue(0x17, DType::Int4), 7);
+  EXPECT_EQ(subByteValue(0xFF, DType::UInt4), 15);
+  EXPECT_EQ(subByteValue(0x02, DType::Int2), -2);
+  EXPECT_EQ(subByteValue(0xFD, DType::UInt2), 1);
+  EXPECT_EQ(dtypeSize(DType::Int4), 1u);
   EXPECT_STREQ(dtypeName(DType::Float8E4M3FN), "float8e4m3fn");
 }

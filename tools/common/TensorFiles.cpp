@@ -30,6 +30,20 @@ bool readFile(const std::string &path, std::string &out) {
   return true;
 }
 
+/// The bits of a sub-byte integer type ((u)int4, (u)int2), else 0.
+static int subByteBits(DType dtype) {
+  switch (dtype) {
+  case DType::UInt4:
+  case DType::Int4:
+    return 4;
+  case DType::UInt2:
+  case DType::Int2:
+    return 2;
+  default:
+    return 0;
+  }
+}
+
 static bool loadPb(const std::string &data, Loaded &t, std::string &error) {
   onnx::TensorProto p;
   if (!p.ParseFromString(data)) {
@@ -50,6 +64,34 @@ static bool loadPb(const std::string &data, Loaded &t, std::string &error) {
   for (int64_t d : p.dims()) {
     t.shape.push_back(d);
     n *= d;
+  }
+  // (u)int4 and (u)int2 come packed, two or four to a byte, the first in
+  // the low bits (raw data, or int32_data holding one packed byte each);
+  // in memory each takes a byte.
+  if (int bits = subByteBits(t.dtype)) {
+    std::string packed;
+    if (p.has_raw_data())
+      packed = p.raw_data();
+    else
+      for (int32_t v : p.int32_data())
+        packed += static_cast<char>(v);
+    size_t perByte = 8 / bits;
+    if (packed.size() != (n + perByte - 1) / perByte) {
+      error = "the tensor holds " + std::to_string(packed.size()) +
+              " packed bytes, its shape needs " +
+              std::to_string((n + perByte - 1) / perByte);
+      return false;
+    }
+    bool isSigned = t.dtype == DType::Int4 || t.dtype == DType::Int2;
+    t.bytes.resize(n);
+    for (size_t i = 0; i < n; ++i) {
+      unsigned byte = static_cast<unsigned char>(packed[i / perByte]);
+      int v = (byte >> (bits * (i % perByte))) & ((1 << bits) - 1);
+      if (isSigned && (v >> (bits - 1)))
+        v -= 1 << bits;
+      t.bytes[i] = static_cast<char>(v);
+    }
+    return true;
   }
   if (p.has_raw_data()) {
     t.bytes = p.raw_data();
@@ -176,10 +218,13 @@ bool isTensorFileName(const std::string &path) {
 static bool npyBytes(DType dtype, const std::vector<int64_t> &shape,
                      const void *data, size_t bytes, std::string &out,
                      std::string &error) {
-  // numpy has neither bfloat16 nor float8: their bits, as unsigned.
+  // numpy has neither bfloat16 nor float8: their bits, as unsigned; nor
+  // 4- or 2-bit integers: one per byte.
   if (dtype == DType::BFloat16)
     dtype = DType::UInt16;
-  if (kiln::rt::dtypeSize(dtype) == 1 && dtype >= DType::Float8E4M3FN)
+  if (dtype == DType::Int4 || dtype == DType::Int2)
+    dtype = DType::Int8;
+  else if (kiln::rt::dtypeSize(dtype) == 1 && dtype >= DType::Float8E4M3FN)
     dtype = DType::UInt8;
   const char *descr = nullptr;
   for (auto &k : kNpyTypes)
@@ -222,7 +267,19 @@ static bool pbBytes(const std::string &name, DType dtype,
   p.set_data_type(static_cast<int32_t>(dtype));
   for (int64_t d : shape)
     p.add_dims(d);
-  p.set_raw_data(data, bytes);
+  if (int bits = subByteBits(dtype)) {
+    // Packed, as ONNX files hold them.
+    size_t perByte = 8 / bits;
+    std::string packed((bytes + perByte - 1) / perByte, '\0');
+    const auto *in = static_cast<const unsigned char *>(data);
+    for (size_t i = 0; i < bytes; ++i)
+      packed[i / perByte] = static_cast<char>(
+          static_cast<unsigned char>(packed[i / perByte]) |
+          (in[i] & ((1u << bits) - 1)) << (bits * (i % perByte)));
+    p.set_raw_data(packed);
+  } else {
+    p.set_raw_data(data, bytes);
+  }
   if (!p.SerializeToString(&out)) {
     error = "the tensor does not fit a TensorProto";
     return false;
@@ -233,6 +290,15 @@ static bool pbBytes(const std::string &name, DType dtype,
 bool saveTensor(const std::string &path, const std::string &name, DType dtype,
                 const std::vector<int64_t> &shape, const void *data,
                 size_t bytes, std::string &error) {
+  // (u)int4 and (u)int2: each byte's value from its low bits (sign-extended
+  // for the signed types; the code leaves the high bits unspecified).
+  std::string values;
+  if (subByteBits(dtype)) {
+    const auto *in = static_cast<const uint8_t *>(data);
+    for (size_t i = 0; i < bytes; ++i)
+      values += static_cast<char>(kiln::rt::subByteValue(in[i], dtype));
+    data = values.data();
+  }
   std::string out;
   bool ok = endsWith(path, ".npy")
                 ? npyBytes(dtype, shape, data, bytes, out, error)

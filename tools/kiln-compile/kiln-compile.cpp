@@ -621,10 +621,11 @@ bool prepareSignature(ModuleOp module, kiln::kmod::Module &kmod,
   for (unsigned i = 0; i < fn.getNumArguments(); ++i) {
     fn.removeArgAttr(i, "kiln.name");
     fn.removeArgAttr(i, "kiln.pinned_value");
+    fn.removeArgAttr(i, "kiln.element_type");
   }
   for (unsigned i = 0; i < fn.getNumResults(); ++i)
-    for (StringRef attr :
-         {"kiln.name", "kiln.dynamic_dim", "kiln.extent_result"})
+    for (StringRef attr : {"kiln.name", "kiln.dynamic_dim",
+                           "kiln.extent_result", "kiln.element_type"})
       fn.removeResultAttr(i, StringAttr::get(module.getContext(), attr));
   if (auto name = module->getAttrOfType<StringAttr>("kiln.graph_name"))
     kmod.set_graph_name(name.str());

@@ -73,6 +73,14 @@ enum class DType : int32_t {
   Float8E4M3FNUZ = 18,
   Float8E5M2 = 19,
   Float8E5M2FNUZ = 20,
+  /// 4- and 2-bit integers, one per byte in a tensor's memory (the code's
+  /// layout): the value in the low bits; the high bits of an output's
+  /// bytes are unspecified (subByteValue reads one). ONNX files pack them,
+  /// two or four to a byte.
+  UInt4 = 21,
+  Int4 = 22,
+  UInt2 = 25,
+  Int2 = 26,
 };
 
 /// Where a session runs a module.
@@ -101,6 +109,9 @@ size_t dtypeSize(DType dtype);
 const char *dtypeName(DType dtype);
 /// The value of a float16 (or, with `bf16`, a bfloat16) given its bits.
 double halfToDouble(uint16_t bits, bool bf16);
+/// The value of a (u)int4 or (u)int2 element of `dtype` stored in `byte`
+/// (its low bits).
+int subByteValue(uint8_t byte, DType dtype);
 /// The value of a float8 of `dtype` (Float8E4M3FN ... Float8E5M2FNUZ)
 /// given its bits.
 double float8ToDouble(uint8_t bits, DType dtype);

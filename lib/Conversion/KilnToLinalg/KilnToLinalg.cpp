@@ -282,6 +282,12 @@ Value convertScalar(OpBuilder &b, Location loc, Value v, Type to,
   if (toF)
     return fromUnsigned ? arith::UIToFPOp::create(b, loc, to, v).getResult()
                         : arith::SIToFPOp::create(b, loc, to, v).getResult();
+  // To a 4- or 2-bit integer: the integer part wraps (ml_dtypes' cast),
+  // through i32 so that no value is out of range of the conversion.
+  if (fromF && to.getIntOrFloatBitWidth() < 8) {
+    Value i = arith::FPToSIOp::create(b, loc, b.getI32Type(), v);
+    return arith::TruncIOp::create(b, loc, to, i);
+  }
   if (fromF)
     return toUnsigned ? arith::FPToUIOp::create(b, loc, to, v).getResult()
                       : arith::FPToSIOp::create(b, loc, to, v).getResult();
