@@ -2,7 +2,8 @@
 //
 // LLVM has no float8 types (MLIR gives them i8 storage), so conversions to
 // and from them (`arith.truncf` to, `arith.extf` from f8E4M3FN,
-// f8E4M3FNUZ, f8E5M2 and f8E5M2FNUZ) are rewritten on their bits, as
+// f8E4M3FNUZ, f8E5M2 and f8E5M2FNUZ, and the 4-bit f4E2M1FN, which
+// saturates at 6) are rewritten on their bits, as
 // ONNX's Cast without saturation (ml_dtypes) converts: round to nearest
 // even, subnormals included; a magnitude past the largest finite value
 // (after rounding) becomes infinity (E5M2) or NaN (the others, which have
@@ -36,6 +37,8 @@ struct Format {
   int mant = 0, bias = 0;
   uint32_t maxCode = 0;
   bool fnuz = false, inf = false;
+  int bits = 8;           // the format's width: the sign is its top bit
+  bool saturates = false; // overflow gives the largest value (f4E2M1FN)
 };
 
 std::optional<Format> formatOf(Type t) {
@@ -47,6 +50,10 @@ std::optional<Format> formatOf(Type t) {
     return Format{2, 15, 0x7B, false, true};
   if (isa<Float8E5M2FNUZType>(t))
     return Format{2, 16, 0x7F, true, false};
+  // f4E2M1FN: no infinity or NaN; overflow saturates at 6 (0x7). A NaN
+  // input is mapped before (ONNX's -0, kiln-to-linalg).
+  if (isa<Float4E2M1FNType>(t))
+    return Format{1, 1, 0x7, false, false, 4, true};
   return std::nullopt;
 }
 
@@ -126,7 +133,11 @@ Value encode(Builder &u, Value x, const Format &f) {
   Value code = u.sel(small, sub, normal);
   Value over = arith::OrIOp::create(b, u.loc, isInf,
                                     u.cmp(P::sgt, code, u.c32(f.maxCode)));
-  Value signBit = u.shl(sign, 7);
+  Value signBit = u.shl(sign, f.bits - 1);
+  if (f.saturates) {
+    Value mag = u.sel(over, u.c32(f.maxCode), code);
+    return u.bor(u.sel(isNan, u.c32(0), mag), signBit);
+  }
   if (f.fnuz) {
     // No negative zero; NaN (also for overflow) is 0x80.
     Value signed_ =
@@ -145,8 +156,8 @@ Value encode(Builder &u, Value x, const Format &f) {
 Value decode(Builder &u, Value bits, const Format &f) {
   using P = arith::CmpIPredicate;
   OpBuilder &b = u.b;
-  Value sign = u.band(u.shr(bits, 7), u.c32(1));
-  Value mag = u.band(bits, u.c32(0x7F));
+  Value sign = u.band(u.shr(bits, f.bits - 1), u.c32(1));
+  Value mag = u.band(bits, u.c32((1 << (f.bits - 1)) - 1));
   Value exp = u.shr(mag, f.mant);
   Value mant = u.band(mag, u.c32((1 << f.mant) - 1));
   Value signBits = u.shl(sign, 31);
@@ -161,7 +172,9 @@ Value decode(Builder &u, Value bits, const Format &f) {
       u.bor(arith::BitcastOp::create(b, u.loc, u.i32(), subF), signBits);
   Value out = u.sel(u.cmp(P::eq, exp, u.c32(0)), subBits, normal);
   Value nanBits = u.c32(0x7FC00000);
-  if (f.fnuz) {
+  if (f.saturates) {
+    // No NaN or infinity.
+  } else if (f.fnuz) {
     out = u.sel(u.cmp(P::eq, bits, u.c32(0x80)), nanBits, out);
   } else if (f.inf) {
     Value top = u.cmp(P::eq, exp, u.c32(31));
@@ -200,7 +213,8 @@ struct TruncToFloat8 : OpRewritePattern<arith::TruncFOp> {
     Value x = convert(rewriter, loc, op.getIn(), rewriter.getF32Type());
     Value code = encode(u, x, *f);
     Value byte = arith::TruncIOp::create(
-        rewriter, loc, withElement(op.getType(), rewriter.getI8Type()), code);
+        rewriter, loc,
+        withElement(op.getType(), rewriter.getIntegerType(f->bits)), code);
     rewriter.replaceOpWithNewOp<arith::BitcastOp>(op, op.getType(), byte);
     return success();
   }
@@ -216,7 +230,8 @@ struct ExtFromFloat8 : OpRewritePattern<arith::ExtFOp> {
     Location loc = op.getLoc();
     Builder u{rewriter, loc, op.getType()};
     Value byte = arith::BitcastOp::create(
-        rewriter, loc, withElement(op.getType(), rewriter.getI8Type()),
+        rewriter, loc,
+        withElement(op.getType(), rewriter.getIntegerType(f->bits)),
         op.getIn());
     Value bits = arith::ExtUIOp::create(rewriter, loc, u.i32(), byte);
     Value x = decode(u, bits, *f);

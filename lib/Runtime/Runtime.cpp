@@ -80,6 +80,8 @@ const char *kiln::rt::dtypeName(DType dtype) {
     return "uint2";
   case DType::Int2:
     return "int2";
+  case DType::Float4E2M1:
+    return "float4e2m1";
   }
   return "unknown";
 }
@@ -110,7 +112,7 @@ double kiln::rt::halfToDouble(uint16_t h, bool bf16) {
 }
 
 int kiln::rt::subByteValue(uint8_t byte, DType dtype) {
-  int bits = dtype == DType::Int4 || dtype == DType::UInt4 ? 4 : 2;
+  int bits = dtype == DType::UInt2 || dtype == DType::Int2 ? 2 : 4;
   int v = byte & ((1 << bits) - 1);
   bool isSigned = dtype == DType::Int4 || dtype == DType::Int2;
   return isSigned && (v >> (bits - 1)) ? v - (1 << bits) : v;
@@ -163,6 +165,12 @@ double kiln::rt::elementAsDouble(const void *data, DType dtype, size_t i) {
   case DType::UInt4:
   case DType::UInt2:
     return subByteValue(static_cast<const uint8_t *>(data)[i], dtype);
+  case DType::Float4E2M1: {
+    int code = static_cast<const uint8_t *>(data)[i] & 0xf;
+    int exp = (code >> 1) & 3, mant = code & 1;
+    double mag = exp ? std::ldexp(2 + mant, exp - 2) : 0.5 * mant;
+    return code & 8 ? -mag : mag;
+  }
   case DType::UInt8:
   case DType::Bool:
     return static_cast<const uint8_t *>(data)[i];

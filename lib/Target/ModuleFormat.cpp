@@ -88,6 +88,7 @@ size_t kiln::dataTypeSize(int32_t dtype) {
   case 20:
   case 21:
   case 22:
+  case 23:
   case 25:
   case 26:
     return 1; // uint8, int8, bool, the float8 formats, (u)int4 and (u)int2

@@ -46,11 +46,12 @@ TensorInfo = namedtuple("TensorInfo", "name dtype shape max_extent batched",
 _DTYPES = {1: np.float32, 2: np.uint8, 3: np.int8, 4: np.uint16, 5: np.int16,
            6: np.int32, 7: np.int64, 9: np.bool_, 10: np.float16, 11: np.float64,
            12: np.uint32, 13: np.uint64, 16: np.uint16, 17: np.uint8, 18: np.uint8,
-           19: np.uint8, 20: np.uint8, 21: np.uint8, 22: np.int8, 25: np.uint8,
-           26: np.int8}
+           19: np.uint8, 20: np.uint8, 21: np.uint8, 22: np.int8, 23: np.uint8,
+           25: np.uint8, 26: np.int8}
 # (u)int4 and (u)int2: bits and signedness; the code leaves a byte's high
 # bits unspecified, so outputs are read from the low bits.
-_SUB_BYTE = {21: (4, False), 22: (4, True), 25: (2, False), 26: (2, True)}
+_SUB_BYTE = {21: (4, False), 22: (4, True), 23: (4, False), 25: (2, False),
+             26: (2, True)}
 
 
 class CompileError(Exception):

@@ -65,3 +65,20 @@ func.func @from_float8(%a: f8E4M3FNUZ, %b: f8E5M2, %x: f32) -> (f32, f16, f16) {
   %2 = arith.truncf %x : f32 to f16
   return %0, %1, %2 : f32, f16, f16
 }
+
+// -----
+
+// f4E2M1FN (bias 1, 1 mantissa bit): the same rounding, the sign in bit
+// 3, stored as i4; overflow saturates at 0x7 (6), no NaN.
+// CHECK-LABEL: func.func @float4(
+// CHECK-DAG:     arith.constant 7 : i32
+// CHECK:         arith.trunci %{{.+}} : i32 to i4
+// CHECK:         arith.bitcast %{{.+}} : i4 to f4E2M1FN
+// CHECK:         arith.bitcast %{{.+}} : f4E2M1FN to i4
+// CHECK:         arith.extui %{{.+}} : i4 to i32
+// CHECK-NOT:     arith.truncf %{{.+}} to f4
+func.func @float4(%x: f32) -> f32 {
+  %a = arith.truncf %x : f32 to f4E2M1FN
+  %b = arith.extf %a : f4E2M1FN to f32
+  return %b : f32
+}

@@ -35,6 +35,7 @@ static int subByteBits(DType dtype) {
   switch (dtype) {
   case DType::UInt4:
   case DType::Int4:
+  case DType::Float4E2M1:
     return 4;
   case DType::UInt2:
   case DType::Int2:

@@ -280,8 +280,9 @@ bool residentBenchmark(kiln::rt::Session &session,
 DType bf16Bits(DType file, DType slot) {
   if (file == DType::UInt16 && slot == DType::BFloat16)
     return slot;
-  if (file == DType::UInt8 && slot >= DType::Float8E4M3FN &&
-      slot <= DType::Float8E5M2FNUZ)
+  if (file == DType::UInt8 &&
+      ((slot >= DType::Float8E4M3FN && slot <= DType::Float8E5M2FNUZ) ||
+       slot == DType::Float4E2M1))
     return slot;
   return file;
 }

@@ -79,6 +79,9 @@ enum class DType : int32_t {
   /// two or four to a byte.
   UInt4 = 21,
   Int4 = 22,
+  /// A 4-bit float (sign, 2 exponent bits, 1 mantissa bit; at most 6, no
+  /// infinity or NaN), one per byte in memory as the 4-bit integers.
+  Float4E2M1 = 23,
   UInt2 = 25,
   Int2 = 26,
 };

@@ -322,6 +322,17 @@ Value saturateToFloat8(OpBuilder &b, Location loc, Value v, Type to) {
   return arith::SelectOp::create(b, loc, lt, lo, v);
 }
 
+/// `v` (a float) made ready for arith.truncf to f4E2M1FN as ONNX converts
+/// (ml_dtypes): NaN, which the format lacks, becomes -0 (the truncation
+/// saturates the rest at 6).
+Value nanToFloat4(OpBuilder &b, Location loc, Value v) {
+  auto t = cast<FloatType>(v.getType());
+  Value negZero = arith::ConstantOp::create(
+      b, loc, b.getFloatAttr(t, APFloat::getZero(t.getFloatSemantics(), true)));
+  Value isNan = arith::CmpFOp::create(b, loc, arith::CmpFPredicate::UNO, v, v);
+  return arith::SelectOp::create(b, loc, isNan, negZero, v);
+}
+
 /// Reshapes a static tensor to another static shape with the same count:
 /// an expand_shape or collapse_shape where the new shape only splits or
 /// only merges dims (a view even of a strided buffer, such as a Split
@@ -2150,7 +2161,8 @@ FailureOr<SmallVector<Value>> Lowering::lowerOp(Operation *op) {
              failure();
     // To float8: y = saturate(x / scale + zero_point), rounded to the
     // nearest float8 (`saturate` as Cast's).
-    bool toFloat8 = quant && isFloat8(elt);
+    bool toFloat4 = quant && isa<Float4E2M1FNType>(elt);
+    bool toFloat8 = quant && (isFloat8(elt) || toFloat4);
     if (quant && !isa<IntegerType>(elt) && !toFloat8)
       return op->emitOpError("quantizing to ") << elt << " is not lowered yet",
              failure();
@@ -2193,7 +2205,9 @@ FailureOr<SmallVector<Value>> Lowering::lowerOp(Operation *op) {
           if (toFloat8) {
             if (zf)
               q = arith::AddFOp::create(nb, nl, q, zf);
-            if (saturate)
+            if (toFloat4)
+              q = nanToFloat4(nb, nl, q);
+            else if (saturate)
               q = saturateToFloat8(nb, nl, q, elt);
             return convertScalar(nb, nl, q, elt);
           }
@@ -2210,14 +2224,16 @@ FailureOr<SmallVector<Value>> Lowering::lowerOp(Operation *op) {
   if (isa<CastOp, CastLikeOp>(op)) {
     // To a float8 type with `saturate` (the default): magnitudes past the
     // largest finite value (infinities too) clamp to it first; NaN stays.
-    bool clamp = isFloat8(elt) &&
-                 isa<FloatType>(getElementTypeOrSelf(op->getOperand(0))) &&
-                 intAttr(op, "saturate", 1) != 0;
+    bool fromFloat = isa<FloatType>(getElementTypeOrSelf(op->getOperand(0)));
+    bool clamp = isFloat8(elt) && fromFloat && intAttr(op, "saturate", 1) != 0;
+    bool toFloat4 = isa<Float4E2M1FNType>(elt) && fromFloat;
     return one(elementwise(b, loc, rt, ValueRange{op->getOperand(0)},
                            [&](OpBuilder &nb, Location nl, ValueRange a) {
                              Value v = a[0];
                              if (clamp)
                                v = saturateToFloat8(nb, nl, v, elt);
+                             if (toFloat4)
+                               v = nanToFloat4(nb, nl, v);
                              return convertScalar(nb, nl, v, elt, uns[0],
                                                   resUns);
                            }));

@@ -6,7 +6,8 @@ pack 4- and 2-bit integers as ONNX does):
 
   float8.onnx  x[40] f32 -> Cast to E4M3FN, E4M3FNUZ, E5M2, E5M2FNUZ (with
                saturation), to E4M3FN and E5M2 without, and each back to f32
-  int4.onnx    x[40] f32 -> Cast to INT4, UINT4, INT2, UINT2, and back
+  int4.onnx    x[40] f32 -> Cast to INT4, UINT4, INT2, UINT2, FLOAT4E2M1,
+               and back
 
   small_types.py OUTDIR
 """
@@ -53,7 +54,8 @@ def main():
     for name, casts in [
             ("float8", [(T.FLOAT8E4M3FN, None), (T.FLOAT8E4M3FNUZ, None), (T.FLOAT8E5M2, None),
                         (T.FLOAT8E5M2FNUZ, None), (T.FLOAT8E4M3FN, 0), (T.FLOAT8E5M2, 0)]),
-            ("int4", [(T.INT4, None), (T.UINT4, None), (T.INT2, None), (T.UINT2, None)])]:
+            ("int4", [(T.INT4, None), (T.UINT4, None), (T.INT2, None), (T.UINT2, None),
+                      (T.FLOAT4E2M1, None)])]:
         m = model(os.path.join(out, name + ".onnx"), casts)
         results = ReferenceEvaluator(m).run(None, {"x": x})
         for i, r in enumerate(results):
