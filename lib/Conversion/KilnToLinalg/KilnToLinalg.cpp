@@ -2135,18 +2135,24 @@ FailureOr<SmallVector<Value>> Lowering::lowerOp(Operation *op) {
                    : arith::CmpIOp::create(nb, nl, ip, a[0], a[1]).getResult();
         }));
   }
-  if (isa<AndOp, OrOp, XorOp, NotOp>(op)) {
+  // Logical ops on bools, bitwise ops on integers (Not: every bit).
+  if (isa<AndOp, OrOp, XorOp, NotOp, BitwiseAndOp, BitwiseOrOp, BitwiseXorOp,
+          BitwiseNotOp>(op)) {
     return one(
         elementwise(b, loc, rt, op->getOperands(),
                     [&](OpBuilder &nb, Location nl, ValueRange a) -> Value {
-                      if (isa<AndOp>(op))
+                      if (isa<AndOp, BitwiseAndOp>(op))
                         return arith::AndIOp::create(nb, nl, a[0], a[1]);
-                      if (isa<OrOp>(op))
+                      if (isa<OrOp, BitwiseOrOp>(op))
                         return arith::OrIOp::create(nb, nl, a[0], a[1]);
-                      if (isa<XorOp>(op))
+                      if (isa<XorOp, BitwiseXorOp>(op))
                         return arith::XOrIOp::create(nb, nl, a[0], a[1]);
-                      return arith::XOrIOp::create(
-                          nb, nl, a[0], scalarConst(nb, nl, nb.getI1Type(), 1));
+                      Type t = a[0].getType();
+                      Value ones = arith::ConstantOp::create(
+                          nb, nl,
+                          nb.getIntegerAttr(
+                              t, APInt::getAllOnes(t.getIntOrFloatBitWidth())));
+                      return arith::XOrIOp::create(nb, nl, a[0], ones);
                     }));
   }
   if (isa<QuantizeLinearOp, DequantizeLinearOp>(op)) {

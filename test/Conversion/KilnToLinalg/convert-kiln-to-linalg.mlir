@@ -253,3 +253,21 @@ func.func @to_float8(%h: tensor<4xf16>, %x: tensor<4xf32>, %s: tensor<f32>, %z: 
   %2 = kiln.quantize_linear(%x, %s, %z) : (tensor<4xf32>, tensor<f32>, tensor<f8E4M3FN>) -> tensor<4xf8E4M3FN>
   return %0, %1, %2 : tensor<4xf8E4M3FN>, tensor<4xf8E5M2>, tensor<4xf8E4M3FN>
 }
+
+// -----
+
+// Bitwise ops on integers (broadcast as any elementwise op); BitwiseNot
+// flips every bit.
+// CHECK-LABEL: func.func @bitwise
+// CHECK:         arith.andi %{{.+}}, %{{.+}} : i32
+// CHECK:         arith.ori %{{.+}}, %{{.+}} : i32
+// CHECK:         arith.xori %{{.+}}, %{{.+}} : i32
+// CHECK:         %[[ONES:.+]] = arith.constant -1 : i8
+// CHECK:         arith.xori %{{.+}}, %[[ONES]] : i8
+func.func @bitwise(%a: tensor<2x3xi32>, %b: tensor<3xi32>, %c: tensor<4xui8>) -> (tensor<2x3xi32>, tensor<2x3xi32>, tensor<2x3xi32>, tensor<4xui8>) {
+  %0 = kiln.bitwise_and(%a, %b) : (tensor<2x3xi32>, tensor<3xi32>) -> tensor<2x3xi32>
+  %1 = kiln.bitwise_or(%a, %b) : (tensor<2x3xi32>, tensor<3xi32>) -> tensor<2x3xi32>
+  %2 = kiln.bitwise_xor(%a, %b) : (tensor<2x3xi32>, tensor<3xi32>) -> tensor<2x3xi32>
+  %3 = kiln.bitwise_not(%c) : (tensor<4xui8>) -> tensor<4xui8>
+  return %0, %1, %2, %3 : tensor<2x3xi32>, tensor<2x3xi32>, tensor<2x3xi32>, tensor<4xui8>
+}
