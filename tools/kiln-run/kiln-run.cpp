@@ -277,7 +277,7 @@ bool residentBenchmark(kiln::rt::Session &session,
 /// has no bfloat16 or float8, so .npy files (and ONNX test data) carry
 /// bfloat16 bits as uint16 and float8 bits as uint8; they are taken as
 /// such where the signature says so.
-DType bf16Bits(DType file, DType slot) {
+DType fileDtype(DType file, DType slot) {
   if (file == DType::UInt16 && slot == DType::BFloat16)
     return slot;
   if (file == DType::UInt8 &&
@@ -629,7 +629,7 @@ int main(int argc, char **argv) {
       if (!loadTensor(o.inputs[i], t, error))
         return fail(error);
       storage[i] = std::move(t.bytes);
-      r.dtype = bf16Bits(t.dtype, ins[i].dtype);
+      r.dtype = fileDtype(t.dtype, ins[i].dtype);
       r.shape = t.shape;
     } else {
       TensorInfo info = ins[i];
@@ -676,7 +676,7 @@ int main(int argc, char **argv) {
     if (!loadTensor(o.expected[i], want, error))
       return fail(error);
     const HostTensor &got = outputs[i];
-    want.dtype = bf16Bits(want.dtype, got.info.dtype);
+    want.dtype = fileDtype(want.dtype, got.info.dtype);
     if (want.dtype != got.info.dtype || want.shape != got.info.shape) {
       std::printf("output %s: MISMATCH: expected %s%s, got %s%s\n",
                   got.info.name.c_str(), kiln::rt::dtypeName(want.dtype),

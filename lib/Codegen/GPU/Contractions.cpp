@@ -866,6 +866,22 @@ private:
   /// acc = a * b + acc on one 16x8 tile: `nvgpu.mma.sync`, or for bf16
   /// `nvvm.mma.sync` on the fragments' registers (two bf16 per i32).
   Value mma(OpBuilder &b, Value aFrag, Value bFrag, Value acc);
+  /// One `ldmatrix` .x4 of operand A or B in buffer `stage` at k `k`
+  /// and m or n `mn` (each lane's row from ldK/ldMN, see locateThread).
+  Value ldmatrixX4(OpBuilder &b, bool isA, Value stage, Value k, Value mn) {
+    unsigned op = isA ? 0 : 1;
+    SmallVector<Value> idx =
+        sharedIndex(isA, stage, add(b, k, ldK[op]), add(b, mn, ldMN[op]));
+    return nvgpu::LdMatrixOp::create(
+        b, loc, VectorType::get({4, 2}, c.inType), isA ? aShared : bShared, idx,
+        /*transpose=*/!kContiguous[op], /*numTiles=*/4);
+  }
+  /// A fragment row of two bf16 as the i32 register nvvm's mma ops take.
+  Value bf16Register(OpBuilder &b, Value row) {
+    Value word = vector::BitCastOp::create(
+        b, loc, VectorType::get({1}, b.getI32Type()), row);
+    return vector::ExtractOp::create(b, loc, word, 0);
+  }
   /// The four f32 registers of an mma tile's vector<2x2xf32> accumulator
   /// (register 2r + e is element [r][e]), and the accumulator of an mma's
   /// result struct `d`.
@@ -1114,16 +1130,12 @@ Value TileBuilder::mma(OpBuilder &b, Value aFrag, Value bFrag, Value acc) {
   // the low half) is register i, and the four f32 accumulator registers
   // move in and out of the vector<2x2xf32> the other tiles carry
   // (register 2r + e is element [r][e]).
-  auto i32 = b.getI32Type();
   auto regs = [&](Value frag) {
     SmallVector<Value> out;
     auto type = cast<VectorType>(frag.getType());
-    for (int64_t i = 0; i < type.getDimSize(0); ++i) {
-      Value row = vector::ExtractOp::create(b, loc, frag, i);
-      Value word =
-          vector::BitCastOp::create(b, loc, VectorType::get({1}, i32), row);
-      out.push_back(vector::ExtractOp::create(b, loc, word, 0));
-    }
+    for (int64_t i = 0; i < type.getDimSize(0); ++i)
+      out.push_back(
+          bf16Register(b, vector::ExtractOp::create(b, loc, frag, i)));
     return out;
   };
   auto f32 = b.getF32Type();
@@ -1153,15 +1165,9 @@ void TileBuilder::mmaCompute(OpBuilder &b, SmallVectorImpl<Value> &acc,
   if (half) {
     // Per k step of 16: one ldmatrix .x4 per A fragment (a 16x16 tile)
     // and per pair of B fragments (16 x 16 columns); see locateThread.
-    VectorType x4 = VectorType::get({4, 2}, c.inType);
     VectorType bTy = VectorType::get({2, 2}, c.inType);
-    auto ldmatrix = [&](bool isA, Value k, Value mn) -> Value {
-      unsigned op = isA ? 0 : 1;
-      SmallVector<Value> idx =
-          sharedIndex(isA, stage, add(b, k, ldK[op]), add(b, mn, ldMN[op]));
-      return nvgpu::LdMatrixOp::create(b, loc, x4, isA ? aShared : bShared, idx,
-                                       /*transpose=*/!kContiguous[op],
-                                       /*numTiles=*/4);
+    auto ldmatrix = [&](bool isA, Value k, Value mn) {
+      return ldmatrixX4(b, isA, stage, k, mn);
     };
     for (int64_t k0 = 0; k0 < bk; k0 += 16) {
       SmallVector<Value> aFrag, bFrag;
@@ -1277,14 +1283,7 @@ Value TileBuilder::mmaSp(OpBuilder &b, ArrayRef<Value> aRegs,
   // f16 registers go as vector<2xf16>; bf16 ones as i32 with their PTX
   // type named (as for nvvm.mma.sync).
   bool bf = kind == TileKind::BFloat;
-  auto i32 = b.getI32Type();
-  auto reg = [&](Value row) -> Value {
-    if (!bf)
-      return row;
-    Value word =
-        vector::BitCastOp::create(b, loc, VectorType::get({1}, i32), row);
-    return vector::ExtractOp::create(b, loc, word, 0);
-  };
+  auto reg = [&](Value row) { return bf ? bf16Register(b, row) : row; };
   SmallVector<Value> a, bb;
   for (Value r : aRegs)
     a.push_back(reg(r));
@@ -1306,14 +1305,8 @@ Value TileBuilder::mmaSp(OpBuilder &b, ArrayRef<Value> aRegs,
 
 void TileBuilder::sparseCompute(OpBuilder &b, SmallVectorImpl<Value> &acc,
                                 Value stage, Value kt) {
-  VectorType x4 = VectorType::get({4, 2}, c.inType);
-  auto ldmatrix = [&](bool isA, Value k, Value mn) -> Value {
-    unsigned op = isA ? 0 : 1;
-    SmallVector<Value> idx =
-        sharedIndex(isA, stage, add(b, k, ldK[op]), add(b, mn, ldMN[op]));
-    return nvgpu::LdMatrixOp::create(b, loc, x4, isA ? aShared : bShared, idx,
-                                     /*transpose=*/!kContiguous[op],
-                                     /*numTiles=*/4);
+  auto ldmatrix = [&](bool isA, Value k, Value mn) {
+    return ldmatrixX4(b, isA, stage, k, mn);
   };
   auto rowsOf = [&](Value regs, ArrayRef<int64_t> which) {
     SmallVector<Value> out;

@@ -247,15 +247,19 @@ struct GpuSparseWeightsPass
       Location loc = op.getLoc();
       auto weightType = cast<RankedTensorType>(s->constant.getType());
       memref::GlobalOp &weight = done[{s->constant, s->nk ? 1u : 0u}];
-      std::vector<uint16_t> values;
-      std::vector<uint32_t> meta;
-      compress(*s, values, meta);
-      entry.append("sparse_bytes", i64(static_cast<int64_t>(values.size() * 2 +
-                                                            meta.size() * 4)));
+      // Kept values [N][Kp/2] (2 bytes each), metadata 64 bytes per 16
+      // rows and 32 k (see compress).
+      int64_t kp = (s->k + 31) / 32 * 32;
+      entry.append("sparse_bytes",
+                   i64(s->n * kp + (s->n + 15) / 16 * (kp / 32) * 64));
       entry.append("kernel", StringAttr::get(ctx, "sparse"));
       kernels.push_back(entry.getDictionary(ctx));
-      if (!weight)
+      if (!weight) {
+        std::vector<uint16_t> values;
+        std::vector<uint32_t> meta;
+        compress(*s, values, meta);
         weight = compressedWeight(b, module, symbols, *s, values, meta);
+      }
       b.setInsertionPoint(s->use->getOwner());
       Value memref = memref::GetGlobalOp::create(b, loc, weight.getType(),
                                                  weight.getSymName());

@@ -18,9 +18,12 @@
 // CHECK-DAG: %[[META:.*]] = memref.get_global @kiln_sparse_meta : memref<64xi32>
 // CHECK: gpu.launch
 // CHECK-SAME: workgroup(%[[AS:.*]] : memref<3x64x24xf16, #gpu.address_space<workgroup>>, %{{.*}} : memref<3x64x40xf16, #gpu.address_space<workgroup>>)
+// CHECK-NOT: memref<64x32xf16>
 // CHECK: nvgpu.device_async_copy %[[VALS]][%{{.*}}], %[[AS]][%{{.*}}, %{{.*}}, %{{.*}}], 8 {bypassL1} : memref<1024xf16> to memref<3x64x24xf16, #gpu.address_space<workgroup>>
 // CHECK: scf.for
+// CHECK-NOT: memref<64x32xf16>
 // CHECK: memref.load %[[META]][%{{.*}}] : memref<64xi32>
+// CHECK-NOT: memref<64x32xf16>
 // CHECK-COUNT-8: nvvm.mma.sp.sync {{.*}} sparseMetadata[%{{.*}}] selector[%{{.*}}] {shape = #nvvm.shape<m = 16, n = 8, k = 32>} : (vector<2xf16>, vector<2xf16>, f32) -> !llvm.struct<(f32, f32, f32, f32)>
 // CHECK-NOT: nvgpu.mma.sync
 // CHECK-NOT: memref<64x32xf16>
