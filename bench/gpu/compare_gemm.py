@@ -4,7 +4,7 @@
 Two steps, as the rest of the GPU kit (bench/gpu/pack.py):
 
   python3 bench/gpu/compare_gemm.py pack --bin build/bin --out DIR \\
-      [--chip sm_90] [--shapes 4096x4096x4096,...] [--dtypes f16,bf16]
+      [--chip sm_90a] [--shapes 4096x4096x4096,...] [--dtypes f16,bf16]
       [--layouts nn,nt] [--variant NAME=KILN-COMPILE-FLAGS ...]
 
 compiles, here (compiling needs MLIR), one module per shape MxNxK, type,
@@ -196,7 +196,7 @@ def add_steps(ap, what):
     p = sub.add_parser("pack", help="compile the %s modules (needs MLIR)" % what)
     p.add_argument("--bin", default="build/bin")
     p.add_argument("--out", required=True)
-    p.add_argument("--chip", default="sm_90")
+    p.add_argument("--chip", default="sm_90a")
     r = sub.add_parser("run", help="check and time them (a GPU)")
     r.add_argument("dir")
     r.add_argument("--bin", default="build/bin")

@@ -6,7 +6,7 @@ on an NVIDIA GPU.
 Two steps, as the rest of the GPU kit (bench/gpu/pack.py):
 
   python3 bench/gpu/compare_sparse.py pack --bin build/bin --out DIR \\
-      [--chip sm_90] [--shapes 4096x3072x768,...] [--precision fp16]
+      [--chip sm_90a] [--shapes 4096x3072x768,...] [--precision fp16]
 
 compiles, here, for each product MxNxK a float32 ONNX Gemm
 y[M,N] = x[M,K] W[N,K]^T (transB=1: a Linear layer) whose constant W is

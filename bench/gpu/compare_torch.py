@@ -18,7 +18,7 @@ FP32, or as a pack entry's flags say (--precision=fp16/bf16 modules are
 timed against PyTorch running the model in that type).
 
   python3 bench/gpu/compare_torch.py --bin build/bin [--models resnet50,bert_1layer]
-      [--batches 1,8] [--iterations 50] [--chip sm_90] [--markdown docs/performance-gpu.md]
+      [--batches 1,8] [--iterations 50] [--chip sm_90a] [--markdown docs/performance-gpu.md]
 
 With --pack DIR (the bench/ folder of an archive that bench/gpu/pack.py
 wrote on a machine with MLIR), nothing is exported or compiled: each
@@ -104,7 +104,7 @@ def main():
     ap.add_argument("--batches", default="1,8")
     ap.add_argument("--iterations", type=int, default=50)
     ap.add_argument("--warmup", type=int, default=10)
-    ap.add_argument("--chip", default="sm_90")
+    ap.add_argument("--chip", default="sm_90a")
     ap.add_argument("--work-dir", default="build/bench-gpu")
     ap.add_argument("--markdown")
     ap.add_argument("--pack", help="run the modules of bench/gpu/pack.py's bench/ folder")

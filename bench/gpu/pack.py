@@ -30,7 +30,7 @@ bench/gpu/run-pack.sh runs it all there (the test/gpu checks, the
 benchmark against PyTorch eager and torch.compile, one profile).
 
   python3 bench/gpu/pack.py [--bin build/bin] [--out build/gpu-pack.tar.xz]
-      [--chip sm_90] [--models mobilenet_v2] [--batches 1,8]
+      [--chip sm_90a] [--models mobilenet_v2] [--batches 1,8]
       [--bench-models build/bench-models] [--variant fp32= --variant tf32=--gpu-tf32]
       [--parts conformance,models,bench,gemm] [--gemm-shapes 4096x4096x4096]
 
@@ -159,7 +159,8 @@ def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--bin", default="build/bin")
     ap.add_argument("--out", default="build/gpu-pack.tar.xz")
-    ap.add_argument("--chip", default="sm_90")
+    ap.add_argument("--chip", default="sm_90a",
+                    help="sm_90a (H100, H200: wgmma tiles), sm_90, sm_80, ...")
     ap.add_argument("--models", default="mobilenet_v2",
                     help="benchmark models (bench/models/export.py names; '' for none)")
     ap.add_argument("--batches", default="1,8")

@@ -30,7 +30,7 @@ export LD_LIBRARY_PATH=$pack/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
 run=$pack/bin/kiln-run
 nvidia-smi -L | tee "$results/device.txt"
 chip=$(python3 -c "import json,sys; print(json.load(open(sys.argv[1]))['chip'])" \
-  "$pack/bench/manifest.json" 2>/dev/null || echo sm_90)
+  "$pack/bench/manifest.json" 2>/dev/null || echo sm_90a)
 failed=0
 
 [ -d "$pack/models" ] &&

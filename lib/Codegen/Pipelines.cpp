@@ -170,7 +170,8 @@ void kiln::buildGpuCodegenPipeline(OpPassManager &pm,
   bool splitMutation = options.testMutation == "skip-last-split";
   bool contractionMutation = options.testMutation == "swap-b-fragment" ||
                              options.testMutation == "skip-last-k-tile" ||
-                             options.testMutation == "swap-sparse-meta";
+                             options.testMutation == "swap-sparse-meta" ||
+                             options.testMutation == "swap-wgmma-strides";
   addPipeline(
       pm,
       "kiln-gpu-sparse-weights,func.func(kiln-flatten-empty-tensors,"
@@ -183,7 +184,8 @@ void kiln::buildGpuCodegenPipeline(OpPassManager &pm,
           "canonicalize,cse," +
           bufferizeAndPlan(true) +
           "func.func(kiln-copy-to-linalg,kiln-gpu-contractions{tf32=" +
-          (options.tf32 ? "true" : "false") +
+          (options.tf32 ? "true" : "false") + " wgmma=" +
+          (options.wgmma && options.chip == "sm_90a" ? "true" : "false") +
           " vector-bytes=" + std::to_string(options.vectorBytes) +
           " stages=" + std::to_string(options.tileStages) +
           " half-tile=" + options.halfTile + " wide-tile=" + options.wideTile +

@@ -463,6 +463,101 @@ void hookLdmatrix(int32_t num, int32_t trans, const void *row, uint32_t *out) {
   t->scheduler->ldmatrix(num, trans != 0, row, out);
 }
 
+/// wgmma.mma_async m64nNk16 (f16 or bf16 in, f32 accumulators) for the
+/// running lane, A and B read from shared memory as their descriptors lay
+/// them out (the PTX ISA's canonical layouts, with T the 16-byte chunk):
+///
+///   no swizzling: 8x8 core matrices of 128 contiguous bytes (rows of one
+///     chunk), the "leading dimension byte offset" (LBO) between core
+///     matrices along K, the "stride dimension byte offset" (SBO) between
+///     those along M (A) or N (B); a K-major core matrix's rows run along
+///     K, a transposed (M- or N-major) one's along M or N;
+///   W-byte swizzling (W = 32, 64, 128): K-major, rows of W bytes along K,
+///     8 rows apart by W, groups of 8 rows SBO apart; MN-major, rows of W
+///     bytes along M or N, 8 rows (k) W apart, groups of 8 k SBO apart and
+///     groups of W / 2 elements along M or N LBO apart; then the chunk
+///     index (address bits 4 and up, log2(W / 16) of them) is XORed with
+///     the same bits of the address's 128-byte row (bits 7 and up).
+///
+/// Addresses are the window's (see kiln-nvvm-to-emulator), which the
+/// kernel aligns as the hardware's are, so the swizzle sees the same bits.
+/// With w the lane's warp in its warpgroup, g = lane / 4 and t = lane % 4,
+/// accumulator register j is row 16w + g + 8 ((j % 4) / 2), column
+/// 8 (j / 4) + 2t + j % 2. Each lane's outputs need no other lane's
+/// registers, so the product is made lane by lane, at once (hardware may
+/// read shared memory until the wait; a kernel that writes the tiles
+/// before then is wrong either way).
+void hookWgmma(int32_t type, int32_t n, int32_t trans, int64_t descA,
+               int64_t descB, const uint8_t *window, const float *in,
+               float *out) {
+  ThreadContext *t = current;
+  if (!t || !t->scheduler) {
+    std::fprintf(stderr, "kiln emulator: a wgmma in a kernel the module says "
+                         "does not synchronize\n");
+    std::abort();
+  }
+  if (!window) {
+    std::fprintf(stderr, "kiln emulator: a wgmma before the kernel made its "
+                         "shared buffer's address an integer\n");
+    std::abort();
+  }
+  struct Operand {
+    const uint8_t *window;
+    uint64_t start, lbo, sbo, width; // width 0: no swizzling
+    bool trans;
+    // Element (mn, k) of the operand: A's (row, k), B's (column, k).
+    double at(unsigned mn, unsigned k, bool bf16) const {
+      uint64_t byte;
+      if (!width)
+        byte = start + mn / 8 * sbo + k / 8 * lbo +
+               (trans ? k % 8 * 16 + mn % 8 * 2 : mn % 8 * 16 + k % 8 * 2);
+      else if (!trans)
+        byte = start + mn / 8 * sbo + mn % 8 * width + k * 2;
+      else
+        byte = start + mn / (width / 2) * lbo + mn % (width / 2) * 2 +
+               k / 8 * sbo + k % 8 * width;
+      if (width)
+        byte ^= (byte >> 7 & (width / 16 - 1)) << 4;
+      uint16_t bits;
+      std::memcpy(&bits, window + byte, 2);
+      return kiln::rt::halfToDouble(bits, bf16);
+    }
+  };
+  auto operand = [&](int64_t desc, bool transposed, const char *name) {
+    auto d = static_cast<uint64_t>(desc);
+    if (d >> 49 & 7) {
+      std::fprintf(stderr,
+                   "kiln emulator: wgmma descriptor 0x%llx of %s: a matrix "
+                   "base offset is not emulated\n",
+                   static_cast<unsigned long long>(d), name);
+      std::abort();
+    }
+    static constexpr uint64_t widths[4] = {0, 128, 64, 32};
+    return Operand{window,
+                   (d & 0x3fff) << 4,
+                   (d >> 16 & 0x3fff) << 4,
+                   (d >> 32 & 0x3fff) << 4,
+                   widths[d >> 62],
+                   transposed};
+  };
+  bool bf16 = type == KILN_EMU_WGMMA_BF16;
+  Operand a = operand(descA, trans & 1, "A"),
+          b = operand(descB, trans & 2, "B");
+  unsigned lane = t->linear % 32, w = t->linear / 32 % 4;
+  unsigned g = lane / 4, q = lane % 4;
+  double aRows[2][16];
+  for (unsigned r = 0; r < 2; ++r)
+    for (unsigned k = 0; k < 16; ++k)
+      aRows[r][k] = a.at(16 * w + g + 8 * r, k, bf16);
+  for (int j = 0; j < n / 2; ++j) {
+    unsigned r = (j % 4) / 2, col = 8 * (j / 4) + 2 * q + j % 2;
+    double sum = in[j];
+    for (unsigned k = 0; k < 16; ++k)
+      sum += aRows[r][k] * b.at(col, k, bf16);
+    out[j] = static_cast<float>(sum);
+  }
+}
+
 void hookBarrier() {
   ThreadContext *t = current;
   if (!t || !t->scheduler) {
@@ -556,6 +651,7 @@ Status kiln::rt::initEmulatorObject(void *handle) {
   table[KILN_EMU_HOOK_SHFL] = reinterpret_cast<void *>(&hookShuffle);
   table[KILN_EMU_HOOK_MMA] = reinterpret_cast<void *>(&hookMma);
   table[KILN_EMU_HOOK_LDMATRIX] = reinterpret_cast<void *>(&hookLdmatrix);
+  table[KILN_EMU_HOOK_WGMMA] = reinterpret_cast<void *>(&hookWgmma);
   return Status::success();
 }
 

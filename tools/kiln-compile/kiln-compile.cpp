@@ -133,11 +133,19 @@ static cl::opt<int64_t> gpuSplitKBlocks(
              "that many more blocks, summed after (-1, the default: the "
              "chip's multiprocessors, 132 for sm_90; 0: never)"),
     cl::init(-1), cl::cat(category));
+static cl::opt<bool> gpuWgmma(
+    "gpu-wgmma",
+    cl::desc("--target=sm_90a: f16/bf16 matrix products big enough for the "
+             "wide tile run on Hopper's warpgroup tensor-core products "
+             "(wgmma) in 128x128 tiles (default true there; false: mma.sync "
+             "tiles; other targets have no wgmma)"),
+    cl::init(true), cl::cat(category));
 static cl::opt<std::string> gpuTestMutation(
     "gpu-test-mutation", cl::Hidden,
     cl::desc("Plants a bug in the GPU kernels (drop-barrier, "
              "short-reduction, shuffle-up, swap-b-fragment, "
-             "skip-last-k-tile, skip-last-split, swap-sparse-meta) for the "
+             "skip-last-k-tile, skip-last-split, swap-sparse-meta, "
+             "swap-wgmma-strides) for the "
              "emulator's mutation "
              "tests"),
     cl::init(""), cl::cat(category));
@@ -1036,6 +1044,10 @@ int compileForGpu(ModuleOp module, kiln::kmod::Module &kmod,
   if (failed(applyPassManagerCLOptions(pm)))
     return 1;
   pm.enableTiming(rootTiming);
+  if (gpuWgmma.getNumOccurrences() && gpuWgmma && target != "sm_90a")
+    return fail("--gpu-wgmma needs --target=sm_90a (wgmma is an sm_90a "
+                "instruction); the target is " +
+                target);
   if (gpuTileStages < 1 || gpuTileStages > 8)
     return fail("--gpu-tile-stages=" + std::to_string(gpuTileStages) +
                 ": the stages must be 1 to 8");
@@ -1052,6 +1064,7 @@ int compileForGpu(ModuleOp module, kiln::kmod::Module &kmod,
   options.halfTile = gpuHalfTile;
   options.wideTile = gpuWideTile;
   options.testMutation = gpuTestMutation;
+  options.wgmma = gpuWgmma;
   kiln::buildGpuCodegenPipeline(pm, options);
   if (failed(pm.run(module)))
     return 1;

@@ -693,9 +693,32 @@ def KilnGpuContractions : Pass<"kiln-gpu-contractions", "::mlir::func::FuncOp"> 
     read it) or with one of its other inputs read otherwise than element
     by element.
 
+    With `wgmma` (Hopper, sm_90a), f16 and bf16 contractions that would
+    take `wide-tile` (and whose weight is not 2:4) take a warpgroup tile
+    instead: 128x128 outputs per block of 256 threads, steps of 32 k, two
+    warpgroups of 64 rows each. Both operands' tiles of a stage share one
+    shared buffer (aligned to 1024 bytes by `kiln-gpu-align-workgroup`),
+    each in one of wgmma's swizzled layouts: a K-major operand as rows of
+    32 k (64 bytes) with 64-byte swizzling, an M- or N-major one (read
+    transposed) as atoms of 8 k by 64 elements with 128-byte swizzling,
+    so that each phase of 8 threads' 16-byte copies fills whole 32-byte
+    sectors and hits distinct banks. The tiles are staged as for the
+    other 16-bit tiles (`cp.async` pipeline of `stages` buffers); each
+    step waits for its tile's copies, makes them visible to the async
+    proxy (`fence.proxy.async`) and synchronizes, issues per 16 k one
+    `nvvm.wgmma.mma_async` m64n128k16 per warpgroup from two matrix
+    descriptors (start address, strides, swizzle mode) into f32
+    accumulators (a struct of 64 registers per thread), waits until only
+    this step's products are in flight (`wgmma.wait_group 1`: the step
+    before is done), synchronizes, and refills the buffer of the step
+    before. The last products are waited for after the loop.
+
     Other linalg ops are left to the loop kernels of `kiln-gpu-form-kernels`.
   }];
   let options = [
+    Option<"wgmma", "wgmma", "bool", "false",
+           "f16/bf16 contractions that would take wide-tile use Hopper's "
+           "warpgroup products (wgmma; sm_90a only)">,
     Option<"tf32", "tf32", "bool", "false",
            "f32 contractions on tensor cores with tf32 inputs (faster, "
            "about 3 decimal digits per product)">,
@@ -731,7 +754,10 @@ def KilnGpuContractions : Pass<"kiln-gpu-contractions", "::mlir::func::FuncOp"> 
     Option<"testMutation", "test-mutation", "std::string", "\"\"",
            "Plants a bug for the emulator's mutation tests: "
            "swap-b-fragment (tensor-core B registers swapped), "
-           "skip-last-k-tile (the last step of K is skipped)">,
+           "skip-last-k-tile (the last step of K is skipped), "
+           "swap-sparse-meta (mma.sp metadata lanes swapped), "
+           "swap-wgmma-strides (wgmma descriptors' core-matrix strides "
+           "swapped)">,
   ];
   let dependentDialects = ["::mlir::gpu::GPUDialect",
                            "::mlir::nvgpu::NVGPUDialect",

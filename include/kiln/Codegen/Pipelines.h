@@ -190,6 +190,11 @@ struct GpuPipelineOptions
                      "of contractions with fewer blocks (-1: the chip's "
                      "multiprocessors; 0: split none)"),
       llvm::cl::init(-1)};
+  Option<bool> wgmma{
+      *this, "wgmma",
+      llvm::cl::desc("sm_90a: f16/bf16 products that take the wide tile use "
+                     "warpgroup products (wgmma) instead"),
+      llvm::cl::init(true)};
   Option<std::string> testMutation{
       *this, "test-mutation",
       llvm::cl::desc("Plants a bug for the emulator's mutation tests "

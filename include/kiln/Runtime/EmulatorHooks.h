@@ -35,7 +35,22 @@
    copies need no hook: the emulator's code copies them at once
    (zero-filling past the source size) and waits on nothing. */
 #define KILN_EMU_HOOK_LDMATRIX 4
-#define KILN_EMU_NUM_HOOKS 5
+/* void (*)(int32_t type, int32_t n, int32_t trans, int64_t descA,
+            int64_t descB, const void *window, const float *in, float *out):
+   wgmma.mma_async.sync.aligned.m64nNk16.f32.TYPE.TYPE of one lane of a
+   warpgroup (scale-d 1), A and B in shared memory as the matrix
+   descriptors give them (no swizzling; bit 0 of `trans` A is M-major,
+   bit 1 B is N-major), their start addresses relative to `window`, the
+   last shared address the kernel converted to an integer (see
+   kiln-nvvm-to-emulator); `in` and `out` hold the lane's N / 2
+   accumulator registers. The product is made at once: wgmma's fences,
+   commits and waits need no hook. */
+#define KILN_EMU_HOOK_WGMMA 5
+#define KILN_EMU_NUM_HOOKS 6
+
+/* The multiplicand types of KILN_EMU_HOOK_WGMMA. */
+#define KILN_EMU_WGMMA_F16 0
+#define KILN_EMU_WGMMA_BF16 1
 
 /* The mma shapes and input types, the argument of KILN_EMU_HOOK_MMA. */
 #define KILN_EMU_MMA_M16N8K8_TF32 0  /* A: 4 regs, B: 2, C: 4 */

@@ -69,7 +69,13 @@ namespace {
 enum class TileKind { Simt, Tf32, Half, BFloat };
 
 /// Planted bugs for the emulator's mutation tests (`test-mutation`).
-enum class Mutation { None, SwapBFragment, SkipLastKTile, SwapSparseMeta };
+enum class Mutation {
+  None,
+  SwapBFragment,
+  SkipLastKTile,
+  SwapSparseMeta,
+  SwapWgmmaStrides
+};
 
 /// A contraction input that is a zero-padded copy of another buffer (a
 /// convolution's padded input: a zero fill of the buffer, then a copy of
@@ -564,7 +570,7 @@ class TileBuilder {
 public:
   TileBuilder(Contraction c, TileKind kind, Mutation mutation,
               int64_t vectorBytes, int64_t stages, const TileShape &halfTile,
-              const TileShape &wideTile, int64_t wideMinBlocks)
+              const TileShape &wideTile, int64_t wideMinBlocks, bool wgmma)
       : c(std::move(c)), kind(kind), mutation(mutation),
         vectorBytes(vectorBytes), loc(this->c.op.getLoc()),
         ctx(this->c.op.getContext()) {
@@ -589,10 +595,23 @@ public:
       warpM = t.warpM;
       warpN = t.warpN;
     }
+    // Hopper (sm_90a): a 128x128 tile of two warpgroups, each a 64x128
+    // wgmma accumulator, in place of the wide tile (where the product gets
+    // at least `wideMinBlocks` of them), unless the weight is 2:4.
+    TileShape wgTile{128, 128, 32, 64, 128};
+    wg = half && wgmma && !cc.sparse && wideMinBlocks > 0 &&
+         blocks(wgTile) >= wideMinBlocks;
+    if (wg) {
+      bm = 128;
+      bn = 128;
+      bk = 32;
+      warpM = 64;
+      warpN = 128;
+    }
     // Shared-memory rows padded so that the fragment loads of the
     // tensor-core tiles (lanes g + 8-row groups; ldmatrix's eight 16-byte
     // rows) and the stores of the SIMT tile hit distinct banks.
-    pad = kind == TileKind::Simt ? 1 : 8;
+    pad = kind == TileKind::Simt ? 1 : wg ? 0 : 8;
     // 16-bit tiles keep each operand's contiguous side contiguous in
     // shared memory (cp.async copies of 16-byte groups; ldmatrix, with
     // .trans where that side is m or n); the others are stored [k][m] and
@@ -618,6 +637,8 @@ public:
   /// Shared-memory bytes of one stage's A and B tiles.
   int64_t stageBytes() const {
     int64_t bytes = c.inType.getIntOrFloatBitWidth() / 8;
+    if (wg)
+      return bytes * (bm + bn) * bk;
     auto tile = [&](bool kCont, int64_t mn) {
       return kCont ? mn * (bk + pad) : bk * (mn + pad);
     };
@@ -652,7 +673,9 @@ private:
   /// threads own 8x4 elements each instead).
   int64_t bm = kiln::kGpuContractionTileM, bn = kiln::kGpuContractionTileN,
           warpM = 32, warpN = 32;
-  int64_t threads() const { return 32 * (bm / warpM) * (bn / warpN); }
+  int64_t threads() const {
+    return wg ? 128 * (bm / 64) : 32 * (bm / warpM) * (bn / warpN);
+  }
   int64_t miCount() const { return warpM / 16; }
   int64_t niCount() const { return warpN / 8; }
   Contraction c;
@@ -664,6 +687,9 @@ private:
   int64_t bk, pad;
   /// 16-bit operands: ldmatrix fragments, cp.async copies.
   bool half;
+  /// Hopper warpgroup products (wgmma) read from shared memory through
+  /// descriptors (see sharedIndex and wgmmaCompute).
+  bool wg = false;
   /// A 2:4 compressed A (see Contraction::sparse): its K padded to `kp`,
   /// its kept values and metadata (1-D globals), and the word of a 16-row
   /// block's metadata that this lane reads (`metaLane`).
@@ -693,11 +719,41 @@ private:
 
   /// The shared-memory indices of element (k, mn) of an operand's tile in
   /// buffer `stage` (null: the only one).
-  SmallVector<Value> sharedIndex(bool isA, Value stage, Value k, Value mn) {
+  ///
+  /// wgmma tiles share one buffer per stage, A's tile then B's (each
+  /// 1024-byte aligned), each in one of wgmma's swizzled layouts. K-major
+  /// operands (k contiguous; the step of K is 32, 64 bytes): row mn at
+  /// byte 64 mn, 64-byte swizzling (the 16-byte chunk index, bits 4-5 of
+  /// the address, XOR bits 7-8). MN-major ones: atoms of 8 k rows of 64 mn
+  /// (128 bytes), the atoms of 8 k at (k / 8) * (MN / 64) * 1024 and along
+  /// MN at (mn / 64) * 1024, 128-byte swizzling (bits 4-6 XOR bits 7-9).
+  /// A warp's 16-byte copies then fill whole 32-byte sectors and hit
+  /// distinct banks.
+  SmallVector<Value> sharedIndex(OpBuilder &b, bool isA, Value stage, Value k,
+                                 Value mn) {
     SmallVector<Value> idx;
     if (stage)
       idx.push_back(stage);
-    if (kContiguous[isA ? 0 : 1])
+    bool kCont = kContiguous[isA ? 0 : 1];
+    if (wg) {
+      int64_t tile = isA ? bm : bn;
+      Value byte, mask;
+      if (kCont) {
+        byte = add(b, mul(b, mn, 2 * bk), mul(b, k, 2));
+      } else {
+        Value atoms = add(b, mul(b, div(b, k, 8), tile / 64 * 1024),
+                          mul(b, div(b, mn, 64), 1024));
+        byte =
+            add(b, atoms,
+                add(b, mul(b, rem(b, k, 8), 128), mul(b, rem(b, mn, 64), 2)));
+      }
+      int64_t bits = kCont ? 3 : 7;
+      Value chunkXor = mul(b, rem(b, div(b, byte, 128), bits + 1), 16);
+      Value swizzled = arith::XOrIOp::create(b, loc, byte, chunkXor);
+      idx.push_back(add(b, div(b, swizzled, 2), isA ? 0 : bm * bk));
+      return idx;
+    }
+    if (kCont)
       idx.append({mn, k});
     else
       idx.append({k, mn});
@@ -861,6 +917,38 @@ private:
                      Value kt);
   Value mmaSp(OpBuilder &b, ArrayRef<Value> aRegs, ArrayRef<Value> bRegs,
               Value meta, Value acc);
+  /// One step of K's products on a wgmma tile: per 16 k, one
+  /// `wgmma.mma_async` m64n128k16 of the warpgroup's 64 rows into its
+  /// accumulator struct `acc` (64 f32 a thread), committed as a group;
+  /// then a wait until at most `pending` groups are in flight.
+  Value wgmmaCompute(OpBuilder &b, Value acc, Value stage, int64_t pending);
+  /// The wgmma matrix descriptor of operand A or B at 16-k slice `slice`
+  /// of the stage at byte offset `stageBytesAt` (i64): the start address
+  /// and the strides between core matrices along K (the "leading
+  /// dimension byte offset") and along M or N (the "stride dimension byte
+  /// offset"), each in 16-byte units, no swizzling.
+  Value wgmmaDescriptor(OpBuilder &b, bool isA, Value stageBytesAt,
+                        int64_t slice);
+  /// A wgmma tile's operand layout (see sharedIndex) as its descriptors
+  /// give it: the leading and stride dimension byte offsets, the swizzle
+  /// mode (1: 128-byte, 2: 64-byte), the bytes from one 16-k slice to the
+  /// next, and from one 64-row block of A to the next. K-major: 8 rows of
+  /// 64 bytes per swizzle atom, atoms 512 bytes apart (the stride
+  /// dimension); the leading dimension is unused (16 k fit in an atom's
+  /// row). MN-major: atoms 1024 bytes apart along MN (the leading
+  /// dimension) and (MN / 64) * 1024 along K (the stride dimension).
+  struct WgLayout {
+    int64_t lbo, sbo, mode, slice, rows64;
+  };
+  WgLayout wgLayout(bool isA) const {
+    int64_t tile = isA ? bm : bn;
+    if (kContiguous[isA ? 0 : 1])
+      return {16, 8 * 2 * bk, 2, 32, 8 * 8 * 2 * bk};
+    return {1024, tile / 64 * 1024, 1, 2 * (tile / 64 * 1024), 1024};
+  }
+  /// wgmma tiles: the address of each operand's tile in the first stage
+  /// (i64; A's at the thread's warpgroup's 64 rows).
+  Value wgBase[2];
   /// The block's first row (m) in the output.
   Value mTile0;
   /// acc = a * b + acc on one 16x8 tile: `nvgpu.mma.sync`, or for bf16
@@ -871,7 +959,7 @@ private:
   Value ldmatrixX4(OpBuilder &b, bool isA, Value stage, Value k, Value mn) {
     unsigned op = isA ? 0 : 1;
     SmallVector<Value> idx =
-        sharedIndex(isA, stage, add(b, k, ldK[op]), add(b, mn, ldMN[op]));
+        sharedIndex(b, isA, stage, add(b, k, ldK[op]), add(b, mn, ldMN[op]));
     return nvgpu::LdMatrixOp::create(
         b, loc, VectorType::get({4, 2}, c.inType), isA ? aShared : bShared, idx,
         /*transpose=*/!kContiguous[op], /*numTiles=*/4);
@@ -1011,8 +1099,8 @@ void TileBuilder::stageTile(OpBuilder &b, bool isA, Value tid,
       Value at = add(b, fastAt, e);
       Value row = colsFastest ? slow : at;
       Value col = colsFastest ? at : slow;
-      return isA ? sharedIndex(isA, stage, col, row)
-                 : sharedIndex(isA, stage, row, col);
+      return isA ? sharedIndex(b, isA, stage, col, row)
+                 : sharedIndex(b, isA, stage, row, col);
     };
     if (asyncCopy) {
       // cp.async of the group, zero-filled (no bytes read) outside the
@@ -1051,6 +1139,31 @@ void TileBuilder::stageTile(OpBuilder &b, bool isA, Value tid,
 }
 
 void TileBuilder::locateThread(OpBuilder &b, Value tid) {
+  if (wg) {
+    // Warpgroup w / 4 owns rows 64 (w / 4) of the tile, all 128 columns;
+    // its warp w % 4 holds the accumulators of 16 of those rows: with
+    // g = lane / 4 and t = lane % 4, rows g and g + 8, columns 2t and
+    // 2t + 1 of each 8 (wgmma's accumulator layout).
+    Value warp = div(b, tid, 32), lane = rem(b, tid, 32);
+    Value group = div(b, warp, 4);
+    warpRow = mul(b, group, 64);
+    aRow =
+        add(b, add(b, warpRow, mul(b, rem(b, warp, 4), 16)), div(b, lane, 4));
+    cCol = mul(b, rem(b, lane, 4), 2);
+    // The shared buffer's address, which descriptors hold.
+    auto i64 = b.getI64Type();
+    Value ptr = memref::ExtractAlignedPointerAsIndexOp::create(b, loc, aShared);
+    Value addr = arith::IndexCastOp::create(b, loc, i64, ptr);
+    auto i64c = [&](int64_t v) {
+      return arith::ConstantOp::create(b, loc, b.getI64IntegerAttr(v));
+    };
+    Value rows = arith::IndexCastOp::create(
+        b, loc, i64, mul(b, group, wgLayout(/*isA=*/true).rows64));
+    wgBase[0] = arith::AddIOp::create(b, loc, addr, rows);
+    int64_t bytes = c.inType.getIntOrFloatBitWidth() / 8;
+    wgBase[1] = arith::AddIOp::create(b, loc, addr, i64c(bm * bk * bytes));
+    return;
+  }
   if (kind == TileKind::Simt) {
     tRow = div(b, tid, 16);
     tCol = rem(b, tid, 16);
@@ -1248,7 +1361,7 @@ void TileBuilder::stageSparseTile(OpBuilder &b, Value tid, Value m0, Value kt,
     Value gRow = add(b, m0, row);
     Value inside = conjoin(b, guard(b, gRow, rows, bm), valid);
     Value src = add(b, mul(b, gRow, rowLength), add(b, mul(b, kt, cols), col));
-    SmallVector<Value> dst = sharedIndex(/*isA=*/true, stage, col, row);
+    SmallVector<Value> dst = sharedIndex(b, /*isA=*/true, stage, col, row);
     if (stages > 1) {
       // Zero-filled (no bytes read, the index clamped) outside.
       Value srcElements;
@@ -1274,7 +1387,7 @@ void TileBuilder::stageSparseTile(OpBuilder &b, Value tid, Value m0, Value kt,
     for (int64_t e = 0; e < width; ++e)
       memref::StoreOp::create(
           b, loc, vector::ExtractOp::create(b, loc, v, e), aShared,
-          sharedIndex(/*isA=*/true, stage, add(b, col, e), row));
+          sharedIndex(b, /*isA=*/true, stage, add(b, col, e), row));
   }
 }
 
@@ -1352,6 +1465,54 @@ void TileBuilder::sparseCompute(OpBuilder &b, SmallVectorImpl<Value> &acc,
   }
 }
 
+Value TileBuilder::wgmmaDescriptor(OpBuilder &b, bool isA, Value stageBytesAt,
+                                   int64_t slice) {
+  auto i64c = [&](int64_t v) -> Value {
+    return arith::ConstantOp::create(b, loc, b.getI64IntegerAttr(v));
+  };
+  WgLayout l = wgLayout(isA);
+  Value addr = arith::AddIOp::create(b, loc, wgBase[isA ? 0 : 1], stageBytesAt);
+  if (slice)
+    addr = arith::AddIOp::create(b, loc, addr, i64c(slice * l.slice));
+  int64_t lbo = l.lbo, sbo = l.sbo;
+  if (mutation == Mutation::SwapWgmmaStrides)
+    std::swap(lbo, sbo);
+  Value start = arith::AndIOp::create(
+      b, loc, arith::ShRUIOp::create(b, loc, addr, i64c(4)), i64c(0x3fff));
+  uint64_t fields = static_cast<uint64_t>(lbo >> 4) << 16 |
+                    static_cast<uint64_t>(sbo >> 4) << 32 |
+                    static_cast<uint64_t>(l.mode) << 62;
+  return arith::OrIOp::create(b, loc, start,
+                              i64c(static_cast<int64_t>(fields)));
+}
+
+Value TileBuilder::wgmmaCompute(OpBuilder &b, Value acc, Value stage,
+                                int64_t pending) {
+  Value at = arith::ConstantOp::create(b, loc, b.getI64IntegerAttr(0));
+  if (stage)
+    at = arith::IndexCastOp::create(b, loc, b.getI64Type(),
+                                    mul(b, stage, stageBytes()));
+  auto type =
+      kind == TileKind::BFloat ? NVVM::WGMMATypes::bf16 : NVVM::WGMMATypes::f16;
+  // A K-major A is "row" (no transpose), a K-major B "col".
+  auto layoutA = kContiguous[0] ? NVVM::MMALayout::row : NVVM::MMALayout::col;
+  auto layoutB = kContiguous[1] ? NVVM::MMALayout::col : NVVM::MMALayout::row;
+  NVVM::WgmmaFenceAlignedOp::create(b, loc);
+  for (int64_t s = 0; s < bk / 16; ++s) {
+    Value descA = wgmmaDescriptor(b, /*isA=*/true, at, s);
+    Value descB = wgmmaDescriptor(b, /*isA=*/false, at, s);
+    acc = NVVM::WgmmaMmaAsyncOp::create(
+        b, loc, acc.getType(), acc, descA, descB,
+        NVVM::MMAShapeAttr::get(ctx, 64, static_cast<int>(bn), 16), type, type,
+        NVVM::WGMMATypes::f32, NVVM::WGMMAScaleOut::one,
+        NVVM::WGMMAScaleIn::one, NVVM::WGMMAScaleIn::one, layoutA, layoutB,
+        /*satfinite=*/nullptr);
+  }
+  NVVM::WgmmaGroupSyncAlignedOp::create(b, loc);
+  NVVM::WgmmaWaitGroupSyncOp::create(b, loc, pending);
+  return acc;
+}
+
 gpu::LaunchOp TileBuilder::build(OpBuilder &b) {
   int64_t mSize = c.extent(c.m), nSize = c.extent(c.n), kSize = c.extent(c.k);
   int64_t mTiles = (mSize + bm - 1) / bm, nTiles = (nSize + bn - 1) / bn;
@@ -1364,7 +1525,9 @@ gpu::LaunchOp TileBuilder::build(OpBuilder &b) {
     SmallVector<int64_t> shape;
     if (stages > 1)
       shape.push_back(stages);
-    if (isA && sparse)
+    if (wg)
+      shape.push_back((bm + bn) * bk);
+    else if (isA && sparse)
       shape.append({mn, bk / 2 + pad});
     else if (kContiguous[isA ? 0 : 1])
       shape.append({mn, bk + pad});
@@ -1389,14 +1552,17 @@ gpu::LaunchOp TileBuilder::build(OpBuilder &b) {
     sparseValues = get("kiln.sparse_values");
     sparseMeta = get("kiln.sparse_meta");
   }
+  // wgmma tiles: one buffer, A's tile then B's in each stage.
+  SmallVector<Type> attributions = {shared(true)};
+  if (!wg)
+    attributions.push_back(shared(false));
   auto launch = gpu::LaunchOp::create(
       b, loc, hostCst(batches * mTiles * nTiles), one, one, hostCst(threads()),
       one, one, /*dynamicSharedMemorySize=*/nullptr,
-      /*asyncTokenType=*/nullptr, /*asyncDependencies=*/{},
-      TypeRange{shared(true), shared(false)});
+      /*asyncTokenType=*/nullptr, /*asyncDependencies=*/{}, attributions);
   entry = &launch.getBody().front();
   aShared = launch.getWorkgroupAttributions()[0];
-  bShared = launch.getWorkgroupAttributions()[1];
+  bShared = launch.getWorkgroupAttributions()[wg ? 0 : 1];
   OpBuilder kb = OpBuilder::atBlockBegin(entry);
   Value tid = launch.getThreadIds().x;
   // Block id: n tile fastest, then m tile, then the batch indices.
@@ -1411,7 +1577,12 @@ gpu::LaunchOp TileBuilder::build(OpBuilder &b) {
   locateThread(kb, tid);
   // Accumulators.
   SmallVector<Value> init;
-  if (kind == TileKind::Simt) {
+  if (wg) {
+    // wgmma's accumulators: the struct of the thread's 64 f32 registers.
+    SmallVector<Type> regs(bn / 2, kb.getF32Type());
+    auto accTy = LLVM::LLVMStructType::getLiteral(ctx, regs);
+    init.push_back(LLVM::ZeroOp::create(kb, loc, accTy));
+  } else if (kind == TileKind::Simt) {
     Value zero = arith::ConstantOp::create(kb, loc, kb.getF32FloatAttr(0));
     init.assign(32, zero);
   } else {
@@ -1440,19 +1611,66 @@ gpu::LaunchOp TileBuilder::build(OpBuilder &b) {
   };
   auto compute = [&](OpBuilder &lb, SmallVectorImpl<Value> &acc, Value stage,
                      Value kt) {
-    if (kind == TileKind::Simt)
+    if (wg)
+      acc[0] = wgmmaCompute(lb, acc[0], stage, 0);
+    else if (kind == TileKind::Simt)
       simtCompute(lb, acc);
     else if (sparse)
       sparseCompute(lb, acc, stage, kt);
     else
       mmaCompute(lb, acc, stage);
   };
+  // wgmma reads shared memory through the async proxy: the tiles this
+  // thread wrote (stores or cp.async copies, which it has waited for) are
+  // made visible to it before the barrier.
+  auto proxyFence = [&](OpBuilder &lb) {
+    if (wg)
+      NVVM::FenceProxyOp::create(
+          lb, loc, NVVM::ProxyKind::async_shared,
+          NVVM::SharedSpaceAttr::get(ctx, NVVM::SharedSpace::shared_cta));
+  };
   scf::ForOp kLoop;
-  if (stages == 1) {
+  if (wg && stages >= 3) {
+    // wgmma with its products in flight across steps: step kt waits for
+    // tile kt's copies, makes them visible to the async proxy and
+    // synchronizes; issues tile kt's products and waits until only they
+    // are in flight (step kt - 1's are done); synchronizes again (every
+    // warpgroup is done with tile kt - 1's buffer) and starts copying tile
+    // kt + stages - 1 into it. The tensor cores work on step kt while the
+    // threads wait, fence, synchronize and issue step kt + 1.
+    Value token;
+    Value never = arith::ConstantOp::create(kb, loc, kb.getBoolAttr(false));
+    for (int64_t s = 0; s + 1 < stages; ++s)
+      token =
+          stageStep(kb, cst(kb, s), cst(kb, s), s < kTiles ? Value() : never);
+    kLoop = scf::ForOp::create(
+        kb, loc, cst(kb, 0), cst(kb, kLoopTiles), cst(kb, 1), init,
+        [&](OpBuilder &lb, Location, Value kt, ValueRange args) {
+          // (Tiles stored synchronously, a padded input's, have no
+          // copies to wait for.)
+          if (token)
+            nvgpu::DeviceAsyncWaitOp::create(lb, loc, token,
+                                             lb.getI32IntegerAttr(stages - 2));
+          proxyFence(lb);
+          gpu::BarrierOp::create(lb, loc);
+          Value acc = wgmmaCompute(lb, args[0], rem(lb, kt, stages), 1);
+          gpu::BarrierOp::create(lb, loc);
+          Value next = add(lb, kt, stages - 1);
+          Value valid = arith::CmpIOp::create(
+              lb, loc, arith::CmpIPredicate::ult, next, cst(lb, kTiles));
+          stageStep(lb, next, rem(lb, next, stages), valid);
+          scf::YieldOp::create(lb, loc, acc);
+        });
+    // The last products land, and no copy outlives the kernel.
+    NVVM::WgmmaWaitGroupSyncOp::create(kb, loc, 0);
+    if (token)
+      nvgpu::DeviceAsyncWaitOp::create(kb, loc, token, kb.getI32IntegerAttr(0));
+  } else if (stages == 1) {
     kLoop = scf::ForOp::create(
         kb, loc, cst(kb, 0), cst(kb, kLoopTiles), cst(kb, 1), init,
         [&](OpBuilder &lb, Location, Value kt, ValueRange args) {
           stageStep(lb, kt, Value(), Value());
+          proxyFence(lb);
           gpu::BarrierOp::create(lb, loc);
           SmallVector<Value> acc(args.begin(), args.end());
           compute(lb, acc, Value(), kt);
@@ -1478,6 +1696,7 @@ gpu::LaunchOp TileBuilder::build(OpBuilder &b) {
       token =
           stageStep(kb, cst(kb, s), cst(kb, s), s < kTiles ? Value() : never);
     wait(kb, token, stages - 2);
+    proxyFence(kb);
     gpu::BarrierOp::create(kb, loc);
     kLoop = scf::ForOp::create(
         kb, loc, cst(kb, 0), cst(kb, kLoopTiles), cst(kb, 1), init,
@@ -1489,6 +1708,7 @@ gpu::LaunchOp TileBuilder::build(OpBuilder &b) {
           SmallVector<Value> acc(args.begin(), args.end());
           compute(lb, acc, rem(lb, kt, stages), kt);
           wait(lb, step, stages - 2);
+          proxyFence(lb);
           gpu::BarrierOp::create(lb, loc);
           scf::YieldOp::create(lb, loc, acc);
         });
@@ -1577,7 +1797,18 @@ gpu::LaunchOp TileBuilder::build(OpBuilder &b) {
                             indexAt(g.getIndexingMapsArray().back()));
   };
   SmallVector<Line> rows, cols;
-  if (kind == TileKind::Simt) {
+  if (wg) {
+    // Register 4i + 2r + e of the struct: row g + 8r, column 8i + 2t + e.
+    for (int64_t r = 0; r < 2; ++r)
+      rows.push_back(line(m0, add(kb, aRow, 8 * r), c.m, bm));
+    for (int64_t j = 0; j < bn / 4; ++j)
+      cols.push_back(line(n0, add(kb, cCol, 8 * (j / 2) + j % 2), c.n, bn));
+    Value acc = kLoop.getResult(0);
+    for (int64_t j = 0; j < bn / 2; ++j) {
+      Value v = LLVM::ExtractValueOp::create(kb, loc, acc, j);
+      accumulate(rows[(j % 4) / 2], cols[2 * (j / 4) + j % 2], v);
+    }
+  } else if (kind == TileKind::Simt) {
     for (int64_t i = 0; i < 8; ++i)
       rows.push_back(line(m0, add(kb, tRow, 8 * i), c.m, bm));
     for (int64_t j = 0; j < 4; ++j)
@@ -1633,6 +1864,8 @@ struct GpuContractionsPass
       mutation = Mutation::SkipLastKTile;
     else if (testMutation == "swap-sparse-meta")
       mutation = Mutation::SwapSparseMeta;
+    else if (testMutation == "swap-wgmma-strides")
+      mutation = Mutation::SwapWgmmaStrides;
     else if (!testMutation.empty()) {
       fn.emitError("kiln-gpu-contractions: unknown test-mutation '")
           << testMutation << "'";
@@ -1695,7 +1928,7 @@ struct GpuContractionsPass
       // reads are defined by then; only views and constants lie between).
       OpBuilder b(c.consumer ? c.consumer.getOperation() : op.getOperation());
       TileBuilder builder(c, kind, mutation, vectorBytes, stages, *halfShape,
-                          *wideShape, wideMinBlocks);
+                          *wideShape, wideMinBlocks, wgmma);
       if (builder.isSparse() && !builder.sparseFits()) {
         op->emitWarning("kiln-gpu-contractions: the 2:4 weight of node '")
             << kiln::onnxNodeName(op.getLoc()) << "' is read dense: the tile "
@@ -1704,7 +1937,7 @@ struct GpuContractionsPass
                "values and of the other operand";
         c.sparse = nullptr;
         builder = TileBuilder(c, kind, mutation, vectorBytes, stages,
-                              *halfShape, *wideShape, wideMinBlocks);
+                              *halfShape, *wideShape, wideMinBlocks, wgmma);
       }
       if (c.sparse)
         cost.bytes += globalBytes("kiln.sparse_values") +

@@ -366,12 +366,13 @@ void buildRowReduction(OpBuilder &b, Location loc, gpu::LaunchOp launch,
   finish(v);
 }
 
-
 /// Clones the constants `launch` uses into it, so that kernels take
-/// buffers only (pattern rewrites between passes hoist them out).
+/// buffers only (pattern rewrites between passes hoist them out; the
+/// wgmma tiles' zero accumulators are `llvm.mlir.zero`).
 void sinkConstants(gpu::LaunchOp launch) {
-  (void)sinkOperationsIntoLaunchOp(
-      launch, [](Operation *op) { return isa<arith::ConstantOp>(op); });
+  (void)sinkOperationsIntoLaunchOp(launch, [](Operation *op) {
+    return op->hasTrait<OpTrait::ConstantLike>();
+  });
 }
 
 /// A memory access of a loop nest: the buffer, the indices, whether it
@@ -542,8 +543,8 @@ struct FormKernelsPass
           usesDevice |= deviceValues.contains(v);
       });
       bool host = !usesDevice &&
-                  (isa<arith::ConstantOp>(op) || isa<memref::GetGlobalOp>(op) ||
-                   kiln::isBufferView(op));
+                  (op->hasTrait<OpTrait::ConstantLike>() ||
+                   isa<memref::GetGlobalOp>(op) || kiln::isBufferView(op));
       if (isa<memref::AllocOp, memref::AllocaOp>(op) && !usesDevice) {
         op->emitOpError("allocates a buffer the memory plan does not place "
                         "(dynamic shape?); GPU modules need every "

@@ -8,6 +8,7 @@
 
 #include "kmod.pb.h"
 
+#include "mlir/Conversion/NVVMToLLVM/NVVMToLLVM.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
 #include "mlir/Dialect/GPU/Transforms/Passes.h"
@@ -175,8 +176,8 @@ LogicalResult kiln::extractLaunchPlan(ModuleOp module, kmod::Module &out,
   };
 
   for (Operation &op : fn.front()) {
-    if (isa<arith::ConstantOp, memref::GetGlobalOp, func::ReturnOp>(op) ||
-        kiln::isBufferView(&op))
+    if (isa<memref::GetGlobalOp, func::ReturnOp>(op) ||
+        op.hasTrait<OpTrait::ConstantLike>() || kiln::isBufferView(&op))
       continue;
     auto launch = dyn_cast<gpu::LaunchFuncOp>(op);
     if (!launch) {
@@ -208,7 +209,8 @@ LogicalResult kiln::extractLaunchPlan(ModuleOp module, kmod::Module &out,
       k->walk([&](Operation *inner) {
         StringRef n = inner->getName().getStringRef();
         // mma and ldmatrix are warp collectives: the emulator's fibers.
-        bool mma = n.starts_with("nvvm.mma") || n.starts_with("nvgpu.mma");
+        bool mma = n.starts_with("nvvm.mma") || n.starts_with("nvgpu.mma") ||
+                   n.starts_with("nvvm.wgmma.mma");
         tensorCores |= mma;
         sync |= mma || n.starts_with("nvvm.barrier") ||
                 n.starts_with("gpu.barrier") || n.starts_with("nvvm.shfl") ||
@@ -302,6 +304,8 @@ LogicalResult kiln::emitPtx(ModuleOp module, StringRef toolkitPath,
                IntegerAttr::get(IntegerType::get(f->getContext(), 32), blocks));
   });
   PassManager pm(module->getContext());
+  // NVVM ops with no LLVM intrinsic (wgmma.mma_async) become inline PTX.
+  pm.addNestedPass<gpu::GPUModuleOp>(createConvertNVVMToLLVMPass());
   GpuModuleToBinaryPassOptions options;
   options.compilationTarget = "isa";
   options.toolkitPath = toolkitPath.str();

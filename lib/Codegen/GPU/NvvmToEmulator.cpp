@@ -229,6 +229,70 @@ LogicalResult lowerLdmatrix(OpBuilder &b, NVVM::LdMatrixOp ld,
   return success();
 }
 
+/// The global that holds the last shared-memory address a kernel made an
+/// integer (see NvvmToEmulatorPass).
+constexpr const char *kSharedWindow = "kiln_emu_shared_window";
+
+/// `w` (wgmma.mma_async m64nNk16, f16 or bf16 in, f32 accumulators) as a
+/// call of the wgmma hook: the lane's N / 2 accumulators stored into a
+/// stack array, the results read back from another.
+template <typename CallHook>
+LogicalResult lowerWgmma(OpBuilder &b, NVVM::WgmmaMmaAsyncOp w,
+                         CallHook &callHook) {
+  NVVM::MMAShapeAttr shape = w.getShape();
+  int n = shape.getN();
+  auto result = dyn_cast<LLVM::LLVMStructType>(w.getResults().getType());
+  bool f16 = w.getTypeA() == NVVM::WGMMATypes::f16;
+  if (shape.getM() != 64 || shape.getK() != 16 || n % 8 || n > 256 ||
+      w.getTypeA() != w.getTypeB() ||
+      (!f16 && w.getTypeA() != NVVM::WGMMATypes::bf16) ||
+      w.getTypeD() != NVVM::WGMMATypes::f32 ||
+      w.getScaleD() != NVVM::WGMMAScaleOut::one ||
+      w.getScaleA() != NVVM::WGMMAScaleIn::one ||
+      w.getScaleB() != NVVM::WGMMAScaleIn::one || !result ||
+      result.getBody().size() != static_cast<size_t>(n / 2) ||
+      !llvm::all_of(result.getBody(), [](Type t) { return t.isF32(); }))
+    return failure();
+  MLIRContext *ctx = b.getContext();
+  Location loc = w.getLoc();
+  auto i32 = IntegerType::get(ctx, 32);
+  auto f32 = Float32Type::get(ctx);
+  auto ptrTy = LLVM::LLVMPointerType::get(ctx);
+  auto fn = w->getParentOfType<LLVM::LLVMFuncOp>();
+  OpBuilder eb = OpBuilder::atBlockBegin(&fn.getBody().front());
+  Value regs =
+      LLVM::ConstantOp::create(eb, loc, i32, eb.getI32IntegerAttr(n / 2));
+  Value in = LLVM::AllocaOp::create(eb, loc, ptrTy, f32, regs);
+  Value out = LLVM::AllocaOp::create(eb, loc, ptrTy, f32, regs);
+  auto slot = [&](Value array, int32_t i) {
+    return LLVM::GEPOp::create(b, loc, ptrTy, f32, array,
+                               ArrayRef<LLVM::GEPArg>{i});
+  };
+  for (int32_t i = 0; i < n / 2; ++i)
+    LLVM::StoreOp::create(
+        b, loc,
+        LLVM::ExtractValueOp::create(b, loc, w.getInouts(), i).getResult(),
+        slot(in, i));
+  auto c32 = [&](int32_t v) {
+    return LLVM::ConstantOp::create(b, loc, i32, b.getI32IntegerAttr(v));
+  };
+  int32_t trans = (w.getLayoutA() == NVVM::MMALayout::col ? 1 : 0) |
+                  (w.getLayoutB() == NVVM::MMALayout::row ? 2 : 0);
+  Value windowAddr = LLVM::AddressOfOp::create(b, loc, ptrTy, kSharedWindow);
+  Value window = LLVM::LoadOp::create(b, loc, ptrTy, windowAddr);
+  callHook(b, loc, KILN_EMU_HOOK_WGMMA, Type(),
+           ValueRange{c32(f16 ? KILN_EMU_WGMMA_F16 : KILN_EMU_WGMMA_BF16),
+                      c32(n), c32(trans), w.getDescriptorA(),
+                      w.getDescriptorB(), window, in, out});
+  Value d = LLVM::UndefOp::create(b, loc, result);
+  for (int32_t i = 0; i < n / 2; ++i)
+    d = LLVM::InsertValueOp::create(
+        b, loc, d, LLVM::LoadOp::create(b, loc, f32, slot(out, i)),
+        ArrayRef<int64_t>{i});
+  w.getResults().replaceAllUsesWith(d);
+  return success();
+}
+
 /// `cp` copied at once: the source's bytes (all `size` of them, or
 /// `cpSize`), the rest of the `size` zero.
 void lowerCpAsync(OpBuilder &b, NVVM::CpAsyncOp cp) {
@@ -266,6 +330,40 @@ struct NvvmToEmulatorPass
       return t;
     };
     bool failedAny = false;
+    // A shared-memory address made an integer (wgmma's descriptors hold
+    // one) is an offset from the window that the emulator's wgmma reads
+    // relative to: the conversion stores its pointer as the window and
+    // gives 0. A kernel converts one address, its buffer's start, and
+    // adds offsets to it.
+    SmallVector<LLVM::PtrToIntOp> sharedAddrs;
+    module.walk([&](LLVM::PtrToIntOp cast) {
+      auto p = dyn_cast<LLVM::LLVMPointerType>(cast.getArg().getType());
+      if (p && p.getAddressSpace() == 3)
+        sharedAddrs.push_back(cast);
+    });
+    if (!sharedAddrs.empty()) {
+      OpBuilder gb = OpBuilder::atBlockBegin(module.getBody());
+      auto window = LLVM::GlobalOp::create(
+          gb, module.getLoc(), ptrTy, /*isConstant=*/false,
+          LLVM::Linkage::Internal, kSharedWindow, Attribute());
+      window.setThreadLocal_(true);
+      OpBuilder ib(ctx);
+      ib.setInsertionPointToStart(
+          ib.createBlock(&window.getInitializerRegion()));
+      LLVM::ReturnOp::create(
+          ib, module.getLoc(),
+          LLVM::ZeroOp::create(ib, module.getLoc(), ptrTy).getResult());
+      for (LLVM::PtrToIntOp cast : sharedAddrs) {
+        OpBuilder cb(cast);
+        Location loc = cast.getLoc();
+        Value at = LLVM::AddressOfOp::create(cb, loc, ptrTy, kSharedWindow);
+        LLVM::StoreOp::create(cb, loc, cast.getArg(), at);
+        Value zero = LLVM::ConstantOp::create(
+            cb, loc, cast.getType(), cb.getIntegerAttr(cast.getType(), 0));
+        cast.getResult().replaceAllUsesWith(zero);
+        cast.erase();
+      }
+    }
     module.walk([&](Operation *op) {
       for (Value r : op->getResults())
         r.setType(flatten(r.getType()));
@@ -415,8 +513,17 @@ struct NvvmToEmulatorPass
         op->erase();
         continue;
       }
-      // Copies complete as they are made: nothing to wait for.
-      if (isa<NVVM::CpAsyncCommitGroupOp, NVVM::CpAsyncWaitGroupOp>(op)) {
+      if (auto w = dyn_cast<NVVM::WgmmaMmaAsyncOp>(op)) {
+        if (succeeded(lowerWgmma(ob, w, callHook))) {
+          op->erase();
+          continue;
+        }
+      }
+      // Copies complete as they are made, and wgmma products as they are
+      // issued: nothing to wait for; the emulator's memory is one proxy.
+      if (isa<NVVM::CpAsyncCommitGroupOp, NVVM::CpAsyncWaitGroupOp,
+              NVVM::WgmmaFenceAlignedOp, NVVM::WgmmaGroupSyncAlignedOp,
+              NVVM::WgmmaWaitGroupSyncOp, NVVM::FenceProxyOp>(op)) {
         op->erase();
         continue;
       }

@@ -22,3 +22,15 @@ gpu.module @m {
     gpu.return
   }
 }
+
+// A kernel with wgmma: its buffers start on 1024-byte boundaries, where
+// the swizzled layouts' pattern repeats.
+// CHECK-LABEL: gpu.func @wg
+// CHECK-SAME: workgroup(%{{.*}} : memref<8192xf16, #gpu.address_space<workgroup>> {llvm.align = 1024 : i64})
+gpu.module @m2 {
+  gpu.func @wg(%d: i64) workgroup(%s : memref<8192xf16, #gpu.address_space<workgroup>>) kernel {
+    %z = llvm.mlir.zero : !llvm.struct<(f32, f32, f32, f32, f32, f32, f32, f32)>
+    %r = nvvm.wgmma.mma_async %d, %d, %z, #nvvm.shape<m = 64, n = 16, k = 16>, D [<f32>, #nvvm.wgmma_scale_out<one>], A [<f16>, #nvvm.wgmma_scale_in<one>, <row>], B [<f16>, #nvvm.wgmma_scale_in<one>, <col>] : !llvm.struct<(f32, f32, f32, f32, f32, f32, f32, f32)> -> !llvm.struct<(f32, f32, f32, f32, f32, f32, f32, f32)>
+    gpu.return
+  }
+}

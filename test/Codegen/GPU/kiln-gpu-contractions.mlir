@@ -6,6 +6,8 @@
 // RUN: kiln-opt %s -split-input-file -pass-pipeline='builtin.module(func.func(kiln-gpu-contractions{stages=1}))' | FileCheck %s --check-prefix=STAGES1
 // RUN: kiln-opt %s -split-input-file -pass-pipeline='builtin.module(func.func(kiln-gpu-contractions{wide-min-blocks=1}))' | FileCheck %s --check-prefix=WIDE
 // RUN: kiln-opt %s -split-input-file -pass-pipeline='builtin.module(func.func(kiln-gpu-contractions{half-tile=64x64x64/32x16}))' | FileCheck %s --check-prefix=TILE
+// RUN: kiln-opt %s -split-input-file -pass-pipeline='builtin.module(func.func(kiln-gpu-contractions{wgmma=true wide-min-blocks=1}))' | FileCheck %s --check-prefix=WGMMA
+// RUN: kiln-opt %s -split-input-file -pass-pipeline='builtin.module(func.func(kiln-gpu-contractions{wgmma=true}))' | FileCheck %s --check-prefix=NOWGMMA
 // RUN: not kiln-opt %s -split-input-file -pass-pipeline='builtin.module(func.func(kiln-gpu-contractions{half-tile=64x64x32/32x48}))' 2>&1 | FileCheck %s --check-prefix=BADTILE
 // RUN: not kiln-opt %s -split-input-file -pass-pipeline='builtin.module(func.func(kiln-gpu-contractions{wide-tile=512x512x32/16x16}))' 2>&1 | FileCheck %s --check-prefix=BADWIDE
 // BADTILE: kiln-gpu-contractions: half-tile '64x64x32/32x48': every size must be a power of two
@@ -101,6 +103,43 @@ func.func @matmul(%x: memref<100x70xf32>, %w: memref<70x50xf32>, %y: memref<100x
 // WIDE-COUNT-4: nvgpu.ldmatrix %[[AS]]
 // WIDE-COUNT-4: nvgpu.ldmatrix %[[BS]]
 // WIDE-COUNT-32: nvgpu.mma.sync
+// With wgmma (sm_90a), the wide tile's products become a 128x128 tile of
+// two warpgroups: one shared buffer per stage holding A's tile then B's
+// (swizzled; see the pass's description), its address taken once for the
+// descriptors; per step, a wait for the tile's copies, the async-proxy
+// fence and a barrier, two m64n128k16 wgmma from descriptors (A K-major:
+// 64-byte swizzle, atoms 512 bytes apart; B [k][n], MN-major: 128-byte
+// swizzle, atoms 1024 bytes apart along N and 2048 along K), a wait that
+// leaves them in flight, a barrier before the buffer of the step before
+// is refilled; the accumulators are a struct of 64 f32 per thread,
+// waited for after the loop.
+// WGMMA-LABEL: func.func @matmul_f16
+// WGMMA: gpu.launch blocks({{.*}}) in (%{{.*}} = %c1{{.*}}, {{.*}}) threads({{.*}}) in (%{{.*}} = %c256, {{.*}}) workgroup(%[[S:.*]] : memref<3x8192xf16, #gpu.address_space<workgroup>>)
+// WGMMA: memref.extract_aligned_pointer_as_index %[[S]]
+// WGMMA: %[[ZERO:.*]] = llvm.mlir.zero : !llvm.struct<(f32, {{.*}})>
+// WGMMA: nvgpu.device_async_copy %arg0[%{{.*}}, %{{.*}}], %[[S]][%c0, %{{.*}}], 8 {bypassL1}
+// WGMMA: arith.xori
+// WGMMA: scf.for {{.*}} iter_args(%[[ACC:.*]] = %[[ZERO]])
+// WGMMA-NEXT: nvgpu.device_async_wait %{{.*}} {numGroups = 1 : i32}
+// WGMMA-NEXT: nvvm.fence.proxy {kind = #nvvm.proxy_kind<async.shared>, space = #nvvm.shared_space<cta>}
+// WGMMA-NEXT: gpu.barrier
+// WGMMA: nvvm.wgmma.fence.aligned
+// WGMMA: arith.constant -9223371899415756800 : i64
+// WGMMA: arith.constant 4611686568187396096 : i64
+// WGMMA: %[[W0:.*]] = nvvm.wgmma.mma_async %{{.*}}, %{{.*}}, %[[ACC]], <m = 64, n = 128, k = 16>, D[<f32>, <one>], A[<f16>, <one>, <row>], B[<f16>, <one>, <row>]
+// WGMMA: nvvm.wgmma.mma_async %{{.*}}, %{{.*}}, %[[W0]], <m = 64, n = 128, k = 16>
+// WGMMA-NEXT: nvvm.wgmma.commit.group.sync.aligned
+// WGMMA-NEXT: nvvm.wgmma.wait.group.sync.aligned 1
+// WGMMA-NEXT: gpu.barrier
+// WGMMA: nvgpu.device_async_copy
+// WGMMA: scf.yield
+// WGMMA: nvvm.wgmma.wait.group.sync.aligned 0
+// WGMMA-NEXT: nvgpu.device_async_wait %{{.*}} {numGroups = 0 : i32}
+// WGMMA: llvm.extractvalue %{{.*}}[63]
+// wgmma takes the wide tile's place only: with no wide-min-blocks, none.
+// NOWGMMA-LABEL: func.func @matmul_f16
+// NOWGMMA-NOT: nvvm.wgmma
+// NOWGMMA: nvgpu.mma.sync
 // Other tile shapes: 8 warps of 32x16 in a 64x64 tile; steps of 64.
 // TILE-LABEL: func.func @matmul_f16
 // TILE: threads({{.*}}) in (%{{.*}} = %c256, {{.*}}) workgroup(%{{.*}} : memref<2x64x72xf16, #gpu.address_space<workgroup>>, %{{.*}} : memref<2x64x72xf16, #gpu.address_space<workgroup>>)

@@ -6,7 +6,7 @@
 // space; shared memory becomes a thread-local global; libdevice calls
 // become C library calls, and rsqrt gets a definition.
 
-// CHECK: llvm.mlir.global external @kiln_emu_hooks() {{.*}} : !llvm.array<5 x ptr>
+// CHECK: llvm.mlir.global external @kiln_emu_hooks() {{.*}} : !llvm.array<6 x ptr>
 // CHECK: llvm.mlir.global internal thread_local @smem() {{.*}} : !llvm.array<32 x f32>
 // CHECK-LABEL: llvm.func @k(%{{.*}}: !llvm.ptr)
 // CHECK-NOT: nvvm.
@@ -153,6 +153,58 @@ llvm.func @ldmatrix_cp_async(%s: !llvm.ptr<3>, %g: !llvm.ptr<1>, %n: i32, %p: !l
   nvvm.cp.async.shared.global %s, %g, 16, cache = cg : !llvm.ptr<3>, !llvm.ptr<1>
   nvvm.cp.async.commit.group
   nvvm.cp.async.wait.group 0
+  llvm.return
+}
+
+// -----
+
+// wgmma: the shared buffer's address made an integer is stored as the
+// window and becomes 0 (descriptors are offsets from it); each
+// wgmma.mma_async becomes hook 5 with the type (0: f16), N, the transpose
+// bits (A M-major: 1, B N-major: 2), both descriptors, the window and
+// stack arrays of the lane's N / 2 accumulators in and out; the fences,
+// commits and waits go (the product is made at once).
+// CHECK: llvm.mlir.global internal thread_local @kiln_emu_shared_window() {{.*}} : !llvm.ptr
+// CHECK-LABEL: llvm.func @wgmma(
+// CHECK: %[[IN:.*]] = llvm.alloca %{{.*}} x f32
+// CHECK: %[[OUT:.*]] = llvm.alloca %{{.*}} x f32
+// CHECK: %[[W:.*]] = llvm.mlir.addressof @kiln_emu_shared_window : !llvm.ptr
+// CHECK: llvm.store %{{.*}}, %[[W]] : !llvm.ptr, !llvm.ptr
+// CHECK: %[[Z:.*]] = llvm.mlir.constant(0 : i64) : i64
+// CHECK-NOT: nvvm.
+// CHECK: llvm.store %{{.*}}, %{{.*}} : f32, !llvm.ptr
+// CHECK: %[[WIN:.*]] = llvm.load %{{.*}} : !llvm.ptr -> !llvm.ptr
+// CHECK: %[[TY:.*]] = llvm.mlir.constant(0 : i32) : i32
+// CHECK: %[[N:.*]] = llvm.mlir.constant(16 : i32) : i32
+// CHECK: %[[TR:.*]] = llvm.mlir.constant(2 : i32) : i32
+// CHECK: llvm.getelementptr %{{.*}}[0, 5]
+// CHECK: llvm.call %{{.*}}(%[[TY]], %[[N]], %[[TR]], %{{.*}}, %{{.*}}, %[[WIN]], %[[IN]], %[[OUT]]) : !llvm.ptr, (i32, i32, i32, i64, i64, !llvm.ptr, !llvm.ptr, !llvm.ptr) -> ()
+// CHECK-COUNT-8: llvm.load %{{.*}} : !llvm.ptr -> f32
+llvm.mlir.global internal @tiles() {addr_space = 3 : i32} : !llvm.array<1024 x f16>
+llvm.func @wgmma(%out: !llvm.ptr<1>) attributes {nvvm.kernel} {
+  %s = llvm.mlir.addressof @tiles : !llvm.ptr<3>
+  %base = llvm.ptrtoint %s : !llvm.ptr<3> to i64
+  %fields = llvm.mlir.constant(4611686568187396096 : i64) : i64
+  %d = llvm.or %base, %fields : i64
+  %z = llvm.mlir.zero : !llvm.struct<(f32, f32, f32, f32, f32, f32, f32, f32)>
+  nvvm.fence.proxy {kind = #nvvm.proxy_kind<async.shared>, space = #nvvm.shared_space<cta>}
+  nvvm.wgmma.fence.aligned
+  %r = nvvm.wgmma.mma_async %d, %d, %z, #nvvm.shape<m = 64, n = 16, k = 16>, D [<f32>, #nvvm.wgmma_scale_out<one>], A [<f16>, #nvvm.wgmma_scale_in<one>, <row>], B [<f16>, #nvvm.wgmma_scale_in<one>, <row>] : !llvm.struct<(f32, f32, f32, f32, f32, f32, f32, f32)> -> !llvm.struct<(f32, f32, f32, f32, f32, f32, f32, f32)>
+  nvvm.wgmma.commit.group.sync.aligned
+  nvvm.wgmma.wait.group.sync.aligned 0
+  %v = llvm.extractvalue %r[0] : !llvm.struct<(f32, f32, f32, f32, f32, f32, f32, f32)>
+  llvm.store %v, %out : f32, !llvm.ptr<1>
+  llvm.return
+}
+
+// -----
+
+// A wgmma the emulator does not model (here: the accumulators not added,
+// scale-d zero) is an error naming it.
+llvm.func @wgmma_scale_zero(%d: i64) attributes {nvvm.kernel} {
+  %z = llvm.mlir.zero : !llvm.struct<(f32, f32, f32, f32, f32, f32, f32, f32)>
+  // expected-error @+1 {{is not implemented by the kernel emulator}}
+  %r = nvvm.wgmma.mma_async %d, %d, %z, #nvvm.shape<m = 64, n = 16, k = 16>, D [<f32>, #nvvm.wgmma_scale_out<zero>], A [<f16>, #nvvm.wgmma_scale_in<one>, <row>], B [<f16>, #nvvm.wgmma_scale_in<one>, <col>] : !llvm.struct<(f32, f32, f32, f32, f32, f32, f32, f32)> -> !llvm.struct<(f32, f32, f32, f32, f32, f32, f32, f32)>
   llvm.return
 }
 
