@@ -1,11 +1,13 @@
 #!/usr/bin/env python3
 """Compiles every benchmark model for each GPU chip (no GPU needed) and
 reports, per model and chip: kernels, kernels with shared memory (tiled
-contractions and block-per-output reductions), the most registers any kernel uses, spills (the compile fails on
-any: --max-spill-bytes=0) and compile time. With --markdown FILE the table
-is written to FILE.
+contractions and block-per-output reductions), the tensor-core kernels by
+instruction (mma.sync, mma.sp, wgmma), the most registers any kernel uses,
+spills (the compile fails on any: --max-spill-bytes=0) and compile time.
+A chip may name a precision, CHIP/PRECISION (sm_90a/fp16: --precision=fp16).
+With --markdown FILE the table is written to FILE.
 
-  bench/gpu/compile_report.py [--bin build/bin] [--chips sm_80,sm_90]
+  bench/gpu/compile_report.py [--bin build/bin] [--chips sm_80,sm_90,sm_90a/fp16]
       [--models resnet50,...] [--batch 1] [--markdown docs/gpu-compile.md]
 
 The models come from bench/models/export.py (build/bench-models/*.onnx).
@@ -24,7 +26,8 @@ sys.path.insert(0, os.path.join(ROOT, "bench", "models"))
 import export  # noqa: E402  (model list and input shapes)
 
 
-def compile_one(bin_dir, model_path, name, chip, batch, out_dir):
+def compile_one(bin_dir, model_path, name, spec, batch, out_dir):
+    chip, _, precision = spec.partition("/")
     shapes = []
     for n, (_, dims) in export.input_specs(name).items():
         shapes.append("--input-shape=%s:%s" % (n, "x".join(
@@ -32,15 +35,18 @@ def compile_one(bin_dir, model_path, name, chip, batch, out_dir):
     cmd = [os.path.join(bin_dir, "kiln-compile"), model_path,
            "--target=" + chip, "--max-spill-bytes=0", "--emulator-code=false",
            "--report", "-o", os.path.join(out_dir, "%s.%s.kmod" % (name, chip))
-           ] + shapes
+           ] + shapes + (["--precision=" + precision] if precision else [])
     start = time.time()
     p = subprocess.run(cmd, capture_output=True, text=True)
     seconds = time.time() - start
     report = p.stdout + p.stderr
     kernels = re.findall(r"kernel (\S+): (\d+) registers, (\d+) spill bytes, "
                          r"(\d+) bytes shared(, barriers)?", report)
+    ops = re.findall(r"^ +kernel .*; (mma\.sync|mma\.sp|wgmma)$", report, re.M)
     row = {
-        "model": name, "chip": chip, "ok": p.returncode == 0,
+        "model": name, "chip": spec, "ok": p.returncode == 0,
+        "tensor": ", ".join("%d %s" % (ops.count(o), o)
+                            for o in ("mma.sync", "mma.sp", "wgmma") if o in ops) or "-",
         "kernels": len(kernels),
         "shared": sum(1 for k in kernels if int(k[3]) > 0),
         "registers": max((int(k[1]) for k in kernels), default=0),
@@ -67,11 +73,11 @@ def main():
             for chip in args.chips.split(","):
                 row = compile_one(args.bin, path, name, chip, args.batch, tmp)
                 rows.append(row)
-                print("%-14s %-6s %s: %d kernels (%d with shared memory), "
-                      "max %d registers, "
+                print("%-14s %-6s %s: %d kernels (%d with shared memory; "
+                      "tensor cores: %s), max %d registers, "
                       "%d spill bytes, %.1f s %s" % (
                           name, chip, "ok" if row["ok"] else "FAILED",
-                          row["kernels"], row["shared"], row["registers"],
+                          row["kernels"], row["shared"], row["tensor"], row["registers"],
                           row["spills"], row["seconds"], row["error"]),
                       flush=True)
     if args.markdown:
@@ -84,18 +90,20 @@ def main():
             "--emulator-code=false --report`, every kernel assembled by "
             "`ptxas -O3`. Shared: kernels with shared memory (the tiled "
             "matrix products and implicit-GEMM convolutions, and the "
-            "block-per-output reductions). "
+            "block-per-output reductions). Tensor cores: kernels by "
+            "tensor-core instruction; a chip with /fp16 compiles with "
+            "`--precision=fp16`. "
             "Seconds: wall time of the compile on the machine that ran it."
             % (args.markdown, datetime.date.today(), args.batch),
             "",
-            "| model | chip | result | kernels | shared | max registers "
+            "| model | chip | result | kernels | shared | tensor cores | max registers "
             "| spill bytes | seconds |",
-            "|---|---|---|---:|---:|---:|---:|---:|",
+            "|---|---|---|---:|---:|---|---:|---:|---:|",
         ]
         for r in rows:
-            lines.append("| %s | %s | %s | %d | %d | %d | %d | %.1f |" % (
+            lines.append("| %s | %s | %s | %d | %d | %s | %d | %d | %.1f |" % (
                 r["model"], r["chip"], "ok" if r["ok"] else "FAILED: " + r["error"],
-                r["kernels"], r["shared"], r["registers"], r["spills"],
+                r["kernels"], r["shared"], r["tensor"], r["registers"], r["spills"],
                 r["seconds"]))
         with open(args.markdown, "w") as f:
             f.write("\n".join(lines) + "\n")

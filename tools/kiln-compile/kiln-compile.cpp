@@ -1173,6 +1173,8 @@ int compileForGpu(ModuleOp module, kiln::kmod::Module &kmod,
                      << " bytes";
       else if (k.has_flops())
         llvm::errs() << "; flops and bytes depend on the data";
+      if (!k.tensor_op().empty())
+        llvm::errs() << "; " << k.tensor_op();
       llvm::errs() << "\n";
     }
     if (emulatorCode)

@@ -206,8 +206,16 @@ LogicalResult kiln::extractLaunchPlan(ModuleOp module, kmod::Module &out,
       kernel->set_spill_bytes(-1);
       kernel->set_shared_bytes(-1);
       bool sync = false, tensorCores = false;
+      std::string tensorOp;
       k->walk([&](Operation *inner) {
         StringRef n = inner->getName().getStringRef();
+        if (n.starts_with("nvvm.wgmma.mma"))
+          tensorOp = "wgmma";
+        else if (n.starts_with("nvvm.mma.sp") && tensorOp != "wgmma")
+          tensorOp = "mma.sp";
+        else if ((n.starts_with("nvvm.mma") || n.starts_with("nvgpu.mma")) &&
+                 tensorOp.empty())
+          tensorOp = "mma.sync";
         // mma and ldmatrix are warp collectives: the emulator's fibers.
         bool mma = n.starts_with("nvvm.mma") || n.starts_with("nvgpu.mma") ||
                    n.starts_with("nvvm.wgmma.mma");
@@ -220,6 +228,7 @@ LogicalResult kiln::extractLaunchPlan(ModuleOp module, kmod::Module &out,
       });
       kernel->set_synchronizes(sync);
       kernel->set_tensor_cores(tensorCores);
+      kernel->set_tensor_op(tensorOp);
       if (auto costs = fn->getAttrOfType<DictionaryAttr>("kiln.kernel_costs"))
         if (auto cost = costs.getAs<DenseI64ArrayAttr>(name);
             cost && cost.size() == 2) {
