@@ -693,9 +693,10 @@ def KilnGpuContractions : Pass<"kiln-gpu-contractions", "::mlir::func::FuncOp"> 
     read it) or with one of its other inputs read otherwise than element
     by element.
 
-    With `wgmma` (Hopper, sm_90a), f16 and bf16 contractions that would
-    take `wide-tile` (and whose weight is not 2:4) take a warpgroup tile
-    instead: 128x128 outputs per block of 256 threads, steps of 32 k, two
+    With `wgmma` (Hopper, sm_90a), f16 and bf16 contractions that give at
+    least `wide-min-blocks` blocks of 128x128 (and whose weight is not
+    2:4) take a warpgroup tile instead of `wide-tile`: 128x128 outputs
+    per block of 256 threads, steps of 32 k, two
     warpgroups of 64 rows each. Both operands' tiles of a stage share one
     shared buffer (aligned to 1024 bytes by `kiln-gpu-align-workgroup`),
     each in one of wgmma's swizzled layouts: a K-major operand as rows of
@@ -717,8 +718,8 @@ def KilnGpuContractions : Pass<"kiln-gpu-contractions", "::mlir::func::FuncOp"> 
   }];
   let options = [
     Option<"wgmma", "wgmma", "bool", "false",
-           "f16/bf16 contractions that would take wide-tile use Hopper's "
-           "warpgroup products (wgmma; sm_90a only)">,
+           "f16/bf16 contractions with at least wide-min-blocks 128x128 "
+           "tiles use Hopper's warpgroup products (wgmma; sm_90a only)">,
     Option<"tf32", "tf32", "bool", "false",
            "f32 contractions on tensor cores with tf32 inputs (faster, "
            "about 3 decimal digits per product)">,

@@ -39,8 +39,9 @@
             int64_t descB, const void *window, const float *in, float *out):
    wgmma.mma_async.sync.aligned.m64nNk16.f32.TYPE.TYPE of one lane of a
    warpgroup (scale-d 1), A and B in shared memory as the matrix
-   descriptors give them (no swizzling; bit 0 of `trans` A is M-major,
-   bit 1 B is N-major), their start addresses relative to `window`, the
+   descriptors give them (no swizzling or 32-, 64- or 128-byte swizzling;
+   bit 0 of `trans` A is M-major, bit 1 B is N-major), their start
+   addresses relative to `window`, the
    last shared address the kernel converted to an integer (see
    kiln-nvvm-to-emulator); `in` and `out` hold the lane's N / 2
    accumulator registers. The product is made at once: wgmma's fences,

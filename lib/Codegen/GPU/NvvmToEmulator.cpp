@@ -276,6 +276,11 @@ LogicalResult lowerWgmma(OpBuilder &b, NVVM::WgmmaMmaAsyncOp w,
   auto c32 = [&](int32_t v) {
     return LLVM::ConstantOp::create(b, loc, i32, b.getI32IntegerAttr(v));
   };
+  // Without the window (the kernel never made its buffer's address an
+  // integer) the descriptors cannot be read.
+  if (!SymbolTable::lookupNearestSymbolFrom(
+          w, StringAttr::get(ctx, kSharedWindow)))
+    return failure();
   int32_t trans = (w.getLayoutA() == NVVM::MMALayout::col ? 1 : 0) |
                   (w.getLayoutB() == NVVM::MMALayout::row ? 2 : 0);
   Value windowAddr = LLVM::AddressOfOp::create(b, loc, ptrTy, kSharedWindow);
@@ -335,12 +340,31 @@ struct NvvmToEmulatorPass
     // relative to: the conversion stores its pointer as the window and
     // gives 0. A kernel converts one address, its buffer's start, and
     // adds offsets to it.
+    // Only kernels with wgmma are rewritten, and each may convert one
+    // pointer (its buffer's start) only.
     SmallVector<LLVM::PtrToIntOp> sharedAddrs;
-    module.walk([&](LLVM::PtrToIntOp cast) {
-      auto p = dyn_cast<LLVM::LLVMPointerType>(cast.getArg().getType());
-      if (p && p.getAddressSpace() == 3)
+    module.walk([&](LLVM::LLVMFuncOp fn) {
+      if (!fn.walk([](NVVM::WgmmaMmaAsyncOp) {
+               return WalkResult::interrupt();
+             }).wasInterrupted())
+        return;
+      Value source;
+      fn.walk([&](LLVM::PtrToIntOp cast) {
+        auto p = dyn_cast<LLVM::LLVMPointerType>(cast.getArg().getType());
+        if (!p || p.getAddressSpace() != 3)
+          return;
+        if (source && source != cast.getArg()) {
+          cast.emitOpError("converts a second shared-memory pointer to an "
+                           "integer in a kernel with wgmma; the kernel "
+                           "emulator reads descriptors relative to one");
+          failedAny = true;
+        }
+        source = cast.getArg();
         sharedAddrs.push_back(cast);
+      });
     });
+    if (failedAny)
+      return signalPassFailure();
     if (!sharedAddrs.empty()) {
       OpBuilder gb = OpBuilder::atBlockBegin(module.getBody());
       auto window = LLVM::GlobalOp::create(

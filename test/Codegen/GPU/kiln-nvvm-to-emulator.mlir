@@ -199,6 +199,23 @@ llvm.func @wgmma(%out: !llvm.ptr<1>) attributes {nvvm.kernel} {
 
 // -----
 
+// A kernel with wgmma may make one shared pointer an integer: the
+// emulator reads its descriptors relative to it.
+llvm.mlir.global internal @a() {addr_space = 3 : i32} : !llvm.array<64 x f16>
+llvm.mlir.global internal @b() {addr_space = 3 : i32} : !llvm.array<64 x f16>
+llvm.func @two_windows() attributes {nvvm.kernel} {
+  %pa = llvm.mlir.addressof @a : !llvm.ptr<3>
+  %pb = llvm.mlir.addressof @b : !llvm.ptr<3>
+  %da = llvm.ptrtoint %pa : !llvm.ptr<3> to i64
+  // expected-error @+1 {{converts a second shared-memory pointer to an integer in a kernel with wgmma}}
+  %db = llvm.ptrtoint %pb : !llvm.ptr<3> to i64
+  %z = llvm.mlir.zero : !llvm.struct<(f32, f32, f32, f32, f32, f32, f32, f32)>
+  %r = nvvm.wgmma.mma_async %da, %db, %z, #nvvm.shape<m = 64, n = 16, k = 16>, D [<f32>, #nvvm.wgmma_scale_out<one>], A [<f16>, #nvvm.wgmma_scale_in<one>, <row>], B [<f16>, #nvvm.wgmma_scale_in<one>, <col>] : !llvm.struct<(f32, f32, f32, f32, f32, f32, f32, f32)> -> !llvm.struct<(f32, f32, f32, f32, f32, f32, f32, f32)>
+  llvm.return
+}
+
+// -----
+
 // A wgmma the emulator does not model (here: the accumulators not added,
 // scale-d zero) is an error naming it.
 llvm.func @wgmma_scale_zero(%d: i64) attributes {nvvm.kernel} {
