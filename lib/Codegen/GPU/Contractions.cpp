@@ -770,6 +770,10 @@ private:
     }
     return slot;
   }
+  /// An i64 constant (wgmma descriptors are 64-bit).
+  Value cst64(OpBuilder &b, int64_t v) {
+    return arith::ConstantOp::create(b, loc, b.getI64IntegerAttr(v));
+  }
   Value add(OpBuilder &b, Value x, int64_t y) {
     return y ? arith::AddIOp::create(b, loc, x, cst(b, y)).getResult() : x;
   }
@@ -1154,14 +1158,11 @@ void TileBuilder::locateThread(OpBuilder &b, Value tid) {
     auto i64 = b.getI64Type();
     Value ptr = memref::ExtractAlignedPointerAsIndexOp::create(b, loc, aShared);
     Value addr = arith::IndexCastOp::create(b, loc, i64, ptr);
-    auto i64c = [&](int64_t v) {
-      return arith::ConstantOp::create(b, loc, b.getI64IntegerAttr(v));
-    };
     Value rows = arith::IndexCastOp::create(
         b, loc, i64, mul(b, group, wgLayout(/*isA=*/true).rows64));
     wgBase[0] = arith::AddIOp::create(b, loc, addr, rows);
     int64_t bytes = c.inType.getIntOrFloatBitWidth() / 8;
-    wgBase[1] = arith::AddIOp::create(b, loc, addr, i64c(bm * bk * bytes));
+    wgBase[1] = arith::AddIOp::create(b, loc, addr, cst64(b, bm * bk * bytes));
     return;
   }
   if (kind == TileKind::Simt) {
@@ -1467,28 +1468,26 @@ void TileBuilder::sparseCompute(OpBuilder &b, SmallVectorImpl<Value> &acc,
 
 Value TileBuilder::wgmmaDescriptor(OpBuilder &b, bool isA, Value stageBytesAt,
                                    int64_t slice) {
-  auto i64c = [&](int64_t v) -> Value {
-    return arith::ConstantOp::create(b, loc, b.getI64IntegerAttr(v));
-  };
   WgLayout l = wgLayout(isA);
   Value addr = arith::AddIOp::create(b, loc, wgBase[isA ? 0 : 1], stageBytesAt);
   if (slice)
-    addr = arith::AddIOp::create(b, loc, addr, i64c(slice * l.slice));
+    addr = arith::AddIOp::create(b, loc, addr, cst64(b, slice * l.slice));
   int64_t lbo = l.lbo, sbo = l.sbo;
   if (mutation == Mutation::SwapWgmmaStrides)
     std::swap(lbo, sbo);
   Value start = arith::AndIOp::create(
-      b, loc, arith::ShRUIOp::create(b, loc, addr, i64c(4)), i64c(0x3fff));
+      b, loc, arith::ShRUIOp::create(b, loc, addr, cst64(b, 4)),
+      cst64(b, 0x3fff));
   uint64_t fields = static_cast<uint64_t>(lbo >> 4) << 16 |
                     static_cast<uint64_t>(sbo >> 4) << 32 |
                     static_cast<uint64_t>(l.mode) << 62;
   return arith::OrIOp::create(b, loc, start,
-                              i64c(static_cast<int64_t>(fields)));
+                              cst64(b, static_cast<int64_t>(fields)));
 }
 
 Value TileBuilder::wgmmaCompute(OpBuilder &b, Value acc, Value stage,
                                 int64_t pending) {
-  Value at = arith::ConstantOp::create(b, loc, b.getI64IntegerAttr(0));
+  Value at = cst64(b, 0);
   if (stage)
     at = arith::IndexCastOp::create(b, loc, b.getI64Type(),
                                     mul(b, stage, stageBytes()));

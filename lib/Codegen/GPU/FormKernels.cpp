@@ -19,8 +19,8 @@
 #include "mlir/IR/Matchers.h"
 #include "mlir/Interfaces/SideEffectInterfaces.h"
 #include "llvm/ADT/DenseSet.h"
-#include "llvm/ADT/SetVector.h"
 #include "llvm/ADT/ScopeExit.h"
+#include "llvm/ADT/SetVector.h"
 
 #include <deque>
 
@@ -609,8 +609,9 @@ struct FormKernelsPass
     };
     auto boundsOf = [](scf::ParallelOp loop) -> std::optional<Bounds> {
       Bounds bounds;
-      if (!loop || failed(getConstantBounds(loop, bounds.lbs, bounds.trips,
-                                            bounds.steps)) ||
+      if (!loop ||
+          failed(getConstantBounds(loop, bounds.lbs, bounds.trips,
+                                   bounds.steps)) ||
           llvm::is_contained(bounds.trips, 0))
         return std::nullopt;
       return bounds;
@@ -960,7 +961,8 @@ struct FormKernelsPass
               b.clone(op, map);
           } else {
             // The row's elements: strided over the threads.
-            ArrayRef<int64_t> innerTrips = ArrayRef<int64_t>(ts).drop_front(rank);
+            ArrayRef<int64_t> innerTrips =
+                ArrayRef<int64_t>(ts).drop_front(rank);
             int64_t inner = 1;
             for (int64_t t : innerTrips)
               inner *= t;
