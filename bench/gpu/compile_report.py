@@ -41,7 +41,7 @@ def compile_one(bin_dir, model_path, name, spec, batch, out_dir):
     seconds = time.time() - start
     report = p.stdout + p.stderr
     kernels = re.findall(r"kernel (\S+): (\d+) registers, (\d+) spill bytes, "
-                         r"(\d+) bytes shared(, barriers)?", report)
+                         r"(\d+) bytes shared(?: \+ \d+ dynamic)?(, barriers)?", report)
     ops = re.findall(r"^ +kernel .*; (mma\.sync|mma\.sp|wgmma)$", report, re.M)
     row = {
         "model": name, "chip": spec, "ok": p.returncode == 0,

@@ -186,6 +186,8 @@ void kiln::buildGpuCodegenPipeline(OpPassManager &pm,
           "func.func(kiln-copy-to-linalg,kiln-gpu-contractions{tf32=" +
           (options.tf32 ? "true" : "false") + " wgmma=" +
           (options.wgmma && options.chip == "sm_90a" ? "true" : "false") +
+          " wgmma-tile=" + options.wgmmaTile +
+          " wgmma-stages=" + std::to_string(options.wgmmaStages) +
           " vector-bytes=" + std::to_string(options.vectorBytes) +
           " stages=" + std::to_string(options.tileStages) +
           " half-tile=" + options.halfTile + " wide-tile=" + options.wideTile +
@@ -203,12 +205,11 @@ void kiln::buildGpuCodegenPipeline(OpPassManager &pm,
           "nvvm-attach-target{" +
           target +
           "},"
-          "gpu.module(gpu.func(kiln-gpu-align-workgroup),"
-          "expand-strided-metadata,lower-affine,"
+          "gpu.module(expand-strided-metadata,lower-affine,"
           "convert-scf-to-cf,kiln-expand-float8,arith-expand{include-bf16=true}"
           ","
           "convert-nvgpu-to-nvvm,convert-gpu-to-nvvm{use-bare-ptr-memref-"
-          "call-conv=true},"
+          "call-conv=true},kiln-gpu-align-workgroup,"
           "convert-vector-to-llvm,convert-ub-to-llvm,"
           "canonicalize,cse,reconcile-unrealized-casts)");
 }

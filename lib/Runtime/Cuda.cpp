@@ -12,6 +12,7 @@
 
 #include "GpuCode.h"
 
+#include <algorithm>
 #include <cstdlib>
 #include <dlfcn.h>
 #include <mutex>
@@ -32,6 +33,10 @@ using CUevent = struct CUevent_st *;
 constexpr int kAttrComputeCapabilityMajor = 75;
 constexpr int kAttrComputeCapabilityMinor = 76;
 constexpr int kAttrMultiprocessorCount = 16;
+constexpr int kAttrMaxSharedPerBlockOptin = 97;
+constexpr int kFuncAttrMaxDynamicShared = 8;
+/// Dynamic shared memory a launch gets without opting in.
+constexpr unsigned kDefaultDynamicShared = 48 * 1024;
 constexpr int kStreamNonBlocking = 1;
 constexpr int kCaptureModeThreadLocal = 1;
 
@@ -50,6 +55,7 @@ struct Driver {
   CUresult (*cuModuleLoadData)(CUmodule *, const void *);
   CUresult (*cuModuleUnload)(CUmodule);
   CUresult (*cuModuleGetFunction)(CUfunction *, CUmodule, const char *);
+  CUresult (*cuFuncSetAttribute)(CUfunction, int, int);
   CUresult (*cuMemAlloc)(CUdeviceptr *, size_t);
   CUresult (*cuMemFree)(CUdeviceptr);
   CUresult (*cuMemcpyHtoD)(CUdeviceptr, const void *, size_t);
@@ -118,6 +124,7 @@ private:
     sym(cuModuleLoadData, "cuModuleLoadData");
     sym(cuModuleUnload, "cuModuleUnload");
     sym(cuModuleGetFunction, "cuModuleGetFunction");
+    sym(cuFuncSetAttribute, "cuFuncSetAttribute");
     sym(cuMemAlloc, "cuMemAlloc_v2");
     sym(cuMemFree, "cuMemFree_v2");
     sym(cuMemcpyHtoD, "cuMemcpyHtoD_v2");
@@ -278,6 +285,31 @@ private:
           !s.ok())
         return s;
       functions.push_back(f);
+    }
+    // Kernels launched with more than 48 KiB of dynamic shared memory
+    // (Hopper's deep wgmma pipelines) opt in to it, up to the device's
+    // limit.
+    std::vector<unsigned> dynamicShared(functions.size(), 0);
+    for (const GpuLaunch &l : code->launches)
+      dynamicShared[l.kernel] =
+          std::max(dynamicShared[l.kernel], l.sharedBytes);
+    for (size_t k = 0; k < functions.size(); ++k) {
+      if (dynamicShared[k] <= kDefaultDynamicShared)
+        continue;
+      int limit = 0;
+      cu.cuDeviceGetAttribute(&limit, kAttrMaxSharedPerBlockOptin, device);
+      if (dynamicShared[k] > static_cast<unsigned>(limit))
+        return Status::error("kernel '" + code->kernels[k].name + "' needs " +
+                             std::to_string(dynamicShared[k]) +
+                             " bytes of shared memory; this " + deviceChip +
+                             " device gives " + "a block at most " +
+                             std::to_string(limit));
+      if (Status s = check(
+              cu.cuFuncSetAttribute(functions[k], kFuncAttrMaxDynamicShared,
+                                    static_cast<int>(dynamicShared[k])),
+              "cuFuncSetAttribute");
+          !s.ok())
+        return s;
     }
     if (Status s = check(cu.cuStreamCreate(&stream, kStreamNonBlocking),
                          "cuStreamCreate");

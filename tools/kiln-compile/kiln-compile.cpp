@@ -140,6 +140,21 @@ static cl::opt<bool> gpuWgmma(
              "(wgmma) in 128x128 tiles (default true there; false: mma.sync "
              "tiles; other targets have no wgmma)"),
     cl::init(true), cl::cat(category));
+static cl::opt<std::string> gpuWgmmaTile(
+    "gpu-wgmma-tile",
+    cl::desc("--target=sm_90a: the wgmma tiles, MxNxK[,MxNxK...]: each "
+             "product takes the first of which it has at least "
+             "--gpu-wide-tile-blocks, convolutions the first with N up to "
+             "128 and K 32 (M rows in warpgroups of 64, up to 256; N a "
+             "multiple of 64 up to 256; K 32 or 64; default "
+             "128x256x64,128x128x64,128x128x32)"),
+    cl::init("128x256x64,128x128x64,128x128x32"), cl::cat(category));
+static cl::opt<int64_t> gpuWgmmaStages(
+    "gpu-wgmma-stages",
+    cl::desc("--target=sm_90a: shared-memory buffers of the wgmma tiles' "
+             "cp.async pipeline (1 to 8, fewer where they would pass the "
+             "227 KiB a block may have; default 3)"),
+    cl::init(3), cl::cat(category));
 static cl::opt<std::string> gpuTestMutation(
     "gpu-test-mutation", cl::Hidden,
     cl::desc("Plants a bug in the GPU kernels (drop-barrier, "
@@ -1048,6 +1063,16 @@ int compileForGpu(ModuleOp module, kiln::kmod::Module &kmod,
     return fail("--gpu-wgmma needs --target=sm_90a (wgmma is an sm_90a "
                 "instruction); the target is " +
                 target);
+  if ((gpuWgmmaTile.getNumOccurrences() ||
+       gpuWgmmaStages.getNumOccurrences()) &&
+      (target != "sm_90a" || !gpuWgmma))
+    return fail(std::string("--gpu-wgmma-") +
+                (gpuWgmmaTile.getNumOccurrences() ? "tile" : "stages") +
+                " shapes the wgmma tiles, which need --target=sm_90a and "
+                "--gpu-wgmma");
+  if (gpuWgmmaStages < 1 || gpuWgmmaStages > 8)
+    return fail("--gpu-wgmma-stages=" + std::to_string(gpuWgmmaStages) +
+                ": the stages must be 1 to 8");
   if (gpuTileStages < 1 || gpuTileStages > 8)
     return fail("--gpu-tile-stages=" + std::to_string(gpuTileStages) +
                 ": the stages must be 1 to 8");
@@ -1065,6 +1090,8 @@ int compileForGpu(ModuleOp module, kiln::kmod::Module &kmod,
   options.wideTile = gpuWideTile;
   options.testMutation = gpuTestMutation;
   options.wgmma = gpuWgmma;
+  options.wgmmaTile = gpuWgmmaTile;
+  options.wgmmaStages = gpuWgmmaStages;
   kiln::buildGpuCodegenPipeline(pm, options);
   if (failed(pm.run(module)))
     return 1;
@@ -1158,13 +1185,23 @@ int compileForGpu(ModuleOp module, kiln::kmod::Module &kmod,
     if (ptxas.empty())
       llvm::errs() << " (no ptxas: no cubin, no register report)";
     llvm::errs() << "\n";
-    for (const auto &k : gpu.kernels()) {
+    // Dynamic shared memory is the launch's (the most any launch of the
+    // kernel asks for).
+    std::vector<int32_t> dynamicShared(gpu.kernels_size(), 0);
+    for (const auto &l : gpu.launches())
+      if (l.kernel() >= 0 && l.kernel() < gpu.kernels_size())
+        dynamicShared[l.kernel()] =
+            std::max(dynamicShared[l.kernel()], l.dynamic_shared_bytes());
+    for (int i = 0; i < gpu.kernels_size(); ++i) {
+      const auto &k = gpu.kernels(i);
       llvm::errs() << "    kernel " << k.name() << ": ";
       if (k.registers() >= 0)
         llvm::errs() << k.registers() << " registers, " << k.spill_bytes()
                      << " spill bytes, " << k.shared_bytes() << " bytes shared";
       else
         llvm::errs() << "not assembled";
+      if (dynamicShared[i])
+        llvm::errs() << " + " << dynamicShared[i] << " dynamic";
       llvm::errs() << (k.synchronizes() ? ", barriers" : "");
       // A negative count: the kernel loops a number of times known only at
       // run time.

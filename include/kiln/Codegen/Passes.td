@@ -693,33 +693,49 @@ def KilnGpuContractions : Pass<"kiln-gpu-contractions", "::mlir::func::FuncOp"> 
     read it) or with one of its other inputs read otherwise than element
     by element.
 
-    With `wgmma` (Hopper, sm_90a), f16 and bf16 contractions that give at
-    least `wide-min-blocks` blocks of 128x128 (and whose weight is not
-    2:4) take a warpgroup tile instead of `wide-tile`: 128x128 outputs
-    per block of 256 threads, steps of 32 k, two
-    warpgroups of 64 rows each. Both operands' tiles of a stage share one
-    shared buffer (aligned to 1024 bytes by `kiln-gpu-align-workgroup`),
-    each in one of wgmma's swizzled layouts: a K-major operand as rows of
-    32 k (64 bytes) with 64-byte swizzling, an M- or N-major one (read
-    transposed) as atoms of 8 k by 64 elements with 128-byte swizzling,
-    so that each phase of 8 threads' 16-byte copies fills whole 32-byte
-    sectors and hits distinct banks. The tiles are staged as for the
-    other 16-bit tiles (`cp.async` pipeline of `stages` buffers); each
-    step waits for its tile's copies, makes them visible to the async
-    proxy (`fence.proxy.async`) and synchronizes, issues per 16 k one
-    `nvvm.wgmma.mma_async` m64n128k16 per warpgroup from two matrix
+    With `wgmma` (Hopper, sm_90a), f16 and bf16 contractions (whose
+    weight is not 2:4) take a warpgroup tile instead of `wide-tile`: the
+    first of `wgmma-tile` of which they give at least `wide-min-blocks`
+    blocks (by default 128x256x64, then 128x128x64, then 128x128x32;
+    convolutions, whose staged groups need more registers for their
+    indices, only tiles with N up to 128 and steps of 32 k). A tile of
+    M x N outputs is M / 64 warpgroups (128 threads each) of 64 rows by N
+    columns. Both operands' tiles of a stage share one shared buffer
+    (aligned to 1024 bytes by `kiln-gpu-align-workgroup`), each in one of
+    wgmma's swizzled layouts: a K-major operand as rows of the step's k
+    (64 or 128 bytes) with 64- or 128-byte swizzling, an M- or N-major
+    one (read transposed) as atoms of 8 k by 64 elements with 128-byte
+    swizzling, so that each phase of 8 threads' 16-byte copies fills
+    whole 32-byte sectors and hits distinct banks. `wgmma-stages` such
+    buffers (fewer where they would pass 227 KiB) past 48 KiB in all are
+    the launch's dynamic shared memory (`gpu.dynamic_shared_memory`,
+    viewed as the buffer), else a workgroup attribution. The tiles are
+    staged by `cp.async` as for the other 16-bit tiles; each step waits
+    for its tile's copies, makes them visible to the async proxy
+    (`fence.proxy.async`) and synchronizes, issues per 16 k one
+    `nvvm.wgmma.mma_async` m64nNk16 per warpgroup from two matrix
     descriptors (start address, strides, swizzle mode) into f32
-    accumulators (a struct of 64 registers per thread), waits until only
-    this step's products are in flight (`wgmma.wait_group 1`: the step
-    before is done), synchronizes, and refills the buffer of the step
+    accumulators (a struct of N / 2 registers per thread), waits until
+    only this step's products are in flight (`wgmma.wait_group 1`: the
+    step before is done), synchronizes, and refills the buffer of the step
     before. The last products are waited for after the loop.
 
     Other linalg ops are left to the loop kernels of `kiln-gpu-form-kernels`.
   }];
   let options = [
     Option<"wgmma", "wgmma", "bool", "false",
-           "f16/bf16 contractions with at least wide-min-blocks 128x128 "
+           "f16/bf16 contractions with at least wide-min-blocks wgmma-tile "
            "tiles use Hopper's warpgroup products (wgmma; sm_90a only)">,
+    Option<"wgmmaTile", "wgmma-tile", "std::string",
+           "\"128x256x64,128x128x64,128x128x32\"",
+           "The tiles of wgmma contractions, MxNxK[,MxNxK...]: each "
+           "contraction takes the first of which it has at least "
+           "wide-min-blocks, convolutions the first with N up to 128 and "
+           "K 32 (M in warpgroups of 64 rows up to 256, N a multiple of 64 "
+           "up to 256, K 32 or 64)">,
+    Option<"wgmmaStages", "wgmma-stages", "int64_t", "3",
+           "Shared-memory buffers of the wgmma tiles (fewer where they would "
+           "pass 227 KiB; past 48 KiB they are dynamic shared memory)">,
     Option<"tf32", "tf32", "bool", "false",
            "f32 contractions on tensor cores with tf32 inputs (faster, "
            "about 3 decimal digits per product)">,
@@ -771,19 +787,23 @@ def KilnGpuContractions : Pass<"kiln-gpu-contractions", "::mlir::func::FuncOp"> 
 }
 
 def KilnGpuAlignWorkgroup
-    : Pass<"kiln-gpu-align-workgroup", "::mlir::gpu::GPUFuncOp"> {
-  let summary = "Aligns every shared-memory buffer of a kernel";
+    : Pass<"kiln-gpu-align-workgroup", "::mlir::gpu::GPUModuleOp"> {
+  let summary = "Aligns every shared-memory buffer of a kernel module";
   let description = [{
-    Runs after `gpu-kernel-outlining`, before `convert-gpu-to-nvvm`. Each
-    workgroup attribution of the kernel gets an `llvm.align` of
-    `alignment` bytes (unless it has a larger one), which the NVVM
-    lowering gives the buffer's `.shared` array: its own alignment is its
-    element type's, and the tensor-core tiles' `cp.async` 16-byte copies
-    and `ldmatrix` rows need 16-byte aligned addresses.
+    Runs inside each `gpu.module` after `convert-gpu-to-nvvm`. Every
+    shared-memory global (`addr_space = 3`: the workgroup attributions'
+    arrays, and the zero-length array of `gpu.dynamic_shared_memory`) gets
+    an alignment of `alignment` bytes unless it has a larger one; in a
+    module with wgmma, 1024 bytes, where the swizzled layouts' pattern
+    repeats. The NVVM lowering aligns a workgroup buffer to its element
+    type only (2 bytes for f16) and dynamic shared memory to 16, and the
+    tensor-core tiles' `cp.async` 16-byte copies and `ldmatrix` rows need
+    16-byte aligned addresses.
   }];
   let options = [
     Option<"alignment", "alignment", "int64_t", "16",
-           "Bytes every workgroup buffer is aligned to">,
+           "Bytes every shared-memory buffer is aligned to (1024 at least "
+           "in modules with wgmma)">,
   ];
 }
 

@@ -195,6 +195,18 @@ struct GpuPipelineOptions
       llvm::cl::desc("sm_90a: f16/bf16 products that take the wide tile use "
                      "warpgroup products (wgmma) instead"),
       llvm::cl::init(true)};
+  Option<std::string> wgmmaTile{
+      *this, "wgmma-tile",
+      llvm::cl::desc("sm_90a: the wgmma tiles, MxNxK[,MxNxK...], the first "
+                     "of which a product has wide-tile-blocks taken (M 64 "
+                     "to 256 in warpgroups of 64 rows, N a multiple of 64 "
+                     "up to 256, K 32 or 64)"),
+      llvm::cl::init("128x256x64,128x128x64,128x128x32")};
+  Option<int64_t> wgmmaStages{
+      *this, "wgmma-stages",
+      llvm::cl::desc("sm_90a: shared-memory buffers of the wgmma tiles "
+                     "(past 48 KiB in all they are dynamic shared memory)"),
+      llvm::cl::init(3)};
   Option<std::string> testMutation{
       *this, "test-mutation",
       llvm::cl::desc("Plants a bug for the emulator's mutation tests "

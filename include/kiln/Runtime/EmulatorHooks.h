@@ -49,6 +49,12 @@
 #define KILN_EMU_HOOK_WGMMA 5
 #define KILN_EMU_NUM_HOOKS 6
 
+/* A kernel's dynamic shared memory (the zero-length `.shared` array that
+   gpu.dynamic_shared_memory lowers to) becomes a thread-local array of
+   this many bytes, the most a block of sm_90 may opt in to (227 KiB); a
+   launch that asks for more is refused. */
+#define KILN_EMU_DYNAMIC_SHARED_BYTES 232448
+
 /* The multiplicand types of KILN_EMU_HOOK_WGMMA. */
 #define KILN_EMU_WGMMA_F16 0
 #define KILN_EMU_WGMMA_BF16 1

@@ -525,20 +525,27 @@ struct TileShape {
 /// the tile builder needs: powers of two, warp tiles of whole 16x16 mma
 /// pairs dividing the block's, K a multiple of 16, 64 to 1024 threads,
 /// and every tile side and operand tile at least covered by the threads.
-FailureOr<TileShape> parseTileShape(StringRef spec, std::string &error) {
+/// The `count` positive sizes of `spec`, separated by 'x' except for a
+/// '/' after the third; an empty vector where it is not that.
+SmallVector<int64_t> parseSizes(StringRef spec, int count) {
   SmallVector<int64_t> v;
   StringRef rest = spec;
-  for (int i = 0; i < 5; ++i) {
+  for (int i = 0; i < count; ++i) {
     auto [head, tail] = rest.split(i == 2 ? '/' : 'x');
     int64_t x;
-    if (head.getAsInteger(10, x) || x <= 0) {
-      error = "expected MxNxK/WMxWN (e.g. 64x64x32/32x32)";
-      return failure();
-    }
+    if (head.getAsInteger(10, x) || x <= 0)
+      return {};
     v.push_back(x);
     rest = tail;
   }
-  if (!rest.empty()) {
+  if (!rest.empty())
+    return {};
+  return v;
+}
+
+FailureOr<TileShape> parseTileShape(StringRef spec, std::string &error) {
+  SmallVector<int64_t> v = parseSizes(spec, 5);
+  if (v.empty()) {
     error = "expected MxNxK/WMxWN (e.g. 64x64x32/32x32)";
     return failure();
   }
@@ -565,12 +572,38 @@ FailureOr<TileShape> parseTileShape(StringRef spec, std::string &error) {
   return t;
 }
 
+/// The most shared memory a block may opt in to on sm_90 (227 KiB); the
+/// tiles that need more than the 48 KiB of static shared memory take it
+/// as dynamic shared memory.
+constexpr int64_t kMaxSharedBytes = 232448;
+constexpr int64_t kStaticSharedBytes = 48 * 1024;
+
+/// Parses a wgmma tile "MxNxK": M rows in warpgroups of 64 (64 to 256),
+/// N a multiple of 64 up to 256 (wgmma's n; M- and N-major operands are
+/// stored in atoms of 64 elements), K 32 or 64 (a K-major operand's row
+/// of 64 or 128 bytes is one swizzled row).
+FailureOr<TileShape> parseWgmmaTile(StringRef spec, std::string &error) {
+  SmallVector<int64_t> v = parseSizes(spec, 3);
+  if (v.empty()) {
+    error = "expected MxNxK (e.g. 128x128x64)";
+    return failure();
+  }
+  if (v[0] % 64 || v[0] > 256 || v[1] % 64 || v[1] > 256 ||
+      (v[2] != 32 && v[2] != 64)) {
+    error = "M is 64, 128, 192 or 256 (warpgroups of 64 rows), N a "
+            "multiple of 64 up to 256, K 32 or 64";
+    return failure();
+  }
+  return TileShape{v[0], v[1], v[2], 64, v[1]};
+}
+
 /// Builds the kernel of one contraction.
 class TileBuilder {
 public:
   TileBuilder(Contraction c, TileKind kind, Mutation mutation,
               int64_t vectorBytes, int64_t stages, const TileShape &halfTile,
-              const TileShape &wideTile, int64_t wideMinBlocks, bool wgmma)
+              const TileShape &wideTile, int64_t wideMinBlocks, bool wgmma,
+              ArrayRef<TileShape> wgmmaTiles, int64_t wgmmaStages)
       : c(std::move(c)), kind(kind), mutation(mutation),
         vectorBytes(vectorBytes), loc(this->c.op.getLoc()),
         ctx(this->c.op.getContext()) {
@@ -595,18 +628,35 @@ public:
       warpM = t.warpM;
       warpN = t.warpN;
     }
-    // Hopper (sm_90a): a 128x128 tile of two warpgroups, each a 64x128
-    // wgmma accumulator, in place of the wide tile (where the product gets
-    // at least `wideMinBlocks` of them), unless the weight is 2:4.
-    TileShape wgTile{128, 128, 32, 64, 128};
-    wg = half && wgmma && !cc.sparse && wideMinBlocks > 0 &&
-         blocks(wgTile) >= wideMinBlocks;
-    if (wg) {
-      bm = 128;
-      bn = 128;
-      bk = 32;
+    // Hopper (sm_90a): a tile of warpgroups, each a 64-row wgmma
+    // accumulator, in place of the wide tile: the first of `wgmmaTiles`
+    // of which the product gets at least `wideMinBlocks`, unless the
+    // weight is 2:4.
+    // Convolutions (an input indexed by sums of loop dims, or zero-padded)
+    // compute each staged group's indices from several dims, and keep
+    // them in registers across the steps: they take only tiles of at most
+    // 64 accumulators a thread (N 128) and steps of 32 k. (A padded 3x3
+    // convolution spilled in 128x256x64; took 252 registers in 128x128x64
+    // and 189 in 128x128x32.)
+    bool im2col =
+        llvm::any_of(cc.padded,
+                     [](const std::optional<PaddedInput> &p) { return p; }) ||
+        llvm::any_of(std::array<unsigned, 2>{cc.a, cc.b}, [&](unsigned i) {
+          return llvm::any_of(cc.maps[i].getResults(), [](AffineExpr e) {
+            return !isa<AffineDimExpr>(e);
+          });
+        });
+    for (const TileShape &t : wgmmaTiles) {
+      if (!half || !wgmma || cc.sparse || wideMinBlocks <= 0 ||
+          blocks(t) < wideMinBlocks || (im2col && (t.n > 128 || t.k > 32)))
+        continue;
+      wg = true;
+      bm = t.m;
+      bn = t.n;
+      bk = t.k;
       warpM = 64;
-      warpN = 128;
+      warpN = bn;
+      break;
     }
     // Shared-memory rows padded so that the fragment loads of the
     // tensor-core tiles (lanes g + 8-row groups; ldmatrix's eight 16-byte
@@ -616,7 +666,9 @@ public:
     // shared memory (cp.async copies of 16-byte groups; ldmatrix, with
     // .trans where that side is m or n); the others are stored [k][m] and
     // [k][n] and staged synchronously (tf32 rounds each element).
-    this->stages = half ? std::max<int64_t>(stages, 1) : 1;
+    this->stages = wg     ? std::max<int64_t>(wgmmaStages, 1)
+                   : half ? std::max<int64_t>(stages, 1)
+                          : 1;
     // A 2:4 weight's kept values are staged [m][k / 2]; its K is padded
     // to a multiple of 32 (one mma.sp step), which the step along K must
     // be and divide.
@@ -628,11 +680,19 @@ public:
     }
     kContiguous[0] = half && (sparse || colsFastest(/*isA=*/true));
     kContiguous[1] = half && !colsFastest(/*isA=*/false);
-    // Static shared memory stops at 48 KiB: fewer stages where they would
-    // not fit.
-    while (this->stages > 1 && this->stages * stageBytes() > 48 * 1024)
+    // Static shared memory stops at 48 KiB, and the dynamic shared memory
+    // of wgmma tiles at 227 KiB: fewer stages where they would not fit.
+    while (this->stages > 1 && this->stages * stageBytes() > maxSharedBytes())
       --this->stages;
   }
+
+  /// The most shared memory the kernel may take: wgmma tiles (sm_90a)
+  /// take theirs as dynamic shared memory where they need more than the
+  /// 48 KiB of static shared memory.
+  int64_t maxSharedBytes() const {
+    return wg ? kMaxSharedBytes : kStaticSharedBytes;
+  }
+  bool dynamicShared() const { return sharedBytes() > kStaticSharedBytes; }
 
   /// Shared-memory bytes of one stage's A and B tiles.
   int64_t stageBytes() const {
@@ -648,7 +708,7 @@ public:
 
   gpu::LaunchOp build(OpBuilder &b);
 
-  /// Static shared memory the kernel needs, and its tile as MxNxK/WMxWN.
+  /// Shared memory the kernel needs, and its tile as MxNxK/WMxWN.
   int64_t sharedBytes() const { return stages * stageBytes(); }
   /// Whether the kernel reads a 2:4 weight compressed (see Contraction),
   /// and whether its tile can: every thread copies the same number of
@@ -722,9 +782,10 @@ private:
   ///
   /// wgmma tiles share one buffer per stage, A's tile then B's (each
   /// 1024-byte aligned), each in one of wgmma's swizzled layouts. K-major
-  /// operands (k contiguous; the step of K is 32, 64 bytes): row mn at
-  /// byte 64 mn, 64-byte swizzling (the 16-byte chunk index, bits 4-5 of
-  /// the address, XOR bits 7-8). MN-major ones: atoms of 8 k rows of 64 mn
+  /// operands (k contiguous): row mn at byte 2 bk mn, swizzled by its
+  /// width, 64 bytes (bk 32: the 16-byte chunk index, bits 4-5 of the
+  /// address, XOR bits 7-8) or 128 (bk 64: bits 4-6 XOR bits 7-9).
+  /// MN-major ones: atoms of 8 k rows of 64 mn
   /// (128 bytes), the atoms of 8 k at (k / 8) * (MN / 64) * 1024 and along
   /// MN at (mn / 64) * 1024, 128-byte swizzling (bits 4-6 XOR bits 7-9).
   /// A warp's 16-byte copies then fill whole 32-byte sectors and hit
@@ -747,7 +808,9 @@ private:
             add(b, atoms,
                 add(b, mul(b, rem(b, k, 8), 128), mul(b, rem(b, mn, 64), 2)));
       }
-      int64_t bits = kCont ? 3 : 7;
+      // The 16-byte chunks of a swizzled row: a K-major row's bk * 2 bytes
+      // (64 or 128), an M/N-major one's 128.
+      int64_t bits = kCont ? 2 * bk / 16 - 1 : 7;
       Value chunkXor = mul(b, rem(b, div(b, byte, 128), bits + 1), 16);
       Value swizzled = arith::XOrIOp::create(b, loc, byte, chunkXor);
       idx.push_back(add(b, div(b, swizzled, 2), isA ? 0 : bm * bk));
@@ -937,7 +1000,7 @@ private:
   /// give it: the leading and stride dimension byte offsets, the swizzle
   /// mode (1: 128-byte, 2: 64-byte), the bytes from one 16-k slice to the
   /// next, and from one 64-row block of A to the next. K-major: 8 rows of
-  /// 64 bytes per swizzle atom, atoms 512 bytes apart (the stride
+  /// 2 bk bytes per swizzle atom, atoms 16 bk bytes apart (the stride
   /// dimension); the leading dimension is unused (16 k fit in an atom's
   /// row). MN-major: atoms 1024 bytes apart along MN (the leading
   /// dimension) and (MN / 64) * 1024 along K (the stride dimension).
@@ -947,7 +1010,7 @@ private:
   WgLayout wgLayout(bool isA) const {
     int64_t tile = isA ? bm : bn;
     if (kContiguous[isA ? 0 : 1])
-      return {16, 8 * 2 * bk, 2, 32, 8 * 8 * 2 * bk};
+      return {16, 8 * 2 * bk, bk == 64 ? 1 : 2, 32, 8 * 8 * 2 * bk};
     return {1024, tile / 64 * 1024, 1, 2 * (tile / 64 * 1024), 1024};
   }
   /// wgmma tiles: the address of each operand's tile in the first stage
@@ -1551,18 +1614,37 @@ gpu::LaunchOp TileBuilder::build(OpBuilder &b) {
     sparseValues = get("kiln.sparse_values");
     sparseMeta = get("kiln.sparse_meta");
   }
-  // wgmma tiles: one buffer, A's tile then B's in each stage.
-  SmallVector<Type> attributions = {shared(true)};
-  if (!wg)
-    attributions.push_back(shared(false));
+  // wgmma tiles: one buffer, A's tile then B's in each stage; past 48 KiB
+  // it is the launch's dynamic shared memory, viewed as that buffer.
+  SmallVector<Type> attributions;
+  if (!dynamicShared()) {
+    attributions.push_back(shared(true));
+    if (!wg)
+      attributions.push_back(shared(false));
+  }
   auto launch = gpu::LaunchOp::create(
       b, loc, hostCst(batches * mTiles * nTiles), one, one, hostCst(threads()),
-      one, one, /*dynamicSharedMemorySize=*/nullptr,
+      one, one,
+      /*dynamicSharedMemorySize=*/
+      dynamicShared() ? arith::ConstantOp::create(
+                            b, loc, b.getI32IntegerAttr(sharedBytes()))
+                            .getResult()
+                      : Value(),
       /*asyncTokenType=*/nullptr, /*asyncDependencies=*/{}, attributions);
   entry = &launch.getBody().front();
-  aShared = launch.getWorkgroupAttributions()[0];
-  bShared = launch.getWorkgroupAttributions()[wg ? 0 : 1];
   OpBuilder kb = OpBuilder::atBlockBegin(entry);
+  if (dynamicShared()) {
+    auto space = gpu::AddressSpaceAttr::get(ctx, gpu::AddressSpace::Workgroup);
+    Value bytes = gpu::DynamicSharedMemoryOp::create(
+        kb, loc,
+        MemRefType::get({ShapedType::kDynamic}, kb.getI8Type(),
+                        MemRefLayoutAttrInterface(), space));
+    aShared = bShared = memref::ViewOp::create(kb, loc, shared(true), bytes,
+                                               cst(kb, 0), ValueRange{});
+  } else {
+    aShared = launch.getWorkgroupAttributions()[0];
+    bShared = launch.getWorkgroupAttributions()[wg ? 0 : 1];
+  }
   Value tid = launch.getThreadIds().x;
   // Block id: n tile fastest, then m tile, then the batch indices.
   Value bid = launch.getBlockIds().x;
@@ -1856,6 +1938,18 @@ struct GpuContractionsPass
           << wideTile << "': " << error;
       return signalPassFailure();
     }
+    SmallVector<TileShape> wgmmaShapes;
+    SmallVector<StringRef> wgmmaSpecs;
+    StringRef(wgmmaTile).split(wgmmaSpecs, ',');
+    for (StringRef spec : wgmmaSpecs) {
+      FailureOr<TileShape> shape = parseWgmmaTile(spec, error);
+      if (failed(shape)) {
+        fn.emitError("kiln-gpu-contractions: wgmma-tile '")
+            << spec << "': " << error;
+        return signalPassFailure();
+      }
+      wgmmaShapes.push_back(*shape);
+    }
     Mutation mutation = Mutation::None;
     if (testMutation == "swap-b-fragment")
       mutation = Mutation::SwapBFragment;
@@ -1927,7 +2021,8 @@ struct GpuContractionsPass
       // reads are defined by then; only views and constants lie between).
       OpBuilder b(c.consumer ? c.consumer.getOperation() : op.getOperation());
       TileBuilder builder(c, kind, mutation, vectorBytes, stages, *halfShape,
-                          *wideShape, wideMinBlocks, wgmma);
+                          *wideShape, wideMinBlocks, wgmma, wgmmaShapes,
+                          wgmmaStages);
       if (builder.isSparse() && !builder.sparseFits()) {
         op->emitWarning("kiln-gpu-contractions: the 2:4 weight of node '")
             << kiln::onnxNodeName(op.getLoc()) << "' is read dense: the tile "
@@ -1936,18 +2031,20 @@ struct GpuContractionsPass
                "values and of the other operand";
         c.sparse = nullptr;
         builder = TileBuilder(c, kind, mutation, vectorBytes, stages,
-                              *halfShape, *wideShape, wideMinBlocks, wgmma);
+                              *halfShape, *wideShape, wideMinBlocks, wgmma,
+                              wgmmaShapes, wgmmaStages);
       }
       if (c.sparse)
         cost.bytes += globalBytes("kiln.sparse_values") +
                       globalBytes("kiln.sparse_meta") -
                       c.extent(c.m) * c.extent(c.k) *
                           c.inType.getIntOrFloatBitWidth() / 8;
-      if (builder.sharedBytes() > 48 * 1024) {
+      if (builder.sharedBytes() > builder.maxSharedBytes()) {
         op->emitError("kiln-gpu-contractions: the tile ")
             << builder.tileName() << " needs " << builder.sharedBytes()
-            << " bytes of shared memory even with one stage; at most 48 KiB "
-               "(choose a smaller --gpu-half-tile or --gpu-wide-tile)";
+            << " bytes of shared memory even with one stage; at most "
+            << builder.maxSharedBytes() / 1024
+            << " KiB (choose a smaller --gpu-half-tile or --gpu-wide-tile)";
         return signalPassFailure();
       }
       gpu::LaunchOp launch = builder.build(b);

@@ -414,6 +414,17 @@ struct NvvmToEmulatorPass
       }
       if (auto g = dyn_cast<LLVM::GlobalOp>(op)) {
         if (g.getAddrSpace() != 0) {
+          // Shared memory is per block: the emulator runs a block's
+          // threads as fibers of one host thread. Dynamic shared memory
+          // (a zero-length array) gets the most a launch may ask for.
+          auto array = dyn_cast<LLVM::LLVMArrayType>(g.getGlobalType());
+          if (array && array.getNumElements() == 0) {
+            unsigned bits = array.getElementType().getIntOrFloatBitWidth();
+            g.setGlobalType(LLVM::LLVMArrayType::get(
+                array.getElementType(),
+                KILN_EMU_DYNAMIC_SHARED_BYTES * 8 / std::max(bits, 8u)));
+            g.setLinkage(LLVM::Linkage::Internal);
+          }
           g.setAddrSpace(0);
           g.setThreadLocal_(true);
         }

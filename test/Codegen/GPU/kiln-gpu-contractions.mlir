@@ -6,12 +6,16 @@
 // RUN: kiln-opt %s -split-input-file -pass-pipeline='builtin.module(func.func(kiln-gpu-contractions{stages=1}))' | FileCheck %s --check-prefix=STAGES1
 // RUN: kiln-opt %s -split-input-file -pass-pipeline='builtin.module(func.func(kiln-gpu-contractions{wide-min-blocks=1}))' | FileCheck %s --check-prefix=WIDE
 // RUN: kiln-opt %s -split-input-file -pass-pipeline='builtin.module(func.func(kiln-gpu-contractions{half-tile=64x64x64/32x16}))' | FileCheck %s --check-prefix=TILE
-// RUN: kiln-opt %s -split-input-file -pass-pipeline='builtin.module(func.func(kiln-gpu-contractions{wgmma=true wide-min-blocks=1}))' | FileCheck %s --check-prefix=WGMMA
+// RUN: kiln-opt %s -split-input-file -pass-pipeline='builtin.module(func.func(kiln-gpu-contractions{wgmma=true wide-min-blocks=1 wgmma-tile=128x128x32}))' | FileCheck %s --check-prefix=WGMMA
+// RUN: kiln-opt %s -split-input-file -pass-pipeline='builtin.module(func.func(kiln-gpu-contractions{wgmma=true wide-min-blocks=1}))' | FileCheck %s --check-prefix=WGDYN
+// RUN: kiln-opt %s -split-input-file -pass-pipeline='builtin.module(func.func(kiln-gpu-contractions{wgmma=true wide-min-blocks=2 wgmma-tile=128x256x64,64x64x32}))' | FileCheck %s --check-prefix=WGLIST
+// RUN: not kiln-opt %s -split-input-file -pass-pipeline='builtin.module(func.func(kiln-gpu-contractions{wgmma=true wgmma-tile=128x96x64}))' 2>&1 | FileCheck %s --check-prefix=BADWG
 // RUN: kiln-opt %s -split-input-file -pass-pipeline='builtin.module(func.func(kiln-gpu-contractions{wgmma=true}))' | FileCheck %s --check-prefix=NOWGMMA
 // RUN: not kiln-opt %s -split-input-file -pass-pipeline='builtin.module(func.func(kiln-gpu-contractions{half-tile=64x64x32/32x48}))' 2>&1 | FileCheck %s --check-prefix=BADTILE
 // RUN: not kiln-opt %s -split-input-file -pass-pipeline='builtin.module(func.func(kiln-gpu-contractions{wide-tile=512x512x32/16x16}))' 2>&1 | FileCheck %s --check-prefix=BADWIDE
 // BADTILE: kiln-gpu-contractions: half-tile '64x64x32/32x48': every size must be a power of two
 // BADWIDE: kiln-gpu-contractions: wide-tile '512x512x32/16x16': the tile needs 64 to 1024 threads
+// BADWG: kiln-gpu-contractions: wgmma-tile '128x96x64': M is 64, 128, 192 or 256 (warpgroups of 64 rows), N a multiple of 64 up to 256, K 32 or 64
 
 #a = affine_map<(m, k, n) -> (m, k)>
 #b = affine_map<(m, k, n) -> (k, n)>
@@ -136,6 +140,31 @@ func.func @matmul(%x: memref<100x70xf32>, %w: memref<70x50xf32>, %y: memref<100x
 // WGMMA: nvvm.wgmma.wait.group.sync.aligned 0
 // WGMMA-NEXT: nvgpu.device_async_wait %{{.*}} {numGroups = 0 : i32}
 // WGMMA: llvm.extractvalue %{{.*}}[63]
+// The default wgmma tiles, 128x256x64 first: four warpgroups' worth of
+// accumulators (128 f32 per thread), three stages of 48 KiB, past static
+// shared memory's 48 KiB: the launch's dynamic shared memory, viewed as
+// the stages' buffer. A K-major (rows of 64 k, 128 bytes): 128-byte
+// swizzle, atoms 1024 bytes apart; B [k][n]: atoms 1024 bytes apart along
+// N and 4096 along K. Four m64n256k16 per step of 64 k.
+// WGDYN-LABEL: func.func @matmul_f16
+// WGDYN: %[[BYTES:.*]] = arith.constant 147456 : i32
+// WGDYN: gpu.launch blocks({{.*}}) in (%{{.*}} = %c1{{.*}}, {{.*}}) threads({{.*}}) in (%{{.*}} = %c256, {{.*}}) dynamic_shared_memory_size %[[BYTES]]
+// WGDYN-NOT: workgroup(
+// WGDYN: %[[DYN:.*]] = gpu.dynamic_shared_memory : memref<?xi8, #gpu.address_space<workgroup>>
+// WGDYN: %[[S:.*]] = memref.view %[[DYN]][%{{.*}}][] : memref<?xi8, #gpu.address_space<workgroup>> to memref<3x24576xf16, #gpu.address_space<workgroup>>
+// WGDYN: memref.extract_aligned_pointer_as_index %[[S]]
+// WGDYN: nvgpu.device_async_copy %arg0[%{{.*}}, %{{.*}}], %[[S]][%c0, %{{.*}}], 8 {bypassL1}
+// WGDYN: scf.for
+// WGDYN: arith.constant 4611686293305360384 : i64
+// WGDYN: arith.constant 4611687117943209984 : i64
+// WGDYN-COUNT-4: nvvm.wgmma.mma_async {{.*}} <m = 64, n = 256, k = 16>
+// WGDYN-NEXT: nvvm.wgmma.commit.group.sync.aligned
+// WGDYN: llvm.extractvalue %{{.*}}[127]
+// A list of wgmma tiles: the first that gives wide-min-blocks blocks (2
+// here: 128x256 gives one, 64x64 two, in one warpgroup).
+// WGLIST-LABEL: func.func @matmul_f16
+// WGLIST: gpu.launch blocks({{.*}}) in (%{{.*}} = %c2{{.*}}, {{.*}}) threads({{.*}}) in (%{{.*}} = %c128, {{.*}}) workgroup(%{{.*}} : memref<3x4096xf16, #gpu.address_space<workgroup>>)
+// WGLIST: nvvm.wgmma.mma_async {{.*}} <m = 64, n = 64, k = 16>
 // wgmma takes the wide tile's place only: with no wide-min-blocks, none.
 // NOWGMMA-LABEL: func.func @matmul_f16
 // NOWGMMA-NOT: nvvm.wgmma

@@ -52,6 +52,21 @@ llvm.func @__nv_rsqrtf(f32) -> f32
 
 // -----
 
+// Dynamic shared memory (an external zero-length array) becomes an
+// internal thread-local array of the most a launch may ask for (227 KiB;
+// the runtime refuses launches that ask for more).
+// CHECK: llvm.mlir.global internal thread_local @__dynamic_shmem__0() {addr_space = 0 : i32, alignment = 1024 : i64} : !llvm.array<232448 x i8>
+// CHECK-LABEL: llvm.func @dyn(
+llvm.mlir.global external @__dynamic_shmem__0() {addr_space = 3 : i32, alignment = 1024 : i64} : !llvm.array<0 x i8>
+llvm.func @dyn(%p: !llvm.ptr<1>) attributes {nvvm.kernel} {
+  %s = llvm.mlir.addressof @__dynamic_shmem__0 : !llvm.ptr<3>
+  %v = llvm.load %s : !llvm.ptr<3> -> i8
+  llvm.store %v, %p : i8, !llvm.ptr<1>
+  llvm.return
+}
+
+// -----
+
 // mma.sync (tf32 m16n8k8, f16 m16n8k16) becomes hook 3 with the kind
 // (0, 1), the lane's ten A, B and C registers stored as 32-bit words into
 // a stack array made in the entry block, and the four D registers loaded
