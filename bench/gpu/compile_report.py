@@ -41,14 +41,14 @@ def compile_one(bin_dir, model_path, name, spec, batch, out_dir):
     seconds = time.time() - start
     report = p.stdout + p.stderr
     kernels = re.findall(r"kernel (\S+): (\d+) registers, (\d+) spill bytes, "
-                         r"(\d+) bytes shared(?: \+ \d+ dynamic)?(, barriers)?", report)
+                         r"(\d+) bytes shared(?: \+ (\d+) dynamic)?(, barriers)?", report)
     ops = re.findall(r"^ +kernel .*; (mma\.sync|mma\.sp|wgmma)$", report, re.M)
     row = {
         "model": name, "chip": spec, "ok": p.returncode == 0,
         "tensor": ", ".join("%d %s" % (ops.count(o), o)
                             for o in ("mma.sync", "mma.sp", "wgmma") if o in ops) or "-",
         "kernels": len(kernels),
-        "shared": sum(1 for k in kernels if int(k[3]) > 0),
+        "shared": sum(1 for k in kernels if int(k[3]) + int(k[4] or 0) > 0),
         "registers": max((int(k[1]) for k in kernels), default=0),
         "spills": sum(int(k[2]) for k in kernels),
         "seconds": seconds,
