@@ -696,7 +696,9 @@ def KilnGpuContractions : Pass<"kiln-gpu-contractions", "::mlir::func::FuncOp"> 
     With `wgmma` (Hopper, sm_90a), f16 and bf16 contractions (whose
     weight is not 2:4) take a warpgroup tile instead of `wide-tile`: the
     first of `wgmma-tile` of which they give at least `wide-min-blocks`
-    blocks (by default 128x256x64, then 128x128x64, then 128x128x32;
+    blocks and no later one covers the output with fewer outputs (an N of
+    128 in 128x256 tiles would compute twice its outputs; by default
+    128x256x64, then 128x128x64, then 128x128x32;
     convolutions, whose staged groups need more registers for their
     indices, only tiles with N up to 128 and steps of 32 k). A tile of
     M x N outputs is M / 64 warpgroups (128 threads each) of 64 rows by N

@@ -646,9 +646,20 @@ public:
             return !isa<AffineDimExpr>(e);
           });
         });
-    for (const TileShape &t : wgmmaTiles) {
-      if (!half || !wgmma || cc.sparse || wideMinBlocks <= 0 ||
-          blocks(t) < wideMinBlocks || (im2col && (t.n > 128 || t.k > 32)))
+    auto fits = [&](const TileShape &t) {
+      return half && wgmma && !cc.sparse && wideMinBlocks > 0 &&
+             blocks(t) >= wideMinBlocks && !(im2col && (t.n > 128 || t.k > 32));
+    };
+    // The outputs the tiles cover, overhang included: a tile is passed
+    // over for a later one that covers fewer (a product of N 128 in
+    // 128x256 tiles would compute twice its outputs).
+    auto covered = [&](const TileShape &t) { return blocks(t) * t.m * t.n; };
+    for (size_t i = 0; i < wgmmaTiles.size(); ++i) {
+      const TileShape &t = wgmmaTiles[i];
+      if (!fits(t) || llvm::any_of(llvm::drop_begin(wgmmaTiles, i + 1),
+                                   [&](const TileShape &u) {
+                                     return fits(u) && covered(u) < covered(t);
+                                   }))
         continue;
       wg = true;
       bm = t.m;

@@ -1511,7 +1511,10 @@ FailureOr<SmallVector<Value>> Lowering::lowerIntegerGemm(Operation *op,
 /// diagonal, offset by the past length or by nonpad_kv_seqlen - Sq; -inf
 /// past each batch's nonpad_kv_seqlen) in one elementwise pass with the
 /// scale and softcap; softmax over the keys (upstream's decomposition); the
-/// product with V. f16 and bf16 compute in f32 and round once at the end.
+/// product with V. f16 and bf16 multiply their Q and K (exact in f32) and
+/// the probabilities rounded to their type with V, as tensor cores do,
+/// accumulate in f32, and compute the softmax in f32; the output is
+/// rounded once at the end.
 FailureOr<SmallVector<Value>> Lowering::lowerAttention(AttentionOp op,
                                                        RankedTensorType rt) {
   Location loc = op.getLoc();
@@ -1573,7 +1576,8 @@ FailureOr<SmallVector<Value>> Lowering::lowerAttention(AttentionOp op,
     return op.emitOpError("needs q_num_heads and kv_num_heads for 3-D Q, K "
                           "and V, dividing their hidden sizes"),
            failure();
-  Value q = convert(heads(op.getQ(), qHeads), ct);
+  // Half Q, K and V stay half: the products extend them (exactly) to f32.
+  Value q = heads(op.getQ(), qHeads);
   Value k = heads(op.getK(), kvHeadsAttr);
   Value v = heads(op.getV(), kvHeadsAttr);
   // The cache: past ++ new along the sequence.
@@ -1605,8 +1609,6 @@ FailureOr<SmallVector<Value>> Lowering::lowerAttention(AttentionOp op,
     v = append(op.getPastValue(), v);
   }
   Value presentKey = k, presentValue = v;
-  k = convert(k, ct);
-  v = convert(v, ct);
   auto q4 = cast<RankedTensorType>(q.getType());
   auto k4 = cast<RankedTensorType>(k.getType());
   auto v4 = cast<RankedTensorType>(v.getType());
@@ -1632,10 +1634,13 @@ FailureOr<SmallVector<Value>> Lowering::lowerAttention(AttentionOp op,
                            IT::parallel, IT::reduction};
   Value zero = scalarConst(b, loc, ct, 0);
   auto mulAdd = [&](OpBuilder &nb, Location nl, ValueRange a) {
+    auto wide = [&](Value x) {
+      return x.getType() == ct ? x : convertScalar(nb, nl, x, ct);
+    };
     linalg::YieldOp::create(
         nb, nl,
-        arith::AddFOp::create(nb, nl, a[2],
-                              arith::MulFOp::create(nb, nl, a[0], a[1]))
+        arith::AddFOp::create(
+            nb, nl, a[2], arith::MulFOp::create(nb, nl, wide(a[0]), wide(a[1])))
             .getResult());
   };
   // A per-head product over loops (b, h, i, n, r): lhs[b, h, i, r] times
@@ -1781,8 +1786,11 @@ FailureOr<SmallVector<Value>> Lowering::lowerAttention(AttentionOp op,
                           .getResult();
                     });
   }
-  // Y[b, h, i, e] = sum_j P[b, h, i, j] * V[b, h / group, j, e].
-  Value y = headProduct(probs, v, {dim(4), dim(3)}, dv);
+  // Y[b, h, i, e] = sum_j P[b, h, i, j] * V[b, h / group, j, e], with P
+  // rounded to V's type when that is half (flash attention's choice: both
+  // operands of the product on tensor cores).
+  Value y =
+      headProduct(convert(probs, v4.getElementType()), v, {dim(4), dim(3)}, dv);
   y = convert(y, elt);
   if (qt.getRank() == 3)
     y = reshapeTo(b, loc, permute(y, {0, 2, 1, 3}), rt);

@@ -7,7 +7,8 @@
 // RUN: kiln-opt %s -split-input-file -pass-pipeline='builtin.module(func.func(kiln-gpu-contractions{wide-min-blocks=1}))' | FileCheck %s --check-prefix=WIDE
 // RUN: kiln-opt %s -split-input-file -pass-pipeline='builtin.module(func.func(kiln-gpu-contractions{half-tile=64x64x64/32x16}))' | FileCheck %s --check-prefix=TILE
 // RUN: kiln-opt %s -split-input-file -pass-pipeline='builtin.module(func.func(kiln-gpu-contractions{wgmma=true wide-min-blocks=1 wgmma-tile=128x128x32}))' | FileCheck %s --check-prefix=WGMMA
-// RUN: kiln-opt %s -split-input-file -pass-pipeline='builtin.module(func.func(kiln-gpu-contractions{wgmma=true wide-min-blocks=1}))' | FileCheck %s --check-prefix=WGDYN
+// RUN: kiln-opt %s -split-input-file -pass-pipeline='builtin.module(func.func(kiln-gpu-contractions{wgmma=true wide-min-blocks=1 wgmma-tile=128x256x64}))' | FileCheck %s --check-prefix=WGDYN
+// RUN: kiln-opt %s -split-input-file -pass-pipeline='builtin.module(func.func(kiln-gpu-contractions{wgmma=true wide-min-blocks=1}))' | FileCheck %s --check-prefix=WGDEFAULT
 // RUN: kiln-opt %s -split-input-file -pass-pipeline='builtin.module(func.func(kiln-gpu-contractions{wgmma=true wide-min-blocks=2 wgmma-tile=128x256x64,64x64x32}))' | FileCheck %s --check-prefix=WGLIST
 // RUN: not kiln-opt %s -split-input-file -pass-pipeline='builtin.module(func.func(kiln-gpu-contractions{wgmma=true wgmma-tile=128x96x64}))' 2>&1 | FileCheck %s --check-prefix=BADWG
 // RUN: kiln-opt %s -split-input-file -pass-pipeline='builtin.module(func.func(kiln-gpu-contractions{wgmma=true}))' | FileCheck %s --check-prefix=NOWGMMA
@@ -140,8 +141,8 @@ func.func @matmul(%x: memref<100x70xf32>, %w: memref<70x50xf32>, %y: memref<100x
 // WGMMA: nvvm.wgmma.wait.group.sync.aligned 0
 // WGMMA-NEXT: nvgpu.device_async_wait %{{.*}} {numGroups = 0 : i32}
 // WGMMA: llvm.extractvalue %{{.*}}[63]
-// The default wgmma tiles, 128x256x64 first: four warpgroups' worth of
-// accumulators (128 f32 per thread), three stages of 48 KiB, past static
+// A 128x256x64 wgmma tile (the first of the default list): 128 f32
+// accumulators per thread, three stages of 48 KiB, past static
 // shared memory's 48 KiB: the launch's dynamic shared memory, viewed as
 // the stages' buffer. A K-major (rows of 64 k, 128 bytes): 128-byte
 // swizzle, atoms 1024 bytes apart; B [k][n]: atoms 1024 bytes apart along
@@ -160,6 +161,12 @@ func.func @matmul(%x: memref<100x70xf32>, %w: memref<70x50xf32>, %y: memref<100x
 // WGDYN-COUNT-4: nvvm.wgmma.mma_async {{.*}} <m = 64, n = 256, k = 16>
 // WGDYN-NEXT: nvvm.wgmma.commit.group.sync.aligned
 // WGDYN: llvm.extractvalue %{{.*}}[127]
+// The default list passes over 128x256x64 where 128x128x64 covers the
+// output (64 columns here) with fewer outputs: three stages of 32 KiB.
+// WGDEFAULT-LABEL: func.func @matmul_f16
+// WGDEFAULT: arith.constant 98304 : i32
+// WGDEFAULT: memref.view {{.*}} to memref<3x16384xf16, #gpu.address_space<workgroup>>
+// WGDEFAULT-COUNT-4: nvvm.wgmma.mma_async {{.*}} <m = 64, n = 128, k = 16>
 // A list of wgmma tiles: the first that gives wide-min-blocks blocks (2
 // here: 128x256 gives one, 64x64 two, in one warpgroup).
 // WGLIST-LABEL: func.func @matmul_f16

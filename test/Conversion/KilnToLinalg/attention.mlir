@@ -32,15 +32,24 @@ func.func @gqa_causal(%q: tensor<1x4x8x16xf32>, %k: tensor<1x2x8x16xf32>, %v: te
 // -----
 
 // 3-D inputs ([batch, sequence, heads * size]) are split into heads
-// (expand_shape, transpose) and the output merged back; f16 computes in f32 and
-// rounds once; kiln.zero_nan_rows (from kiln-fuse-layers) zeroes NaN
-// probabilities.
+// (expand_shape, transpose) and the output merged back; f16 multiplies Q
+// by K as f16 (a contraction that extends both, exact in f32, as tensor
+// cores do), computes the softmax in f32, rounds the probabilities to f16
+// for the product with V (accumulated in f32) and rounds the output once;
+// kiln.zero_nan_rows (from kiln-fuse-layers) zeroes NaN probabilities.
 
 // CHECK-LABEL: func.func @three_d_f16
 // CHECK:         tensor.expand_shape %{{.+}} {{\[}}[0], [1], [2, 3]] output_shape [2, 6, 4, 8] : tensor<2x6x32xf16> into tensor<2x6x4x8xf16>
 // CHECK:         linalg.transpose
-// CHECK:         arith.extf %{{.+}} : f16 to f32
+// CHECK:         linalg.generic {{.*}} ins(%{{.+}}, %{{.+}} : tensor<2x4x6x8xf16>, tensor<2x4x6x8xf16>) outs(%{{.+}} : tensor<2x4x6x6xf32>)
+// CHECK-NEXT:    ^bb0(%{{.+}}: f16, %{{.+}}: f16, %{{.+}}: f32):
+// CHECK-NEXT:      arith.extf %{{.+}} : f16 to f32
+// CHECK-NEXT:      arith.extf %{{.+}} : f16 to f32
+// CHECK-NEXT:      arith.mulf
+// CHECK-NEXT:      arith.addf
 // CHECK:         arith.cmpf uno
+// CHECK:         arith.truncf %{{.+}} : f32 to f16
+// CHECK:         linalg.generic {{.*}} ins(%{{.+}}, %{{.+}} : tensor<2x4x6x6xf16>, tensor<2x4x6x8xf16>) outs(%{{.+}} : tensor<2x4x6x8xf32>)
 // CHECK:         arith.truncf %{{.+}} : f32 to f16
 // CHECK:         linalg.transpose
 // CHECK:         tensor.collapse_shape %{{.+}} {{\[}}[0], [1], [2, 3]] : tensor<2x6x4x8xf16> into tensor<2x6x32xf16>
