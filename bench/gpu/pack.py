@@ -34,12 +34,16 @@ benchmark against PyTorch eager and torch.compile, one profile).
       [--bench-models build/bench-models] [--variant fp32= --variant tf32=--gpu-tf32]
       [--parts conformance,models,bench,gemm] [--gemm-shapes 4096x4096x4096]
 
-The archive must stay under what reaches the GPU machine: the big models'
-weights (ResNet-50 98 MB, BERT-base 418 MB) do not fit in 64 MiB, so the
-default benchmark set is MobileNetV2 alone.
+A GPU machine takes 64 MiB of files per call: the big models' weights
+(ResNet-50 98 MB, BERT-base 418 MB; half that in fp16) do not fit, so the
+default benchmark set is MobileNetV2 alone. A larger archive is also
+written in parts (OUT.00, OUT.01, ... of --part-mib, default 60): send one
+per call, in a row while the machine is held (its files stay between
+calls), and run-pack.sh joins them.
 """
 
 import argparse
+import glob
 import json
 import os
 import shutil
@@ -159,6 +163,10 @@ def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--bin", default="build/bin")
     ap.add_argument("--out", default="build/gpu-pack.tar.xz")
+    ap.add_argument("--max-mib", type=float, default=64,
+                    help="what one call to the GPU machine takes; a larger archive is "
+                         "also written in parts OUT.00, OUT.01, ... of --part-mib")
+    ap.add_argument("--part-mib", type=float, default=60)
     ap.add_argument("--chip", default="sm_90a",
                     help="sm_90a (H100, H200: wgmma tiles), sm_90, sm_80, ...")
     ap.add_argument("--models", default="mobilenet_v2",
@@ -216,10 +224,26 @@ def main():
         t.add(stage, arcname="gpu-pack")
     shutil.rmtree(args.out + ".tmp", ignore_errors=True)
     size = os.path.getsize(args.out)
-    print("pack.py: wrote %s (%.1f MiB)" % (args.out, size / 2**20))
-    if size > 64 * 2**20:
-        print("pack.py: over 64 MiB: send it in parts (split -b 60M) and join them there",
-              file=sys.stderr)
+    print("pack.py: wrote %s (%.1f MiB)" % (args.out, size / 2**20), flush=True)
+    for old in glob.glob(glob.escape(args.out) + ".[0-9][0-9]"):
+        os.remove(old)
+    if size > args.max_mib * 2**20:
+        # Parts the GPU machine takes one per call; its files stay there
+        # between calls while it is held, and run-pack.sh joins them.
+        part = max(1, int(args.part_mib * 2**20))
+        names = []
+        with open(args.out, "rb") as f:
+            while True:
+                chunk = f.read(part)
+                if not chunk:
+                    break
+                names.append("%s.%02d" % (args.out, len(names)))
+                with open(names[-1], "wb") as o:
+                    o.write(chunk)
+        print("pack.py: over %g MiB: also wrote %d parts (%s); send one per call, "
+              "in a row, then run run-pack.sh on %s there" %
+              (args.max_mib, len(names), ", ".join(os.path.basename(n) for n in names),
+               args.out), file=sys.stderr)
 
 
 if __name__ == "__main__":
