@@ -521,10 +521,6 @@ struct TileShape {
   int64_t threads() const { return 32 * (m / warpM) * (n / warpN); }
 };
 
-/// Parses "MxNxK/WMxWN" (the block's and each warp's tile); checks what
-/// the tile builder needs: powers of two, warp tiles of whole 16x16 mma
-/// pairs dividing the block's, K a multiple of 16, 64 to 1024 threads,
-/// and every tile side and operand tile at least covered by the threads.
 /// The `count` positive sizes of `spec`, separated by 'x' except for a
 /// '/' after the third; an empty vector where it is not that.
 SmallVector<int64_t> parseSizes(StringRef spec, int count) {
@@ -543,6 +539,10 @@ SmallVector<int64_t> parseSizes(StringRef spec, int count) {
   return v;
 }
 
+/// Parses "MxNxK/WMxWN" (the block's and each warp's tile); checks what
+/// the tile builder needs: powers of two, warp tiles of whole 16x16 mma
+/// pairs dividing the block's, K a multiple of 16, 64 to 1024 threads,
+/// and every tile side and operand tile at least covered by the threads.
 FailureOr<TileShape> parseTileShape(StringRef spec, std::string &error) {
   SmallVector<int64_t> v = parseSizes(spec, 5);
   if (v.empty()) {
@@ -632,6 +632,7 @@ public:
     // accumulator, in place of the wide tile: the first of `wgmmaTiles`
     // of which the product gets at least `wideMinBlocks`, unless the
     // weight is 2:4.
+    //
     // Convolutions (an input indexed by sums of loop dims, or zero-padded)
     // compute each staged group's indices from several dims, and keep
     // them in registers across the steps: they take only tiles of at most
