@@ -293,11 +293,11 @@ private:
     for (const GpuLaunch &l : code->launches)
       dynamicShared[l.kernel] =
           std::max(dynamicShared[l.kernel], l.sharedBytes);
+    int limit = 0;
+    cu.cuDeviceGetAttribute(&limit, kAttrMaxSharedPerBlockOptin, device);
     for (size_t k = 0; k < functions.size(); ++k) {
       if (dynamicShared[k] <= kDefaultDynamicShared)
         continue;
-      int limit = 0;
-      cu.cuDeviceGetAttribute(&limit, kAttrMaxSharedPerBlockOptin, device);
       if (dynamicShared[k] > static_cast<unsigned>(limit))
         return Status::error("kernel '" + code->kernels[k].name + "' needs " +
                              std::to_string(dynamicShared[k]) +

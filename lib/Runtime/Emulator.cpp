@@ -581,12 +581,6 @@ public:
     for (const GpuLaunch &launch : code->launches) {
       auto t0 = std::chrono::steady_clock::now();
       const GpuKernel &kernel = code->kernels[launch.kernel];
-      if (launch.sharedBytes > KILN_EMU_DYNAMIC_SHARED_BYTES)
-        return Status::error(
-            "kernel '" + kernel.name + "' is launched with " +
-            std::to_string(launch.sharedBytes) +
-            " bytes of dynamic shared memory; the emulator gives at most " +
-            std::to_string(KILN_EMU_DYNAMIC_SHARED_BYTES));
       values.resize(launch.args.size());
       params.resize(launch.args.size());
       for (size_t i = 0; i < launch.args.size(); ++i) {
@@ -668,6 +662,15 @@ kiln::rt::createEmulatorBackend(std::shared_ptr<GpuCode> code, Status &status) {
                            "with --emulator-code=false?)");
     return nullptr;
   }
+  for (const GpuLaunch &launch : code->launches)
+    if (launch.sharedBytes > KILN_EMU_DYNAMIC_SHARED_BYTES) {
+      status = Status::error(
+          "kernel '" + code->kernels[launch.kernel].name +
+          "' is launched with " + std::to_string(launch.sharedBytes) +
+          " bytes of dynamic shared memory; the emulator gives at most " +
+          std::to_string(KILN_EMU_DYNAMIC_SHARED_BYTES));
+      return nullptr;
+    }
   status = Status::success();
   return std::make_unique<EmulatorBackend>(std::move(code));
 }

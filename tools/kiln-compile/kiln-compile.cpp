@@ -1070,12 +1070,10 @@ int compileForGpu(ModuleOp module, kiln::kmod::Module &kmod,
                 (gpuWgmmaTile.getNumOccurrences() ? "tile" : "stages") +
                 " shapes the wgmma tiles, which need --target=sm_90a and "
                 "--gpu-wgmma");
-  if (gpuWgmmaStages < 1 || gpuWgmmaStages > 8)
-    return fail("--gpu-wgmma-stages=" + std::to_string(gpuWgmmaStages) +
-                ": the stages must be 1 to 8");
-  if (gpuTileStages < 1 || gpuTileStages > 8)
-    return fail("--gpu-tile-stages=" + std::to_string(gpuTileStages) +
-                ": the stages must be 1 to 8");
+  for (const cl::opt<int64_t> *stages : {&gpuWgmmaStages, &gpuTileStages})
+    if (*stages < 1 || *stages > 8)
+      return fail("--" + stages->ArgStr.str() + "=" + std::to_string(*stages) +
+                  ": the stages must be 1 to 8");
   kiln::GpuPipelineOptions options;
   options.chip = target;
   options.blockSize = gpuBlockSize;

@@ -1,5 +1,4 @@
-//===- AlignWorkgroup.cpp - aligned shared-memory buffers
-//------------------===//
+//===- AlignWorkgroup.cpp - aligned shared-memory buffers ----------------===//
 //
 // After convert-gpu-to-nvvm, a kernel's shared-memory buffers are globals
 // in address space 3: its workgroup attributions, aligned to their element
