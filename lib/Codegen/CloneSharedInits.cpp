@@ -32,13 +32,24 @@ namespace {
 
 constexpr llvm::StringLiteral kCloneTag = "kiln.init_clone";
 
+/// Whether `init` is a tensor.empty, or a static-shaped reshape of one
+/// (kiln-collapse-elementwise collapses a broadcast's empty so).
+bool isEmptyInit(Value init) {
+  if (init.getDefiningOp<tensor::EmptyOp>())
+    return true;
+  Operation *def = init.getDefiningOp();
+  return isa_and_nonnull<tensor::CollapseShapeOp, tensor::ExpandShapeOp>(def) &&
+         cast<RankedTensorType>(init.getType()).hasStaticShape() &&
+         isEmptyInit(def->getOperand(0));
+}
+
 /// A fill, or a linalg op that only reads constants (a broadcast of a
 /// bias), into a tensor.empty: cheaper to recompute than to copy.
 bool isRecomputable(Operation *op) {
   auto linalgOp = dyn_cast_or_null<linalg::LinalgOp>(op);
   if (!linalgOp || !linalgOp.hasPureTensorSemantics() ||
       linalgOp.getNumDpsInits() != 1 ||
-      !linalgOp.getDpsInitOperand(0)->get().getDefiningOp<tensor::EmptyOp>())
+      !isEmptyInit(linalgOp.getDpsInitOperand(0)->get()))
     return false;
   return llvm::all_of(linalgOp.getDpsInputOperands(), [](OpOperand *in) {
     Operation *def = in->get().getDefiningOp();
@@ -95,17 +106,57 @@ bool afterPaddedContraction(Operation *op) {
   });
 }
 
+/// Gives every reshape of `v` (and of those reshapes, transitively) one
+/// use: CSE merges the reshapes too, so the convolutions that share a bias
+/// broadcast share the one `tensor.expand_shape` of it (and a collapse of
+/// that) as their init, and the broadcast itself has a single use. Each
+/// use after the first gets a clone of the reshape right before its owner;
+/// reshapes are views, cloning them costs nothing.
+void unshareReshapes(OpBuilder &b, Value v) {
+  SmallVector<Operation *> reshapes;
+  for (Operation *user : v.getUsers())
+    if (isa<tensor::CollapseShapeOp, tensor::ExpandShapeOp>(user) &&
+        !llvm::is_contained(reshapes, user))
+      reshapes.push_back(user);
+  for (Operation *reshape : reshapes) {
+    SmallVector<Operation *> copies = {reshape};
+    SmallVector<OpOperand *> uses = llvm::map_to_vector(
+        reshape->getResult(0).getUses(), [](OpOperand &u) { return &u; });
+    // The first in program order keeps the original (use lists are not in
+    // program order).
+    if (llvm::all_of(uses, [&](OpOperand *u) {
+          return u->getOwner()->getBlock() == reshape->getBlock();
+        }))
+      llvm::stable_sort(uses, [](OpOperand *x, OpOperand *y) {
+        return x->getOwner()->isBeforeInBlock(y->getOwner());
+      });
+    for (OpOperand *use : llvm::drop_begin(uses)) {
+      b.setInsertionPoint(use->getOwner());
+      Operation *copy = b.clone(*reshape);
+      use->set(copy->getResult(0));
+      copies.push_back(copy);
+    }
+    for (Operation *copy : copies)
+      unshareReshapes(b, copy->getResult(0));
+  }
+}
+
 struct CloneSharedInitsPass
     : public kiln::impl::KilnCloneSharedInitsBase<CloneSharedInitsPass> {
   using Base::Base;
   void runOnOperation() override {
-    SmallVector<Operation *> shared;
-    getOperation().walk([&](Operation *op) {
-      if (isRecomputable(op) && op->getNumResults() == 1 &&
-          !op->getResult(0).use_empty() && !op->getResult(0).hasOneUse())
-        shared.push_back(op);
-    });
     OpBuilder b(&getContext());
+    SmallVector<Operation *> recomputable;
+    getOperation().walk([&](Operation *op) {
+      if (isRecomputable(op) && op->getNumResults() == 1)
+        recomputable.push_back(op);
+    });
+    for (Operation *op : recomputable)
+      unshareReshapes(b, op->getResult(0));
+    SmallVector<Operation *> shared;
+    for (Operation *op : recomputable)
+      if (!op->getResult(0).use_empty() && !op->getResult(0).hasOneUse())
+        shared.push_back(op);
     int64_t next = 0;
     for (Operation *op : shared) {
       SmallVector<OpOperand *> written;
@@ -131,7 +182,14 @@ struct CloneSharedInitsPass
       for (OpOperand *use : llvm::drop_begin(written, keepOne ? 1 : 0)) {
         b.setInsertionPoint(insertionPoint(op, use->getOwner()));
         IRMapping map;
-        map.map(empty, b.clone(*empty.getDefiningOp())->getResult(0));
+        if (empty.getDefiningOp<tensor::EmptyOp>()) {
+          map.map(empty, b.clone(*empty.getDefiningOp())->getResult(0));
+        } else { // a reshaped empty: an empty of the reshaped type
+          auto type = cast<RankedTensorType>(empty.getType());
+          map.map(empty,
+                  tensor::EmptyOp::create(b, op->getLoc(), type.getShape(),
+                                          type.getElementType()));
+        }
         Operation *clone = b.clone(*op, map);
         clone->setAttr(kCloneTag, b.getI64IntegerAttr(next++));
         use->set(clone->getResult(0));

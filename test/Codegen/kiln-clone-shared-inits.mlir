@@ -90,3 +90,41 @@ func.func @before_pad(%x: tensor<1x4x8x8xf32>, %w: tensor<4x4x1x1xf32>, %w3: ten
       ins(%p, %w3 : tensor<1x4x10x10xf32>, tensor<4x4x3x3xf32>) outs(%init : tensor<1x4x8x8xf32>) -> tensor<1x4x8x8xf32>
   return %1 : tensor<1x4x8x8xf32>
 }
+
+// -----
+
+// CSE also merges the reshapes of a shared broadcast: two contractions
+// write into the one expand_shape of it (so the broadcast has one use).
+// Each writer gets its own reshape and then its own broadcast.
+
+// CHECK-LABEL: func.func @shared_through_reshape
+// CHECK:         %[[B0:.+]] = linalg.broadcast
+// CHECK:         %[[X0:.+]] = tensor.expand_shape %[[B0]]
+// CHECK:         linalg.generic {{.+}} outs(%[[X0]] :
+// CHECK:         %[[B1:.+]] = linalg.broadcast {{.+}} {kiln.init_clone = 0 : i64}
+// CHECK:         %[[X1:.+]] = tensor.expand_shape %[[B1]]
+// CHECK:         linalg.generic {{.+}} outs(%[[X1]] :
+// CSE-LABEL:   func.func @shared_through_reshape
+// CSE-COUNT-2:   linalg.broadcast
+#lhs = affine_map<(n, f, p, k) -> (f, k)>
+#rhs = affine_map<(n, f, p, k) -> (n, k, p)>
+#out = affine_map<(n, f, p, k) -> (n, f, p)>
+func.func @shared_through_reshape(%w: tensor<8x16xf32>, %x: tensor<1x16x4xf32>) -> (tensor<1x8x4xf32>, tensor<1x8x4xf32>) {
+  %bias = arith.constant dense<[1.0, 2.0, 3.0, 4.0, 5.0, 6.0, 7.0, 8.0]> : tensor<8xf32>
+  %e = tensor.empty() : tensor<8x4xf32>
+  %init = linalg.broadcast ins(%bias : tensor<8xf32>) outs(%e : tensor<8x4xf32>) dimensions = [1]
+  %acc = tensor.expand_shape %init [[0, 1], [2]] output_shape [1, 8, 4] : tensor<8x4xf32> into tensor<1x8x4xf32>
+  %0 = linalg.generic {indexing_maps = [#lhs, #rhs, #out], iterator_types = ["parallel", "parallel", "parallel", "reduction"]} ins(%w, %x : tensor<8x16xf32>, tensor<1x16x4xf32>) outs(%acc : tensor<1x8x4xf32>) {
+  ^bb0(%a: f32, %b: f32, %c: f32):
+    %m = arith.mulf %a, %b : f32
+    %s = arith.addf %c, %m : f32
+    linalg.yield %s : f32
+  } -> tensor<1x8x4xf32>
+  %1 = linalg.generic {indexing_maps = [#lhs, #rhs, #out], iterator_types = ["parallel", "parallel", "parallel", "reduction"]} ins(%w, %x : tensor<8x16xf32>, tensor<1x16x4xf32>) outs(%acc : tensor<1x8x4xf32>) {
+  ^bb0(%a: f32, %b: f32, %c: f32):
+    %m = arith.mulf %a, %b : f32
+    %s = arith.addf %c, %m : f32
+    linalg.yield %s : f32
+  } -> tensor<1x8x4xf32>
+  return %0, %1 : tensor<1x8x4xf32>, tensor<1x8x4xf32>
+}

@@ -61,6 +61,31 @@ func.func @pointwise(%x: tensor<2x8x4x4xf32>, %w: tensor<16x8x1x1xf32>) -> tenso
 
 // -----
 
+// The bias broadcast as kiln-collapse-elementwise leaves it, [n, f, oh * ow]
+// expanded back to NCHW, is rebuilt in the [n, oh, ow, f] layout too,
+// not transposed.
+
+// CHECK-DAG: #[[$BIASC:.+]] = affine_map<(d0, d1, d2, d3) -> (d3)>
+// CHECK-LABEL: func.func @collapsed_bias
+// CHECK-SAME:    %{{[^:]+}}: tensor<1x8x4x4xf32>, %{{[^:]+}}: tensor<16x8x1x1xf32>, %[[B:[^:]+]]: tensor<16xf32>
+// CHECK:         linalg.generic {indexing_maps = [#[[$BIASC]], #{{.+}}], {{.*}} ins(%[[B]] : tensor<16xf32>) outs(%{{.+}} : tensor<1x4x4x16xf32>)
+// CHECK-NOT:     permutation = [0, 2, 3, 1]
+// CHECK:         permutation = [0, 3, 1, 2]
+#bias3 = affine_map<(d0, d1, d2) -> (d1)>
+#id3 = affine_map<(d0, d1, d2) -> (d0, d1, d2)>
+func.func @collapsed_bias(%x: tensor<1x8x4x4xf32>, %w: tensor<16x8x1x1xf32>, %b: tensor<16xf32>) -> tensor<1x16x4x4xf32> {
+  %e = tensor.empty() : tensor<1x16x16xf32>
+  %acc3 = linalg.generic {indexing_maps = [#bias3, #id3], iterator_types = ["parallel", "parallel", "parallel"]} ins(%b : tensor<16xf32>) outs(%e : tensor<1x16x16xf32>) {
+  ^bb0(%in: f32, %out: f32):
+    linalg.yield %in : f32
+  } -> tensor<1x16x16xf32>
+  %acc = tensor.expand_shape %acc3 [[0], [1], [2, 3]] output_shape [1, 16, 4, 4] : tensor<1x16x16xf32> into tensor<1x16x4x4xf32>
+  %0 = linalg.conv_2d_nchw_fchw {dilations = dense<1> : tensor<2xi64>, strides = dense<1> : tensor<2xi64>} ins(%x, %w : tensor<1x8x4x4xf32>, tensor<16x8x1x1xf32>) outs(%acc : tensor<1x16x4x4xf32>) -> tensor<1x16x4x4xf32>
+  return %0 : tensor<1x16x4x4xf32>
+}
+
+// -----
+
 // Any other accumulator is transposed into the channels-last layout.
 
 // CHECK-LABEL: func.func @other_init

@@ -1,6 +1,7 @@
 // RUN: kiln-opt %s -split-input-file -kiln-cpu-tile-and-vectorize | FileCheck %s
 // RUN: kiln-opt %s -split-input-file -kiln-cpu-tile-and-vectorize="panel-bytes=1024" | FileCheck %s --check-prefix=PANEL
 // RUN: kiln-opt %s -split-input-file -kiln-cpu-tile-and-vectorize="parallel-chunks=1" | FileCheck %s --check-prefix=NOCHUNK
+// RUN: kiln-opt %s -split-input-file -kiln-cpu-tile-and-vectorize -canonicalize | FileCheck %s --check-prefix=CANON
 
 // A 12x32x64 f32 matmul: 6x16 register tiles (two AVX2 vectors wide), the
 // k loop innermost with the accumulator carried in registers (the
@@ -320,6 +321,44 @@ func.func @bias_start(%w: tensor<8x27xf32>, %col: tensor<1x27x32xf32>, %bias: te
   %acc = tensor.expand_shape %b [[0], [1], [2, 3]] output_shape [1, 8, 2, 16] : tensor<1x8x32xf32> into tensor<1x8x2x16xf32>
   %colp = tensor.expand_shape %col [[0], [1], [2, 3]] output_shape [1, 27, 2, 16] : tensor<1x27x32xf32> into tensor<1x27x2x16xf32>
   %0 = linalg.generic {indexing_maps = [affine_map<(n, f, pb, pi, k) -> (f, k)>, affine_map<(n, f, pb, pi, k) -> (n, k, pb, pi)>, affine_map<(n, f, pb, pi, k) -> (n, f, pb, pi)>], iterator_types = ["parallel", "parallel", "parallel", "parallel", "reduction"]} ins(%w, %colp : tensor<8x27xf32>, tensor<1x27x2x16xf32>) outs(%acc : tensor<1x8x2x16xf32>) {
+  ^bb0(%x: f32, %y: f32, %o: f32):
+    %m = arith.mulf %x, %y : f32
+    %s = arith.addf %o, %m : f32
+    linalg.yield %s : f32
+  } -> tensor<1x8x2x16xf32>
+  %r = tensor.collapse_shape %0 [[0], [1], [2, 3]] : tensor<1x8x2x16xf32> into tensor<1x8x32xf32>
+  return %r : tensor<1x8x32xf32>
+}
+
+// -----
+
+// A channels-last convolution's GEMM with packed weights: the output
+// channels (the bias dim) are split into blocks of the register tile's
+// width, [n, p, f / 16, 16]. The bias index is fb * 16 + fi: each tile
+// reads its block's 16 bias values as one vector at 16 * fb, broadcast
+// along the plane's rows (the peeled 2-row remainder too). (Checked after
+// canonicalization, which folds the offset's sum of zeros.)
+
+// CANON-LABEL: func.func @bias_start_split
+// CANON-SAME:    %[[BIAS:[^:]+]]: tensor<32xf32>
+// CANON:         scf.forall (%[[FB:.+]]) in (2)
+// CANON:           %[[O:.+]] = arith.muli %[[FB]], %{{.+}} : index
+// CANON:           %[[B:.+]] = vector.transfer_read %[[BIAS]][%[[O]]], %{{.+}} {in_bounds = [true]} : tensor<32xf32>, vector<16xf32>
+// CANON:           %[[ACC:.+]] = vector.broadcast %[[B]] : vector<16xf32> to vector<1x6x1x16xf32>
+// CANON:           scf.for {{.+}} iter_args(%{{.+}} = %[[ACC]])
+// CANON:           %[[O2:.+]] = arith.muli %[[FB]], %{{.+}} : index
+// CANON:           %[[B2:.+]] = vector.transfer_read %[[BIAS]][%[[O2]]], %{{.+}} {in_bounds = [true]} : tensor<32xf32>, vector<16xf32>
+// CANON:           vector.broadcast %[[B2]] : vector<16xf32> to vector<1x2x1x16xf32>
+#chl = affine_map<(n, p, f) -> (f)>
+#idl = affine_map<(n, p, f) -> (n, p, f)>
+func.func @bias_start_split(%col: tensor<1x8x16xf32>, %w: tensor<2x16x16xf32>, %bias: tensor<32xf32>) -> tensor<1x8x32xf32> {
+  %e = tensor.empty() : tensor<1x8x32xf32>
+  %b = linalg.generic {indexing_maps = [#chl, #idl], iterator_types = ["parallel", "parallel", "parallel"]} ins(%bias : tensor<32xf32>) outs(%e : tensor<1x8x32xf32>) {
+  ^bb0(%in: f32, %o: f32):
+    linalg.yield %in : f32
+  } -> tensor<1x8x32xf32>
+  %acc = tensor.expand_shape %b [[0], [1], [2, 3]] output_shape [1, 8, 2, 16] : tensor<1x8x32xf32> into tensor<1x8x2x16xf32>
+  %0 = linalg.generic {indexing_maps = [affine_map<(n, p, fb, k, fi) -> (n, p, k)>, affine_map<(n, p, fb, k, fi) -> (fb, k, fi)>, affine_map<(n, p, fb, k, fi) -> (n, p, fb, fi)>], iterator_types = ["parallel", "parallel", "parallel", "reduction", "parallel"]} ins(%col, %w : tensor<1x8x16xf32>, tensor<2x16x16xf32>) outs(%acc : tensor<1x8x2x16xf32>) {
   ^bb0(%x: f32, %y: f32, %o: f32):
     %m = arith.mulf %x, %y : f32
     %s = arith.addf %o, %m : f32

@@ -168,9 +168,12 @@ def KilnCloneSharedInits
     broadcast. Each writes its result into that init, so bufferization
     would give all but one of them a copy of it (a scalar `memref.copy` of
     the whole output before the op runs). A `linalg` op into a
-    `tensor.empty` that reads only constants (a fill, a broadcast) is
-    instead cloned, with its `tensor.empty`, for every op that writes into
-    its result (as a DPS init, possibly through reshapes); the first writer
+    `tensor.empty` (or a static reshape of one) that reads only constants
+    (a fill, a broadcast) is instead cloned, with its `tensor.empty`, for
+    every op that writes into its result (as a DPS init, possibly through
+    reshapes, which are first cloned so that each has one user: CSE merges
+    them as well: ResNet-50's equal (zero) biases left 33 whole-output
+    copies, 2.9 ms of a 29 ms CPU profile); the first writer
     keeps the original when nothing else reads it. Each clone is placed
     right before the op that writes into it, so its buffer lives only as
     long as that op needs it. Clones carry a distinct `kiln.init_clone`
@@ -568,8 +571,10 @@ def KilnCpuTileAndVectorize
 
     A contraction with one reduction dim whose init is a broadcast value --
     a `linalg.fill`, or a 1-D tensor broadcast along one dim (a
-    convolution's or Gemm's bias), seen through reshapes and transposes
-    that keep that dim -- starts each register tile's accumulators from
+    convolution's or Gemm's bias), seen through transposes and reshapes
+    that keep that dim or split it (a channels-last convolution's output
+    channels in blocks of the tile's width, read at `16 * fb + fi`) --
+    starts each register tile's accumulators from
     it in registers (the bias values of the tile's rows read as one
     vector and broadcast), not from a read of the init. When every tile
     did, the op that computed the init is replaced by its own destination,

@@ -52,8 +52,8 @@ std::optional<kiln::PlanePad> kiln::zeroPlanePad(Value x) {
 namespace {
 
 /// `init` (an [N, F, OH, OW] accumulator) in the layout [N, OH, OW, F]: a
-/// fill or an elementwise broadcast (the bias) is rebuilt in that layout,
-/// anything else transposed.
+/// fill or an elementwise broadcast (the bias, also in its collapsed form)
+/// is rebuilt in that layout, anything else transposed.
 Value channelsLastInit(RewriterBase &b, Location loc, Value init) {
   auto type = cast<RankedTensorType>(init.getType());
   const int64_t perm[] = {0, 2, 3, 1}; // new dim i is old dim perm[i]
@@ -87,6 +87,43 @@ Value channelsLastInit(RewriterBase &b, Location loc, Value init) {
     b.cloneRegionBefore(g.getRegion(), rebuilt.getRegion(),
                         rebuilt.getRegion().begin());
     return rebuilt.getResult(0);
+  }
+  // A broadcast of a 1-D tensor (the bias) that kiln-collapse-elementwise
+  // collapsed to [N, F, OH * OW] and expanded back: a broadcast along the
+  // same dim of the new layout.
+  if (auto expand = init.getDefiningOp<tensor::ExpandShapeOp>()) {
+    auto src = expand.getSrc().getDefiningOp<linalg::GenericOp>();
+    if (src && src.getNumDpsInputs() == 1 && src.getNumDpsInits() == 1 &&
+        src.getNumParallelLoops() == src.getNumLoops() &&
+        src.getMatchingIndexingMap(src.getDpsInitOperand(0)).isIdentity()) {
+      auto bias = dyn_cast<RankedTensorType>(src.getDpsInputs()[0].getType());
+      AffineMap in = src.getMatchingIndexingMap(src.getDpsInputOperand(0));
+      Block &body = src.getRegion().front();
+      SmallVector<ReassociationIndices> assoc =
+          expand.getReassociationIndices();
+      if (bias && bias.getRank() == 1 && in.getNumResults() == 1 &&
+          isa<AffineDimExpr>(in.getResult(0)) &&
+          body.getOperations().size() == 1 &&
+          body.getTerminator()->getOperand(0) == body.getArgument(0)) {
+        unsigned j = cast<AffineDimExpr>(in.getResult(0)).getPosition();
+        if (assoc[j].size() == 1) {
+          int64_t old = assoc[j][0];
+          int64_t pos = llvm::find(perm, old) - std::begin(perm);
+          MLIRContext *ctx = b.getContext();
+          return linalg::GenericOp::create(
+                     b, loc, TypeRange{empty.getType()},
+                     ValueRange{src.getDpsInputs()[0]}, ValueRange{empty},
+                     {AffineMap::get(4, 0, getAffineDimExpr(pos, ctx)),
+                      AffineMap::getMultiDimIdentityMap(4, ctx)},
+                     SmallVector<utils::IteratorType>(
+                         4, utils::IteratorType::parallel),
+                     [](OpBuilder &nb, Location nl, ValueRange a) {
+                       linalg::YieldOp::create(nb, nl, a[0]);
+                     })
+              .getResult(0);
+        }
+      }
+    }
   }
   return linalg::TransposeOp::create(b, loc, init, empty, perm).getResult()[0];
 }

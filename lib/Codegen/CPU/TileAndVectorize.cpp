@@ -71,26 +71,35 @@ constexpr llvm::StringLiteral kEpilogue = "kiln.epilogue";
 /// contraction in the pass's list.
 constexpr llvm::StringLiteral kStart = "kiln.accumulator_start";
 
+/// An index as a sum of init dims' indices times strides: the position in
+/// a broadcast bias of an init element (one dim; or two and more where a
+/// reshape split the bias dim, as a channels-last convolution's output
+/// channels in blocks of the register tile's width).
+using DimSum = SmallVector<std::pair<int64_t, int64_t>>; // (init dim, stride)
+
 /// Where a contraction's sums start, when its init is a value broadcast
 /// (seen through reshapes and transposes): a fill's scalar, or a 1-D
-/// `bias` along init dim `dim` (a convolution's or Gemm's bias). `chain`
+/// `bias` read at `index` (a convolution's or Gemm's bias). `chain`
 /// holds the ops that compute the init, each used only by the next.
 struct AccumulatorStart {
   Value scalar, bias;
-  int64_t dim = -1;
+  DimSum index;
   SmallVector<Operation *> chain;
 };
 
 /// The start of `init`'s values, traced through reshapes and transposes to
 /// a `linalg.fill` or a broadcast of a 1-D tensor along one dim; which
-/// init dim that one is follows the dims that keep their size on the way.
+/// init dims index that one follows the dims on the way: kept by a
+/// transpose, split by an expand_shape (a sum of its group's dims), kept
+/// by a collapse_shape only where the group's other dims are 1.
 std::optional<AccumulatorStart> findAccumulatorStart(Value init) {
   auto type = dyn_cast<RankedTensorType>(init.getType());
   if (!type || !type.hasStaticShape())
     return std::nullopt;
-  // dims[j]: the init dim that dim j of `v` is, or -1.
-  SmallVector<int64_t> dims =
-      llvm::to_vector(llvm::seq<int64_t>(0, type.getRank()));
+  // dims[j]: dim j of `v`'s index in init dims (empty where unknown).
+  SmallVector<DimSum> dims;
+  for (int64_t j = 0; j < type.getRank(); ++j)
+    dims.push_back({{j, 1}});
   AccumulatorStart start;
   Value v = init;
   while (true) {
@@ -115,8 +124,12 @@ std::optional<AccumulatorStart> findAccumulatorStart(Value init) {
           body.getOperations().size() != 1 ||
           body.getTerminator()->getOperand(0) != body.getArgument(0))
         return std::nullopt;
-      int64_t d = dims[cast<AffineDimExpr>(in.getResult(0)).getPosition()];
-      if (d < 0 || type.getDimSize(d) != bt.getDimSize(0))
+      const DimSum &d =
+          dims[cast<AffineDimExpr>(in.getResult(0)).getPosition()];
+      int64_t extent = 1;
+      for (auto [dim, stride] : d)
+        extent *= type.getDimSize(dim);
+      if (d.empty() || extent != bt.getDimSize(0))
         return std::nullopt;
       // A bias computed by a linalg op may be that op's result no more
       // once this pass has tiled it (read after tiling).
@@ -124,7 +137,7 @@ std::optional<AccumulatorStart> findAccumulatorStart(Value init) {
               g.getDpsInputs()[0].getDefiningOp()))
         return std::nullopt;
       start.bias = g.getDpsInputs()[0];
-      start.dim = d;
+      start.index = d;
       return start;
     }
     auto shapeOf = [](Value x) {
@@ -132,7 +145,7 @@ std::optional<AccumulatorStart> findAccumulatorStart(Value init) {
     };
     if (auto t = dyn_cast<linalg::TransposeOp>(def)) {
       // result dim i is input dim perm[i].
-      SmallVector<int64_t> next(dims.size(), -1);
+      SmallVector<DimSum> next(dims.size());
       for (auto [i, p] : llvm::enumerate(t.getPermutation()))
         next[p] = dims[i];
       dims = next;
@@ -140,8 +153,9 @@ std::optional<AccumulatorStart> findAccumulatorStart(Value init) {
       continue;
     }
     if (isa<tensor::ExpandShapeOp, tensor::CollapseShapeOp>(def)) {
-      // A dim keeps its identity where its group has it as the only one
-      // of its size, the others being 1.
+      // An expanded dim is the sum of its group's dims times their
+      // strides; a collapsed group keeps its index in the one member that
+      // is not 1 (unknown with two).
       Value src = def->getOperand(0);
       bool expand = isa<tensor::ExpandShapeOp>(def);
       SmallVector<ReassociationIndices> groups =
@@ -149,8 +163,23 @@ std::optional<AccumulatorStart> findAccumulatorStart(Value init) {
                  : cast<tensor::CollapseShapeOp>(def).getReassociationIndices();
       ArrayRef<int64_t> big = expand ? shapeOf(v) : shapeOf(src);
       ArrayRef<int64_t> small = expand ? shapeOf(src) : shapeOf(v);
-      SmallVector<int64_t> next(shapeOf(src).size(), -1);
+      SmallVector<DimSum> next(shapeOf(src).size());
       for (auto [g, group] : llvm::enumerate(groups)) {
+        if (expand) {
+          int64_t stride = 1;
+          for (int64_t j : llvm::reverse(group)) {
+            if (big[j] != 1) {
+              if (dims[j].empty()) {
+                next[g].clear();
+                break;
+              }
+              for (auto [d, s] : dims[j])
+                next[g].push_back({d, s * stride});
+            }
+            stride *= big[j];
+          }
+          continue;
+        }
         int64_t member = -1;
         for (int64_t j : group) {
           if (big[j] == small[g] && member < 0)
@@ -158,11 +187,7 @@ std::optional<AccumulatorStart> findAccumulatorStart(Value init) {
           else if (big[j] != 1)
             member = -2;
         }
-        if (member < 0)
-          continue;
-        if (expand)
-          next[g] = dims[member];
-        else
+        if (member >= 0)
           next[member] = dims[g];
       }
       dims = next;
@@ -185,10 +210,11 @@ Value startValue(OpBuilder &b, vector::TransferReadOp read,
                  const AccumulatorStart &start, OpOperand *&rootUse) {
   auto vt = read.getVectorType();
   Location loc = read.getLoc();
-  SmallVector<Value> offsets;
+  // Per init dim of the start's index, the tile's offsets along it.
+  SmallVector<SmallVector<Value>> offsets(start.index.size());
   AffineMap map = read.getPermutationMap();
-  if (start.bias)
-    offsets.push_back(read.getIndices()[start.dim]);
+  for (auto [i, ds] : llvm::enumerate(start.index))
+    offsets[i].push_back(read.getIndices()[ds.first]);
   Value v = read.getBase();
   rootUse = nullptr;
   while (true) {
@@ -196,9 +222,9 @@ Value startValue(OpBuilder &b, vector::TransferReadOp read,
       if (slice.getSourceType().getRank() != slice.getType().getRank() ||
           !slice.hasUnitStride())
         return nullptr;
-      if (start.bias)
-        offsets.push_back(getValueOrCreateConstantIndexOp(
-            b, loc, slice.getMixedOffsets()[start.dim]));
+      for (auto [i, ds] : llvm::enumerate(start.index))
+        offsets[i].push_back(getValueOrCreateConstantIndexOp(
+            b, loc, slice.getMixedOffsets()[ds.first]));
       v = slice.getSource();
       continue;
     }
@@ -240,15 +266,31 @@ Value startValue(OpBuilder &b, vector::TransferReadOp read,
     return nullptr;
   if (start.scalar)
     return vector::BroadcastOp::create(b, loc, vt, start.scalar);
-  Value offset = offsets.front();
-  for (Value o : ArrayRef<Value>(offsets).drop_front())
-    offset = arith::AddIOp::create(b, loc, offset, o);
-  // The vector dim along the start's dim, if any (else one bias value).
+  // The vector dim along the start's dim of stride 1, if any (else one
+  // bias value); the vector must be one element along its other dims.
   int64_t lane = -1;
-  for (auto [j, e] : llvm::enumerate(map.getResults()))
-    if (auto de = dyn_cast<AffineDimExpr>(e);
-        de && de.getPosition() == static_cast<unsigned>(start.dim))
-      lane = j;
+  for (auto [j, e] : llvm::enumerate(map.getResults())) {
+    auto de = dyn_cast<AffineDimExpr>(e);
+    if (!de)
+      continue;
+    for (auto [d, stride] : start.index)
+      if (de.getPosition() == static_cast<unsigned>(d)) {
+        if (stride == 1)
+          lane = j;
+        else if (vt.getDimSize(j) != 1)
+          return nullptr;
+      }
+  }
+  Value offset;
+  for (auto [i, ds] : llvm::enumerate(start.index)) {
+    Value sum = offsets[i].front();
+    for (Value o : ArrayRef<Value>(offsets[i]).drop_front())
+      sum = arith::AddIOp::create(b, loc, sum, o);
+    if (ds.second != 1)
+      sum = arith::MulIOp::create(
+          b, loc, sum, arith::ConstantIndexOp::create(b, loc, ds.second));
+    offset = offset ? arith::AddIOp::create(b, loc, offset, sum) : sum;
+  }
   Type elt = vt.getElementType();
   if (lane < 0)
     return vector::BroadcastOp::create(
