@@ -289,6 +289,41 @@ def KilnConvToGemm : Pass<"kiln-conv-to-gemm", "::mlir::func::FuncOp"> {
                            "::mlir::vector::VectorDialect"];
 }
 
+def KilnCpuSinkTransposes
+    : Pass<"kiln-cpu-sink-transposes", "::mlir::func::FuncOp"> {
+  let summary = "Moves layout transposes past elementwise ops until they "
+                "cancel";
+  let description = [{
+    `kiln-conv-to-gemm` computes a small-plane convolution channels-last,
+    transposing its result back to NCHW and a 1x1 convolution's input to
+    channels-last, so between two such convolutions (ResNet-50's 14x14
+    and 7x7 stages) every tensor is transposed out and back in. A
+    `linalg.generic` that is elementwise (identity maps but for scalar
+    operands, one result, no
+    `linalg.index`) and whose tensor operands -- its init only where the
+    body reads it -- are all `linalg.transpose`s of tensors of one shape by
+    one permutation (or those collapsed to one dim, as
+    `kiln-collapse-elementwise` leaves them) is rebuilt over the
+    untransposed tensors, and its result transposed back. The transpose
+    so moves past the Relu and the residual Add + Relu, meets the next
+    convolution's transpose, and upstream's folding of a transpose of a
+    transpose drops both (run by this pass, with the reshape folds).
+
+    ```mlir
+    %t = linalg.transpose ins(%nhwc : tensor<1x7x7x32xf32>)
+        outs(%e : tensor<1x32x7x7xf32>) permutation = [0, 3, 1, 2]
+    %r = linalg.generic {maximumf} ins(%t) outs(%e2 : tensor<1x32x7x7xf32>)
+    %u = linalg.transpose ins(%r : tensor<1x32x7x7xf32>)
+        outs(%e3 : tensor<1x7x7x32xf32>) permutation = [0, 2, 3, 1]
+    // becomes
+    %r = linalg.generic {maximumf} ins(%nhwc) outs(%e4 : tensor<1x7x7x32xf32>)
+    // and %u is %r
+    ```
+  }];
+  let dependentDialects = ["::mlir::linalg::LinalgDialect",
+                           "::mlir::tensor::TensorDialect"];
+}
+
 def KilnCollapseElementwise
     : Pass<"kiln-collapse-elementwise", "::mlir::func::FuncOp"> {
   let summary = "Collapses the trailing dims of elementwise ops whose "
