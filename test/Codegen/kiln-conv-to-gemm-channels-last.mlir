@@ -86,6 +86,36 @@ func.func @collapsed_bias(%x: tensor<1x8x4x4xf32>, %w: tensor<16x8x1x1xf32>, %b:
 
 // -----
 
+// Constant weights: the windows are copied from the input transposed to
+// [n, h, w, c] (its zero plane pad applied after the transpose) with
+// k = (kh, kw, c), so each tap copies a contiguous run of channels, and
+// the weights become a constant reordered to [f, kh, kw, c] at compile
+// time (w[f, c, kh, kw] = c + 2 * (kh * 2 + kw) + 16 * f below, so the
+// reordered first row is 0, 1, 2, 3, 4, 5, 6, 7 read as c-major runs).
+
+// CHECK-DAG: #[[$NHWC:.+]] = affine_map<(d0, d1, d2, d3, d4, d5) -> (d0, d1 + d3, d2 + d4, d5)>
+// CHECK-LABEL: func.func @taps_major
+// CHECK-SAME:    %[[X:[^:]+]]: tensor<1x2x7x7xf32>
+// CHECK:         %[[W:.+]] = arith.constant dense_resource<kiln_taps_major> : tensor<16x2x2x2xf32>
+// CHECK:         %[[XT:.+]] = linalg.transpose ins(%[[X]] : tensor<1x2x7x7xf32>) outs(%{{.+}} : tensor<1x7x7x2xf32>) permutation = [0, 2, 3, 1]
+// CHECK:         %[[P:.+]] = tensor.pad %[[XT]] low[0, 1, 1, 0] high[0, 0, 0, 0]
+// CHECK:         %[[COL:.+]] = linalg.generic {indexing_maps = [#[[$NHWC]], #{{.+}}], {{.*}} ins(%[[P]] : tensor<1x8x8x2xf32>) outs(%{{.+}} : tensor<1x7x7x2x2x2xf32>)
+// CHECK:         tensor.collapse_shape %[[W]] {{\[}}[0], [1, 2, 3]] : tensor<16x2x2x2xf32> into tensor<16x8xf32>
+func.func @taps_major(%x: tensor<1x2x7x7xf32>) -> tensor<1x16x7x7xf32> {
+  %w = arith.constant dense<[[[[0.0, 2.0], [4.0, 6.0]], [[1.0, 3.0], [5.0, 7.0]]], [[[16.0, 18.0], [20.0, 22.0]], [[17.0, 19.0], [21.0, 23.0]]], [[[32.0, 34.0], [36.0, 38.0]], [[33.0, 35.0], [37.0, 39.0]]], [[[48.0, 50.0], [52.0, 54.0]], [[49.0, 51.0], [53.0, 55.0]]], [[[64.0, 66.0], [68.0, 70.0]], [[65.0, 67.0], [69.0, 71.0]]], [[[80.0, 82.0], [84.0, 86.0]], [[81.0, 83.0], [85.0, 87.0]]], [[[96.0, 98.0], [100.0, 102.0]], [[97.0, 99.0], [101.0, 103.0]]], [[[112.0, 114.0], [116.0, 118.0]], [[113.0, 115.0], [117.0, 119.0]]], [[[128.0, 130.0], [132.0, 134.0]], [[129.0, 131.0], [133.0, 135.0]]], [[[144.0, 146.0], [148.0, 150.0]], [[145.0, 147.0], [149.0, 151.0]]], [[[160.0, 162.0], [164.0, 166.0]], [[161.0, 163.0], [165.0, 167.0]]], [[[176.0, 178.0], [180.0, 182.0]], [[177.0, 179.0], [181.0, 183.0]]], [[[192.0, 194.0], [196.0, 198.0]], [[193.0, 195.0], [197.0, 199.0]]], [[[208.0, 210.0], [212.0, 214.0]], [[209.0, 211.0], [213.0, 215.0]]], [[[224.0, 226.0], [228.0, 230.0]], [[225.0, 227.0], [229.0, 231.0]]], [[[240.0, 242.0], [244.0, 246.0]], [[241.0, 243.0], [245.0, 247.0]]]]> : tensor<16x2x2x2xf32>
+  %zero = arith.constant 0.0 : f32
+  %p = tensor.pad %x low[0, 0, 1, 1] high[0, 0, 0, 0] {
+  ^bb0(%i: index, %j: index, %k: index, %l: index):
+    tensor.yield %zero : f32
+  } : tensor<1x2x7x7xf32> to tensor<1x2x8x8xf32>
+  %e = tensor.empty() : tensor<1x16x7x7xf32>
+  %acc = linalg.fill ins(%zero : f32) outs(%e : tensor<1x16x7x7xf32>) -> tensor<1x16x7x7xf32>
+  %0 = linalg.conv_2d_nchw_fchw {dilations = dense<1> : tensor<2xi64>, strides = dense<1> : tensor<2xi64>} ins(%p, %w : tensor<1x2x8x8xf32>, tensor<16x2x2x2xf32>) outs(%acc : tensor<1x16x7x7xf32>) -> tensor<1x16x7x7xf32>
+  return %0 : tensor<1x16x7x7xf32>
+}
+
+// -----
+
 // Any other accumulator is transposed into the channels-last layout.
 
 // CHECK-LABEL: func.func @other_init

@@ -20,9 +20,13 @@
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/Dialect/Vector/IR/VectorOps.h"
+#include "mlir/IR/BuiltinAttributes.h"
+#include "mlir/IR/DialectResourceBlobManager.h"
 #include "mlir/IR/Matchers.h"
 #include "mlir/IR/PatternMatch.h"
 #include "mlir/Interfaces/SideEffectInterfaces.h"
+
+#include <cstring>
 
 #define DEBUG_TYPE "kiln-conv-to-gemm"
 
@@ -304,6 +308,37 @@ Value packWindowsGathered(RewriterBase &b, Location loc, Value x, int64_t oh,
   return forall.getResult(0);
 }
 
+/// The constant weights `w` ([f, c, kh, kw]) reordered to [f, kh, kw, c]
+/// as a new constant; null where `w` is not a constant with its bytes at
+/// hand.
+Value tapsMajorWeights(RewriterBase &b, Location loc, Value w) {
+  auto cst = w.getDefiningOp<arith::ConstantOp>();
+  auto type = cast<RankedTensorType>(w.getType());
+  if (!cst || type.getElementTypeBitWidth() % 8 != 0)
+    return nullptr;
+  std::optional<ArrayRef<char>> bytes = kiln::rawConstantBytes(cst.getValue());
+  int64_t eb = type.getElementTypeBitWidth() / 8;
+  if (!bytes || (int64_t)bytes->size() != type.getNumElements() * eb)
+    return nullptr;
+  int64_t f = type.getDimSize(0), c = type.getDimSize(1),
+          kh = type.getDimSize(2), kw = type.getDimSize(3);
+  std::vector<char> data(bytes->size());
+  for (int64_t fi = 0; fi < f; ++fi)
+    for (int64_t ci = 0; ci < c; ++ci)
+      for (int64_t i = 0; i < kh; ++i)
+        for (int64_t j = 0; j < kw; ++j)
+          std::memcpy(&data[(((fi * kh + i) * kw + j) * c + ci) * eb],
+                      bytes->data() + (((fi * c + ci) * kh + i) * kw + j) * eb,
+                      eb);
+  auto newType = RankedTensorType::get({f, kh, kw, c}, type.getElementType());
+  auto blob = HeapAsmResourceBlob::allocateAndCopyWithAlign(
+      ArrayRef<char>(data), alignof(std::max_align_t));
+  return arith::ConstantOp::create(
+      b, loc, newType,
+      DenseResourceElementsAttr::get(newType, "kiln_taps_major",
+                                     std::move(blob)));
+}
+
 /// Rewrites one convolution; fails (leaving it alone) when it is not a
 /// static float convolution. Planes under `channelsLastBelow` elements
 /// with output channels a multiple of two vectors of `vectorBits` become
@@ -381,6 +416,7 @@ LogicalResult convToGemm(RewriterBase &b, linalg::Conv2DNchwFchwOp conv,
     Value lhs = weights();
     Value cols; // [n, p, k]
     auto colsType = RankedTensorType::get({n, p, k}, elt);
+    Value wTaps = pointwise ? nullptr : tapsMajorWeights(b, loc, w);
     if (pointwise) {
       Value empty = tensor::EmptyOp::create(b, loc, {n, oh, ow, c}, elt);
       Value xT = linalg::TransposeOp::create(b, loc, x, empty,
@@ -389,6 +425,64 @@ LogicalResult convToGemm(RewriterBase &b, linalg::Conv2DNchwFchwOp conv,
       cols = tensor::CollapseShapeOp::create(
           b, loc, colsType, xT,
           SmallVector<ReassociationIndices>{{0}, {1, 2}, {3}});
+    } else if (wTaps) {
+      // The windows of the input transposed to [n, h, w, c] (a zero pad of
+      // its plane applied after the transpose), k = (kh, kw, c): each
+      // window tap copies a run of c elements, contiguous in both tensors
+      // (from NCHW, the copy's innermost loop is kw, 3 elements long), and
+      // the transpose cancels against the one that kiln-cpu-sink-transposes
+      // moves down from a channels-last convolution before it. The
+      // constant weights were reordered to [f, kh, kw, c] to match.
+      Value src = x;
+      SmallVector<OpFoldResult> low(4, b.getIndexAttr(0)),
+          high(4, b.getIndexAttr(0));
+      if (std::optional<kiln::PlanePad> pad = kiln::zeroPlanePad(x)) {
+        src = pad->source;
+        auto st = cast<RankedTensorType>(src.getType());
+        low[1] = b.getIndexAttr(pad->top);
+        low[2] = b.getIndexAttr(pad->left);
+        high[1] =
+            b.getIndexAttr(xt.getDimSize(2) - st.getDimSize(2) - pad->top);
+        high[2] =
+            b.getIndexAttr(xt.getDimSize(3) - st.getDimSize(3) - pad->left);
+      }
+      auto st = cast<RankedTensorType>(src.getType());
+      Value srcT =
+          linalg::TransposeOp::create(
+              b, loc, src,
+              tensor::EmptyOp::create(
+                  b, loc, {n, st.getDimSize(2), st.getDimSize(3), c}, elt),
+              ArrayRef<int64_t>{0, 2, 3, 1})
+              .getResult()[0];
+      if (src != x)
+        srcT = tensor::PadOp::create(
+            b, loc,
+            RankedTensorType::get({n, xt.getDimSize(2), xt.getDimSize(3), c},
+                                  elt),
+            srcT, low, high,
+            arith::ConstantOp::create(b, loc, b.getZeroAttr(elt)).getResult());
+      // Loops (n, oh, ow, kh, kw, c).
+      auto colType = RankedTensorType::get({n, oh, ow, kh, kw, c}, elt);
+      Value col = linalg::GenericOp::create(
+                      b, loc, TypeRange{colType}, ValueRange{srcT},
+                      ValueRange{tensor::EmptyOp::create(
+                          b, loc, colType.getShape(), elt)},
+                      {AffineMap::get(6, 0,
+                                      {dim(0), dim(1) * s[0] + dim(3) * d[0],
+                                       dim(2) * s[1] + dim(4) * d[1], dim(5)},
+                                      ctx),
+                       AffineMap::getMultiDimIdentityMap(6, ctx)},
+                      SmallVector<IT>(6, IT::parallel),
+                      [](OpBuilder &nb, Location nl, ValueRange a) {
+                        linalg::YieldOp::create(nb, nl, a[0]);
+                      })
+                      .getResult(0);
+      cols = tensor::CollapseShapeOp::create(
+          b, loc, colsType, col,
+          SmallVector<ReassociationIndices>{{0}, {1, 2}, {3, 4, 5}});
+      lhs = tensor::CollapseShapeOp::create(
+          b, loc, RankedTensorType::get({f, k}, elt), wTaps,
+          SmallVector<ReassociationIndices>{{0}, {1, 2, 3}});
     } else {
       // Loops (n, oh, ow, c, kh, kw).
       Value col = copyWindows({n, oh, ow, c, kh, kw},
