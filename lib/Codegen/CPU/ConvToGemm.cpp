@@ -381,15 +381,17 @@ LogicalResult convToGemm(RewriterBase &b, linalg::Conv2DNchwFchwOp conv,
   };
   using IT = utils::IteratorType;
   // The input's windows copied into a tensor of `shape`, element i of the
-  // copy's loops reading x at `in` (n, c, h, w) and writing the copy at
-  // `out` (default: the loops in the copy's dim order).
+  // copy's loops reading `from` (default x) at `in` (n, c, h, w for x) and
+  // writing the copy at `out` (default: the loops in the copy's dim order).
   auto copyWindows = [&](ArrayRef<int64_t> shape, ArrayRef<AffineExpr> in,
-                         ArrayRef<AffineExpr> out = {}) -> Value {
+                         ArrayRef<AffineExpr> out = {},
+                         Value from = nullptr) -> Value {
     auto type = RankedTensorType::get(shape, elt);
     Value empty = tensor::EmptyOp::create(b, loc, shape, elt);
     unsigned rank = shape.size();
     return linalg::GenericOp::create(
-               b, loc, TypeRange{type}, ValueRange{x}, ValueRange{empty},
+               b, loc, TypeRange{type}, ValueRange{from ? from : x},
+               ValueRange{empty},
                {AffineMap::get(rank, 0, in, ctx),
                 out.empty() ? AffineMap::getMultiDimIdentityMap(rank, ctx)
                             : AffineMap::get(rank, 0, out, ctx)},
@@ -413,11 +415,12 @@ LogicalResult convToGemm(RewriterBase &b, linalg::Conv2DNchwFchwOp conv,
   if (channelsLastBelow > 0 && f % (2 * lanes) == 0 &&
       (p < channelsLastBelow || (packPanels && !packable && p > 2 * lanes))) {
     // out[n, p, f] += col[n, p, k] * w[f, k], back to NCHW at the end.
-    Value lhs = weights();
+    Value wTaps = pointwise ? nullptr : tapsMajorWeights(b, loc, w);
+    Value lhs;  // [f, k]
     Value cols; // [n, p, k]
     auto colsType = RankedTensorType::get({n, p, k}, elt);
-    Value wTaps = pointwise ? nullptr : tapsMajorWeights(b, loc, w);
     if (pointwise) {
+      lhs = weights();
       Value empty = tensor::EmptyOp::create(b, loc, {n, oh, ow, c}, elt);
       Value xT = linalg::TransposeOp::create(b, loc, x, empty,
                                              ArrayRef<int64_t>{0, 2, 3, 1})
@@ -462,21 +465,10 @@ LogicalResult convToGemm(RewriterBase &b, linalg::Conv2DNchwFchwOp conv,
             srcT, low, high,
             arith::ConstantOp::create(b, loc, b.getZeroAttr(elt)).getResult());
       // Loops (n, oh, ow, kh, kw, c).
-      auto colType = RankedTensorType::get({n, oh, ow, kh, kw, c}, elt);
-      Value col = linalg::GenericOp::create(
-                      b, loc, TypeRange{colType}, ValueRange{srcT},
-                      ValueRange{tensor::EmptyOp::create(
-                          b, loc, colType.getShape(), elt)},
-                      {AffineMap::get(6, 0,
-                                      {dim(0), dim(1) * s[0] + dim(3) * d[0],
-                                       dim(2) * s[1] + dim(4) * d[1], dim(5)},
-                                      ctx),
-                       AffineMap::getMultiDimIdentityMap(6, ctx)},
-                      SmallVector<IT>(6, IT::parallel),
-                      [](OpBuilder &nb, Location nl, ValueRange a) {
-                        linalg::YieldOp::create(nb, nl, a[0]);
-                      })
-                      .getResult(0);
+      Value col = copyWindows({n, oh, ow, kh, kw, c},
+                              {dim(0), dim(1) * s[0] + dim(3) * d[0],
+                               dim(2) * s[1] + dim(4) * d[1], dim(5)},
+                              {}, srcT);
       cols = tensor::CollapseShapeOp::create(
           b, loc, colsType, col,
           SmallVector<ReassociationIndices>{{0}, {1, 2}, {3, 4, 5}});
@@ -484,6 +476,7 @@ LogicalResult convToGemm(RewriterBase &b, linalg::Conv2DNchwFchwOp conv,
           b, loc, RankedTensorType::get({f, k}, elt), wTaps,
           SmallVector<ReassociationIndices>{{0}, {1, 2, 3}});
     } else {
+      lhs = weights();
       // Loops (n, oh, ow, c, kh, kw).
       Value col = copyWindows({n, oh, ow, c, kh, kw},
                               {dim(0), dim(3), dim(1) * s[0] + dim(4) * d[0],
