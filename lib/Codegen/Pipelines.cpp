@@ -107,7 +107,8 @@ void kiln::buildCpuCodegenPipeline(OpPassManager &pm,
   addPipeline(
       pm, "func.func(kiln-flatten-empty-tensors,kiln-fuse-elementwise,"
           "kiln-cpu-int8-gemm,kiln-cpu-depthwise-conv{" +
-              bits + "},kiln-collapse-elementwise,kiln-conv-to-gemm{" + bits +
+              bits + "},kiln-cpu-image-loops{" + bits +
+              "},kiln-collapse-elementwise,kiln-conv-to-gemm{" + bits +
               "},kiln-cpu-sink-transposes),kiln-cpu-sparse-gemm{" + bits +
               " max-rows=" + std::to_string(options.sparseMaxRows) +
               "},func.func(kiln-pack-weights{" + bits +

@@ -3,6 +3,7 @@
 #include "kiln/Codegen/MemoryPlan.h"
 #include "kiln/Codegen/Passes.h"
 
+#include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/Interfaces/SideEffectInterfaces.h"
@@ -133,6 +134,48 @@ Operation *epilogueOf(Operation *op) {
   return nullptr;
 }
 
+/// Whether buffer `v` (or a view of it) is yielded, carried by a loop,
+/// returned or stored: it may outlive the loop iteration that allocates it.
+bool mayEscape(Value v) {
+  for (OpOperand &use : v.getUses()) {
+    Operation *user = use.getOwner();
+    if (isa<scf::YieldOp, scf::ForOp, scf::WhileOp, func::ReturnOp>(user) ||
+        (isa<memref::StoreOp>(user) && use.getOperandNumber() == 0))
+      return true;
+    if (isa<ViewLikeOpInterface, memref::ReshapeOp, memref::CastOp>(user))
+      for (Value r : user->getResults())
+        if (isa<MemRefType>(r.getType()) && mayEscape(r))
+          return true;
+  }
+  return false;
+}
+
+/// Moves each statically shaped allocation in the body of sequential
+/// `scf.for` loops (kiln-cpu-image-loops' loops over the images) to the
+/// function's top level, before its outermost loop, so that it is planned
+/// like the others and one buffer serves every iteration: each iteration
+/// writes it before reading it, and nothing of it outlives the iteration.
+/// Allocations in parallel loops (one per thread) stay.
+void hoistLoopAllocs(Block &body) {
+  SmallVector<memref::AllocOp> allocs;
+  for (Operation &top : body)
+    if (isa<scf::ForOp>(top))
+      top.walk([&](memref::AllocOp alloc) { allocs.push_back(alloc); });
+  for (memref::AllocOp alloc : allocs) {
+    if (!alloc.getType().hasStaticShape() || !alloc->getOperands().empty() ||
+        mayEscape(alloc.getResult()))
+      continue;
+    Operation *outer = alloc;
+    bool sequential = true;
+    while (outer->getBlock() != &body) {
+      outer = outer->getParentOp();
+      sequential &= isa<scf::ForOp>(outer);
+    }
+    if (sequential)
+      alloc->moveBefore(outer);
+  }
+}
+
 struct PlanMemoryPass : public kiln::impl::KilnPlanMemoryBase<PlanMemoryPass> {
   using KilnPlanMemoryBase::KilnPlanMemoryBase;
 
@@ -142,6 +185,7 @@ struct PlanMemoryPass : public kiln::impl::KilnPlanMemoryBase<PlanMemoryPass> {
     if (!fn || fn.isExternal())
       return;
     Block &body = fn.getBody().front();
+    hoistLoopAllocs(body);
     computeOutputsInPlace(body);
     DenseMap<Operation *, int64_t> index;
     int64_t i = 0;

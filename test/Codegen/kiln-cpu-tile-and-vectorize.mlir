@@ -420,3 +420,54 @@ func.func @computed_bias(%m: tensor<32x64xf32>, %v: tensor<64xf32>, %a: tensor<1
   %0 = linalg.matmul ins(%a, %b : tensor<12x64xf32>, tensor<64x32xf32>) outs(%bb : tensor<12x32xf32>) -> tensor<12x32xf32>
   return %0 : tensor<12x32xf32>
 }
+
+// -----
+
+// In an image loop (kiln-cpu-image-loops), a contraction started from its
+// bias with a Relu epilogue whose destination is the slice of the loop's
+// result: the tiles write into that slice (reshaped), moved before the
+// contraction, not into an empty tensor that bufferization would copy
+// into the slice afterwards.
+
+// CHECK-LABEL: func.func @epilogue_in_place
+// CHECK:         scf.for %[[I:.+]] = %{{.+}} to %{{.+}} step %{{.+}} iter_args(%[[ACC:.+]] = %{{.+}})
+// CHECK:           %[[D:.+]] = tensor.extract_slice %[[ACC]][%[[I]], 0, 0] [1, 64, 64] [1, 1, 1]
+// CHECK:           %[[F:.+]] = tensor.collapse_shape %[[D]]
+// CHECK:           %[[E:.+]] = tensor.expand_shape %[[F]]
+// CHECK:           %[[T:.+]] = scf.forall {{.+}} shared_outs(%{{.+}} = %[[E]])
+// CHECK:             arith.maximumf
+// CHECK:           tensor.insert_slice %[[T]] into %[[ACC]][%[[I]], 0, 0] [1, 64, 64] [1, 1, 1]
+#bias = affine_map<(n, f, p) -> (f)>
+#id3 = affine_map<(n, f, p) -> (n, f, p)>
+#w = affine_map<(n, f, p, k) -> (f, k)>
+#x = affine_map<(n, f, p, k) -> (n, k, p)>
+#o = affine_map<(n, f, p, k) -> (n, f, p)>
+func.func @epilogue_in_place(%x: tensor<2x64x64xf32>, %w: tensor<64x64xf32>, %b: tensor<64xf32>, %out: tensor<2x64x64xf32>) -> tensor<2x64x64xf32> {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c2 = arith.constant 2 : index
+  %z = arith.constant 0.0 : f32
+  %r = scf.for %i = %c0 to %c2 step %c1 iter_args(%acc = %out) -> (tensor<2x64x64xf32>) {
+    %xi = tensor.extract_slice %x[%i, 0, 0] [1, 64, 64] [1, 1, 1] : tensor<2x64x64xf32> to tensor<1x64x64xf32>
+    %e = tensor.empty() : tensor<1x64x64xf32>
+    %bb = linalg.generic {indexing_maps = [#bias, #id3], iterator_types = ["parallel", "parallel", "parallel"]} ins(%b : tensor<64xf32>) outs(%e : tensor<1x64x64xf32>) {
+    ^bb0(%in: f32, %o: f32):
+      linalg.yield %in : f32
+    } -> tensor<1x64x64xf32>
+    %g = linalg.generic {indexing_maps = [#w, #x, #o], iterator_types = ["parallel", "parallel", "parallel", "reduction"]} ins(%w, %xi : tensor<64x64xf32>, tensor<1x64x64xf32>) outs(%bb : tensor<1x64x64xf32>) {
+    ^bb0(%a: f32, %v: f32, %o: f32):
+      %m = arith.mulf %a, %v : f32
+      %s = arith.addf %o, %m : f32
+      linalg.yield %s : f32
+    } -> tensor<1x64x64xf32>
+    %d = tensor.extract_slice %acc[%i, 0, 0] [1, 64, 64] [1, 1, 1] : tensor<2x64x64xf32> to tensor<1x64x64xf32>
+    %rl = linalg.generic {indexing_maps = [#id3, #id3], iterator_types = ["parallel", "parallel", "parallel"]} ins(%g : tensor<1x64x64xf32>) outs(%d : tensor<1x64x64xf32>) {
+    ^bb0(%in: f32, %o: f32):
+      %mx = arith.maximumf %in, %z : f32
+      linalg.yield %mx : f32
+    } -> tensor<1x64x64xf32>
+    %ins = tensor.insert_slice %rl into %acc[%i, 0, 0] [1, 64, 64] [1, 1, 1] : tensor<1x64x64xf32> into tensor<2x64x64xf32>
+    scf.yield %ins : tensor<2x64x64xf32>
+  }
+  return %r : tensor<2x64x64xf32>
+}

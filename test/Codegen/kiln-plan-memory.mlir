@@ -57,3 +57,53 @@ func.func @main(%in: memref<8xf32>) -> memref<8xf32> {
   linalg.copy ins(%in : memref<8xf32>) outs(%a : memref<8xf32>)
   return %a : memref<8xf32>
 }
+
+// -----
+
+// An image loop's buffers: %t and %u, allocated in the body of a
+// sequential scf.for (%u in a nested one), move before the loop and are
+// planned, one buffer for every iteration; %p, allocated per thread in an
+// scf.forall, and %a and %y, which a loop carries to its next iteration,
+// stay where they are.
+
+// CHECK-LABEL: module attributes {kiln.memory_plan = {arena_bytes = 128 : i64, buffers = 2 : i64
+// CHECK:       func.func @main(
+// CHECK:         memref.view %{{.+}}[%{{.+}}][] : memref<128xi8> to memref<16xf32>
+// CHECK:         memref.view %{{.+}}[%{{.+}}][] : memref<128xi8> to memref<16xf32>
+// CHECK:         scf.for
+// CHECK-NOT:       memref.view
+// CHECK:           scf.for
+// CHECK:             scf.forall
+// CHECK:               memref.alloc() : memref<4xf32>
+// CHECK:           %[[A:.+]] = memref.alloc() : memref<16xf32>
+// CHECK:           scf.for {{.+}} iter_args(%{{.+}} = %[[A]])
+// CHECK:             memref.alloc() : memref<16xf32>
+func.func @main(%in: memref<2x16xf32>, %out: memref<2x16xf32>) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c2 = arith.constant 2 : index
+  scf.for %i = %c0 to %c2 step %c1 {
+    %src = memref.subview %in[%i, 0] [1, 16] [1, 1] : memref<2x16xf32> to memref<16xf32, strided<[1], offset: ?>>
+    %t = memref.alloc() : memref<16xf32>
+    linalg.copy ins(%src : memref<16xf32, strided<[1], offset: ?>>) outs(%t : memref<16xf32>)
+    scf.for %j = %c0 to %c1 step %c1 {
+      %u = memref.alloc() : memref<16xf32>
+      linalg.copy ins(%t : memref<16xf32>) outs(%u : memref<16xf32>)
+      scf.forall (%k) in (4) {
+        %p = memref.alloc() : memref<4xf32>
+        %s = memref.subview %u[0] [4] [1] : memref<16xf32> to memref<4xf32, strided<[1]>>
+        linalg.copy ins(%s : memref<4xf32, strided<[1]>>) outs(%p : memref<4xf32>)
+      }
+    }
+    %a = memref.alloc() : memref<16xf32>
+    linalg.copy ins(%t : memref<16xf32>) outs(%a : memref<16xf32>)
+    %r = scf.for %j = %c0 to %c1 step %c1 iter_args(%acc = %a) -> (memref<16xf32>) {
+      %y = memref.alloc() : memref<16xf32>
+      linalg.copy ins(%acc : memref<16xf32>) outs(%y : memref<16xf32>)
+      scf.yield %y : memref<16xf32>
+    }
+    %dst = memref.subview %out[%i, 0] [1, 16] [1, 1] : memref<2x16xf32> to memref<16xf32, strided<[1], offset: ?>>
+    linalg.copy ins(%r : memref<16xf32>) outs(%dst : memref<16xf32, strided<[1], offset: ?>>)
+  }
+  return
+}

@@ -103,6 +103,13 @@ int64_t gpuMultiprocessors(llvm::StringRef chip);
 /// (a remainder is peeled). `kiln-pack-weights` packs panels of this width
 /// for `kiln-cpu-tile-and-vectorize` to read.
 int64_t cpuRegisterTileWidth(int64_t n, int64_t lanes);
+
+/// Whether `kiln-conv-to-gemm` (with these options) computes `conv` as the
+/// GEMM vectorized along its output channels, channels-last, rather than
+/// along its output plane over an NCHW im2col panel.
+bool convToGemmChannelsLast(mlir::linalg::Conv2DNchwFchwOp conv,
+                            unsigned vectorBits, int64_t channelsLastBelow,
+                            bool packPanels);
 } // namespace kiln
 
 #endif // KILN_CODEGEN_PASSES_H

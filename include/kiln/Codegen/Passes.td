@@ -11,7 +11,12 @@ def KilnCopyToLinalg : Pass<"kiln-copy-to-linalg", "::mlir::func::FuncOp"> {
     Bufferization emits `memref.copy` between buffers; copies between
     strided views would otherwise lower to a call into MLIR's C runner
     library, which compiled modules do not link. As `linalg.copy` they
-    become plain loops with the rest of the kernel.
+    become plain loops with the rest of the kernel. A copy whose source
+    is the target seen through reshapes (`memref.expand_shape`,
+    `memref.collapse_shape`), at the target's type, copies each element
+    onto itself and is dropped: bufferization leaves such copies where a
+    contraction in an image loop writes its slice of the loop's result in
+    place through reshapes.
 
     ```mlir
     memref.copy %a, %b : memref<4xf32, strided<[2]>> to memref<4xf32>
@@ -114,6 +119,13 @@ def KilnPlanMemory : Pass<"kiln-plan-memory", "::mlir::ModuleOp"> {
     `@main`, so the runtime owns it (one per session) and a run allocates
     nothing. Buffers that escape (returned, or stored) are left alone.
 
+    An allocation in the body of sequential `scf.for` loops (the image
+    loops of `kiln-cpu-image-loops`), static and not yielded, carried by a
+    loop, stored or returned, first moves before the outermost loop: every
+    iteration writes it before reading it, so one buffer serves them all,
+    and it is planned like the others. Allocations inside `scf.forall`
+    (per thread) stay where they are.
+
     First, a buffer that the function copies whole into an output argument
     that nothing else touches, with no use of it after the copy (what
     `buffer-results-to-out-params` leaves for a returned allocation; its
@@ -207,6 +219,59 @@ def KilnCloneSharedInits
   ];
   let dependentDialects = ["::mlir::linalg::LinalgDialect",
                            "::mlir::tensor::TensorDialect"];
+}
+
+def KilnCpuImageLoops : Pass<"kiln-cpu-image-loops", "::mlir::func::FuncOp"> {
+  let summary = "Runs convolution chains one image at a time at batch > 1";
+  let description = [{
+    `kiln-conv-to-gemm` computes a convolution on a wide plane over an
+    im2col panel, `C * KH * KW` rows by the output plane, written whole
+    before the GEMM reads it. For a whole batch the panel outgrows the
+    caches (ResNet-50's 56x56 3x3 convolutions: 7.2 MB per image, 58 MB at
+    batch 8 against a 32 MiB L3), and the GEMM reads it back from memory;
+    so do the elementwise ops after it (bias, Relu, the residual Add).
+
+    This pass finds, at a static batch over 1, each chain of ops that ends
+    in such a convolution's consumers, and runs the chain in an `scf.for`
+    over the images: upstream's tile-and-fuse (`scf::tileConsumerAndFuse
+    ProducersUsingSCF`) tiles the chain's last op along the batch, tile
+    size 1, and fuses into the loop the producers that only it uses:
+    convolutions that `kiln-conv-to-gemm` computes over an NCHW panel (not
+    the channels-last ones, whose GEMMs want the batch's rows), zero pads
+    of their planes, elementwise ops, poolings; and the fills and
+    broadcasts (of the bias) that their accumulators start from, copied
+    into the loop even when other ops share them. A ResNet bottleneck
+    block on 56x56 planes so runs image by image, each image's panels and
+    activations cache-resident. Ops without a batch dim as their first
+    loop, producers with other users and anything else stay outside.
+
+    `vector-bits`, `channels-last-below` and `pack-panels` must be the
+    values `kiln-conv-to-gemm` runs with.
+
+    ```mlir
+    %p = tensor.pad %x low[0, 0, 1, 1] high[0, 0, 1, 1] ...
+        : tensor<8x64x56x56xf32> to tensor<8x64x58x58xf32>
+    %c = linalg.conv_2d_nchw_fchw ins(%p, %w ...) outs(%bias ...)
+    %r = linalg.generic {max(%in, 0)} ins(%c) outs(%e) -> tensor<8x64x56x56xf32>
+    // becomes
+    %r = scf.for %i = %c0 to %c8 step %c1 iter_args(%t = %e) {
+      // the pad, the bias broadcast, the convolution and the Relu of
+      // image %i (tensor<1x...>), inserted into %t
+    }
+    ```
+  }];
+  let options = [
+    Option<"vectorBits", "vector-bits", "unsigned", "256",
+           "As kiln-conv-to-gemm's">,
+    Option<"channelsLastBelow", "channels-last-below", "int64_t", "64",
+           "As kiln-conv-to-gemm's">,
+    Option<"packPanels", "pack-panels", "bool", "true",
+           "As kiln-conv-to-gemm's">,
+  ];
+  let dependentDialects = ["::mlir::linalg::LinalgDialect",
+                           "::mlir::tensor::TensorDialect",
+                           "::mlir::arith::ArithDialect",
+                           "::mlir::scf::SCFDialect"];
 }
 
 def KilnConvToGemm : Pass<"kiln-conv-to-gemm", "::mlir::func::FuncOp"> {
@@ -623,6 +688,12 @@ def KilnCpuTileAndVectorize
     so the broadcast, and on the channels-last path its transpose, are not
     run at all (MobileNetV2 5.93 -> 5.52 ms on 2 cores, `kiln-run
     --benchmark`; a MatMul's zero fill no longer writes its output first).
+    If such a contraction also has an epilogue whose destination is not an
+    empty tensor (in an image loop of `kiln-cpu-image-loops`, the slice of
+    the loop's result it fills), the contraction writes into that
+    destination, reshaped, instead of the empty tensor, moved before it
+    with the pure ops it is computed from; bufferization then writes the
+    tiles in place instead of copying a buffer into the slice.
 
     Every other static linalg op on tensors with at least 16384 iterations
     (fills excepted) gets an `scf.forall` that splits its outermost

@@ -53,6 +53,23 @@ std::optional<kiln::PlanePad> kiln::zeroPlanePad(Value x) {
   return PlanePad{pad.getSource(), low[2], low[3]};
 }
 
+bool kiln::convToGemmChannelsLast(linalg::Conv2DNchwFchwOp conv,
+                                  unsigned vectorBits,
+                                  int64_t channelsLastBelow, bool packPanels) {
+  auto wt = dyn_cast<RankedTensorType>(conv.getInputs()[1].getType());
+  auto ot = dyn_cast<RankedTensorType>(conv.getOutputs()[0].getType());
+  if (!wt || !ot || !wt.hasStaticShape() || !ot.hasStaticShape() ||
+      !isa<FloatType>(ot.getElementType()) || channelsLastBelow <= 0)
+    return false;
+  int64_t lanes = std::max<int64_t>(
+      1, vectorBits / cast<FloatType>(ot.getElementType()).getWidth());
+  int64_t f = wt.getDimSize(0), p = ot.getDimSize(2) * ot.getDimSize(3);
+  int64_t nr = kiln::cpuRegisterTileWidth(p, lanes);
+  bool packable = packPanels && nr < p && p % nr == 0;
+  return f % (2 * lanes) == 0 &&
+         (p < channelsLastBelow || (packPanels && !packable && p > 2 * lanes));
+}
+
 namespace {
 
 /// `init` (an [N, F, OH, OW] accumulator) in the layout [N, OH, OW, F]: a
@@ -412,8 +429,8 @@ LogicalResult convToGemm(RewriterBase &b, linalg::Conv2DNchwFchwOp conv,
   // nr: the register tile's width along the plane, were it vectorized so.
   int64_t nr = kiln::cpuRegisterTileWidth(p, lanes);
   bool packable = packPanels && nr < p && p % nr == 0;
-  if (channelsLastBelow > 0 && f % (2 * lanes) == 0 &&
-      (p < channelsLastBelow || (packPanels && !packable && p > 2 * lanes))) {
+  if (kiln::convToGemmChannelsLast(conv, vectorBits, channelsLastBelow,
+                                   packPanels)) {
     // out[n, p, f] += col[n, p, k] * w[f, k], back to NCHW at the end.
     Value wTaps = pointwise ? nullptr : tapsMajorWeights(b, loc, w);
     Value lhs;  // [f, k]

@@ -34,6 +34,7 @@
 #include "mlir/Dialect/Vector/IR/VectorOps.h"
 #include "mlir/Dialect/Vector/Transforms/LoweringPatterns.h"
 #include "mlir/Dialect/Vector/Transforms/VectorRewritePatterns.h"
+#include "mlir/IR/Dominance.h"
 #include "mlir/IR/IRMapping.h"
 #include "mlir/IR/PatternMatch.h"
 #include "mlir/Interfaces/SideEffectInterfaces.h"
@@ -809,8 +810,105 @@ struct TileAndVectorizePass
         rewriter.modifyOpInPlace(
             write, [&] { write.getValueToStoreMutable().assign(v); });
       }
-      rewriter.replaceOp(e, e.getDpsInputOperand(0)->get());
+      Value result = e.getDpsInputOperand(0)->get();
+      Value dest = e.getDpsInits()[0];
+      rewriter.replaceOp(e, result);
+      writeInPlace(rewriter, result, dest);
     }
+  }
+
+  /// Makes the contraction whose result (through reshapes) is `result`
+  /// write into `dest`, the init of its fused epilogue, where it wrote into
+  /// an empty tensor (its accumulators start in registers): in an image
+  /// loop of kiln-cpu-image-loops `dest` is the slice of the loop's result
+  /// that the epilogue wrote, and the tiles so land there instead of in a
+  /// buffer copied into it afterwards.
+  void writeInPlace(RewriterBase &rewriter, Value result, Value dest) {
+    Operation *destDef = dest.getDefiningOp();
+    if (!destDef || isa<tensor::EmptyOp>(destDef))
+      return;
+    auto throughReshapes = [](Value v) {
+      while (isa_and_nonnull<tensor::ExpandShapeOp, tensor::CollapseShapeOp>(
+          v.getDefiningOp()))
+        v = v.getDefiningOp()->getOperand(0);
+      return v;
+    };
+    auto forall = dyn_cast_or_null<scf::ForallOp>(
+        throughReshapes(result).getDefiningOp());
+    if (!forall || forall->getNumResults() != 1)
+      return;
+    // The operand of the reshape chain into the loop that the empty
+    // tensor fills.
+    // The uses of `v` by ops that are not dead (the broadcast that the
+    // accumulators' start replaced is).
+    auto liveUses = [](Value v) {
+      return llvm::count_if(v.getUses(), [](OpOperand &u) {
+        return !isOpTriviallyDead(u.getOwner());
+      });
+    };
+    OpOperand *use = &forall.getOutputsMutable()[0];
+    while (auto *def = use->get().getDefiningOp()) {
+      if (isa<tensor::EmptyOp>(def))
+        break;
+      if (!isa<tensor::ExpandShapeOp, tensor::CollapseShapeOp>(def) ||
+          liveUses(use->get()) != 1)
+        return;
+      use = &def->getOpOperand(0);
+    }
+    auto empty = use->get().getDefiningOp<tensor::EmptyOp>();
+    auto et = cast<RankedTensorType>(use->get().getType());
+    auto dt = dyn_cast<RankedTensorType>(dest.getType());
+    if (!empty || !dt || !et.hasStaticShape() || !dt.hasStaticShape() ||
+        et.getNumElements() != dt.getNumElements() ||
+        et.getElementType() != dt.getElementType())
+      return;
+    // `dest` (a slice of the image loop's carried tensor, maybe reshaped)
+    // is computed after the contraction: it moves before it, with the ops
+    // it is computed from, where they are pure and in the same block.
+    Operation *user = use->getOwner();
+    DominanceInfo dominance(getOperation());
+    SmallVector<Operation *> toMove;
+    std::function<bool(Operation *, int)> collect = [&](Operation *op,
+                                                        int depth) {
+      if (dominance.properlyDominates(op, user))
+        return true;
+      if (depth > 4 || op->getBlock() != user->getBlock() ||
+          op->getNumRegions() != 0 || !isMemoryEffectFree(op))
+        return false;
+      for (Value v : op->getOperands())
+        if (Operation *def = v.getDefiningOp()) {
+          if (!collect(def, depth + 1))
+            return false;
+        } else if (!dominance.properlyDominates(v, user)) {
+          return false;
+        }
+      if (!llvm::is_contained(toMove, op))
+        toMove.push_back(op); // After the ops it reads.
+      return true;
+    };
+    if (!collect(destDef, 0))
+      return;
+    for (Operation *op : toMove)
+      rewriter.moveOpBefore(op, user);
+    rewriter.setInsertionPoint(user);
+    Location loc = dest.getLoc();
+    Value v = dest;
+    if (dt.getRank() != 1) {
+      SmallVector<ReassociationIndices> all(1);
+      for (int64_t d = 0; d < dt.getRank(); ++d)
+        all[0].push_back(d);
+      v = tensor::CollapseShapeOp::create(
+          rewriter, loc,
+          RankedTensorType::get({dt.getNumElements()}, dt.getElementType()), v,
+          all);
+    }
+    if (et.getRank() != 1) {
+      SmallVector<ReassociationIndices> all(1);
+      for (int64_t d = 0; d < et.getRank(); ++d)
+        all[0].push_back(d);
+      v = tensor::ExpandShapeOp::create(rewriter, loc, et, v, all);
+    }
+    rewriter.modifyOpInPlace(user, [&] { use->set(v); });
   }
 };
 
