@@ -129,3 +129,47 @@ func.func @pointwise_panel(%x: tensor<1x4x8x8xf32>, %w: tensor<8x4x1x1xf32>, %ac
   %0 = linalg.conv_2d_nchw_fchw {dilations = dense<1> : tensor<2xi64>, strides = dense<1> : tensor<2xi64>} ins(%x, %w : tensor<1x4x8x8xf32>, tensor<8x4x1x1xf32>) outs(%acc : tensor<1x8x8x8xf32>) -> tensor<1x8x8x8xf32>
   return %0 : tensor<1x8x8x8xf32>
 }
+
+// -----
+
+// At stride 1 along the row, a vector of 8 positions in one output row
+// reads a run of 8 consecutive input elements per tap: where the run is
+// inside the plane (decided once per block, before the channel loop), a
+// plain vector read replaces the gather, which stays for vectors that
+// cross a row or reach into the padding. 1x2 windows on a 9-wide plane,
+// two vectors per block: four taps-by-vector branches per channel. At
+// stride 2 along the row the lanes are not consecutive: gathers only.
+
+// CHECK-LABEL: func.func @runs
+// CHECK-SAME:    (%[[X:.+]]: tensor<1x1x8x9xf32>
+// CHECK:         %[[FLAT:.+]] = tensor.collapse_shape %[[X]] {{\[}}[0, 1, 2, 3]] : tensor<1x1x8x9xf32> into tensor<72xf32>
+// CHECK:         scf.for
+// CHECK:           scf.if %{{.+}} -> (vector<8xf32>) {
+// CHECK:             vector.transfer_read %[[FLAT]][%{{.+}}], %{{.+}} {in_bounds = [true]} : tensor<72xf32>, vector<8xf32>
+// CHECK:           } else {
+// CHECK:             vector.gather %[[FLAT]]
+// CHECK:           scf.if %{{.+}} -> (vector<8xf32>) {
+// CHECK:             vector.transfer_read %[[FLAT]]
+// CHECK:           } else {
+// CHECK:             vector.gather %[[FLAT]]
+// CHECK:           scf.if %{{.+}} -> (vector<8xf32>) {
+// CHECK:             vector.transfer_read %[[FLAT]]
+// CHECK:           } else {
+// CHECK:             vector.gather %[[FLAT]]
+// CHECK:           scf.if %{{.+}} -> (vector<8xf32>) {
+// CHECK:             vector.transfer_read %[[FLAT]]
+// CHECK:           } else {
+// CHECK:             vector.gather %[[FLAT]]
+// CHECK-NOT:       scf.if
+// CHECK-LABEL: func.func @strided_row
+// CHECK-NOT:       scf.if
+// CHECK:           vector.gather
+// CHECK-NOT:       scf.if
+func.func @runs(%x: tensor<1x1x8x9xf32>, %w: tensor<8x1x1x2xf32>, %acc: tensor<1x8x8x8xf32>) -> tensor<1x8x8x8xf32> {
+  %0 = linalg.conv_2d_nchw_fchw {dilations = dense<1> : tensor<2xi64>, strides = dense<1> : tensor<2xi64>} ins(%x, %w : tensor<1x1x8x9xf32>, tensor<8x1x1x2xf32>) outs(%acc : tensor<1x8x8x8xf32>) -> tensor<1x8x8x8xf32>
+  return %0 : tensor<1x8x8x8xf32>
+}
+func.func @strided_row(%x: tensor<1x1x8x17xf32>, %w: tensor<8x1x1x2xf32>, %acc: tensor<1x8x8x8xf32>) -> tensor<1x8x8x8xf32> {
+  %0 = linalg.conv_2d_nchw_fchw {dilations = dense<1> : tensor<2xi64>, strides = dense<[1, 2]> : tensor<2xi64>} ins(%x, %w : tensor<1x1x8x17xf32>, tensor<8x1x1x2xf32>) outs(%acc : tensor<1x8x8x8xf32>) -> tensor<1x8x8x8xf32>
+  return %0 : tensor<1x8x8x8xf32>
+}

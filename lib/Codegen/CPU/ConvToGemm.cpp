@@ -230,6 +230,50 @@ Value packWindowsGathered(RewriterBase &b, Location loc, Value x, int64_t oh,
         b, loc, arith::MulIOp::create(b, loc, col, splat(b, s[1])),
         splat(b, padLeft)));
   }
+  // At stride 1 along the row, a vector whose positions lie in one output
+  // row reads, for each tap, a run of `lanes` consecutive input elements:
+  // where that run is inside the plane, one plain vector load replaces the
+  // gather. Per vector: the input row and column of its first lane's
+  // window (for the first tap), and whether its lanes share a row.
+  bool runs = s[1] == 1 && lanes <= ow && lanes <= w;
+  SmallVector<Value> row0, col0, oneRow;
+  for (int64_t v = 0; v < nv && !contiguous && runs; ++v) {
+    Value p = arith::AddIOp::create(
+        b, loc, p0, arith::ConstantIntOp::create(b, loc, i32, v * lanes));
+    auto cst = [&](int64_t x) -> Value {
+      return arith::ConstantIntOp::create(b, loc, i32, x);
+    };
+    Value r = arith::DivUIOp::create(b, loc, p, cst(ow));
+    Value col = arith::SubIOp::create(
+        b, loc, p, arith::MulIOp::create(b, loc, r, cst(ow)));
+    oneRow.push_back(arith::CmpIOp::create(b, loc, arith::CmpIPredicate::sle,
+                                           col, cst(ow - lanes)));
+    row0.push_back(arith::SubIOp::create(
+        b, loc, arith::MulIOp::create(b, loc, r, cst(s[0])), cst(padTop)));
+    col0.push_back(arith::SubIOp::create(b, loc, col, cst(padLeft)));
+  }
+  // Whether vector v's run for tap (i, j) lies inside the plane: computed
+  // once per block, outside the channel loop.
+  SmallVector<Value> inside; // [(i * kw + j) * nv + v]
+  for (int64_t i = 0; i < kh && !row0.empty(); ++i)
+    for (int64_t j = 0; j < kw; ++j)
+      for (int64_t v = 0; v < nv; ++v) {
+        auto cst = [&](int64_t x) -> Value {
+          return arith::ConstantIntOp::create(b, loc, i32, x);
+        };
+        Value r = arith::AddIOp::create(b, loc, row0[v], cst(i * d[0]));
+        Value q = arith::AddIOp::create(b, loc, col0[v], cst(j * d[1]));
+        // 0 <= r < h and 0 <= q <= w - lanes, as unsigned compares.
+        Value ok = arith::AndIOp::create(
+            b, loc, oneRow[v],
+            arith::AndIOp::create(
+                b, loc,
+                arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult, r,
+                                      cst(h)),
+                arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ule, q,
+                                      cst(w - lanes))));
+        inside.push_back(ok);
+      }
   auto panelType = RankedTensorType::get({c, kh, kw, nr}, f32);
   SmallVector<OpFoldResult> offsets = {ni,
                                        pb,
@@ -301,13 +345,53 @@ Value packWindowsGathered(RewriterBase &b, Location loc, Value x, int64_t oh,
               };
               Value mask =
                   arith::AndIOp::create(cb, loc, inRange(r, h), inRange(q, w));
-              Value index = arith::AddIOp::create(
-                  cb, loc, planeV,
-                  arith::AddIOp::create(
-                      cb, loc, arith::MulIOp::create(cb, loc, r, splat(cb, w)),
-                      q));
-              Value g = vector::GatherOp::create(
-                  cb, loc, fv, flat, ValueRange{c0}, index, mask, zero);
+              auto gather = [&](OpBuilder &gb, Location gl) -> Value {
+                Value index = arith::AddIOp::create(
+                    gb, gl, planeV,
+                    arith::AddIOp::create(
+                        gb, gl, arith::MulIOp::create(gb, gl, r, splat(gb, w)),
+                        q));
+                return vector::GatherOp::create(
+                    gb, gl, fv, flat, ValueRange{c0}, index, mask, zero);
+              };
+              Value g;
+              if (inside.empty()) {
+                g = gather(cb, loc);
+              } else {
+                g = scf::IfOp::create(
+                        cb, loc, inside[(i * kw + j) * nv + v],
+                        [&](OpBuilder &tb, Location tl) {
+                          // The run starts at the first lane's element.
+                          Value start = arith::AddIOp::create(
+                              tb, tl, plane,
+                              arith::AddIOp::create(
+                                  tb, tl,
+                                  arith::MulIOp::create(
+                                      tb, tl,
+                                      arith::AddIOp::create(
+                                          tb, tl, row0[v],
+                                          arith::ConstantIntOp::create(
+                                              tb, tl, i32, i * d[0])),
+                                      arith::ConstantIntOp::create(tb, tl, i32,
+                                                                   w)),
+                                  arith::AddIOp::create(
+                                      tb, tl, col0[v],
+                                      arith::ConstantIntOp::create(tb, tl, i32,
+                                                                   j * d[1]))));
+                          Value run = vector::TransferReadOp::create(
+                              tb, tl, fv, flat,
+                              ValueRange{arith::IndexCastOp::create(
+                                  tb, tl, tb.getIndexType(), start)},
+                              arith::ConstantOp::create(tb, tl,
+                                                        tb.getF32FloatAttr(0)),
+                              ArrayRef<bool>{true});
+                          scf::YieldOp::create(tb, tl, run);
+                        },
+                        [&](OpBuilder &eb, Location el) {
+                          scf::YieldOp::create(eb, el, gather(eb, el));
+                        })
+                        .getResult(0);
+              }
               t = vector::TransferWriteOp::create(
                       cb, loc, g, t,
                       ValueRange{
