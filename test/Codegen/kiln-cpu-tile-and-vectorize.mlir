@@ -471,3 +471,19 @@ func.func @epilogue_in_place(%x: tensor<2x64x64xf32>, %w: tensor<64x64xf32>, %b:
   }
   return %r : tensor<2x64x64xf32>
 }
+
+// -----
+
+// A large fill (MaxPool's -inf start) is split over threads like the other
+// non-contraction ops: an scf.forall over blocks of its outermost loop
+// with more than one iteration.
+
+// CHECK-LABEL: func.func @spread_fill
+// CHECK:         scf.forall (%[[I:.+]]) = (0) to (64) step (8) shared_outs(%[[O:.+]] = %{{.+}}) -> (tensor<1x64x56x56xf32>)
+// CHECK:           %[[S:.+]] = tensor.extract_slice %[[O]][0, %[[I]], 0, 0] [1, 8, 56, 56]
+// CHECK:           linalg.fill ins(%{{.+}} : f32) outs(%[[S]] : tensor<1x8x56x56xf32>)
+func.func @spread_fill(%init: tensor<1x64x56x56xf32>) -> tensor<1x64x56x56xf32> {
+  %ninf = arith.constant 0xFF800000 : f32
+  %f = linalg.fill ins(%ninf : f32) outs(%init : tensor<1x64x56x56xf32>) -> tensor<1x64x56x56xf32>
+  return %f : tensor<1x64x56x56xf32>
+}

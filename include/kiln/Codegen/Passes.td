@@ -701,10 +701,12 @@ def KilnCpuTileAndVectorize
     tiles in place instead of copying a buffer into the slice.
 
     Every other static linalg op on tensors with at least 16384 iterations
-    (fills excepted) gets an `scf.forall` that splits its outermost
+    gets an `scf.forall` that splits its outermost
     parallel loop with two or more iterations into `parallel-chunks`
     blocks, so that it too may run on several threads; its loops stay
-    scalar. Loops that an indexing map reads through a floordiv or a mod
+    scalar. Fills are split too: a fill of a value whose bytes differ (the
+    -inf that MaxPool starts from) is a loop of stores, not a memset
+    (ResNet-50's 0.32 -> 0.16 ms on 2 cores, `bench/roofline.py`). Loops that an indexing map reads through a floordiv or a mod
     are not split (a block of them would not read the span of its ends).
   }];
   let options = [

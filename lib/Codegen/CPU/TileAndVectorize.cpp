@@ -524,10 +524,11 @@ void addCanonicalizations(MLIRContext *ctx, RewritePatternSet &patterns) {
 
 /// The forall tiles that split one parallel loop of `op` into `chunks`
 /// blocks: the outermost parallel loop with at least two iterations. None
-/// for small or dynamic ops, and for fills (memset speed already).
+/// for small or dynamic ops. Fills are split too: one of -inf (MaxPool's
+/// start) is a loop of stores, not a memset.
 std::optional<SmallVector<int64_t>>
 planParallel(linalg::LinalgOp op, int64_t chunks, int64_t minIterations) {
-  if (chunks < 2 || !op.hasPureTensorSemantics() || isa<linalg::FillOp>(op) ||
+  if (chunks < 2 || !op.hasPureTensorSemantics() ||
       op->getParentOfType<scf::ForallOp>())
     return std::nullopt;
   SmallVector<int64_t> ranges = op.getStaticLoopRanges();
