@@ -233,47 +233,46 @@ Value packWindowsGathered(RewriterBase &b, Location loc, Value x, int64_t oh,
   // At stride 1 along the row, a vector whose positions lie in one output
   // row reads, for each tap, a run of `lanes` consecutive input elements:
   // where that run is inside the plane, one plain vector load replaces the
-  // gather. Per vector: the input row and column of its first lane's
-  // window (for the first tap), and whether its lanes share a row.
-  bool runs = s[1] == 1 && lanes <= ow && lanes <= w;
-  SmallVector<Value> row0, col0, oneRow;
-  for (int64_t v = 0; v < nv && !contiguous && runs; ++v) {
-    Value p = arith::AddIOp::create(
-        b, loc, p0, arith::ConstantIntOp::create(b, loc, i32, v * lanes));
-    auto cst = [&](int64_t x) -> Value {
-      return arith::ConstantIntOp::create(b, loc, i32, x);
-    };
+  // gather.
+  bool runs = s[1] == 1 && lanes <= ow && lanes <= w && !contiguous;
+  auto cst = [&](int64_t x) -> Value {
+    return arith::ConstantIntOp::create(b, loc, i32, x);
+  };
+  // Per tap (i, j) and vector v, at [(i * kw + j) * nv + v], computed once
+  // per block outside the channel loop: whether the run lies inside the
+  // plane, and its first element's offset in the channel's plane.
+  SmallVector<Value> inside(runs ? kh * kw * nv : 0), runOffset(inside.size());
+  for (int64_t v = 0; v < nv && runs; ++v) {
+    // The vector's first position: whether its lanes share an output row,
+    // and the input row and column of its window's first tap.
+    Value p = arith::AddIOp::create(b, loc, p0, cst(v * lanes));
     Value r = arith::DivUIOp::create(b, loc, p, cst(ow));
     Value col = arith::SubIOp::create(
         b, loc, p, arith::MulIOp::create(b, loc, r, cst(ow)));
-    oneRow.push_back(arith::CmpIOp::create(b, loc, arith::CmpIPredicate::sle,
-                                           col, cst(ow - lanes)));
-    row0.push_back(arith::SubIOp::create(
-        b, loc, arith::MulIOp::create(b, loc, r, cst(s[0])), cst(padTop)));
-    col0.push_back(arith::SubIOp::create(b, loc, col, cst(padLeft)));
-  }
-  // Whether vector v's run for tap (i, j) lies inside the plane: computed
-  // once per block, outside the channel loop.
-  SmallVector<Value> inside; // [(i * kw + j) * nv + v]
-  for (int64_t i = 0; i < kh && !row0.empty(); ++i)
-    for (int64_t j = 0; j < kw; ++j)
-      for (int64_t v = 0; v < nv; ++v) {
-        auto cst = [&](int64_t x) -> Value {
-          return arith::ConstantIntOp::create(b, loc, i32, x);
-        };
-        Value r = arith::AddIOp::create(b, loc, row0[v], cst(i * d[0]));
-        Value q = arith::AddIOp::create(b, loc, col0[v], cst(j * d[1]));
-        // 0 <= r < h and 0 <= q <= w - lanes, as unsigned compares.
+    Value oneRow = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::sle, col,
+                                         cst(ow - lanes));
+    Value row0 = arith::SubIOp::create(
+        b, loc, arith::MulIOp::create(b, loc, r, cst(s[0])), cst(padTop));
+    Value col0 = arith::SubIOp::create(b, loc, col, cst(padLeft));
+    for (int64_t i = 0; i < kh; ++i)
+      for (int64_t j = 0; j < kw; ++j) {
+        Value ri = arith::AddIOp::create(b, loc, row0, cst(i * d[0]));
+        Value qj = arith::AddIOp::create(b, loc, col0, cst(j * d[1]));
+        // 0 <= ri < h and 0 <= qj <= w - lanes, as unsigned compares.
         Value ok = arith::AndIOp::create(
-            b, loc, oneRow[v],
+            b, loc, oneRow,
             arith::AndIOp::create(
                 b, loc,
-                arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult, r,
+                arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult, ri,
                                       cst(h)),
-                arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ule, q,
+                arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ule, qj,
                                       cst(w - lanes))));
-        inside.push_back(ok);
+        int64_t at = (i * kw + j) * nv + v;
+        inside[at] = ok;
+        runOffset[at] = arith::AddIOp::create(
+            b, loc, arith::MulIOp::create(b, loc, ri, cst(w)), qj);
       }
+  }
   auto panelType = RankedTensorType::get({c, kh, kw, nr}, f32);
   SmallVector<OpFoldResult> offsets = {ni,
                                        pb,
@@ -358,26 +357,12 @@ Value packWindowsGathered(RewriterBase &b, Location loc, Value x, int64_t oh,
               if (inside.empty()) {
                 g = gather(cb, loc);
               } else {
+                int64_t at = (i * kw + j) * nv + v;
                 g = scf::IfOp::create(
-                        cb, loc, inside[(i * kw + j) * nv + v],
+                        cb, loc, inside[at],
                         [&](OpBuilder &tb, Location tl) {
-                          // The run starts at the first lane's element.
-                          Value start = arith::AddIOp::create(
-                              tb, tl, plane,
-                              arith::AddIOp::create(
-                                  tb, tl,
-                                  arith::MulIOp::create(
-                                      tb, tl,
-                                      arith::AddIOp::create(
-                                          tb, tl, row0[v],
-                                          arith::ConstantIntOp::create(
-                                              tb, tl, i32, i * d[0])),
-                                      arith::ConstantIntOp::create(tb, tl, i32,
-                                                                   w)),
-                                  arith::AddIOp::create(
-                                      tb, tl, col0[v],
-                                      arith::ConstantIntOp::create(tb, tl, i32,
-                                                                   j * d[1]))));
+                          Value start = arith::AddIOp::create(tb, tl, plane,
+                                                              runOffset[at]);
                           Value run = vector::TransferReadOp::create(
                               tb, tl, fv, flat,
                               ValueRange{arith::IndexCastOp::create(

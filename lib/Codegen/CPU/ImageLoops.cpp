@@ -11,6 +11,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "Canonicalize.h"
 #include "kiln/Codegen/Passes.h"
 
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
@@ -253,10 +254,7 @@ struct ImageLoopsPass
     // Fold what the tiling left in the loops: the zero-size guards of the
     // pads, whole-tensor slices of the weights, slices of empty tensors.
     RewritePatternSet patterns(&getContext());
-    for (Dialect *dialect : getContext().getLoadedDialects())
-      dialect->getCanonicalizationPatterns(patterns);
-    for (RegisteredOperationName name : getContext().getRegisteredOperations())
-      name.getCanonicalizationPatterns(patterns, &getContext());
+    kiln::cpu::addCanonicalizations(&getContext(), patterns);
     tensor::populateFoldTensorEmptyPatterns(patterns);
     FrozenRewritePatternSet frozen(std::move(patterns));
     for (Operation *loop : loops)

@@ -19,6 +19,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "Canonicalize.h"
 #include "Epilogue.h"
 #include "kiln/Codegen/Passes.h"
 
@@ -50,6 +51,14 @@ namespace kiln {
 } // namespace kiln
 
 using namespace mlir;
+
+void kiln::cpu::addCanonicalizations(MLIRContext *ctx,
+                                     RewritePatternSet &patterns) {
+  for (Dialect *dialect : ctx->getLoadedDialects())
+    dialect->getCanonicalizationPatterns(patterns);
+  for (RegisteredOperationName op : ctx->getRegisteredOperations())
+    op.getCanonicalizationPatterns(patterns, ctx);
+}
 
 namespace {
 
@@ -513,15 +522,6 @@ LogicalResult tile(RewriterBase &rewriter, linalg::LinalgOp op,
   return success();
 }
 
-/// The canonicalization patterns of every loaded dialect and op: they fold
-/// the peeled loops' bounds and slice sizes to constants.
-void addCanonicalizations(MLIRContext *ctx, RewritePatternSet &patterns) {
-  for (Dialect *dialect : ctx->getLoadedDialects())
-    dialect->getCanonicalizationPatterns(patterns);
-  for (RegisteredOperationName op : ctx->getRegisteredOperations())
-    op.getCanonicalizationPatterns(patterns, ctx);
-}
-
 /// The forall tiles that split one parallel loop of `op` into `chunks`
 /// blocks: the outermost parallel loop with at least two iterations. None
 /// for small or dynamic ops. Fills are split too: one of -inf (MaxPool's
@@ -629,7 +629,7 @@ struct TileAndVectorizePass
       return;
     {
       RewritePatternSet patterns(ctx);
-      addCanonicalizations(ctx, patterns);
+      kiln::cpu::addCanonicalizations(ctx, patterns);
       if (failed(applyPatternsGreedily(getOperation(), std::move(patterns))))
         return signalPassFailure();
     }
@@ -665,7 +665,7 @@ struct TileAndVectorizePass
       RewritePatternSet patterns(ctx);
       vector::populateVectorTransferPermutationMapLoweringPatterns(patterns);
       vector::populateVectorReductionToContractPatterns(patterns);
-      addCanonicalizations(ctx, patterns);
+      kiln::cpu::addCanonicalizations(ctx, patterns);
       if (failed(applyPatternsGreedily(getOperation(), std::move(patterns))))
         return signalPassFailure();
     }
@@ -838,8 +838,6 @@ struct TileAndVectorizePass
         throughReshapes(result).getDefiningOp());
     if (!forall || forall->getNumResults() != 1)
       return;
-    // The operand of the reshape chain into the loop that the empty
-    // tensor fills.
     // The uses of `v` by ops that are not dead (the broadcast that the
     // accumulators' start replaced is).
     auto liveUses = [](Value v) {
@@ -847,6 +845,8 @@ struct TileAndVectorizePass
         return !isOpTriviallyDead(u.getOwner());
       });
     };
+    // The operand of the reshape chain into the loop that the empty
+    // tensor fills.
     OpOperand *use = &forall.getOutputsMutable()[0];
     while (auto *def = use->get().getDefiningOp()) {
       if (isa<tensor::EmptyOp>(def))
@@ -893,22 +893,20 @@ struct TileAndVectorizePass
       rewriter.moveOpBefore(op, user);
     rewriter.setInsertionPoint(user);
     Location loc = dest.getLoc();
+    // All dims of a rank-`rank` tensor in one group.
+    auto allDims = [](int64_t rank) {
+      return SmallVector<ReassociationIndices>{
+          llvm::to_vector(llvm::seq<int64_t>(0, rank))};
+    };
     Value v = dest;
-    if (dt.getRank() != 1) {
-      SmallVector<ReassociationIndices> all(1);
-      for (int64_t d = 0; d < dt.getRank(); ++d)
-        all[0].push_back(d);
+    if (dt.getRank() != 1)
       v = tensor::CollapseShapeOp::create(
           rewriter, loc,
           RankedTensorType::get({dt.getNumElements()}, dt.getElementType()), v,
-          all);
-    }
-    if (et.getRank() != 1) {
-      SmallVector<ReassociationIndices> all(1);
-      for (int64_t d = 0; d < et.getRank(); ++d)
-        all[0].push_back(d);
-      v = tensor::ExpandShapeOp::create(rewriter, loc, et, v, all);
-    }
+          allDims(dt.getRank()));
+    if (et.getRank() != 1)
+      v = tensor::ExpandShapeOp::create(rewriter, loc, et, v,
+                                        allDims(et.getRank()));
     rewriter.modifyOpInPlace(user, [&] { use->set(v); });
   }
 };
