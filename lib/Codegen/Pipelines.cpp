@@ -109,7 +109,7 @@ void kiln::buildCpuCodegenPipeline(OpPassManager &pm,
           "kiln-cpu-int8-gemm,kiln-cpu-depthwise-conv{" +
               bits + "},kiln-cpu-image-loops{" + bits +
               "},kiln-collapse-elementwise,kiln-conv-to-gemm{" + bits +
-              "},kiln-cpu-sink-transposes),kiln-cpu-sparse-gemm{" + bits +
+              "},kiln-sink-transposes),kiln-cpu-sparse-gemm{" + bits +
               " max-rows=" + std::to_string(options.sparseMaxRows) +
               "},func.func(kiln-pack-weights{" + bits +
               "},kiln-clone-shared-inits,kiln-cpu-tile-and-vectorize{" + bits +
@@ -175,13 +175,16 @@ void kiln::buildGpuCodegenPipeline(OpPassManager &pm,
                              options.testMutation == "swap-wgmma-strides";
   addPipeline(
       pm,
-      "kiln-gpu-sparse-weights,func.func(kiln-flatten-empty-tensors,"
-      "kiln-fuse-elementwise{fold-transposes=true},kiln-gpu-fold-pads,"
-      "kiln-gpu-split-k{target-blocks=" +
+      std::string("kiln-gpu-sparse-weights,func.func(kiln-flatten-empty-"
+                  "tensors,") +
+          (options.channelsLast ? "kiln-gpu-channels-last,kiln-sink-transposes,"
+                                : "") +
+          "kiln-fuse-elementwise{fold-transposes=true},kiln-gpu-fold-pads,"
+          "kiln-gpu-split-k{target-blocks=" +
           std::to_string(splitKBlocks) +
           (splitMutation ? mutation : std::string()) +
           "},kiln-fuse-elementwise{fold-transposes=true},"
-          "kiln-clone-shared-inits{empties=true}),"
+          "cse,kiln-clone-shared-inits{empties=true}),"
           "canonicalize,cse," +
           bufferizeAndPlan(true) +
           "func.func(kiln-copy-to-linalg,kiln-gpu-contractions{tf32=" +

@@ -155,6 +155,14 @@ static cl::opt<int64_t> gpuWgmmaStages(
              "cp.async pipeline (1 to 8, fewer where they would pass the "
              "227 KiB a block may have; default 3)"),
     cl::init(3), cl::cat(category));
+static cl::opt<bool> gpuChannelsLast(
+    "gpu-channels-last",
+    cl::desc(
+        "GPU targets: 2-D convolutions whose input and output channels fill "
+        "16-byte runs are computed channels-last (NHWC input, weights "
+        "reordered to [f, kh, kw, c]), the transposes between them "
+        "cancelled (default true; false: NCHW implicit GEMMs)"),
+    cl::init(true), cl::cat(category));
 static cl::opt<std::string> gpuTestMutation(
     "gpu-test-mutation", cl::Hidden,
     cl::desc("Plants a bug in the GPU kernels (drop-barrier, "
@@ -1090,6 +1098,7 @@ int compileForGpu(ModuleOp module, kiln::kmod::Module &kmod,
   options.wgmma = gpuWgmma;
   options.wgmmaTile = gpuWgmmaTile;
   options.wgmmaStages = gpuWgmmaStages;
+  options.channelsLast = gpuChannelsLast;
   kiln::buildGpuCodegenPipeline(pm, options);
   if (failed(pm.run(module)))
     return 1;

@@ -330,7 +330,7 @@ def KilnConvToGemm : Pass<"kiln-conv-to-gemm", "::mlir::func::FuncOp"> {
     the transpose) into `[N, OH, OW, KH, KW, C]`, each tap a contiguous
     run of channels, the weights reordered to `[F, KH, KW, C]` at compile
     time, and the input's transpose cancelled by
-    `kiln-cpu-sink-transposes` against a channels-last convolution's
+    `kiln-sink-transposes` against a channels-last convolution's
     before it (ResNet-50's 14x14 and 7x7 window copies and their
     transposes 1.6 -> 0.6 ms, `bench/roofline.py`) -- (a 1x1 stride-1
     input is transposed to `[N, OH, OW, C]`), the accumulator's fill or broadcast is rebuilt in
@@ -366,15 +366,17 @@ def KilnConvToGemm : Pass<"kiln-conv-to-gemm", "::mlir::func::FuncOp"> {
                            "::mlir::vector::VectorDialect"];
 }
 
-def KilnCpuSinkTransposes
-    : Pass<"kiln-cpu-sink-transposes", "::mlir::func::FuncOp"> {
+def KilnSinkTransposes
+    : Pass<"kiln-sink-transposes", "::mlir::func::FuncOp"> {
   let summary = "Moves layout transposes past elementwise ops until they "
                 "cancel";
   let description = [{
     `kiln-conv-to-gemm` computes a small-plane convolution channels-last,
     transposing its result back to NCHW and a 1x1 convolution's input to
     channels-last, so between two such convolutions (ResNet-50's 14x14
-    and 7x7 stages) every tensor is transposed out and back in. A
+    and 7x7 stages) every tensor is transposed out and back in; on the
+    GPU, `kiln-gpu-channels-last` does the same around every convolution
+    with enough channels. A
     `linalg.generic` that is elementwise (identity maps but for scalar
     operands, one result, no
     `linalg.index`) and whose tensor operands -- its init only where the
@@ -726,6 +728,51 @@ def KilnCpuTileAndVectorize
                            "::mlir::tensor::TensorDialect",
                            "::mlir::affine::AffineDialect",
                            "::mlir::arith::ArithDialect"];
+}
+
+def KilnGpuChannelsLast
+    : Pass<"kiln-gpu-channels-last", "::mlir::func::FuncOp"> {
+  let summary = "Computes NCHW convolutions channels-last on the GPU";
+  let description = [{
+    `kiln-gpu-contractions` runs a convolution as an implicit GEMM that
+    reads its input in place. From NCHW its K runs over `(c, kh, kw)`,
+    strided along all three, so each thread stages its tile element by
+    element (ResNet-50's 3x3 convolutions ran at 16-30 TFLOP/s in f16 on
+    an H200). Channels-last, K runs over `(kh, kw, c)` with the channels
+    contiguous in both operands: a run of 16 bytes of channels is one
+    aligned `cp.async` copy, inside or outside the zero padding as a
+    whole.
+
+    Each static float `linalg.conv_2d_nchw_fchw` whose input and output
+    channels fill whole `group-bytes` runs becomes a `linalg.conv_2d_nhwc_fhwc`
+    between transposes: its input transposed to NHWC (a zero pad of its
+    plane re-applied after the transpose), constant weights reordered to
+    `[f, kh, kw, c]` at compile time (others transposed at run time), its
+    initial value (a zero fill or a bias broadcast) rebuilt in NHWC, and
+    its result transposed back. `kiln-sink-transposes` then moves the
+    transposes past the elementwise ops between convolutions (Relu, a
+    residual Add), where they cancel against the next convolution's.
+    Convolutions with fewer channels (an RGB stem; a narrow output, which
+    is a loop kernel rather than a tile) stay NCHW.
+
+    ```mlir
+    %y = linalg.conv_2d_nchw_fchw ins(%x, %w : tensor<1x64x56x56xf16>,
+        tensor<64x64x3x3xf16>) outs(%b : tensor<1x64x54x54xf32>)
+    // becomes
+    %xt = linalg.transpose ins(%x) ... permutation = [0, 2, 3, 1]
+    %wt = arith.constant dense_resource<kiln_taps_major> : tensor<64x3x3x64xf16>
+    %yt = linalg.conv_2d_nhwc_fhwc ins(%xt, %wt) outs(%bt : tensor<1x54x54x64xf32>)
+    %y = linalg.transpose ins(%yt) ... permutation = [0, 3, 1, 2]
+    ```
+  }];
+  let options = [
+    Option<"groupBytes", "group-bytes", "int64_t", "16",
+           "Convolutions whose input and output channels are each a "
+           "multiple of this many bytes go channels-last">,
+  ];
+  let dependentDialects = ["::mlir::arith::ArithDialect",
+                           "::mlir::linalg::LinalgDialect",
+                           "::mlir::tensor::TensorDialect"];
 }
 
 def KilnGpuContractions : Pass<"kiln-gpu-contractions", "::mlir::func::FuncOp"> {

@@ -207,6 +207,11 @@ struct GpuPipelineOptions
       llvm::cl::desc("sm_90a: shared-memory buffers of the wgmma tiles "
                      "(past 48 KiB in all they are dynamic shared memory)"),
       llvm::cl::init(3)};
+  Option<bool> channelsLast{
+      *this, "channels-last",
+      llvm::cl::desc("Convolutions with 16-byte runs of input channels run "
+                     "channels-last (kiln-gpu-channels-last)"),
+      llvm::cl::init(true)};
   Option<std::string> testMutation{
       *this, "test-mutation",
       llvm::cl::desc("Plants a bug for the emulator's mutation tests "

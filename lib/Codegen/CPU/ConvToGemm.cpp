@@ -15,6 +15,8 @@
 
 #include "kiln/Codegen/Passes.h"
 
+#include "../ConvLayout.h"
+
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
@@ -71,83 +73,6 @@ bool kiln::convToGemmChannelsLast(linalg::Conv2DNchwFchwOp conv,
 }
 
 namespace {
-
-/// `init` (an [N, F, OH, OW] accumulator) in the layout [N, OH, OW, F]: a
-/// fill or an elementwise broadcast (the bias, also in its collapsed form)
-/// is rebuilt in that layout, anything else transposed.
-Value channelsLastInit(RewriterBase &b, Location loc, Value init) {
-  auto type = cast<RankedTensorType>(init.getType());
-  const int64_t perm[] = {0, 2, 3, 1}; // new dim i is old dim perm[i]
-  SmallVector<int64_t> shape;
-  for (int64_t d : perm)
-    shape.push_back(type.getDimSize(d));
-  Type elt = type.getElementType();
-  Value empty = tensor::EmptyOp::create(b, loc, shape, elt);
-  if (auto fill = init.getDefiningOp<linalg::FillOp>())
-    return linalg::FillOp::create(b, loc, fill.getInputs()[0], empty)
-        .getResult(0);
-  auto g = init.getDefiningOp<linalg::GenericOp>();
-  if (g && g.getNumDpsInits() == 1 && g.getNumLoops() == 4 &&
-      g.getNumParallelLoops() == 4 &&
-      g.getMatchingIndexingMap(g.getDpsInitOperand(0)).isIdentity() &&
-      g.getRegion().front().getArgument(g.getNumDpsInputs()).use_empty()) {
-    // The old loops (n, f, oh, ow) in terms of the new (n, oh, ow, f).
-    MLIRContext *ctx = b.getContext();
-    AffineMap oldOfNew =
-        AffineMap::get(4, 0,
-                       {getAffineDimExpr(0, ctx), getAffineDimExpr(3, ctx),
-                        getAffineDimExpr(1, ctx), getAffineDimExpr(2, ctx)},
-                       ctx);
-    SmallVector<AffineMap> maps;
-    for (OpOperand *in : g.getDpsInputOperands())
-      maps.push_back(g.getMatchingIndexingMap(in).compose(oldOfNew));
-    maps.push_back(AffineMap::getMultiDimIdentityMap(4, ctx));
-    auto rebuilt = linalg::GenericOp::create(
-        b, loc, TypeRange{empty.getType()}, g.getDpsInputs(), ValueRange{empty},
-        maps, g.getIteratorTypesArray());
-    b.cloneRegionBefore(g.getRegion(), rebuilt.getRegion(),
-                        rebuilt.getRegion().begin());
-    return rebuilt.getResult(0);
-  }
-  // A broadcast of a 1-D tensor (the bias) that kiln-collapse-elementwise
-  // collapsed to [N, F, OH * OW] and expanded back: a broadcast along the
-  // same dim of the new layout.
-  if (auto expand = init.getDefiningOp<tensor::ExpandShapeOp>()) {
-    auto src = expand.getSrc().getDefiningOp<linalg::GenericOp>();
-    if (src && src.getNumDpsInputs() == 1 && src.getNumDpsInits() == 1 &&
-        src.getNumParallelLoops() == src.getNumLoops() &&
-        src.getMatchingIndexingMap(src.getDpsInitOperand(0)).isIdentity()) {
-      auto bias = dyn_cast<RankedTensorType>(src.getDpsInputs()[0].getType());
-      AffineMap in = src.getMatchingIndexingMap(src.getDpsInputOperand(0));
-      Block &body = src.getRegion().front();
-      SmallVector<ReassociationIndices> assoc =
-          expand.getReassociationIndices();
-      if (bias && bias.getRank() == 1 && in.getNumResults() == 1 &&
-          isa<AffineDimExpr>(in.getResult(0)) &&
-          body.getOperations().size() == 1 &&
-          body.getTerminator()->getOperand(0) == body.getArgument(0)) {
-        unsigned j = cast<AffineDimExpr>(in.getResult(0)).getPosition();
-        if (assoc[j].size() == 1) {
-          int64_t old = assoc[j][0];
-          int64_t pos = llvm::find(perm, old) - std::begin(perm);
-          MLIRContext *ctx = b.getContext();
-          return linalg::GenericOp::create(
-                     b, loc, TypeRange{empty.getType()},
-                     ValueRange{src.getDpsInputs()[0]}, ValueRange{empty},
-                     {AffineMap::get(4, 0, getAffineDimExpr(pos, ctx)),
-                      AffineMap::getMultiDimIdentityMap(4, ctx)},
-                     SmallVector<utils::IteratorType>(
-                         4, utils::IteratorType::parallel),
-                     [](OpBuilder &nb, Location nl, ValueRange a) {
-                       linalg::YieldOp::create(nb, nl, a[0]);
-                     })
-              .getResult(0);
-        }
-      }
-    }
-  }
-  return linalg::TransposeOp::create(b, loc, init, empty, perm).getResult()[0];
-}
 
 /// The packed im2col panel `[n, p / nr, c, kh, kw, nr]` of f32 input `x`
 /// (an NCHW tensor, or a zero `tensor.pad` of its plane, whose padding is
@@ -394,37 +319,6 @@ Value packWindowsGathered(RewriterBase &b, Location loc, Value x, int64_t oh,
   return forall.getResult(0);
 }
 
-/// The constant weights `w` ([f, c, kh, kw]) reordered to [f, kh, kw, c]
-/// as a new constant; null where `w` is not a constant with its bytes at
-/// hand.
-Value tapsMajorWeights(RewriterBase &b, Location loc, Value w) {
-  auto cst = w.getDefiningOp<arith::ConstantOp>();
-  auto type = cast<RankedTensorType>(w.getType());
-  if (!cst || type.getElementTypeBitWidth() % 8 != 0)
-    return nullptr;
-  std::optional<ArrayRef<char>> bytes = kiln::rawConstantBytes(cst.getValue());
-  int64_t eb = type.getElementTypeBitWidth() / 8;
-  if (!bytes || (int64_t)bytes->size() != type.getNumElements() * eb)
-    return nullptr;
-  int64_t f = type.getDimSize(0), c = type.getDimSize(1),
-          kh = type.getDimSize(2), kw = type.getDimSize(3);
-  std::vector<char> data(bytes->size());
-  for (int64_t fi = 0; fi < f; ++fi)
-    for (int64_t ci = 0; ci < c; ++ci)
-      for (int64_t i = 0; i < kh; ++i)
-        for (int64_t j = 0; j < kw; ++j)
-          std::memcpy(&data[(((fi * kh + i) * kw + j) * c + ci) * eb],
-                      bytes->data() + (((fi * c + ci) * kh + i) * kw + j) * eb,
-                      eb);
-  auto newType = RankedTensorType::get({f, kh, kw, c}, type.getElementType());
-  auto blob = HeapAsmResourceBlob::allocateAndCopyWithAlign(
-      ArrayRef<char>(data), alignof(std::max_align_t));
-  return arith::ConstantOp::create(
-      b, loc, newType,
-      DenseResourceElementsAttr::get(newType, "kiln_taps_major",
-                                     std::move(blob)));
-}
-
 /// Rewrites one convolution; fails (leaving it alone) when it is not a
 /// static float convolution. Planes under `channelsLastBelow` elements
 /// with output channels a multiple of two vectors of `vectorBits` become
@@ -434,14 +328,11 @@ Value tapsMajorWeights(RewriterBase &b, Location loc, Value w) {
 LogicalResult convToGemm(RewriterBase &b, linalg::Conv2DNchwFchwOp conv,
                          unsigned vectorBits, int64_t channelsLastBelow,
                          bool packPanels) {
-  Value x = conv.getInputs()[0], w = conv.getInputs()[1];
-  Value init = conv.getOutputs()[0];
-  auto xt = dyn_cast<RankedTensorType>(x.getType());
-  auto wt = dyn_cast<RankedTensorType>(w.getType());
-  auto ot = dyn_cast<RankedTensorType>(init.getType());
-  if (!xt || !wt || !ot || !xt.hasStaticShape() || !wt.hasStaticShape() ||
-      !ot.hasStaticShape())
+  std::optional<kiln::StaticConv> sc = kiln::staticConv(conv);
+  if (!sc)
     return failure();
+  Value x = sc->x, w = sc->w, init = sc->init;
+  RankedTensorType xt = sc->xt, wt = sc->wt, ot = sc->ot;
   Type elt = ot.getElementType();
   if (!isa<FloatType>(elt) || xt.getElementType() != elt ||
       wt.getElementType() != elt)
@@ -501,7 +392,7 @@ LogicalResult convToGemm(RewriterBase &b, linalg::Conv2DNchwFchwOp conv,
   if (kiln::convToGemmChannelsLast(conv, vectorBits, channelsLastBelow,
                                    packPanels)) {
     // out[n, p, f] += col[n, p, k] * w[f, k], back to NCHW at the end.
-    Value wTaps = pointwise ? nullptr : tapsMajorWeights(b, loc, w);
+    Value wTaps = pointwise ? nullptr : kiln::tapsMajorWeights(b, loc, w);
     Value lhs;  // [f, k]
     Value cols; // [n, p, k]
     auto colsType = RankedTensorType::get({n, p, k}, elt);
@@ -519,37 +410,10 @@ LogicalResult convToGemm(RewriterBase &b, linalg::Conv2DNchwFchwOp conv,
       // its plane applied after the transpose), k = (kh, kw, c): each
       // window tap copies a run of c elements, contiguous in both tensors
       // (from NCHW, the copy's innermost loop is kw, 3 elements long), and
-      // the transpose cancels against the one that kiln-cpu-sink-transposes
+      // the transpose cancels against the one that kiln-sink-transposes
       // moves down from a channels-last convolution before it. The
       // constant weights were reordered to [f, kh, kw, c] to match.
-      Value src = x;
-      SmallVector<OpFoldResult> low(4, b.getIndexAttr(0)),
-          high(4, b.getIndexAttr(0));
-      if (std::optional<kiln::PlanePad> pad = kiln::zeroPlanePad(x)) {
-        src = pad->source;
-        auto st = cast<RankedTensorType>(src.getType());
-        low[1] = b.getIndexAttr(pad->top);
-        low[2] = b.getIndexAttr(pad->left);
-        high[1] =
-            b.getIndexAttr(xt.getDimSize(2) - st.getDimSize(2) - pad->top);
-        high[2] =
-            b.getIndexAttr(xt.getDimSize(3) - st.getDimSize(3) - pad->left);
-      }
-      auto st = cast<RankedTensorType>(src.getType());
-      Value srcT =
-          linalg::TransposeOp::create(
-              b, loc, src,
-              tensor::EmptyOp::create(
-                  b, loc, {n, st.getDimSize(2), st.getDimSize(3), c}, elt),
-              ArrayRef<int64_t>{0, 2, 3, 1})
-              .getResult()[0];
-      if (src != x)
-        srcT = tensor::PadOp::create(
-            b, loc,
-            RankedTensorType::get({n, xt.getDimSize(2), xt.getDimSize(3), c},
-                                  elt),
-            srcT, low, high,
-            arith::ConstantOp::create(b, loc, b.getZeroAttr(elt)).getResult());
+      Value srcT = kiln::nhwcInput(b, loc, x);
       // Loops (n, oh, ow, kh, kw, c).
       Value col = copyWindows({n, oh, ow, kh, kw, c},
                               {dim(0), dim(1) * s[0] + dim(3) * d[0],
@@ -574,7 +438,7 @@ LogicalResult convToGemm(RewriterBase &b, linalg::Conv2DNchwFchwOp conv,
     SmallVector<ReassociationIndices> assoc = {{0}, {1, 2}, {3}};
     auto accType = RankedTensorType::get({n, p, f}, elt);
     Value acc = tensor::CollapseShapeOp::create(
-        b, loc, accType, channelsLastInit(b, loc, init), assoc);
+        b, loc, accType, kiln::channelsLastInit(b, loc, init), assoc);
     // Loops (n, p, f, k).
     Value gemm =
         linalg::GenericOp::create(

@@ -1071,12 +1071,16 @@ private:
 
 int64_t TileBuilder::loadWidth(unsigned operand, ArrayRef<unsigned> fastDims,
                                int64_t fast, int64_t tileElems) {
-  // A padded input's groups may straddle the source's edge.
   int64_t width = vectorBytes / (c.inType.getIntOrFloatBitWidth() / 8);
-  if (width < 2 || c.padded[operand] || fast % width ||
-      threads() % (fast / width) || tileElems % (threads() * width))
+  if (width < 2 || fast % width || threads() % (fast / width) ||
+      tileElems % (threads() * width))
     return 1;
-  auto type = cast<MemRefType>(c.op.getDpsInputs()[operand].getType());
+  // A padded input is read from its source, at its indices less the
+  // padding (see stageTile).
+  const std::optional<PaddedInput> &padded = c.padded[operand];
+  Value operandBuffer = c.op.getDpsInputs()[operand];
+  auto type =
+      cast<MemRefType>((padded ? padded->source : operandBuffer).getType());
   SmallVector<int64_t> strides;
   int64_t offset;
   if (failed(type.getStridesAndOffset(strides, offset)) ||
@@ -1090,8 +1094,8 @@ int64_t TileBuilder::loadWidth(unsigned operand, ArrayRef<unsigned> fastDims,
   // multiple of `width` (the group starts aligned).
   AffineMap map = c.maps[operand];
   AffineExpr addr = getAffineConstantExpr(offset, ctx);
-  for (auto [e, stride] : llvm::zip(map.getResults(), strides))
-    addr = addr + e * stride;
+  for (auto [i, e, stride] : llvm::enumerate(map.getResults(), strides))
+    addr = addr + (e - (padded ? padded->low[i] : 0)) * stride;
   SmallVector<int64_t> coeffs;
   if (failed(getFlattenedAffineExpr(addr, map.getNumDims(), 0, &coeffs)) ||
       coeffs.size() != map.getNumDims() + 1) // mod or floordiv terms
@@ -1101,6 +1105,19 @@ int64_t TileBuilder::loadWidth(unsigned operand, ArrayRef<unsigned> fastDims,
   if (inner == llvm::reverse(fastDims).end() || coeffs[*inner] != 1 ||
       size(*inner) % width || coeffs.back() % width)
     return 1;
+  // A padded input's group lies inside or outside the source as a whole
+  // where the dim it varies indexes only unpadded dims of the source (the
+  // channels of a channels-last convolution; in NCHW, the row runs across
+  // the padding).
+  if (padded) {
+    ArrayRef<int64_t> sourceShape = type.getShape();
+    ArrayRef<int64_t> paddedShape =
+        cast<MemRefType>(operandBuffer.getType()).getShape();
+    for (auto [i, e] : llvm::enumerate(map.getResults()))
+      if (e.isFunctionOfDim(*inner) &&
+          (padded->low[i] != 0 || sourceShape[i] != paddedShape[i]))
+        return 1;
+  }
   for (unsigned d = 0; d < map.getNumDims(); ++d)
     if (d != *inner && size(d) > 1 && coeffs[d] % width)
       return 1;

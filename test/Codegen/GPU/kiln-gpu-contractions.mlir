@@ -434,6 +434,41 @@ func.func @padded_folded(%arena: memref<8192xi8>, %w: memref<16x4x3x3xf32>, %y: 
 
 // -----
 
+// A padded channels-last f16 convolution (kiln-gpu-channels-last's form):
+// K runs over (kh, kw, c) with the 16 channels contiguous, so each group
+// of 8 is one 16-byte cp.async from the source in place, inside or
+// outside the padding as a whole (rows and columns - 1, guarded; the
+// channels are not padded), zero-filled (no bytes read) outside. The
+// weights [f, kh, kw, c] are 16-byte groups too (guarded: K 144 is not
+// a whole number of steps). In NCHW (@padded_folded)
+// a group along a row could straddle the padding, and each element is
+// loaded alone.
+// CHECK-LABEL: func.func @padded_nhwc
+// CHECK: %[[SRC:.*]] = memref.view %arg0[%c0][] : memref<16384xi8> to memref<1x8x8x16xf16>
+// CHECK-NOT: linalg.copy
+// CHECK: gpu.launch
+// CHECK: arith.subi %{{.*}}, %c1
+// CHECK: arith.cmpi ult, %{{.*}}, %c8
+// CHECK: nvgpu.device_async_copy %[[SRC]][%{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}], %{{.*}}, 8, %{{.*}} {bypassL1} : memref<1x8x8x16xf16> to
+// CHECK: nvgpu.device_async_copy %arg1[%{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}], %{{.*}}, 8, %{{.*}} {bypassL1} : memref<32x3x3x16xf16> to
+// CHECK-NOT: memref.load %[[SRC]]
+// CHECK: nvgpu.mma.sync
+func.func @padded_nhwc(%arena: memref<16384xi8>, %w: memref<32x3x3x16xf16>, %y: memref<1x8x8x32xf32>) {
+  %cst = arith.constant 0.0 : f16
+  %c0 = arith.constant 0 : index
+  %c4096 = arith.constant 4096 : index
+  %src = memref.view %arena[%c0][] : memref<16384xi8> to memref<1x8x8x16xf16>
+  %pad = memref.view %arena[%c4096][] : memref<16384xi8> to memref<1x10x10x16xf16>
+  linalg.fill ins(%cst : f16) outs(%pad : memref<1x10x10x16xf16>)
+  %in = memref.subview %pad[0, 1, 1, 0] [1, 8, 8, 16] [1, 1, 1, 1] : memref<1x10x10x16xf16> to memref<1x8x8x16xf16, strided<[1600, 160, 16, 1], offset: 176>>
+  linalg.copy ins(%src : memref<1x8x8x16xf16>) outs(%in : memref<1x8x8x16xf16, strided<[1600, 160, 16, 1], offset: 176>>)
+  linalg.conv_2d_nhwc_fhwc {dilations = dense<1> : tensor<2xi64>, strides = dense<1> : tensor<2xi64>}
+      ins(%pad, %w : memref<1x10x10x16xf16>, memref<32x3x3x16xf16>) outs(%y : memref<1x8x8x32xf32>)
+  return
+}
+
+// -----
+
 // Not folded: the convolution's output takes the source's bytes (the
 // memory plan may reuse them once the copy has read the source), or the
 // padded buffer has a second reader.

@@ -1,4 +1,4 @@
-// RUN: kiln-opt %s -split-input-file -kiln-cpu-sink-transposes | FileCheck %s
+// RUN: kiln-opt %s -split-input-file -kiln-sink-transposes | FileCheck %s
 
 // Two channels-last GEMM results transposed back to NCHW, a residual
 // Add + Relu over them collapsed to one dim (kiln-collapse-elementwise's

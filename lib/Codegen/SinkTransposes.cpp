@@ -19,10 +19,10 @@
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/Transforms/GreedyPatternRewriteDriver.h"
 
-#define DEBUG_TYPE "kiln-cpu-sink-transposes"
+#define DEBUG_TYPE "kiln-sink-transposes"
 
 namespace kiln {
-#define GEN_PASS_DEF_KILNCPUSINKTRANSPOSES
+#define GEN_PASS_DEF_KILNSINKTRANSPOSES
 #include "kiln/Codegen/Passes.h.inc"
 } // namespace kiln
 
@@ -131,13 +131,14 @@ struct SinkThroughElementwise : OpRewritePattern<linalg::GenericOp> {
     // The result in the source layout, transposed back as before.
     Value result = moved.getResult(0);
     if (common->flat)
-      result = tensor::ExpandShapeOp::create(rewriter, loc, sourceType, result,
-                                             allDims(common->source));
+      result = tensor::ExpandShapeOp::create(
+          rewriter, loc, sourceType.clone(resultType.getElementType()), result,
+          allDims(common->source));
     SmallVector<int64_t> shape;
     for (int64_t d : common->perm)
       shape.push_back(sourceType.getDimSize(d));
     Value empty = tensor::EmptyOp::create(rewriter, loc, shape,
-                                          sourceType.getElementType());
+                                          resultType.getElementType());
     Value back =
         linalg::TransposeOp::create(rewriter, loc, result, empty, common->perm)
             .getResult()[0];
@@ -150,7 +151,7 @@ struct SinkThroughElementwise : OpRewritePattern<linalg::GenericOp> {
 };
 
 struct SinkTransposesPass
-    : public kiln::impl::KilnCpuSinkTransposesBase<SinkTransposesPass> {
+    : public kiln::impl::KilnSinkTransposesBase<SinkTransposesPass> {
   using Base::Base;
   void runOnOperation() override {
     MLIRContext *ctx = &getContext();

@@ -1,0 +1,168 @@
+//===- ConvLayout.cpp - channels-last operands of 2-D convolutions --------===//
+//
+// Shared by kiln-conv-to-gemm (the CPU's channels-last GEMMs) and
+// kiln-gpu-channels-last.
+//
+//===----------------------------------------------------------------------===//
+
+#include "ConvLayout.h"
+
+#include "kiln/Codegen/Passes.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Linalg/IR/Linalg.h"
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
+#include "mlir/IR/BuiltinAttributes.h"
+#include "mlir/IR/DialectResourceBlobManager.h"
+
+#include <cstring>
+
+using namespace mlir;
+
+std::optional<kiln::StaticConv>
+kiln::staticConv(linalg::Conv2DNchwFchwOp conv) {
+  StaticConv c{conv.getInputs()[0],
+               conv.getInputs()[1],
+               conv.getOutputs()[0],
+               {},
+               {},
+               {}};
+  c.xt = dyn_cast<RankedTensorType>(c.x.getType());
+  c.wt = dyn_cast<RankedTensorType>(c.w.getType());
+  c.ot = dyn_cast<RankedTensorType>(c.init.getType());
+  if (!c.xt || !c.wt || !c.ot || !c.xt.hasStaticShape() ||
+      !c.wt.hasStaticShape() || !c.ot.hasStaticShape())
+    return std::nullopt;
+  return c;
+}
+
+Value kiln::nhwcInput(RewriterBase &b, Location loc, Value x) {
+  auto xt = cast<RankedTensorType>(x.getType());
+  std::optional<PlanePad> pad = zeroPlanePad(x);
+  Value src = pad ? pad->source : x;
+  auto st = cast<RankedTensorType>(src.getType());
+  Type elt = st.getElementType();
+  const int64_t toNhwc[] = {0, 2, 3, 1};
+  SmallVector<int64_t> shape;
+  for (int64_t d : toNhwc)
+    shape.push_back(st.getDimSize(d));
+  Value t =
+      linalg::TransposeOp::create(
+          b, loc, src, tensor::EmptyOp::create(b, loc, shape, elt), toNhwc)
+          .getResult()[0];
+  if (!pad)
+    return t;
+  SmallVector<OpFoldResult> low(4, b.getIndexAttr(0)),
+      high(4, b.getIndexAttr(0));
+  low[1] = b.getIndexAttr(pad->top);
+  low[2] = b.getIndexAttr(pad->left);
+  high[1] = b.getIndexAttr(xt.getDimSize(2) - st.getDimSize(2) - pad->top);
+  high[2] = b.getIndexAttr(xt.getDimSize(3) - st.getDimSize(3) - pad->left);
+  shape[1] = xt.getDimSize(2);
+  shape[2] = xt.getDimSize(3);
+  return tensor::PadOp::create(
+      b, loc, RankedTensorType::get(shape, elt), t, low, high,
+      x.getDefiningOp<tensor::PadOp>().getConstantPaddingValue());
+}
+
+Value kiln::channelsLastInit(RewriterBase &b, Location loc, Value init) {
+  auto type = cast<RankedTensorType>(init.getType());
+  const int64_t perm[] = {0, 2, 3, 1}; // new dim i is old dim perm[i]
+  SmallVector<int64_t> shape;
+  for (int64_t d : perm)
+    shape.push_back(type.getDimSize(d));
+  Type elt = type.getElementType();
+  Value empty = tensor::EmptyOp::create(b, loc, shape, elt);
+  if (auto fill = init.getDefiningOp<linalg::FillOp>())
+    return linalg::FillOp::create(b, loc, fill.getInputs()[0], empty)
+        .getResult(0);
+  auto g = init.getDefiningOp<linalg::GenericOp>();
+  if (g && g.getNumDpsInits() == 1 && g.getNumLoops() == 4 &&
+      g.getNumParallelLoops() == 4 &&
+      g.getMatchingIndexingMap(g.getDpsInitOperand(0)).isIdentity() &&
+      g.getRegion().front().getArgument(g.getNumDpsInputs()).use_empty()) {
+    // The old loops (n, f, oh, ow) in terms of the new (n, oh, ow, f).
+    MLIRContext *ctx = b.getContext();
+    AffineMap oldOfNew =
+        AffineMap::get(4, 0,
+                       {getAffineDimExpr(0, ctx), getAffineDimExpr(3, ctx),
+                        getAffineDimExpr(1, ctx), getAffineDimExpr(2, ctx)},
+                       ctx);
+    SmallVector<AffineMap> maps;
+    for (OpOperand *in : g.getDpsInputOperands())
+      maps.push_back(g.getMatchingIndexingMap(in).compose(oldOfNew));
+    maps.push_back(AffineMap::getMultiDimIdentityMap(4, ctx));
+    auto rebuilt = linalg::GenericOp::create(
+        b, loc, TypeRange{empty.getType()}, g.getDpsInputs(), ValueRange{empty},
+        maps, g.getIteratorTypesArray());
+    b.cloneRegionBefore(g.getRegion(), rebuilt.getRegion(),
+                        rebuilt.getRegion().begin());
+    return rebuilt.getResult(0);
+  }
+  // A broadcast of a 1-D tensor (the bias) that kiln-collapse-elementwise
+  // collapsed to [N, F, OH * OW] and expanded back: a broadcast along the
+  // same dim of the new layout.
+  if (auto expand = init.getDefiningOp<tensor::ExpandShapeOp>()) {
+    auto src = expand.getSrc().getDefiningOp<linalg::GenericOp>();
+    if (src && src.getNumDpsInputs() == 1 && src.getNumDpsInits() == 1 &&
+        src.getNumParallelLoops() == src.getNumLoops() &&
+        src.getMatchingIndexingMap(src.getDpsInitOperand(0)).isIdentity()) {
+      auto bias = dyn_cast<RankedTensorType>(src.getDpsInputs()[0].getType());
+      AffineMap in = src.getMatchingIndexingMap(src.getDpsInputOperand(0));
+      Block &body = src.getRegion().front();
+      SmallVector<ReassociationIndices> assoc =
+          expand.getReassociationIndices();
+      if (bias && bias.getRank() == 1 && in.getNumResults() == 1 &&
+          isa<AffineDimExpr>(in.getResult(0)) &&
+          body.getOperations().size() == 1 &&
+          body.getTerminator()->getOperand(0) == body.getArgument(0)) {
+        unsigned j = cast<AffineDimExpr>(in.getResult(0)).getPosition();
+        if (assoc[j].size() == 1) {
+          int64_t old = assoc[j][0];
+          int64_t pos = llvm::find(perm, old) - std::begin(perm);
+          MLIRContext *ctx = b.getContext();
+          return linalg::GenericOp::create(
+                     b, loc, TypeRange{empty.getType()},
+                     ValueRange{src.getDpsInputs()[0]}, ValueRange{empty},
+                     {AffineMap::get(4, 0, getAffineDimExpr(pos, ctx)),
+                      AffineMap::getMultiDimIdentityMap(4, ctx)},
+                     SmallVector<utils::IteratorType>(
+                         4, utils::IteratorType::parallel),
+                     [](OpBuilder &nb, Location nl, ValueRange a) {
+                       linalg::YieldOp::create(nb, nl, a[0]);
+                     })
+              .getResult(0);
+        }
+      }
+    }
+  }
+  return linalg::TransposeOp::create(b, loc, init, empty, perm).getResult()[0];
+}
+
+Value kiln::tapsMajorWeights(RewriterBase &b, Location loc, Value w) {
+  auto cst = w.getDefiningOp<arith::ConstantOp>();
+  auto type = cast<RankedTensorType>(w.getType());
+  if (!cst || type.getElementTypeBitWidth() % 8 != 0)
+    return nullptr;
+  std::optional<ArrayRef<char>> bytes = kiln::rawConstantBytes(cst.getValue());
+  int64_t eb = type.getElementTypeBitWidth() / 8;
+  if (!bytes || (int64_t)bytes->size() != type.getNumElements() * eb)
+    return nullptr;
+  int64_t f = type.getDimSize(0), c = type.getDimSize(1),
+          kh = type.getDimSize(2), kw = type.getDimSize(3);
+  std::vector<char> data(bytes->size());
+  for (int64_t fi = 0; fi < f; ++fi)
+    for (int64_t ci = 0; ci < c; ++ci)
+      for (int64_t i = 0; i < kh; ++i)
+        for (int64_t j = 0; j < kw; ++j)
+          std::memcpy(&data[(((fi * kh + i) * kw + j) * c + ci) * eb],
+                      bytes->data() + (((fi * c + ci) * kh + i) * kw + j) * eb,
+                      eb);
+  auto newType = RankedTensorType::get({f, kh, kw, c}, type.getElementType());
+  auto blob = HeapAsmResourceBlob::allocateAndCopyWithAlign(
+      ArrayRef<char>(data), alignof(std::max_align_t));
+  return arith::ConstantOp::create(
+      b, loc, newType,
+      DenseResourceElementsAttr::get(newType, "kiln_taps_major",
+                                     std::move(blob)));
+}

@@ -1,0 +1,46 @@
+//===- ConvLayout.h - channels-last operands of 2-D convolutions -*- C++
+//-*-===//
+//
+// Helpers of the passes that compute NCHW convolutions channels-last
+// (kiln-conv-to-gemm on the CPU, kiln-gpu-channels-last).
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef KILN_LIB_CODEGEN_CONVLAYOUT_H
+#define KILN_LIB_CODEGEN_CONVLAYOUT_H
+
+#include "mlir/Dialect/Linalg/IR/Linalg.h"
+#include "mlir/IR/PatternMatch.h"
+
+#include <optional>
+
+namespace kiln {
+
+/// A convolution's operands on static tensors.
+struct StaticConv {
+  mlir::Value x, w, init;
+  mlir::RankedTensorType xt, wt, ot;
+};
+std::optional<StaticConv> staticConv(mlir::linalg::Conv2DNchwFchwOp conv);
+
+/// NCHW input `x` transposed to NHWC. Where `x` is a zero pad of its plane
+/// (kiln::zeroPlanePad), its source is transposed and the pad applied
+/// after, so that the transpose can cancel against one a channels-last
+/// producer leaves.
+mlir::Value nhwcInput(mlir::RewriterBase &b, mlir::Location loc, mlir::Value x);
+
+/// `init` (an [N, F, OH, OW] accumulator) in the layout [N, OH, OW, F]: a
+/// fill or an elementwise broadcast (the bias, also in its collapsed form)
+/// is rebuilt in that layout, anything else transposed.
+mlir::Value channelsLastInit(mlir::RewriterBase &b, mlir::Location loc,
+                             mlir::Value init);
+
+/// The constant weights `w` ([f, c, kh, kw]) reordered to [f, kh, kw, c]
+/// as a new constant; null where `w` is not a constant with its bytes at
+/// hand.
+mlir::Value tapsMajorWeights(mlir::RewriterBase &b, mlir::Location loc,
+                             mlir::Value w);
+
+} // namespace kiln
+
+#endif // KILN_LIB_CODEGEN_CONVLAYOUT_H
