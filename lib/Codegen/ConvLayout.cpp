@@ -36,7 +36,8 @@ kiln::staticConv(linalg::Conv2DNchwFchwOp conv) {
   return c;
 }
 
-Value kiln::nhwcInput(RewriterBase &b, Location loc, Value x) {
+Value kiln::nhwcInput(RewriterBase &b, Location loc, Value x,
+                      int64_t channels) {
   auto xt = cast<RankedTensorType>(x.getType());
   std::optional<PlanePad> pad = zeroPlanePad(x);
   Value src = pad ? pad->source : x;
@@ -50,6 +51,40 @@ Value kiln::nhwcInput(RewriterBase &b, Location loc, Value x) {
       linalg::TransposeOp::create(
           b, loc, src, tensor::EmptyOp::create(b, loc, shape, elt), toNhwc)
           .getResult()[0];
+  if (channels > shape[3]) {
+    // The channels widened with zeros: written whole, so that the pad of
+    // the plane below stays a pad of the plane alone. The transpose is a
+    // copy through a permuted map, into which kiln-fuse-elementwise can
+    // fuse the op that produced `x` (the input's rounding to half).
+    t.getDefiningOp()->erase();
+    MLIRContext *ctx = b.getContext();
+    auto d = [&](unsigned i) { return getAffineDimExpr(i, ctx); };
+    t = linalg::GenericOp::create(
+            b, loc, TypeRange{RankedTensorType::get(shape, elt)},
+            ValueRange{src},
+            ValueRange{tensor::EmptyOp::create(b, loc, shape, elt)},
+            {AffineMap::get(4, 0, {d(0), d(3), d(1), d(2)}, ctx),
+             AffineMap::getMultiDimIdentityMap(4, ctx)},
+            SmallVector<utils::IteratorType>(4, utils::IteratorType::parallel),
+            [](OpBuilder &nb, Location nl, ValueRange a) {
+              linalg::YieldOp::create(nb, nl, a[0]);
+            })
+            .getResult(0);
+    SmallVector<int64_t> wide = shape;
+    wide[3] = channels;
+    Value zero = arith::ConstantOp::create(b, loc, b.getZeroAttr(elt));
+    Value filled = linalg::FillOp::create(
+                       b, loc, zero,
+                       tensor::EmptyOp::create(b, loc, wide, elt).getResult())
+                       .getResult(0);
+    SmallVector<OpFoldResult> offsets(4, b.getIndexAttr(0)), sizes,
+        strides(4, b.getIndexAttr(1));
+    for (int64_t d : shape)
+      sizes.push_back(b.getIndexAttr(d));
+    t = tensor::InsertSliceOp::create(b, loc, t, filled, offsets, sizes,
+                                      strides);
+    shape = wide;
+  }
   if (!pad)
     return t;
   SmallVector<OpFoldResult> low(4, b.getIndexAttr(0)),
@@ -139,7 +174,8 @@ Value kiln::channelsLastInit(RewriterBase &b, Location loc, Value init) {
   return linalg::TransposeOp::create(b, loc, init, empty, perm).getResult()[0];
 }
 
-Value kiln::tapsMajorWeights(RewriterBase &b, Location loc, Value w) {
+Value kiln::tapsMajorWeights(RewriterBase &b, Location loc, Value w,
+                             int64_t channels) {
   auto cst = w.getDefiningOp<arith::ConstantOp>();
   auto type = cast<RankedTensorType>(w.getType());
   if (!cst || type.getElementTypeBitWidth() % 8 != 0)
@@ -150,15 +186,17 @@ Value kiln::tapsMajorWeights(RewriterBase &b, Location loc, Value w) {
     return nullptr;
   int64_t f = type.getDimSize(0), c = type.getDimSize(1),
           kh = type.getDimSize(2), kw = type.getDimSize(3);
-  std::vector<char> data(bytes->size());
+  int64_t cp = std::max(c, channels);
+  // Zero bytes: +0.0 in the padded channels.
+  std::vector<char> data(f * kh * kw * cp * eb, 0);
   for (int64_t fi = 0; fi < f; ++fi)
     for (int64_t ci = 0; ci < c; ++ci)
       for (int64_t i = 0; i < kh; ++i)
         for (int64_t j = 0; j < kw; ++j)
-          std::memcpy(&data[(((fi * kh + i) * kw + j) * c + ci) * eb],
+          std::memcpy(&data[(((fi * kh + i) * kw + j) * cp + ci) * eb],
                       bytes->data() + (((fi * c + ci) * kh + i) * kw + j) * eb,
                       eb);
-  auto newType = RankedTensorType::get({f, kh, kw, c}, type.getElementType());
+  auto newType = RankedTensorType::get({f, kh, kw, cp}, type.getElementType());
   auto blob = HeapAsmResourceBlob::allocateAndCopyWithAlign(
       ArrayRef<char>(data), alignof(std::max_align_t));
   return arith::ConstantOp::create(

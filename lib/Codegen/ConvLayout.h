@@ -26,8 +26,10 @@ std::optional<StaticConv> staticConv(mlir::linalg::Conv2DNchwFchwOp conv);
 /// NCHW input `x` transposed to NHWC. Where `x` is a zero pad of its plane
 /// (kiln::zeroPlanePad), its source is transposed and the pad applied
 /// after, so that the transpose can cancel against one a channels-last
-/// producer leaves.
-mlir::Value nhwcInput(mlir::RewriterBase &b, mlir::Location loc, mlir::Value x);
+/// producer leaves. With `channels` above x's, the channels are widened
+/// to that many with zeros (before the pad of the plane).
+mlir::Value nhwcInput(mlir::RewriterBase &b, mlir::Location loc, mlir::Value x,
+                      int64_t channels = 0);
 
 /// `init` (an [N, F, OH, OW] accumulator) in the layout [N, OH, OW, F]: a
 /// fill or an elementwise broadcast (the bias, also in its collapsed form)
@@ -37,9 +39,10 @@ mlir::Value channelsLastInit(mlir::RewriterBase &b, mlir::Location loc,
 
 /// The constant weights `w` ([f, c, kh, kw]) reordered to [f, kh, kw, c]
 /// as a new constant; null where `w` is not a constant with its bytes at
-/// hand.
+/// hand. With `channels` above c: [f, kh, kw, channels], the channels
+/// past c zero.
 mlir::Value tapsMajorWeights(mlir::RewriterBase &b, mlir::Location loc,
-                             mlir::Value w);
+                             mlir::Value w, int64_t channels = 0);
 
 } // namespace kiln
 

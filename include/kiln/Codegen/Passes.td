@@ -752,8 +752,11 @@ def KilnGpuChannelsLast
     its result transposed back. `kiln-sink-transposes` then moves the
     transposes past the elementwise ops between convolutions (Relu, a
     residual Add), where they cancel against the next convolution's.
-    Convolutions with fewer channels (an RGB stem; a narrow output, which
-    is a loop kernel rather than a tile) stay NCHW.
+    Fewer input channels than one run (an RGB stem) are widened to a run
+    with zeros where the weights are constants (widened too, at compile
+    time): the tile multiplies the zeros but copies whole runs (ResNet-50's
+    stem, 3 channels of f16 widened to 8). Other channel counts, and
+    narrow outputs (a loop kernel rather than a tile), stay NCHW.
 
     ```mlir
     %y = linalg.conv_2d_nchw_fchw ins(%x, %w : tensor<1x64x56x56xf16>,

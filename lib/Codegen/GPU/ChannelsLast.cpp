@@ -9,7 +9,8 @@
 // the zero padding as a whole. This pass rewrites each such NCHW
 // convolution as linalg.conv_2d_nhwc_fhwc between transposes; the
 // transposes then move past the elementwise ops between convolutions and
-// cancel (kiln-sink-transposes).
+// cancel (kiln-sink-transposes). A stem's few channels are widened to one
+// 16-byte run with zeros.
 //
 //===----------------------------------------------------------------------===//
 
@@ -60,25 +61,35 @@ LogicalResult toChannelsLast(RewriterBase &b, linalg::Conv2DNchwFchwOp conv,
     return failure();
   // Both the input and the output channels in whole runs: the output
   // channels are the GEMM's N, narrow ones a loop kernel that a
-  // channels-last output only makes slower.
+  // channels-last output only makes slower. Fewer input channels than one
+  // run (an RGB stem) are widened to one with zeros, where the weights are
+  // constants to widen too: the tile multiplies the zeros, and copies
+  // whole runs.
   int64_t inBytes = xt.getElementTypeBitWidth() / 8,
           wBytes = wt.getElementTypeBitWidth() / 8;
+  int64_t c = xt.getDimSize(1);
   if (inBytes == 0 || wBytes == 0 ||
-      (xt.getDimSize(1) * inBytes) % groupBytes != 0 ||
-      (wt.getDimSize(0) * wBytes) % groupBytes != 0)
+      (wt.getDimSize(0) * wBytes) % groupBytes != 0 || groupBytes % inBytes)
+    return failure();
+  int64_t channels = c;
+  if (c * inBytes < groupBytes)
+    channels = groupBytes / inBytes;
+  else if ((c * inBytes) % groupBytes != 0)
     return failure();
 
   Location loc = conv.getLoc();
   b.setInsertionPoint(conv);
   const int64_t toNhwc[] = {0, 2, 3, 1}, toNchw[] = {0, 3, 1, 2};
+  // Constant weights are reordered here; others at run time.
+  Value filter = kiln::tapsMajorWeights(b, loc, w, channels);
+  if (!filter && channels != c)
+    return failure();
+  if (!filter)
+    filter = transposed(b, loc, w, toNhwc);
   // The input: a zero pad of its plane applied after the transpose, which
   // then cancels against the one a channels-last convolution before it
   // leaves.
-  Value input = kiln::nhwcInput(b, loc, x);
-  // Constant weights are reordered here; others at run time.
-  Value filter = kiln::tapsMajorWeights(b, loc, w);
-  if (!filter)
-    filter = transposed(b, loc, w, toNhwc);
+  Value input = kiln::nhwcInput(b, loc, x, channels);
   Value acc = kiln::channelsLastInit(b, loc, init);
   auto nhwc = linalg::Conv2DNhwcFhwcOp::create(
       b, loc, TypeRange{acc.getType()}, ValueRange{input, filter},

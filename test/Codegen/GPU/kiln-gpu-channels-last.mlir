@@ -10,10 +10,10 @@
 // transposed back. With kiln-sink-transposes the transposes around the
 // Relu cancel: one transpose in, one out.
 // CHECK-LABEL: func.func @chain
+// CHECK:       %[[W1:.+]] = arith.constant dense_resource<kiln_taps_major{{.*}}> : tensor<8x3x3x4xf32>
 // CHECK:       %[[XT:.+]] = linalg.transpose ins(%arg0 : tensor<1x4x6x6xf32>) outs(%{{.+}} : tensor<1x6x6x4xf32>) permutation = [0, 2, 3, 1]
 // CHECK:       %[[XP:.+]] = tensor.pad %[[XT]] low[0, 1, 1, 0] high[0, 1, 1, 0]
 // CHECK:       } : tensor<1x6x6x4xf32> to tensor<1x8x8x4xf32>
-// CHECK:       %[[W1:.+]] = arith.constant dense_resource<kiln_taps_major{{.*}}> : tensor<8x3x3x4xf32>
 // CHECK:       %[[B:.+]] = linalg.generic {{.+}} ins(%{{.+}} : tensor<8xf32>) outs(%{{.+}} : tensor<1x6x6x8xf32>)
 // CHECK:       %[[C1:.+]] = linalg.conv_2d_nhwc_fhwc {{.+}} ins(%[[XP]], %[[W1]] : tensor<1x8x8x4xf32>, tensor<8x3x3x4xf32>) outs(%[[B]] : tensor<1x6x6x8xf32>)
 // CHECK:       linalg.transpose ins(%[[C1]] : tensor<1x6x6x8xf32>) outs(%{{.+}} : tensor<1x8x6x6xf32>) permutation = [0, 3, 1, 2]
@@ -86,8 +86,9 @@ func.func @half(%x: tensor<1x8x6x6xf16>, %w: tensor<8x8x3x3xf16>) -> tensor<1x8x
 
 // -----
 
-// Left NCHW: three input channels (an RGB stem: 12 bytes, not a whole
-// 16-byte run), 13 output channels (a narrow GEMM), integer operands.
+// Left NCHW: three input channels (12 bytes, not a whole 16-byte run)
+// with weights that are not constants, 13 output channels (a narrow
+// GEMM), integer operands.
 // CHECK-LABEL: func.func @kept
 // CHECK-COUNT-3: linalg.conv_2d_nchw_fchw
 // CHECK-NOT:     linalg.conv_2d_nhwc_fhwc
@@ -106,4 +107,31 @@ func.func @kept(%rgb: tensor<1x3x8x8xf32>, %w1: tensor<8x3x3x3xf32>, %x: tensor<
   %i3 = linalg.fill ins(%izero : i32) outs(%e3 : tensor<1x16x8x8xi32>) -> tensor<1x16x8x8xi32>
   %c3 = linalg.conv_2d_nchw_fchw {dilations = dense<1> : tensor<2xi64>, strides = dense<1> : tensor<2xi64>} ins(%q, %w3 : tensor<1x16x8x8xi32>, tensor<16x16x1x1xi32>) outs(%i3 : tensor<1x16x8x8xi32>) -> tensor<1x16x8x8xi32>
   return %c1, %c2, %c3 : tensor<1x8x6x6xf32>, tensor<1x13x8x8xf32>, tensor<1x16x8x8xi32>
+}
+
+// -----
+
+// An RGB stem with constant weights: the three channels (12 bytes) are
+// widened to one 16-byte run with zeros, in the input (a zero fill, the
+// transposed input inserted, then the pad of the plane) and in the
+// weights (the fourth channel of every tap zero; their values are checked
+// end to end: test/e2e/gpu-emulator.test's stem has three channels).
+// CHECK-LABEL: func.func @stem
+// CHECK:       %[[W:.+]] = arith.constant dense_resource<kiln_taps_major{{.*}}> : tensor<8x1x1x4xf32>
+// CHECK:       %[[T:.+]] = linalg.generic {{.+}} ins(%arg0 : tensor<1x3x8x8xf32>) outs(%{{.+}} : tensor<1x8x8x3xf32>)
+// CHECK:       %[[Z:.+]] = linalg.fill {{.+}} -> tensor<1x8x8x4xf32>
+// CHECK:       %[[I:.+]] = tensor.insert_slice %[[T]] into %[[Z]][0, 0, 0, 0] [1, 8, 8, 3] [1, 1, 1, 1]
+// CHECK:       %[[P:.+]] = tensor.pad %[[I]] low[0, 1, 1, 0] high[0, 1, 1, 0]
+// CHECK:       linalg.conv_2d_nhwc_fhwc {{.+}} ins(%[[P]], %[[W]] : tensor<1x10x10x4xf32>, tensor<8x1x1x4xf32>)
+func.func @stem(%x: tensor<1x3x8x8xf32>) -> tensor<1x8x10x10xf32> {
+  %zero = arith.constant 0.0 : f32
+  %w = arith.constant dense<[[[[1.0]], [[2.0]], [[3.0]]], [[[1.0]], [[2.0]], [[3.0]]], [[[1.0]], [[2.0]], [[3.0]]], [[[1.0]], [[2.0]], [[3.0]]], [[[1.0]], [[2.0]], [[3.0]]], [[[1.0]], [[2.0]], [[3.0]]], [[[1.0]], [[2.0]], [[3.0]]], [[[1.0]], [[2.0]], [[3.0]]]]> : tensor<8x3x1x1xf32>
+  %xp = tensor.pad %x low[0, 0, 1, 1] high[0, 0, 1, 1] {
+  ^bb0(%a: index, %b: index, %c: index, %d: index):
+    tensor.yield %zero : f32
+  } : tensor<1x3x8x8xf32> to tensor<1x3x10x10xf32>
+  %e = tensor.empty() : tensor<1x8x10x10xf32>
+  %init = linalg.fill ins(%zero : f32) outs(%e : tensor<1x8x10x10xf32>) -> tensor<1x8x10x10xf32>
+  %c = linalg.conv_2d_nchw_fchw {dilations = dense<1> : tensor<2xi64>, strides = dense<1> : tensor<2xi64>} ins(%xp, %w : tensor<1x3x10x10xf32>, tensor<8x3x1x1xf32>) outs(%init : tensor<1x8x10x10xf32>) -> tensor<1x8x10x10xf32>
+  return %c : tensor<1x8x10x10xf32>
 }
