@@ -192,6 +192,7 @@ void kiln::buildGpuCodegenPipeline(OpPassManager &pm,
           (options.wgmma && options.chip == "sm_90a" ? "true" : "false") +
           " wgmma-tile=" + options.wgmmaTile +
           " wgmma-stages=" + std::to_string(options.wgmmaStages) +
+          " unroll-k-loop=" + (options.unrollKLoop ? "true" : "false") +
           " vector-bytes=" + std::to_string(options.vectorBytes) +
           " stages=" + std::to_string(options.tileStages) +
           " half-tile=" + options.halfTile + " wide-tile=" + options.wideTile +

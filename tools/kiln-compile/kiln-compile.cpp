@@ -155,6 +155,13 @@ static cl::opt<int64_t> gpuWgmmaStages(
              "cp.async pipeline (1 to 8, fewer where they would pass the "
              "227 KiB a block may have; default 3)"),
     cl::init(3), cl::cat(category));
+static cl::opt<bool> gpuUnrollKLoop(
+    "gpu-unroll-k-loop",
+    cl::desc("GPU targets: let ptxas unroll the tiled contractions' loops "
+             "over K (default true; false: `.pragma \"nounroll\"` on them, "
+             "which keeps the mma.sync tile with a bias epilogue from "
+             "spilling)"),
+    cl::init(true), cl::cat(category));
 static cl::opt<bool> gpuChannelsLast(
     "gpu-channels-last",
     cl::desc(
@@ -1099,6 +1106,7 @@ int compileForGpu(ModuleOp module, kiln::kmod::Module &kmod,
   options.wgmmaTile = gpuWgmmaTile;
   options.wgmmaStages = gpuWgmmaStages;
   options.channelsLast = gpuChannelsLast;
+  options.unrollKLoop = gpuUnrollKLoop;
   kiln::buildGpuCodegenPipeline(pm, options);
   if (failed(pm.run(module)))
     return 1;

@@ -913,6 +913,10 @@ def KilnGpuContractions : Pass<"kiln-gpu-contractions", "::mlir::func::FuncOp"> 
     Option<"wgmmaStages", "wgmma-stages", "int64_t", "3",
            "Shared-memory buffers of the wgmma tiles (fewer where they would "
            "pass 227 KiB; past 48 KiB they are dynamic shared memory)">,
+    Option<"unrollKLoop", "unroll-k-loop", "bool", "true",
+           "Leave ptxas free to unroll the loop over K (false: an "
+           "llvm.loop_annotation disables unrolling, which ptxas sees as "
+           "`.pragma \"nounroll\"`)">,
     Option<"tf32", "tf32", "bool", "false",
            "f32 contractions on tensor cores with tf32 inputs (faster, "
            "about 3 decimal digits per product)">,

@@ -207,6 +207,11 @@ struct GpuPipelineOptions
       llvm::cl::desc("sm_90a: shared-memory buffers of the wgmma tiles "
                      "(past 48 KiB in all they are dynamic shared memory)"),
       llvm::cl::init(3)};
+  Option<bool> unrollKLoop{
+      *this, "unroll-k-loop",
+      llvm::cl::desc("kiln-gpu-contractions' unroll-k-loop (false: the "
+                     "tiles' loops over K carry a no-unroll annotation)"),
+      llvm::cl::init(true)};
   Option<bool> channelsLast{
       *this, "channels-last",
       llvm::cl::desc("Convolutions with 16-byte runs of input channels run "

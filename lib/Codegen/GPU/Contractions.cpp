@@ -2077,6 +2077,20 @@ struct GpuContractionsPass
         return signalPassFailure();
       }
       gpu::LaunchOp launch = builder.build(b);
+      if (!unrollKLoop) {
+        // The loop over K is the one whose steps synchronize the block.
+        auto noUnroll = LLVM::LoopAnnotationAttr::get(
+            &getContext(), {}, {}, {},
+            LLVM::LoopUnrollAttr::get(&getContext(),
+                                      BoolAttr::get(&getContext(), true), {},
+                                      {}, {}, {}, {}, {}),
+            {}, {}, {}, {}, {}, {}, {}, {}, {}, {}, {});
+        launch.walk([&](scf::ForOp loop) {
+          if (loop->walk([](gpu::BarrierOp) { return WalkResult::interrupt(); })
+                  .wasInterrupted())
+            loop->setAttr("llvm.loop_annotation", noUnroll);
+        });
+      }
       launch->setAttr(
           "kiln.cost",
           DenseI64ArrayAttr::get(&getContext(), {cost.flops, cost.bytes}));

@@ -312,6 +312,20 @@ LogicalResult kiln::emitPtx(ModuleOp module, StringRef toolkitPath,
     f->setAttr("nvvm.minctasm",
                IntegerAttr::get(IntegerType::get(f->getContext(), 32), blocks));
   });
+  // A loop annotation (kiln-gpu-contractions' unroll-k-loop=false) reaches
+  // the latch branch as the discardable attribute scf-to-cf copies from
+  // the scf.for; the translation to LLVM IR reads the branch's own.
+  copy->walk([](Operation *op) {
+    auto annotation =
+        op->getAttrOfType<LLVM::LoopAnnotationAttr>("llvm.loop_annotation");
+    if (!annotation)
+      return;
+    if (auto br = dyn_cast<LLVM::BrOp>(op))
+      br.setLoopAnnotationAttr(annotation);
+    else if (auto condBr = dyn_cast<LLVM::CondBrOp>(op))
+      condBr.setLoopAnnotationAttr(annotation);
+    op->removeAttr("llvm.loop_annotation");
+  });
   PassManager pm(module->getContext());
   // NVVM ops with no LLVM intrinsic (wgmma.mma_async) become inline PTX.
   pm.addNestedPass<gpu::GPUModuleOp>(createConvertNVVMToLLVMPass());

@@ -14,6 +14,7 @@
 // RUN: kiln-opt %s -split-input-file -pass-pipeline='builtin.module(func.func(kiln-gpu-contractions{wgmma=true}))' | FileCheck %s --check-prefix=NOWGMMA
 // RUN: not kiln-opt %s -split-input-file -pass-pipeline='builtin.module(func.func(kiln-gpu-contractions{half-tile=64x64x32/32x48}))' 2>&1 | FileCheck %s --check-prefix=BADTILE
 // RUN: not kiln-opt %s -split-input-file -pass-pipeline='builtin.module(func.func(kiln-gpu-contractions{wide-tile=512x512x32/16x16}))' 2>&1 | FileCheck %s --check-prefix=BADWIDE
+// RUN: kiln-opt %s -split-input-file -pass-pipeline='builtin.module(func.func(kiln-gpu-contractions{unroll-k-loop=false}))' | FileCheck %s --check-prefix=NOUNROLL
 // BADTILE: kiln-gpu-contractions: half-tile '64x64x32/32x48': every size must be a power of two
 // BADWIDE: kiln-gpu-contractions: wide-tile '512x512x32/16x16': the tile needs 64 to 1024 threads
 // BADWG: kiln-gpu-contractions: wgmma-tile '128x96x64': M is 64, 128, 192 or 256 (warpgroups of 64 rows), N a multiple of 64 up to 256, K 32 or 64
@@ -78,6 +79,14 @@ func.func @matmul(%x: memref<100x70xf32>, %w: memref<70x50xf32>, %y: memref<100x
 // before the loop, and each step copies the tile two steps ahead, loads
 // its fragments with ldmatrix (B's transposed), multiplies, and waits for
 // the next tile.
+// With unroll-k-loop=false the loop over K (the one with the barriers)
+// carries an llvm.loop_annotation that disables unrolling (ptxas sees
+// `.pragma "nounroll"`; test/e2e/gpu-unroll-k-loop.test).
+// NOUNROLL: #llvm.loop_unroll<disable = true>
+// NOUNROLL: func.func @matmul_f16
+// NOUNROLL: scf.for
+// NOUNROLL: gpu.barrier
+// NOUNROLL: } {llvm.loop_annotation = #
 // CHECK-LABEL: func.func @matmul_f16
 // CHECK: workgroup(%[[AS:.*]] : memref<3x64x40xf16, #gpu.address_space<workgroup>>, %[[BS:.*]] : memref<3x32x72xf16, #gpu.address_space<workgroup>>)
 // CHECK-NOT: scf.if
