@@ -19,6 +19,16 @@
 
 using namespace mlir;
 
+Value kiln::transposed(OpBuilder &b, Location loc, Value v,
+                       ArrayRef<int64_t> perm) {
+  auto type = cast<RankedTensorType>(v.getType());
+  SmallVector<int64_t> shape;
+  for (int64_t d : perm)
+    shape.push_back(type.getDimSize(d));
+  Value empty = tensor::EmptyOp::create(b, loc, shape, type.getElementType());
+  return linalg::TransposeOp::create(b, loc, v, empty, perm).getResult()[0];
+}
+
 std::optional<kiln::StaticConv>
 kiln::staticConv(linalg::Conv2DNchwFchwOp conv) {
   StaticConv c{conv.getInputs()[0],
@@ -47,16 +57,14 @@ Value kiln::nhwcInput(RewriterBase &b, Location loc, Value x,
   SmallVector<int64_t> shape;
   for (int64_t d : toNhwc)
     shape.push_back(st.getDimSize(d));
-  Value t =
-      linalg::TransposeOp::create(
-          b, loc, src, tensor::EmptyOp::create(b, loc, shape, elt), toNhwc)
-          .getResult()[0];
-  if (channels > shape[3]) {
+  Value t;
+  if (channels <= shape[3]) {
+    t = transposed(b, loc, src, toNhwc);
+  } else {
     // The channels widened with zeros: written whole, so that the pad of
     // the plane below stays a pad of the plane alone. The transpose is a
     // copy through a permuted map, into which kiln-fuse-elementwise can
     // fuse the op that produced `x` (the input's rounding to half).
-    t.getDefiningOp()->erase();
     MLIRContext *ctx = b.getContext();
     auto d = [&](unsigned i) { return getAffineDimExpr(i, ctx); };
     t = linalg::GenericOp::create(

@@ -1,5 +1,4 @@
-//===- ConvLayout.h - channels-last operands of 2-D convolutions -*- C++
-//-*-===//
+//===- ConvLayout.h - channels-last convolution operands -------*- C++ -*-===//
 //
 // Helpers of the passes that compute NCHW convolutions channels-last
 // (kiln-conv-to-gemm on the CPU, kiln-gpu-channels-last).
@@ -15,6 +14,11 @@
 #include <optional>
 
 namespace kiln {
+
+/// `v` transposed by `perm` (new dim i is old dim perm[i]) into a new
+/// tensor.
+mlir::Value transposed(mlir::OpBuilder &b, mlir::Location loc, mlir::Value v,
+                       llvm::ArrayRef<int64_t> perm);
 
 /// A convolution's operands on static tensors.
 struct StaticConv {

@@ -13,6 +13,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "ConvLayout.h"
 #include "kiln/Codegen/Passes.h"
 
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
@@ -134,14 +135,7 @@ struct SinkThroughElementwise : OpRewritePattern<linalg::GenericOp> {
       result = tensor::ExpandShapeOp::create(
           rewriter, loc, sourceType.clone(resultType.getElementType()), result,
           allDims(common->source));
-    SmallVector<int64_t> shape;
-    for (int64_t d : common->perm)
-      shape.push_back(sourceType.getDimSize(d));
-    Value empty = tensor::EmptyOp::create(rewriter, loc, shape,
-                                          resultType.getElementType());
-    Value back =
-        linalg::TransposeOp::create(rewriter, loc, result, empty, common->perm)
-            .getResult()[0];
+    Value back = kiln::transposed(rewriter, loc, result, common->perm);
     if (common->flat)
       back =
           tensor::CollapseShapeOp::create(rewriter, loc, back, allDims(back));

@@ -214,8 +214,9 @@ struct GpuPipelineOptions
       llvm::cl::init(true)};
   Option<bool> channelsLast{
       *this, "channels-last",
-      llvm::cl::desc("Convolutions with 16-byte runs of input channels run "
-                     "channels-last (kiln-gpu-channels-last)"),
+      llvm::cl::desc("2-D convolutions whose input and output channels "
+                     "fill 16-byte runs run channels-last "
+                     "(kiln-gpu-channels-last)"),
       llvm::cl::init(true)};
   Option<std::string> testMutation{
       *this, "test-mutation",

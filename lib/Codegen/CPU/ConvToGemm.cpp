@@ -398,10 +398,7 @@ LogicalResult convToGemm(RewriterBase &b, linalg::Conv2DNchwFchwOp conv,
     auto colsType = RankedTensorType::get({n, p, k}, elt);
     if (pointwise) {
       lhs = weights();
-      Value empty = tensor::EmptyOp::create(b, loc, {n, oh, ow, c}, elt);
-      Value xT = linalg::TransposeOp::create(b, loc, x, empty,
-                                             ArrayRef<int64_t>{0, 2, 3, 1})
-                     .getResult()[0];
+      Value xT = kiln::transposed(b, loc, x, {0, 2, 3, 1});
       cols = tensor::CollapseShapeOp::create(
           b, loc, colsType, xT,
           SmallVector<ReassociationIndices>{{0}, {1, 2}, {3}});
@@ -451,10 +448,7 @@ LogicalResult convToGemm(RewriterBase &b, linalg::Conv2DNchwFchwOp conv,
             .getResult(0);
     Value nhwc = tensor::ExpandShapeOp::create(
         b, loc, RankedTensorType::get({n, oh, ow, f}, elt), gemm, assoc);
-    Value empty = tensor::EmptyOp::create(b, loc, ot.getShape(), elt);
-    b.replaceOp(conv, linalg::TransposeOp::create(b, loc, nhwc, empty,
-                                                  ArrayRef<int64_t>{0, 3, 1, 2})
-                          .getResult()[0]);
+    b.replaceOp(conv, kiln::transposed(b, loc, nhwc, {0, 3, 1, 2}));
     // The NCHW init, when it was rebuilt and nothing else reads it.
     if (Operation *old = init.getDefiningOp();
         old && old->use_empty() && isMemoryEffectFree(old))

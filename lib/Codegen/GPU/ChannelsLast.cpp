@@ -34,17 +34,6 @@ using namespace mlir;
 
 namespace {
 
-/// `v` transposed by `perm` (new dim i is old dim perm[i]).
-Value transposed(RewriterBase &b, Location loc, Value v,
-                 ArrayRef<int64_t> perm) {
-  auto type = cast<RankedTensorType>(v.getType());
-  SmallVector<int64_t> shape;
-  for (int64_t d : perm)
-    shape.push_back(type.getDimSize(d));
-  Value empty = tensor::EmptyOp::create(b, loc, shape, type.getElementType());
-  return linalg::TransposeOp::create(b, loc, v, empty, perm).getResult()[0];
-}
-
 /// Rewrites one convolution channels-last; fails (leaving it alone) where
 /// it is not static and float, or its input or output channels are not a
 /// whole number of `groupBytes` runs.
@@ -85,7 +74,7 @@ LogicalResult toChannelsLast(RewriterBase &b, linalg::Conv2DNchwFchwOp conv,
   if (!filter && channels != c)
     return failure();
   if (!filter)
-    filter = transposed(b, loc, w, toNhwc);
+    filter = kiln::transposed(b, loc, w, toNhwc);
   // The input: a zero pad of its plane applied after the transpose, which
   // then cancels against the one a channels-last convolution before it
   // leaves.
@@ -94,7 +83,7 @@ LogicalResult toChannelsLast(RewriterBase &b, linalg::Conv2DNchwFchwOp conv,
   auto nhwc = linalg::Conv2DNhwcFhwcOp::create(
       b, loc, TypeRange{acc.getType()}, ValueRange{input, filter},
       ValueRange{acc}, conv.getStrides(), conv.getDilations());
-  b.replaceOp(conv, transposed(b, loc, nhwc.getResult(0), toNchw));
+  b.replaceOp(conv, kiln::transposed(b, loc, nhwc.getResult(0), toNchw));
   if (auto padOp = x.getDefiningOp<tensor::PadOp>();
       padOp && padOp->use_empty())
     b.eraseOp(padOp);

@@ -719,6 +719,8 @@ public:
   }
 
   gpu::LaunchOp build(OpBuilder &b);
+  /// The loop over K of the kernel `build` made.
+  scf::ForOp loopOverK() const { return kLoop; }
 
   /// Shared memory the kernel needs, and its tile as MxNxK/WMxWN.
   int64_t sharedBytes() const { return stages * stageBytes(); }
@@ -1030,6 +1032,8 @@ private:
   Value wgBase[2];
   /// The block's first row (m) in the output.
   Value mTile0;
+  /// The loop over K (set by build).
+  scf::ForOp kLoop;
   /// acc = a * b + acc on one 16x8 tile: `nvgpu.mma.sync`, or for bf16
   /// `nvvm.mma.sync` on the fragments' registers (two bf16 per i32).
   Value mma(OpBuilder &b, Value aFrag, Value bFrag, Value acc);
@@ -1739,7 +1743,6 @@ gpu::LaunchOp TileBuilder::build(OpBuilder &b) {
           lb, loc, NVVM::ProxyKind::async_shared,
           NVVM::SharedSpaceAttr::get(ctx, NVVM::SharedSpace::shared_cta));
   };
-  scf::ForOp kLoop;
   if (wg && stages >= 3) {
     // wgmma with its products in flight across steps: step kt waits for
     // tile kt's copies, makes them visible to the async proxy and
@@ -2077,20 +2080,15 @@ struct GpuContractionsPass
         return signalPassFailure();
       }
       gpu::LaunchOp launch = builder.build(b);
-      if (!unrollKLoop) {
-        // The loop over K is the one whose steps synchronize the block.
-        auto noUnroll = LLVM::LoopAnnotationAttr::get(
-            &getContext(), {}, {}, {},
-            LLVM::LoopUnrollAttr::get(&getContext(),
-                                      BoolAttr::get(&getContext(), true), {},
-                                      {}, {}, {}, {}, {}),
-            {}, {}, {}, {}, {}, {}, {}, {}, {}, {}, {});
-        launch.walk([&](scf::ForOp loop) {
-          if (loop->walk([](gpu::BarrierOp) { return WalkResult::interrupt(); })
-                  .wasInterrupted())
-            loop->setAttr("llvm.loop_annotation", noUnroll);
-        });
-      }
+      if (!unrollKLoop)
+        builder.loopOverK()->setAttr(
+            "llvm.loop_annotation",
+            LLVM::LoopAnnotationAttr::get(
+                &getContext(), {}, {}, {},
+                LLVM::LoopUnrollAttr::get(&getContext(),
+                                          BoolAttr::get(&getContext(), true),
+                                          {}, {}, {}, {}, {}, {}),
+                {}, {}, {}, {}, {}, {}, {}, {}, {}, {}, {}));
       launch->setAttr(
           "kiln.cost",
           DenseI64ArrayAttr::get(&getContext(), {cost.flops, cost.bytes}));
