@@ -14,6 +14,7 @@
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/IR/BuiltinAttributes.h"
 #include "mlir/IR/DialectResourceBlobManager.h"
+#include "mlir/IR/Matchers.h"
 
 #include <cstring>
 
@@ -27,6 +28,22 @@ Value kiln::transposed(OpBuilder &b, Location loc, Value v,
     shape.push_back(type.getDimSize(d));
   Value empty = tensor::EmptyOp::create(b, loc, shape, type.getElementType());
   return linalg::TransposeOp::create(b, loc, v, empty, perm).getResult()[0];
+}
+
+std::optional<kiln::PlanePad> kiln::planePad(Value x, bool zeroOnly) {
+  auto pad = x.getDefiningOp<tensor::PadOp>();
+  if (!pad)
+    return std::nullopt;
+  Value padValue = pad.getConstantPaddingValue();
+  ArrayRef<int64_t> low = pad.getStaticLow(), high = pad.getStaticHigh();
+  if (!padValue || !matchPattern(padValue, m_Constant()) ||
+      (zeroOnly && !(matchPattern(padValue, m_AnyZeroFloat()) ||
+                     matchPattern(padValue, m_Zero()))) ||
+      ShapedType::isDynamicShape(low) || ShapedType::isDynamicShape(high) ||
+      low.size() != 4 || low[0] != 0 || low[1] != 0 || high[0] != 0 ||
+      high[1] != 0 || !pad.getSourceType().hasStaticShape())
+    return std::nullopt;
+  return PlanePad{pad.getSource(), low[2], low[3]};
 }
 
 std::optional<kiln::StaticConv>
@@ -49,7 +66,7 @@ kiln::staticConv(linalg::Conv2DNchwFchwOp conv) {
 Value kiln::nhwcInput(RewriterBase &b, Location loc, Value x,
                       int64_t channels) {
   auto xt = cast<RankedTensorType>(x.getType());
-  std::optional<PlanePad> pad = zeroPlanePad(x);
+  std::optional<PlanePad> pad = planePad(x, /*zeroOnly=*/false);
   Value src = pad ? pad->source : x;
   auto st = cast<RankedTensorType>(src.getType());
   Type elt = st.getElementType();

@@ -8,6 +8,7 @@
 #ifndef KILN_LIB_CODEGEN_CONVLAYOUT_H
 #define KILN_LIB_CODEGEN_CONVLAYOUT_H
 
+#include "kiln/Codegen/Passes.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/IR/PatternMatch.h"
 
@@ -20,6 +21,10 @@ namespace kiln {
 mlir::Value transposed(mlir::OpBuilder &b, mlir::Location loc, mlir::Value v,
                        llvm::ArrayRef<int64_t> perm);
 
+/// `x` as a pad of the plane of an NCHW tensor with a constant (with
+/// `zeroOnly`, zero: kiln::zeroPlanePad): its source and low pads.
+std::optional<PlanePad> planePad(mlir::Value x, bool zeroOnly);
+
 /// A convolution's operands on static tensors.
 struct StaticConv {
   mlir::Value x, w, init;
@@ -27,11 +32,11 @@ struct StaticConv {
 };
 std::optional<StaticConv> staticConv(mlir::linalg::Conv2DNchwFchwOp conv);
 
-/// NCHW input `x` transposed to NHWC. Where `x` is a zero pad of its plane
-/// (kiln::zeroPlanePad), its source is transposed and the pad applied
-/// after, so that the transpose can cancel against one a channels-last
-/// producer leaves. With `channels` above x's, the channels are widened
-/// to that many with zeros (before the pad of the plane).
+/// NCHW input `x` transposed to NHWC. Where `x` is a pad of its plane with
+/// a constant (planePad: zero, or an 8-bit input's zero point), its source
+/// is transposed and the pad applied after, so that the transpose can cancel
+/// against one a channels-last producer leaves. With `channels` above x's, the
+/// channels are widened to that many with zeros (before the pad of the plane).
 mlir::Value nhwcInput(mlir::RewriterBase &b, mlir::Location loc, mlir::Value x,
                       int64_t channels = 0);
 

@@ -14,7 +14,9 @@
 
 #include "kiln/Runtime/EmulatorHooks.h"
 
+#include <algorithm>
 #include <chrono>
+#include <cstdint>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -60,6 +62,7 @@ struct FiberScheduler {
     // the first lane that resumes).
     uint32_t mmaRegs[2][32][kMmaRegs];
     float d[16][8];
+    int32_t di[16][8]; // the s32 products of m16n8k32 s8
     uint32_t decoded = 0;
     // ldmatrix: each lane's row address, per collective parity, and every
     // lane's registers of the collective `loaded` (read once, by the first
@@ -166,13 +169,22 @@ struct FiberScheduler {
     uint32_t n = collective(0xffffffffu, [&](int slot, unsigned l) {
       std::memcpy(w.mmaRegs[slot][l], in, sizeof(uint32_t) * words);
     });
+    bool s8 = kind == KILN_EMU_MMA_M16N8K32_S8;
     if (w.decoded != n) {
       w.decoded = n;
-      multiply(kind, w.mmaRegs[n & 1], w.d);
+      if (s8)
+        multiplyS8(w.mmaRegs[n & 1], w.di);
+      else
+        multiply(kind, w.mmaRegs[n & 1], w.d);
     }
     unsigned g = lane / 4, t = lane % 4;
-    for (unsigned r = 0; r < 4; ++r)
-      out[r] = w.d[g + 8 * (r / 2)][2 * t + r % 2];
+    for (unsigned r = 0; r < 4; ++r) {
+      unsigned row = g + 8 * (r / 2), col = 2 * t + r % 2;
+      if (s8)
+        std::memcpy(&out[r], &w.di[row][col], 4);
+      else
+        out[r] = w.d[row][col];
+    }
   }
 
   /// ldmatrix .m8n8.xNUM(.trans).b16: lanes 8i to 8i + 7 give the rows
@@ -200,6 +212,39 @@ struct FiberScheduler {
     }
     for (int i = 0; i < num; ++i)
       out[i] = w.fragments[lane][i];
+  }
+
+  /// D = A * B + C of one warp's registers for m16n8k32 s8 (row.col,
+  /// s32 accumulators, .satfinite: a sum past the s32 range is clamped to
+  /// it). With g = lane / 4 and t = lane % 4, A register i holds row
+  /// g + 8 (i % 2), columns 4t + 16 (i / 2) to 4t + 16 (i / 2) + 3 (the
+  /// first in the low byte); B register i column g, rows 4t + 16 i to
+  /// 4t + 16 i + 3; C/D as for the other shapes.
+  static void multiplyS8(const uint32_t (*regs)[kMmaRegs], int32_t (*d)[8]) {
+    int32_t a[16][32], b[32][8], c[16][8];
+    auto byte = [](uint32_t word, unsigned e) {
+      return static_cast<int32_t>(static_cast<int8_t>(word >> (8 * e)));
+    };
+    for (unsigned lane = 0; lane < 32; ++lane) {
+      unsigned g = lane / 4, t = lane % 4;
+      const uint32_t *r = regs[lane];
+      for (unsigned i = 0; i < 4; ++i)
+        for (unsigned e = 0; e < 4; ++e)
+          a[g + 8 * (i % 2)][4 * t + 16 * (i / 2) + e] = byte(r[i], e);
+      for (unsigned i = 0; i < 2; ++i)
+        for (unsigned e = 0; e < 4; ++e)
+          b[4 * t + 16 * i + e][g] = byte(r[4 + i], e);
+      for (unsigned i = 0; i < 4; ++i)
+        c[g + 8 * (i / 2)][2 * t + i % 2] = static_cast<int32_t>(r[6 + i]);
+    }
+    for (int i = 0; i < 16; ++i)
+      for (int j = 0; j < 8; ++j) {
+        int64_t sum = c[i][j];
+        for (int k = 0; k < 32; ++k)
+          sum += static_cast<int64_t>(a[i][k]) * b[k][j];
+        sum = std::clamp<int64_t>(sum, INT32_MIN, INT32_MAX);
+        d[i][j] = static_cast<int32_t>(sum);
+      }
   }
 
   /// D = A * B + C of one warp's registers.
@@ -441,8 +486,7 @@ void hookMma(int32_t kind, const uint32_t *in, float *out) {
                          "says does not synchronize\n");
     std::abort();
   }
-  if (kind < KILN_EMU_MMA_M16N8K8_TF32 ||
-      kind > KILN_EMU_MMA_SP_M16N8K32_BF16) {
+  if (kind < KILN_EMU_MMA_M16N8K8_TF32 || kind > KILN_EMU_MMA_M16N8K32_S8) {
     std::fprintf(stderr, "kiln emulator: unknown mma kind %d\n", kind);
     std::abort();
   }

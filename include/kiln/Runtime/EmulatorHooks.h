@@ -24,8 +24,8 @@
    whether the source lane was in range. */
 #define KILN_EMU_HOOK_SHFL 2
 /* void (*)(int32_t kind, const uint32_t *in, float *out): mma.sync (or
-   mma.sp.sync) of one warp with f32 accumulators; `in` holds the lane's
-   A, B and C registers in order (each 32 bits), for mma.sp followed by
+   mma.sp.sync) of one warp with f32 (or s32) accumulators; `in` holds the
+   lane's A, B and C registers in order (each 32 bits), for mma.sp followed by
    its metadata register and the sparsity selector, `out` receives its
    four D registers. */
 #define KILN_EMU_HOOK_MMA 3
@@ -67,6 +67,9 @@
    B: 4, C: 4, metadata: 1, selector: 1. */
 #define KILN_EMU_MMA_SP_M16N8K32_F16 3
 #define KILN_EMU_MMA_SP_M16N8K32_BF16 4
+/* mma.sync m16n8k32 row.col s32.s8.s8.s32 .satfinite: A: 4 regs (four s8
+   each), B: 2, C: 4 (s32); `out` receives the four D registers' s32 bits. */
+#define KILN_EMU_MMA_M16N8K32_S8 5
 
 /* Special registers, the argument of KILN_EMU_HOOK_SREG. */
 #define KILN_EMU_SREG_TID_X 0

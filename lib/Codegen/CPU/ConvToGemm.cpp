@@ -40,19 +40,7 @@ namespace kiln {
 using namespace mlir;
 
 std::optional<kiln::PlanePad> kiln::zeroPlanePad(Value x) {
-  auto pad = x.getDefiningOp<tensor::PadOp>();
-  if (!pad)
-    return std::nullopt;
-  Value padValue = pad.getConstantPaddingValue();
-  ArrayRef<int64_t> low = pad.getStaticLow(), high = pad.getStaticHigh();
-  if (!padValue ||
-      !(matchPattern(padValue, m_AnyZeroFloat()) ||
-        matchPattern(padValue, m_Zero())) ||
-      ShapedType::isDynamicShape(low) || ShapedType::isDynamicShape(high) ||
-      low.size() != 4 || low[0] != 0 || low[1] != 0 || high[0] != 0 ||
-      high[1] != 0 || !pad.getSourceType().hasStaticShape())
-    return std::nullopt;
-  return PlanePad{pad.getSource(), low[2], low[3]};
+  return kiln::planePad(x, /*zeroOnly=*/true);
 }
 
 bool kiln::convToGemmChannelsLast(linalg::Conv2DNchwFchwOp conv,

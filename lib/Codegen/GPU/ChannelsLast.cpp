@@ -35,8 +35,8 @@ using namespace mlir;
 namespace {
 
 /// Rewrites one convolution channels-last; fails (leaving it alone) where
-/// it is not static and float, or its input or output channels are not a
-/// whole number of `groupBytes` runs.
+/// it is not static and float or int8, or its input or output channels are not
+/// a whole number of `groupBytes` runs.
 LogicalResult toChannelsLast(RewriterBase &b, linalg::Conv2DNchwFchwOp conv,
                              int64_t groupBytes) {
   std::optional<kiln::StaticConv> sc = kiln::staticConv(conv);
@@ -44,9 +44,15 @@ LogicalResult toChannelsLast(RewriterBase &b, linalg::Conv2DNchwFchwOp conv,
     return failure();
   Value x = sc->x, w = sc->w, init = sc->init;
   RankedTensorType xt = sc->xt, wt = sc->wt, ot = sc->ot;
-  if (!isa<FloatType>(xt.getElementType()) ||
-      !isa<FloatType>(wt.getElementType()) ||
-      !isa<FloatType>(ot.getElementType()))
+  // Float convolutions, and 8-bit integer ones into i32 (quantized
+  // models: the int8 tiles read both operands k-contiguous).
+  bool floats = isa<FloatType>(xt.getElementType()) &&
+                isa<FloatType>(wt.getElementType()) &&
+                isa<FloatType>(ot.getElementType());
+  bool int8 = xt.getElementType().isInteger(8) &&
+              wt.getElementType().isInteger(8) &&
+              ot.getElementType().isInteger(32);
+  if (!floats && !int8)
     return failure();
   // Both the input and the output channels in whole runs: the output
   // channels are the GEMM's N, narrow ones a loop kernel that a
@@ -75,7 +81,8 @@ LogicalResult toChannelsLast(RewriterBase &b, linalg::Conv2DNchwFchwOp conv,
     return failure();
   if (!filter)
     filter = kiln::transposed(b, loc, w, toNhwc);
-  // The input: a zero pad of its plane applied after the transpose, which
+  // The input: a pad of its plane (zero, or a zero point) applied after the
+  // transpose, which
   // then cancels against the one a channels-last convolution before it
   // leaves.
   Value input = kiln::nhwcInput(b, loc, x, channels);

@@ -66,7 +66,7 @@ using namespace mlir;
 
 namespace {
 
-enum class TileKind { Simt, Tf32, Half, BFloat };
+enum class TileKind { Simt, Tf32, Half, BFloat, Int8 };
 
 /// Planted bugs for the emulator's mutation tests (`test-mutation`).
 enum class Mutation {
@@ -132,9 +132,12 @@ struct Contraction {
   }
 };
 
-/// Looks through an `arith.extf` to the block argument it extends.
+/// Looks through an `arith.extf` or `arith.extsi` to the block argument
+/// it extends.
 Value throughExt(Value v) {
   if (auto ext = v.getDefiningOp<arith::ExtFOp>())
+    return ext.getIn();
+  if (auto ext = v.getDefiningOp<arith::ExtSIOp>())
     return ext.getIn();
   return v;
 }
@@ -145,8 +148,9 @@ bool uses(AffineMap map, unsigned d) {
                       [&](AffineExpr e) { return e.isFunctionOfDim(d); });
 }
 
-/// Whether `op` is a static floating-point contraction the tiled kernel
-/// computes; fills `c`. Only ops on buffers, unless `onTensors`.
+/// Whether `op` is a static contraction the tiled kernel computes (float,
+/// or 8-bit integers into i32); fills `c`. Only ops on buffers, unless
+/// `onTensors`.
 LogicalResult matchContraction(linalg::LinalgOp op, Contraction &c,
                                bool onTensors = false) {
   if ((!onTensors && !op.hasPureBufferSemantics()) ||
@@ -198,35 +202,48 @@ LogicalResult matchContraction(linalg::LinalgOp op, Contraction &c,
     std::swap(c.m, c.n);
   }
   // The body: yield(out + A' * B'), A' and B' the inputs, possibly
-  // extended.
+  // extended: floats (f32, f16, bf16; arith.extf), or 8-bit integers
+  // sign-extended to an i32 accumulator (the integer contractions of
+  // quantized models).
   Block *body = op.getBlock();
   auto yield = dyn_cast<linalg::YieldOp>(body->getTerminator());
-  auto add =
-      yield ? yield.getOperand(0).getDefiningOp<arith::AddFOp>() : nullptr;
-  if (!add || add->getBlock() != body) {
+  Operation *add = yield ? yield.getOperand(0).getDefiningOp() : nullptr;
+  bool integer = isa_and_nonnull<arith::AddIOp>(add);
+  if (!add || add->getBlock() != body ||
+      !(integer || isa<arith::AddFOp>(add))) {
     return failure();
   }
   Value out = body->getArgument(2);
-  Value product = add.getLhs() == out   ? add.getRhs()
-                  : add.getRhs() == out ? add.getLhs()
-                                        : Value();
-  auto mul = product ? product.getDefiningOp<arith::MulFOp>() : nullptr;
-  if (!mul || mul->getBlock() != body) {
+  Value product = add->getOperand(0) == out   ? add->getOperand(1)
+                  : add->getOperand(1) == out ? add->getOperand(0)
+                                              : Value();
+  Operation *mul = product ? product.getDefiningOp() : nullptr;
+  if (!mul || mul->getBlock() != body ||
+      !(integer ? isa<arith::MulIOp>(mul) : isa<arith::MulFOp>(mul))) {
     return failure();
   }
-  Value x = throughExt(mul.getLhs()), y = throughExt(mul.getRhs());
+  Value lhs = mul->getOperand(0), rhs = mul->getOperand(1);
+  Value x = throughExt(lhs), y = throughExt(rhs);
   Value a = body->getArgument(0), bArg = body->getArgument(1);
   if (!((x == a && y == bArg) || (x == bArg && y == a))) {
     return failure();
   }
   // Nothing else in the body.
-  unsigned expected = 3 + (mul.getLhs() != x) + (mul.getRhs() != y);
+  unsigned expected = 3 + (lhs != x) + (rhs != y);
   if (std::distance(body->begin(), body->end()) != expected) {
     return failure();
   }
   c.inType = a.getType();
   c.outType = out.getType();
-  if (bArg.getType() != c.inType || !isa<FloatType>(c.outType) ||
+  if (bArg.getType() != c.inType)
+    return failure();
+  if (integer) {
+    // s8 x s8 -> s32, both operands sign-extended.
+    return success(c.inType.isInteger(8) && c.outType.isInteger(32) &&
+                   lhs.getDefiningOp<arith::ExtSIOp>() &&
+                   rhs.getDefiningOp<arith::ExtSIOp>());
+  }
+  if (!isa<FloatType>(c.outType) ||
       !(c.inType.isF32() || c.inType.isF16() || c.inType.isBF16()) ||
       !(c.outType.isF32() || c.outType.isF16() || c.outType.isBF16())) {
     return failure();
@@ -260,7 +277,9 @@ std::optional<PaddedInput> matchPaddedInput(linalg::LinalgOp op,
         return std::nullopt;
       continue;
     }
-    auto zero = [](Value v) { return matchPattern(v, m_AnyZeroFloat()); };
+    auto zero = [](Value v) {
+      return matchPattern(v, m_AnyZeroFloat()) || matchPattern(v, m_Zero());
+    };
     if (auto f = dyn_cast<linalg::FillOp>(user);
         f && !fill && f.getDpsInits()[0] == padded && zero(f.value())) {
       fill = f;
@@ -342,12 +361,22 @@ std::optional<InitValue> matchInit(const Contraction &c) {
   }
   auto generic = dyn_cast<linalg::GenericOp>(prev);
   if (!generic || !generic.hasPureBufferSemantics() ||
-      generic.getNumDpsInputs() != 1 || generic.getNumDpsInits() != 1 ||
-      generic.getDpsInits()[0] != out || generic.getNumReductionLoops() != 0)
+      generic.getNumDpsInits() != 1 || generic.getDpsInits()[0] != out ||
+      generic.getNumReductionLoops() != 0)
     return std::nullopt;
   SmallVector<AffineMap> maps = generic.getIndexingMapsArray();
   Block *body = generic.getBody();
   auto yield = cast<linalg::YieldOp>(body->getTerminator());
+  // A fill written as a generic: no input, a constant yielded everywhere.
+  if (generic.getNumDpsInputs() == 0) {
+    Value v = yield.getOperand(0);
+    if (!llvm::hasSingleElement(*body) || !matchPattern(v, m_Constant()) ||
+        !maps[0].isIdentity())
+      return std::nullopt;
+    return InitValue{generic, v, {}, {}};
+  }
+  if (generic.getNumDpsInputs() != 1)
+    return std::nullopt;
   Value source = generic.getDpsInputs()[0];
   if (!maps[1].isIdentity() || !maps[0].isProjectedPermutation() ||
       !llvm::hasSingleElement(*body) ||
@@ -608,6 +637,8 @@ public:
         vectorBytes(vectorBytes), loc(this->c.op.getLoc()),
         ctx(this->c.op.getContext()) {
     half = kind == TileKind::Half || kind == TileKind::BFloat;
+    int8 = kind == TileKind::Int8;
+    ldsm = half || int8;
     bk = half ? 32 : 16;
     // 16-bit products take `halfTile`, or `wideTile` where it still gives
     // at least `wideMinBlocks` blocks (a sweep of ten shapes on an H200:
@@ -618,13 +649,15 @@ public:
       return (cc.extent(cc.m) + t.m - 1) / t.m *
              ((cc.extent(cc.n) + t.n - 1) / t.n) * cc.extent(cc.batch);
     };
-    if (half) {
+    // 8-bit products take the same tiles with twice the k a step (the
+    // same bytes a shared row).
+    if (ldsm) {
       const TileShape &t =
           wideMinBlocks > 0 && blocks(wideTile) >= wideMinBlocks ? wideTile
                                                                  : halfTile;
       bm = t.m;
       bn = t.n;
-      bk = t.k;
+      bk = t.k * (int8 ? 2 : 1);
       warpM = t.warpM;
       warpN = t.warpN;
     }
@@ -673,13 +706,13 @@ public:
     // Shared-memory rows padded so that the fragment loads of the
     // tensor-core tiles (lanes g + 8-row groups; ldmatrix's eight 16-byte
     // rows) and the stores of the SIMT tile hit distinct banks.
-    pad = kind == TileKind::Simt ? 1 : wg ? 0 : 8;
+    pad = kind == TileKind::Simt ? 1 : wg ? 0 : int8 ? 16 : 8;
     // 16-bit tiles keep each operand's contiguous side contiguous in
     // shared memory (cp.async copies of 16-byte groups; ldmatrix, with
     // .trans where that side is m or n); the others are stored [k][m] and
     // [k][n] and staged synchronously (tf32 rounds each element).
     this->stages = wg     ? std::max<int64_t>(wgmmaStages, 1)
-                   : half ? std::max<int64_t>(stages, 1)
+                   : ldsm ? std::max<int64_t>(stages, 1)
                           : 1;
     // A 2:4 weight's kept values are staged [m][k / 2]; its K is padded
     // to a multiple of 32 (one mma.sp step), which the step along K must
@@ -690,8 +723,11 @@ public:
       if (bk < 32 || bk % 32 || kp % bk)
         bk = 32;
     }
-    kContiguous[0] = half && (sparse || colsFastest(/*isA=*/true));
-    kContiguous[1] = half && !colsFastest(/*isA=*/false);
+    // 8-bit fragments have no transposing ldmatrix: both tiles are
+    // k-contiguous, an operand whose fast side is m or n transposed as it
+    // is stored.
+    kContiguous[0] = int8 || (half && (sparse || colsFastest(/*isA=*/true)));
+    kContiguous[1] = int8 || (half && !colsFastest(/*isA=*/false));
     // Static shared memory stops at 48 KiB, and the dynamic shared memory
     // of wgmma tiles at 227 KiB: fewer stages where they would not fit.
     while (this->stages > 1 && this->stages * stageBytes() > maxSharedBytes())
@@ -759,8 +795,10 @@ private:
   Location loc;
   MLIRContext *ctx;
   int64_t bk, pad;
-  /// 16-bit operands: ldmatrix fragments, cp.async copies.
-  bool half;
+  /// 16-bit operands: ldmatrix fragments, cp.async copies; 8-bit ones
+  /// (`int8`, m16n8k32 s8 products into i32): the same, k-contiguous
+  /// (`ldsm`: either).
+  bool half, int8, ldsm;
   /// Hopper warpgroup products (wgmma) read from shared memory through
   /// descriptors (see sharedIndex and wgmmaCompute).
   bool wg = false;
@@ -1044,9 +1082,14 @@ private:
     SmallVector<Value> idx =
         sharedIndex(b, isA, stage, add(b, k, ldK[op]), add(b, mn, ldMN[op]));
     return nvgpu::LdMatrixOp::create(
-        b, loc, VectorType::get({4, 2}, c.inType), isA ? aShared : bShared, idx,
+        b, loc, VectorType::get({4, perRegister()}, c.inType),
+        isA ? aShared : bShared, idx,
         /*transpose=*/!kContiguous[op], /*numTiles=*/4);
   }
+  /// The k of one mma.sync of the 16- and 8-bit tiles, in 16s.
+  int64_t kStep() const { return int8 ? 2 : 1; }
+  /// Elements of the operands in one 32-bit fragment register.
+  int64_t perRegister() const { return 32 / c.inType.getIntOrFloatBitWidth(); }
   /// A fragment row of two bf16 as the i32 register nvvm's mma ops take.
   Value bf16Register(OpBuilder &b, Value row) {
     Value word = vector::BitCastOp::create(
@@ -1173,7 +1216,11 @@ void TileBuilder::stageTile(OpBuilder &b, bool isA, Value tid,
   // convert-vector-to-llvm, which cannot convert its memory space.)
   Type group = width > 1 ? Type(VectorType::get({width}, c.inType)) : c.inType;
   int64_t groupBytes = width * (c.inType.getIntOrFloatBitWidth() / 8);
-  bool asyncCopy = half && stages > 1 && width > 1 &&
+  // (A group along the side that is not contiguous in shared memory, an
+  // 8-bit operand's m or n, is stored element by element.)
+  bool sharedFast =
+      kContiguous[isA ? 0 : 1] == (isA ? colsFastest : !colsFastest);
+  bool asyncCopy = ldsm && sharedFast && stages > 1 && width > 1 &&
                    (groupBytes == 4 || groupBytes == 8 || groupBytes == 16);
   for (int64_t r = 0; r < rows * cols / (threads * width); ++r) {
     Value slow = add(b, slowAt, r * (threads / lanes));
@@ -1278,7 +1325,7 @@ void TileBuilder::locateThread(OpBuilder &b, Value tid) {
   bCol = add(b, colBase, g);
   cCol = add(b, colBase, mul(b, t, 2));
   kLane = kind == TileKind::Tf32 ? t : mul(b, t, 2);
-  if (!half)
+  if (!ldsm)
     return;
   // mma.sp's selector 0: lanes 4g and 4g + 1 give the metadata of rows g
   // and g + 8 for k 0-15 and 16-31 (word 2g + h of a block's 16); the
@@ -1289,9 +1336,17 @@ void TileBuilder::locateThread(OpBuilder &b, Value tid) {
       h = arith::SubIOp::create(b, loc, cst(b, 1), h);
     metaLane = add(b, mul(b, g, 2), h);
   }
-  // Matrix q = lane / 8, row r = lane % 8 of it.
+  // Matrix q = lane / 8, row r = lane % 8 of it. A matrix row is 16
+  // bytes: 8 elements of 16 bits, or 16 of 8 bits along k (k-contiguous).
   Value lo16 = rem(b, lane, 16), hi8 = mul(b, div(b, lane, 16), 8);
   Value lo8 = rem(b, lane, 8), mid8 = mul(b, rem(b, div(b, lane, 8), 2), 8);
+  if (int8) {
+    ldMN[0] = lo16;
+    ldK[0] = mul(b, div(b, lane, 16), 16);
+    ldMN[1] = add(b, hi8, lo8);
+    ldK[1] = mul(b, rem(b, div(b, lane, 8), 2), 16);
+    return;
+  }
   // A: matrix q covers rows 8 (q % 2) and k 8 (q / 2).
   if (kContiguous[0]) {
     ldMN[0] = lo16; // row r + 8 (q % 2)
@@ -1333,7 +1388,7 @@ Value TileBuilder::mma(OpBuilder &b, Value aFrag, Value bFrag, Value acc) {
   if (kind != TileKind::BFloat)
     return nvgpu::MmaSyncOp::create(
         b, loc, aFrag, bFrag, acc,
-        ArrayRef<int64_t>{16, 8, kind == TileKind::Tf32 ? 8 : 16},
+        ArrayRef<int64_t>{16, 8, kind == TileKind::Tf32 ? 8 : 16 * kStep()},
         /*tf32Enabled=*/kind == TileKind::Tf32);
   // bf16: upstream's nvgpu.mma.sync has no bf16 lowering, so
   // nvvm.mma.sync directly: row i of a fragment (two bf16, the first in
@@ -1372,14 +1427,15 @@ void TileBuilder::mmaCompute(OpBuilder &b, SmallVectorImpl<Value> &acc,
                                    ArrayRef<int64_t>{static_cast<int64_t>(i)});
     return v;
   };
-  if (half) {
-    // Per k step of 16: one ldmatrix .x4 per A fragment (a 16x16 tile)
-    // and per pair of B fragments (16 x 16 columns); see locateThread.
-    VectorType bTy = VectorType::get({2, 2}, c.inType);
+  if (ldsm) {
+    // Per k step of 16 (8-bit: 32): one ldmatrix .x4 per A fragment (a
+    // 16x16 tile) and per pair of B fragments (16 x 16 columns); see
+    // locateThread.
+    VectorType bTy = VectorType::get({2, perRegister()}, c.inType);
     auto ldmatrix = [&](bool isA, Value k, Value mn) {
       return ldmatrixX4(b, isA, stage, k, mn);
     };
-    for (int64_t k0 = 0; k0 < bk; k0 += 16) {
+    for (int64_t k0 = 0; k0 < bk; k0 += 16 * kStep()) {
       SmallVector<Value> aFrag, bFrag;
       for (int64_t mi = 0; mi < miCount(); ++mi)
         aFrag.push_back(ldmatrix(true, cst(b, k0), add(b, warpRow, 16 * mi)));
@@ -1700,9 +1756,11 @@ gpu::LaunchOp TileBuilder::build(OpBuilder &b) {
     Value zero = arith::ConstantOp::create(kb, loc, kb.getF32FloatAttr(0));
     init.assign(32, zero);
   } else {
-    auto accTy = VectorType::get({2, 2}, kb.getF32Type());
+    // f32 accumulators; i32 for 8-bit products.
+    Type accElt = int8 ? Type(kb.getI32Type()) : Type(kb.getF32Type());
+    auto accTy = VectorType::get({2, 2}, accElt);
     Value zero = arith::ConstantOp::create(
-        kb, loc, DenseElementsAttr::get(accTy, kb.getF32FloatAttr(0)));
+        kb, loc, DenseElementsAttr::get(accTy, kb.getZeroAttr(accElt)));
     init.assign(miCount() * niCount(), zero);
   }
   int64_t kLoopTiles =
@@ -1866,7 +1924,9 @@ gpu::LaunchOp TileBuilder::build(OpBuilder &b) {
       old = memref::LoadOp::create(kb, loc, out, idx);
     }
     Value sum;
-    if (c.outType.isF32()) {
+    if (int8) {
+      sum = arith::AddIOp::create(kb, loc, old, v);
+    } else if (c.outType.isF32()) {
       sum = arith::AddFOp::create(kb, loc, old, v);
     } else {
       Value wide = arith::ExtFOp::create(kb, loc, kb.getF32Type(), old);
@@ -2034,6 +2094,7 @@ struct GpuContractionsPass
       linalg::LinalgOp op = c.op;
       TileKind kind = c.inType.isF16()           ? TileKind::Half
                       : c.inType.isBF16()        ? TileKind::BFloat
+                      : c.inType.isInteger(8)    ? TileKind::Int8
                       : c.inType.isF32() && tf32 ? TileKind::Tf32
                                                  : TileKind::Simt;
       SmallVector<Operation *> computed = {op.getOperation()};

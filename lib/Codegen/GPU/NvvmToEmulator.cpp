@@ -69,11 +69,13 @@ LogicalResult defineLibdeviceFunction(LLVM::LLVMFuncOp fn) {
   return success();
 }
 
-/// Whether an mma's result is four f32 registers.
-bool f32Result(Value res) {
+/// Whether an mma's result is four f32 (or, `s32`, i32) registers.
+bool f32Result(Value res, bool s32 = false) {
   auto result = dyn_cast<LLVM::LLVMStructType>(res.getType());
   return result && result.getBody().size() == 4 &&
-         llvm::all_of(result.getBody(), [](Type t) { return t.isF32(); });
+         llvm::all_of(result.getBody(), [&](Type t) {
+           return s32 ? t.isInteger(32) : t.isF32();
+         });
 }
 
 /// An mma's multiplicand type: `named`, or that of A's register `a` where
@@ -91,14 +93,22 @@ multiplicandType(std::optional<NVVM::MMATypes> named, Value a) {
 }
 
 /// The emulator's number of `mma`'s shape and input type, or -1. Only
-/// f32 accumulators (four f32 results) and row.col layouts.
+/// f32 accumulators (four f32 results), or s32 ones of s8 products
+/// (.satfinite), and row.col layouts.
 int mmaKind(NVVM::MmaOp mma) {
   NVVM::MMAShapeAttr shape = mma.getShapeAttr();
   if (mma.getLayoutA() != NVVM::MMALayout::row ||
       mma.getLayoutB() != NVVM::MMALayout::col || shape.getM() != 16 ||
       shape.getN() != 8 || mma.getOperandA().size() != 4 ||
-      mma.getOperandB().size() != 2 || mma.getOperandC().size() != 4 ||
-      !f32Result(mma.getRes()))
+      mma.getOperandB().size() != 2 || mma.getOperandC().size() != 4)
+    return -1;
+  if (shape.getK() == 32 &&
+      mma.getMultiplicandAPtxType() == NVVM::MMATypes::s8 &&
+      mma.getMultiplicandBPtxType() == NVVM::MMATypes::s8 &&
+      mma.getIntOverflowBehavior() == NVVM::MMAIntOverflow::satfinite &&
+      f32Result(mma.getRes(), /*s32=*/true))
+    return KILN_EMU_MMA_M16N8K32_S8;
+  if (!f32Result(mma.getRes()))
     return -1;
   std::optional<NVVM::MMATypes> type = multiplicandType(
       mma.getMultiplicandAPtxType(), mma.getOperandA().front());
@@ -143,7 +153,6 @@ LogicalResult lowerMma(OpBuilder &b, Operation *op, int kind,
   MLIRContext *ctx = b.getContext();
   Location loc = op->getLoc();
   auto i32 = IntegerType::get(ctx, 32);
-  auto f32 = Float32Type::get(ctx);
   auto ptrTy = LLVM::LLVMPointerType::get(ctx);
   auto bits = [](Type t) -> int64_t {
     if (auto v = dyn_cast<VectorType>(t))
@@ -161,7 +170,10 @@ LogicalResult lowerMma(OpBuilder &b, Operation *op, int kind,
       LLVM::ConstantOp::create(eb, loc, i32, eb.getI32IntegerAttr(regs.size()));
   Value four = LLVM::ConstantOp::create(eb, loc, i32, eb.getI32IntegerAttr(4));
   Value in = LLVM::AllocaOp::create(eb, loc, ptrTy, i32, n);
-  Value out = LLVM::AllocaOp::create(eb, loc, ptrTy, f32, four);
+  // The D registers: f32, or i32 (s8 products).
+  auto resultTy = cast<LLVM::LLVMStructType>(result.getType());
+  Type dType = resultTy.getBody().front();
+  Value out = LLVM::AllocaOp::create(eb, loc, ptrTy, dType, four);
   for (auto [i, r] : llvm::enumerate(regs)) {
     Value word = r.getType() == i32
                      ? r
@@ -177,9 +189,9 @@ LogicalResult lowerMma(OpBuilder &b, Operation *op, int kind,
   Value d = LLVM::UndefOp::create(b, loc, result.getType());
   for (int64_t i = 0; i < 4; ++i) {
     Value slot =
-        LLVM::GEPOp::create(b, loc, ptrTy, f32, out,
+        LLVM::GEPOp::create(b, loc, ptrTy, dType, out,
                             ArrayRef<LLVM::GEPArg>{static_cast<int32_t>(i)});
-    Value v = LLVM::LoadOp::create(b, loc, f32, slot);
+    Value v = LLVM::LoadOp::create(b, loc, dType, slot);
     d = LLVM::InsertValueOp::create(b, loc, d, v, ArrayRef<int64_t>{i});
   }
   result.replaceAllUsesWith(d);

@@ -1305,7 +1305,9 @@ std::optional<SmallVector<int64_t>> intValues(Value v, bool uns) {
 
 /// The integer GEMM of `op` on its 8-bit operands as they are, when its
 /// weights (B) are a signed constant with zero zero points and its
-/// activations (A) have one constant zero point za: the contraction
+/// activations (A) have one constant zero point za (or when B is known
+/// only at run time, both operands signed with zero zero points and no
+/// bias: the plain product): the contraction
 /// sums a * w in int32 from an accumulator that starts at
 /// bias - za * sum_k w (per output channel, computed here), which is
 /// sum (a - za) * w + bias; a convolution pads with za. Unsigned
@@ -1329,20 +1331,37 @@ Lowering::rawIntegerGemm(Operation *op,
   if (!at.getElementType().isInteger(8) || !wt.getElementType().isInteger(8) ||
       flag(bi) || !wt.hasStaticShape() || !rt.hasStaticShape())
     return std::nullopt;
-  if (conv ? (wt.getRank() != 4 || intAttr(op, "group", 1) != 1)
-           : (wt.getRank() != 2 || at.getRank() < 2))
+  // (Constant matmul weights are [K, N]; run-time ones may be batched.)
+  auto wv = intValues(w, false);
+  if (conv
+          ? (wt.getRank() != 4 || intAttr(op, "group", 1) != 1)
+          : (wt.getRank() < 2 || (wv && wt.getRank() != 2) || at.getRank() < 2))
     return std::nullopt;
   Value azp = getOnnxInput(op, azi), bzp = getOnnxInput(op, bzi);
   Value bias = qlinear && conv ? getOnnxInput(op, 8) : Value();
-  auto wv = intValues(w, false);
   auto bzv = bzp ? intValues(bzp, flag(bzi)) : SmallVector<int64_t>{};
   auto azv = azp ? intValues(azp, flag(azi)) : SmallVector<int64_t>{0};
   auto biasv = bias ? intValues(bias, false) : SmallVector<int64_t>{};
-  if (!wv || !bzv || !azv || azv->size() != 1 || !biasv ||
+  if (!bzv || !azv || azv->size() != 1 || !biasv ||
       llvm::any_of(*bzv, [](int64_t z) { return z != 0; }))
     return std::nullopt;
   int64_t za = (*azv)[0];
   bool unsignedA = flag(0);
+  auto accType = RankedTensorType::get(rt.getShape(), b.getI32Type());
+  if (!wv) {
+    // Weights known only at run time (a product of two activations, as in
+    // quantized attention): the raw product where both operands are signed
+    // with zero zero points, plus the bias.
+    if (unsignedA || za != 0 || !biasv->empty())
+      return std::nullopt;
+    if (conv) {
+      FailureOr<Value> acc =
+          lowerConv(op, accType, a, w, Value(),
+                    scalarConst(b, loc, at.getElementType(), 0));
+      return failed(acc) ? Value() : *acc;
+    }
+    return lowerMatMul(op, a, w, accType);
+  }
   if (unsignedA) {
     a = elementwise(b, loc, at, ValueRange{a},
                     [](OpBuilder &nb, Location nl, ValueRange v) -> Value {
@@ -1373,7 +1392,6 @@ Lowering::rawIntegerGemm(Operation *op,
   auto offsetType = RankedTensorType::get({channels}, b.getI32Type());
   Value offsetCst = arith::ConstantOp::create(
       b, loc, DenseIntElementsAttr::get(offsetType, ArrayRef(offset)));
-  auto accType = RankedTensorType::get(rt.getShape(), b.getI32Type());
   if (conv) {
     FailureOr<Value> acc =
         lowerConv(op, accType, a, w, offsetCst,

@@ -88,7 +88,7 @@ func.func @half(%x: tensor<1x8x6x6xf16>, %w: tensor<8x8x3x3xf16>) -> tensor<1x8x
 
 // Left NCHW: three input channels (12 bytes, not a whole 16-byte run)
 // with weights that are not constants, 13 output channels (a narrow
-// GEMM), integer operands.
+// GEMM), i32 operands (not 8-bit).
 // CHECK-LABEL: func.func @kept
 // CHECK-COUNT-3: linalg.conv_2d_nchw_fchw
 // CHECK-NOT:     linalg.conv_2d_nhwc_fhwc
@@ -134,4 +134,56 @@ func.func @stem(%x: tensor<1x3x8x8xf32>) -> tensor<1x8x10x10xf32> {
   %init = linalg.fill ins(%zero : f32) outs(%e : tensor<1x8x10x10xf32>) -> tensor<1x8x10x10xf32>
   %c = linalg.conv_2d_nchw_fchw {dilations = dense<1> : tensor<2xi64>, strides = dense<1> : tensor<2xi64>} ins(%xp, %w : tensor<1x3x10x10xf32>, tensor<8x3x1x1xf32>) outs(%init : tensor<1x8x10x10xf32>) -> tensor<1x8x10x10xf32>
   return %c : tensor<1x8x10x10xf32>
+}
+
+// -----
+
+// 8-bit convolutions into i32 (a quantized model): channels-last too, the
+// input's pad with its zero point (-128) applied after the transpose, the
+// bias broadcast rebuilt in NHWC. With kiln-sink-transposes the
+// transposes around the requantization between the two convolutions
+// cancel.
+// CHECK-LABEL: func.func @int8_chain
+// CHECK:       %[[XT:.+]] = linalg.transpose ins(%arg0 : tensor<1x16x8x8xi8>) outs(%{{.+}} : tensor<1x8x8x16xi8>) permutation = [0, 2, 3, 1]
+// CHECK:       %[[XP:.+]] = tensor.pad %[[XT]] low[0, 1, 1, 0] high[0, 1, 1, 0]
+// CHECK:         tensor.yield %c-128_i8 : i8
+// CHECK:       } : tensor<1x8x8x16xi8> to tensor<1x10x10x16xi8>
+// CHECK:       %[[B:.+]] = linalg.generic {{.+}} ins(%{{.+}} : tensor<32xi32>) outs(%{{.+}} : tensor<1x8x8x32xi32>)
+// CHECK:       linalg.conv_2d_nhwc_fhwc {{.+}} ins(%[[XP]], %{{.+}} : tensor<1x10x10x16xi8>, tensor<32x3x3x16xi8>) outs(%[[B]] : tensor<1x8x8x32xi32>)
+// CHECK:       linalg.conv_2d_nhwc_fhwc {{.+}} ins(%{{.+}}, %{{.+}} : tensor<1x8x8x32xi8>, tensor<32x1x1x32xi8>)
+// CHECK-NOT:   linalg.conv_2d_nchw_fchw
+// SINK-LABEL: func.func @int8_chain
+// SINK-COUNT-2: linalg.transpose ins(%{{.+}} : tensor<{{.+}}xi8>)
+// SINK:       %[[C1:.+]] = linalg.conv_2d_nhwc_fhwc
+// SINK:       %[[Q:.+]] = linalg.generic {{.+}} ins(%[[C1]] : tensor<1x8x8x32xi32>) outs(%{{.+}} : tensor<1x8x8x32xi8>)
+// SINK:       linalg.conv_2d_nhwc_fhwc {{.+}} ins(%[[Q]], %{{.+}} : tensor<1x8x8x32xi8>, tensor<32x1x1x32xi8>)
+// SINK:       linalg.transpose ins(%{{.+}} : tensor<1x8x8x32xi32>) outs(%{{.+}} : tensor<1x32x8x8xi32>)
+// SINK-NOT:   linalg.transpose
+#bias = affine_map<(n, c, h, w) -> (c)>
+#id = affine_map<(n, c, h, w) -> (n, c, h, w)>
+func.func @int8_chain(%x: tensor<1x16x8x8xi8>) -> tensor<1x32x8x8xi32> {
+  %zp = arith.constant -128 : i8
+  %w1 = arith.constant dense<3> : tensor<32x16x3x3xi8>
+  %w2 = arith.constant dense<-2> : tensor<32x32x1x1xi8>
+  %b1 = arith.constant dense<7> : tensor<32xi32>
+  %izero = arith.constant 0 : i32
+  %xp = tensor.pad %x low[0, 0, 1, 1] high[0, 0, 1, 1] {
+  ^bb0(%a: index, %b: index, %c: index, %d: index):
+    tensor.yield %zp : i8
+  } : tensor<1x16x8x8xi8> to tensor<1x16x10x10xi8>
+  %e = tensor.empty() : tensor<1x32x8x8xi32>
+  %i1 = linalg.generic {indexing_maps = [#bias, #id], iterator_types = ["parallel", "parallel", "parallel", "parallel"]} ins(%b1 : tensor<32xi32>) outs(%e : tensor<1x32x8x8xi32>) {
+  ^bb0(%in: i32, %out: i32):
+    linalg.yield %in : i32
+  } -> tensor<1x32x8x8xi32>
+  %c1 = linalg.conv_2d_nchw_fchw {dilations = dense<1> : tensor<2xi64>, strides = dense<1> : tensor<2xi64>} ins(%xp, %w1 : tensor<1x16x10x10xi8>, tensor<32x16x3x3xi8>) outs(%i1 : tensor<1x32x8x8xi32>) -> tensor<1x32x8x8xi32>
+  %e8 = tensor.empty() : tensor<1x32x8x8xi8>
+  %q = linalg.generic {indexing_maps = [#id, #id], iterator_types = ["parallel", "parallel", "parallel", "parallel"]} ins(%c1 : tensor<1x32x8x8xi32>) outs(%e8 : tensor<1x32x8x8xi8>) {
+  ^bb0(%in: i32, %out: i8):
+    %t = arith.trunci %in : i32 to i8
+    linalg.yield %t : i8
+  } -> tensor<1x32x8x8xi8>
+  %i2 = linalg.fill ins(%izero : i32) outs(%e : tensor<1x32x8x8xi32>) -> tensor<1x32x8x8xi32>
+  %c2 = linalg.conv_2d_nchw_fchw {dilations = dense<1> : tensor<2xi64>, strides = dense<1> : tensor<2xi64>} ins(%q, %w2 : tensor<1x32x8x8xi8>, tensor<32x32x1x1xi8>) outs(%i2 : tensor<1x32x8x8xi32>) -> tensor<1x32x8x8xi32>
+  return %c2 : tensor<1x32x8x8xi32>
 }

@@ -577,3 +577,69 @@ func.func @alignment(%x: memref<64x65xf32>, %w: memref<64x68xf32>, %y: memref<64
       ins(%img, %w3 : memref<2x16x8x8xf32>, memref<32x16x3x3xf32>) outs(%o3 : memref<2x32x6x6xf32>)
   return
 }
+
+// -----
+
+// 8-bit integers sign-extended into an i32 accumulator (a quantized
+// model's contraction): tensor cores m16n8k32 s8 with i32 accumulators,
+// K in steps of 64 (the 16-bit tiles' bytes a row). 8-bit fragments have
+// no transposing ldmatrix, so both shared tiles are k-contiguous ([m][k]
+// and [n][k], rows padded by 16 bytes): A, read along k, is copied by
+// cp.async 16 bytes at a time; B, read along n, is loaded 16 bytes at a
+// time and stored transposed, byte by byte. The epilogue adds integers.
+// CHECK-LABEL: func.func @matmul_int8
+// CHECK: workgroup(%[[AS:.*]] : memref<3x64x80xi8, #gpu.address_space<workgroup>>, %[[BS:.*]] : memref<3x64x80xi8, #gpu.address_space<workgroup>>)
+// CHECK: nvgpu.device_async_copy %arg0[%{{.*}}, %{{.*}}], %[[AS]][%c0, %{{.*}}, %{{.*}}], 16 {bypassL1} : memref<128x64xi8> to memref<3x64x80xi8, #gpu.address_space<workgroup>>
+// CHECK: vector.load %arg1[%{{.*}}, %{{.*}}] {alignment = 16 : i64} : memref<64x64xi8>, vector<16xi8>
+// CHECK-COUNT-16: memref.store %{{.*}}, %[[BS]][%c0, %{{.*}}, %{{.*}}] : memref<3x64x80xi8, #gpu.address_space<workgroup>>
+// CHECK: scf.for {{.*}} -> (vector<2x2xi32>, vector<2x2xi32>, vector<2x2xi32>, vector<2x2xi32>, vector<2x2xi32>, vector<2x2xi32>, vector<2x2xi32>, vector<2x2xi32>)
+// CHECK: nvgpu.ldmatrix %[[AS]][%{{.*}}, %{{.*}}, %{{.*}}] {numTiles = 4 : i32, transpose = false} : memref<3x64x80xi8, #gpu.address_space<workgroup>> -> vector<4x4xi8>
+// CHECK: nvgpu.ldmatrix %[[BS]][%{{.*}}, %{{.*}}, %{{.*}}] {numTiles = 4 : i32, transpose = false} : memref<3x64x80xi8, #gpu.address_space<workgroup>> -> vector<4x4xi8>
+// CHECK-COUNT-8: nvgpu.mma.sync({{.*}}) {mmaShape = [16, 8, 32]} : (vector<4x4xi8>, vector<2x4xi8>, vector<2x2xi32>) -> vector<2x2xi32>
+// CHECK: nvgpu.ldmatrix %[[AS]]
+// CHECK: scf.yield
+// CHECK: %[[OLD:.*]] = memref.load %arg2
+// CHECK: arith.addi %[[OLD]], %{{.*}} : i32
+// CHECK: memref.store %{{.*}}, %arg2
+// Not 8-bit signed products: zero-extended (unsigned) bytes, and 8-bit
+// operands summed in i16, stay loops.
+// CHECK-LABEL: func.func @int8_not_tiled
+// CHECK-NOT: nvgpu
+// CHECK: return
+#a9 = affine_map<(m, k, n) -> (m, k)>
+#b9 = affine_map<(m, k, n) -> (k, n)>
+#c9 = affine_map<(m, k, n) -> (m, n)>
+func.func @matmul_int8(%x: memref<128x64xi8>, %w: memref<64x64xi8>, %y: memref<128x64xi32>) {
+  linalg.generic {indexing_maps = [#a9, #b9, #c9], iterator_types = ["parallel", "reduction", "parallel"]}
+      ins(%x, %w : memref<128x64xi8>, memref<64x64xi8>) outs(%y : memref<128x64xi32>) {
+  ^bb0(%i: i8, %j: i8, %o: i32):
+    %ei = arith.extsi %i : i8 to i32
+    %ej = arith.extsi %j : i8 to i32
+    %p = arith.muli %ei, %ej : i32
+    %s = arith.addi %o, %p : i32
+    linalg.yield %s : i32
+  }
+  return
+}
+func.func @int8_not_tiled(%x: memref<128x64xi8>, %w: memref<64x64xi8>, %y: memref<128x64xi32>,
+                          %y16: memref<128x64xi16>) {
+  linalg.generic {indexing_maps = [#a9, #b9, #c9], iterator_types = ["parallel", "reduction", "parallel"]}
+      ins(%x, %w : memref<128x64xi8>, memref<64x64xi8>) outs(%y : memref<128x64xi32>) {
+  ^bb0(%i: i8, %j: i8, %o: i32):
+    %ei = arith.extui %i : i8 to i32
+    %ej = arith.extsi %j : i8 to i32
+    %p = arith.muli %ei, %ej : i32
+    %s = arith.addi %o, %p : i32
+    linalg.yield %s : i32
+  }
+  linalg.generic {indexing_maps = [#a9, #b9, #c9], iterator_types = ["parallel", "reduction", "parallel"]}
+      ins(%x, %w : memref<128x64xi8>, memref<64x64xi8>) outs(%y16 : memref<128x64xi16>) {
+  ^bb0(%i: i8, %j: i8, %o: i16):
+    %ei = arith.extsi %i : i8 to i16
+    %ej = arith.extsi %j : i8 to i16
+    %p = arith.muli %ei, %ej : i16
+    %s = arith.addi %o, %p : i16
+    linalg.yield %s : i16
+  }
+  return
+}

@@ -33,24 +33,20 @@ func.func @conv_integer_u8(%x: tensor<1x2x4x4xui8>, %w: tensor<3x2x3x3xui8>, %xz
 
 // -----
 
-// ConvInteger on int8 without zero points: a plain sign extension (no
-// subtraction); padding pads the widened input with an i32 zero.
+// ConvInteger on int8 without zero points: the raw 8-bit product (no i32
+// copies of the operands; the contraction sign-extends each byte), its
+// input padded with an i8 zero, from a zero accumulator.
 
 // CHECK-LABEL: func.func @conv_integer_i8_no_zp
 // CHECK-SAME:    %[[X:[^:]+]]: tensor<1x2x4x4xi8>, %[[W:[^:]+]]: tensor<3x2x3x3xi8>)
-// CHECK:         %[[XC:.+]] = linalg.generic {{.*}} ins(%[[X]] : tensor<1x2x4x4xi8>) outs(%{{.+}} : tensor<1x2x4x4xi32>)
-// CHECK-NEXT:    ^bb0(%[[V:[^:]+]]: i8, %{{[^:]+}}: i32):
-// CHECK-NEXT:      %[[VW:.+]] = arith.extsi %[[V]] : i8 to i32
-// CHECK-NEXT:      linalg.yield %[[VW]] : i32
-// CHECK:         %[[WC:.+]] = linalg.generic {{.*}} ins(%[[W]] : tensor<3x2x3x3xi8>) outs(%{{.+}} : tensor<3x2x3x3xi32>)
-// CHECK-NEXT:    ^bb0(%[[V:[^:]+]]: i8, %{{[^:]+}}: i32):
-// CHECK-NEXT:      %[[VW:.+]] = arith.extsi %[[V]] : i8 to i32
-// CHECK-NEXT:      linalg.yield %[[VW]] : i32
-// CHECK:         %[[ZERO:.+]] = arith.constant 0 : i32
-// CHECK:         %[[P:.+]] = tensor.pad %[[XC]] low[0, 0, 1, 1] high[0, 0, 1, 1]
-// CHECK:           tensor.yield %[[ZERO]] : i32
-// CHECK:         } : tensor<1x2x4x4xi32> to tensor<1x2x6x6xi32>
-// CHECK:         %[[R:.+]] = linalg.conv_2d_nchw_fchw {dilations = dense<1> : tensor<2xi64>, strides = dense<2> : tensor<2xi64>} ins(%[[P]], %[[WC]] : tensor<1x2x6x6xi32>, tensor<3x2x3x3xi32>) outs(%{{.+}} : tensor<1x3x2x2xi32>)
+// CHECK-DAG:     %[[Z8:.+]] = arith.constant 0 : i8
+// CHECK-DAG:     %[[ZERO:.+]] = arith.constant 0 : i32
+// CHECK-NOT:     linalg.generic
+// CHECK:         %[[P:.+]] = tensor.pad %[[X]] low[0, 0, 1, 1] high[0, 0, 1, 1]
+// CHECK:           tensor.yield %[[Z8]] : i8
+// CHECK:         } : tensor<1x2x4x4xi8> to tensor<1x2x6x6xi8>
+// CHECK:         %[[ACC:.+]] = linalg.fill ins(%[[ZERO]] : i32) outs(%{{.+}} : tensor<1x3x2x2xi32>)
+// CHECK:         %[[R:.+]] = linalg.conv_2d_nchw_fchw {dilations = dense<1> : tensor<2xi64>, strides = dense<2> : tensor<2xi64>} ins(%[[P]], %[[W]] : tensor<1x2x6x6xi8>, tensor<3x2x3x3xi8>) outs(%[[ACC]] : tensor<1x3x2x2xi32>)
 // CHECK:         return %[[R]]
 func.func @conv_integer_i8_no_zp(%x: tensor<1x2x4x4xi8>, %w: tensor<3x2x3x3xi8>) -> tensor<1x3x2x2xi32> {
   %0 = kiln.conv_integer(%x, %w) {pads = array<i64: 1, 1, 1, 1>, strides = array<i64: 2, 2>} : (tensor<1x2x4x4xi8>, tensor<3x2x3x3xi8>) -> tensor<1x3x2x2xi32>
