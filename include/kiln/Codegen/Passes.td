@@ -743,10 +743,11 @@ def KilnGpuChannelsLast
     aligned `cp.async` copy, inside or outside the zero padding as a
     whole.
 
-    Each static float `linalg.conv_2d_nchw_fchw` whose input and output
-    channels fill whole `group-bytes` runs becomes a `linalg.conv_2d_nhwc_fhwc`
-    between transposes: its input transposed to NHWC (a zero pad of its
-    plane re-applied after the transpose), constant weights reordered to
+    Each static float (or int8 into i32) `linalg.conv_2d_nchw_fchw` whose
+    input and output channels fill whole `group-bytes` runs becomes a
+    `linalg.conv_2d_nhwc_fhwc` between transposes: its input transposed to
+    NHWC (a pad of its plane with a constant, zero or an int8 zero point,
+    re-applied after the transpose), constant weights reordered to
     `[f, kh, kw, c]` at compile time (others transposed at run time), its
     initial value (a zero fill or a bias broadcast) rebuilt in NHWC, and
     its result transposed back. `kiln-sink-transposes` then moves the
@@ -795,7 +796,8 @@ def KilnGpuContractions : Pass<"kiln-gpu-contractions", "::mlir::func::FuncOp"> 
     expressions: a convolution is an implicit GEMM that reads its input in
     place (K = channel and kernel window, N = image and output position).
     The body is `out + A * B`, the inputs possibly extended, over f32, f16
-    or bf16, with M and N of at least `min-size`:
+    or bf16, or over int8 operands sign-extended into an i32 accumulator
+    (a quantized model's products), with M and N of at least `min-size`:
 
     * one block of 128 threads per 64x64 output tile and batch index (f16
       and bf16: `half-tile`, by default 64x64 with steps of 32 and warps of
@@ -833,6 +835,11 @@ def KilnGpuContractions : Pass<"kiln-gpu-contractions", "::mlir::func::FuncOp"> 
       (which reads f32 operands as tf32, a 10-bit mantissa) or m16n8k16
       f16, and `nvvm.mma.sync` m16n8k16 bf16 directly (upstream's
       `nvgpu.mma.sync` has no bf16 lowering), two bf16 per register;
+    * int8: the f16 tiles' shapes with twice the k a step (64 by default),
+      `nvgpu.mma.sync` m16n8k32 s8 into i32 accumulators (`.satfinite`);
+      both shared tiles are k-contiguous ([m][k], [n][k]: 8-bit `ldmatrix`
+      does not transpose), an operand whose contiguous side is m or n
+      loaded 16 bytes at a time and stored transposed;
     * the epilogue adds each accumulator to its output element (which
       holds the initial value: zeros or a bias), converting to the
       output type.
@@ -916,7 +923,7 @@ def KilnGpuContractions : Pass<"kiln-gpu-contractions", "::mlir::func::FuncOp"> 
     Option<"unrollKLoop", "unroll-k-loop", "bool", "true",
            "Leave ptxas free to unroll the loop over K (false: an "
            "llvm.loop_annotation disables unrolling, which ptxas sees as "
-           "`.pragma \"nounroll\"`)">,
+           "`.pragma \"nounroll\"`; int8 tiles are never unrolled)">,
     Option<"tf32", "tf32", "bool", "false",
            "f32 contractions on tensor cores with tf32 inputs (faster, "
            "about 3 decimal digits per product)">,
