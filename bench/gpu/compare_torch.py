@@ -160,27 +160,32 @@ def main():
                 "against eager's")
 
 
-def kiln_run(args, kmod, inputs, expected, tmp, flags=""):
+def kiln_run(args, kmod, inputs, expected, tmp, flags="", atol=None):
     """Runs kiln-run --benchmark; returns {kiln_ms, check} or {kiln_error}.
 
     Outputs must agree within rtol 1e-2, atol 1e-3; a module whose products
     take tf32 inputs (--gpu-tf32: 10 mantissa bits) within rtol 1e-2 and an
     atol of 1e-3 of the output's largest magnitude, as the rounding error of a
     deep network grows with its outputs' scale (ResNet-50's logits, up to
-    111, move by up to 0.06 with tf32 operands, in PyTorch on the CPU too)."""
-    atol = 1e-3
+    111, move by up to 0.06 with tf32 operands, in PyTorch on the CPU too).
+    An int8 (QDQ) module is compared with ONNX Runtime's output of that QDQ
+    model within `atol`, one quantization step of the output (rtol 0).
+    """
+    fixed = atol is not None
+    atol = atol if fixed else 1e-3
     # Rounded products or values lose accuracy in proportion to the outputs'
     # scale: tf32 and fp16 have 11 significant bits, bf16 8.
     scale = {"--gpu-tf32": 1e-3, "--precision=tf32": 1e-3, "--precision=fp16": 1e-3,
              "--precision=bf16": 1e-2}
     for f in flags.split():
-        if f in scale:
+        if f in scale and not fixed:
             atol = max([1e-3] + [scale[f] * float(np.abs(np.load(x)).max()) for x in expected])
     # Device-resident, as PyTorch is timed: inputs copied to the GPU once,
     # each run on device buffers (kiln-run --resident, Session::runOnDevice).
     cmd = [os.path.join(args.bin, "kiln-run"), kmod, "--device=cuda", "--resident",
            "--warmup", str(args.warmup), "--iterations", str(args.iterations),
-           "--json", os.path.join(tmp, "r.json"), "--rtol", "1e-2", "--atol", "%g" % atol]
+           "--json", os.path.join(tmp, "r.json"), "--rtol", "0" if fixed else "1e-2",
+           "--atol", "%g" % atol]
     for f in inputs:
         cmd += ["--input", f]
     for f in expected:
@@ -208,10 +213,12 @@ def run_pack(args):
     for e in manifest["entries"]:
         name, batch = e["model"], e["batch"]
         flags = e.get("flags", "")
-        row = {"model": name, "batch": batch, "variant": flags}
+        row = {"model": name, "batch": batch, "variant": flags or e.get("variant", "")}
         # A module compiled with --precision=fp16/bf16 is timed against
         # PyTorch running the model in that type (weights and float inputs).
-        dtype = torch.float32
+        # An int8 module (the model quantized by quantize_static) is timed
+        # against PyTorch in fp16 (its "torch_dtype").
+        dtype = getattr(torch, e.get("torch_dtype", "float32"))
         for f in flags.split():
             if f in ("--precision=fp16", "--precision=bf16"):
                 dtype = torch.float16 if f.endswith("fp16") else torch.bfloat16
@@ -232,7 +239,7 @@ def run_pack(args):
             row.update(kiln_run(args, os.path.join(args.pack, e["module"]),
                                 [os.path.join(args.pack, f) for f in e["inputs"]],
                                 [os.path.join(args.pack, f) for f in e["expected"]], tmp,
-                                e.get("flags", "")))
+                                e.get("flags", ""), e.get("atol")))
         rows.append(row)
         print(json.dumps(row), flush=True)
     write_table(rows, device, args,

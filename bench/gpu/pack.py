@@ -17,6 +17,9 @@ running needs there:
   bench/                   the benchmark models of bench/models/export.py
                            that --models names, per batch size: module,
                            inputs, ONNX Runtime's outputs, manifest.json
+                           (with --int8 also each model quantized by
+                           quantize_static, with ONNX Runtime's outputs of
+                           that QDQ model)
   gemm/                    bench/gpu/compare_gemm.py's MatMul modules
                            (--gemm-shapes, --gemm-dtypes), timed there
                            against torch.matmul
@@ -32,6 +35,7 @@ benchmark against PyTorch eager and torch.compile, one profile).
   python3 bench/gpu/pack.py [--bin build/bin] [--out build/gpu-pack.tar.xz]
       [--chip sm_90a] [--models mobilenet_v2] [--batches 1,8]
       [--bench-models build/bench-models] [--variant fp32= --variant tf32=--gpu-tf32]
+      [--int8]
       [--parts conformance,models,bench,gemm] [--gemm-shapes 4096x4096x4096]
 
 A GPU machine takes 64 MiB of files per call: the big models' weights
@@ -129,7 +133,7 @@ def pack_models(bin_dir, out, chip, tmp):
         compile_module(bin_dir, onnx_path, os.path.join(d, name + ".kmod"), chip, shapes)
 
 
-def pack_bench(bin_dir, out, chip, models, batches, models_dir, variants):
+def pack_bench(bin_dir, out, chip, models, batches, models_dir, variants, int8, tmp):
     import export
     from compare_torch import torch_inputs
     d = os.path.join(out, "bench")
@@ -137,6 +141,16 @@ def pack_bench(bin_dir, out, chip, models, batches, models_dir, variants):
     manifest = []
     for name in models:
         onnx_path = export.exported_path(models_dir, name)
+        qdq, step = None, None
+        if int8:
+            # The model as quantize_static writes it (QDQ, int8), calibrated
+            # on 4 seeded inputs of batch 1 (as qdq_models.py does).
+            sys.path.insert(0, os.path.join(HERE, "..", "quantization"))
+            import qdq_models
+            rng = np.random.default_rng(0)
+            qdq = os.path.join(tmp, name + "-qdq.onnx")
+            step = qdq_models.quantize_qdq(
+                onnx_path, qdq, [qdq_models.inputs_for(name, 1, rng) for _ in range(4)])
         for batch in batches:
             key = "%s-b%d" % (name, batch)
             ins = torch_inputs(name, batch, seed=1)
@@ -155,6 +169,25 @@ def pack_bench(bin_dir, out, chip, models, batches, models_dir, variants):
                                                     os.listdir(os.path.join(d, key))
                                                     if f.startswith("output_"))})
                 print("pack.py: %s compiled for %s" % (kmod, chip), flush=True)
+            if qdq:
+                # Checked against ONNX Runtime's output of the QDQ model,
+                # within one quantization step of it, and timed against
+                # PyTorch in fp16.
+                ref = key + "-int8"
+                ort_reference(qdq, feeds, os.path.join(d, ref))
+                kmod = "%s-int8.kmod" % key
+                compile_module(bin_dir, qdq, os.path.join(d, kmod), chip,
+                               {n: x.shape for n, x in feeds.items()})
+                manifest.append({"model": name, "batch": batch, "variant": "int8",
+                                 "flags": "", "module": kmod, "torch_dtype": "float16",
+                                 "atol": step * 1.001 if step else None,
+                                 "inputs": ["%s/input_%d.npy" % (key, k)
+                                            for k in range(len(ins))],
+                                 "expected": sorted("%s/%s" % (ref, f) for f in
+                                                    os.listdir(os.path.join(d, ref))
+                                                    if f.startswith("output_"))})
+                print("pack.py: %s (quantize_static QDQ) compiled for %s" % (kmod, chip),
+                      flush=True)
     with open(os.path.join(d, "manifest.json"), "w") as f:
         json.dump({"chip": chip, "entries": manifest}, f, indent=1)
 
@@ -180,6 +213,12 @@ def main():
                          "kiln-compile flags (e.g. tf32=--gpu-tf32); repeatable. "
                          "Without any, one variant 'fp32' with no flags; 'NAME=' "
                          "names the default flags")
+    ap.add_argument("--int8", action="store_true",
+                    help="also pack each benchmark model quantized by onnxruntime's "
+                         "quantize_static (QDQ, int8; Kiln runs its Conv and MatMul on "
+                         "the int8 tensor cores), checked against ONNX Runtime's output "
+                         "of that model within one quantization step and timed against "
+                         "PyTorch in fp16")
     ap.add_argument("--parts", default="conformance,models,bench,gemm",
                     help="what to pack besides kiln-run (comma-separated): "
                          "conformance, models, bench, gemm, sparse")
@@ -207,8 +246,10 @@ def main():
     if models and "bench" in parts:
         variants = [(v.split("=", 1)[0], v.split("=", 1)[1].split())
                     for v in args.variant] or [("fp32", [])]
+        os.makedirs(args.out + ".tmp", exist_ok=True)
         pack_bench(args.bin, stage, args.chip, models,
-                   [int(b) for b in args.batches.split(",")], args.bench_models, variants)
+                   [int(b) for b in args.batches.split(",")], args.bench_models, variants,
+                   args.int8, args.out + ".tmp")
     if "gemm" in parts:
         run([sys.executable, os.path.join(HERE, "compare_gemm.py"), "pack", "--bin", args.bin,
              "--out", os.path.join(stage, "gemm"), "--chip", args.chip,

@@ -50,6 +50,31 @@ def inputs_for(name, batch, rng):
     return feeds
 
 
+def quantize_qdq(fp, qdq, cal_samples):
+    """Writes `qdq`, the float model `fp` quantized by onnxruntime's
+    quantize_static (QDQ, per-channel int8 weights, int8 activations) on
+    the feeds `cal_samples`; returns the scale of the DequantizeLinear that
+    gives the first output (one quantization step of it), or None."""
+    import onnx
+    from onnxruntime.quantization import (CalibrationDataReader, QuantFormat, QuantType,
+                                          quantize_static)
+    cal = iter(cal_samples)
+
+    class Reader(CalibrationDataReader):
+        def get_next(self):
+            return next(cal, None)
+
+    quantize_static(fp, qdq, Reader(), quant_format=QuantFormat.QDQ, per_channel=True,
+                    activation_type=QuantType.QInt8, weight_type=QuantType.QInt8)
+    model = onnx.load(qdq, load_external_data=False)
+    scales = {i.name: i for i in model.graph.initializer}
+    out0 = model.graph.output[0].name
+    last = [n for n in model.graph.node
+            if n.op_type == "DequantizeLinear" and n.output[0] == out0]
+    return (float(onnx.numpy_helper.to_array(scales[last[0].input[1]]))
+            if last else None)
+
+
 def ort_p50(session, feeds, iterations):
     session.run(None, feeds)
     times = []
@@ -77,10 +102,7 @@ def main():
     ap.add_argument("--models-dir", default="build/bench-models")
     ap.add_argument("--out", default="build/qdq")
     args = ap.parse_args()
-    import onnx
     import onnxruntime as ort
-    from onnxruntime.quantization import (CalibrationDataReader, QuantFormat, QuantType,
-                                          quantize_static)
     os.makedirs(args.out, exist_ok=True)
     options = ort.SessionOptions()
     options.intra_op_num_threads = args.threads
@@ -91,7 +113,6 @@ def main():
         fp = export.exported_path(args.models_dir, name)
         qdq = os.path.join(args.out, name + "-qdq.onnx")
         cal_samples = [inputs_for(name, 1, rng) for _ in range(4)]
-        cal = iter(cal_samples)
         # The same samples for kiln-compile --precision=int8.
         cal_dir = os.path.join(args.out, name + "-calibration")
         for i, sample in enumerate(cal_samples):
@@ -99,19 +120,7 @@ def main():
             for k, (inp, v) in enumerate(sample.items()):
                 np.save(os.path.join(cal_dir, "%02d" % i, "input_%d.npy" % k), v)
 
-        class Reader(CalibrationDataReader):
-            def get_next(self):
-                return next(cal, None)
-
-        quantize_static(fp, qdq, Reader(), quant_format=QuantFormat.QDQ, per_channel=True,
-                        activation_type=QuantType.QInt8, weight_type=QuantType.QInt8)
-        model = onnx.load(qdq, load_external_data=False)
-        scales = {i.name: i for i in model.graph.initializer}
-        out0 = model.graph.output[0].name
-        last = [n for n in model.graph.node
-                if n.op_type == "DequantizeLinear" and n.output[0] == out0]
-        step = (float(onnx.numpy_helper.to_array(scales[last[0].input[1]]))
-                if last else None)
+        step = quantize_qdq(fp, qdq, cal_samples)
         ort_f32 = ort.InferenceSession(fp, options, providers=["CPUExecutionProvider"])
         ort_q = ort.InferenceSession(qdq, options, providers=["CPUExecutionProvider"])
         for batch in [int(b) for b in args.batches.split(",")]:
