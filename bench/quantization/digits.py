@@ -11,9 +11,9 @@ test split (540 images) for PyTorch, ONNX Runtime and each Kiln precision,
 and for INT8: onnxruntime's quantize_static (QDQ, per-channel int8
 weights, int8 activations, calibrated on 300 training images) run by ONNX
 Runtime and by Kiln (integer kernels, the default), and Kiln's own INT8
-(`--precision=int8`, calibrated on the same 300 images with each
-`--calibration-method`), each with the largest logit difference from
-Kiln's own f32 module:
+and FP8 (`--precision=int8|fp8`, calibrated on the same 300 images with
+each `--calibration-method`; fp8 with minmax and percentile), each with
+the largest logit difference from Kiln's own f32 module:
 
   mlp   64 -> 128 -> 64 -> 10, ReLU
   cnn   Conv 3x3 (1->16) ReLU, Conv 3x3 (16->32) ReLU, MaxPool 2,
@@ -190,21 +190,23 @@ def main():
                    "ort_int8_diff": float(np.abs(out - ort_logits).max())}
             rows.append(row)
             print(row, flush=True)
-            # Kiln's own INT8 (kiln-compile --precision=int8), calibrated on
-            # the same 300 training images, one sample each, with each
-            # calibration method.
-            for method in ("entropy", "percentile", "minmax"):
-                kmod = os.path.join(args.out, "%s-%s-int8-%s.kmod" % (name, exporter, method))
-                logits = os.path.join(args.out, "%s-%s-int8-%s.npy" % (name, exporter, method))
+            # Kiln's own INT8 and FP8 (kiln-compile --precision=int8|fp8),
+            # calibrated on the same 300 training images, one sample each,
+            # with each calibration method.
+            for prec, method in (("int8", "entropy"), ("int8", "percentile"),
+                                 ("int8", "minmax"), ("fp8", "minmax"),
+                                 ("fp8", "percentile")):
+                kmod = os.path.join(args.out, "%s-%s-%s-%s.kmod" % (name, exporter, prec, method))
+                logits = os.path.join(args.out, "%s-%s-%s-%s.npy" % (name, exporter, prec, method))
                 run([os.path.join(args.bin, "kiln-compile"), onnx_path, "-o", kmod,
-                     "--target=" + args.target, "--precision=int8",
+                     "--target=" + args.target, "--precision=" + prec,
                      "--calibration-data=" + cal_dir, "--calibration-method=" + method,
                      "--input-shape=%s:%dx1x8x8" % (in_name, len(xte))])
                 run([os.path.join(args.bin, "kiln-run"), kmod, "--device=" + device,
                      "--input", os.path.join(args.out, "x_test.npy"), "--output", logits])
                 out = np.load(logits)
                 row = {"model": name, "exporter": exporter,
-                       "precision": "int8 (Kiln, %s)" % method,
+                       "precision": "%s (Kiln, %s)" % (prec, method),
                        "torch": torch_acc, "ort": ort_acc, "ort_int8": ort_q,
                        "kiln": float((out.argmax(1) == yte).mean()),
                        "max_diff": float(np.abs(out - ref).max()),

@@ -233,9 +233,12 @@ static cl::opt<std::string> precision(
              "(contractions, elementwise ops, pooling and data movement in "
              "half precision with float32 accumulation; normalizations, "
              "softmax and reductions stay float32; inputs and outputs stay "
-             "float32: kiln-mixed-precision), or int8 (post-training "
+             "float32: kiln-mixed-precision), int8 (post-training "
              "quantization from --calibration-data: Conv and MatMul/Gemm "
-             "with constant weights as integer kernels)"),
+             "with constant weights as integer kernels), or fp8 (the same "
+             "ops quantized to float8 e4m3 from --calibration-data, "
+             "computed in float32 between the quantizations: fp8's "
+             "accuracy; no fp8 kernels yet)"),
     cl::init("fp32"), cl::cat(category));
 static cl::opt<bool> foldQdq(
     "fold-qdq",
@@ -247,20 +250,22 @@ static cl::opt<bool> foldQdq(
     cl::init(true), cl::cat(category));
 static cl::opt<std::string> calibrationData(
     "calibration-data",
-    cl::desc("With --precision=int8: a folder of calibration samples, one "
+    cl::desc("With --precision=int8 or fp8: a folder of calibration "
+             "samples, one "
              "sub-folder per sample holding input_K.npy or input_K.pb (the "
              "layout of ONNX's test_data_set_N)"),
     cl::init(""), cl::cat(category));
 static cl::opt<std::string> calibrationMethod(
     "calibration-method",
-    cl::desc("With --precision=int8: how a tensor's range is chosen from the "
-             "samples: entropy (the clipping threshold that keeps most "
-             "information, by KL divergence; default), percentile (99.99th "
-             "of |x|) or minmax"),
+    cl::desc("With --precision=int8 or fp8: how a tensor's range is chosen "
+             "from the samples: entropy (the clipping threshold that keeps "
+             "most information, by KL divergence; int8's default), "
+             "percentile (99.99th of |x|) or minmax (fp8's default: float8 "
+             "keeps its relative precision out to the largest values)"),
     cl::init("entropy"), cl::cat(category));
 static cl::opt<std::string> calibrationCache(
     "calibration-cache",
-    cl::desc("With --precision=int8: a file of the calibrated ranges "
+    cl::desc("With --precision=int8 or fp8: a file of the calibrated ranges "
              "(name<TAB>min<TAB>max per line); written when "
              "--calibration-data is given, else read"),
     cl::init(""), cl::cat(category));
@@ -957,7 +962,7 @@ int measurePruning(ModuleOp module) {
 /// `kiln.quantized_layers`), with each layer's SQNR when measured.
 void printQuantizedLayers(ArrayAttr layers, ArrayRef<double> sqnr,
                           unsigned sqnrSamples) {
-  llvm::errs() << "int8: " << layers.size() << " quantized layers";
+  llvm::errs() << precision << ": " << layers.size() << " quantized layers";
   if (!sqnr.empty())
     llvm::errs() << "; SQNR of each output against float32 on " << sqnrSamples
                  << " calibration samples";
@@ -981,13 +986,14 @@ void printQuantizedLayers(ArrayAttr layers, ArrayRef<double> sqnr,
   }
 }
 
-/// --precision=int8: calibrates a copy of `module` (its quantizable
+/// --precision=int8 or fp8 (`type`): calibrates a copy of `module` (its
+/// quantizable
 /// tensors exposed, compiled for the CPU, run over --calibration-data)
 /// into a ranges file unless --calibration-cache is given alone, then
 /// writes `module` as a QDQ model from those ranges (kiln-quantize), which
-/// kiln-fold-qdq turns into integer ops. With --report, prints each
+/// kiln-fold-qdq turns into integer ops (int8). With --report, prints each
 /// quantized layer and (when calibrated here) its SQNR against float32.
-int quantizeInt8(ModuleOp module) {
+int quantizeModel(ModuleOp module, StringRef type) {
   MLIRContext *ctx = module.getContext();
   auto fn = module.lookupSymbol<func::FuncOp>("main");
   if (!fn)
@@ -1034,6 +1040,7 @@ int quantizeInt8(ModuleOp module) {
     kiln::KilnQuantizeOptions options;
     options.ranges = ranges;
     options.exposeOutputs = expose;
+    options.type = type.str();
     return kiln::createKilnQuantize(options);
   };
   PassManager pm(ctx);
@@ -1384,15 +1391,17 @@ int main(int argc, char **argv) {
     halfType = "f16";
   else if (precision == "bf16")
     halfType = "bf16";
-  else if (precision == "fp8")
-    return fail("--precision=fp8 is not supported yet; use fp32, tf32, "
-                "fp16, bf16 or int8");
-  else if (precision != "fp32" && precision != "tf32" && precision != "int8")
+  else if (precision != "fp32" && precision != "tf32" && precision != "int8" &&
+           precision != "fp8")
     return fail("unknown --precision '" + precision +
-                "'; use fp32, tf32, fp16, bf16 or int8");
-  if (precision == "int8") {
+                "'; use fp32, tf32, fp16, bf16, int8 or fp8");
+  bool quantized = precision == "int8" || precision == "fp8";
+  if (precision == "fp8" && !calibrationMethod.getNumOccurrences())
+    calibrationMethod = "minmax";
+  if (quantized) {
     if (calibrationData.empty() && calibrationCache.empty())
-      return fail("--precision=int8 needs calibration: give "
+      return fail("--precision=" + precision +
+                  " needs calibration: give "
                   "--calibration-data=DIR (one sub-folder per sample holding "
                   "input_0.npy, ...; a few hundred representative inputs) or "
                   "--calibration-cache=FILE from an earlier calibration");
@@ -1400,13 +1409,13 @@ int main(int argc, char **argv) {
         calibrationMethod != "percentile")
       return fail("--calibration-method must be entropy, percentile or "
                   "minmax");
-    if (!foldQdq)
+    if (!foldQdq && precision == "int8")
       return fail("--precision=int8 runs as integer kernels; it cannot be "
                   "combined with --fold-qdq=false");
   } else if (!calibrationCache.empty() ||
              (!calibrationData.empty() && sparsity != "force")) {
     return fail("--calibration-data and --calibration-cache are for "
-                "--precision=int8 (--calibration-data also for "
+                "--precision=int8 or fp8 (--calibration-data also for "
                 "--sparsity=force)");
   }
   if (sparsity != "off" && sparsity != "on" && sparsity != "force")
@@ -1505,8 +1514,8 @@ int main(int argc, char **argv) {
     timing.setEnabled(true);
   TimingScope rootTiming = timing.getRootScope();
 
-  if (precision == "int8")
-    if (int rc = quantizeInt8(*module))
+  if (precision == "int8" || precision == "fp8")
+    if (int rc = quantizeModel(*module, precision == "fp8" ? "fp8" : "int8"))
       return rc;
   if (sparsity == "force" && !calibrationData.empty())
     if (int rc = measurePruning(*module))

@@ -13,7 +13,10 @@
 //    channel, symmetric, the Conv bias to int32 at scale x_scale *
 //    w_scale; a Relu after a Conv or MatMul is absorbed (its output range,
 //    from 0, is the output's quantization, whose saturation is the Relu).
-//    kiln-fold-qdq then turns each such group into an integer op.
+//    kiln-fold-qdq then turns each such group into an integer op. With
+//    type=fp8 the quantized type is float8 e4m3 (E4M3FN), symmetric:
+//    scales are magnitudes over 448, the bias stays float and a Relu
+//    stays.
 //
 // Quantizable: 2-D convolutions (group 1) and MatMul with constant float32
 // weights, and Gemm (alpha = beta = 1, A not transposed) with a constant
@@ -29,6 +32,7 @@
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/BuiltinAttributes.h"
 
+#include "llvm/ADT/APFloat.h"
 #include "llvm/Support/MemoryBuffer.h"
 
 #include <cmath>
@@ -218,13 +222,47 @@ std::pair<float, int8_t> activationQuant(double lo, double hi) {
           static_cast<int8_t>(std::clamp(zp, -128.0, 127.0))};
 }
 
+/// The largest finite float8 e4m3 (E4M3FN) value.
+constexpr double kE4m3Max = 448;
+
+/// `x` rounded to nearest even as float8 e4m3 (E4M3FN), as its bits.
+uint8_t e4m3Bits(float x) {
+  APFloat f(x);
+  bool lost;
+  f.convert(APFloat::Float8E4M3FN(), APFloat::rmNearestTiesToEven, &lost);
+  return static_cast<uint8_t>(f.bitcastToAPInt().getZExtValue());
+}
+
 struct QuantizePass : public kiln::impl::KilnQuantizeBase<QuantizePass> {
   using Base::Base;
+
+  /// type=fp8: float8 e4m3 instead of int8.
+  bool fp8 = false;
+
+  /// The scale and zero point of a tensor of range [lo, hi].
+  std::pair<float, int8_t> quantOf(double lo, double hi) const {
+    if (!fp8)
+      return activationQuant(lo, hi);
+    double m = std::max(std::fabs(lo), std::fabs(hi));
+    return {m > 0 ? static_cast<float>(m / kE4m3Max) : 1.0f, 0};
+  }
+
+  /// The quantized element type.
+  Type qType() {
+    return fp8 ? Type(Float8E4M3FNType::get(&getContext()))
+               : Type(IntegerType::get(&getContext(), 8));
+  }
 
   void runOnOperation() override {
     auto fn = getOperation().lookupSymbol<func::FuncOp>("main");
     if (!fn)
       return;
+    if (type != "int8" && type != "fp8") {
+      getOperation().emitError("kiln-quantize: unknown type '")
+          << type << "' (int8 or fp8)";
+      return signalPassFailure();
+    }
+    fp8 = type == "fp8";
     std::map<std::string, std::pair<double, double>> table;
     if (failed(readTable(table)))
       return signalPassFailure();
@@ -263,7 +301,7 @@ struct QuantizePass : public kiln::impl::KilnQuantizeBase<QuantizePass> {
         std::tie(w, ws) = weights(b, loc, conv.getW(), /*axis=*/0);
         conv.getXMutable().assign(xdq);
         conv.getWMutable().assign(w);
-        if (conv.getB())
+        if (conv.getB() && !fp8)
           conv.getBMutable().assign(bias(b, loc, conv.getB(), xs, ws));
       } else {
         auto mm = cast<MatMulOp>(t.op);
@@ -272,9 +310,12 @@ struct QuantizePass : public kiln::impl::KilnQuantizeBase<QuantizePass> {
         mm.getAMutable().assign(xdq);
         mm.getBMutable().assign(w);
       }
-      // The output; an absorbed Relu's saturation is the quantization's.
+      // The output; an absorbed Relu's saturation is the quantization's
+      // (int8: a range from 0; float8 is symmetric, its Relu stays).
       Value result = t.op->getResult(0);
-      if (t.relu) {
+      if (fp8) {
+        result = t.output;
+      } else if (t.relu) {
         absorbed[t.relu.getY()] = result;
         t.relu.getY().replaceAllUsesWith(result);
         t.relu->erase();
@@ -282,8 +323,8 @@ struct QuantizePass : public kiln::impl::KilnQuantizeBase<QuantizePass> {
       Value ydq = quantize(result, *out, quantized);
       // What was done, for kiln-compile --report: the layer by its output's
       // key, its scales and zero points.
-      auto [is, iz] = activationQuant(in->first, in->second);
-      auto [os, oz] = activationQuant(out->first, out->second);
+      auto [is, iz] = quantOf(in->first, in->second);
+      auto [os, oz] = quantOf(out->first, out->second);
       auto [wmin, wmax] = std::minmax_element(ws.begin(), ws.end());
       Builder attrs(&getContext());
       layers.push_back(attrs.getDictionaryAttr({
@@ -341,7 +382,7 @@ struct QuantizePass : public kiln::impl::KilnQuantizeBase<QuantizePass> {
     auto it = quantized.find(v);
     if (it != quantized.end())
       return it->second.first;
-    auto [scale, zp] = activationQuant(r.first, r.second);
+    auto [scale, zp] = quantOf(r.first, r.second);
     OpBuilder b(&getContext());
     if (auto arg = dyn_cast<BlockArgument>(v))
       b.setInsertionPointToStart(arg.getOwner());
@@ -350,13 +391,12 @@ struct QuantizePass : public kiln::impl::KilnQuantizeBase<QuantizePass> {
     Location loc = v.getLoc();
     auto vt = cast<RankedTensorType>(v.getType());
     auto scalarF = RankedTensorType::get({}, b.getF32Type());
-    auto scalarI = RankedTensorType::get({}, b.getI8Type());
+    auto scalarQ = RankedTensorType::get({}, qType());
     Value s = ConstantOp::create(b, loc, scalarF,
                                  DenseElementsAttr::get(scalarF, scale));
-    Value z = ConstantOp::create(
-        b, loc, scalarI, DenseElementsAttr::get(scalarI, ArrayRef<int8_t>{zp}));
+    Value z = ConstantOp::create(b, loc, scalarQ, zeroPointAttr(scalarQ, zp));
     Value q = QuantizeLinearOp::create(
-        b, loc, RankedTensorType::get(vt.getShape(), b.getI8Type()), v, s, z,
+        b, loc, RankedTensorType::get(vt.getShape(), qType()), v, s, z,
         b.getI64IntegerAttr(1));
     Value dq =
         DequantizeLinearOp::create(b, loc, vt, q, s, z, b.getI64IntegerAttr(1));
@@ -365,8 +405,16 @@ struct QuantizePass : public kiln::impl::KilnQuantizeBase<QuantizePass> {
     return dq;
   }
 
-  /// Constant float weights as int8, symmetric, one scale per slice along
-  /// `axis` (a Conv's output channels, a MatMul's columns), dequantized.
+  /// A zero point of type `t`: `zp` (int8), or float8's zero.
+  DenseElementsAttr zeroPointAttr(RankedTensorType t, int8_t zp) {
+    Attribute v = fp8 ? Attribute(FloatAttr::get(qType(), 0.0))
+                      : Attribute(IntegerAttr::get(qType(), zp));
+    return DenseElementsAttr::get(t, ArrayRef<Attribute>{v});
+  }
+
+  /// Constant float weights as int8 (or float8 e4m3), symmetric, one scale
+  /// per slice along `axis` (a Conv's output channels, a MatMul's
+  /// columns), dequantized.
   std::pair<Value, SmallVector<float>> weights(OpBuilder &b, Location loc,
                                                Value w, int64_t axis) {
     auto wt = cast<RankedTensorType>(w.getType());
@@ -380,21 +428,23 @@ struct QuantizePass : public kiln::impl::KilnQuantizeBase<QuantizePass> {
       s = std::max(s, std::fabs(x));
     }
     for (float &s : scales)
-      s = s > 0 ? s / 127 : 1.0f;
-    std::vector<int8_t> q(values.size());
-    for (auto [i, x] : llvm::enumerate(values))
-      q[i] = static_cast<int8_t>(std::clamp(
-          std::round(x / scales[(i / stride) % channels]), -127.0f, 127.0f));
-    auto qt = RankedTensorType::get(wt.getShape(), b.getI8Type());
+      s = s > 0 ? static_cast<float>(s / (fp8 ? kE4m3Max : 127)) : 1.0f;
+    std::vector<uint8_t> q(values.size());
+    for (auto [i, x] : llvm::enumerate(values)) {
+      float v = x / scales[(i / stride) % channels];
+      q[i] = fp8 ? e4m3Bits(v)
+                 : static_cast<uint8_t>(static_cast<int8_t>(
+                       std::clamp(std::round(v), -127.0f, 127.0f)));
+    }
+    auto qt = RankedTensorType::get(wt.getShape(), qType());
     auto blob = HeapAsmResourceBlob::allocateAndCopyInferAlign(ArrayRef(q));
     Value wq = ConstantOp::create(
         b, loc, qt,
         DenseResourceElementsAttr::get(qt, "kiln_quantized", std::move(blob)));
     auto st = RankedTensorType::get({channels}, b.getF32Type());
     Value s = floatConstant(b, loc, st, scales, "kiln_weight_scales");
-    auto zt = RankedTensorType::get({channels}, b.getI8Type());
-    Value z = ConstantOp::create(
-        b, loc, zt, DenseElementsAttr::get(zt, b.getI8IntegerAttr(0)));
+    auto zt = RankedTensorType::get({channels}, qType());
+    Value z = ConstantOp::create(b, loc, zt, zeroPointAttr(zt, 0));
     Value dq = DequantizeLinearOp::create(b, loc, wt, wq, s, z,
                                           b.getI64IntegerAttr(axis));
     return {dq, scales};

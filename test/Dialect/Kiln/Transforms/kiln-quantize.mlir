@@ -4,6 +4,9 @@
 // RUN: not kiln-opt %s -kiln-quantize=ranges=%t.missing 2>&1 | FileCheck %s --check-prefix=MISSING
 // RUN: printf 'x\t1\n' > %t.bad && not kiln-opt %s -kiln-quantize=ranges=%t.bad 2>&1 | FileCheck %s --check-prefix=BAD
 // RUN: kiln-opt %s -kiln-quantize="ranges=%S/Inputs/quantize-ranges.txt expose-outputs=true" | FileCheck %s --check-prefix=OUTPUTS
+// RUN: kiln-opt %s -kiln-quantize="ranges=%S/Inputs/quantize-ranges.txt type=fp8" | FileCheck %s --check-prefix=FP8
+// RUN: kiln-opt %s -kiln-quantize="ranges=%S/Inputs/quantize-ranges.txt type=fp8" -kiln-fold-qdq | FileCheck %s --check-prefix=FP8FOLD
+// RUN: not kiln-opt %s -kiln-quantize="ranges=%S/Inputs/quantize-ranges.txt type=int4" 2>&1 | FileCheck %s --check-prefix=BADTYPE
 // RUN: printf 'x\t-1\t1\n' > %t.partial && kiln-opt %s -kiln-quantize=ranges=%t.partial | FileCheck %s --check-prefix=PARTIAL
 
 // A Conv + Relu, a Reshape and a Gemm (transB, bias). Exposed for
@@ -94,3 +97,30 @@ func.func @main(%x: tensor<1x2x4x4xf32> {kiln.name = "x"}) -> (tensor<1x2xf32> {
   %y = kiln.gemm(%f, %fw, %fb) {transB = 1 : i64} : (tensor<1x12xf32>, tensor<2x12xf32>, tensor<2xf32>) -> tensor<1x2xf32> loc("fc")
   return %y : tensor<1x2xf32>
 }
+
+// type=fp8: float8 e4m3 (E4M3FN), symmetric: x's [-1, 1] at scale 1/448
+// (448, e4m3's largest value), the weights at 0.5/448 per channel (each
+// 448: bits 0x7E), the bias float, the Relu kept and its output [0, 2]
+// at 2/448 after it; fc#0's [-3, 3] at 3/448. kiln-fold-qdq leaves float8
+// groups alone: they compute in float between the Q/DQ pairs.
+
+// FP8-LABEL: func.func @main
+// FP8:         %[[XS:.+]] = kiln.constant dense<0.00223214296> : tensor<f32>
+// FP8:         %[[XZ:.+]] = kiln.constant dense<0.000000e+00> : tensor<f8E4M3FN>
+// FP8:         %[[XQ:.+]] = kiln.quantize_linear(%arg0, %[[XS]], %[[XZ]]) : {{.+}} -> tensor<1x2x4x4xf8E4M3FN>
+// FP8:         %[[XD:.+]] = kiln.dequantize_linear(%[[XQ]], %[[XS]], %[[XZ]])
+// FP8:         %[[B:.+]] = kiln.constant dense<[1.000000e-01, 2.000000e-01, 3.000000e-01]> : tensor<3xf32>
+// FP8:         %[[WQ:.+]] = kiln.constant dense_resource<kiln_quantized> : tensor<3x2x3x3xf8E4M3FN>
+// FP8:         %[[WS:.+]] = kiln.constant dense<0.00111607148> : tensor<3xf32>
+// FP8:         %[[W:.+]] = kiln.dequantize_linear(%[[WQ]], %[[WS]], %{{.+}}) {axis = 0 : i64}
+// FP8:         %[[C:.+]] = kiln.conv(%[[XD]], %[[W]], %[[B]])
+// FP8:         %[[R:.+]] = kiln.relu(%[[C]])
+// FP8:         kiln.constant dense<0.00446428591> : tensor<f32>
+// FP8:         kiln.quantize_linear(%[[R]]
+// FP8:         kiln.constant dense<0.00669642864> : tensor<f32>
+// FP8:         kiln_quantized_1: "0x010000007E7E7E7E7E7E7E7E7E7E7E7E7E7E7E7E7E7E7E7E7E7E7E7E"
+// FP8FOLD-LABEL: func.func @main
+// FP8FOLD-NOT:   kiln.qlinear
+// FP8FOLD:       kiln.conv(
+// FP8FOLD:       kiln.matmul(
+// BADTYPE: kiln-quantize: unknown type 'int4' (int8 or fp8)

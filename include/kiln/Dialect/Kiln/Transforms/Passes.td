@@ -145,7 +145,19 @@ def KilnQuantize : Pass<"kiln-quantize", "::mlir::ModuleOp"> {
       whose saturation at the zero point is the Relu.
 
     `kiln-fold-qdq` then turns each group into QLinearConv or
-    QLinearMatMul. Ops without ranges stay float. The module gets a
+    QLinearMatMul. Ops without ranges stay float.
+
+    With `type=fp8` the quantized type is float8 e4m3 (E4M3FN, zero points
+    of that type): activations and weights symmetric, each scale its
+    tensor's (a weight's output channel's) largest magnitude over 448,
+    e4m3's largest finite value (the quantization saturates there);
+    weights rounded to nearest even at compile time; a Conv's bias stays
+    float, and a Relu after the op stays (the output quantized after it).
+    The model then computes in float between the Q/DQ pairs on values
+    that float8 represents, which is the accuracy of fp8 products
+    accumulated in f32.
+
+    The module gets a
     `kiln.quantized_layers` attribute: per quantized op, its output's key,
     its scales and zero points, the range of its weight scales (what
     `kiln-compile --report` prints); with `expose-outputs`, each quantized
@@ -158,6 +170,8 @@ def KilnQuantize : Pass<"kiln-quantize", "::mlir::ModuleOp"> {
     Option<"exposeOutputs", "expose-outputs", "bool", "false",
            "Append each quantized op's dequantized output to @main's "
            "results">,
+    Option<"type", "type", "std::string", "\"int8\"",
+           "The quantized type: int8, or fp8 (float8 e4m3)">,
   ];
 }
 
