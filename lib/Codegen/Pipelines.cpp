@@ -179,6 +179,7 @@ void kiln::buildGpuCodegenPipeline(OpPassManager &pm,
                   "tensors,") +
           (options.channelsLast ? "kiln-gpu-channels-last,kiln-sink-transposes,"
                                 : "") +
+          (options.fp8 ? "kiln-gpu-fold-dequantize," : "") +
           "kiln-fuse-elementwise{fold-transposes=true},kiln-gpu-fold-pads,"
           "kiln-gpu-split-k{target-blocks=" +
           std::to_string(splitKBlocks) +
@@ -188,7 +189,8 @@ void kiln::buildGpuCodegenPipeline(OpPassManager &pm,
           "canonicalize,cse," +
           bufferizeAndPlan(true) +
           "func.func(kiln-copy-to-linalg,kiln-gpu-contractions{tf32=" +
-          (options.tf32 ? "true" : "false") + " wgmma=" +
+          (options.tf32 ? "true" : "false") +
+          " fp8=" + (options.fp8 ? "true" : "false") + " wgmma=" +
           (options.wgmma && options.chip == "sm_90a" ? "true" : "false") +
           " wgmma-tile=" + options.wgmmaTile +
           " wgmma-stages=" + std::to_string(options.wgmmaStages) +

@@ -16,6 +16,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cmath>
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
@@ -174,6 +175,8 @@ struct FiberScheduler {
       w.decoded = n;
       if (s8)
         multiplyS8(w.mmaRegs[n & 1], w.di);
+      else if (kind == KILN_EMU_MMA_M16N8K32_E4M3)
+        multiplyE4m3(w.mmaRegs[n & 1], w.d);
       else
         multiply(kind, w.mmaRegs[n & 1], w.d);
     }
@@ -244,6 +247,48 @@ struct FiberScheduler {
           sum += static_cast<int64_t>(a[i][k]) * b[k][j];
         sum = std::clamp<int64_t>(sum, INT32_MIN, INT32_MAX);
         d[i][j] = static_cast<int32_t>(sum);
+      }
+  }
+
+  /// The value of float8 e4m3 (E4M3FN) bits: exponent bias 7, subnormals,
+  /// no infinities, NaN where exponent and mantissa are all ones.
+  static double e4m3(uint32_t bits) {
+    bits &= 0xff;
+    int exp = (bits >> 3) & 0xf, man = bits & 7;
+    double sign = bits & 0x80 ? -1 : 1;
+    if (exp == 0xf && man == 7)
+      return std::nan("");
+    if (exp == 0)
+      return sign * std::ldexp(man / 8.0, -6);
+    return sign * std::ldexp(1 + man / 8.0, exp - 7);
+  }
+
+  /// D = A * B + C for m16n8k32 e4m3 with f32 accumulators: the fragments
+  /// of multiplyS8, each byte a float8 e4m3; products summed in double and
+  /// rounded once.
+  static void multiplyE4m3(const uint32_t (*regs)[kMmaRegs], float (*d)[8]) {
+    double a[16][32], b[32][8], c[16][8];
+    for (unsigned lane = 0; lane < 32; ++lane) {
+      unsigned g = lane / 4, t = lane % 4;
+      const uint32_t *r = regs[lane];
+      for (unsigned i = 0; i < 4; ++i)
+        for (unsigned e = 0; e < 4; ++e)
+          a[g + 8 * (i % 2)][4 * t + 16 * (i / 2) + e] = e4m3(r[i] >> (8 * e));
+      for (unsigned i = 0; i < 2; ++i)
+        for (unsigned e = 0; e < 4; ++e)
+          b[4 * t + 16 * i + e][g] = e4m3(r[4 + i] >> (8 * e));
+      for (unsigned i = 0; i < 4; ++i) {
+        float v;
+        std::memcpy(&v, &r[6 + i], 4);
+        c[g + 8 * (i / 2)][2 * t + i % 2] = v;
+      }
+    }
+    for (int i = 0; i < 16; ++i)
+      for (int j = 0; j < 8; ++j) {
+        double sum = c[i][j];
+        for (int k = 0; k < 32; ++k)
+          sum += a[i][k] * b[k][j];
+        d[i][j] = static_cast<float>(sum);
       }
   }
 
@@ -486,7 +531,7 @@ void hookMma(int32_t kind, const uint32_t *in, float *out) {
                          "says does not synchronize\n");
     std::abort();
   }
-  if (kind < KILN_EMU_MMA_M16N8K8_TF32 || kind > KILN_EMU_MMA_M16N8K32_S8) {
+  if (kind < KILN_EMU_MMA_M16N8K8_TF32 || kind > KILN_EMU_MMA_M16N8K32_E4M3) {
     std::fprintf(stderr, "kiln emulator: unknown mma kind %d\n", kind);
     std::abort();
   }

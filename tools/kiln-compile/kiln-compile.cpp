@@ -236,9 +236,9 @@ static cl::opt<std::string> precision(
              "float32: kiln-mixed-precision), int8 (post-training "
              "quantization from --calibration-data: Conv and MatMul/Gemm "
              "with constant weights as integer kernels), or fp8 (the same "
-             "ops quantized to float8 e4m3 from --calibration-data, "
-             "computed in float32 between the quantizations: fp8's "
-             "accuracy; no fp8 kernels yet)"),
+             "ops quantized to float8 e4m3 from --calibration-data: on "
+             "sm_89 and later on the fp8 tensor cores, elsewhere in "
+             "float32 between the quantizations)"),
     cl::init("fp32"), cl::cat(category));
 static cl::opt<bool> foldQdq(
     "fold-qdq",
@@ -1114,6 +1114,21 @@ int compileForGpu(ModuleOp module, kiln::kmod::Module &kmod,
   options.wgmmaStages = gpuWgmmaStages;
   options.channelsLast = gpuChannelsLast;
   options.unrollKLoop = gpuUnrollKLoop;
+  // Models with float8 e4m3 tensors (--precision=fp8, or a float8 QDQ
+  // model) on chips with float8 tensor cores: their float8 products run
+  // on them (mma e4m3, PTX ISA 8.4).
+  bool float8 = module
+                    .walk([](Operation *op) {
+                      for (Type t : op->getResultTypes())
+                        if (isa<Float8E4M3FNType>(getElementTypeOrSelf(t)))
+                          return WalkResult::interrupt();
+                      return WalkResult::advance();
+                    })
+                    .wasInterrupted();
+  if (float8 && target != "sm_80" && target != "sm_86") {
+    options.fp8 = true;
+    options.features = "+ptx84";
+  }
   kiln::buildGpuCodegenPipeline(pm, options);
   if (failed(pm.run(module)))
     return 1;

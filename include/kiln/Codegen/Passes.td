@@ -927,6 +927,9 @@ def KilnGpuContractions : Pass<"kiln-gpu-contractions", "::mlir::func::FuncOp"> 
     Option<"tf32", "tf32", "bool", "false",
            "f32 contractions on tensor cores with tf32 inputs (faster, "
            "about 3 decimal digits per product)">,
+    Option<"fp8", "fp8", "bool", "false",
+           "float8 e4m3 contractions (f32 accumulators) on the fp8 tensor "
+           "cores: mma.sync m16n8k32 e4m3 (sm_89 and later, PTX ISA 8.4)">,
     Option<"minSize", "min-size", "int64_t", "16",
            "Contractions with M or N below this stay loop kernels">,
     Option<"vectorBytes", "vector-bytes", "int64_t", "16",
@@ -1134,6 +1137,32 @@ def KilnGpuSplitK : Pass<"kiln-gpu-split-k", "::mlir::func::FuncOp"> {
   let dependentDialects = ["::mlir::arith::ArithDialect",
                            "::mlir::linalg::LinalgDialect",
                            "::mlir::tensor::TensorDialect"];
+}
+
+def KilnGpuFoldDequantize
+    : Pass<"kiln-gpu-fold-dequantize", "::mlir::func::FuncOp"> {
+  let summary = "Makes float8 contractions of dequantized operands "
+                "contractions of the float8 values";
+  let description = [{
+    Runs on tensors, in the GPU pipeline of targets with float8 tensor
+    cores (sm_89 and later; `kiln-compile --precision=fp8`). A model
+    quantized to float8 (`kiln-quantize{type=fp8}`) multiplies, in f32,
+    operands that a DequantizeLinear made: `(extf(q) - extf(zp)) * s` of
+    float8 values `q` with a zero point of zero. Where both operands of a
+    contraction (a MatMul's generic, a 2-D convolution) are such, each
+    read directly or through a pad with zero (a convolution's), and the
+    contraction starts from zero, it becomes the same contraction of the
+    float8 values themselves, extended to f32 in its body (what the fp8
+    tensor cores compute: exact products, f32 sums), followed by an
+    elementwise product with both scales, each indexed by the output
+    dims it depends on (the activation's per tensor, the weight's per
+    output channel). Scales that depend on a reduction dim leave the
+    contraction as it is.
+
+    `kiln-gpu-contractions{fp8=true}` then computes the float8
+    contraction with `mma.sync` m16n8k32 e4m3, the scaling as its
+    epilogue.
+  }];
 }
 
 def KilnGpuFoldPads : Pass<"kiln-gpu-fold-pads", "::mlir::func::FuncOp"> {

@@ -212,6 +212,13 @@ struct GpuPipelineOptions
       llvm::cl::desc("kiln-gpu-contractions' unroll-k-loop (false: the "
                      "tiles' loops over K carry a no-unroll annotation)"),
       llvm::cl::init(true)};
+  Option<bool> fp8{
+      *this, "fp8",
+      llvm::cl::desc("sm_89 and later (PTX ISA 8.4): contractions of "
+                     "dequantized float8 operands run on the fp8 tensor "
+                     "cores (kiln-gpu-fold-dequantize, "
+                     "kiln-gpu-contractions{fp8})"),
+      llvm::cl::init(false)};
   Option<bool> channelsLast{
       *this, "channels-last",
       llvm::cl::desc("2-D convolutions whose input and output channels "

@@ -70,6 +70,9 @@
 /* mma.sync m16n8k32 row.col s32.s8.s8.s32 .satfinite: A: 4 regs (four s8
    each), B: 2, C: 4 (s32); `out` receives the four D registers' s32 bits. */
 #define KILN_EMU_MMA_M16N8K32_S8 5
+/* mma.sync m16n8k32 row.col f32.e4m3.e4m3.f32: A: 4 regs (four float8
+   e4m3 each), B: 2, C: 4 (f32). */
+#define KILN_EMU_MMA_M16N8K32_E4M3 6
 
 /* Special registers, the argument of KILN_EMU_HOOK_SREG. */
 #define KILN_EMU_SREG_TID_X 0

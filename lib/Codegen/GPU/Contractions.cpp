@@ -66,7 +66,7 @@ using namespace mlir;
 
 namespace {
 
-enum class TileKind { Simt, Tf32, Half, BFloat, Int8 };
+enum class TileKind { Simt, Tf32, Half, BFloat, Int8, Fp8 };
 
 /// Planted bugs for the emulator's mutation tests (`test-mutation`).
 enum class Mutation {
@@ -123,6 +123,9 @@ struct Contraction {
   memref::GlobalOp sparse;
   SmallVector<int64_t> sizes; // static loop ranges
   Type inType, outType;       // operand and output element types
+  /// The operands are float8 e4m3 held as bytes (inType i8), bitcast and
+  /// extended to f32 in the body.
+  bool fp8 = false;
 
   int64_t extent(ArrayRef<unsigned> dims) const {
     int64_t e = 1;
@@ -133,12 +136,27 @@ struct Contraction {
 };
 
 /// Looks through an `arith.extf` or `arith.extsi` to the block argument
-/// it extends.
-Value throughExt(Value v) {
-  if (auto ext = v.getDefiningOp<arith::ExtFOp>())
+/// it extends, and through an `arith.bitcast` of bytes to float8 e4m3
+/// under an `arith.extf` (a float8 operand held as its bytes; `fp8`);
+/// counts the ops passed in `depth`.
+Value throughExt(Value v, unsigned &depth, bool &fp8) {
+  fp8 = false;
+  if (auto ext = v.getDefiningOp<arith::ExtFOp>()) {
+    ++depth;
+    v = ext.getIn();
+    if (auto cast = v.getDefiningOp<arith::BitcastOp>();
+        cast && isa<Float8E4M3FNType>(cast.getType()) &&
+        cast.getIn().getType().isInteger(8)) {
+      ++depth;
+      fp8 = true;
+      v = cast.getIn();
+    }
+    return v;
+  }
+  if (auto ext = v.getDefiningOp<arith::ExtSIOp>()) {
+    ++depth;
     return ext.getIn();
-  if (auto ext = v.getDefiningOp<arith::ExtSIOp>())
-    return ext.getIn();
+  }
   return v;
 }
 
@@ -223,13 +241,15 @@ LogicalResult matchContraction(linalg::LinalgOp op, Contraction &c,
     return failure();
   }
   Value lhs = mul->getOperand(0), rhs = mul->getOperand(1);
-  Value x = throughExt(lhs), y = throughExt(rhs);
+  unsigned depth = 0;
+  bool fp8x, fp8y;
+  Value x = throughExt(lhs, depth, fp8x), y = throughExt(rhs, depth, fp8y);
   Value a = body->getArgument(0), bArg = body->getArgument(1);
   if (!((x == a && y == bArg) || (x == bArg && y == a))) {
     return failure();
   }
   // Nothing else in the body.
-  unsigned expected = 3 + (lhs != x) + (rhs != y);
+  unsigned expected = 3 + depth;
   if (std::distance(body->begin(), body->end()) != expected) {
     return failure();
   }
@@ -237,6 +257,11 @@ LogicalResult matchContraction(linalg::LinalgOp op, Contraction &c,
   c.outType = out.getType();
   if (bArg.getType() != c.inType)
     return failure();
+  c.fp8 = fp8x && fp8y;
+  if (fp8x != fp8y)
+    return failure();
+  if (c.fp8) // float8 e4m3 bytes into an f32 accumulator: the fp8 tiles.
+    return success(c.inType.isInteger(8) && c.outType.isF32());
   if (integer) {
     // s8 x s8 -> s32, both operands sign-extended.
     return success(c.inType.isInteger(8) && c.outType.isInteger(32) &&
@@ -638,7 +663,9 @@ public:
         ctx(this->c.op.getContext()) {
     half = kind == TileKind::Half || kind == TileKind::BFloat;
     int8 = kind == TileKind::Int8;
-    ldsm = half || int8;
+    fp8 = kind == TileKind::Fp8;
+    bytes = int8 || fp8;
+    ldsm = half || bytes;
     bk = half ? 32 : 16;
     // 16-bit products take `halfTile`, or `wideTile` where it still gives
     // at least `wideMinBlocks` blocks (a sweep of ten shapes on an H200:
@@ -651,13 +678,18 @@ public:
     };
     // 8-bit products take the same tiles with twice the k a step (the
     // same bytes a shared row).
+    // float8 products keep the smaller tile: their epilogue rounds to
+    // float8 in software (kiln-expand-float8), and with 64 accumulators a
+    // thread ResNet-50's fp8 convolutions spilled (255 registers, up to
+    // 416 bytes).
     if (ldsm) {
       const TileShape &t =
-          wideMinBlocks > 0 && blocks(wideTile) >= wideMinBlocks ? wideTile
-                                                                 : halfTile;
+          wideMinBlocks > 0 && !fp8 && blocks(wideTile) >= wideMinBlocks
+              ? wideTile
+              : halfTile;
       bm = t.m;
       bn = t.n;
-      bk = t.k * (int8 ? 2 : 1);
+      bk = t.k * (bytes ? 2 : 1);
       warpM = t.warpM;
       warpN = t.warpN;
     }
@@ -706,7 +738,7 @@ public:
     // Shared-memory rows padded so that the fragment loads of the
     // tensor-core tiles (lanes g + 8-row groups; ldmatrix's eight 16-byte
     // rows) and the stores of the SIMT tile hit distinct banks.
-    pad = kind == TileKind::Simt ? 1 : wg ? 0 : int8 ? 16 : 8;
+    pad = kind == TileKind::Simt ? 1 : wg ? 0 : bytes ? 16 : 8;
     // 16-bit tiles keep each operand's contiguous side contiguous in
     // shared memory (cp.async copies of 16-byte groups; ldmatrix, with
     // .trans where that side is m or n); the others are stored [k][m] and
@@ -726,8 +758,8 @@ public:
     // 8-bit fragments have no transposing ldmatrix: both tiles are
     // k-contiguous, an operand whose fast side is m or n transposed as it
     // is stored.
-    kContiguous[0] = int8 || (half && (sparse || colsFastest(/*isA=*/true)));
-    kContiguous[1] = int8 || (half && !colsFastest(/*isA=*/false));
+    kContiguous[0] = bytes || (half && (sparse || colsFastest(/*isA=*/true)));
+    kContiguous[1] = bytes || (half && !colsFastest(/*isA=*/false));
     // Static shared memory stops at 48 KiB, and the dynamic shared memory
     // of wgmma tiles at 227 KiB: fewer stages where they would not fit.
     while (this->stages > 1 && this->stages * stageBytes() > maxSharedBytes())
@@ -796,9 +828,9 @@ private:
   MLIRContext *ctx;
   int64_t bk, pad;
   /// 16-bit operands: ldmatrix fragments, cp.async copies; 8-bit ones
-  /// (`int8`, m16n8k32 s8 products into i32): the same, k-contiguous
-  /// (`ldsm`: either).
-  bool half, int8, ldsm;
+  /// (`bytes`: `int8`, m16n8k32 s8 products into i32, or `fp8`, m16n8k32
+  /// e4m3 into f32): the same, k-contiguous (`ldsm`: any of them).
+  bool half, int8, fp8, bytes, ldsm;
   /// Hopper warpgroup products (wgmma) read from shared memory through
   /// descriptors (see sharedIndex and wgmmaCompute).
   bool wg = false;
@@ -1087,7 +1119,7 @@ private:
         /*transpose=*/!kContiguous[op], /*numTiles=*/4);
   }
   /// The k of one mma.sync of the 16- and 8-bit tiles, in 16s.
-  int64_t kStep() const { return int8 ? 2 : 1; }
+  int64_t kStep() const { return bytes ? 2 : 1; }
   /// Elements of the operands in one 32-bit fragment register.
   int64_t perRegister() const { return 32 / c.inType.getIntOrFloatBitWidth(); }
   /// A fragment row of two bf16 as the i32 register nvvm's mma ops take.
@@ -1340,7 +1372,7 @@ void TileBuilder::locateThread(OpBuilder &b, Value tid) {
   // bytes: 8 elements of 16 bits, or 16 of 8 bits along k (k-contiguous).
   Value lo16 = rem(b, lane, 16), hi8 = mul(b, div(b, lane, 16), 8);
   Value lo8 = rem(b, lane, 8), mid8 = mul(b, rem(b, div(b, lane, 8), 2), 8);
-  if (int8) {
+  if (bytes) {
     ldMN[0] = lo16;
     ldK[0] = mul(b, div(b, lane, 16), 16);
     ldMN[1] = add(b, hi8, lo8);
@@ -1385,6 +1417,34 @@ void TileBuilder::simtCompute(OpBuilder &b, SmallVectorImpl<Value> &acc) {
 }
 
 Value TileBuilder::mma(OpBuilder &b, Value aFrag, Value bFrag, Value acc) {
+  if (fp8) {
+    // float8 e4m3: NVVM's mma op does not list the dense e4m3 shapes, so
+    // the NVPTX intrinsic itself (PTX ISA 8.4, sm_89 and later): four
+    // bytes of a fragment row per register, f32 accumulators.
+    auto regs = [&](Value frag) {
+      SmallVector<Value> out;
+      auto type = cast<VectorType>(frag.getType());
+      for (int64_t i = 0; i < type.getDimSize(0); ++i) {
+        Value row = vector::ExtractOp::create(b, loc, frag, i);
+        Value word = vector::BitCastOp::create(
+            b, loc, VectorType::get({1}, b.getI32Type()), row);
+        out.push_back(vector::ExtractOp::create(b, loc, word, 0));
+      }
+      return out;
+    };
+    auto f32 = b.getF32Type();
+    auto resultTy = LLVM::LLVMStructType::getLiteral(ctx, {f32, f32, f32, f32});
+    SmallVector<Value> args = regs(aFrag);
+    llvm::append_range(args, regs(bFrag));
+    llvm::append_range(args, accumulatorRegs(b, acc));
+    Value d =
+        LLVM::CallIntrinsicOp::create(
+            b, loc, resultTy,
+            b.getStringAttr("llvm.nvvm.mma.m16n8k32.row.col.f32.e4m3.e4m3.f32"),
+            args)
+            .getResult(0);
+    return accumulatorFrom(b, d, acc);
+  }
   if (kind != TileKind::BFloat)
     return nvgpu::MmaSyncOp::create(
         b, loc, aFrag, bFrag, acc,
@@ -2077,6 +2137,10 @@ struct GpuContractionsPass
       // only read compressed by the tiles).
       if (!c.sparse && (c.extent(c.m) < minSize || c.extent(c.n) < minSize))
         continue;
+      // float8 products need the fp8 tensor cores (`fp8`); else they stay
+      // loops.
+      if (c.fp8 && !fp8)
+        continue;
       if (foldPadding)
         for (unsigned i = 0; i < 2; ++i)
           c.padded[i] = matchPaddedInput(op, i);
@@ -2092,7 +2156,8 @@ struct GpuContractionsPass
           claimed.insert(c.consumer);
     for (Contraction &c : contractions) {
       linalg::LinalgOp op = c.op;
-      TileKind kind = c.inType.isF16()           ? TileKind::Half
+      TileKind kind = c.fp8                      ? TileKind::Fp8
+                      : c.inType.isF16()         ? TileKind::Half
                       : c.inType.isBF16()        ? TileKind::BFloat
                       : c.inType.isInteger(8)    ? TileKind::Int8
                       : c.inType.isF32() && tf32 ? TileKind::Tf32
@@ -2141,10 +2206,10 @@ struct GpuContractionsPass
         return signalPassFailure();
       }
       gpu::LaunchOp launch = builder.build(b);
-      // int8 tiles are not unrolled: unrolled, ResNet-50's 128x128 int8
+      // 8-bit tiles are not unrolled: unrolled, ResNet-50's 128x128 int8
       // tiles with a requantization epilogue spilled (255 registers, 80
       // and 112 bytes; 218 and none without).
-      if (!unrollKLoop || kind == TileKind::Int8)
+      if (!unrollKLoop || kind == TileKind::Int8 || kind == TileKind::Fp8)
         builder.loopOverK()->setAttr(
             "llvm.loop_annotation",
             LLVM::LoopAnnotationAttr::get(

@@ -209,6 +209,10 @@ LogicalResult kiln::extractLaunchPlan(ModuleOp module, kmod::Module &out,
       std::string tensorOp;
       k->walk([&](Operation *inner) {
         StringRef n = inner->getName().getStringRef();
+        // An NVPTX mma intrinsic called directly (the float8 tiles).
+        if (auto call = dyn_cast<LLVM::CallIntrinsicOp>(inner))
+          if (call.getIntrin().starts_with("llvm.nvvm.mma."))
+            n = "nvvm.mma.sync";
         if (n.starts_with("nvvm.wgmma.mma"))
           tensorOp = "wgmma";
         else if (n.starts_with("nvvm.mma.sp") && tensorOp != "wgmma")

@@ -484,6 +484,27 @@ struct NvvmToEmulatorPass
       if (op->getDialect() && op->getDialect()->getNamespace() == "nvvm")
         nvvmOps.push_back(op);
     });
+    // NVPTX intrinsics called directly (the dense float8 mma, which NVVM's
+    // mma op does not list).
+    SmallVector<LLVM::CallIntrinsicOp> intrinsics;
+    module.walk([&](LLVM::CallIntrinsicOp call) {
+      if (call.getIntrin().starts_with("llvm.nvvm."))
+        intrinsics.push_back(call);
+    });
+    for (LLVM::CallIntrinsicOp call : intrinsics) {
+      OpBuilder ob(call);
+      SmallVector<Value> regs(call.getArgs());
+      if (call.getIntrin() ==
+              "llvm.nvvm.mma.m16n8k32.row.col.f32.e4m3.e4m3.f32" &&
+          regs.size() == 10 && call.getNumResults() == 1 &&
+          succeeded(lowerMma(ob, call, KILN_EMU_MMA_M16N8K32_E4M3, regs,
+                             call.getResult(0), callHook))) {
+        call->erase();
+        continue;
+      }
+      call->emitOpError("is not implemented by the kernel emulator");
+      failedAny = true;
+    }
     for (Operation *op : nvvmOps) {
       StringRef name = op->getName().getStringRef();
       OpBuilder ob(op);

@@ -15,6 +15,7 @@
 // RUN: not kiln-opt %s -split-input-file -pass-pipeline='builtin.module(func.func(kiln-gpu-contractions{half-tile=64x64x32/32x48}))' 2>&1 | FileCheck %s --check-prefix=BADTILE
 // RUN: not kiln-opt %s -split-input-file -pass-pipeline='builtin.module(func.func(kiln-gpu-contractions{wide-tile=512x512x32/16x16}))' 2>&1 | FileCheck %s --check-prefix=BADWIDE
 // RUN: kiln-opt %s -split-input-file -pass-pipeline='builtin.module(func.func(kiln-gpu-contractions{unroll-k-loop=false}))' | FileCheck %s --check-prefix=NOUNROLL
+// RUN: kiln-opt %s -split-input-file -pass-pipeline='builtin.module(func.func(kiln-gpu-contractions{fp8=true}))' | FileCheck %s --check-prefix=FP8
 // BADTILE: kiln-gpu-contractions: half-tile '64x64x32/32x48': every size must be a power of two
 // BADWIDE: kiln-gpu-contractions: wide-tile '512x512x32/16x16': the tile needs 64 to 1024 threads
 // BADWG: kiln-gpu-contractions: wgmma-tile '128x96x64': M is 64, 128, 192 or 256 (warpgroups of 64 rows), N a multiple of 64 up to 256, K 32 or 64
@@ -640,6 +641,43 @@ func.func @int8_not_tiled(%x: memref<128x64xi8>, %w: memref<64x64xi8>, %y: memre
     %p = arith.muli %ei, %ej : i16
     %s = arith.addi %o, %p : i16
     linalg.yield %s : i16
+  }
+  return
+}
+
+// -----
+
+// float8 e4m3 operands held as bytes (kiln-gpu-fold-dequantize's form: i8
+// bitcast to f8E4M3FN and extended to f32 in the body). With fp8=true the
+// int8 tiles' layout (64 k a step, k-contiguous [m][k] and [n][k] tiles,
+// cp.async along k, ldmatrix of bytes) with f32 accumulators and the
+// NVPTX intrinsic of mma.sync m16n8k32 e4m3 (NVVM's mma op does not list
+// the dense float8 shapes); without it the product stays a loop.
+// FP8-LABEL: func.func @matmul_fp8
+// FP8: workgroup(%[[AS:.*]] : memref<3x64x80xi8, #gpu.address_space<workgroup>>, %[[BS:.*]] : memref<3x64x80xi8, #gpu.address_space<workgroup>>)
+// FP8: nvgpu.device_async_copy %arg0[%{{.*}}, %{{.*}}], %[[AS]][%c0, %{{.*}}, %{{.*}}], 16 {bypassL1}
+// FP8: scf.for {{.*}} -> (vector<2x2xf32>, vector<2x2xf32>, vector<2x2xf32>, vector<2x2xf32>, vector<2x2xf32>, vector<2x2xf32>, vector<2x2xf32>, vector<2x2xf32>)
+// FP8: nvgpu.ldmatrix %[[AS]][%{{.*}}, %{{.*}}, %{{.*}}] {numTiles = 4 : i32, transpose = false} : memref<3x64x80xi8, #gpu.address_space<workgroup>> -> vector<4x4xi8>
+// FP8: nvgpu.ldmatrix %[[BS]]
+// FP8-COUNT-8: llvm.call_intrinsic "llvm.nvvm.mma.m16n8k32.row.col.f32.e4m3.e4m3.f32"({{.*}}) : (i32, i32, i32, i32, i32, i32, f32, f32, f32, f32) -> !llvm.struct<(f32, f32, f32, f32)>
+// FP8: arith.addf
+// CHECK-LABEL: func.func @matmul_fp8
+// CHECK-NOT: nvgpu
+// CHECK: return
+#a10 = affine_map<(m, k, n) -> (m, k)>
+#b10 = affine_map<(m, k, n) -> (k, n)>
+#c10 = affine_map<(m, k, n) -> (m, n)>
+func.func @matmul_fp8(%x: memref<128x64xi8>, %w: memref<64x64xi8>, %y: memref<128x64xf32>) {
+  linalg.generic {indexing_maps = [#a10, #b10, #c10], iterator_types = ["parallel", "reduction", "parallel"]}
+      ins(%x, %w : memref<128x64xi8>, memref<64x64xi8>) outs(%y : memref<128x64xf32>) {
+  ^bb0(%i: i8, %j: i8, %o: f32):
+    %i8 = arith.bitcast %i : i8 to f8E4M3FN
+    %ei = arith.extf %i8 : f8E4M3FN to f32
+    %j8 = arith.bitcast %j : i8 to f8E4M3FN
+    %ej = arith.extf %j8 : f8E4M3FN to f32
+    %p = arith.mulf %ei, %ej : f32
+    %s = arith.addf %o, %p : f32
+    linalg.yield %s : f32
   }
   return
 }
