@@ -19,7 +19,8 @@ running needs there:
                            inputs, ONNX Runtime's outputs, manifest.json
                            (with --int8 also each model quantized by
                            quantize_static, with ONNX Runtime's outputs of
-                           that QDQ model)
+                           that QDQ model; with --fp8 each model with
+                           --precision=fp8, with Kiln's CPU outputs of it)
   gemm/                    bench/gpu/compare_gemm.py's MatMul modules
                            (--gemm-shapes, --gemm-dtypes), timed there
                            against torch.matmul
@@ -35,7 +36,7 @@ benchmark against PyTorch eager and torch.compile, one profile).
   python3 bench/gpu/pack.py [--bin build/bin] [--out build/gpu-pack.tar.xz]
       [--chip sm_90a] [--models mobilenet_v2] [--batches 1,8]
       [--bench-models build/bench-models] [--variant fp32= --variant tf32=--gpu-tf32]
-      [--int8]
+      [--int8] [--fp8]
       [--parts conformance,models,bench,gemm] [--gemm-shapes 4096x4096x4096]
 
 A GPU machine takes 64 MiB of files per call: the big models' weights
@@ -133,42 +134,54 @@ def pack_models(bin_dir, out, chip, tmp):
         compile_module(bin_dir, onnx_path, os.path.join(d, name + ".kmod"), chip, shapes)
 
 
-def pack_bench(bin_dir, out, chip, models, batches, models_dir, variants, int8, tmp):
+def pack_bench(bin_dir, out, chip, models, batches, models_dir, variants, int8, fp8, tmp):
     import export
     from compare_torch import torch_inputs
+    sys.path.insert(0, os.path.join(HERE, "..", "quantization"))
+    import qdq_models
     d = os.path.join(out, "bench")
     os.makedirs(d)
     manifest = []
+
+    def entry(name, batch, key, variant, flags, kmod, ref, **extra):
+        e = {"model": name, "batch": batch, "variant": variant,
+             "flags": " ".join(flags), "module": kmod,
+             "inputs": ["%s/input_%d.npy" % (key, k)
+                        for k in range(len(export.input_specs(name)))],
+             "expected": sorted("%s/%s" % (ref, f) for f in
+                                os.listdir(os.path.join(d, ref))
+                                if f.startswith("output_"))}
+        e.update(extra)
+        manifest.append(e)
+        print("pack.py: %s compiled for %s" % (kmod, chip), flush=True)
+
     for name in models:
         onnx_path = export.exported_path(models_dir, name)
+        # 4 seeded calibration inputs of batch 1 (as qdq_models.py): for the
+        # model quantize_static writes (--int8) and for --precision=fp8.
+        rng = np.random.default_rng(0)
+        cal = [qdq_models.inputs_for(name, 1, rng) for _ in range(4)]
         qdq, step = None, None
         if int8:
-            # The model as quantize_static writes it (QDQ, int8), calibrated
-            # on 4 seeded inputs of batch 1 (as qdq_models.py does).
-            sys.path.insert(0, os.path.join(HERE, "..", "quantization"))
-            import qdq_models
-            rng = np.random.default_rng(0)
             qdq = os.path.join(tmp, name + "-qdq.onnx")
-            step = qdq_models.quantize_qdq(
-                onnx_path, qdq, [qdq_models.inputs_for(name, 1, rng) for _ in range(4)])
+            step = qdq_models.quantize_qdq(onnx_path, qdq, cal)
+        cal_dir = os.path.join(tmp, name + "-calibration")
+        if fp8:
+            for i, sample in enumerate(cal):
+                os.makedirs(os.path.join(cal_dir, "%02d" % i), exist_ok=True)
+                for k, v in enumerate(sample.values()):
+                    np.save(os.path.join(cal_dir, "%02d" % i, "input_%d.npy" % k), v)
         for batch in batches:
             key = "%s-b%d" % (name, batch)
             ins = torch_inputs(name, batch, seed=1)
             names = list(export.input_specs(name))
             feeds = {n: t.numpy() for n, t in zip(names, ins)}
+            shapes = {n: x.shape for n, x in feeds.items()}
             ort_reference(onnx_path, feeds, os.path.join(d, key))
             for variant, flags in variants:
                 kmod = "%s-%s.kmod" % (key, variant)
-                compile_module(bin_dir, onnx_path, os.path.join(d, kmod), chip,
-                               {n: x.shape for n, x in feeds.items()}, flags)
-                manifest.append({"model": name, "batch": batch, "variant": variant,
-                                 "flags": " ".join(flags), "module": kmod,
-                                 "inputs": ["%s/input_%d.npy" % (key, k)
-                                            for k in range(len(ins))],
-                                 "expected": sorted("%s/%s" % (key, f) for f in
-                                                    os.listdir(os.path.join(d, key))
-                                                    if f.startswith("output_"))})
-                print("pack.py: %s compiled for %s" % (kmod, chip), flush=True)
+                compile_module(bin_dir, onnx_path, os.path.join(d, kmod), chip, shapes, flags)
+                entry(name, batch, key, variant, flags, kmod, key)
             if qdq:
                 # Checked against ONNX Runtime's output of the QDQ model,
                 # within one quantization step of it, and timed against
@@ -176,18 +189,37 @@ def pack_bench(bin_dir, out, chip, models, batches, models_dir, variants, int8, 
                 ref = key + "-int8"
                 ort_reference(qdq, feeds, os.path.join(d, ref))
                 kmod = "%s-int8.kmod" % key
-                compile_module(bin_dir, qdq, os.path.join(d, kmod), chip,
-                               {n: x.shape for n, x in feeds.items()})
-                manifest.append({"model": name, "batch": batch, "variant": "int8",
-                                 "flags": "", "module": kmod, "torch_dtype": "float16",
-                                 "atol": step * 1.001 if step else None,
-                                 "inputs": ["%s/input_%d.npy" % (key, k)
-                                            for k in range(len(ins))],
-                                 "expected": sorted("%s/%s" % (ref, f) for f in
-                                                    os.listdir(os.path.join(d, ref))
-                                                    if f.startswith("output_"))})
-                print("pack.py: %s (quantize_static QDQ) compiled for %s" % (kmod, chip),
-                      flush=True)
+                compile_module(bin_dir, qdq, os.path.join(d, kmod), chip, shapes)
+                entry(name, batch, key, "int8", [], kmod, ref, torch_dtype="float16",
+                      atol=step * 1.001 if step else None)
+            if fp8:
+                # --precision=fp8 (the fp8 tensor cores), checked against the
+                # same quantized model run here on Kiln's CPU code (f32
+                # between the quantizations) within 10% of its largest
+                # output: a sanity check for the timing (a value near a
+                # float8 rounding boundary rounds the other way where the
+                # GPU sums in another order, and over MobileNetV2's 52
+                # layers that reaches 7% through the emulator;
+                # test/e2e/gpu-fp8.test checks the tiles exactly). Timed
+                # against PyTorch in fp16.
+                flags = ["--precision=fp8", "--calibration-data=" + cal_dir]
+                ref = key + "-fp8"
+                os.makedirs(os.path.join(d, ref))
+                cpu = os.path.join(tmp, key + "-fp8-cpu.kmod")
+                compile_module(bin_dir, onnx_path, cpu, "cpu", shapes, flags)
+                cmd = [os.path.join(bin_dir, "kiln-run"), cpu]
+                for k in range(len(ins)):
+                    cmd += ["--input", os.path.join(d, key, "input_%d.npy" % k)]
+                outs = [os.path.join(d, ref, "output_%d.npy" % k)
+                        for k in range(len(os.listdir(os.path.join(d, key))) - len(ins))]
+                for o in outs:
+                    cmd += ["--output", o]
+                run(cmd)
+                largest = max(float(np.abs(np.load(o)).max()) for o in outs)
+                kmod = "%s-fp8.kmod" % key
+                compile_module(bin_dir, onnx_path, os.path.join(d, kmod), chip, shapes, flags)
+                entry(name, batch, key, "fp8", [], kmod, ref, torch_dtype="float16",
+                      atol=0.1 * largest)
     with open(os.path.join(d, "manifest.json"), "w") as f:
         json.dump({"chip": chip, "entries": manifest}, f, indent=1)
 
@@ -219,6 +251,11 @@ def main():
                          "the int8 tensor cores), checked against ONNX Runtime's output "
                          "of that model within one quantization step and timed against "
                          "PyTorch in fp16")
+    ap.add_argument("--fp8", action="store_true",
+                    help="also pack each benchmark model compiled with --precision=fp8 "
+                         "(calibrated on 4 seeded inputs; the fp8 tensor cores on "
+                         "sm_89 and later), checked against the same quantized model on "
+                         "Kiln's CPU code and timed against PyTorch in fp16")
     ap.add_argument("--parts", default="conformance,models,bench,gemm",
                     help="what to pack besides kiln-run (comma-separated): "
                          "conformance, models, bench, gemm, sparse")
@@ -249,7 +286,7 @@ def main():
         os.makedirs(args.out + ".tmp", exist_ok=True)
         pack_bench(args.bin, stage, args.chip, models,
                    [int(b) for b in args.batches.split(",")], args.bench_models, variants,
-                   args.int8, args.out + ".tmp")
+                   args.int8, args.fp8, args.out + ".tmp")
     if "gemm" in parts:
         run([sys.executable, os.path.join(HERE, "compare_gemm.py"), "pack", "--bin", args.bin,
              "--out", os.path.join(stage, "gemm"), "--chip", args.chip,
