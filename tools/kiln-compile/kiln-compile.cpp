@@ -1125,7 +1125,8 @@ int compileForGpu(ModuleOp module, kiln::kmod::Module &kmod,
                       return WalkResult::advance();
                     })
                     .wasInterrupted();
-  if (float8 && target != "sm_80" && target != "sm_86") {
+  if (float8 &&
+      (target == "sm_89" || target == "sm_90" || target == "sm_90a")) {
     options.fp8 = true;
     options.features = "+ptx84";
   }

@@ -689,9 +689,15 @@ public:
               : halfTile;
       bm = t.m;
       bn = t.n;
-      bk = t.k * (bytes ? 2 : 1);
+      bk = t.k;
       warpM = t.warpM;
       warpN = t.warpN;
+      // Twice the k where that is still at most the threads (a thread
+      // stages at least one k of a row; tile shapes keep their k within
+      // the threads), else the shape's own k, which is then at least 64:
+      // a multiple of the mma's 32.
+      if (bytes && 2 * bk <= threads())
+        bk *= 2;
     }
     // Hopper (sm_90a): a tile of warpgroups, each a 64-row wgmma
     // accumulator, in place of the wide tile: the first of `wgmmaTiles`

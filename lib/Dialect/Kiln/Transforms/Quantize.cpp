@@ -243,8 +243,9 @@ struct QuantizePass : public kiln::impl::KilnQuantizeBase<QuantizePass> {
   std::pair<float, int8_t> quantOf(double lo, double hi) const {
     if (!fp8)
       return activationQuant(lo, hi);
-    double m = std::max(std::fabs(lo), std::fabs(hi));
-    return {m > 0 ? static_cast<float>(m / kE4m3Max) : 1.0f, 0};
+    float scale =
+        static_cast<float>(std::max(std::fabs(lo), std::fabs(hi)) / kE4m3Max);
+    return {scale > 0 ? scale : 1.0f, 0};
   }
 
   /// The quantized element type.
@@ -427,8 +428,12 @@ struct QuantizePass : public kiln::impl::KilnQuantizeBase<QuantizePass> {
       float &s = scales[(i / stride) % channels];
       s = std::max(s, std::fabs(x));
     }
-    for (float &s : scales)
-      s = s > 0 ? static_cast<float>(s / (fp8 ? kE4m3Max : 127)) : 1.0f;
+    // (A maximum so small that its scale underflows to zero is a zero
+    // channel: scale 1.)
+    for (float &s : scales) {
+      float scale = static_cast<float>(s / (fp8 ? kE4m3Max : 127));
+      s = scale > 0 ? scale : 1.0f;
+    }
     std::vector<uint8_t> q(values.size());
     for (auto [i, x] : llvm::enumerate(values)) {
       float v = x / scales[(i / stride) % channels];
