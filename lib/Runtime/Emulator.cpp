@@ -217,29 +217,41 @@ struct FiberScheduler {
       out[i] = w.fragments[lane][i];
   }
 
-  /// D = A * B + C of one warp's registers for m16n8k32 s8 (row.col,
-  /// s32 accumulators, .satfinite: a sum past the s32 range is clamped to
-  /// it). With g = lane / 4 and t = lane % 4, A register i holds row
-  /// g + 8 (i % 2), columns 4t + 16 (i / 2) to 4t + 16 (i / 2) + 3 (the
-  /// first in the low byte); B register i column g, rows 4t + 16 i to
-  /// 4t + 16 i + 3; C/D as for the other shapes.
-  static void multiplyS8(const uint32_t (*regs)[kMmaRegs], int32_t (*d)[8]) {
-    int32_t a[16][32], b[32][8], c[16][8];
-    auto byte = [](uint32_t word, unsigned e) {
-      return static_cast<int32_t>(static_cast<int8_t>(word >> (8 * e)));
-    };
+  /// The A (16 x 32), B (32 x 8) and C (16 x 8) of an m16n8k32 mma of
+  /// 8-bit operands from one warp's registers: with g = lane / 4 and
+  /// t = lane % 4, A register i holds row g + 8 (i % 2), columns
+  /// 4t + 16 (i / 2) to 4t + 16 (i / 2) + 3 (the first in the low byte); B
+  /// register i column g, rows 4t + 16 i to 4t + 16 i + 3; C as for the
+  /// other shapes. Each byte goes through `byte`, each C register through
+  /// `acc`.
+  template <typename T, typename Byte, typename Acc>
+  static void byteFragments(const uint32_t (*regs)[kMmaRegs], Byte byte,
+                            Acc acc, T (*a)[32], T (*b)[8], T (*c)[8]) {
     for (unsigned lane = 0; lane < 32; ++lane) {
       unsigned g = lane / 4, t = lane % 4;
       const uint32_t *r = regs[lane];
       for (unsigned i = 0; i < 4; ++i)
         for (unsigned e = 0; e < 4; ++e)
-          a[g + 8 * (i % 2)][4 * t + 16 * (i / 2) + e] = byte(r[i], e);
+          a[g + 8 * (i % 2)][4 * t + 16 * (i / 2) + e] =
+              byte(r[i] >> (8 * e) & 0xff);
       for (unsigned i = 0; i < 2; ++i)
         for (unsigned e = 0; e < 4; ++e)
-          b[4 * t + 16 * i + e][g] = byte(r[4 + i], e);
+          b[4 * t + 16 * i + e][g] = byte(r[4 + i] >> (8 * e) & 0xff);
       for (unsigned i = 0; i < 4; ++i)
-        c[g + 8 * (i / 2)][2 * t + i % 2] = static_cast<int32_t>(r[6 + i]);
+        c[g + 8 * (i / 2)][2 * t + i % 2] = acc(r[6 + i]);
     }
+  }
+
+  /// D = A * B + C of one warp's registers for m16n8k32 s8 (row.col,
+  /// s32 accumulators, .satfinite: a sum past the s32 range is clamped to
+  /// it); the fragments of byteFragments.
+  static void multiplyS8(const uint32_t (*regs)[kMmaRegs], int32_t (*d)[8]) {
+    int32_t a[16][32], b[32][8], c[16][8];
+    auto s8 = [](uint32_t bits) {
+      return static_cast<int32_t>(static_cast<int8_t>(bits));
+    };
+    auto s32 = [](uint32_t bits) { return static_cast<int32_t>(bits); };
+    byteFragments(regs, s8, s32, a, b, c);
     for (int i = 0; i < 16; ++i)
       for (int j = 0; j < 8; ++j) {
         int64_t sum = c[i][j];
@@ -253,7 +265,6 @@ struct FiberScheduler {
   /// The value of float8 e4m3 (E4M3FN) bits: exponent bias 7, subnormals,
   /// no infinities, NaN where exponent and mantissa are all ones.
   static double e4m3(uint32_t bits) {
-    bits &= 0xff;
     int exp = (bits >> 3) & 0xf, man = bits & 7;
     double sign = bits & 0x80 ? -1 : 1;
     if (exp == 0xf && man == 7)
@@ -264,25 +275,16 @@ struct FiberScheduler {
   }
 
   /// D = A * B + C for m16n8k32 e4m3 with f32 accumulators: the fragments
-  /// of multiplyS8, each byte a float8 e4m3; products summed in double and
-  /// rounded once.
+  /// of byteFragments, each byte a float8 e4m3; products summed in double
+  /// and rounded once.
   static void multiplyE4m3(const uint32_t (*regs)[kMmaRegs], float (*d)[8]) {
     double a[16][32], b[32][8], c[16][8];
-    for (unsigned lane = 0; lane < 32; ++lane) {
-      unsigned g = lane / 4, t = lane % 4;
-      const uint32_t *r = regs[lane];
-      for (unsigned i = 0; i < 4; ++i)
-        for (unsigned e = 0; e < 4; ++e)
-          a[g + 8 * (i % 2)][4 * t + 16 * (i / 2) + e] = e4m3(r[i] >> (8 * e));
-      for (unsigned i = 0; i < 2; ++i)
-        for (unsigned e = 0; e < 4; ++e)
-          b[4 * t + 16 * i + e][g] = e4m3(r[4 + i] >> (8 * e));
-      for (unsigned i = 0; i < 4; ++i) {
-        float v;
-        std::memcpy(&v, &r[6 + i], 4);
-        c[g + 8 * (i / 2)][2 * t + i % 2] = v;
-      }
-    }
+    auto f32 = [](uint32_t bits) {
+      float v;
+      std::memcpy(&v, &bits, 4);
+      return static_cast<double>(v);
+    };
+    byteFragments(regs, e4m3, f32, a, b, c);
     for (int i = 0; i < 16; ++i)
       for (int j = 0; j < 8; ++j) {
         double sum = c[i][j];

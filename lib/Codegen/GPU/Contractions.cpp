@@ -1128,8 +1128,9 @@ private:
   int64_t kStep() const { return bytes ? 2 : 1; }
   /// Elements of the operands in one 32-bit fragment register.
   int64_t perRegister() const { return 32 / c.inType.getIntOrFloatBitWidth(); }
-  /// A fragment row of two bf16 as the i32 register nvvm's mma ops take.
-  Value bf16Register(OpBuilder &b, Value row) {
+  /// A 32-bit fragment row (two bf16, four e4m3 bytes) as the i32 register
+  /// nvvm's mma ops take.
+  Value fragmentRegister(OpBuilder &b, Value row) {
     Value word = vector::BitCastOp::create(
         b, loc, VectorType::get({1}, b.getI32Type()), row);
     return vector::ExtractOp::create(b, loc, word, 0);
@@ -1423,61 +1424,49 @@ void TileBuilder::simtCompute(OpBuilder &b, SmallVectorImpl<Value> &acc) {
 }
 
 Value TileBuilder::mma(OpBuilder &b, Value aFrag, Value bFrag, Value acc) {
-  if (fp8) {
-    // float8 e4m3: NVVM's mma op does not list the dense e4m3 shapes, so
-    // the NVPTX intrinsic itself (PTX ISA 8.4, sm_89 and later): four
-    // bytes of a fragment row per register, f32 accumulators.
-    auto regs = [&](Value frag) {
-      SmallVector<Value> out;
-      auto type = cast<VectorType>(frag.getType());
-      for (int64_t i = 0; i < type.getDimSize(0); ++i) {
-        Value row = vector::ExtractOp::create(b, loc, frag, i);
-        Value word = vector::BitCastOp::create(
-            b, loc, VectorType::get({1}, b.getI32Type()), row);
-        out.push_back(vector::ExtractOp::create(b, loc, word, 0));
-      }
-      return out;
-    };
-    auto f32 = b.getF32Type();
-    auto resultTy = LLVM::LLVMStructType::getLiteral(ctx, {f32, f32, f32, f32});
-    SmallVector<Value> args = regs(aFrag);
-    llvm::append_range(args, regs(bFrag));
-    llvm::append_range(args, accumulatorRegs(b, acc));
-    Value d =
-        LLVM::CallIntrinsicOp::create(
-            b, loc, resultTy,
-            b.getStringAttr("llvm.nvvm.mma.m16n8k32.row.col.f32.e4m3.e4m3.f32"),
-            args)
-            .getResult(0);
-    return accumulatorFrom(b, d, acc);
-  }
-  if (kind != TileKind::BFloat)
+  if (kind != TileKind::BFloat && !fp8)
     return nvgpu::MmaSyncOp::create(
         b, loc, aFrag, bFrag, acc,
         ArrayRef<int64_t>{16, 8, kind == TileKind::Tf32 ? 8 : 16 * kStep()},
         /*tf32Enabled=*/kind == TileKind::Tf32);
-  // bf16: upstream's nvgpu.mma.sync has no bf16 lowering, so
-  // nvvm.mma.sync directly: row i of a fragment (two bf16, the first in
-  // the low half) is register i, and the four f32 accumulator registers
-  // move in and out of the vector<2x2xf32> the other tiles carry
-  // (register 2r + e is element [r][e]).
+  // bf16 and float8 e4m3 have no nvgpu.mma.sync lowering: the NVVM op (bf16)
+  // or, as NVVM's mma op lists no dense e4m3 shape, the NVPTX intrinsic
+  // itself (PTX ISA 8.4, sm_89 and later), on registers: row i of a
+  // fragment (two bf16 or four e4m3, the first in the low bits) is
+  // register i, and the four f32 accumulator registers move in and out of
+  // the vector<2x2xf32> the other tiles carry (register 2r + e is element
+  // [r][e]).
   auto regs = [&](Value frag) {
     SmallVector<Value> out;
     auto type = cast<VectorType>(frag.getType());
     for (int64_t i = 0; i < type.getDimSize(0); ++i)
       out.push_back(
-          bf16Register(b, vector::ExtractOp::create(b, loc, frag, i)));
+          fragmentRegister(b, vector::ExtractOp::create(b, loc, frag, i)));
     return out;
   };
   auto f32 = b.getF32Type();
   auto resultTy = LLVM::LLVMStructType::getLiteral(ctx, {f32, f32, f32, f32});
+  SmallVector<Value> aRegs = regs(aFrag), bRegs = regs(bFrag);
   SmallVector<Value> cRegs = accumulatorRegs(b, acc);
-  Value d = NVVM::MmaOp::create(
-      b, loc, resultTy, regs(aFrag), regs(bFrag), cRegs,
-      ArrayRef<int64_t>{16, 8, 16}, std::nullopt, std::nullopt,
-      std::array<NVVM::MMATypes, 2>{NVVM::MMATypes::bf16, NVVM::MMATypes::bf16},
-      std::array<NVVM::MMALayout, 2>{NVVM::MMALayout::row,
-                                     NVVM::MMALayout::col});
+  Value d;
+  if (fp8) {
+    SmallVector<Value> args = aRegs;
+    llvm::append_range(args, bRegs);
+    llvm::append_range(args, cRegs);
+    d = LLVM::CallIntrinsicOp::create(
+            b, loc, resultTy,
+            b.getStringAttr("llvm.nvvm.mma.m16n8k32.row.col.f32.e4m3.e4m3.f32"),
+            args)
+            .getResult(0);
+  } else {
+    d = NVVM::MmaOp::create(b, loc, resultTy, aRegs, bRegs, cRegs,
+                            ArrayRef<int64_t>{16, 8, 16}, std::nullopt,
+                            std::nullopt,
+                            std::array<NVVM::MMATypes, 2>{NVVM::MMATypes::bf16,
+                                                          NVVM::MMATypes::bf16},
+                            std::array<NVVM::MMALayout, 2>{
+                                NVVM::MMALayout::row, NVVM::MMALayout::col});
+  }
   return accumulatorFrom(b, d, acc);
 }
 
@@ -1615,7 +1604,7 @@ Value TileBuilder::mmaSp(OpBuilder &b, ArrayRef<Value> aRegs,
   // f16 registers go as vector<2xf16>; bf16 ones as i32 with their PTX
   // type named (as for nvvm.mma.sync).
   bool bf = kind == TileKind::BFloat;
-  auto reg = [&](Value row) { return bf ? bf16Register(b, row) : row; };
+  auto reg = [&](Value row) { return bf ? fragmentRegister(b, row) : row; };
   SmallVector<Value> a, bb;
   for (Value r : aRegs)
     a.push_back(reg(r));

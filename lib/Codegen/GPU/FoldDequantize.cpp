@@ -218,8 +218,10 @@ Value rebuildChain(OpBuilder &b, Location loc, Value q,
   return q;
 }
 
-/// Rewrites `op` (see the pass) where it has that form.
-void fold(linalg::LinalgOp op) {
+/// Rewrites `op` (see the pass) where it has that form; `bytesOf` holds
+/// the bytes made of each float8 tensor so far (a QuantizeLinear that
+/// feeds several contractions is copied once).
+void fold(linalg::LinalgOp op, DenseMap<Value, Value> &bytesOf) {
   if (op.getNumDpsInputs() != 2 || op.getNumDpsInits() != 1 ||
       !op.hasPureTensorSemantics() || op->getNumResults() != 1 ||
       !kiln::isGpuTiledContraction(op))
@@ -239,7 +241,9 @@ void fold(linalg::LinalgOp op) {
   Location loc = op.getLoc();
   Value bytes[2];
   for (unsigned i = 0; i < 2; ++i) {
-    Value q = asBytes(b, loc, dq[i]->q);
+    Value &q = bytesOf[dq[i]->q];
+    if (!q)
+      q = asBytes(b, loc, dq[i]->q);
     if (!q)
       return;
     bytes[i] = rebuildChain(b, loc, q, dq[i]->chain);
@@ -312,8 +316,9 @@ struct GpuFoldDequantize
   void runOnOperation() override {
     SmallVector<linalg::LinalgOp> ops;
     getOperation().walk([&](linalg::LinalgOp op) { ops.push_back(op); });
+    DenseMap<Value, Value> bytesOf;
     for (linalg::LinalgOp op : ops)
-      fold(op);
+      fold(op, bytesOf);
   }
 };
 
