@@ -3,9 +3,10 @@
 // kiln-conv-to-gemm computes a small-plane convolution channels-last and
 // transposes its result back to NCHW, and transposes a 1x1 convolution's
 // NCHW input to channels-last. Between two such convolutions sit
-// elementwise ops (ResNet's Relu, its residual Add + Relu), so every
-// block transposes each tensor out and back in again. An elementwise op
-// whose tensor operands are all transposes of the same permutation is
+// elementwise ops (ResNet's Relu, its residual Add + Relu, a quantized
+// model's per-channel requantization), so every block transposes each
+// tensor out and back in again. An elementwise op whose tensor operands
+// are all transposes of the same permutation (but for broadcasts) is
 // computed in its operands' layout instead and its result transposed:
 // the transpose moves past it, and when it meets the next convolution's
 // transpose back, upstream's folding of a transpose of a transpose drops
@@ -61,11 +62,12 @@ SmallVector<ReassociationIndices> allDims(Value v) {
   return {all};
 }
 
-/// An elementwise generic (identity maps but for scalars, one result, no
-/// index ops) whose tensor operands read -- its init only where the body
-/// reads it -- are all transposes of tensors of one shape by one
-/// permutation becomes the same op over those tensors, its result
-/// transposed back.
+/// An elementwise generic (one result, no index ops) whose tensor
+/// operands read -- its init only where the body reads it -- are all
+/// transposes of tensors of one shape by one permutation, but for
+/// broadcasts (a per-channel scale or bias, a scalar tensor), becomes the
+/// same op over those tensors, its result transposed back; a broadcast is
+/// read through the permutation.
 struct SinkThroughElementwise : OpRewritePattern<linalg::GenericOp> {
   using OpRewritePattern::OpRewritePattern;
   LogicalResult matchAndRewrite(linalg::GenericOp g,
@@ -73,19 +75,25 @@ struct SinkThroughElementwise : OpRewritePattern<linalg::GenericOp> {
     if (!g.hasPureTensorSemantics() || g.getNumDpsInits() != 1 ||
         g.getNumResults() != 1 || g.getNumReductionLoops() != 0 ||
         g.hasIndexSemantics() ||
-        !llvm::all_of(g->getOpOperands(), [&](OpOperand &operand) {
-          return !isa<ShapedType>(operand.get().getType()) ||
-                 g.getMatchingIndexingMap(&operand).isIdentity();
-        }))
+        !g.getMatchingIndexingMap(g.getDpsInitOperand(0)).isIdentity() ||
+        !llvm::all_of(g.getIndexingMapsArray(),
+                      [](AffineMap m) { return m.isProjectedPermutation(); }))
       return rewriter.notifyMatchFailure(g, "not elementwise");
     OpOperand *init = g.getDpsInitOperand(0);
     bool initRead = g.payloadUsesValueFromOperand(init);
     std::optional<Transposed> common;
-    // Per operand, its source (null: not a tensor, kept as it is).
+    // Per operand, its source (null: not a tensor, or a broadcast: kept
+    // as it is).
     SmallVector<Value> sources;
+    SmallVector<OpOperand *> broadcasts;
     for (OpOperand &operand : g->getOpOperands()) {
       if (!isa<ShapedType>(operand.get().getType()) ||
           (&operand == init && !initRead)) {
+        sources.push_back(nullptr);
+        continue;
+      }
+      if (!g.getMatchingIndexingMap(&operand).isIdentity()) {
+        broadcasts.push_back(&operand);
         sources.push_back(nullptr);
         continue;
       }
@@ -100,6 +108,16 @@ struct SinkThroughElementwise : OpRewritePattern<linalg::GenericOp> {
     }
     if (!common)
       return rewriter.notifyMatchFailure(g, "no transposed operand");
+    // The op over the sources' dims: old dim i is source dim perm[i]. (A
+    // collapsed op's only broadcasts are scalars.)
+    SmallVector<AffineMap> maps = g.getIndexingMapsArray();
+    if (!common->flat) {
+      AffineMap toOld =
+          AffineMap::getPermutationMap(common->perm, g.getContext());
+      for (OpOperand *b : broadcasts)
+        maps[b->getOperandNumber()] =
+            maps[b->getOperandNumber()].compose(toOld);
+    }
 
     Location loc = g.getLoc();
     auto sourceType = cast<RankedTensorType>(common->source.getType());
@@ -123,8 +141,7 @@ struct SinkThroughElementwise : OpRewritePattern<linalg::GenericOp> {
                        .getResult();
     auto moved = linalg::GenericOp::create(
         rewriter, loc, TypeRange{newInit.getType()}, inputs,
-        ValueRange{newInit}, g.getIndexingMapsArray(),
-        g.getIteratorTypesArray());
+        ValueRange{newInit}, maps, g.getIteratorTypesArray());
     rewriter.cloneRegionBefore(g.getRegion(), moved.getRegion(),
                                moved.getRegion().begin());
     moved->setDiscardableAttrs(g->getDiscardableAttrDictionary());

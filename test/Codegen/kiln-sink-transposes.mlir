@@ -65,15 +65,14 @@ func.func @rank4(%a: tensor<1x7x7x32xf32>, %s: f32) -> tensor<1x32x7x7xf32> {
 // -----
 
 // Left alone: an operand that is not a transpose (the NCHW input of a
-// residual add), two transposes by different permutations, an op with a
-// broadcast operand (not identity maps), and one whose body reads its
-// init when the init is not transposed.
+// residual add), two transposes by different permutations, and an op
+// whose body reads its init when the init is not transposed.
 
 // CHECK-LABEL: func.func @left_alone
-// CHECK-COUNT-4: linalg.generic {{.+}} ins(%{{.+}} : tensor<1x32x7x7xf32>
-#bc4 = affine_map<(d0, d1, d2, d3) -> (d1)>
+// CHECK-COUNT-3: linalg.generic {{.+}} ins(%{{.+}} : tensor<1x32x7x7xf32>
+// CHECK-NOT:     linalg.generic
 #id4 = affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>
-func.func @left_alone(%a: tensor<1x7x7x32xf32>, %x: tensor<1x32x7x7xf32>, %c: tensor<1x7x32x7xf32>, %bias: tensor<32xf32>) -> (tensor<1x32x7x7xf32>, tensor<1x32x7x7xf32>, tensor<1x32x7x7xf32>, tensor<1x32x7x7xf32>) {
+func.func @left_alone(%a: tensor<1x7x7x32xf32>, %x: tensor<1x32x7x7xf32>, %c: tensor<1x7x32x7xf32>) -> (tensor<1x32x7x7xf32>, tensor<1x32x7x7xf32>, tensor<1x32x7x7xf32>) {
   %e = tensor.empty() : tensor<1x32x7x7xf32>
   %ta = linalg.transpose ins(%a : tensor<1x7x7x32xf32>) outs(%e : tensor<1x32x7x7xf32>) permutation = [0, 3, 1, 2]
   %tc = linalg.transpose ins(%c : tensor<1x7x32x7xf32>) outs(%e : tensor<1x32x7x7xf32>) permutation = [0, 2, 1, 3]
@@ -87,15 +86,38 @@ func.func @left_alone(%a: tensor<1x7x7x32xf32>, %x: tensor<1x32x7x7xf32>, %c: te
     %s = arith.addf %p, %q : f32
     linalg.yield %s : f32
   } -> tensor<1x32x7x7xf32>
-  %2 = linalg.generic {indexing_maps = [#id4, #bc4, #id4], iterator_types = ["parallel", "parallel", "parallel", "parallel"]} ins(%ta, %bias : tensor<1x32x7x7xf32>, tensor<32xf32>) outs(%e : tensor<1x32x7x7xf32>) {
-  ^bb0(%p: f32, %q: f32, %o: f32):
-    %s = arith.addf %p, %q : f32
-    linalg.yield %s : f32
-  } -> tensor<1x32x7x7xf32>
   %3 = linalg.generic {indexing_maps = [#id4, #id4], iterator_types = ["parallel", "parallel", "parallel", "parallel"]} ins(%ta : tensor<1x32x7x7xf32>) outs(%x : tensor<1x32x7x7xf32>) {
   ^bb0(%p: f32, %o: f32):
     %s = arith.addf %p, %o : f32
     linalg.yield %s : f32
   } -> tensor<1x32x7x7xf32>
-  return %0, %1, %2, %3 : tensor<1x32x7x7xf32>, tensor<1x32x7x7xf32>, tensor<1x32x7x7xf32>, tensor<1x32x7x7xf32>
+  return %0, %1, %3 : tensor<1x32x7x7xf32>, tensor<1x32x7x7xf32>, tensor<1x32x7x7xf32>
+}
+
+// -----
+
+// A broadcast operand (a quantized model's per-channel scale, read along
+// NCHW's dim 1; a scalar tensor) does not hold the op back: it is read
+// through the permutation (the channel is dim 3 channels-last).
+
+// CHECK-DAG:   #[[$CH:.+]] = affine_map<(d0, d1, d2, d3) -> (d3)>
+// CHECK-DAG:   #[[$SC:.+]] = affine_map<(d0, d1, d2, d3) -> ()>
+// CHECK-LABEL: func.func @broadcast
+// CHECK-SAME:    %[[A:[^:]+]]: tensor<1x7x7x32xf32>, %[[S:[^:]+]]: tensor<32xf32>, %[[Z:[^:]+]]: tensor<f32>
+// CHECK:         %[[R:.+]] = linalg.generic {indexing_maps = [#{{.+}}, #[[$CH]], #[[$SC]], #{{.+}}], {{.+}} ins(%[[A]], %[[S]], %[[Z]] : tensor<1x7x7x32xf32>, tensor<32xf32>, tensor<f32>) outs(%{{.+}} : tensor<1x7x7x32xf32>)
+// CHECK:         %[[T:.+]] = linalg.transpose ins(%[[R]] : tensor<1x7x7x32xf32>) outs(%{{.+}} : tensor<1x32x7x7xf32>) permutation = [0, 3, 1, 2]
+// CHECK:         return %[[T]]
+#ch = affine_map<(d0, d1, d2, d3) -> (d1)>
+#sc = affine_map<(d0, d1, d2, d3) -> ()>
+#idb = affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>
+func.func @broadcast(%a: tensor<1x7x7x32xf32>, %s: tensor<32xf32>, %z: tensor<f32>) -> tensor<1x32x7x7xf32> {
+  %e = tensor.empty() : tensor<1x32x7x7xf32>
+  %ta = linalg.transpose ins(%a : tensor<1x7x7x32xf32>) outs(%e : tensor<1x32x7x7xf32>) permutation = [0, 3, 1, 2]
+  %0 = linalg.generic {indexing_maps = [#idb, #ch, #sc, #idb], iterator_types = ["parallel", "parallel", "parallel", "parallel"]} ins(%ta, %s, %z : tensor<1x32x7x7xf32>, tensor<32xf32>, tensor<f32>) outs(%e : tensor<1x32x7x7xf32>) {
+  ^bb0(%p: f32, %q: f32, %r: f32, %o: f32):
+    %m = arith.mulf %p, %q : f32
+    %t = arith.addf %m, %r : f32
+    linalg.yield %t : f32
+  } -> tensor<1x32x7x7xf32>
+  return %0 : tensor<1x32x7x7xf32>
 }

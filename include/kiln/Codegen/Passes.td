@@ -377,13 +377,15 @@ def KilnSinkTransposes
     and 7x7 stages) every tensor is transposed out and back in; on the
     GPU, `kiln-gpu-channels-last` does the same around every convolution
     with enough channels. A
-    `linalg.generic` that is elementwise (identity maps but for scalar
-    operands, one result, no
-    `linalg.index`) and whose tensor operands -- its init only where the
-    body reads it -- are all `linalg.transpose`s of tensors of one shape by
-    one permutation (or those collapsed to one dim, as
-    `kiln-collapse-elementwise` leaves them) is rebuilt over the
-    untransposed tensors, and its result transposed back. The transpose
+    `linalg.generic` that is elementwise (projected-permutation maps, an
+    identity one for its init, one result, no `linalg.index`) and whose
+    tensor operands -- its init only where the body reads it -- are all
+    `linalg.transpose`s of tensors of one shape by one permutation (or
+    those collapsed to one dim, as `kiln-collapse-elementwise` leaves
+    them), but for broadcasts (a quantized model's per-channel scale, a
+    scalar tensor), is rebuilt over the untransposed tensors, the
+    broadcasts read through the permutation, and its result transposed
+    back. The transpose
     so moves past the Relu and the residual Add + Relu, meets the next
     convolution's transpose, and upstream's folding of a transpose of a
     transpose drops both (run by this pass, with the reshape folds).
@@ -1158,6 +1160,15 @@ def KilnGpuFoldDequantize
     dims it depends on (the activation's per tensor, the weight's per
     output channel). Scales that depend on a reduction dim leave the
     contraction as it is.
+
+    An operand reached through transposes (a channels-last
+    convolution's input and weights) is not left for the tiles to
+    gather: a float8 constant's bytes are reordered at compile time, and
+    the QuantizeLinear that made an activation is copied to write its
+    bytes in the transposed layout (its inputs read through the
+    permutation); pads before a transpose move after it. Each product
+    then reads its operands in the order its loops walk them (16-byte
+    `cp.async` runs of channels).
 
     `kiln-gpu-contractions{fp8=true}` then computes the float8
     contraction with `mma.sync` m16n8k32 e4m3, the scaling as its

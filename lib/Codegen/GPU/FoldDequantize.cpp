@@ -154,6 +154,44 @@ AffineMap scaleOnOutput(linalg::LinalgOp op, unsigned i,
   return AffineMap::get(outMap.getNumResults(), 0, results, ctx);
 }
 
+/// An i8 constant of `type` holding `bytes`.
+Value bytesConstant(OpBuilder &b, Location loc, RankedTensorType type,
+                    ArrayRef<char> bytes) {
+  auto blob = HeapAsmResourceBlob::allocateAndCopyInferAlign(bytes);
+  return arith::ConstantOp::create(
+      b, loc, type,
+      DenseResourceElementsAttr::get(type, "kiln_float8_bytes",
+                                     std::move(blob)));
+}
+
+/// A copy of `g` (one result, its init not read) right after it, of
+/// result type `type` and indexing maps `maps`: the same inputs and body,
+/// yielding, with `bits`, the i8 bits of its value.
+Value copyGeneric(OpBuilder &b, Location loc, linalg::GenericOp g,
+                  RankedTensorType type, ArrayRef<AffineMap> maps, bool bits) {
+  OpBuilder::InsertionGuard guard(b);
+  b.setInsertionPointAfter(g);
+  Value empty =
+      tensor::EmptyOp::create(b, loc, type.getShape(), type.getElementType());
+  auto copy = linalg::GenericOp::create(
+      b, loc, TypeRange{type}, g.getDpsInputs(), ValueRange{empty}, maps,
+      g.getIteratorTypesArray(), [](OpBuilder &, Location, ValueRange) {});
+  IRMapping m;
+  Block *body = g.getBody();
+  Block *newBody = copy.getBody();
+  for (auto [from, to] :
+       llvm::zip(body->getArguments(), newBody->getArguments()))
+    m.map(from, to);
+  OpBuilder nb = OpBuilder::atBlockEnd(newBody);
+  for (Operation &o : body->without_terminator())
+    nb.clone(o, m);
+  Value v = m.lookupOrDefault(body->getTerminator()->getOperand(0));
+  if (bits)
+    v = arith::BitcastOp::create(nb, loc, nb.getI8Type(), v);
+  linalg::YieldOp::create(nb, loc, ValueRange{v});
+  return copy.getResult(0);
+}
+
 /// The float8 tensor `q` as its bytes (an i8 tensor): a constant's bytes
 /// as an i8 constant, a generic's result from a copy of it that yields
 /// the bits; null otherwise.
@@ -165,63 +203,128 @@ Value asBytes(OpBuilder &b, Location loc, Value q) {
         kiln::rawConstantBytes(cst.getValue());
     if (!bytes || (int64_t)bytes->size() != qt.getNumElements())
       return {};
-    auto blob = HeapAsmResourceBlob::allocateAndCopyInferAlign(*bytes);
-    return arith::ConstantOp::create(
-        b, loc, bt,
-        DenseResourceElementsAttr::get(bt, "kiln_float8_bytes",
-                                       std::move(blob)));
+    return bytesConstant(b, loc, bt, *bytes);
   }
   auto g = q.getDefiningOp<linalg::GenericOp>();
   if (!g || g->getNumResults() != 1 || !g.hasPureTensorSemantics() ||
       g.payloadUsesValueFromOperand(g.getDpsInitOperand(0)))
     return {};
-  OpBuilder::InsertionGuard guard(b);
-  b.setInsertionPointAfter(g);
-  Value empty = tensor::EmptyOp::create(b, loc, bt.getShape(), b.getI8Type());
-  auto copy = linalg::GenericOp::create(
-      b, loc, TypeRange{bt}, g.getDpsInputs(), ValueRange{empty},
-      g.getIndexingMapsArray(), g.getIteratorTypesArray(),
-      [](OpBuilder &, Location, ValueRange) {});
-  IRMapping m;
-  Block *body = g.getBody();
-  Block *newBody = copy.getBody();
-  for (auto [from, to] : llvm::zip(body->getArguments().drop_back(),
-                                   newBody->getArguments().drop_back()))
-    m.map(from, to);
-  OpBuilder nb = OpBuilder::atBlockEnd(newBody);
-  for (Operation &o : body->without_terminator())
-    nb.clone(o, m);
-  Value v = m.lookupOrDefault(body->getTerminator()->getOperand(0));
-  linalg::YieldOp::create(
-      nb, loc,
-      ValueRange{arith::BitcastOp::create(nb, loc, nb.getI8Type(), v)});
-  return copy.getResult(0);
+  return copyGeneric(b, loc, g, bt, g.getIndexingMapsArray(), /*bits=*/true);
+}
+
+/// The bytes `q` transposed by `perm` (new dim i is old dim perm[i]) with
+/// nothing left for the tiles to gather through: a constant's bytes
+/// reordered now, a parallel generic's (the bytes copy of a
+/// QuantizeLinear) rebuilt to write the transposed layout; null where `q`
+/// is neither.
+Value transposedBytes(OpBuilder &b, Location loc, Value q,
+                      ArrayRef<int64_t> perm) {
+  auto qt = cast<RankedTensorType>(q.getType());
+  SmallVector<int64_t> shape;
+  for (int64_t d : perm)
+    shape.push_back(qt.getDimSize(d));
+  auto tt = RankedTensorType::get(shape, qt.getElementType());
+  if (auto cst = q.getDefiningOp<arith::ConstantOp>()) {
+    std::optional<ArrayRef<char>> bytes =
+        kiln::rawConstantBytes(cst.getValue());
+    if (!bytes || (int64_t)bytes->size() != qt.getNumElements())
+      return {};
+    // Walk the new layout in order; `from` is the old offset.
+    int64_t rank = qt.getRank();
+    SmallVector<int64_t> oldStrides(rank, 1), step(rank), idx(rank, 0);
+    for (int64_t d = rank - 2; d >= 0; --d)
+      oldStrides[d] = oldStrides[d + 1] * qt.getDimSize(d + 1);
+    for (int64_t i = 0; i < rank; ++i)
+      step[i] = oldStrides[perm[i]];
+    std::vector<char> out(bytes->size());
+    int64_t from = 0;
+    for (char &c : out) {
+      c = (*bytes)[from];
+      for (int64_t i = rank - 1; i >= 0; --i) {
+        from += step[i];
+        if (++idx[i] < shape[i])
+          break;
+        from -= step[i] * shape[i];
+        idx[i] = 0;
+      }
+    }
+    return bytesConstant(b, loc, tt, ArrayRef<char>(out.data(), out.size()));
+  }
+  auto g = q.getDefiningOp<linalg::GenericOp>();
+  if (!g || g->getNumResults() != 1 || !g.hasPureTensorSemantics() ||
+      g.getNumReductionLoops() != 0 ||
+      !g.getIndexingMapsArray().back().isIdentity() ||
+      g.payloadUsesValueFromOperand(g.getDpsInitOperand(0)) ||
+      !g.getBody()->getOps<linalg::IndexOp>().empty())
+    return {};
+  // Old dim j is new dim inverse[j].
+  AffineMap toOld =
+      inversePermutation(AffineMap::getPermutationMap(perm, b.getContext()));
+  SmallVector<AffineMap> maps;
+  for (OpOperand *in : g.getDpsInputOperands())
+    maps.push_back(g.getMatchingIndexingMap(in).compose(toOld));
+  maps.push_back(
+      AffineMap::getMultiDimIdentityMap(qt.getRank(), b.getContext()));
+  return copyGeneric(b, loc, g, tt, maps, /*bits=*/false);
 }
 
 /// `q` (bytes) through `chain` as the dequantized tensor went: the same
-/// transposes, pads with zero bytes.
+/// transposes, pads with zero bytes. The transposes go first (the pads
+/// before them permuted to match), done by transposedBytes where it can
+/// (`transposes` holds those made so far) so that the contraction reads
+/// its operand in the order it walks it (a channels-last convolution's
+/// input and weights k-contiguous).
 Value rebuildChain(OpBuilder &b, Location loc, Value q,
-                   ArrayRef<Operation *> chain) {
+                   ArrayRef<Operation *> chain,
+                   DenseMap<std::pair<Value, Attribute>, Value> &transposes) {
+  auto qt = cast<RankedTensorType>(q.getType());
+  SmallVector<int64_t> perm =
+      llvm::to_vector(llvm::seq<int64_t>(0, qt.getRank()));
+  SmallVector<std::pair<SmallVector<int64_t>, SmallVector<int64_t>>> pads;
   for (Operation *o : chain) {
-    auto qt = cast<RankedTensorType>(q.getType());
     if (auto tr = dyn_cast<linalg::TransposeOp>(o)) {
-      q = kiln::transposed(b, loc, q, tr.getPermutation());
+      ArrayRef<int64_t> p = tr.getPermutation();
+      auto permuted = [&](ArrayRef<int64_t> v) {
+        return llvm::to_vector(
+            llvm::map_range(p, [&](int64_t d) { return v[d]; }));
+      };
+      perm = permuted(perm);
+      for (auto &[low, high] : pads) {
+        low = permuted(low);
+        high = permuted(high);
+      }
       continue;
     }
     auto pad = cast<tensor::PadOp>(o);
-    auto resultType = RankedTensorType::get(pad.getResultType().getShape(),
-                                            qt.getElementType());
+    pads.push_back({llvm::to_vector(pad.getStaticLow()),
+                    llvm::to_vector(pad.getStaticHigh())});
+  }
+  if (!llvm::equal(perm, llvm::seq<int64_t>(0, qt.getRank()))) {
+    Value &t = transposes[{q, b.getDenseI64ArrayAttr(perm)}];
+    if (!t)
+      t = transposedBytes(b, loc, q, perm);
+    q = t ? t : kiln::transposed(b, loc, q, perm);
+  }
+  for (auto &[low, high] : pads) {
+    auto st = cast<RankedTensorType>(q.getType());
+    SmallVector<int64_t> shape;
+    for (int64_t d = 0; d < st.getRank(); ++d)
+      shape.push_back(st.getDimSize(d) + low[d] + high[d]);
     Value zero = arith::ConstantOp::create(b, loc, b.getI8IntegerAttr(0));
-    q = tensor::PadOp::create(b, loc, resultType, q, pad.getMixedLowPad(),
-                              pad.getMixedHighPad(), zero);
+    q = tensor::PadOp::create(
+        b, loc, RankedTensorType::get(shape, st.getElementType()), q,
+        getAsIndexOpFoldResult(b.getContext(), low),
+        getAsIndexOpFoldResult(b.getContext(), high), zero);
   }
   return q;
 }
 
 /// Rewrites `op` (see the pass) where it has that form; `bytesOf` holds
 /// the bytes made of each float8 tensor so far (a QuantizeLinear that
-/// feeds several contractions is copied once).
-void fold(linalg::LinalgOp op, DenseMap<Value, Value> &bytesOf) {
+/// feeds several contractions is copied once, and each of its transposes
+/// made once).
+void fold(linalg::LinalgOp op, DenseMap<Value, Value> &bytesOf,
+          DenseMap<std::pair<Value, Attribute>, Value> &transposes) {
   if (op.getNumDpsInputs() != 2 || op.getNumDpsInits() != 1 ||
       !op.hasPureTensorSemantics() || op->getNumResults() != 1 ||
       !kiln::isGpuTiledContraction(op))
@@ -246,7 +349,7 @@ void fold(linalg::LinalgOp op, DenseMap<Value, Value> &bytesOf) {
       q = asBytes(b, loc, dq[i]->q);
     if (!q)
       return;
-    bytes[i] = rebuildChain(b, loc, q, dq[i]->chain);
+    bytes[i] = rebuildChain(b, loc, q, dq[i]->chain, transposes);
   }
   // The product starts from zero; an initial value that is not zero (a
   // bias) is added after the scaling.
@@ -317,8 +420,9 @@ struct GpuFoldDequantize
     SmallVector<linalg::LinalgOp> ops;
     getOperation().walk([&](linalg::LinalgOp op) { ops.push_back(op); });
     DenseMap<Value, Value> bytesOf;
+    DenseMap<std::pair<Value, Attribute>, Value> transposes;
     for (linalg::LinalgOp op : ops)
-      fold(op, bytesOf);
+      fold(op, bytesOf, transposes);
   }
 };
 
