@@ -1168,7 +1168,10 @@ def KilnGpuFoldDequantize
     bytes in the transposed layout (its inputs read through the
     permutation); pads before a transpose move after it. Each product
     then reads its operands in the order its loops walk them (16-byte
-    `cp.async` runs of channels).
+    `cp.async` runs of channels). A QuantizeLinear's bytes then stand
+    for it: its other users (the DequantizeLinear of a residual) read
+    them back through an elementwise bitcast, so the tensor kept in
+    memory is one byte an element.
 
     `kiln-gpu-contractions{fp8=true}` then computes the float8
     contraction with `mma.sync` m16n8k32 e4m3, the scaling as its

@@ -35,7 +35,11 @@
 //
 // The epilogue adds each accumulator to the output element it belongs to
 // (the output holds the contraction's initial value: a zero fill or a
-// bias), so what the tile computed is exactly `out + sum_k A*B`.
+// bias), so what the tile computed is exactly `out + sum_k A*B`. A value
+// only a row's or a column's indices pick (a per-channel bias or scale)
+// is loaded once a thread; the other loads (a residual) come a group of
+// elements at a time before their stores, which may alias them and would
+// otherwise hold each load back until the store before it.
 //
 //===----------------------------------------------------------------------===//
 
@@ -56,6 +60,8 @@
 #include "mlir/IR/Matchers.h"
 #include "mlir/Interfaces/SideEffectInterfaces.h"
 #include "llvm/ADT/DenseSet.h"
+
+#include <map>
 
 namespace kiln {
 #define GEN_PASS_DEF_KILNGPUCONTRACTIONS
@@ -1957,27 +1963,109 @@ gpu::LaunchOp TileBuilder::build(OpBuilder &b) {
     return l;
   };
   Value out = c.op.getDpsInits()[0];
-  auto accumulate = [&](const Line &row, const Line &col, Value v) {
-    OpBuilder::InsertionGuard insertion(kb);
-    if (Value inside = conjoin(kb, row.inside, col.inside)) {
-      auto ifOp = scf::IfOp::create(kb, loc, inside, false);
-      kb.setInsertionPointToStart(ifOp.thenBlock());
+  SmallVector<Line> rows, cols;
+  // The thread's accumulators: the rows and columns (lines) they lie on.
+  struct Element {
+    unsigned row, col;
+    Value v;
+  };
+  SmallVector<Element> elements;
+  // What an element's store needs from memory, loaded before the stores
+  // of its group (below).
+  struct Prepared {
+    Value inside;
+    SmallVector<Value> idx, dims; // the output's, the consumer's loop dims
+    Value old;                    // the initial value
+    SmallVector<Value> ins;       // the consumer's other inputs
+  };
+  // A value that only a row's or only a column's indices pick (a
+  // per-channel bias or scale, a scalar) is loaded once for the epilogue,
+  // guarded by that line alone.
+  std::map<std::vector<const void *>, Value> loaded;
+  auto load = [&](const Line &row, const Line &col, Value inside, Value buffer,
+                  ArrayRef<Value> at) -> Value {
+    auto on = [](const Line &l, Value v) {
+      return llvm::any_of(l.at, [&](auto &kv) { return kv.second == v; });
+    };
+    bool byRow = false, byCol = false, other = false;
+    for (Value v : at) {
+      if (on(row, v))
+        byRow = true;
+      else if (on(col, v))
+        byCol = true;
+      else if (!matchPattern(v, m_Constant()) &&
+               !llvm::any_of(batchAt, [&](auto &kv) { return kv.second == v; }))
+        other = true;
     }
+    std::vector<const void *> key;
+    bool once = !other && !(byRow && byCol);
+    if (once) {
+      key.push_back(buffer.getAsOpaquePointer());
+      for (Value v : at)
+        key.push_back(v.getAsOpaquePointer());
+      if (Value v = loaded[key])
+        return v;
+    }
+    Value guardBy = other || (byRow && byCol)
+                        ? inside
+                        : (byRow ? row.inside : (byCol ? col.inside : Value()));
+    Value v = loadOrZero(kb, guardBy,
+                         cast<MemRefType>(buffer.getType()).getElementType(),
+                         [&](OpBuilder &lb) -> Value {
+                           return memref::LoadOp::create(lb, loc, buffer, at);
+                         });
+    if (once)
+      loaded[key] = v;
+    return v;
+  };
+  auto prepare = [&](const Element &e) {
+    const Line &row = rows[e.row], &col = cols[e.col];
+    Prepared p;
+    p.inside = conjoin(kb, row.inside, col.inside);
     DenseMap<unsigned, Value> at = batchAt;
     at.insert(row.at.begin(), row.at.end());
     at.insert(col.at.begin(), col.at.end());
-    SmallVector<Value> idx = indices(kb, 2, at);
-    Value old;
+    p.idx = indices(kb, 2, at);
     if (c.init && c.init->scalar) {
-      old = c.init->scalar;
+      p.old = c.init->scalar;
     } else if (c.init) {
       SmallVector<Value> from;
-      for (AffineExpr e : c.init->map.getResults())
-        from.push_back(idx[cast<AffineDimExpr>(e).getPosition()]);
-      old = memref::LoadOp::create(kb, loc, c.init->source, from);
+      for (AffineExpr x : c.init->map.getResults())
+        from.push_back(p.idx[cast<AffineDimExpr>(x).getPosition()]);
+      p.old = load(row, col, p.inside, c.init->source, from);
     } else {
-      old = memref::LoadOp::create(kb, loc, out, idx);
+      p.old = load(row, col, p.inside, out, p.idx);
     }
+    if (!c.consumer)
+      return p;
+    // The consumer reads the output through a permutation, which gives
+    // its loop dims from the output's indices.
+    linalg::GenericOp g = c.consumer;
+    p.dims.resize(p.idx.size());
+    for (OpOperand *in : g.getDpsInputOperands())
+      if (in->get() == out)
+        for (auto [r, x] :
+             llvm::enumerate(g.getMatchingIndexingMap(in).getResults()))
+          p.dims[cast<AffineDimExpr>(x).getPosition()] = p.idx[r];
+    for (OpOperand *in : g.getDpsInputOperands()) {
+      if (in->get() == out) {
+        p.ins.push_back(Value());
+        continue;
+      }
+      SmallVector<Value> where;
+      for (AffineExpr x : g.getMatchingIndexingMap(in).getResults())
+        where.push_back(affine::expandAffineExpr(kb, loc, x, p.dims, {}));
+      p.ins.push_back(load(row, col, p.inside, in->get(), where));
+    }
+    return p;
+  };
+  auto accumulate = [&](const Element &e, const Prepared &p) {
+    OpBuilder::InsertionGuard insertion(kb);
+    if (p.inside) {
+      auto ifOp = scf::IfOp::create(kb, loc, p.inside, false);
+      kb.setInsertionPointToStart(ifOp.thenBlock());
+    }
+    Value old = p.old, v = e.v;
     Value sum;
     if (int8) {
       sum = arith::AddIOp::create(kb, loc, old, v);
@@ -1989,42 +2077,24 @@ gpu::LaunchOp TileBuilder::build(OpBuilder &b) {
                                     arith::AddFOp::create(kb, loc, wide, v));
     }
     if (!c.consumer) {
-      memref::StoreOp::create(kb, loc, sum, out, idx);
+      memref::StoreOp::create(kb, loc, sum, out, p.idx);
       return;
     }
-    // The consumer's body on this element: it reads the output through a
-    // permutation, which gives its loop dims from the output's indices.
+    // The consumer's body on this element.
     linalg::GenericOp g = c.consumer;
-    SmallVector<Value> dims(idx.size());
-    for (OpOperand *in : g.getDpsInputOperands())
-      if (in->get() == out)
-        for (auto [r, e] :
-             llvm::enumerate(g.getMatchingIndexingMap(in).getResults()))
-          dims[cast<AffineDimExpr>(e).getPosition()] = idx[r];
-    auto indexAt = [&](AffineMap map) {
-      SmallVector<Value> where;
-      for (AffineExpr e : map.getResults())
-        where.push_back(affine::expandAffineExpr(kb, loc, e, dims, {}));
-      return where;
-    };
     IRMapping m;
     Block *body = g.getBody();
-    for (OpOperand *in : g.getDpsInputOperands()) {
-      Value arg = body->getArgument(in->getOperandNumber());
-      if (in->get() == out)
-        m.map(arg, sum);
-      else
-        m.map(arg,
-              memref::LoadOp::create(kb, loc, in->get(),
-                                     indexAt(g.getMatchingIndexingMap(in))));
-    }
+    for (auto [in, loadedIn] : llvm::zip(g.getDpsInputOperands(), p.ins))
+      m.map(body->getArgument(in->getOperandNumber()),
+            in->get() == out ? sum : loadedIn);
     for (Operation &o : body->without_terminator())
       kb.clone(o, m);
     Value r = m.lookupOrDefault(body->getTerminator()->getOperand(0));
-    memref::StoreOp::create(kb, loc, r, g.getDpsInits()[0],
-                            indexAt(g.getIndexingMapsArray().back()));
+    SmallVector<Value> where;
+    for (AffineExpr x : g.getIndexingMapsArray().back().getResults())
+      where.push_back(affine::expandAffineExpr(kb, loc, x, p.dims, {}));
+    memref::StoreOp::create(kb, loc, r, g.getDpsInits()[0], where);
   };
-  SmallVector<Line> rows, cols;
   if (wg) {
     // Register 4i + 2r + e of the struct: row g + 8r, column 8i + 2t + e.
     for (int64_t r = 0; r < 2; ++r)
@@ -2034,7 +2104,8 @@ gpu::LaunchOp TileBuilder::build(OpBuilder &b) {
     Value acc = kLoop.getResult(0);
     for (int64_t j = 0; j < bn / 2; ++j) {
       Value v = LLVM::ExtractValueOp::create(kb, loc, acc, j);
-      accumulate(rows[(j % 4) / 2], cols[2 * (j / 4) + j % 2], v);
+      elements.push_back(
+          {unsigned((j % 4) / 2), unsigned(2 * (j / 4) + j % 2), v});
     }
   } else if (kind == TileKind::Simt) {
     for (int64_t i = 0; i < 8; ++i)
@@ -2043,7 +2114,8 @@ gpu::LaunchOp TileBuilder::build(OpBuilder &b) {
       cols.push_back(line(n0, add(kb, tCol, 16 * j), c.n, bn));
     for (int64_t i = 0; i < 8; ++i)
       for (int64_t j = 0; j < 4; ++j)
-        accumulate(rows[i], cols[j], kLoop.getResult(i * 4 + j));
+        elements.push_back(
+            {unsigned(i), unsigned(j), kLoop.getResult(i * 4 + j)});
   } else {
     // Element [r][e] of mma tile (mi, ni): row g + 16 mi + 8 r, column
     // 2t + 8 ni + e.
@@ -2058,9 +2130,22 @@ gpu::LaunchOp TileBuilder::build(OpBuilder &b) {
           for (int64_t e = 0; e < 2; ++e) {
             Value v = vector::ExtractOp::create(kb, loc, acc,
                                                 ArrayRef<int64_t>{r, e});
-            accumulate(rows[2 * mi + r], cols[2 * ni + e], v);
+            elements.push_back({unsigned(2 * mi + r), unsigned(2 * ni + e), v});
           }
       }
+  }
+  // A group of elements at a time: every load first, then the stores, so
+  // that the loads' latencies overlap (an element's loads, as a residual,
+  // would otherwise wait for the stores before them, which may alias).
+  constexpr size_t group = 16;
+  for (size_t first = 0; first < elements.size(); first += group) {
+    ArrayRef<Element> some = ArrayRef(elements).slice(
+        first, std::min(group, elements.size() - first));
+    SmallVector<Prepared> prepared;
+    for (const Element &e : some)
+      prepared.push_back(prepare(e));
+    for (auto [e, p] : llvm::zip(some, prepared))
+      accumulate(e, p);
   }
   gpu::TerminatorOp::create(kb, loc);
   return launch;

@@ -192,9 +192,27 @@ Value copyGeneric(OpBuilder &b, Location loc, linalg::GenericOp g,
   return copy.getResult(0);
 }
 
+/// Whether `g` reads an i8 tensor back as float8 (asBytes' view): one
+/// input, identity maps, a body that bitcasts.
+bool isBytesView(linalg::GenericOp g) {
+  if (!g || g.getNumDpsInputs() != 1 || g->getNumResults() != 1 ||
+      !llvm::all_of(g.getIndexingMapsArray(),
+                    [](AffineMap m) { return m.isIdentity(); }) ||
+      !getElementTypeOrSelf(g.getDpsInputs()[0].getType()).isInteger(8))
+    return false;
+  Block *body = g.getBody();
+  auto cast = dyn_cast<arith::BitcastOp>(&body->front());
+  return cast && cast.getIn() == body->getArgument(0) &&
+         body->getTerminator()->getOperand(0) == cast.getResult();
+}
+
 /// The float8 tensor `q` as its bytes (an i8 tensor): a constant's bytes
-/// as an i8 constant, a generic's result from a copy of it that yields
-/// the bits; null otherwise.
+/// as an i8 constant; a generic's result from a copy of it that yields
+/// the bits, which then stands for it: its other users (the
+/// DequantizeLinear of a residual) read the bytes back as float8 through
+/// an elementwise bitcast, so that the tensor kept in memory is the one
+/// byte an element the product reads, and each reader dequantizes it as
+/// it loads it. Null otherwise.
 Value asBytes(OpBuilder &b, Location loc, Value q) {
   auto qt = cast<RankedTensorType>(q.getType());
   auto bt = RankedTensorType::get(qt.getShape(), b.getI8Type());
@@ -206,10 +224,34 @@ Value asBytes(OpBuilder &b, Location loc, Value q) {
     return bytesConstant(b, loc, bt, *bytes);
   }
   auto g = q.getDefiningOp<linalg::GenericOp>();
+  if (isBytesView(g))
+    return g.getDpsInputs()[0];
   if (!g || g->getNumResults() != 1 || !g.hasPureTensorSemantics() ||
       g.payloadUsesValueFromOperand(g.getDpsInitOperand(0)))
     return {};
-  return copyGeneric(b, loc, g, bt, g.getIndexingMapsArray(), /*bits=*/true);
+  Value bytes =
+      copyGeneric(b, loc, g, bt, g.getIndexingMapsArray(), /*bits=*/true);
+  // g is left without users (not erased: bytesOf knows it).
+  OpBuilder::InsertionGuard guard(b);
+  b.setInsertionPointAfter(bytes.getDefiningOp());
+  MLIRContext *ctx = b.getContext();
+  AffineMap id = AffineMap::getMultiDimIdentityMap(qt.getRank(), ctx);
+  Value empty =
+      tensor::EmptyOp::create(b, loc, qt.getShape(), qt.getElementType());
+  Value view =
+      linalg::GenericOp::create(
+          b, loc, TypeRange{qt}, ValueRange{bytes}, ValueRange{empty},
+          ArrayRef<AffineMap>{id, id},
+          SmallVector<utils::IteratorType>(qt.getRank(),
+                                           utils::IteratorType::parallel),
+          [&](OpBuilder &nb, Location nl, ValueRange args) {
+            linalg::YieldOp::create(nb, nl,
+                                    ValueRange{arith::BitcastOp::create(
+                                        nb, nl, qt.getElementType(), args[0])});
+          })
+          .getResult(0);
+  q.replaceAllUsesWith(view);
+  return bytes;
 }
 
 /// The bytes `q` transposed by `perm` (new dim i is old dim perm[i]) with

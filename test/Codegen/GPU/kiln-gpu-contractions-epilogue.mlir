@@ -145,16 +145,17 @@ func.func @kept(%x: memref<64x32xf32>, %w: memref<32x64xf32>, %b: memref<64xf32>
 // The bias add and Relu right after a product (kiln-fuse-elementwise made
 // them one generic) run in its epilogue: each result, added to the zero
 // fill, goes through the generic's body with the bias element of its
-// column and is stored into the generic's output; the product's own
-// arena buffer is never written. With fuse-epilogue=false the generic
-// stays.
+// column (loaded once a column, before the stores) and is stored into
+// the generic's output; the product's own arena buffer is never written.
+// With fuse-epilogue=false the generic stays.
 
 // EPI-LABEL: func.func @bias_relu
 // EPI-NOT: linalg.fill
 // EPI: gpu.launch
 // EPI: scf.yield
-// EPI: %[[SUM:.*]] = arith.addf %{{.*}}, %{{.*}} : f32
 // EPI: %[[B:.*]] = memref.load %arg2[%[[COL:.*]]] : memref<64xf32>
+// EPI-NOT: memref.store
+// EPI: %[[SUM:.*]] = arith.addf %{{.*}}, %{{.*}} : f32
 // EPI: %[[T:.*]] = arith.addf %[[SUM]], %[[B]] : f32
 // EPI: %[[R:.*]] = arith.maximumf %[[T]], %{{.*}} : f32
 // EPI: memref.store %[[R]], %arg3[%{{.*}}, %[[COL]]] : memref<64x64xf32>

@@ -2,15 +2,20 @@
 
 // Both operands of the MatMul are DequantizeLinear'd float8 e4m3 with zero
 // zero points: the product becomes one of the float8 bytes (each operand's
-// producer copied to yield its bits as i8), bitcast back and extended to
-// f32 in the body, then a product with both scales: the activation's per
-// tensor, the weight's per output column (the output's dim 1).
+// producer copied to yield its bits as i8, which its other users, the
+// DequantizeLinear, read back through a bitcast), bitcast back and
+// extended to f32 in the body, then a product with both scales: the
+// activation's per tensor, the weight's per output column (the output's
+// dim 1).
 // CHECK-LABEL: func.func @matmul
 // CHECK:       %[[WB:.+]] = linalg.generic {{.+}} outs(%{{.+}} : tensor<32x16xi8>)
 // CHECK:         arith.bitcast %{{.+}} : f8E4M3FN to i8
 // CHECK:       %[[XB:.+]] = linalg.generic {{.+}} ins(%arg0, %{{.+}} : tensor<64x32xf32>, tensor<f32>) outs(%{{.+}} : tensor<64x32xi8>)
 // CHECK:         arith.truncf %{{.+}} : f32 to f8E4M3FN
 // CHECK:         arith.bitcast %{{.+}} : f8E4M3FN to i8
+// CHECK:       linalg.generic {{.+}} ins(%[[XB]] : tensor<64x32xi8>) outs(%{{.+}} : tensor<64x32xf8E4M3FN>)
+// CHECK-NEXT:    ^bb0
+// CHECK-NEXT:    arith.bitcast %{{.+}} : i8 to f8E4M3FN
 // CHECK:       %[[P:.+]] = linalg.generic {{.+}} iterator_types = ["parallel", "reduction", "parallel"]} ins(%[[XB]], %[[WB]] : tensor<64x32xi8>, tensor<32x16xi8>) outs(%{{.+}} : tensor<64x16xf32>)
 // CHECK:         %[[A8:.+]] = arith.bitcast %{{.+}} : i8 to f8E4M3FN
 // CHECK:         %[[A:.+]] = arith.extf %[[A8]] : f8E4M3FN to f32
