@@ -193,6 +193,8 @@ private:
   LogicalResult importSubgraph(const onnx::GraphProto &graph, Region &region,
                                Location loc, ArrayRef<Type> impliedTypes = {});
   LogicalResult importNode(const onnx::NodeProto &node, int index);
+  LogicalResult importScan8(const onnx::NodeProto &node, int index,
+                            Location loc);
   LogicalResult importConstantNode(const onnx::NodeProto &node, Location loc);
   FailureOr<Attribute> convertAttribute(const onnx::NodeProto &node,
                                         const onnx::AttributeProto &attr,
@@ -1277,9 +1279,7 @@ LogicalResult Importer::importNode(const onnx::NodeProto &node, int index) {
       return success();
     }
     if (node.op_type() == "Scan" && opset < 9)
-      return nodeError(node, loc)
-                 << "Scan before opset 9 (with a batch axis) is not supported",
-             failure();
+      return importScan8(node, index, loc);
     bool handled = false;
     if (failed(upgradeNode(node, *info, loc, inputs, attrs, handled)))
       return failure();
@@ -1336,6 +1336,128 @@ LogicalResult Importer::importNode(const onnx::NodeProto &node, int index) {
       ++r;
     }
     ++out;
+  }
+  return success();
+}
+
+/// Scan before opset 9: every input and output has a batch axis 0 (it
+/// scans axis 1), and an optional first input, sequence_lens. Imported as
+/// one opset-9 Scan per sample of a static batch: each input's sample
+/// taken by a Gather, each result given its batch axis back (Unsqueeze)
+/// and the samples' joined (Concat); the body is imported once a sample.
+LogicalResult Importer::importScan8(const onnx::NodeProto &node, int index,
+                                    Location loc) {
+  if (node.input_size() > 0 && !node.input(0).empty())
+    return nodeError(node, loc)
+               << "Scan before opset 9 with sequence_lens is not supported",
+           failure();
+  int64_t batch = -1;
+  for (int i = 1; i < node.input_size(); ++i) {
+    Value v = lookup(node.input(i));
+    if (!v)
+      return nodeError(node, loc) << "input '" << node.input(i)
+                                  << "' is not defined before the node",
+             failure();
+    auto t = dyn_cast<RankedTensorType>(v.getType());
+    if (!t || t.getRank() == 0 || t.isDynamicDim(0))
+      return nodeError(node, loc)
+                 << "Scan before opset 9 needs a static batch (dim 0 of "
+                    "every input); input '"
+                 << node.input(i) << "' has none",
+             failure();
+    if (batch >= 0 && t.getDimSize(0) != batch)
+      return nodeError(node, loc)
+                 << "input '" << node.input(i) << "' has a batch of "
+                 << t.getDimSize(0) << " where the first input has " << batch,
+             failure();
+    batch = t.getDimSize(0);
+  }
+  if (batch < 0)
+    return nodeError(node, loc) << "has no inputs", failure();
+  std::string base = (node.name().empty() ? std::string("Scan") : node.name()) +
+                     "#" + std::to_string(index) + "/sample";
+  auto attr = [](onnx::NodeProto &n, const std::string &name) {
+    auto *a = n.add_attribute();
+    a->set_name(name);
+    return a;
+  };
+  // Per output, its samples' names.
+  std::vector<std::vector<std::string>> samples(node.output_size());
+  for (int64_t s = 0; s < batch; ++s) {
+    std::string prefix = base + std::to_string(s) + "/";
+    onnx::NodeProto at;
+    at.set_op_type("Constant");
+    at.set_name(prefix + "index");
+    at.add_output(prefix + "index");
+    auto *value = attr(at, "value");
+    value->set_type(onnx::AttributeProto::TENSOR);
+    value->mutable_t()->set_data_type(onnx::TensorProto::INT64);
+    value->mutable_t()->add_int64_data(s);
+    if (failed(importNode(at, index)))
+      return failure();
+    onnx::NodeProto scan = node;
+    scan.set_name(prefix + "Scan");
+    scan.clear_input();
+    scan.clear_output();
+    scan.clear_attribute();
+    for (int i = 1; i < node.input_size(); ++i) {
+      onnx::NodeProto gather;
+      gather.set_op_type("Gather");
+      gather.set_name(prefix + "Gather" + std::to_string(i));
+      gather.add_input(node.input(i));
+      gather.add_input(prefix + "index");
+      gather.add_output(prefix + "in" + std::to_string(i));
+      auto *axis = attr(gather, "axis");
+      axis->set_type(onnx::AttributeProto::INT);
+      axis->set_i(0);
+      if (failed(importNode(gather, index)))
+        return failure();
+      scan.add_input(prefix + "in" + std::to_string(i));
+    }
+    for (const auto &a : node.attribute()) {
+      auto *copy = scan.add_attribute();
+      *copy = a;
+      if (a.name() == "directions")
+        copy->set_name("scan_input_directions");
+    }
+    for (int o = 0; o < node.output_size(); ++o) {
+      std::string name = node.output(o).empty()
+                             ? std::string()
+                             : prefix + "out" + std::to_string(o);
+      scan.add_output(name);
+      samples[o].push_back(name);
+    }
+    int64_t modelOpset = opset;
+    opset = 9;
+    llvm::scope_exit restore([&] { opset = modelOpset; });
+    if (failed(importNode(scan, index)))
+      return failure();
+  }
+  for (int o = 0; o < node.output_size(); ++o) {
+    if (node.output(o).empty())
+      continue;
+    onnx::NodeProto concat;
+    concat.set_op_type("Concat");
+    concat.set_name(base + "Concat" + std::to_string(o));
+    for (const std::string &sample : samples[o]) {
+      onnx::NodeProto unsqueeze;
+      unsqueeze.set_op_type("Unsqueeze");
+      unsqueeze.set_name(sample + "/Unsqueeze");
+      unsqueeze.add_input(sample);
+      unsqueeze.add_output(sample + "/batch");
+      auto *axes = attr(unsqueeze, "axes");
+      axes->set_type(onnx::AttributeProto::INTS);
+      axes->add_ints(0);
+      if (failed(importNode(unsqueeze, index)))
+        return failure();
+      concat.add_input(sample + "/batch");
+    }
+    concat.add_output(node.output(o));
+    auto *axis = attr(concat, "axis");
+    axis->set_type(onnx::AttributeProto::INT);
+    axis->set_i(0);
+    if (failed(importNode(concat, index)))
+      return failure();
   }
   return success();
 }
