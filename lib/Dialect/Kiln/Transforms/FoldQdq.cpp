@@ -5,7 +5,9 @@
 // DequantizeLinear ops on its quantized operands and a QuantizeLinear on
 // its result. This pass replaces each such group by the integer op that
 // computes the same: QLinearConv or QLinearMatMul (int32 accumulation,
-// one requantization).
+// one requantization); a Gemm (a classifier's, an MLP's) becomes the 1x1
+// QLinearConv it is, so that its int32 bias is added before the
+// requantization as ONNX Runtime's QGemm does.
 //
 //===----------------------------------------------------------------------===//
 
@@ -180,12 +182,80 @@ struct FoldQdqPass : public kiln::impl::KilnFoldQdqBase<FoldQdqPass> {
           b, mm.getLoc(), q.getY().getType(), a.getX(), a.getXScale(),
           a.getXZeroPoint(), w.getX(), w.getXScale(), w.getXZeroPoint(),
           q.getYScale(), q.getYZeroPoint());
+    } else if (auto gemm = dyn_cast<GemmOp>(def)) {
+      if (!(folded = gemmAsConv(b, gemm, q)))
+        return;
     } else {
       return;
     }
     q.replaceAllUsesWith(folded);
     q->erase();
     def->erase();
+  }
+
+  /// A QDQ Gemm (A [M, K] per tensor, B constant per output column,
+  /// alpha = beta = 1, A not transposed, the bias absent or the int32 one
+  /// quantizers write) as the 1x1 QLinearConv it is: A as [M, K, 1, 1],
+  /// B as [N, K, 1, 1], the result [M, N, 1, 1] reshaped back. Null where
+  /// it is not such a Gemm.
+  Value gemmAsConv(OpBuilder &b, GemmOp gemm, QuantizeLinearOp q) {
+    auto at = dyn_cast<RankedTensorType>(gemm.getA().getType());
+    auto bt = dyn_cast<RankedTensorType>(gemm.getB().getType());
+    auto yt = dyn_cast<RankedTensorType>(q.getY().getType());
+    if (gemm.getAlpha().convertToDouble() != 1.0 ||
+        gemm.getBeta().convertToDouble() != 1.0 || gemm.getTransA() != 0 ||
+        !at || !bt || !yt || at.getRank() != 2 || bt.getRank() != 2 ||
+        !at.hasStaticShape() || !bt.hasStaticShape() || !yt.hasStaticShape())
+      return {};
+    bool trans = gemm.getTransB() != 0;
+    auto a = dequantized(gemm.getA(), -1);
+    auto w = dequantized(gemm.getB(), trans ? 0 : 1);
+    if (!a || !w || !w.getX().getDefiningOp<ConstantOp>())
+      return {};
+    auto wv = constInts(w.getX());
+    if (!wv)
+      return {};
+    Value bias;
+    if (gemm.getC() && (numElements(gemm.getC()) != yt.getDimSize(1) ||
+                        !(bias = integerBias(gemm.getC(), a, w))))
+      return {};
+    int64_t m = at.getDimSize(0), k = at.getDimSize(1);
+    int64_t n = trans ? bt.getDimSize(0) : bt.getDimSize(1);
+    Location loc = gemm.getLoc();
+    auto shape = [&](ArrayRef<int64_t> dims) -> Value {
+      auto st = RankedTensorType::get({(int64_t)dims.size()}, b.getI64Type());
+      return ConstantOp::create(b, loc, st,
+                                DenseIntElementsAttr::get(st, dims));
+    };
+    auto a4Type = RankedTensorType::get(
+        {m, k, 1, 1},
+        cast<RankedTensorType>(a.getX().getType()).getElementType());
+    Value a4 = ReshapeOp::create(b, loc, a4Type, a.getX(), shape({m, k, 1, 1}));
+    // The weights [N, K] (transB's layout) as QLinearConv's [N, K, 1, 1].
+    Type we = cast<RankedTensorType>(w.getX().getType()).getElementType();
+    SmallVector<APInt> nk;
+    for (int64_t i = 0; i < n; ++i)
+      for (int64_t j = 0; j < k; ++j)
+        nk.push_back(APInt(8, trans ? (*wv)[i * k + j] : (*wv)[j * n + i],
+                           /*isSigned=*/true));
+    auto w4Type = RankedTensorType::get({n, k, 1, 1}, we);
+    Value w4 = ConstantOp::create(b, loc, w4Type,
+                                  DenseIntElementsAttr::get(w4Type, nk));
+    SmallVector<Value> operands = {a4,
+                                   a.getXScale(),
+                                   a.getXZeroPoint(),
+                                   w4,
+                                   w.getXScale(),
+                                   w.getXZeroPoint(),
+                                   q.getYScale(),
+                                   q.getYZeroPoint()};
+    if (bias)
+      operands.push_back(bias);
+    OperationState state(loc, QLinearConvOp::getOperationName());
+    state.addOperands(operands);
+    state.addTypes(RankedTensorType::get({m, n, 1, 1}, yt.getElementType()));
+    Value y4 = b.create(state)->getResult(0);
+    return ReshapeOp::create(b, loc, yt, y4, shape({m, n}));
   }
 
   /// The int32 bias QLinearConv takes, when `bias` is the dequantized

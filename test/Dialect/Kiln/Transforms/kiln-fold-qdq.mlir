@@ -163,3 +163,82 @@ func.func @gemm_weight(%aq: tensor<4x3xi8>) -> tensor<4x2xf32> {
   %g = kiln.gemm(%a, %w) {transB = 1 : i64} : (tensor<4x3xf32>, tensor<2x3xf32>) -> tensor<4x2xf32>
   return %g : tensor<4x2xf32>
 }
+
+// -----
+
+// A QDQ Gemm (a classifier's: transB, per-row weight scales of B [N, K],
+// the int32 bias) becomes the 1x1 QLinearConv it is: A reshaped to
+// [M, K, 1, 1], B's bytes as [N, K, 1, 1] (in the order they were), the
+// bias added before the requantization, the result reshaped to [M, N].
+// Without transB, B [K, N] is reordered to [N, K] at compile time.
+
+// CHECK-LABEL: func.func @gemm
+// CHECK-SAME:    (%[[AQ:[^:]+]]: tensor<4x2xi8>)
+// CHECK:         %[[S4:.+]] = kiln.constant dense<[4, 2, 1, 1]> : tensor<4xi64>
+// CHECK:         %[[A4:.+]] = kiln.reshape(%[[AQ]], %[[S4]]) : (tensor<4x2xi8>, tensor<4xi64>) -> tensor<4x2x1x1xi8>
+// CHECK:         %[[W:.+]] = kiln.constant dense<{{\[\[\[\[}}1]], {{\[\[}}2]]], {{\[\[\[}}3]], {{\[\[}}4]]], {{\[\[\[}}5]], {{\[\[}}6]]]]> : tensor<3x2x1x1xi8>
+// CHECK:         %[[Y4:.+]] = kiln.qlinear_conv(%[[A4]], %{{.+}}, %{{.+}}, %[[W]], %{{.+}}, %{{.+}}, %{{.+}}, %{{.+}}, %{{.+}}) : (tensor<4x2x1x1xi8>, tensor<f32>, tensor<i8>, tensor<3x2x1x1xi8>, tensor<3xf32>, tensor<3xi8>, tensor<f32>, tensor<i8>, tensor<3xi32>) -> tensor<4x3x1x1xi8>
+// CHECK:         %[[S2:.+]] = kiln.constant dense<[4, 3]> : tensor<2xi64>
+// CHECK:         %[[Y:.+]] = kiln.reshape(%[[Y4]], %[[S2]]) : (tensor<4x3x1x1xi8>, tensor<2xi64>) -> tensor<4x3xi8>
+// CHECK-NOT:     kiln.gemm
+// CHECK:         return %[[Y]]
+func.func @gemm(%aq: tensor<4x2xi8>) -> tensor<4x3xi8> {
+  %s = kiln.constant dense<0.5> : tensor<f32>
+  %z = kiln.constant dense<0> : tensor<i8>
+  %wq = kiln.constant dense<[[1, 2], [3, 4], [5, 6]]> : tensor<3x2xi8>
+  %ws = kiln.constant dense<[0.25, 0.125, 0.5]> : tensor<3xf32>
+  %wz = kiln.constant dense<0> : tensor<3xi8>
+  %bq = kiln.constant dense<[1, 2, 3]> : tensor<3xi32>
+  %bs = kiln.constant dense<[0.125, 0.0625, 0.25]> : tensor<3xf32>
+  %bz = kiln.constant dense<0> : tensor<3xi32>
+  %a = kiln.dequantize_linear(%aq, %s, %z) : (tensor<4x2xi8>, tensor<f32>, tensor<i8>) -> tensor<4x2xf32>
+  %w = kiln.dequantize_linear(%wq, %ws, %wz) {axis = 0 : i64} : (tensor<3x2xi8>, tensor<3xf32>, tensor<3xi8>) -> tensor<3x2xf32>
+  %b = kiln.dequantize_linear(%bq, %bs, %bz) {axis = 0 : i64} : (tensor<3xi32>, tensor<3xf32>, tensor<3xi32>) -> tensor<3xf32>
+  %g = kiln.gemm(%a, %w, %b) {transB = 1 : i64} : (tensor<4x2xf32>, tensor<3x2xf32>, tensor<3xf32>) -> tensor<4x3xf32>
+  %y = kiln.quantize_linear(%g, %s, %z) : (tensor<4x3xf32>, tensor<f32>, tensor<i8>) -> tensor<4x3xi8>
+  return %y : tensor<4x3xi8>
+}
+
+// CHECK-LABEL: func.func @gemm_kn
+// CHECK:         kiln.constant dense<{{\[\[\[\[}}1]], {{\[\[}}2]]], {{\[\[\[}}3]], {{\[\[}}4]]], {{\[\[\[}}5]], {{\[\[}}6]]]]> : tensor<3x2x1x1xi8>
+// CHECK:         kiln.qlinear_conv
+// CHECK-NOT:     kiln.gemm
+func.func @gemm_kn(%aq: tensor<4x2xi8>) -> tensor<4x3xi8> {
+  %s = kiln.constant dense<0.5> : tensor<f32>
+  %z = kiln.constant dense<0> : tensor<i8>
+  %wq = kiln.constant dense<[[1, 3, 5], [2, 4, 6]]> : tensor<2x3xi8>
+  %ws = kiln.constant dense<[0.25, 0.125, 0.5]> : tensor<3xf32>
+  %wz = kiln.constant dense<0> : tensor<3xi8>
+  %a = kiln.dequantize_linear(%aq, %s, %z) : (tensor<4x2xi8>, tensor<f32>, tensor<i8>) -> tensor<4x2xf32>
+  %w = kiln.dequantize_linear(%wq, %ws, %wz) {axis = 1 : i64} : (tensor<2x3xi8>, tensor<3xf32>, tensor<3xi8>) -> tensor<2x3xf32>
+  %g = kiln.gemm(%a, %w) : (tensor<4x2xf32>, tensor<2x3xf32>) -> tensor<4x3xf32>
+  %y = kiln.quantize_linear(%g, %s, %z) : (tensor<4x3xf32>, tensor<f32>, tensor<i8>) -> tensor<4x3xi8>
+  return %y : tensor<4x3xi8>
+}
+
+// Not folded: A transposed, alpha not 1 (the integer product would need
+// another scale), weight scales along K.
+
+// CHECK-LABEL: func.func @gemm_left_alone
+// CHECK-COUNT-3: kiln.gemm
+// CHECK-NOT:     kiln.qlinear_conv
+func.func @gemm_left_alone(%aq: tensor<2x4xi8>, %bq: tensor<4x2xi8>) -> (tensor<4x3xi8>, tensor<4x3xi8>, tensor<4x3xi8>) {
+  %s = kiln.constant dense<0.5> : tensor<f32>
+  %z = kiln.constant dense<0> : tensor<i8>
+  %wq = kiln.constant dense<1> : tensor<3x2xi8>
+  %ws = kiln.constant dense<[0.25, 0.125, 0.5]> : tensor<3xf32>
+  %wz = kiln.constant dense<0> : tensor<3xi8>
+  %wks = kiln.constant dense<[0.25, 0.5]> : tensor<2xf32>
+  %wkz = kiln.constant dense<0> : tensor<2xi8>
+  %at = kiln.dequantize_linear(%aq, %s, %z) : (tensor<2x4xi8>, tensor<f32>, tensor<i8>) -> tensor<2x4xf32>
+  %a = kiln.dequantize_linear(%bq, %s, %z) : (tensor<4x2xi8>, tensor<f32>, tensor<i8>) -> tensor<4x2xf32>
+  %w = kiln.dequantize_linear(%wq, %ws, %wz) {axis = 0 : i64} : (tensor<3x2xi8>, tensor<3xf32>, tensor<3xi8>) -> tensor<3x2xf32>
+  %wk = kiln.dequantize_linear(%wq, %wks, %wkz) {axis = 1 : i64} : (tensor<3x2xi8>, tensor<2xf32>, tensor<2xi8>) -> tensor<3x2xf32>
+  %g0 = kiln.gemm(%at, %w) {transA = 1 : i64, transB = 1 : i64} : (tensor<2x4xf32>, tensor<3x2xf32>) -> tensor<4x3xf32>
+  %y0 = kiln.quantize_linear(%g0, %s, %z) : (tensor<4x3xf32>, tensor<f32>, tensor<i8>) -> tensor<4x3xi8>
+  %g1 = kiln.gemm(%a, %w) {alpha = 2.0 : f32, transB = 1 : i64} : (tensor<4x2xf32>, tensor<3x2xf32>) -> tensor<4x3xf32>
+  %y1 = kiln.quantize_linear(%g1, %s, %z) : (tensor<4x3xf32>, tensor<f32>, tensor<i8>) -> tensor<4x3xi8>
+  %g2 = kiln.gemm(%a, %wk) {transB = 1 : i64} : (tensor<4x2xf32>, tensor<3x2xf32>) -> tensor<4x3xf32>
+  %y2 = kiln.quantize_linear(%g2, %s, %z) : (tensor<4x3xf32>, tensor<f32>, tensor<i8>) -> tensor<4x3xi8>
+  return %y0, %y1, %y2 : tensor<4x3xi8>, tensor<4x3xi8>, tensor<4x3xi8>
+}

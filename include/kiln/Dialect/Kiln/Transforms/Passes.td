@@ -176,8 +176,8 @@ def KilnQuantize : Pass<"kiln-quantize", "::mlir::ModuleOp"> {
 }
 
 def KilnFoldQdq : Pass<"kiln-fold-qdq"> {
-  let summary = "Turns the float Conv and MatMul of a quantized (QDQ) model "
-                "into QLinearConv and QLinearMatMul";
+  let summary = "Turns the float Conv, MatMul and Gemm of a quantized (QDQ) "
+                "model into QLinearConv and QLinearMatMul";
   let description = [{
     A QDQ model (onnxruntime's `quantize_static`, a quantization-aware
     training export) writes each quantized layer as float arithmetic
@@ -188,7 +188,13 @@ def KilnFoldQdq : Pass<"kiln-fold-qdq"> {
       DequantizeLinear(b)?))`: becomes `QLinearConv(x, w, b)` with the
       same scales, zero points and attributes;
     - `QuantizeLinear(MatMul(DequantizeLinear(a), DequantizeLinear(w)))`:
-      becomes `QLinearMatMul(a, w)`,
+      becomes `QLinearMatMul(a, w)`;
+    - `QuantizeLinear(Gemm(DequantizeLinear(a), DequantizeLinear(w),
+      DequantizeLinear(b)?))` (alpha = beta = 1, `a` [M, K] not
+      transposed): becomes the 1x1 `QLinearConv` it is, `a` reshaped to
+      [M, K, 1, 1], `w`'s bytes as [N, K, 1, 1], the result reshaped back
+      to [M, N] (QLinearMatMul has no bias; the int32 bias is added
+      before the requantization, as ONNX Runtime's QGemm does),
 
     the integer op accumulates the 8-bit products in int32 and requantizes
     once, which is what the QDQ graph specifies up to float rounding, and
