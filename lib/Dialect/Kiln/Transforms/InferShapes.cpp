@@ -296,7 +296,47 @@ struct InferShapesPass
     return true;
   }
 
+  /// Resolves an OptionalHasElement or OptionalGetElement whose answer
+  /// the graph states: no input, a plain tensor, or an Optional op with or
+  /// without its input. False when `op` is not one or it does not.
+  bool resolveOptional(Operation *op) {
+    auto present = [](Value v) -> std::optional<bool> {
+      if (!v)
+        return false;
+      if (isa<TensorType>(v.getType()))
+        return true;
+      if (auto o = v.getDefiningOp<OptionalOp>())
+        return o.getInput() != nullptr;
+      return std::nullopt;
+    };
+    if (auto has = dyn_cast<OptionalHasElementOp>(op)) {
+      std::optional<bool> known = present(has.getInput());
+      if (!known)
+        return false;
+      OpBuilder b(op);
+      auto type = RankedTensorType::get({}, b.getI1Type());
+      Value c = ConstantOp::create(b, op->getLoc(), type,
+                                   DenseElementsAttr::get(type, *known));
+      has.getOutput().replaceAllUsesWith(c);
+      op->erase();
+      return true;
+    }
+    auto get = dyn_cast<OptionalGetElementOp>(op);
+    if (!get)
+      return false;
+    Value element = get.getInput();
+    if (auto o = element.getDefiningOp<OptionalOp>())
+      element = o.getInput();
+    if (!element || !isa<TensorType>(element.getType()))
+      return false;
+    get.getOutput().replaceAllUsesWith(element);
+    op->erase();
+    return true;
+  }
+
   LogicalResult inferOp(Operation *op) {
+    if (resolveOptional(op))
+      return success();
     if (isa<SequenceEmptyOp, SequenceConstructOp, SequenceInsertOp,
             SequenceEraseOp, SplitToSequenceOp, SequenceAtOp, SequenceLengthOp,
             ConcatFromSequenceOp, IdentityOp>(op) &&

@@ -232,3 +232,33 @@ func.func @split_to_sequence(%x: tensor<2x3xf32>) -> tensor<*xf32> {
   %e = kiln.sequence_at(%t, %c1) : (!kiln.seq<tensor<*xf32>>, tensor<i64>) -> tensor<*xf32>
   return %e : tensor<*xf32>
 }
+
+// -----
+
+// OptionalHasElement and OptionalGetElement whose answer the graph states
+// are resolved: no input (false), a plain tensor (true; the element is the
+// tensor), an Optional op with its input (true; the element is that input)
+// or without (false). An optional graph input stays: only a run knows.
+
+// CHECK-LABEL: func.func @optionals
+// CHECK-SAME:    (%[[X:[^:]+]]: tensor<4xf32>, %[[O:[^:]+]]: !kiln.opt<tensor<4xf32>>)
+// CHECK-NOT:     kiln.optional_get_element
+// CHECK:         %[[F0:.+]] = kiln.constant dense<false> : tensor<i1>
+// CHECK:         %[[T1:.+]] = kiln.constant dense<true> : tensor<i1>
+// CHECK:         %[[T2:.+]] = kiln.constant dense<true> : tensor<i1>
+// CHECK:         %[[F3:.+]] = kiln.constant dense<false> : tensor<i1>
+// CHECK:         %[[H:.+]] = kiln.optional_has_element(%[[O]])
+// CHECK-NOT:     kiln.optional_get_element
+// CHECK:         return %[[X]], %[[X]], %[[F0]], %[[T1]], %[[T2]], %[[F3]], %[[H]]
+func.func @optionals(%x: tensor<4xf32>, %o: !kiln.opt<tensor<4xf32>>) -> (tensor<4xf32>, tensor<4xf32>, tensor<i1>, tensor<i1>, tensor<i1>, tensor<i1>, tensor<i1>) {
+  %g0 = kiln.optional_get_element(%x) : (tensor<4xf32>) -> tensor<4xf32>
+  %some = kiln.optional(%x) : (tensor<4xf32>) -> !kiln.opt<tensor<4xf32>>
+  %none = kiln.optional() {type_ = tensor<4xf32>} : () -> !kiln.opt<tensor<4xf32>>
+  %g1 = kiln.optional_get_element(%some) : (!kiln.opt<tensor<4xf32>>) -> tensor<4xf32>
+  %h0 = kiln.optional_has_element() : () -> tensor<i1>
+  %h1 = kiln.optional_has_element(%x) : (tensor<4xf32>) -> tensor<i1>
+  %h2 = kiln.optional_has_element(%some) : (!kiln.opt<tensor<4xf32>>) -> tensor<i1>
+  %h3 = kiln.optional_has_element(%none) : (!kiln.opt<tensor<4xf32>>) -> tensor<i1>
+  %h4 = kiln.optional_has_element(%o) : (!kiln.opt<tensor<4xf32>>) -> tensor<i1>
+  return %g0, %g1, %h0, %h1, %h2, %h3, %h4 : tensor<4xf32>, tensor<4xf32>, tensor<i1>, tensor<i1>, tensor<i1>, tensor<i1>, tensor<i1>
+}
