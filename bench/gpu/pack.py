@@ -43,8 +43,9 @@ A GPU machine takes 64 MiB of files per call: the big models' weights
 (ResNet-50 98 MB, BERT-base 418 MB; half that in fp16) do not fit, so the
 default benchmark set is MobileNetV2 alone. A larger archive is also
 written in parts (OUT.00, OUT.01, ... of --part-mib, default 59: the
-64 MiB hold the repository's own files too): send one per call, in a row while the machine is held (its files stay between
-calls), and run-pack.sh joins them.
+64 MiB hold the repository's own files too): send one per call, in a row
+while the machine is held (its files stay between calls), and
+run-pack.sh joins them.
 """
 
 import argparse

@@ -22,6 +22,7 @@
 #include "mlir/Pass/Pass.h"
 
 #include <limits>
+#include <vector>
 
 namespace kiln {
 #define GEN_PASS_DECL
@@ -33,6 +34,13 @@ namespace kiln {
 /// The raw bytes of a non-splat constant (inline or a dense resource), or
 /// nothing: what kiln-pack-weights and kiln-cpu-int8-gemm repack.
 std::optional<llvm::ArrayRef<char>> rawConstantBytes(mlir::Attribute value);
+
+/// The elements of `bytes` (each `eltBytes` long) that a row-major walk of
+/// `shape` reaches, element idx at offset sum(idx[d] * strides[d]) (in
+/// elements): a permuted or packed copy of a constant.
+std::vector<char> gatherBytes(llvm::ArrayRef<char> bytes, int64_t eltBytes,
+                              llvm::ArrayRef<int64_t> shape,
+                              llvm::ArrayRef<int64_t> strides);
 
 /// `x` seen through a `tensor.pad` of only its last two dims (an NCHW
 /// plane) with a constant zero, static: the pad's source and its top and

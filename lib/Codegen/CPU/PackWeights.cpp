@@ -136,28 +136,8 @@ void pack(RewriterBase &rewriter, linalg::LinalgOp op, unsigned bIndex,
   // unrolled into a strided copy.
   Type elt = getElementTypeOrSelf(oldB.getType());
   auto packedType = RankedTensorType::get(packedShape, elt);
-  int64_t total = packedType.getNumElements();
-  int64_t eb = view.eltBytes;
-  std::vector<char> data(total * eb);
-  {
-    int64_t rank = packedShape.size();
-    SmallVector<int64_t> idx(rank, 0);
-    int64_t inner = packedShape.back(), innerStride = packedStrides.back();
-    char *out = data.data();
-    int64_t offset = 0; // In the constant, elements; of idx (inner at 0).
-    for (int64_t done = 0; done < total; done += inner) {
-      for (int64_t i = 0; i < inner; ++i, out += eb)
-        std::memcpy(out, view.bytes.data() + (offset + i * innerStride) * eb,
-                    eb);
-      for (int64_t q = rank - 2; q >= 0; --q) {
-        offset += packedStrides[q];
-        if (++idx[q] < packedShape[q])
-          break;
-        offset -= packedStrides[q] * packedShape[q];
-        idx[q] = 0;
-      }
-    }
-  }
+  std::vector<char> data =
+      kiln::gatherBytes(view.bytes, view.eltBytes, packedShape, packedStrides);
 
   Location loc = op.getLoc();
   rewriter.setInsertionPoint(op);
@@ -291,6 +271,38 @@ struct PackWeightsPass
 };
 
 } // namespace
+
+std::vector<char> kiln::gatherBytes(ArrayRef<char> bytes, int64_t eltBytes,
+                                    ArrayRef<int64_t> shape,
+                                    ArrayRef<int64_t> strides) {
+  int64_t total = 1;
+  for (int64_t d : shape)
+    total *= d;
+  std::vector<char> data(total * eltBytes);
+  if (shape.empty()) {
+    std::memcpy(data.data(), bytes.data(), eltBytes);
+    return data;
+  }
+  // An odometer over `shape`, the innermost dim a strided copy.
+  int64_t rank = shape.size();
+  SmallVector<int64_t> idx(rank, 0);
+  int64_t inner = shape.back(), innerStride = strides.back();
+  char *out = data.data();
+  int64_t offset = 0; // In `bytes`, elements; of idx (inner at 0).
+  for (int64_t done = 0; done < total; done += inner) {
+    for (int64_t i = 0; i < inner; ++i, out += eltBytes)
+      std::memcpy(out, bytes.data() + (offset + i * innerStride) * eltBytes,
+                  eltBytes);
+    for (int64_t q = rank - 2; q >= 0; --q) {
+      offset += strides[q];
+      if (++idx[q] < shape[q])
+        break;
+      offset -= strides[q] * shape[q];
+      idx[q] = 0;
+    }
+  }
+  return data;
+}
 
 std::optional<ArrayRef<char>> kiln::rawConstantBytes(Attribute value) {
   if (auto dense = dyn_cast<DenseElementsAttr>(value)) {

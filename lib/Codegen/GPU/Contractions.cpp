@@ -2006,9 +2006,10 @@ gpu::LaunchOp TileBuilder::build(OpBuilder &b) {
       if (Value v = loaded[key])
         return v;
     }
-    Value guardBy = other || (byRow && byCol)
-                        ? inside
-                        : (byRow ? row.inside : (byCol ? col.inside : Value()));
+    Value guardBy = !once   ? inside
+                    : byRow ? row.inside
+                    : byCol ? col.inside
+                            : Value();
     Value v = loadOrZero(kb, guardBy,
                          cast<MemRefType>(buffer.getType()).getElementType(),
                          [&](OpBuilder &lb) -> Value {

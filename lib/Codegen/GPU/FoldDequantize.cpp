@@ -271,25 +271,14 @@ Value transposedBytes(OpBuilder &b, Location loc, Value q,
         kiln::rawConstantBytes(cst.getValue());
     if (!bytes || (int64_t)bytes->size() != qt.getNumElements())
       return {};
-    // Walk the new layout in order; `from` is the old offset.
+    // New dim i walks old dim perm[i].
     int64_t rank = qt.getRank();
-    SmallVector<int64_t> oldStrides(rank, 1), step(rank), idx(rank, 0);
+    SmallVector<int64_t> oldStrides(rank, 1), strides;
     for (int64_t d = rank - 2; d >= 0; --d)
       oldStrides[d] = oldStrides[d + 1] * qt.getDimSize(d + 1);
-    for (int64_t i = 0; i < rank; ++i)
-      step[i] = oldStrides[perm[i]];
-    std::vector<char> out(bytes->size());
-    int64_t from = 0;
-    for (char &c : out) {
-      c = (*bytes)[from];
-      for (int64_t i = rank - 1; i >= 0; --i) {
-        from += step[i];
-        if (++idx[i] < shape[i])
-          break;
-        from -= step[i] * shape[i];
-        idx[i] = 0;
-      }
-    }
+    for (int64_t d : perm)
+      strides.push_back(oldStrides[d]);
+    std::vector<char> out = kiln::gatherBytes(*bytes, 1, shape, strides);
     return bytesConstant(b, loc, tt, ArrayRef<char>(out.data(), out.size()));
   }
   auto g = q.getDefiningOp<linalg::GenericOp>();
