@@ -16,6 +16,21 @@ struct GemmDims {
   bool nk;
 };
 
+/// The result of `map` that reads loop dim `d`, when exactly one does and
+/// it is `d` itself; else -1.
+inline int64_t pureDimResult(mlir::AffineMap map, unsigned d) {
+  int64_t found = -1;
+  for (auto [i, e] : llvm::enumerate(map.getResults())) {
+    if (!e.isFunctionOfDim(d))
+      continue;
+    auto dim = mlir::dyn_cast<mlir::AffineDimExpr>(e);
+    if (found >= 0 || !dim)
+      return -1;
+    found = i;
+  }
+  return found;
+}
+
 /// The operand types of a GEMM-shaped op on tensors.
 struct GemmTypes {
   mlir::RankedTensorType a, b, out;

@@ -118,8 +118,8 @@ void kiln::buildCpuCodegenPipeline(OpPassManager &pm,
               (options.profile ? "kiln-profile-regions," : "") +
               "buffer-deallocation-pipeline,"
               "func.func(kiln-copy-to-linalg," +
-              (vnni ? "kiln-cpu-vnni-dot," : "") + "convert-linalg-to-loops)," +
-              forall +
+              (vnni ? "kiln-cpu-vnni-dot," : "") + "kiln-cpu-row-reductions{" +
+              bits + "},convert-linalg-to-loops)," + forall +
               "func.func(kiln-expand-float8,kiln-math-approximation{ops=erf,"
               "exp,expm1,tanh,"
               "log,log1p,log2},lower-vector-mask,"

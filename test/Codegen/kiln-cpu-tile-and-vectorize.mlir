@@ -487,3 +487,74 @@ func.func @spread_fill(%init: tensor<1x64x56x56xf32>) -> tensor<1x64x56x56xf32> 
   %f = linalg.fill ins(%ninf : f32) outs(%init : tensor<1x64x56x56xf32>) -> tensor<1x64x56x56xf32>
   return %f : tensor<1x64x56x56xf32>
 }
+
+// -----
+
+// Attention's Q K^T: the input that holds the output's contiguous dim n
+// (K, [b, n, k]) has k innermost, so a register tile's vector of n would be
+// gathered at every step of k. It is copied once transposed, [b, k, n],
+// and read so; through the transpose that made it (a head split), the two
+// transposes are one. Left alone: a constant input (kiln-pack-weights'),
+// and an input whose elements are each read fewer than 4 times (2 rows).
+
+// CHECK-LABEL: func.func @kt_operand
+// CHECK-SAME:    %[[Q:[^:]+]]: tensor<2x16x8xf32>, %[[K:[^:]+]]: tensor<2x32x8xf32>
+// CHECK:         %[[KT:.+]] = linalg.transpose ins(%[[K]] : tensor<2x32x8xf32>) outs(%{{.+}} : tensor<2x8x32xf32>) permutation = [0, 2, 1]
+// CHECK:         scf.forall
+// CHECK:           tensor.extract_slice %[[KT]]
+// CHECK:           vector.contract
+
+// CHECK-LABEL: func.func @kt_through_transpose
+// CHECK-SAME:    %[[Q:[^:]+]]: tensor<2x16x8xf32>, %[[SRC:[^:]+]]: tensor<32x2x8xf32>
+// CHECK:         %[[KT:.+]] = linalg.transpose ins(%[[SRC]] : tensor<32x2x8xf32>) outs(%{{.+}} : tensor<2x8x32xf32>) permutation = [1, 2, 0]
+// CHECK-NOT:     linalg.transpose
+// CHECK:         vector.contract
+
+// CHECK-LABEL: func.func @kt_constant
+// CHECK-NOT:     linalg.transpose
+// CHECK:         vector.contract
+// CHECK-LABEL: func.func @kt_little_reuse
+// CHECK-NOT:     linalg.transpose
+// CHECK:         return
+#qa = affine_map<(b, m, k, n) -> (b, m, k)>
+#kb = affine_map<(b, m, k, n) -> (b, n, k)>
+#sc = affine_map<(b, m, k, n) -> (b, m, n)>
+func.func @kt_operand(%q: tensor<2x16x8xf32>, %k: tensor<2x32x8xf32>, %c: tensor<2x16x32xf32>) -> tensor<2x16x32xf32> {
+  %0 = linalg.generic {indexing_maps = [#qa, #kb, #sc], iterator_types = ["parallel", "parallel", "reduction", "parallel"]} ins(%q, %k : tensor<2x16x8xf32>, tensor<2x32x8xf32>) outs(%c : tensor<2x16x32xf32>) {
+  ^bb0(%x: f32, %y: f32, %acc: f32):
+    %p = arith.mulf %x, %y : f32
+    %s = arith.addf %acc, %p : f32
+    linalg.yield %s : f32
+  } -> tensor<2x16x32xf32>
+  return %0 : tensor<2x16x32xf32>
+}
+func.func @kt_through_transpose(%q: tensor<2x16x8xf32>, %src: tensor<32x2x8xf32>, %c: tensor<2x16x32xf32>) -> tensor<2x16x32xf32> {
+  %e = tensor.empty() : tensor<2x32x8xf32>
+  %k = linalg.transpose ins(%src : tensor<32x2x8xf32>) outs(%e : tensor<2x32x8xf32>) permutation = [1, 0, 2]
+  %0 = linalg.generic {indexing_maps = [#qa, #kb, #sc], iterator_types = ["parallel", "parallel", "reduction", "parallel"]} ins(%q, %k : tensor<2x16x8xf32>, tensor<2x32x8xf32>) outs(%c : tensor<2x16x32xf32>) {
+  ^bb0(%x: f32, %y: f32, %acc: f32):
+    %p = arith.mulf %x, %y : f32
+    %s = arith.addf %acc, %p : f32
+    linalg.yield %s : f32
+  } -> tensor<2x16x32xf32>
+  return %0 : tensor<2x16x32xf32>
+}
+func.func @kt_constant(%q: tensor<2x16x8xf32>, %c: tensor<2x16x32xf32>) -> tensor<2x16x32xf32> {
+  %k = arith.constant dense<1.0> : tensor<2x32x8xf32>
+  %0 = linalg.generic {indexing_maps = [#qa, #kb, #sc], iterator_types = ["parallel", "parallel", "reduction", "parallel"]} ins(%q, %k : tensor<2x16x8xf32>, tensor<2x32x8xf32>) outs(%c : tensor<2x16x32xf32>) {
+  ^bb0(%x: f32, %y: f32, %acc: f32):
+    %p = arith.mulf %x, %y : f32
+    %s = arith.addf %acc, %p : f32
+    linalg.yield %s : f32
+  } -> tensor<2x16x32xf32>
+  return %0 : tensor<2x16x32xf32>
+}
+func.func @kt_little_reuse(%q: tensor<2x2x8xf32>, %k: tensor<2x32x8xf32>, %c: tensor<2x2x32xf32>) -> tensor<2x2x32xf32> {
+  %0 = linalg.generic {indexing_maps = [#qa, #kb, #sc], iterator_types = ["parallel", "parallel", "reduction", "parallel"]} ins(%q, %k : tensor<2x2x8xf32>, tensor<2x32x8xf32>) outs(%c : tensor<2x2x32xf32>) {
+  ^bb0(%x: f32, %y: f32, %acc: f32):
+    %p = arith.mulf %x, %y : f32
+    %s = arith.addf %acc, %p : f32
+    linalg.yield %s : f32
+  } -> tensor<2x2x32xf32>
+  return %0 : tensor<2x2x32xf32>
+}

@@ -582,6 +582,45 @@ def KilnCpuVnniDot : Pass<"kiln-cpu-vnni-dot", "::mlir::func::FuncOp"> {
   let dependentDialects = ["::mlir::LLVM::LLVMDialect"];
 }
 
+def KilnCpuRowReductions
+    : Pass<"kiln-cpu-row-reductions", "::mlir::func::FuncOp"> {
+  let summary = "Computes reductions over contiguous rows with vector "
+                "accumulators";
+  let description = [{
+    A `linalg.generic` on buffers whose only reduction is its innermost
+    loop, whose inputs read that loop's dim as their last, contiguous
+    index (or not at all: a per-row value such as Softmax's maximum), and
+    whose outputs each accumulate with one combining op (`addf`, `mulf`,
+    `maxnumf`, `minnumf`, `maximumf`, `minimumf`, or their integer kin)
+    becomes a loop nest over its parallel dims in which each row is read
+    `vector-bits` at a time: the body (arith and math ops) runs on whole
+    vectors, combined lane by lane into `unroll` independent accumulators,
+    a masked tail, and one `vector.reduction` across the lanes (a tree).
+    Softmax's maximum and sum, LayerNorm's mean and variance and
+    ReduceSum/Mean/Max over the last axis are such generics; lowered to
+    scalar loops instead, a float sum is one chain of dependent adds,
+    which LLVM may not reorder (an add's latency per element).
+
+    The sum is taken in a different order than the scalar loop's (lanes
+    and accumulators, then the tree): float results may differ in the last
+    bits, as any vectorized reduction's do. Rows shorter than one vector
+    and ops with index computations (`linalg.index`) are left alone. It
+    runs after bufferization, before `convert-linalg-to-loops`.
+  }];
+  let options = [
+    Option<"vectorBits", "vector-bits", "unsigned", "512",
+           "The CPU's vector register width in bits">,
+    Option<"unroll", "unroll", "int64_t", "4",
+           "Independent vector accumulators per output (hide the "
+           "combining op's latency)">,
+  ];
+  let dependentDialects = ["::mlir::scf::SCFDialect",
+                           "::mlir::memref::MemRefDialect",
+                           "::mlir::vector::VectorDialect",
+                           "::mlir::affine::AffineDialect",
+                           "::mlir::arith::ArithDialect"];
+}
+
 def KilnPackWeights : Pass<"kiln-pack-weights", "::mlir::func::FuncOp"> {
   let summary = "Packs constant right-hand sides of contractions into "
                 "contiguous register panels";

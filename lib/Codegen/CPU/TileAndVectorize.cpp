@@ -19,6 +19,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "../GemmDims.h"
 #include "Canonicalize.h"
 #include "Epilogue.h"
 #include "kiln/Codegen/Passes.h"
@@ -37,6 +38,7 @@
 #include "mlir/Dialect/Vector/Transforms/VectorRewritePatterns.h"
 #include "mlir/IR/Dominance.h"
 #include "mlir/IR/IRMapping.h"
+#include "mlir/IR/Matchers.h"
 #include "mlir/IR/PatternMatch.h"
 #include "mlir/Interfaces/SideEffectInterfaces.h"
 #include "mlir/Interfaces/TilingInterface.h"
@@ -565,6 +567,90 @@ planParallel(linalg::LinalgOp op, int64_t chunks, int64_t minIterations) {
   return std::nullopt;
 }
 
+/// Where the input that holds the output's contiguous dim (the register
+/// tile's vectors) is computed at run time and has another dim innermost
+/// (attention's K, read as K^T), each vector of a register tile would be
+/// gathered element by element at every step of k: the input is copied
+/// once with that dim innermost instead, by a `linalg.transpose` (composed
+/// with the transpose that made it, if any: attention's head split), and
+/// read so. Only where each copied element is then read at least
+/// `minReuse` times. Constant inputs are kiln-pack-weights' to reorder.
+void relayoutVectorOperand(RewriterBase &rewriter, linalg::GenericOp op,
+                           int64_t minReuse) {
+  if (!linalg::isaContractionOpInterface(op) || op.getNumDpsInputs() != 2 ||
+      op.getNumDpsInits() != 1 || !op.hasPureTensorSemantics())
+    return;
+  SmallVector<int64_t> ranges = op.getStaticLoopRanges();
+  if (llvm::any_of(ranges, ShapedType::isDynamic))
+    return;
+  SmallVector<AffineMap> maps = op.getIndexingMapsArray();
+  if (maps.back().getNumResults() == 0)
+    return;
+  auto last = dyn_cast<AffineDimExpr>(maps.back().getResults().back());
+  if (!last)
+    return;
+  unsigned jn = last.getPosition();
+  int64_t which = -1;
+  for (unsigned i = 0; i < 2; ++i)
+    if (maps[i].isFunctionOfDim(jn)) {
+      if (which >= 0)
+        return;
+      which = i;
+    }
+  if (which < 0)
+    return;
+  AffineMap map = maps[which];
+  int64_t pos = kiln::pureDimResult(map, jn);
+  int64_t rank = map.getNumResults();
+  if (pos < 0 || pos == rank - 1)
+    return;
+  Value input = op.getDpsInputs()[which];
+  if (matchPattern(input, m_Constant()))
+    return;
+  auto type = cast<RankedTensorType>(input.getType());
+  int64_t iterations = 1;
+  for (int64_t r : ranges)
+    iterations *= r;
+  if (iterations < minReuse * type.getNumElements())
+    return;
+
+  // The input's dims, `pos` moved last; through the transpose that made
+  // the input, when nothing else reads it, from that one's source.
+  SmallVector<int64_t> perm;
+  for (int64_t r = 0; r < rank; ++r)
+    if (r != pos)
+      perm.push_back(r);
+  perm.push_back(pos);
+  Value source = input;
+  SmallVector<int64_t> sourcePerm = perm;
+  auto producer = input.getDefiningOp<linalg::TransposeOp>();
+  if (producer && input.hasOneUse()) {
+    source = producer.getInput();
+    ArrayRef<int64_t> inner = producer.getPermutation();
+    for (int64_t r = 0; r < rank; ++r)
+      sourcePerm[r] = inner[perm[r]];
+  }
+  SmallVector<int64_t> shape;
+  SmallVector<AffineExpr> results;
+  for (int64_t r : perm) {
+    shape.push_back(type.getDimSize(r));
+    results.push_back(map.getResult(r));
+  }
+  rewriter.setInsertionPoint(op);
+  Location loc = op.getLoc();
+  Value empty =
+      tensor::EmptyOp::create(rewriter, loc, shape, type.getElementType());
+  auto copy =
+      linalg::TransposeOp::create(rewriter, loc, source, empty, sourcePerm);
+  maps[which] = AffineMap::get(map.getNumDims(), 0, results, op.getContext());
+  rewriter.modifyOpInPlace(op, [&] {
+    op->setOperand(which, copy->getResult(0));
+    op.setIndexingMapsAttr(rewriter.getAffineMapArrayAttr(maps));
+  });
+  if (producer && producer->use_empty())
+    rewriter.eraseOp(producer);
+}
+
 struct TileAndVectorizePass
     : public kiln::impl::KilnCpuTileAndVectorizeBase<TileAndVectorizePass> {
   using Base::Base;
@@ -581,6 +667,12 @@ struct TileAndVectorizePass
     // its init is a broadcast value: computed in registers, the init then
     // not written at all.
     SmallVector<std::optional<AccumulatorStart>> starts;
+    MLIRContext *ctx = &getContext();
+    IRRewriter rewriter(ctx);
+    SmallVector<linalg::GenericOp> generics;
+    getOperation().walk([&](linalg::GenericOp op) { generics.push_back(op); });
+    for (linalg::GenericOp op : generics)
+      relayoutVectorOperand(rewriter, op, /*minReuse=*/4);
     getOperation().walk([&](linalg::LinalgOp op) {
       auto plan = planContraction(op, vectorBits, registerTileM, panelBytes,
                                   parallelChunks);
@@ -607,8 +699,6 @@ struct TileAndVectorizePass
       if (auto tiles = planParallel(op, parallelChunks, 1 << 14))
         spread.emplace_back(op, std::move(*tiles));
     });
-    MLIRContext *ctx = &getContext();
-    IRRewriter rewriter(ctx);
     // Other ops: their loops stay scalar (LLVM vectorizes the innermost),
     // but the blocks of one parallel loop may run on different threads.
     for (auto &[op, tiles] : spread)

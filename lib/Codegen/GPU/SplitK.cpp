@@ -9,6 +9,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "../GemmDims.h"
 #include "kiln/Codegen/Passes.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
@@ -27,21 +28,6 @@ using namespace mlir;
 namespace {
 
 int64_t ceilDiv(int64_t a, int64_t b) { return (a + b - 1) / b; }
-
-/// The result of `map` that reads loop dim `d`, when exactly one does and
-/// it is `d` itself; else -1.
-int64_t pureResult(AffineMap map, unsigned d) {
-  int64_t found = -1;
-  for (auto [i, e] : llvm::enumerate(map.getResults())) {
-    if (!e.isFunctionOfDim(d))
-      continue;
-    auto dim = dyn_cast<AffineDimExpr>(e);
-    if (found >= 0 || !dim)
-      return -1;
-    found = i;
-  }
-  return found;
-}
 
 /// `v` with dim `j` (of extent S * E/S) expanded into [S, E/S]. A
 /// zero-padded tensor that is not padded along `j` is rebuilt as the
@@ -156,7 +142,8 @@ struct GpuSplitKPass : public kiln::impl::KilnGpuSplitKBase<GpuSplitKPass> {
       if (dims->sizes[k] > dims->sizes[d])
         d = k;
     SmallVector<AffineMap> maps = op.getIndexingMapsArray();
-    int64_t pos[2] = {pureResult(maps[0], d), pureResult(maps[1], d)};
+    int64_t pos[2] = {kiln::pureDimResult(maps[0], d),
+                      kiln::pureDimResult(maps[1], d)};
     if (pos[0] < 0 || pos[1] < 0)
       return;
     int64_t s = chooseSplits(*dims, d);
