@@ -248,3 +248,63 @@ func.func @chained(%x: tensor<1x4x8x8xf32>, %w: tensor<4x1x3x3xf32>) -> tensor<1
   } -> tensor<1x4x4x4xf32>
   return %c2 : tensor<1x4x4x4xf32>
 }
+
+// -----
+
+// ResNet's MaxPool: 3x3, stride 2, over a plane padded with -inf (the
+// window's shape is an unread input). The same vector rows, the taps'
+// inputs taken from the row vectors by two shuffles (stride 2), lanes
+// outside the input -inf, combined with the body's maximum; the rows are
+// read from the unpadded input (the pad is left dead) and the maxima start
+// from the fill's -inf.
+
+// CHECK-LABEL: func.func @max_pool
+// CHECK-SAME:    (%[[X:.+]]: tensor<1x8x32x32xf32>)
+// CHECK:         scf.forall (%[[N:.+]], %[[C:.+]]) in (1, 8)
+// CHECK:           %[[NINF:.+]] = arith.constant dense<0xFF800000> : vector<16xf32>
+// CHECK-NOT:       tensor.extract %
+// CHECK:           scf.for %[[OH:.+]] =
+// CHECK:             %[[ROW:.+]] = vector.transfer_read %[[X]][%[[N]], %[[C]], %{{.+}}, %{{.+}}], %{{.+}} : tensor<1x8x32x32xf32>, vector<16xf32>
+// CHECK:             arith.select %{{.+}}, %[[ROW]], %[[NINF]] : vector<16xf32>
+// CHECK:             vector.shuffle
+// CHECK:             arith.maximumf %{{.+}}, %{{.+}} : vector<16xf32>
+// CHECK-COUNT-8:     arith.maximumf %{{.+}} : vector<16xf32>
+// CHECK:             vector.transfer_write
+// CHECK-NOT:     linalg.generic
+
+// Not a window maximum: a sum over the window (the body is not a maximum
+// or a multiply-add) stays a generic.
+// CHECK-LABEL: func.func @sum_pool
+// CHECK:         linalg.generic
+
+#pin = affine_map<(d0, d1, d2, d3, d4, d5) -> (d0, d1, d2 * 2 + d4, d3 * 2 + d5)>
+#pwin = affine_map<(d0, d1, d2, d3, d4, d5) -> (d4, d5)>
+#pout = affine_map<(d0, d1, d2, d3, d4, d5) -> (d0, d1, d2, d3)>
+func.func @max_pool(%x: tensor<1x8x32x32xf32>) -> tensor<1x8x16x16xf32> {
+  %ninf = arith.constant 0xFF800000 : f32
+  %padded = tensor.pad %x low[0, 0, 1, 1] high[0, 0, 1, 1] {
+  ^bb0(%i: index, %j: index, %k: index, %l: index):
+    tensor.yield %ninf : f32
+  } : tensor<1x8x32x32xf32> to tensor<1x8x34x34xf32>
+  %win = tensor.empty() : tensor<3x3xf32>
+  %e = tensor.empty() : tensor<1x8x16x16xf32>
+  %init = linalg.fill ins(%ninf : f32) outs(%e : tensor<1x8x16x16xf32>) -> tensor<1x8x16x16xf32>
+  %r = linalg.generic {indexing_maps = [#pin, #pwin, #pout], iterator_types = ["parallel", "parallel", "parallel", "parallel", "reduction", "reduction"]} ins(%padded, %win : tensor<1x8x34x34xf32>, tensor<3x3xf32>) outs(%init : tensor<1x8x16x16xf32>) {
+  ^bb0(%in: f32, %w: f32, %out: f32):
+    %m = arith.maximumf %in, %out : f32
+    linalg.yield %m : f32
+  } -> tensor<1x8x16x16xf32>
+  return %r : tensor<1x8x16x16xf32>
+}
+func.func @sum_pool(%x: tensor<1x8x34x34xf32>) -> tensor<1x8x16x16xf32> {
+  %zero = arith.constant 0.0 : f32
+  %win = tensor.empty() : tensor<3x3xf32>
+  %e = tensor.empty() : tensor<1x8x16x16xf32>
+  %init = linalg.fill ins(%zero : f32) outs(%e : tensor<1x8x16x16xf32>) -> tensor<1x8x16x16xf32>
+  %r = linalg.generic {indexing_maps = [#pin, #pwin, #pout], iterator_types = ["parallel", "parallel", "parallel", "parallel", "reduction", "reduction"]} ins(%x, %win : tensor<1x8x34x34xf32>, tensor<3x3xf32>) outs(%init : tensor<1x8x16x16xf32>) {
+  ^bb0(%in: f32, %w: f32, %out: f32):
+    %m = arith.addf %in, %out : f32
+    linalg.yield %m : f32
+  } -> tensor<1x8x16x16xf32>
+  return %r : tensor<1x8x16x16xf32>
+}

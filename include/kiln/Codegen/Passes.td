@@ -433,8 +433,8 @@ def KilnCollapseElementwise
 
 def KilnCpuDepthwiseConv
     : Pass<"kiln-cpu-depthwise-conv", "::mlir::func::FuncOp"> {
-  let summary = "Writes depthwise 2-D convolutions as rows of vectors, their "
-                "zero padding folded into lane shuffles";
+  let summary = "Writes depthwise 2-D convolutions and max pooling as rows "
+                "of vectors, their padding folded into lane shuffles";
   let description = [{
     The `linalg.generic` that a depthwise `Conv` (group = input channels =
     output channels, 2-D, NCHW, f32) lowers to, or a depthwise
@@ -453,6 +453,14 @@ def KilnCpuDepthwiseConv
     input is not written. An elementwise op that is the convolution's only
     user (Clip, Relu) is applied to the accumulators before they are
     stored.
+
+    A f32 `MaxPool`'s window generic (the same loops and input map, the
+    window's shape as an unread second input, a body of `maximumf` or
+    `maxnumf`) takes the same rows: its input padded with any constant
+    (MaxPool's -inf, which then fills the lanes outside the input), the
+    taps combined with the body's maximum, no weights (ResNet-50's 3x3
+    stride-2 MaxPool over 64 planes of 112x112 on 2 threads: 0.32 ->
+    0.04 ms).
 
     Rows wider than 8 output vectors or 16 input vectors, windows of more
     than 81 taps and strides above 4 stay generic (scalar loops).

@@ -26,6 +26,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "../ConvLayout.h"
 #include "Epilogue.h"
 #include "kiln/Codegen/Passes.h"
 
@@ -35,6 +36,7 @@
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/Dialect/Vector/IR/VectorOps.h"
+#include "mlir/IR/Matchers.h"
 #include "mlir/IR/PatternMatch.h"
 
 #define DEBUG_TYPE "kiln-cpu-depthwise-conv"
@@ -58,6 +60,11 @@ struct Depthwise {
   /// Where the accumulators start: a per-channel bias [C], a scalar (a
   /// fill), or else the init tensor itself, read.
   Value bias, scalar;
+  /// A max pooling window instead (`weights` unused): the maximum op of
+  /// its body (maximumf or maxnumf), and the input's padding value (null:
+  /// no padding, -inf serves).
+  std::optional<OperationName> maxName;
+  Value padValue;
 };
 
 /// The coefficients of d_a and d_b in `e`, when `e` is exactly
@@ -108,6 +115,21 @@ bool isMultiplyAccumulate(Block &body) {
          (mul->getOperand(0) == y && mul->getOperand(1) == x);
 }
 
+/// The maximum op of `body` when it computes max(in0, out) (in either
+/// order) and ignores its second input (a pooling window's shape).
+std::optional<OperationName> windowMaximum(Block &body) {
+  auto yield = cast<linalg::YieldOp>(body.getTerminator());
+  Operation *max = yield.getOperand(0).getDefiningOp();
+  if (!isa_and_nonnull<arith::MaximumFOp, arith::MaxNumFOp>(max) ||
+      body.getOperations().size() != 2)
+    return std::nullopt;
+  Value x = body.getArgument(0), acc = body.getArgument(2);
+  if (!((max->getOperand(0) == x && max->getOperand(1) == acc) ||
+        (max->getOperand(0) == acc && max->getOperand(1) == x)))
+    return std::nullopt;
+  return max->getName();
+}
+
 std::optional<Depthwise> match(linalg::GenericOp op, int64_t lanes) {
   if (op.getNumLoops() != 6 || op.getNumDpsInputs() != 2 ||
       op.getNumDpsInits() != 1 || op.getNumResults() != 1 ||
@@ -123,14 +145,22 @@ std::optional<Depthwise> match(linalg::GenericOp op, int64_t lanes) {
   auto wt = dyn_cast<RankedTensorType>(op.getDpsInputs()[1].getType());
   auto ot = dyn_cast<RankedTensorType>(op.getResult(0).getType());
   if (!xt || !wt || !ot || !xt.hasStaticShape() || !wt.hasStaticShape() ||
-      !ot.hasStaticShape() || xt.getRank() != 4 || wt.getRank() != 4 ||
-      ot.getRank() != 4 ||
+      !ot.hasStaticShape() || xt.getRank() != 4 || ot.getRank() != 4 ||
       !(ot.getElementType().isF32() || ot.getElementType().isInteger(32)) ||
-      xt.getElementType() != ot.getElementType() ||
-      wt.getElementType() != ot.getElementType())
+      xt.getElementType() != ot.getElementType())
     return std::nullopt;
-  if (!isMultiplyAccumulate(op.getRegion().front()))
+  // A convolution's weights [C, 1, KH, KW], or a max pooling's window
+  // shape [KH, KW] (its values unread).
+  std::optional<OperationName> maxName;
+  if (isMultiplyAccumulate(op.getRegion().front())) {
+    if (wt.getRank() != 4 || wt.getElementType() != ot.getElementType())
+      return std::nullopt;
+  } else if ((maxName = windowMaximum(op.getRegion().front()))) {
+    if (wt.getRank() != 2 || !ot.getElementType().isF32())
+      return std::nullopt;
+  } else {
     return std::nullopt;
+  }
 
   MLIRContext *ctx = op.getContext();
   auto d = [&](unsigned i) { return getAffineDimExpr(i, ctx); };
@@ -143,8 +173,11 @@ std::optional<Depthwise> match(linalg::GenericOp op, int64_t lanes) {
   auto cols = twoTermCoefficients(in.getResult(3), 6, 3, 5);
   if (!rows || !cols)
     return std::nullopt;
-  AffineMap wExpected = AffineMap::get(
-      6, 0, {d(1), getAffineConstantExpr(0, ctx), d(4), d(5)}, ctx);
+  AffineMap wExpected =
+      maxName
+          ? AffineMap::get(6, 0, {d(4), d(5)}, ctx)
+          : AffineMap::get(
+                6, 0, {d(1), getAffineConstantExpr(0, ctx), d(4), d(5)}, ctx);
   if (maps[1] != wExpected ||
       maps[2] != AffineMap::get(6, 0, {d(0), d(1), d(2), d(3)}, ctx))
     return std::nullopt;
@@ -158,16 +191,22 @@ std::optional<Depthwise> match(linalg::GenericOp op, int64_t lanes) {
   dw.c = ot.getDimSize(1);
   dw.oh = ot.getDimSize(2);
   dw.ow = ot.getDimSize(3);
-  dw.kh = wt.getDimSize(2);
-  dw.kw = wt.getDimSize(3);
-  if (wt.getDimSize(0) != dw.c || wt.getDimSize(1) != 1)
+  dw.maxName = maxName;
+  dw.kh = wt.getDimSize(wt.getRank() - 2);
+  dw.kw = wt.getDimSize(wt.getRank() - 1);
+  if (!maxName && (wt.getDimSize(0) != dw.c || wt.getDimSize(1) != 1))
     return std::nullopt;
 
-  // The input, seen through a zero pad of its spatial dims.
+  // The input, seen through a pad of its spatial dims: with zeros for a
+  // convolution, with any constant for a maximum (-inf from MaxPool).
   dw.input = op.getDpsInputs()[0];
-  if (std::optional<kiln::PlanePad> pad = kiln::zeroPlanePad(dw.input)) {
+  if (std::optional<kiln::PlanePad> pad =
+          kiln::planePad(dw.input, /*zeroOnly=*/!maxName)) {
     dw.padTop = pad->top;
     dw.padLeft = pad->left;
+    if (maxName)
+      dw.padValue =
+          dw.input.getDefiningOp<tensor::PadOp>().getConstantPaddingValue();
     dw.input = pad->source;
   }
   auto st = cast<RankedTensorType>(dw.input.getType());
@@ -300,13 +339,27 @@ Value rewrite(RewriterBase &rewriter, Depthwise dw, linalg::GenericOp epilogue,
   b.setInsertionPointToStart(forall.getBody());
   Value n = forall.getInductionVar(0), c = forall.getInductionVar(1);
   Value shared = forall.getRegionIterArgs()[0];
-  Value zero = arith::ConstantOp::create(
-      b, loc, vt, DenseElementsAttr::get(vt, b.getZeroAttr(elt)));
-  Value zeroF = arith::ConstantOp::create(b, loc, b.getZeroAttr(elt));
+  // What lies outside the input: zeros for a convolution, the padding
+  // value (or -inf) for a maximum.
+  Value zeroF =
+      dw.padValue ? dw.padValue
+      : dw.maxName
+          ? arith::ConstantOp::create(
+                b, loc,
+                b.getFloatAttr(elt, -std::numeric_limits<double>::infinity()))
+                .getResult()
+          : arith::ConstantOp::create(b, loc, b.getZeroAttr(elt)).getResult();
+  Attribute outside;
+  Value zero = matchPattern(zeroF, m_Constant(&outside))
+                   ? arith::ConstantOp::create(
+                         b, loc, vt,
+                         DenseElementsAttr::get(vt, cast<TypedAttr>(outside)))
+                         .getResult()
+                   : vector::BroadcastOp::create(b, loc, vt, zeroF).getResult();
   Value idx0 = idx(b, loc, 0);
   // The taps' weights, broadcast, and where the sums start.
   SmallVector<Value> taps;
-  for (int64_t i = 0; i < dw.kh; ++i)
+  for (int64_t i = 0; i < dw.kh && !dw.maxName; ++i)
     for (int64_t j = 0; j < dw.kw; ++j) {
       Value wv = tensor::ExtractOp::create(
           b, loc, dw.weights,
@@ -376,6 +429,11 @@ Value rewrite(RewriterBase &rewriter, Depthwise dw, linalg::GenericOp epilogue,
                   elems.push_back(std::nullopt);
               }
               Value x = gatherLanes(rb, loc, row, zero, elems);
+              if (dw.maxName) {
+                OperationState state(loc, *dw.maxName, {accs[j], x}, {vt});
+                accs[j] = rb.create(state)->getResult(0);
+                continue;
+              }
               Value w = taps[i * dw.kw + k];
               accs[j] = isa<FloatType>(elt)
                             ? vector::FMAOp::create(rb, loc, w, x, accs[j])
