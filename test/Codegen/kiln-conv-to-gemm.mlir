@@ -138,7 +138,9 @@ func.func @pointwise_panel(%x: tensor<1x4x8x8xf32>, %w: tensor<8x4x1x1xf32>, %ac
 // plain vector read replaces the gather, which stays for vectors that
 // cross a row or reach into the padding. 1x2 windows on a 9-wide plane,
 // two vectors per block: four taps-by-vector branches per channel. At
-// stride 2 along the row the lanes are not consecutive: gathers only.
+// stride 2 along the row a run is the even lanes of two consecutive
+// vectors (two loads, one shuffle) where both lie in the row; at stride 3,
+// gathers only.
 
 // CHECK-LABEL: func.func @runs
 // CHECK-SAME:    (%[[X:.+]]: tensor<1x1x8x9xf32>
@@ -162,6 +164,15 @@ func.func @pointwise_panel(%x: tensor<1x4x8x8xf32>, %w: tensor<8x4x1x1xf32>, %ac
 // CHECK:             vector.gather %[[FLAT]]
 // CHECK-NOT:       scf.if
 // CHECK-LABEL: func.func @strided_row
+// CHECK:         %[[SFLAT:.+]] = tensor.collapse_shape
+// CHECK:         scf.for
+// CHECK:           scf.if %{{.+}} -> (vector<8xf32>) {
+// CHECK:             %[[LO:.+]] = vector.transfer_read %[[SFLAT]][%{{.+}}], %{{.+}} {in_bounds = [true]} : tensor<136xf32>, vector<8xf32>
+// CHECK:             %[[HI:.+]] = vector.transfer_read %[[SFLAT]][%{{.+}}], %{{.+}} {in_bounds = [true]} : tensor<136xf32>, vector<8xf32>
+// CHECK:             vector.shuffle %[[LO]], %[[HI]] [0, 2, 4, 6, 8, 10, 12, 14] : vector<8xf32>, vector<8xf32>
+// CHECK:           } else {
+// CHECK:             vector.gather %[[SFLAT]]
+// CHECK-LABEL: func.func @stride3_row
 // CHECK-NOT:       scf.if
 // CHECK:           vector.gather
 // CHECK-NOT:       scf.if
@@ -171,5 +182,9 @@ func.func @runs(%x: tensor<1x1x8x9xf32>, %w: tensor<8x1x1x2xf32>, %acc: tensor<1
 }
 func.func @strided_row(%x: tensor<1x1x8x17xf32>, %w: tensor<8x1x1x2xf32>, %acc: tensor<1x8x8x8xf32>) -> tensor<1x8x8x8xf32> {
   %0 = linalg.conv_2d_nchw_fchw {dilations = dense<1> : tensor<2xi64>, strides = dense<[1, 2]> : tensor<2xi64>} ins(%x, %w : tensor<1x1x8x17xf32>, tensor<8x1x1x2xf32>) outs(%acc : tensor<1x8x8x8xf32>) -> tensor<1x8x8x8xf32>
+  return %0 : tensor<1x8x8x8xf32>
+}
+func.func @stride3_row(%x: tensor<1x1x8x25xf32>, %w: tensor<8x1x1x2xf32>, %acc: tensor<1x8x8x8xf32>) -> tensor<1x8x8x8xf32> {
+  %0 = linalg.conv_2d_nchw_fchw {dilations = dense<1> : tensor<2xi64>, strides = dense<[1, 3]> : tensor<2xi64>} ins(%x, %w : tensor<1x1x8x25xf32>, tensor<8x1x1x2xf32>) outs(%acc : tensor<1x8x8x8xf32>) -> tensor<1x8x8x8xf32>
   return %0 : tensor<1x8x8x8xf32>
 }

@@ -146,8 +146,11 @@ Value packWindowsGathered(RewriterBase &b, Location loc, Value x, int64_t oh,
   // At stride 1 along the row, a vector whose positions lie in one output
   // row reads, for each tap, a run of `lanes` consecutive input elements:
   // where that run is inside the plane, one plain vector load replaces the
-  // gather.
-  bool runs = s[1] == 1 && lanes <= ow && lanes <= w && !contiguous;
+  // gather. At stride 2 the run is every other element of 2 x `lanes`:
+  // two loads and one shuffle of their even lanes.
+  int64_t sw = s[1];
+  bool runs =
+      (sw == 1 || sw == 2) && lanes <= ow && sw * lanes <= w && !contiguous;
   auto cst = [&](int64_t x) -> Value {
     return arith::ConstantIntOp::create(b, loc, i32, x);
   };
@@ -166,12 +169,14 @@ Value packWindowsGathered(RewriterBase &b, Location loc, Value x, int64_t oh,
                                          cst(ow - lanes));
     Value row0 = arith::SubIOp::create(
         b, loc, arith::MulIOp::create(b, loc, r, cst(s[0])), cst(padTop));
-    Value col0 = arith::SubIOp::create(b, loc, col, cst(padLeft));
+    Value col0 = arith::SubIOp::create(
+        b, loc, arith::MulIOp::create(b, loc, col, cst(sw)), cst(padLeft));
     for (int64_t i = 0; i < kh; ++i)
       for (int64_t j = 0; j < kw; ++j) {
         Value ri = arith::AddIOp::create(b, loc, row0, cst(i * d[0]));
         Value qj = arith::AddIOp::create(b, loc, col0, cst(j * d[1]));
-        // 0 <= ri < h and 0 <= qj <= w - lanes, as unsigned compares.
+        // 0 <= ri < h and 0 <= qj <= w - sw * lanes (the loads stay in
+        // the row), as unsigned compares.
         Value ok = arith::AndIOp::create(
             b, loc, oneRow,
             arith::AndIOp::create(
@@ -179,7 +184,7 @@ Value packWindowsGathered(RewriterBase &b, Location loc, Value x, int64_t oh,
                 arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult, ri,
                                       cst(h)),
                 arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ule, qj,
-                                      cst(w - lanes))));
+                                      cst(w - sw * lanes))));
         int64_t at = (i * kw + j) * nv + v;
         inside[at] = ok;
         runOffset[at] = arith::AddIOp::create(
@@ -274,15 +279,29 @@ Value packWindowsGathered(RewriterBase &b, Location loc, Value x, int64_t oh,
                 g = scf::IfOp::create(
                         cb, loc, inside[at],
                         [&](OpBuilder &tb, Location tl) {
-                          Value start = arith::AddIOp::create(tb, tl, plane,
-                                                              runOffset[at]);
-                          Value run = vector::TransferReadOp::create(
-                              tb, tl, fv, flat,
-                              ValueRange{arith::IndexCastOp::create(
-                                  tb, tl, tb.getIndexType(), start)},
-                              arith::ConstantOp::create(tb, tl,
-                                                        tb.getF32FloatAttr(0)),
-                              ArrayRef<bool>{true});
+                          Value start = arith::IndexCastOp::create(
+                              tb, tl, tb.getIndexType(),
+                              arith::AddIOp::create(tb, tl, plane,
+                                                    runOffset[at]));
+                          Value pad = arith::ConstantOp::create(
+                              tb, tl, tb.getF32FloatAttr(0));
+                          SmallVector<Value> parts;
+                          for (int64_t k = 0; k < sw; ++k)
+                            parts.push_back(vector::TransferReadOp::create(
+                                tb, tl, fv, flat,
+                                ValueRange{arith::AddIOp::create(
+                                    tb, tl, start,
+                                    arith::ConstantIndexOp::create(tb, tl,
+                                                                   k * lanes))},
+                                pad, ArrayRef<bool>{true}));
+                          Value run = parts[0];
+                          if (sw == 2) {
+                            SmallVector<int64_t> even;
+                            for (int64_t l = 0; l < lanes; ++l)
+                              even.push_back(2 * l);
+                            run = vector::ShuffleOp::create(tb, tl, parts[0],
+                                                            parts[1], even);
+                          }
                           scf::YieldOp::create(tb, tl, run);
                         },
                         [&](OpBuilder &eb, Location el) {
