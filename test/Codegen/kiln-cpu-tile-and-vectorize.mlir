@@ -2,6 +2,7 @@
 // RUN: kiln-opt %s -split-input-file -kiln-cpu-tile-and-vectorize="panel-bytes=1024" | FileCheck %s --check-prefix=PANEL
 // RUN: kiln-opt %s -split-input-file -kiln-cpu-tile-and-vectorize="parallel-chunks=1" | FileCheck %s --check-prefix=NOCHUNK
 // RUN: kiln-opt %s -split-input-file -kiln-cpu-tile-and-vectorize -canonicalize | FileCheck %s --check-prefix=CANON
+// RUN: kiln-opt %s -split-input-file -kiln-cpu-tile-and-vectorize="fuse-residuals=true" | FileCheck %s --check-prefix=RES
 
 // A 12x32x64 f32 matmul: 6x16 register tiles (two AVX2 vectors wide), the
 // k loop innermost with the accumulator carried in registers (the
@@ -208,12 +209,54 @@ func.func @epilogue_through_transpose(%a: tensor<12x64xf32>, %b: tensor<64x32xf3
 
 // -----
 
-// Not epilogues: a consumer that also adds another tensor (the residual
-// add of a ResNet block), and a contraction whose result has a second
-// user. Both stay separate ops after the contraction.
+// A residual Add + Relu (a ResNet block's end) after a contraction,
+// through the reshape back to the image's shape: each register tile
+// reads the residual's vector where it writes (the residual reshaped back
+// to the contraction's [12, 32]), adds it to the accumulator and applies
+// the Relu before its one write; the separate pass is gone. That is
+// fuse-residuals (off by default: slower on ResNet-50); without it the
+// add stays an op of its own.
+
+// RES-LABEL:   func.func @residual_epilogue
+// RES-SAME:      %[[RES:[^:]+]]: tensor<3x4x32xf32>
+// RES:           %[[VIEW:.+]] = tensor.collapse_shape %[[RES]] {{\[}}[0, 1], [2]] : tensor<3x4x32xf32> into tensor<12x32xf32>
+// RES:           %[[R:.+]]:3 = scf.for {{.+}} -> ({{.+}}, vector<6x16xf32>)
+// RES:             vector.contract
+// RES:           %[[RV:.+]] = vector.transfer_read %[[VIEW]][%{{.+}}, %{{.+}}], %{{.+}} {in_bounds = [true, true]} : tensor<12x32xf32>, vector<6x16xf32>
+// RES:           %[[S:.+]] = arith.addf %[[RV]], %[[R]]#2 : vector<6x16xf32>
+// RES:           %[[A:.+]] = arith.maximumf %[[S]], %{{.+}} : vector<6x16xf32>
+// RES:           vector.transfer_write %[[A]]
+// RES-NOT:       linalg.generic
+// RES:           return
+// CHECK-LABEL: func.func @residual_epilogue
+// CHECK:         vector.contract
+// CHECK:         linalg.generic
+// CHECK:           arith.addf
+func.func @residual_epilogue(%a: tensor<12x64xf32>, %b: tensor<64x32xf32>, %c: tensor<12x32xf32>,
+                             %r: tensor<3x4x32xf32>) -> tensor<3x4x32xf32> {
+  %zero = arith.constant 0.0 : f32
+  %0 = linalg.matmul ins(%a, %b : tensor<12x64xf32>, tensor<64x32xf32>) outs(%c : tensor<12x32xf32>) -> tensor<12x32xf32>
+  %1 = tensor.expand_shape %0 [[0, 1], [2]] output_shape [3, 4, 32] : tensor<12x32xf32> into tensor<3x4x32xf32>
+  %e = tensor.empty() : tensor<3x4x32xf32>
+  %2 = linalg.generic {indexing_maps = [affine_map<(i, j, k) -> (i, j, k)>, affine_map<(i, j, k) -> (i, j, k)>, affine_map<(i, j, k) -> (i, j, k)>], iterator_types = ["parallel", "parallel", "parallel"]} ins(%r, %1 : tensor<3x4x32xf32>, tensor<3x4x32xf32>) outs(%e : tensor<3x4x32xf32>) {
+  ^bb0(%x: f32, %y: f32, %o: f32):
+    %s = arith.addf %x, %y : f32
+    %m = arith.maximumf %s, %zero : f32
+    linalg.yield %m : f32
+  } -> tensor<3x4x32xf32>
+  return %2 : tensor<3x4x32xf32>
+}
+
+// -----
+
+// Not epilogues: a residual add whose other tensor is computed after the
+// contraction (its tiles could not read it), and a contraction whose
+// result has a second user. Both stay separate ops after the contraction.
 
 // CHECK-LABEL: func.func @not_epilogues
 // CHECK:         vector.contract
+// CHECK:         linalg.generic
+// CHECK:           arith.negf
 // CHECK:         linalg.generic
 // CHECK:           arith.addf
 // CHECK:           arith.maximumf
@@ -227,7 +270,12 @@ func.func @not_epilogues(%a: tensor<12x64xf32>, %b: tensor<64x32xf32>, %c: tenso
   %zero = arith.constant 0.0 : f32
   %e = tensor.empty() : tensor<12x32xf32>
   %0 = linalg.matmul ins(%a, %b : tensor<12x64xf32>, tensor<64x32xf32>) outs(%c : tensor<12x32xf32>) -> tensor<12x32xf32>
-  %1 = linalg.generic {indexing_maps = [#id, #id, #id], iterator_types = ["parallel", "parallel"]} ins(%0, %r : tensor<12x32xf32>, tensor<12x32xf32>) outs(%e : tensor<12x32xf32>) {
+  %later = linalg.generic {indexing_maps = [#id, #id], iterator_types = ["parallel", "parallel"]} ins(%r : tensor<12x32xf32>) outs(%e : tensor<12x32xf32>) {
+  ^bb0(%x: f32, %o: f32):
+    %n = arith.negf %x : f32
+    linalg.yield %n : f32
+  } -> tensor<12x32xf32>
+  %1 = linalg.generic {indexing_maps = [#id, #id, #id], iterator_types = ["parallel", "parallel"]} ins(%0, %later : tensor<12x32xf32>, tensor<12x32xf32>) outs(%e : tensor<12x32xf32>) {
   ^bb0(%x: f32, %y: f32, %o: f32):
     %s = arith.addf %x, %y : f32
     %m = arith.maximumf %s, %zero : f32

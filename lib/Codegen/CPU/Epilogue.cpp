@@ -9,6 +9,22 @@
 
 using namespace mlir;
 
+/// Whether every op of `body` (but the terminator) can run on vectors:
+/// elementwise, free of memory effects, one result, operands from the
+/// body or scalars from outside.
+static bool elementwiseBody(Block &body) {
+  for (Operation &inner : body.without_terminator()) {
+    if (!OpTrait::hasElementwiseMappableTraits(&inner) ||
+        !isMemoryEffectFree(&inner) || inner.getNumRegions() != 0 ||
+        inner.getNumResults() != 1)
+      return false;
+    for (Value v : inner.getOperands())
+      if (v.getParentBlock() != &body && !v.getType().isIntOrIndexOrFloat())
+        return false;
+  }
+  return true;
+}
+
 /// The elementwise op that is the only consumer of contraction `op`'s
 /// result (through reshapes), when its body can be applied to the
 /// register tile once the reduction is done: one input read elementwise,
@@ -43,27 +59,94 @@ linalg::GenericOp kiln::cpu::findEpilogue(linalg::LinalgOp op) {
     return nullptr; // Reads its init, or yields a value from outside.
   if (auto arg = dyn_cast<BlockArgument>(yielded); arg && arg.getArgNumber())
     return nullptr;
-  for (Operation &inner : body.without_terminator()) {
-    if (!OpTrait::hasElementwiseMappableTraits(&inner) ||
-        !isMemoryEffectFree(&inner) || inner.getNumRegions() != 0 ||
-        inner.getNumResults() != 1)
-      return nullptr;
-    for (Value v : inner.getOperands())
-      if (v.getParentBlock() != &body && !v.getType().isIntOrIndexOrFloat())
-        return nullptr;
+  return elementwiseBody(body) ? e : nullptr;
+}
+
+std::optional<kiln::cpu::ResidualEpilogue>
+kiln::cpu::findResidualEpilogue(linalg::LinalgOp op) {
+  if (op->getNumResults() != 1 || !op->getResult(0).hasOneUse())
+    return std::nullopt;
+  ResidualEpilogue r;
+  OpOperand *use = &*op->getResult(0).getUses().begin();
+  while (isa<tensor::ExpandShapeOp, tensor::CollapseShapeOp>(use->getOwner())) {
+    Operation *reshape = use->getOwner();
+    if (!reshape->getResult(0).hasOneUse())
+      return std::nullopt;
+    if (auto expand = dyn_cast<tensor::ExpandShapeOp>(reshape))
+      r.reshapes.push_back(
+          {true, expand.getSrcType(), expand.getReassociationIndices()});
+    else {
+      auto collapse = cast<tensor::CollapseShapeOp>(reshape);
+      r.reshapes.push_back(
+          {false, collapse.getSrcType(), collapse.getReassociationIndices()});
+    }
+    use = &*reshape->getResult(0).getUses().begin();
   }
-  return e;
+  auto e = dyn_cast<linalg::GenericOp>(use->getOwner());
+  if (!e || e.getNumDpsInputs() != 2 || e.getNumDpsInits() != 1 ||
+      !e.hasPureTensorSemantics() ||
+      e.getNumParallelLoops() != e.getNumLoops() ||
+      !llvm::all_of(e.getIndexingMapsArray(),
+                    [](AffineMap m) { return m.isIdentity(); }))
+    return std::nullopt;
+  r.op = e;
+  r.accInput = use->getOperandNumber();
+  r.residual = e.getDpsInputs()[1 - r.accInput];
+  if (r.residual.getType() != use->get().getType() ||
+      e.getResult(0).getType() != use->get().getType() ||
+      r.residual == use->get())
+    return std::nullopt;
+  // Defined before the contraction, in the same block or above it.
+  Operation *def = r.residual.getDefiningOp();
+  Block *block = op->getBlock();
+  if (def) {
+    Operation *ancestor = block->findAncestorOpInBlock(*def);
+    if (ancestor ? !ancestor->isBeforeInBlock(op) : !def->isProperAncestor(op))
+      return std::nullopt;
+  } else if (!cast<BlockArgument>(r.residual)
+                  .getOwner()
+                  ->getParentOp()
+                  ->isAncestor(op)) {
+    return std::nullopt;
+  }
+  Block &body = e.getRegion().front();
+  Value yielded = body.getTerminator()->getOperand(0);
+  if (!body.getArgument(2).use_empty() || yielded.getParentBlock() != &body ||
+      isa<BlockArgument>(yielded) || !elementwiseBody(body))
+    return std::nullopt;
+  return r;
+}
+
+Value kiln::cpu::residualAsResult(OpBuilder &b, const ResidualEpilogue &e) {
+  OpBuilder::InsertionGuard guard(b);
+  // Read from the op now: an epilogue fused before this one (the block
+  // before's) has replaced its result, which this one read.
+  Value v = linalg::GenericOp(e.op).getDpsInputs()[1 - e.accInput];
+  if (Operation *def = v.getDefiningOp())
+    b.setInsertionPointAfter(def);
+  else
+    b.setInsertionPointToStart(cast<BlockArgument>(v).getOwner());
+  Location loc = v.getLoc();
+  for (const ResidualEpilogue::Reshape &r : llvm::reverse(e.reshapes)) {
+    if (r.expand)
+      v = tensor::CollapseShapeOp::create(b, loc, r.source, v, r.groups);
+    else
+      v = tensor::ExpandShapeOp::create(b, loc, r.source, v, r.groups);
+  }
+  return v;
 }
 
 /// Applies `epilogue`'s body to `acc`, a vector of the contraction's
 /// final values: each op again at the vector type, scalars from outside
 /// broadcast.
 Value kiln::cpu::applyEpilogue(OpBuilder &b, linalg::GenericOp epilogue,
-                               Value acc) {
+                               Value acc, unsigned accInput, Value residual) {
   auto vt = cast<VectorType>(acc.getType());
   Block &body = epilogue.getRegion().front();
   IRMapping map;
-  map.map(body.getArgument(0), acc);
+  map.map(body.getArgument(accInput), acc);
+  if (residual)
+    map.map(body.getArgument(1 - accInput), residual);
   Location loc = acc.getLoc();
   for (Operation &inner : body.without_terminator()) {
     SmallVector<Value> operands;

@@ -22,10 +22,42 @@ namespace kiln::cpu {
 /// such. Null otherwise.
 mlir::linalg::GenericOp findEpilogue(mlir::linalg::LinalgOp op);
 
+/// An elementwise op after a contraction that also reads a second tensor
+/// of the same shape element by element: a residual Add (+ Relu) after a
+/// ResNet block's last convolution.
+struct ResidualEpilogue {
+  mlir::linalg::GenericOp op;
+  unsigned accInput;    ///< the input that the contraction's result is
+  mlir::Value residual; ///< the other input, when it was found
+  /// The reshapes from the contraction's result to input `accInput`, in
+  /// order (the residual is read through their inverses): each an expand
+  /// or a collapse from `source` by `groups`.
+  struct Reshape {
+    bool expand;
+    mlir::RankedTensorType source;
+    llvm::SmallVector<mlir::ReassociationIndices> groups;
+  };
+  llvm::SmallVector<Reshape> reshapes;
+};
+
+/// The residual epilogue of `op` (see ResidualEpilogue): the only consumer
+/// of its result through expand/collapse reshapes, a generic of parallel
+/// loops with identity maps, two inputs of the same type, its init unread,
+/// its body elementwise as for findEpilogue; the residual must be defined
+/// before `op` (each register tile reads it). Nothing otherwise.
+std::optional<ResidualEpilogue> findResidualEpilogue(mlir::linalg::LinalgOp op);
+
+/// The residual of `e` in the shape of the contraction's result: its
+/// reshapes undone, right after the residual is defined.
+mlir::Value residualAsResult(mlir::OpBuilder &b, const ResidualEpilogue &e);
+
 /// Applies `epilogue`'s body to `acc`, a vector of final values: each op
-/// again at the vector type, scalars from outside broadcast.
+/// again at the vector type, scalars from outside broadcast. With a
+/// residual epilogue, input `accInput` is `acc` and the other `residual`,
+/// a vector of the same shape.
 mlir::Value applyEpilogue(mlir::OpBuilder &b, mlir::linalg::GenericOp epilogue,
-                          mlir::Value acc);
+                          mlir::Value acc, unsigned accInput = 0,
+                          mlir::Value residual = {});
 
 } // namespace kiln::cpu
 

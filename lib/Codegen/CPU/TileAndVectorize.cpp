@@ -210,6 +210,56 @@ std::optional<AccumulatorStart> findAccumulatorStart(Value init) {
   }
 }
 
+/// Walks from `v`, a register tile's slice, up to its contraction's whole
+/// init: through rank-preserving unit-stride slices (each passed to
+/// `onSlice`), inserts of earlier tiles (a loop of one iteration, folded:
+/// their region is not this tile's) and the tiled loops' carried tensors
+/// (to the operand each starts from, which still holds the init's values
+/// at a tile not yet written). Gives the outermost loop operand passed
+/// (null if none); failure where the chain is not such slices and loops.
+FailureOr<OpOperand *>
+walkTileSlices(Value v, function_ref<void(tensor::ExtractSliceOp)> onSlice) {
+  OpOperand *rootUse = nullptr;
+  while (true) {
+    if (auto slice = v.getDefiningOp<tensor::ExtractSliceOp>()) {
+      if (slice.getSourceType().getRank() != slice.getType().getRank() ||
+          !slice.hasUnitStride())
+        return failure();
+      onSlice(slice);
+      v = slice.getSource();
+      continue;
+    }
+    if (auto insert = v.getDefiningOp<tensor::InsertSliceOp>()) {
+      v = insert.getDest();
+      continue;
+    }
+    OpOperand *use = nullptr;
+    if (auto arg = dyn_cast<BlockArgument>(v)) {
+      Operation *parent = arg.getOwner()->getParentOp();
+      if (auto loop = dyn_cast<scf::ForOp>(parent)) {
+        if (arg.getArgNumber() == 0)
+          return failure();
+        use = &loop.getInitArgsMutable()[arg.getArgNumber() - 1];
+      } else if (auto forall = dyn_cast<scf::ForallOp>(parent)) {
+        auto outs = forall.getRegionIterArgs();
+        auto it = llvm::find(outs, arg);
+        if (it == outs.end())
+          return failure();
+        use = &forall.getOutputsMutable()[it - outs.begin()];
+      }
+    } else if (auto res = dyn_cast<OpResult>(v)) {
+      if (auto loop = dyn_cast<scf::ForOp>(res.getOwner()))
+        use = &loop.getInitArgsMutable()[res.getResultNumber()];
+      else if (auto forall = dyn_cast<scf::ForallOp>(res.getOwner()))
+        use = &forall.getOutputsMutable()[res.getResultNumber()];
+    }
+    if (!use)
+      return rootUse; // The init itself (an op's result or an argument).
+    rootUse = use;
+    v = use->get();
+  }
+}
+
 /// The value that `read`, a register tile's accumulator read from a slice
 /// of its contraction's init, would give, built from `start`: the tile's
 /// offset along the start's dim is summed from the slices between the read
@@ -227,53 +277,13 @@ Value startValue(OpBuilder &b, vector::TransferReadOp read,
   AffineMap map = read.getPermutationMap();
   for (auto [i, ds] : llvm::enumerate(start.index))
     offsets[i].push_back(read.getIndices()[ds.first]);
-  Value v = read.getBase();
-  rootUse = nullptr;
-  while (true) {
-    if (auto slice = v.getDefiningOp<tensor::ExtractSliceOp>()) {
-      if (slice.getSourceType().getRank() != slice.getType().getRank() ||
-          !slice.hasUnitStride())
-        return nullptr;
-      for (auto [i, ds] : llvm::enumerate(start.index))
-        offsets[i].push_back(getValueOrCreateConstantIndexOp(
-            b, loc, slice.getMixedOffsets()[ds.first]));
-      v = slice.getSource();
-      continue;
-    }
-    // An earlier tile's result inserted (a loop of one iteration, folded):
-    // its region is not this tile's.
-    if (auto insert = v.getDefiningOp<tensor::InsertSliceOp>()) {
-      v = insert.getDest();
-      continue;
-    }
-    // Through a loop: to the operand that its carried tensor starts from.
-    OpOperand *use = nullptr;
-    if (auto arg = dyn_cast<BlockArgument>(v)) {
-      Operation *parent = arg.getOwner()->getParentOp();
-      if (auto loop = dyn_cast<scf::ForOp>(parent)) {
-        if (arg.getArgNumber() == 0)
-          return nullptr;
-        use = &loop.getInitArgsMutable()[arg.getArgNumber() - 1];
-      } else if (auto forall = dyn_cast<scf::ForallOp>(parent)) {
-        auto outs = forall.getRegionIterArgs();
-        auto it = llvm::find(outs, arg);
-        if (it == outs.end())
-          return nullptr;
-        use = &forall.getOutputsMutable()[it - outs.begin()];
-      } else {
-        return nullptr;
-      }
-    } else if (auto res = dyn_cast<OpResult>(v)) {
-      if (auto loop = dyn_cast<scf::ForOp>(res.getOwner()))
-        use = &loop.getInitArgsMutable()[res.getResultNumber()];
-      else if (auto forall = dyn_cast<scf::ForallOp>(res.getOwner()))
-        use = &forall.getOutputsMutable()[res.getResultNumber()];
-    }
-    if (!use)
-      break; // The init itself.
-    rootUse = use;
-    v = use->get();
-  }
+  FailureOr<OpOperand *> root =
+      walkTileSlices(read.getBase(), [&](tensor::ExtractSliceOp slice) {
+        for (auto [i, ds] : llvm::enumerate(start.index))
+          offsets[i].push_back(getValueOrCreateConstantIndexOp(
+              b, loc, slice.getMixedOffsets()[ds.first]));
+      });
+  rootUse = succeeded(root) ? *root : nullptr;
   if (!rootUse)
     return nullptr;
   if (start.scalar)
@@ -567,6 +577,25 @@ planParallel(linalg::LinalgOp op, int64_t chunks, int64_t minIterations) {
   return std::nullopt;
 }
 
+/// The indices in a tiled contraction's whole result of element
+/// `indices` of `base`, a register tile's slice: the offsets of the slices
+/// between them summed (walkTileSlices). Nothing where the chain is not
+/// such slices and loops.
+std::optional<SmallVector<Value>> resultIndices(OpBuilder &b, Value base,
+                                                ValueRange indices) {
+  SmallVector<Value> idx(indices.begin(), indices.end());
+  Location loc = base.getLoc();
+  if (failed(walkTileSlices(base, [&](tensor::ExtractSliceOp slice) {
+        for (auto [d, offset] : llvm::enumerate(slice.getMixedOffsets()))
+          if (!isConstantIntValue(offset, 0))
+            idx[d] = arith::AddIOp::create(
+                b, loc, idx[d],
+                getValueOrCreateConstantIndexOp(b, loc, offset));
+      })))
+    return std::nullopt;
+  return idx;
+}
+
 /// Where the input that holds the output's contiguous dim (the register
 /// tile's vectors) is computed at run time and has another dim innermost
 /// (attention's K, read as K^T), each vector of a register tile would be
@@ -660,6 +689,9 @@ struct TileAndVectorizePass
     // Elementwise consumers computed on the register tiles of their
     // contraction (work[i] has epilogue epilogues[i], or null).
     SmallVector<linalg::GenericOp> epilogues;
+    // Where epilogues[i] is a residual Add (+ Relu): what it reads besides
+    // the contraction.
+    SmallVector<std::optional<kiln::cpu::ResidualEpilogue>> residuals;
     // Ops that the contractions take (themselves, their epilogues, the ops
     // computing their starts): not spread over threads on their own.
     llvm::SmallPtrSet<Operation *, 8> taken;
@@ -683,6 +715,10 @@ struct TileAndVectorizePass
       linalg::GenericOp e = op.getNumReductionLoops() == 1
                                 ? kiln::cpu::findEpilogue(op)
                                 : nullptr;
+      residuals.push_back(std::nullopt);
+      if (!e && op.getNumReductionLoops() == 1 && fuseResiduals)
+        if ((residuals.back() = kiln::cpu::findResidualEpilogue(op)))
+          e = residuals.back()->op;
       epilogues.push_back(e);
       if (e)
         taken.insert(e);
@@ -771,7 +807,7 @@ struct TileAndVectorizePass
         l = hoistLoopInvariantSubsets(rewriter, l);
     }
     startAccumulators(rewriter, starts, tilesOf);
-    fuseEpilogues(rewriter, epilogues);
+    fuseEpilogues(rewriter, epilogues, residuals);
   }
 
   /// Starts the accumulators of each contraction with a start from it, in
@@ -867,8 +903,9 @@ struct TileAndVectorizePass
   /// and drops the separate pass over the result. A contraction with a
   /// register tile whose accumulator is not held in registers across the
   /// loop keeps its epilogue as a separate op.
-  void fuseEpilogues(RewriterBase &rewriter,
-                     ArrayRef<linalg::GenericOp> epilogues) {
+  void fuseEpilogues(
+      RewriterBase &rewriter, ArrayRef<linalg::GenericOp> epilogues,
+      ArrayRef<std::optional<kiln::cpu::ResidualEpilogue>> residuals) {
     DenseMap<int64_t, SmallVector<vector::TransferWriteOp>> writes;
     DenseSet<int64_t> unfusable;
     getOperation().walk([&](scf::ForOp loop) {
@@ -895,13 +932,40 @@ struct TileAndVectorizePass
       if (unfusable.contains(i))
         continue;
       linalg::GenericOp e = epilogues[i];
-      for (vector::TransferWriteOp write : list) {
+      // A residual is read where each tile writes: its indices in the
+      // contraction's result, summed through the slices of the tiled
+      // loops. All tiles must find theirs, or none is fused.
+      SmallVector<Value> residualReads(list.size());
+      if (residuals[i]) {
+        Value view = kiln::cpu::residualAsResult(rewriter, *residuals[i]);
+        bool all = true;
+        for (auto [w, write] : llvm::enumerate(list)) {
+          rewriter.setInsertionPoint(write);
+          std::optional<SmallVector<Value>> idx =
+              resultIndices(rewriter, write.getBase(), write.getIndices());
+          if (!idx) {
+            all = false;
+            break;
+          }
+          Type elt = write.getVectorType().getElementType();
+          Value pad = arith::ConstantOp::create(rewriter, write.getLoc(),
+                                                rewriter.getZeroAttr(elt));
+          residualReads[w] = vector::TransferReadOp::create(
+              rewriter, write.getLoc(), write.getVectorType(), view, *idx, pad,
+              write.getPermutationMap(), write.getInBoundsValues());
+        }
+        if (!all)
+          continue; // The reads made are dead.
+      }
+      unsigned accInput = residuals[i] ? residuals[i]->accInput : 0;
+      for (auto [w, write] : llvm::enumerate(list)) {
         rewriter.setInsertionPoint(write);
-        Value v = kiln::cpu::applyEpilogue(rewriter, e, write.getVector());
+        Value v = kiln::cpu::applyEpilogue(rewriter, e, write.getVector(),
+                                           accInput, residualReads[w]);
         rewriter.modifyOpInPlace(
             write, [&] { write.getValueToStoreMutable().assign(v); });
       }
-      Value result = e.getDpsInputOperand(0)->get();
+      Value result = e.getDpsInputOperand(accInput)->get();
       Value dest = e.getDpsInits()[0];
       rewriter.replaceOp(e, result);
       writeInPlace(rewriter, result, dest);
