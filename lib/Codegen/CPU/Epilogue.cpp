@@ -91,19 +91,19 @@ kiln::cpu::findResidualEpilogue(linalg::LinalgOp op) {
     return std::nullopt;
   r.op = e;
   r.accInput = use->getOperandNumber();
-  r.residual = e.getDpsInputs()[1 - r.accInput];
-  if (r.residual.getType() != use->get().getType() ||
+  Value residual = e.getDpsInputs()[1 - r.accInput];
+  if (residual.getType() != use->get().getType() ||
       e.getResult(0).getType() != use->get().getType() ||
-      r.residual == use->get())
+      residual == use->get())
     return std::nullopt;
   // Defined before the contraction, in the same block or above it.
-  Operation *def = r.residual.getDefiningOp();
+  Operation *def = residual.getDefiningOp();
   Block *block = op->getBlock();
   if (def) {
     Operation *ancestor = block->findAncestorOpInBlock(*def);
     if (ancestor ? !ancestor->isBeforeInBlock(op) : !def->isProperAncestor(op))
       return std::nullopt;
-  } else if (!cast<BlockArgument>(r.residual)
+  } else if (!cast<BlockArgument>(residual)
                   .getOwner()
                   ->getParentOp()
                   ->isAncestor(op)) {

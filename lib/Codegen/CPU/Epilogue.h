@@ -27,8 +27,9 @@ mlir::linalg::GenericOp findEpilogue(mlir::linalg::LinalgOp op);
 /// ResNet block's last convolution.
 struct ResidualEpilogue {
   mlir::linalg::GenericOp op;
-  unsigned accInput;    ///< the input that the contraction's result is
-  mlir::Value residual; ///< the other input, when it was found
+  /// The input that the contraction's result is; the other is the
+  /// residual.
+  unsigned accInput;
   /// The reshapes from the contraction's result to input `accInput`, in
   /// order (the residual is read through their inverses): each an expand
   /// or a collapse from `source` by `groups`.

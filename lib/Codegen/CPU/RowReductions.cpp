@@ -16,6 +16,7 @@
 #include "mlir/Dialect/Affine/Utils.h"
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
+#include "mlir/Dialect/Linalg/Transforms/Transforms.h"
 #include "mlir/Dialect/Math/IR/Math.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
@@ -52,63 +53,63 @@ std::optional<Combiner> matchCombiner(linalg::GenericOp g, unsigned i) {
   if (!op || op->getBlock() != body || op->getNumOperands() != 2 ||
       !acc.hasOneUse() || *acc.getUsers().begin() != op)
     return std::nullopt;
+  // Upstream's kind of combining op; the value that leaves the other
+  // operand as it is.
+  std::optional<vector::CombiningKind> kind = linalg::getCombinerOpKind(op);
+  if (!kind)
+    return std::nullopt;
   Type t = acc.getType();
   Combiner c;
   c.op = op;
-  auto floatValue = [&](double v) -> TypedAttr { return FloatAttr::get(t, v); };
+  c.kind = *kind;
+  using K = vector::CombiningKind;
   if (isa<FloatType>(t)) {
     double inf = std::numeric_limits<double>::infinity();
-    if (isa<arith::AddFOp>(op)) {
-      c.kind = vector::CombiningKind::ADD;
-      c.neutral = floatValue(0.0);
-    } else if (isa<arith::MulFOp>(op)) {
-      c.kind = vector::CombiningKind::MUL;
-      c.neutral = floatValue(1.0);
-    } else if (isa<arith::MaxNumFOp>(op)) {
-      c.kind = vector::CombiningKind::MAXNUMF;
-      c.neutral = floatValue(-inf);
-    } else if (isa<arith::MinNumFOp>(op)) {
-      c.kind = vector::CombiningKind::MINNUMF;
-      c.neutral = floatValue(inf);
-    } else if (isa<arith::MaximumFOp>(op)) {
-      c.kind = vector::CombiningKind::MAXIMUMF;
-      c.neutral = floatValue(-inf);
-    } else if (isa<arith::MinimumFOp>(op)) {
-      c.kind = vector::CombiningKind::MINIMUMF;
-      c.neutral = floatValue(inf);
-    } else {
+    switch (*kind) {
+    case K::ADD:
+      c.neutral = FloatAttr::get(t, 0.0);
+      return c;
+    case K::MUL:
+      c.neutral = FloatAttr::get(t, 1.0);
+      return c;
+    case K::MAXNUMF:
+    case K::MAXIMUMF:
+      c.neutral = FloatAttr::get(t, -inf);
+      return c;
+    case K::MINNUMF:
+    case K::MINIMUMF:
+      c.neutral = FloatAttr::get(t, inf);
+      return c;
+    default:
       return std::nullopt;
     }
-    return c;
   }
   auto it = dyn_cast<IntegerType>(t);
   if (!it || it.getWidth() < 8)
     return std::nullopt;
   unsigned w = it.getWidth();
-  auto intValue = [&](const APInt &v) -> TypedAttr {
-    return IntegerAttr::get(t, v);
-  };
-  if (isa<arith::AddIOp>(op)) {
-    c.kind = vector::CombiningKind::ADD;
-    c.neutral = intValue(APInt::getZero(w));
-  } else if (isa<arith::MulIOp>(op)) {
-    c.kind = vector::CombiningKind::MUL;
-    c.neutral = intValue(APInt(w, 1));
-  } else if (isa<arith::MaxSIOp>(op)) {
-    c.kind = vector::CombiningKind::MAXSI;
-    c.neutral = intValue(APInt::getSignedMinValue(w));
-  } else if (isa<arith::MinSIOp>(op)) {
-    c.kind = vector::CombiningKind::MINSI;
-    c.neutral = intValue(APInt::getSignedMaxValue(w));
-  } else if (isa<arith::MaxUIOp>(op)) {
-    c.kind = vector::CombiningKind::MAXUI;
-    c.neutral = intValue(APInt::getZero(w));
-  } else if (isa<arith::MinUIOp>(op)) {
-    c.kind = vector::CombiningKind::MINUI;
-    c.neutral = intValue(APInt::getMaxValue(w));
-  } else {
+  std::optional<APInt> neutral;
+  switch (*kind) {
+  case K::ADD:
+  case K::MAXUI:
+    neutral = APInt::getZero(w);
+    break;
+  case K::MUL:
+    neutral = APInt(w, 1);
+    break;
+  case K::MAXSI:
+    neutral = APInt::getSignedMinValue(w);
+    break;
+  case K::MINSI:
+    neutral = APInt::getSignedMaxValue(w);
+    break;
+  case K::MINUI:
+    neutral = APInt::getMaxValue(w);
+    break;
+  default:
     return std::nullopt;
   }
+  c.neutral = IntegerAttr::get(t, *neutral);
   return c;
 }
 
@@ -248,6 +249,13 @@ void rewrite(const RowReduction &rr, int64_t width, int64_t unroll) {
   auto splat = [&](OpBuilder &ib, Value v) -> Value {
     return vector::BroadcastOp::create(ib, loc, vecType(v.getType()), v);
   };
+  // Per output, its combiner's neutral value in every lane: where the
+  // accumulators start and what masked-off lanes hold.
+  SmallVector<Value> neutrals;
+  for (const Combiner &c : rr.combiners)
+    neutrals.push_back(arith::ConstantOp::create(
+        b, loc,
+        DenseElementsAttr::get(vecType(c.neutral.getType()), c.neutral)));
   // The body on `width` lanes from element `k` of the row (a mask: only
   // those lanes), giving each output's value before it is combined (the
   // combiner's other operand), with the neutral value outside the mask.
@@ -272,9 +280,8 @@ void rewrite(const RowReduction &rr, int64_t width, int64_t unroll) {
       }
       m.map(arg, v);
     }
-    // Values from outside the body and those computed from them alone are
+    // Values from outside the body and those computed from them alone stay
     // scalars: the same in every lane.
-    auto lookup = [&](Value v) { return m.lookupOrDefault(v); };
     for (Operation &o : body->without_terminator()) {
       if (llvm::any_of(rr.combiners,
                        [&](const Combiner &c) { return c.op == &o; }))
@@ -282,7 +289,7 @@ void rewrite(const RowReduction &rr, int64_t width, int64_t unroll) {
       SmallVector<Value> operands;
       bool anyVector = false;
       for (Value v : o.getOperands()) {
-        Value x = lookup(v);
+        Value x = m.lookupOrDefault(v);
         anyVector |= isa<VectorType>(x.getType());
         operands.push_back(x);
       }
@@ -308,15 +315,11 @@ void rewrite(const RowReduction &rr, int64_t width, int64_t unroll) {
       BlockArgument acc = body->getArgument(numInputs + i);
       Value other = c.op->getOperand(0) == acc ? c.op->getOperand(1)
                                                : c.op->getOperand(0);
-      Value x = lookup(other);
+      Value x = m.lookupOrDefault(other);
       if (!isa<VectorType>(x.getType()))
         x = splat(ib, x);
-      if (mask) {
-        Value neutral = arith::ConstantOp::create(
-            ib, loc,
-            DenseElementsAttr::get(vecType(c.neutral.getType()), c.neutral));
-        x = arith::SelectOp::create(ib, loc, mask, x, neutral);
-      }
+      if (mask)
+        x = arith::SelectOp::create(ib, loc, mask, x, neutrals[i]);
       values.push_back(x);
     }
     return values;
@@ -331,17 +334,10 @@ void rewrite(const RowReduction &rr, int64_t width, int64_t unroll) {
   };
 
   // The accumulators: `unroll` per output, each `width` lanes.
-  SmallVector<Value> init;
-  for (unsigned i = 0; i < numOutputs; ++i) {
-    const Combiner &c = rr.combiners[i];
-    Value neutral = arith::ConstantOp::create(
-        b, loc,
-        DenseElementsAttr::get(vecType(c.neutral.getType()), c.neutral));
-    for (int64_t u = 0; u < unroll; ++u)
-      init.push_back(neutral);
-  }
+  SmallVector<Value> accs;
+  for (unsigned i = 0; i < numOutputs; ++i)
+    accs.append(unroll, neutrals[i]);
   int64_t step = unroll * width, mainEnd = chunks / unroll * step;
-  SmallVector<Value> accs = init;
   if (mainEnd > 0) {
     auto loop = scf::ForOp::create(
         b, loc, zero, arith::ConstantIndexOp::create(b, loc, mainEnd),
