@@ -172,7 +172,9 @@ void kiln::buildGpuCodegenPipeline(OpPassManager &pm,
   bool contractionMutation = options.testMutation == "swap-b-fragment" ||
                              options.testMutation == "skip-last-k-tile" ||
                              options.testMutation == "swap-sparse-meta" ||
-                             options.testMutation == "swap-wgmma-strides";
+                             options.testMutation == "swap-wgmma-strides" ||
+                             options.testMutation == "early-split-sum" ||
+                             options.testMutation == "keep-split-counters";
   addPipeline(
       pm,
       std::string("kiln-gpu-sparse-weights,func.func(kiln-flatten-empty-"
@@ -180,11 +182,12 @@ void kiln::buildGpuCodegenPipeline(OpPassManager &pm,
           (options.channelsLast ? "kiln-gpu-channels-last,kiln-sink-transposes,"
                                 : "") +
           (options.fp8 ? "kiln-gpu-fold-dequantize," : "") +
-          "kiln-fuse-elementwise{fold-transposes=true},kiln-gpu-fold-pads,"
+          "kiln-fuse-elementwise{fold-transposes=true},kiln-gpu-fold-pads),"
           "kiln-gpu-split-k{target-blocks=" +
           std::to_string(splitKBlocks) +
+          " last-block-sum=" + (options.splitKLastBlock ? "true" : "false") +
           (splitMutation ? mutation : std::string()) +
-          "},kiln-fuse-elementwise{fold-transposes=true},"
+          "},func.func(kiln-fuse-elementwise{fold-transposes=true},"
           "cse,kiln-clone-shared-inits{empties=true}),"
           "canonicalize,cse," +
           bufferizeAndPlan(true) +

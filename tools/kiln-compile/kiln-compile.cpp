@@ -133,6 +133,13 @@ static cl::opt<int64_t> gpuSplitKBlocks(
              "that many more blocks, summed after (-1, the default: the "
              "chip's multiprocessors, 132 for sm_90; 0: never)"),
     cl::init(-1), cl::cat(category));
+static cl::opt<bool> gpuSplitKLastBlock(
+    "gpu-split-k-last-block",
+    cl::desc("GPU targets: a split product's partials are summed, with its "
+             "bias, residual and activation, by the last block of each "
+             "output tile to finish, in the split kernel (default true; "
+             "false: by an elementwise kernel after it)"),
+    cl::init(true), cl::cat(category));
 static cl::opt<bool> gpuWgmma(
     "gpu-wgmma",
     cl::desc("--target=sm_90a: f16/bf16 matrix products big enough for the "
@@ -175,7 +182,8 @@ static cl::opt<std::string> gpuTestMutation(
     cl::desc("Plants a bug in the GPU kernels (drop-barrier, "
              "short-reduction, shuffle-up, swap-b-fragment, "
              "skip-last-k-tile, skip-last-split, swap-sparse-meta, "
-             "swap-wgmma-strides) for the "
+             "swap-wgmma-strides, early-split-sum, keep-split-counters) "
+             "for the "
              "emulator's mutation "
              "tests"),
     cl::init(""), cl::cat(category));
@@ -1103,6 +1111,7 @@ int compileForGpu(ModuleOp module, kiln::kmod::Module &kmod,
   options.reductionMinSize = gpuReductionMinSize;
   options.tf32 = gpuTf32 || precision == "tf32";
   options.splitKBlocks = gpuSplitKBlocks;
+  options.splitKLastBlock = gpuSplitKLastBlock;
   options.vectorBytes = gpuVectorBytes;
   options.tileStages = gpuTileStages;
   options.wideTileBlocks = gpuWideTileBlocks;

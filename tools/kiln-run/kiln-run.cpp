@@ -63,6 +63,7 @@ struct Options {
   double peakGflops = 0, peakGbps = 0, peakTensorGflops = 0;
   bool recalibrate = false;
   int profileRuns = 1;
+  int runs = 1; // --runs: the outputs checked are those of the last
 };
 
 const char *kUsage =
@@ -71,7 +72,11 @@ const char *kUsage =
     "order;\n"
     "                      repeatable. Missing inputs are random (seeded)\n"
     "  --expected FILE     an expected output (.pb or .npy), in output order\n"
-    "  --output FILE       write an output of the first run, in output order;\n"
+    "  --runs N            run N times (1) in one session and check the\n"
+    "                      last run's outputs: state one run leaves to the\n"
+    "                      next shows as a mismatch\n"
+    "  --output FILE       write an output (of the last run), in output "
+    "order;\n"
     "                      repeatable: FILE.npy (bfloat16 as uint16 bits) or\n"
     "                      FILE.pb (an ONNX TensorProto named as the output)\n"
     "  --rtol R --atol A   tolerance: |got-want| <= atol + rtol*|want|\n"
@@ -539,11 +544,12 @@ int main(int argc, char **argv) {
         return fail("unknown device '" + d +
                     "'; use default, cpu, cuda or emulator");
     } else if (a == "--warmup" || a == "--iterations" || a == "--seed" ||
-               a == "--threads" || a == "--profile-runs" || a == "--batch") {
+               a == "--threads" || a == "--profile-runs" || a == "--batch" ||
+               a == "--runs") {
       double v;
       number(a.c_str(), v);
-      bool positive =
-          a == "--threads" || a == "--profile-runs" || a == "--batch";
+      bool positive = a == "--threads" || a == "--profile-runs" ||
+                      a == "--batch" || a == "--runs";
       if (v < 0 || v != std::floor(v) || (positive && v < 1))
         return fail(a + (positive ? " takes a positive integer"
                                   : " takes a non-negative integer"));
@@ -552,6 +558,7 @@ int main(int argc, char **argv) {
        : a == "--threads"      ? o.threads
        : a == "--profile-runs" ? o.profileRuns
        : a == "--batch"        ? o.batch
+       : a == "--runs"         ? o.runs
                                : (int &)o.seed) = static_cast<int>(v);
       if (a == "--profile-runs")
         o.profile = true;
@@ -658,6 +665,11 @@ int main(int argc, char **argv) {
                        .count();
   std::printf("ran %s on %s in %.3f ms\n", o.module.c_str(),
               kiln::rt::deviceName(session.device()), firstMs);
+  for (int r = 1; r < o.runs; ++r)
+    if (Status s = session.run(refs, outputs); !s.ok())
+      return fail("run " + std::to_string(r + 1) + ": " + s.message());
+  if (o.runs > 1)
+    std::printf("ran it %d times; the outputs are the last run's\n", o.runs);
   for (size_t i = 0; i < o.outputs.size(); ++i)
     if (!kiln::files::saveTensor(o.outputs[i], outputs[i].info.name,
                                  outputs[i].info.dtype, outputs[i].info.shape,

@@ -100,6 +100,11 @@ mlir::memref::GlobalOp sparseWeightGlobal(mlir::Value v);
 /// The output tile of one block of that kernel: M x N.
 inline constexpr int64_t kGpuContractionTileM = 64, kGpuContractionTileN = 64;
 
+/// The module's i32 counters with which a split product of
+/// `kiln-gpu-split-k` sums its partials in the last block of each tile to
+/// finish (`kiln-gpu-contractions`), zero between kernels.
+inline constexpr llvm::StringLiteral kSplitKCounters = "kiln_split_k_counters";
+
 /// The number of streaming multiprocessors the GPU of `chip` (sm_80, ...)
 /// has in its usual data-center part (A100 108, H100 SXM 132), the grid
 /// `kiln-gpu-split-k` fills.

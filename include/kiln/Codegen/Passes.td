@@ -945,6 +945,23 @@ def KilnGpuContractions : Pass<"kiln-gpu-contractions", "::mlir::func::FuncOp"> 
     read it) or with one of its other inputs read otherwise than element
     by element.
 
+    A split product of `kiln-gpu-split-k` (its output [S, ...] the
+    partials, the split a batch dim of the tile) followed by the sum of
+    its S partials (an elementwise generic reading the partials S times,
+    at split 0 to S - 1, with its bias, residual and activation fused)
+    sums in its own kernel where the module has
+    `@kiln_split_k_counters` with a counter for each of its tiles: every
+    block stores its partial tile, fences (`membar.gl`) and synchronizes;
+    one thread adds 1 to the tile's counter (an atomic add) and tells
+    the block through shared memory whether it was the S-th; that block
+    (the last of the tile's S to finish) sets the counter back to 0,
+    fences, and for each element of the tile loads the S partials and
+    runs the sum's body in the same order as the sum kernel would:
+    ResNet-50 loses one kernel per split convolution, and the outputs
+    are bit for bit those of the separate sum. Refused (the sum stays a
+    kernel) where the sum's output shares bytes with anything the tiles
+    read, or where the module has no counters or too few.
+
     With `wgmma` (Hopper, sm_90a), f16 and bf16 contractions (whose
     weight is not 2:4) take a warpgroup tile instead of `wide-tile`: the
     first of `wgmma-tile` of which they give at least `wide-min-blocks`
@@ -1035,7 +1052,10 @@ def KilnGpuContractions : Pass<"kiln-gpu-contractions", "::mlir::func::FuncOp"> 
            "skip-last-k-tile (the last step of K is skipped), "
            "swap-sparse-meta (mma.sp metadata lanes swapped), "
            "swap-wgmma-strides (wgmma descriptors' core-matrix strides "
-           "swapped)">,
+           "swapped), early-split-sum (the first block of a split tile "
+           "to finish sums the partials, not the last), "
+           "keep-split-counters (the split counters are not set back to "
+           "zero)">,
   ];
   let dependentDialects = ["::mlir::gpu::GPUDialect",
                            "::mlir::nvgpu::NVGPUDialect",
@@ -1149,7 +1169,7 @@ def KilnGpuSparseWeights : Pass<"kiln-gpu-sparse-weights", "::mlir::ModuleOp"> {
                            "::mlir::bufferization::BufferizationDialect"];
 }
 
-def KilnGpuSplitK : Pass<"kiln-gpu-split-k", "::mlir::func::FuncOp"> {
+def KilnGpuSplitK : Pass<"kiln-gpu-split-k", "::mlir::ModuleOp"> {
   let summary = "Splits the reduction of contractions too small to fill "
                 "the GPU into partial products and a sum";
   let description = [{
@@ -1188,6 +1208,15 @@ def KilnGpuSplitK : Pass<"kiln-gpu-split-k", "::mlir::func::FuncOp"> {
     after this pass) fuses it with the contraction's epilogue (bias,
     residual add, activation). Deterministic: every partial and the sum
     are computed in a fixed order.
+
+    With `last-block-sum` (the default), the module also gets one
+    zero-initialized global of i32 counters, `@kiln_split_k_counters`,
+    one per output tile of the largest split (tiles of 16x16 at the
+    least): `kiln-gpu-contractions` then runs the sum in the split
+    kernel itself, in the last block of each tile to finish (see
+    there), so that a split costs no second kernel. The counters go back
+    to zero as each tile's sum starts, so that every split kernel, and
+    every run, finds them zero; kernels on one stream share them.
   }];
   let options = [
     Option<"targetBlocks", "target-blocks", "int64_t", /*default=*/"132",
@@ -1200,12 +1229,17 @@ def KilnGpuSplitK : Pass<"kiln-gpu-split-k", "::mlir::func::FuncOp"> {
     Option<"minSize", "min-size", "int64_t", /*default=*/"16",
            "M and N that kiln-gpu-contractions tiles at least (its "
            "min-size)">,
+    Option<"lastBlockSum", "last-block-sum", "bool", /*default=*/"true",
+           "Give the module the counters with which kiln-gpu-contractions "
+           "sums the partials in the last block of each tile to finish "
+           "(false: the sum is a kernel of its own)">,
     Option<"testMutation", "test-mutation", "std::string", /*default=*/"",
            "Plants a bug for the emulator's mutation tests: "
            "skip-last-split (the sum leaves out the last partial)">
   ];
   let dependentDialects = ["::mlir::arith::ArithDialect",
                            "::mlir::linalg::LinalgDialect",
+                           "::mlir::memref::MemRefDialect",
                            "::mlir::tensor::TensorDialect"];
 }
 

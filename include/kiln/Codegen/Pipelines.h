@@ -190,6 +190,12 @@ struct GpuPipelineOptions
                      "of contractions with fewer blocks (-1: the chip's "
                      "multiprocessors; 0: split none)"),
       llvm::cl::init(-1)};
+  Option<bool> splitKLastBlock{
+      *this, "split-k-last-block",
+      llvm::cl::desc("Sum a split product's partials in the last block of "
+                     "each tile to finish, in the split kernel (false: in a "
+                     "kernel of its own)"),
+      llvm::cl::init(true)};
   Option<bool> wgmma{
       *this, "wgmma",
       llvm::cl::desc("sm_90a: f16/bf16 products that take the wide tile use "

@@ -60,6 +60,7 @@
 #include "mlir/IR/Matchers.h"
 #include "mlir/Interfaces/SideEffectInterfaces.h"
 #include "llvm/ADT/DenseSet.h"
+#include "llvm/ADT/SmallBitVector.h"
 
 #include <map>
 
@@ -80,7 +81,9 @@ enum class Mutation {
   SwapBFragment,
   SkipLastKTile,
   SwapSparseMeta,
-  SwapWgmmaStrides
+  SwapWgmmaStrides,
+  EarlySplitSum,
+  KeepSplitCounters
 };
 
 /// A contraction input that is a zero-padded copy of another buffer (a
@@ -121,6 +124,14 @@ struct Contraction {
   /// element by element (a bias add, a residual add, an activation): the
   /// epilogue applies it to each result and stores into its output.
   linalg::GenericOp consumer;
+  /// A split product of kiln-gpu-split-k (its output the partials, loop
+  /// dim `splitDim` the split, a batch dim) whose sum of the partials
+  /// (with the bias, residual and activation fused into it) the last
+  /// block of each tile to finish runs, counting the tile's finished
+  /// blocks in `counters` (see matchSplitSum).
+  linalg::GenericOp splitSum;
+  unsigned splitDim = 0;
+  memref::GlobalOp counters;
   unsigned a = 0, b = 1; // the input operands that hold M and N
   SmallVector<unsigned> batch, m, n, k;
   /// Input `a` is a 2:4 weight that kiln-gpu-sparse-weights compressed
@@ -422,6 +433,59 @@ std::optional<InitValue> matchInit(const Contraction &c) {
   return InitValue{generic, {}, source, maps[0]};
 }
 
+/// The next op with memory effects after `c` when it is a generic of
+/// `loops` parallel loops, not `claimed`, that writes one output through a
+/// permutation and does not read it; else null.
+linalg::GenericOp nextEpilogue(const Contraction &c, unsigned loops,
+                               const llvm::DenseSet<Operation *> &claimed) {
+  Operation *next = c.op->getNextNode();
+  while (next && isMemoryEffectFree(next))
+    next = next->getNextNode();
+  auto generic = dyn_cast_or_null<linalg::GenericOp>(next);
+  if (!generic || claimed.contains(generic) ||
+      !generic.hasPureBufferSemantics() || generic.getNumDpsInits() != 1 ||
+      generic.getNumReductionLoops() != 0 || generic.getNumLoops() != loops ||
+      !generic.getIndexingMapsArray().back().isPermutation() ||
+      generic.payloadUsesValueFromOperand(generic.getDpsInitOperand(0)))
+    return {};
+  return generic;
+}
+
+/// Whether `generic`, run in `c`'s epilogue, writes no byte that a block
+/// may still read: nothing the tiles read, nor `alsoRead`, nor (but as
+/// that output read element by element) its other inputs than `c`'s
+/// output.
+bool writesApart(const Contraction &c, linalg::GenericOp generic,
+                 Value alsoRead) {
+  Value result = generic.getDpsInits()[0];
+  FailureOr<kiln::BufferBytes> resultBytes = kiln::bufferBytes(result);
+  if (failed(resultBytes))
+    return false;
+  auto overlaps = [&](Value v) {
+    FailureOr<kiln::BufferBytes> bytes = kiln::bufferBytes(v);
+    return failed(bytes) || bytes->overlaps(*resultBytes);
+  };
+  linalg::LinalgOp op = c.op;
+  SmallVector<Value> tileReads = {op.getDpsInputs()[0], op.getDpsInputs()[1]};
+  for (const std::optional<PaddedInput> &p : c.padded)
+    if (p)
+      tileReads.push_back(p->source);
+  if (c.init && c.init->source)
+    tileReads.push_back(c.init->source);
+  if (alsoRead)
+    tileReads.push_back(alsoRead);
+  if (llvm::any_of(tileReads, overlaps))
+    return false;
+  Value out = op.getDpsInits()[0];
+  AffineMap resultMap = generic.getIndexingMapsArray().back();
+  for (OpOperand *in : generic.getDpsInputOperands())
+    if (in->get() != out && overlaps(in->get()) &&
+        !(in->get() == result &&
+          generic.getMatchingIndexingMap(in) == resultMap))
+      return false;
+  return true;
+}
+
 /// The elementwise op that may run in `c`'s epilogue (see
 /// Contraction::consumer): the next op with memory effects after `c`, a
 /// generic of parallel loops over `c`'s output (read once, through a
@@ -436,20 +500,12 @@ linalg::GenericOp matchConsumer(const Contraction &c,
                                 const llvm::DenseSet<Operation *> &claimed) {
   linalg::LinalgOp op = c.op;
   Value out = op.getDpsInits()[0];
-  Operation *next = op->getNextNode();
-  while (next && isMemoryEffectFree(next))
-    next = next->getNextNode();
-  auto generic = dyn_cast_or_null<linalg::GenericOp>(next);
-  if (!generic || claimed.contains(generic) ||
-      !generic.hasPureBufferSemantics() || generic.getNumDpsInits() != 1 ||
-      generic.getNumReductionLoops() != 0 ||
-      generic.getNumLoops() != cast<MemRefType>(out.getType()).getRank())
+  linalg::GenericOp generic =
+      nextEpilogue(c, cast<MemRefType>(out.getType()).getRank(), claimed);
+  if (!generic)
     return {};
   Value result = generic.getDpsInits()[0];
   SmallVector<AffineMap> maps = generic.getIndexingMapsArray();
-  AffineMap resultMap = maps.back();
-  if (!resultMap.isPermutation())
-    return {};
   unsigned reads = 0;
   for (OpOperand *in : generic.getDpsInputOperands()) {
     if (in->get() != out)
@@ -458,8 +514,7 @@ linalg::GenericOp matchConsumer(const Contraction &c,
       return {};
     ++reads;
   }
-  if (reads != 1 ||
-      generic.payloadUsesValueFromOperand(generic.getDpsInitOperand(0)))
+  if (reads != 1)
     return {};
   if (result != out) {
     // The product's own buffer holds nothing anyone reads afterwards: an
@@ -504,28 +559,55 @@ linalg::GenericOp matchConsumer(const Contraction &c,
           return {};
     }
   }
-  FailureOr<kiln::BufferBytes> resultBytes = kiln::bufferBytes(result);
-  if (failed(resultBytes))
+  if (!writesApart(c, generic, result != out ? out : Value()))
     return {};
-  auto overlaps = [&](Value v) {
-    FailureOr<kiln::BufferBytes> bytes = kiln::bufferBytes(v);
-    return failed(bytes) || bytes->overlaps(*resultBytes);
-  };
-  SmallVector<Value> tileReads = {op.getDpsInputs()[0], op.getDpsInputs()[1]};
-  for (const std::optional<PaddedInput> &p : c.padded)
-    if (p)
-      tileReads.push_back(p->source);
-  if (c.init && c.init->source)
-    tileReads.push_back(c.init->source);
-  if (result != out)
-    tileReads.push_back(out);
-  for (Value v : tileReads)
-    if (overlaps(v))
+  return generic;
+}
+
+/// The sum of `c`'s partials, when `c` is a split product of
+/// kiln-gpu-split-k whose last block per tile can run it (see
+/// Contraction::splitSum); sets `c.splitDim`. The next op with memory
+/// effects after `c` must be a generic of parallel loops that reads the
+/// partials [S, out...] exactly S times, the i-th time at split i and
+/// the rest of the output through the same permutation of its loops, and
+/// writes one output through a permutation. Its output may share no bytes
+/// with anything the tiles read (other blocks may still read them, and
+/// the partials), and its other inputs may share them only by being that
+/// output read element by element.
+linalg::GenericOp matchSplitSum(Contraction &c,
+                                const llvm::DenseSet<Operation *> &claimed) {
+  linalg::LinalgOp op = c.op;
+  Value out = op.getDpsInits()[0];
+  auto outType = cast<MemRefType>(out.getType());
+  auto first = dyn_cast<AffineDimExpr>(c.maps[2].getResult(0));
+  if (!c.outType.isF32() || !first ||
+      !llvm::is_contained(c.batch, first.getPosition()))
+    return {};
+  unsigned splitDim = first.getPosition();
+  int64_t s = c.sizes[splitDim];
+  linalg::GenericOp generic = nextEpilogue(c, outType.getRank() - 1, claimed);
+  if (!generic)
+    return {};
+  SmallVector<AffineMap> maps = generic.getIndexingMapsArray();
+  llvm::SmallBitVector seen(s);
+  AffineMap rest;
+  for (OpOperand *in : generic.getDpsInputOperands()) {
+    if (in->get() != out)
+      continue;
+    AffineMap map = maps[in->getOperandNumber()];
+    auto split = dyn_cast<AffineConstantExpr>(map.getResult(0));
+    if (!split || split.getValue() < 0 || split.getValue() >= s ||
+        seen.test(split.getValue()))
       return {};
-  for (OpOperand *in : generic.getDpsInputOperands())
-    if (in->get() != out && overlaps(in->get()) &&
-        !(in->get() == result && maps[in->getOperandNumber()] == resultMap))
+    seen.set(split.getValue());
+    AffineMap tail = map.dropResult(0);
+    if (!tail.isPermutation() || (rest && tail != rest))
       return {};
+    rest = tail;
+  }
+  if (!seen.all() || !writesApart(c, generic, out))
+    return {};
+  c.splitDim = splitDim;
   return generic;
 }
 
@@ -799,6 +881,12 @@ public:
   }
 
   gpu::LaunchOp build(OpBuilder &b);
+  /// The output tiles of a split product (Contraction::splitSum), each
+  /// split's block of a tile counted once: the counters its sum takes.
+  int64_t splitTiles() const {
+    return c.extent(c.batch) / c.sizes[c.splitDim] *
+           ((c.extent(c.m) + bm - 1) / bm) * ((c.extent(c.n) + bn - 1) / bn);
+  }
   /// The loop over K of the kernel `build` made.
   scf::ForOp loopOverK() const { return kLoop; }
 
@@ -1753,6 +1841,10 @@ gpu::LaunchOp TileBuilder::build(OpBuilder &b) {
     return arith::ConstantIndexOp::create(b, loc, v).getResult();
   };
   Value one = hostCst(1);
+  Value counters;
+  if (c.splitSum)
+    counters = memref::GetGlobalOp::create(b, loc, c.counters.getType(),
+                                           c.counters.getSymName());
   if (sparse) {
     // The compressed globals, read by the kernel in place of the weight.
     auto get = [&](StringRef name) -> Value {
@@ -2019,7 +2111,8 @@ gpu::LaunchOp TileBuilder::build(OpBuilder &b) {
       loaded[key] = v;
     return v;
   };
-  auto prepare = [&](const Element &e) {
+  // An element's output indices, and where it lies inside the output.
+  auto locate = [&](const Element &e) {
     const Line &row = rows[e.row], &col = cols[e.col];
     Prepared p;
     p.inside = conjoin(kb, row.inside, col.inside);
@@ -2027,6 +2120,43 @@ gpu::LaunchOp TileBuilder::build(OpBuilder &b) {
     at.insert(row.at.begin(), row.at.end());
     at.insert(col.at.begin(), col.at.end());
     p.idx = indices(kb, 2, at);
+    return p;
+  };
+  // Generic `g`'s inputs at loop dims `p.dims` into `p.ins`, but for
+  // reads of the output in `skip` (null).
+  auto loadInputs = [&](const Element &e, linalg::GenericOp g, Prepared &p,
+                        Value skip) {
+    for (OpOperand *in : g.getDpsInputOperands()) {
+      if (in->get() == skip) {
+        p.ins.push_back(Value());
+        continue;
+      }
+      SmallVector<Value> where;
+      for (AffineExpr x : g.getMatchingIndexingMap(in).getResults())
+        where.push_back(affine::expandAffineExpr(kb, loc, x, p.dims, {}));
+      p.ins.push_back(
+          load(rows[e.row], cols[e.col], p.inside, in->get(), where));
+    }
+  };
+  // Generic `g`'s body on `p.ins` (`value` for the skipped reads), stored
+  // into its output at `p.dims`; inside the output only.
+  auto storeBody = [&](linalg::GenericOp g, const Prepared &p, Value value) {
+    IRMapping m;
+    Block *body = g.getBody();
+    for (auto [in, loadedIn] : llvm::zip(g.getDpsInputOperands(), p.ins))
+      m.map(body->getArgument(in->getOperandNumber()),
+            loadedIn ? loadedIn : value);
+    for (Operation &o : body->without_terminator())
+      kb.clone(o, m);
+    Value r = m.lookupOrDefault(body->getTerminator()->getOperand(0));
+    SmallVector<Value> where;
+    for (AffineExpr x : g.getIndexingMapsArray().back().getResults())
+      where.push_back(affine::expandAffineExpr(kb, loc, x, p.dims, {}));
+    memref::StoreOp::create(kb, loc, r, g.getDpsInits()[0], where);
+  };
+  auto prepare = [&](const Element &e) {
+    const Line &row = rows[e.row], &col = cols[e.col];
+    Prepared p = locate(e);
     if (c.init && c.init->scalar) {
       p.old = c.init->scalar;
     } else if (c.init) {
@@ -2048,16 +2178,7 @@ gpu::LaunchOp TileBuilder::build(OpBuilder &b) {
         for (auto [r, x] :
              llvm::enumerate(g.getMatchingIndexingMap(in).getResults()))
           p.dims[cast<AffineDimExpr>(x).getPosition()] = p.idx[r];
-    for (OpOperand *in : g.getDpsInputOperands()) {
-      if (in->get() == out) {
-        p.ins.push_back(Value());
-        continue;
-      }
-      SmallVector<Value> where;
-      for (AffineExpr x : g.getMatchingIndexingMap(in).getResults())
-        where.push_back(affine::expandAffineExpr(kb, loc, x, p.dims, {}));
-      p.ins.push_back(load(row, col, p.inside, in->get(), where));
-    }
+    loadInputs(e, g, p, out);
     return p;
   };
   auto accumulate = [&](const Element &e, const Prepared &p) {
@@ -2082,19 +2203,7 @@ gpu::LaunchOp TileBuilder::build(OpBuilder &b) {
       return;
     }
     // The consumer's body on this element.
-    linalg::GenericOp g = c.consumer;
-    IRMapping m;
-    Block *body = g.getBody();
-    for (auto [in, loadedIn] : llvm::zip(g.getDpsInputOperands(), p.ins))
-      m.map(body->getArgument(in->getOperandNumber()),
-            in->get() == out ? sum : loadedIn);
-    for (Operation &o : body->without_terminator())
-      kb.clone(o, m);
-    Value r = m.lookupOrDefault(body->getTerminator()->getOperand(0));
-    SmallVector<Value> where;
-    for (AffineExpr x : g.getIndexingMapsArray().back().getResults())
-      where.push_back(affine::expandAffineExpr(kb, loc, x, p.dims, {}));
-    memref::StoreOp::create(kb, loc, r, g.getDpsInits()[0], where);
+    storeBody(c.consumer, p, sum);
   };
   if (wg) {
     // Register 4i + 2r + e of the struct: row g + 8r, column 8i + 2t + e.
@@ -2148,6 +2257,114 @@ gpu::LaunchOp TileBuilder::build(OpBuilder &b) {
     for (auto [e, p] : llvm::zip(some, prepared))
       accumulate(e, p);
   }
+  if (c.splitSum) {
+    // The partial tile is stored; the tile's counter counts the splits'
+    // blocks that are done, and the last of them sums the partials. Every
+    // thread's stores are made visible to the GPU before one thread
+    // counts; the last block sees the other blocks' partials after its
+    // own fence.
+    int64_t s = c.sizes[c.splitDim];
+    NVVM::MembarOp::create(kb, loc, NVVM::MemScopeKind::GPU);
+    gpu::BarrierOp::create(kb, loc);
+    Value other = cst(kb, 0);
+    for (unsigned d : c.batch)
+      if (d != c.splitDim)
+        other = add(kb, mul(kb, other, size(d)), batchAt.lookup(d));
+    Value tile = add(
+        kb, mul(kb, add(kb, mul(kb, other, mTiles), div(kb, m0, bm)), nTiles),
+        div(kb, n0, bn));
+    auto i32 = [&](OpBuilder &ob, int64_t v) -> Value {
+      return arith::ConstantOp::create(ob, loc, ob.getI32IntegerAttr(v));
+    };
+    // The block's verdict goes through the first element of A's shared
+    // tile, unused once the products are done.
+    SmallVector<Value> flagAt(cast<MemRefType>(aShared.getType()).getRank(),
+                              cst(kb, 0));
+    auto flagValue = [&](OpBuilder &ob, int64_t v) -> Value {
+      Type t = c.inType;
+      return arith::ConstantOp::create(
+          ob, loc,
+          isa<FloatType>(t) ? TypedAttr(ob.getFloatAttr(t, double(v)))
+                            : TypedAttr(ob.getIntegerAttr(t, v)));
+    };
+    Value counts = arith::CmpIOp::create(kb, loc, arith::CmpIPredicate::eq, tid,
+                                         cst(kb, 0));
+    auto counting = scf::IfOp::create(kb, loc, counts, false);
+    {
+      OpBuilder tb = counting.getThenBodyBuilder();
+      Value done = memref::AtomicRMWOp::create(
+          tb, loc, arith::AtomicRMWKind::addi, i32(tb, 1), counters, tile);
+      Value last = arith::CmpIOp::create(tb, loc, arith::CmpIPredicate::eq,
+                                         done, i32(tb, s - 1));
+      Value sums =
+          mutation == Mutation::EarlySplitSum
+              ? arith::CmpIOp::create(tb, loc, arith::CmpIPredicate::eq, done,
+                                      i32(tb, 0))
+                    .getResult()
+              : last;
+      Value flag = arith::SelectOp::create(tb, loc, sums, flagValue(tb, 1),
+                                           flagValue(tb, 0));
+      memref::StoreOp::create(tb, loc, flag, aShared, flagAt);
+      // Zero again for the next kernel that splits.
+      if (mutation != Mutation::KeepSplitCounters) {
+        auto reset = scf::IfOp::create(tb, loc, last, false);
+        OpBuilder rb = reset.getThenBodyBuilder();
+        memref::StoreOp::create(rb, loc, i32(rb, 0), counters, tile);
+      }
+    }
+    gpu::BarrierOp::create(kb, loc);
+    Value flag = memref::LoadOp::create(kb, loc, aShared, flagAt);
+    Value isLast =
+        isa<FloatType>(c.inType)
+            ? arith::CmpFOp::create(kb, loc, arith::CmpFPredicate::UNE, flag,
+                                    flagValue(kb, 0))
+                  .getResult()
+            : arith::CmpIOp::create(kb, loc, arith::CmpIPredicate::ne, flag,
+                                    flagValue(kb, 0))
+                  .getResult();
+    auto summing = scf::IfOp::create(kb, loc, isLast, false);
+    OpBuilder::InsertionGuard insertion(kb);
+    kb.setInsertionPoint(summing.thenBlock()->getTerminator());
+    NVVM::MembarOp::create(kb, loc, NVVM::MemScopeKind::GPU);
+    // Each of the thread's elements: the sum's body on its S partials
+    // (loaded, in split order, as the sum kernel would read them) and its
+    // other inputs, stored into the sum's output.
+    linalg::GenericOp g = c.splitSum;
+    auto prepareSum = [&](const Element &e) {
+      Prepared p = locate(e);
+      p.dims.resize(g.getNumLoops());
+      for (OpOperand *in : g.getDpsInputOperands())
+        if (in->get() == out) {
+          for (auto [r, x] : llvm::enumerate(
+                   g.getMatchingIndexingMap(in).getResults().drop_front()))
+            p.dims[cast<AffineDimExpr>(x).getPosition()] = p.idx[r + 1];
+          break;
+        }
+      loadInputs(e, g, p, Value());
+      return p;
+    };
+    auto storeSum = [&](const Prepared &p) {
+      OpBuilder::InsertionGuard inside(kb);
+      if (p.inside) {
+        auto ifOp = scf::IfOp::create(kb, loc, p.inside, false);
+        kb.setInsertionPointToStart(ifOp.thenBlock());
+      }
+      storeBody(g, p, Value());
+    };
+    // Groups of about 16 loads of partials, as in the stores above (more
+    // in flight took registers: 196 a thread with 16 elements of 8
+    // splits, against 80 for the tile alone).
+    size_t sumGroup = std::max<size_t>(1, group / s);
+    for (size_t first = 0; first < elements.size(); first += sumGroup) {
+      ArrayRef<Element> some = ArrayRef(elements).slice(
+          first, std::min(sumGroup, elements.size() - first));
+      SmallVector<Prepared> prepared;
+      for (const Element &e : some)
+        prepared.push_back(prepareSum(e));
+      for (const Prepared &p : prepared)
+        storeSum(p);
+    }
+  }
   gpu::TerminatorOp::create(kb, loc);
   return launch;
 }
@@ -2192,6 +2409,10 @@ struct GpuContractionsPass
       mutation = Mutation::SwapSparseMeta;
     else if (testMutation == "swap-wgmma-strides")
       mutation = Mutation::SwapWgmmaStrides;
+    else if (testMutation == "early-split-sum")
+      mutation = Mutation::EarlySplitSum;
+    else if (testMutation == "keep-split-counters")
+      mutation = Mutation::KeepSplitCounters;
     else if (!testMutation.empty()) {
       fn.emitError("kiln-gpu-contractions: unknown test-mutation '")
           << testMutation << "'";
@@ -2231,10 +2452,17 @@ struct GpuContractionsPass
         claimed.insert(c.init->op);
       contractions.push_back(std::move(c));
     }
+    auto counters = SymbolTable::lookupNearestSymbolFrom<memref::GlobalOp>(
+        fn, StringAttr::get(&getContext(), kiln::kSplitKCounters));
     if (fuseEpilogue)
-      for (Contraction &c : contractions)
+      for (Contraction &c : contractions) {
         if ((c.consumer = matchConsumer(c, claimed)))
           claimed.insert(c.consumer);
+        else if (counters && (c.splitSum = matchSplitSum(c, claimed))) {
+          c.counters = counters;
+          claimed.insert(c.splitSum);
+        }
+      }
     for (Contraction &c : contractions) {
       linalg::LinalgOp op = c.op;
       TileKind kind = c.fp8                      ? TileKind::Fp8
@@ -2246,6 +2474,8 @@ struct GpuContractionsPass
       SmallVector<Operation *> computed = {op.getOperation()};
       if (c.consumer)
         computed.push_back(c.consumer);
+      if (c.splitSum)
+        computed.push_back(c.splitSum);
       kiln::ComputeCost cost = kiln::estimateCost(computed);
       // A 2:4 weight is read compressed: its kept values and metadata
       // instead of its dense bytes.
@@ -2256,9 +2486,6 @@ struct GpuContractionsPass
         MemRefType t = g.getType();
         return t.getNumElements() * t.getElementTypeBitWidth() / 8;
       };
-      // With a consumer, the kernel takes its place (the buffers it
-      // reads are defined by then; only views and constants lie between).
-      OpBuilder b(c.consumer ? c.consumer.getOperation() : op.getOperation());
       TileBuilder builder(c, kind, mutation, vectorBytes, stages, *halfShape,
                           *wideShape, wideMinBlocks, wgmma, wgmmaShapes,
                           wgmmaStages);
@@ -2278,6 +2505,21 @@ struct GpuContractionsPass
                       globalBytes("kiln.sparse_meta") -
                       c.extent(c.m) * c.extent(c.k) *
                           c.inType.getIntOrFloatBitWidth() / 8;
+      // A split whose tiles outnumber the counters keeps its sum kernel.
+      if (c.splitSum &&
+          builder.splitTiles() > c.counters.getType().getNumElements()) {
+        c.splitSum = nullptr;
+        builder = TileBuilder(c, kind, mutation, vectorBytes, stages,
+                              *halfShape, *wideShape, wideMinBlocks, wgmma,
+                              wgmmaShapes, wgmmaStages);
+      }
+      // With a consumer or a split's sum, the kernel takes its place (the
+      // buffers it reads are defined by then; only views and constants lie
+      // between).
+      Operation *last = c.consumer   ? c.consumer.getOperation()
+                        : c.splitSum ? c.splitSum.getOperation()
+                                     : op.getOperation();
+      OpBuilder b(last);
       if (builder.sharedBytes() > builder.maxSharedBytes()) {
         op->emitError("kiln-gpu-contractions: the tile ")
             << builder.tileName() << " needs " << builder.sharedBytes()
@@ -2311,6 +2553,8 @@ struct GpuContractionsPass
         c.init->op->erase();
       if (c.consumer)
         c.consumer->erase();
+      if (c.splitSum)
+        c.splitSum->erase();
     }
   }
 };

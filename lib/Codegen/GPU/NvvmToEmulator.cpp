@@ -588,10 +588,12 @@ struct NvvmToEmulatorPass
         }
       }
       // Copies complete as they are made, and wgmma products as they are
-      // issued: nothing to wait for; the emulator's memory is one proxy.
+      // issued: nothing to wait for; the emulator's memory is one proxy,
+      // and its blocks run one after another (no fence to make).
       if (isa<NVVM::CpAsyncCommitGroupOp, NVVM::CpAsyncWaitGroupOp,
               NVVM::WgmmaFenceAlignedOp, NVVM::WgmmaGroupSyncAlignedOp,
-              NVVM::WgmmaWaitGroupSyncOp, NVVM::FenceProxyOp>(op)) {
+              NVVM::WgmmaWaitGroupSyncOp, NVVM::FenceProxyOp, NVVM::MembarOp>(
+              op)) {
         op->erase();
         continue;
       }

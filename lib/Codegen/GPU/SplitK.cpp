@@ -13,7 +13,9 @@
 #include "kiln/Codegen/Passes.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/IR/IRMapping.h"
 #include "mlir/IR/Matchers.h"
@@ -107,34 +109,65 @@ struct GpuSplitKPass : public kiln::impl::KilnGpuSplitKBase<GpuSplitKPass> {
   }
 
   void runOnOperation() override {
+    ModuleOp module = getOperation();
     if (!testMutation.empty() && testMutation != "skip-last-split") {
-      getOperation().emitError("kiln-gpu-split-k: unknown test-mutation '")
+      module.emitError("kiln-gpu-split-k: unknown test-mutation '")
           << testMutation << "'";
       return signalPassFailure();
     }
-    SmallVector<linalg::LinalgOp> candidates;
-    for (Operation &op : getOperation().getBody().front())
-      if (auto linalgOp = dyn_cast<linalg::LinalgOp>(op))
-        if (linalgOp.hasPureTensorSemantics() && linalgOp->getNumResults() == 1)
-          candidates.push_back(linalgOp);
-    for (linalg::LinalgOp op : candidates)
-      split(op);
+    int64_t counters = 0;
+    for (auto fn : module.getOps<func::FuncOp>()) {
+      if (fn.isExternal())
+        continue;
+      SmallVector<linalg::LinalgOp> candidates;
+      for (Operation &op : fn.getBody().front())
+        if (auto linalgOp = dyn_cast<linalg::LinalgOp>(op))
+          if (linalgOp.hasPureTensorSemantics() &&
+              linalgOp->getNumResults() == 1)
+            candidates.push_back(linalgOp);
+      for (linalg::LinalgOp op : candidates)
+        counters = std::max(counters, split(op));
+    }
+    if (lastBlockSum && counters > 0)
+      addCounters(module, counters);
   }
 
-  void split(linalg::LinalgOp op) {
+  /// @kiln_split_k_counters with at least `n` zero counters.
+  void addCounters(ModuleOp module, int64_t n) {
+    SymbolTable symbols(module);
+    if (auto old = symbols.lookup<memref::GlobalOp>(kiln::kSplitKCounters)) {
+      if (old.getType().getNumElements() >= n)
+        return;
+      n = std::max(n, old.getType().getNumElements());
+      symbols.erase(old);
+    }
+    OpBuilder b = OpBuilder::atBlockBegin(module.getBody());
+    auto type = MemRefType::get({n}, b.getI32Type());
+    auto global = memref::GlobalOp::create(
+        b, module.getLoc(), kiln::kSplitKCounters, b.getStringAttr("private"),
+        type,
+        DenseElementsAttr::get(RankedTensorType::get({n}, b.getI32Type()),
+                               b.getI32IntegerAttr(0)),
+        /*constant=*/false, /*alignment=*/nullptr);
+    symbols.insert(global);
+  }
+
+  /// Splits `op` where it should be; returns the counters its sum in the
+  /// last block would take (a tile of 16x16 per counter), or 0.
+  int64_t split(linalg::LinalgOp op) {
     std::optional<kiln::GpuContractionDims> dims =
         kiln::matchGpuTiledContraction(op);
     if (!dims || dims->extent(dims->m) < minSize ||
         dims->extent(dims->n) < minSize)
-      return;
+      return 0;
     // A 2:4 weight's compressed layout follows its own K: not split.
     if (kiln::sparseWeightGlobal(op.getDpsInputs()[0]) ||
         kiln::sparseWeightGlobal(op.getDpsInputs()[1]))
-      return;
+      return 0;
     Value init = op.getDpsInits()[0];
     auto outType = cast<RankedTensorType>(init.getType());
     if (!outType.getElementType().isF32() || !outType.hasStaticShape())
-      return;
+      return 0;
     // The longest reduction dim, read as itself by one result of each
     // input.
     unsigned d = dims->k.front();
@@ -145,10 +178,10 @@ struct GpuSplitKPass : public kiln::impl::KilnGpuSplitKBase<GpuSplitKPass> {
     int64_t pos[2] = {kiln::pureDimResult(maps[0], d),
                       kiln::pureDimResult(maps[1], d)};
     if (pos[0] < 0 || pos[1] < 0)
-      return;
+      return 0;
     int64_t s = chooseSplits(*dims, d);
     if (s <= 1)
-      return;
+      return 0;
 
     OpBuilder b(op);
     Location loc = op.getLoc();
@@ -244,6 +277,8 @@ struct GpuSplitKPass : public kiln::impl::KilnGpuSplitKBase<GpuSplitKPass> {
     for (Value v : oldInputs)
       if (auto pad = v.getDefiningOp<tensor::PadOp>(); pad && pad->use_empty())
         pad->erase();
+    return dims->extent(dims->batch) * ceilDiv(dims->extent(dims->m), 16) *
+           ceilDiv(dims->extent(dims->n), 16);
   }
 };
 } // namespace

@@ -1,12 +1,20 @@
-// RUN: kiln-opt %s -split-input-file -pass-pipeline='builtin.module(func.func(kiln-gpu-split-k))' | FileCheck %s
-// RUN: kiln-opt %s -split-input-file -pass-pipeline='builtin.module(func.func(kiln-gpu-split-k{target-blocks=0}))' | FileCheck %s --check-prefix=OFF
-// RUN: kiln-opt %s -split-input-file -pass-pipeline='builtin.module(func.func(kiln-gpu-split-k{target-blocks=132 min-k=1024}))' | FileCheck %s --check-prefix=MINK
+// RUN: kiln-opt %s -split-input-file -pass-pipeline='builtin.module(kiln-gpu-split-k)' | FileCheck %s
+// RUN: kiln-opt %s -split-input-file -pass-pipeline='builtin.module(kiln-gpu-split-k{target-blocks=0})' | FileCheck %s --check-prefix=OFF
+// RUN: kiln-opt %s -split-input-file -pass-pipeline='builtin.module(kiln-gpu-split-k{target-blocks=132 min-k=1024})' | FileCheck %s --check-prefix=MINK
+// RUN: kiln-opt %s -split-input-file -pass-pipeline='builtin.module(kiln-gpu-split-k{last-block-sum=false})' | FileCheck %s --check-prefix=NOSUM
 
 // BERT's output projection at 128 tokens: 2x12 = 24 tiles of 64x64 on 132
 // multiprocessors. K = 3072 splits in 6 (the least divisor giving 132
 // blocks), each split keeping 512 >= min-k steps: the inputs expanded, the
 // partials a zero-filled [6, 128, 768], and the bias (the output's initial
-// value, an input of the sum) added to the six partials elementwise.
+// value, an input of the sum) added to the six partials elementwise. The
+// module gets the zero counters with which kiln-gpu-contractions sums the
+// partials in the last block of each tile: one per 16x16 tile of the
+// output, 8 x 48 (none with last-block-sum=false).
+
+// OFF-NOT:   memref.global
+// NOSUM-NOT: memref.global
+// NOSUM:     linalg.generic
 
 // CHECK-DAG: #[[$A:.+]] = affine_map<(d0, d1, d2, d3) -> (d0, d3, d2)>
 // CHECK-DAG: #[[$B:.+]] = affine_map<(d0, d1, d2, d3) -> (d3, d2, d1)>
@@ -14,6 +22,7 @@
 // CHECK-DAG: #[[$P0:.+]] = affine_map<(d0, d1) -> (0, d0, d1)>
 // CHECK-DAG: #[[$P5:.+]] = affine_map<(d0, d1) -> (5, d0, d1)>
 // CHECK-DAG: #[[$ID:.+]] = affine_map<(d0, d1) -> (d0, d1)>
+// CHECK:       memref.global "private" @kiln_split_k_counters : memref<384xi32> = dense<0>
 // CHECK-LABEL: func.func @matmul_bias
 // CHECK-SAME:    (%[[X:.+]]: tensor<128x3072xf32>, %[[W:.+]]: tensor<3072x768xf32>, %[[BIAS:.+]]: tensor<128x768xf32>)
 // CHECK-DAG:     %[[XE:.+]] = tensor.expand_shape %[[X]] {{\[}}[0], [1, 2]] output_shape [128, 6, 512]
@@ -49,7 +58,10 @@ func.func @matmul_bias(%a: tensor<128x3072xf32>, %b: tensor<3072x768xf32>, %bias
 // per split (32 splits would leave 144 < min-k). The zero padding is
 // rebuilt around the expanded input, so that the tiled kernel still reads
 // the unpadded input in place; the old pad goes. The initial value is a
-// zero fill: the sum adds only the partials.
+// zero fill: the sum adds only the partials. Counters for 512 / 16 x
+// ceil(49 / 16) = 128 tiles.
+
+// CHECK:         memref.global "private" @kiln_split_k_counters : memref<128xi32> = dense<0>
 
 // CHECK-LABEL: func.func @conv_padded
 // CHECK-SAME:    (%[[X:.+]]: tensor<1x512x7x7xf32>, %[[W:.+]]: tensor<512x512x3x3xf32>)
@@ -85,6 +97,7 @@ func.func @conv_padded(%x: tensor<1x512x7x7xf32>, %w: tensor<512x512x3x3xf32>) -
 // reduction (K 256 leaves no split min-k steps); an f16 output (partials
 // would round to f16); a narrow product (N 8, a loop kernel's).
 
+// CHECK-NOT:     memref.global
 // CHECK-LABEL: func.func @not_split
 // CHECK-NOT:     tensor.expand_shape
 // CHECK-COUNT-4: linalg.matmul

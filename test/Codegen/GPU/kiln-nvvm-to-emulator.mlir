@@ -261,3 +261,21 @@ llvm.func @clock() -> i32 attributes {nvvm.kernel} {
   %r = nvvm.read.ptx.sreg.clock : i32
   llvm.return %r : i32
 }
+
+// -----
+
+// The split sum's counting (kiln-gpu-contractions): the GPU-scope fence
+// goes (blocks run one after another), and the atomic add stays an
+// atomic add on a host pointer.
+// CHECK-LABEL: llvm.func @count(%{{.*}}: !llvm.ptr)
+// CHECK-NOT: nvvm.memory.barrier
+// CHECK: llvm.atomicrmw add %{{.*}}, %{{.*}} acq_rel : !llvm.ptr, i32
+// CHECK-NOT: nvvm.memory.barrier
+// CHECK: llvm.return
+llvm.func @count(%p: !llvm.ptr<1>) attributes {nvvm.kernel} {
+  nvvm.memory.barrier <gpu>
+  %one = llvm.mlir.constant(1 : i32) : i32
+  %old = llvm.atomicrmw add %p, %one acq_rel : !llvm.ptr<1>, i32
+  nvvm.memory.barrier <gpu>
+  llvm.return
+}
