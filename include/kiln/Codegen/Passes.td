@@ -1398,7 +1398,19 @@ def KilnGpuFormKernels : Pass<"kiln-gpu-form-kernels", "::mlir::func::FuncOp"> {
     softmax's passes: one kernel); other runs of loops over one and the
     same space become one kernel of a thread per point that runs them
     one after another (a bias broadcast, a short window accumulation into
-    it, an activation).
+    it, an activation). Before grouping, a loop that reads nothing an
+    earlier op writes (a fill, a bias broadcast from the weights, a
+    transpose of a graph input) moves down to right before the first op
+    that touches what it writes, past work that touches none of it nor
+    writes what it reads (bufferization may leave a depthwise
+    convolution's bias broadcast before the convolution that makes its
+    input); and a loop whose bounds permute those of the loop before it,
+    reading what that loop writes through a permutation of its induction
+    variables (an activation that writes channels-last for the
+    convolution after it), has its dimensions reordered to read it at the
+    same point, so that the two share a kernel, the store transposed.
+    MobileNetV2 went from 80 kernels to 56 for sm_90 (ONNX Runtime's
+    graph has 56 nodes), ResNet-50 from 60 to 58.
 
     Nested `scf.parallel` loops inside a launch become `scf.for` nests;
     `memref.alloc` of a static shape inside one becomes a per-thread

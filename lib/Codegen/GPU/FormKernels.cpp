@@ -423,6 +423,23 @@ LogicalResult collectAccesses(scf::ParallelOp loop,
   return failure(r.wasInterrupted());
 }
 
+/// Where `indices` are the induction variables `ivs`, each once, in some
+/// order: the position in `ivs` of each index; else nullopt.
+std::optional<SmallVector<int64_t>> ivPermutation(ArrayRef<Value> indices,
+                                                  ArrayRef<Value> ivs) {
+  if (indices.size() != ivs.size())
+    return std::nullopt;
+  SmallVector<int64_t> perm;
+  for (Value x : indices) {
+    int64_t pos = llvm::find(ivs, x) - ivs.begin();
+    if (pos == static_cast<int64_t>(ivs.size()) ||
+        llvm::is_contained(perm, pos))
+      return std::nullopt;
+    perm.push_back(pos);
+  }
+  return perm;
+}
+
 /// Whether `loops`, run one after another by one block per row (row r of
 /// every loop: the iterations whose first `rank` induction variables are
 /// r), compute what they compute in sequence: every buffer one of them
@@ -430,7 +447,12 @@ LogicalResult collectAccesses(scf::ParallelOp loop,
 /// access of every loop, through one view, whose rows do not share
 /// elements; and no other buffer the loops touch shares bytes with it.
 /// Then a block touches only its own row of what the group writes.
-bool rowLocal(ArrayRef<scf::ParallelOp> loops, unsigned rank) {
+/// `pointwise` (a thread per point of loops over one space, `rank` all
+/// their dimensions): a written buffer may be indexed by any permutation
+/// of the point's induction variables (a transposed store), the same in
+/// every access.
+bool rowLocal(ArrayRef<scf::ParallelOp> loops, unsigned rank,
+              bool pointwise = false) {
   SmallVector<Access> accesses;
   for (scf::ParallelOp loop : loops)
     if (failed(collectAccesses(loop, accesses)))
@@ -441,6 +463,7 @@ bool rowLocal(ArrayRef<scf::ParallelOp> loops, unsigned rank) {
     if (a.write)
       written.insert(a.memref);
   }
+  DenseMap<Value, SmallVector<int64_t>> order;
   for (const Access &a : accesses) {
     if (!written.contains(a.memref))
       continue;
@@ -448,6 +471,15 @@ bool rowLocal(ArrayRef<scf::ParallelOp> loops, unsigned rank) {
       return false;
     scf::ParallelOp loop = a.loop;
     SmallVector<Value> ivs = loop.getInductionVars();
+    if (pointwise) {
+      std::optional<SmallVector<int64_t>> perm = ivPermutation(a.indices, ivs);
+      if (!perm)
+        return false;
+      auto [it, inserted] = order.try_emplace(a.memref, *perm);
+      if (!inserted && it->second != *perm)
+        return false;
+      continue;
+    }
     for (unsigned d = 0; d < rank; ++d)
       if (a.indices[d] != ivs[d])
         return false;
@@ -473,6 +505,186 @@ bool rowLocal(ArrayRef<scf::ParallelOp> loops, unsigned rank) {
       if (m != w && bytes[w].overlaps(bytes[m]))
         return false;
   return true;
+}
+
+/// The bytes of the buffers defined outside `op` that `op` (and the ops
+/// in it) may touch, and of those it may write (an operand of an op
+/// without declared effects counts as written); failure where some bytes
+/// are not known.
+LogicalResult touchedBytes(Operation *op,
+                           SmallVectorImpl<kiln::BufferBytes> &touched,
+                           SmallVectorImpl<kiln::BufferBytes> &written) {
+  WalkResult r = op->walk([&](Operation *inner) {
+    auto effects = dyn_cast<MemoryEffectOpInterface>(inner);
+    for (Value v : inner->getOperands()) {
+      if (!isa<MemRefType>(v.getType()) ||
+          op->isAncestor(v.getParentBlock()->getParentOp()))
+        continue;
+      FailureOr<kiln::BufferBytes> b = kiln::bufferBytes(v);
+      if (failed(b))
+        return WalkResult::interrupt();
+      touched.push_back(*b);
+      if (!effects || effects.getEffectOnValue<MemoryEffects::Write>(v))
+        written.push_back(*b);
+    }
+    return WalkResult::advance();
+  });
+  return failure(r.wasInterrupted());
+}
+
+/// Whether some of `touched` may share bytes with some of `bytes`.
+bool anyOverlap(ArrayRef<kiln::BufferBytes> touched,
+                ArrayRef<kiln::BufferBytes> bytes) {
+  return llvm::any_of(touched, [&](const kiln::BufferBytes &t) {
+    return llvm::any_of(
+        bytes, [&](const kiln::BufferBytes &b) { return b.overlaps(t); });
+  });
+}
+
+/// Moves each top-level parallel loop that reads nothing an earlier op
+/// writes (a fill, a bias broadcast from the weights, a transpose of a
+/// graph input) down to right before the first op that touches the bytes
+/// it writes, past work that touches none of them: next to the loop that
+/// reads or accumulates into what it writes, with which it can then share
+/// a kernel. (Bufferization may leave a depthwise convolution's bias
+/// broadcast before the convolution that makes its input, and a padded
+/// stem's fill between the input's transpose and its copy into the
+/// padding.) Such a loop has no producer it could share a kernel with.
+void sinkInits(Block &body) {
+  // The last first: a loop moved right before its reader is not then
+  // separated from it by an earlier loop moved down to the same reader.
+  SmallVector<scf::ParallelOp> loops(body.getOps<scf::ParallelOp>());
+  for (scf::ParallelOp loop : llvm::reverse(loops)) {
+    SmallVector<Access> accesses;
+    if (loop.getNumResults() || failed(collectAccesses(loop, accesses)))
+      continue;
+    SmallVector<kiln::BufferBytes> writes, reads;
+    bool known = true;
+    for (const Access &a : accesses) {
+      FailureOr<kiln::BufferBytes> b = kiln::bufferBytes(a.memref);
+      known &= succeeded(b);
+      if (succeeded(b))
+        (a.write ? writes : reads).push_back(*b);
+    }
+    if (!known || writes.empty())
+      continue;
+    bool produced = false;
+    for (Operation *prev = loop->getPrevNode(); prev && !produced;
+         prev = prev->getPrevNode()) {
+      if (prev->hasTrait<OpTrait::ConstantLike>() ||
+          isa<memref::GetGlobalOp>(prev) || kiln::isBufferView(prev))
+        continue;
+      SmallVector<kiln::BufferBytes> touched, written;
+      produced = failed(touchedBytes(prev, touched, written)) ||
+                 anyOverlap(written, reads);
+    }
+    if (produced)
+      continue;
+    Operation *stop = nullptr;
+    for (Operation *next = loop->getNextNode(); next;
+         next = next->getNextNode()) {
+      if (next->hasTrait<OpTrait::IsTerminator>())
+        break;
+      if (next->hasTrait<OpTrait::ConstantLike>() ||
+          isa<memref::GetGlobalOp>(next) || kiln::isBufferView(next))
+        continue;
+      // Work past which the loop moves may not touch what it writes, nor
+      // write what it reads.
+      SmallVector<kiln::BufferBytes> touched, written;
+      if (failed(touchedBytes(next, touched, written)) ||
+          anyOverlap(touched, writes) || anyOverlap(written, reads)) {
+        stop = next;
+        break;
+      }
+    }
+    if (stop && stop != loop->getNextNode())
+      loop->moveBefore(stop);
+  }
+}
+
+/// Renames the induction variables of each top-level parallel loop whose
+/// bounds permute those of the parallel loop before it (only host ops
+/// between), where it reads a buffer that loop writes at its own point
+/// through a permutation of its induction variables (an activation that
+/// writes its result transposed, channels-last, after a depthwise
+/// convolution): the dimensions reordered so that it reads that buffer at
+/// the same point as the loop before writes it, and the two can run as
+/// one kernel of a thread per point. A parallel loop's iterations are
+/// unordered: the loop computes what it did.
+void alignToProducers(Block &body) {
+  scf::ParallelOp prev;
+  for (Operation &op : llvm::make_early_inc_range(body)) {
+    auto loop = dyn_cast<scf::ParallelOp>(&op);
+    if (!loop) {
+      if (!op.hasTrait<OpTrait::ConstantLike>() &&
+          !isa<memref::GetGlobalOp>(op) && !kiln::isBufferView(&op))
+        prev = {};
+      continue;
+    }
+    scf::ParallelOp producer = prev;
+    prev = loop;
+    SmallVector<int64_t> plbs, ptrips, psteps, lbs, trips, steps;
+    SmallVector<Access> produced, read;
+    if (!producer || producer.getNumLoops() != loop.getNumLoops() ||
+        loop.getNumResults() ||
+        failed(getConstantBounds(producer, plbs, ptrips, psteps)) ||
+        failed(getConstantBounds(loop, lbs, trips, steps)) ||
+        failed(collectAccesses(producer, produced)) ||
+        failed(collectAccesses(loop, read)))
+      continue;
+    // A buffer the producer writes, every access of it at its point, that
+    // the loop reads through one permutation of its point.
+    SmallVector<Value> pivs = producer.getInductionVars();
+    SmallVector<Value> ivs = loop.getInductionVars();
+    std::optional<SmallVector<int64_t>> perm;
+    for (const Access &w : produced) {
+      if (!w.write || llvm::any_of(produced, [&](const Access &a) {
+            return a.memref == w.memref &&
+                   a.indices != SmallVector<Value>(pivs);
+          }))
+        continue;
+      std::optional<SmallVector<int64_t>> p;
+      bool same = true;
+      for (const Access &a : read)
+        if (a.memref == w.memref) {
+          std::optional<SmallVector<int64_t>> q = ivPermutation(a.indices, ivs);
+          same &= q && (!p || *p == *q);
+          p = q;
+        }
+      if (p && same) {
+        perm = p;
+        break;
+      }
+    }
+    if (!perm)
+      continue;
+    bool identity = true, fits = true;
+    for (auto [k, d] : llvm::enumerate(*perm)) {
+      identity &= d == static_cast<int64_t>(k);
+      fits &=
+          plbs[k] == lbs[d] && ptrips[k] == trips[d] && psteps[k] == steps[d];
+    }
+    if (identity || !fits)
+      continue;
+    OpBuilder b(loop);
+    SmallVector<Value> newLbs, newUbs, newSteps;
+    for (int64_t d : *perm) {
+      newLbs.push_back(loop.getLowerBound()[d]);
+      newUbs.push_back(loop.getUpperBound()[d]);
+      newSteps.push_back(loop.getStep()[d]);
+    }
+    auto aligned =
+        scf::ParallelOp::create(b, loop.getLoc(), newLbs, newUbs, newSteps);
+    IRMapping map;
+    for (auto [k, d] : llvm::enumerate(*perm))
+      map.map(ivs[d], aligned.getInductionVars()[k]);
+    OpBuilder nb = OpBuilder::atBlockTerminator(aligned.getBody());
+    for (Operation &inner : loop.getBody()->without_terminator())
+      nb.clone(inner, map);
+    aligned->setAttrs(loop->getAttrs());
+    loop->erase();
+    prev = aligned;
+  }
 }
 
 /// Loop nests that run as one kernel of a block per row (see rowLocal):
@@ -523,6 +735,10 @@ struct FormKernelsPass
     for (Operation &op : llvm::make_early_inc_range(body))
       if (isa<memref::DeallocOp>(op))
         op.erase();
+    if (rowGroupsOption) {
+      sinkInits(body);
+      alignToProducers(body);
+    }
 
     // Which top-level ops are device work, and the range of ops each must
     // share a launch with (up to the last use of its results).
@@ -631,7 +847,7 @@ struct FormKernelsPass
         scf::ParallelOp loop = memberLoop(groups[j]);
         SmallVector<scf::ParallelOp> trial(loops.begin(), loops.end());
         trial.insert(front ? trial.begin() : trial.end(), loop);
-        if (!rowLocal(trial, rank))
+        if (!rowLocal(trial, rank, pointwise))
           return false;
         if (front)
           loops.push_front(loop);

@@ -250,3 +250,174 @@ func.func @neighbour(%a: memref<65xf32>, %b: memref<64xf32>) {
   }
   return
 }
+
+// -----
+
+// An activation that writes its result transposed (channels-last, for
+// the convolution after it), its loop over the transposed space: its
+// dimensions are reordered to read the window sum's output at the sum's
+// own point, and the three loops run as one kernel of a thread per point,
+// the activation's store transposed.
+
+// CHECK-LABEL: func.func @transposed_activation
+// CHECK: gpu.launch blocks({{.*}}) in (%{{.*}} = %c1{{(_[0-9]+)?}}, {{.*}}) threads({{.*}}) in (%{{.*}} = %c64{{(_[0-9]+)?}}, {{.*}}) module(@kiln_kernels) function(@k0) {
+// CHECK:   scf.for
+// CHECK:   memref.store %{{.*}}, %arg2
+// CHECK:   %[[V:.*]] = memref.load %arg2[%[[I:.*]], %[[J:.*]]] : memref<4x16xf32>
+// CHECK-NEXT: %[[R:.*]] = arith.maximumf %[[V]]
+// CHECK:   memref.store %[[R]], %arg3[%[[J]], %[[I]]] : memref<16x4xf32>
+// CHECK: gpu.terminator
+// CHECK-NOT: gpu.launch
+// OFF-LABEL: func.func @transposed_activation
+// OFF-COUNT-3: gpu.launch
+func.func @transposed_activation(%x: memref<4x24xf32>, %b: memref<16xf32>, %acc: memref<4x16xf32>,
+                                 %y: memref<16x4xf32>) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c4 = arith.constant 4 : index
+  %c9 = arith.constant 9 : index
+  %c16 = arith.constant 16 : index
+  %zero = arith.constant 0.0 : f32
+  scf.parallel (%i, %j) = (%c0, %c0) to (%c4, %c16) step (%c1, %c1) {
+    %v = memref.load %b[%j] : memref<16xf32>
+    memref.store %v, %acc[%i, %j] : memref<4x16xf32>
+    scf.reduce
+  }
+  scf.parallel (%i, %j) = (%c0, %c0) to (%c4, %c16) step (%c1, %c1) {
+    scf.for %k = %c0 to %c9 step %c1 {
+      %p = arith.addi %j, %k : index
+      %v = memref.load %x[%i, %p] : memref<4x24xf32>
+      %a = memref.load %acc[%i, %j] : memref<4x16xf32>
+      %s = arith.addf %v, %a : f32
+      memref.store %s, %acc[%i, %j] : memref<4x16xf32>
+    }
+    scf.reduce
+  }
+  scf.parallel (%c, %n) = (%c0, %c0) to (%c16, %c4) step (%c1, %c1) {
+    %v = memref.load %acc[%n, %c] : memref<4x16xf32>
+    %r = arith.maximumf %v, %zero : f32
+    memref.store %r, %y[%c, %n] : memref<16x4xf32>
+    scf.reduce
+  }
+  return
+}
+
+// -----
+
+// Not merged: a transposed reader that also reads another point of what
+// the sum wrote (a neighbour along n) needs another thread's result; it
+// keeps its own kernel (its dimensions reordered all the same).
+
+// CHECK-LABEL: func.func @transposed_neighbour
+// CHECK-COUNT-2: gpu.launch
+// CHECK-NOT: gpu.launch
+func.func @transposed_neighbour(%x: memref<4x24xf32>, %acc: memref<5x16xf32>,
+                                %y: memref<16x4xf32>) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c4 = arith.constant 4 : index
+  %c9 = arith.constant 9 : index
+  %c16 = arith.constant 16 : index
+  scf.parallel (%i, %j) = (%c0, %c0) to (%c4, %c16) step (%c1, %c1) {
+    scf.for %k = %c0 to %c9 step %c1 {
+      %p = arith.addi %j, %k : index
+      %v = memref.load %x[%i, %p] : memref<4x24xf32>
+      %a = memref.load %acc[%i, %j] : memref<5x16xf32>
+      %s = arith.addf %v, %a : f32
+      memref.store %s, %acc[%i, %j] : memref<5x16xf32>
+    }
+    scf.reduce
+  }
+  scf.parallel (%c, %n) = (%c0, %c0) to (%c16, %c4) step (%c1, %c1) {
+    %v = memref.load %acc[%n, %c] : memref<5x16xf32>
+    %n1 = arith.addi %n, %c1 : index
+    %w = memref.load %acc[%n1, %c] : memref<5x16xf32>
+    %r = arith.addf %v, %w : f32
+    memref.store %r, %y[%c, %n] : memref<16x4xf32>
+    scf.reduce
+  }
+  return
+}
+
+// -----
+
+// A bias broadcast from the weights that bufferization left before
+// unrelated work (the product that makes the window sum's input) moves
+// down to the sum that accumulates into it: the product is one kernel,
+// the broadcast and the sum another. A broadcast whose buffer the work
+// after it reads stays where it is.
+
+// CHECK-LABEL: func.func @sunk_init
+// CHECK: gpu.launch {{.*}} function(@k0_make_input)
+// CHECK:   memref.store %{{.*}}, %arg1
+// CHECK: gpu.launch {{.*}} function(@k1_bias)
+// CHECK:   memref.get_global @bias
+// CHECK:   memref.store %{{.*}}, %arg2
+// CHECK:   scf.for
+// CHECK-NOT: gpu.launch
+// CHECK-LABEL: func.func @init_read_between
+// CHECK: gpu.launch {{.*}} function(@k0_bias)
+// CHECK: gpu.launch {{.*}} function(@k1_reader)
+// CHECK: gpu.launch {{.*}} function(@k2_sum)
+memref.global "private" constant @bias : memref<16xf32> = dense<1.0>
+func.func @sunk_init(%x0: memref<4x24xf32>, %x: memref<4x24xf32>, %acc: memref<4x16xf32>) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c4 = arith.constant 4 : index
+  %c9 = arith.constant 9 : index
+  %c16 = arith.constant 16 : index
+  %c24 = arith.constant 24 : index
+  scf.parallel (%i, %j) = (%c0, %c0) to (%c4, %c16) step (%c1, %c1) {
+    %b = memref.get_global @bias : memref<16xf32>
+    %v = memref.load %b[%j] : memref<16xf32>
+    memref.store %v, %acc[%i, %j] : memref<4x16xf32>
+    scf.reduce
+  } loc("bias")
+  scf.parallel (%i, %j) = (%c0, %c0) to (%c4, %c24) step (%c1, %c1) {
+    %v = memref.load %x0[%i, %j] : memref<4x24xf32>
+    %s = arith.addf %v, %v : f32
+    memref.store %s, %x[%i, %j] : memref<4x24xf32>
+    scf.reduce
+  } loc("make_input")
+  scf.parallel (%i, %j) = (%c0, %c0) to (%c4, %c16) step (%c1, %c1) {
+    scf.for %k = %c0 to %c9 step %c1 {
+      %p = arith.addi %j, %k : index
+      %v = memref.load %x[%i, %p] : memref<4x24xf32>
+      %a = memref.load %acc[%i, %j] : memref<4x16xf32>
+      %s = arith.addf %v, %a : f32
+      memref.store %s, %acc[%i, %j] : memref<4x16xf32>
+    }
+    scf.reduce
+  } loc("sum")
+  return
+}
+func.func @init_read_between(%x: memref<4x24xf32>, %acc: memref<4x16xf32>, %z: memref<4x8xf32>) {
+  %c0 = arith.constant 0 : index
+  %c8 = arith.constant 8 : index
+  %c1 = arith.constant 1 : index
+  %c4 = arith.constant 4 : index
+  %c9 = arith.constant 9 : index
+  %c16 = arith.constant 16 : index
+  scf.parallel (%i, %j) = (%c0, %c0) to (%c4, %c16) step (%c1, %c1) {
+    %b = memref.get_global @bias : memref<16xf32>
+    %v = memref.load %b[%j] : memref<16xf32>
+    memref.store %v, %acc[%i, %j] : memref<4x16xf32>
+    scf.reduce
+  } loc("bias")
+  scf.parallel (%i, %j) = (%c0, %c0) to (%c4, %c8) step (%c1, %c1) {
+    %v = memref.load %acc[%i, %j] : memref<4x16xf32>
+    memref.store %v, %z[%i, %j] : memref<4x8xf32>
+    scf.reduce
+  } loc("reader")
+  scf.parallel (%i, %j) = (%c0, %c0) to (%c4, %c16) step (%c1, %c1) {
+    scf.for %k = %c0 to %c9 step %c1 {
+      %p = arith.addi %j, %k : index
+      %v = memref.load %x[%i, %p] : memref<4x24xf32>
+      %a = memref.load %acc[%i, %j] : memref<4x16xf32>
+      %s = arith.addf %v, %a : f32
+      memref.store %s, %acc[%i, %j] : memref<4x16xf32>
+    }
+    scf.reduce
+  } loc("sum")
+  return
+}
