@@ -22,6 +22,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <dlfcn.h>
+#include <mutex>
 #include <string>
 #include <ucontext.h>
 
@@ -666,6 +667,7 @@ public:
 
   Status run(void *const *buffers,
              std::vector<LaunchProfile> *profile) override {
+    std::lock_guard<std::mutex> lock(code->emulatorRuns);
     std::vector<void *> values;
     std::vector<void *> params;
     auto start = std::chrono::steady_clock::now();

@@ -9,6 +9,7 @@
 #include <array>
 #include <cstdint>
 #include <memory>
+#include <mutex>
 #include <string>
 #include <vector>
 
@@ -44,10 +45,15 @@ struct GpuCode {
   std::string chip;
   std::vector<GpuKernel> kernels;
   std::vector<GpuLaunch> launches;
-  /// The weights, in host memory (256-byte aligned).
+  /// The weights, in host memory (256-byte aligned). The emulator's
+  /// kernels also write in them: the split products' counters
+  /// (`@kiln_split_k_counters`), which each kernel leaves at zero.
   std::unique_ptr<uint8_t[]> constantsStorage;
   uint8_t *constants = nullptr;
   size_t constantsBytes = 0;
+  /// Held while the emulator runs this code: its sessions share the
+  /// counters among the weights, so they run one at a time.
+  std::mutex emulatorRuns;
   std::string ptx, cubin;
   /// The emulator's shared object, or null when the module has none.
   void *emulatorHandle = nullptr;
