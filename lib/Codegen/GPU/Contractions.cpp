@@ -887,6 +887,8 @@ public:
     return c.extent(c.batch) / c.sizes[c.splitDim] *
            ((c.extent(c.m) + bm - 1) / bm) * ((c.extent(c.n) + bn - 1) / bn);
   }
+  /// Leaves the split's sum to a kernel of its own.
+  void dropSplitSum() { c.splitSum = nullptr; }
   /// The loop over K of the kernel `build` made.
   scf::ForOp loopOverK() const { return kLoop; }
 
@@ -2248,15 +2250,20 @@ gpu::LaunchOp TileBuilder::build(OpBuilder &b) {
   // that the loads' latencies overlap (an element's loads, as a residual,
   // would otherwise wait for the stores before them, which may alias).
   constexpr size_t group = 16;
-  for (size_t first = 0; first < elements.size(); first += group) {
-    ArrayRef<Element> some = ArrayRef(elements).slice(
-        first, std::min(group, elements.size() - first));
-    SmallVector<Prepared> prepared;
-    for (const Element &e : some)
-      prepared.push_back(prepare(e));
-    for (auto [e, p] : llvm::zip(some, prepared))
-      accumulate(e, p);
-  }
+  auto inGroups =
+      [&](size_t size, function_ref<Prepared(const Element &)> load,
+          function_ref<void(const Element &, const Prepared &)> store) {
+        for (size_t first = 0; first < elements.size(); first += size) {
+          ArrayRef<Element> some = ArrayRef(elements).slice(
+              first, std::min(size, elements.size() - first));
+          SmallVector<Prepared> prepared;
+          for (const Element &e : some)
+            prepared.push_back(load(e));
+          for (auto [e, p] : llvm::zip(some, prepared))
+            store(e, p);
+        }
+      };
+  inGroups(group, prepare, accumulate);
   if (c.splitSum) {
     // The partial tile is stored; the tile's counter counts the splits'
     // blocks that are done, and the last of them sums the partials. Every
@@ -2343,7 +2350,7 @@ gpu::LaunchOp TileBuilder::build(OpBuilder &b) {
       loadInputs(e, g, p, Value());
       return p;
     };
-    auto storeSum = [&](const Prepared &p) {
+    auto storeSum = [&](const Element &, const Prepared &p) {
       OpBuilder::InsertionGuard inside(kb);
       if (p.inside) {
         auto ifOp = scf::IfOp::create(kb, loc, p.inside, false);
@@ -2354,16 +2361,7 @@ gpu::LaunchOp TileBuilder::build(OpBuilder &b) {
     // Groups of about 16 loads of partials, as in the stores above (more
     // in flight took registers: 196 a thread with 16 elements of 8
     // splits, against 80 for the tile alone).
-    size_t sumGroup = std::max<size_t>(1, group / s);
-    for (size_t first = 0; first < elements.size(); first += sumGroup) {
-      ArrayRef<Element> some = ArrayRef(elements).slice(
-          first, std::min(sumGroup, elements.size() - first));
-      SmallVector<Prepared> prepared;
-      for (const Element &e : some)
-        prepared.push_back(prepareSum(e));
-      for (const Prepared &p : prepared)
-        storeSum(p);
-    }
+    inGroups(std::max<size_t>(1, group / s), prepareSum, storeSum);
   }
   gpu::TerminatorOp::create(kb, loc);
   return launch;
@@ -2471,12 +2469,6 @@ struct GpuContractionsPass
                       : c.inType.isInteger(8)    ? TileKind::Int8
                       : c.inType.isF32() && tf32 ? TileKind::Tf32
                                                  : TileKind::Simt;
-      SmallVector<Operation *> computed = {op.getOperation()};
-      if (c.consumer)
-        computed.push_back(c.consumer);
-      if (c.splitSum)
-        computed.push_back(c.splitSum);
-      kiln::ComputeCost cost = kiln::estimateCost(computed);
       // A 2:4 weight is read compressed: its kept values and metadata
       // instead of its dense bytes.
       auto globalBytes = [&](StringRef attr) -> int64_t {
@@ -2500,19 +2492,24 @@ struct GpuContractionsPass
                               *halfShape, *wideShape, wideMinBlocks, wgmma,
                               wgmmaShapes, wgmmaStages);
       }
+      // A split whose tiles outnumber the counters keeps its sum kernel
+      // (the tile does not depend on it).
+      if (c.splitSum &&
+          builder.splitTiles() > c.counters.getType().getNumElements()) {
+        c.splitSum = nullptr;
+        builder.dropSplitSum();
+      }
+      SmallVector<Operation *> computed = {op.getOperation()};
+      if (c.consumer)
+        computed.push_back(c.consumer);
+      if (c.splitSum)
+        computed.push_back(c.splitSum);
+      kiln::ComputeCost cost = kiln::estimateCost(computed);
       if (c.sparse)
         cost.bytes += globalBytes("kiln.sparse_values") +
                       globalBytes("kiln.sparse_meta") -
                       c.extent(c.m) * c.extent(c.k) *
                           c.inType.getIntOrFloatBitWidth() / 8;
-      // A split whose tiles outnumber the counters keeps its sum kernel.
-      if (c.splitSum &&
-          builder.splitTiles() > c.counters.getType().getNumElements()) {
-        c.splitSum = nullptr;
-        builder = TileBuilder(c, kind, mutation, vectorBytes, stages,
-                              *halfShape, *wideShape, wideMinBlocks, wgmma,
-                              wgmmaShapes, wgmmaStages);
-      }
       // With a consumer or a split's sum, the kernel takes its place (the
       // buffers it reads are defined by then; only views and constants lie
       // between).

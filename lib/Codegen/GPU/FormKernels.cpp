@@ -507,6 +507,12 @@ bool rowLocal(ArrayRef<scf::ParallelOp> loops, unsigned rank,
   return true;
 }
 
+/// Host bookkeeping between the device work: constants, weights, views.
+bool isHostOp(Operation *op) {
+  return op->hasTrait<OpTrait::ConstantLike>() ||
+         isa<memref::GetGlobalOp>(op) || kiln::isBufferView(op);
+}
+
 /// The bytes of the buffers defined outside `op` that `op` (and the ops
 /// in it) may touch, and of those it may write (an operand of an op
 /// without declared effects counts as written); failure where some bytes
@@ -571,8 +577,7 @@ void sinkInits(Block &body) {
     bool produced = false;
     for (Operation *prev = loop->getPrevNode(); prev && !produced;
          prev = prev->getPrevNode()) {
-      if (prev->hasTrait<OpTrait::ConstantLike>() ||
-          isa<memref::GetGlobalOp>(prev) || kiln::isBufferView(prev))
+      if (isHostOp(prev))
         continue;
       SmallVector<kiln::BufferBytes> touched, written;
       produced = failed(touchedBytes(prev, touched, written)) ||
@@ -585,8 +590,7 @@ void sinkInits(Block &body) {
          next = next->getNextNode()) {
       if (next->hasTrait<OpTrait::IsTerminator>())
         break;
-      if (next->hasTrait<OpTrait::ConstantLike>() ||
-          isa<memref::GetGlobalOp>(next) || kiln::isBufferView(next))
+      if (isHostOp(next))
         continue;
       // Work past which the loop moves may not touch what it writes, nor
       // write what it reads.
@@ -616,8 +620,7 @@ void alignToProducers(Block &body) {
   for (Operation &op : llvm::make_early_inc_range(body)) {
     auto loop = dyn_cast<scf::ParallelOp>(&op);
     if (!loop) {
-      if (!op.hasTrait<OpTrait::ConstantLike>() &&
-          !isa<memref::GetGlobalOp>(op) && !kiln::isBufferView(&op))
+      if (!isHostOp(&op))
         prev = {};
       continue;
     }
@@ -639,8 +642,7 @@ void alignToProducers(Block &body) {
     std::optional<SmallVector<int64_t>> perm;
     for (const Access &w : produced) {
       if (!w.write || llvm::any_of(produced, [&](const Access &a) {
-            return a.memref == w.memref &&
-                   a.indices != SmallVector<Value>(pivs);
+            return a.memref == w.memref && !llvm::equal(a.indices, pivs);
           }))
         continue;
       std::optional<SmallVector<int64_t>> p;
@@ -681,7 +683,7 @@ void alignToProducers(Block &body) {
     OpBuilder nb = OpBuilder::atBlockTerminator(aligned.getBody());
     for (Operation &inner : loop.getBody()->without_terminator())
       nb.clone(inner, map);
-    aligned->setAttrs(loop->getAttrs());
+    aligned->setDiscardableAttrs(loop->getDiscardableAttrDictionary());
     loop->erase();
     prev = aligned;
   }
@@ -758,9 +760,7 @@ struct FormKernelsPass
         for (Value v : inner->getOperands())
           usesDevice |= deviceValues.contains(v);
       });
-      bool host = !usesDevice &&
-                  (op->hasTrait<OpTrait::ConstantLike>() ||
-                   isa<memref::GetGlobalOp>(op) || kiln::isBufferView(op));
+      bool host = !usesDevice && isHostOp(op);
       if (isa<memref::AllocOp, memref::AllocaOp>(op) && !usesDevice) {
         op->emitOpError("allocates a buffer the memory plan does not place "
                         "(dynamic shape?); GPU modules need every "

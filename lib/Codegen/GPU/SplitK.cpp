@@ -138,7 +138,6 @@ struct GpuSplitKPass : public kiln::impl::KilnGpuSplitKBase<GpuSplitKPass> {
     if (auto old = symbols.lookup<memref::GlobalOp>(kiln::kSplitKCounters)) {
       if (old.getType().getNumElements() >= n)
         return;
-      n = std::max(n, old.getType().getNumElements());
       symbols.erase(old);
     }
     OpBuilder b = OpBuilder::atBlockBegin(module.getBody());
