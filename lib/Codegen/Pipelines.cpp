@@ -198,6 +198,7 @@ void kiln::buildGpuCodegenPipeline(OpPassManager &pm,
           " wgmma-tile=" + options.wgmmaTile +
           " wgmma-stages=" + std::to_string(options.wgmmaStages) +
           " unroll-k-loop=" + (options.unrollKLoop ? "true" : "false") +
+          " split-sum-loads=" + std::to_string(options.splitSumLoads) +
           " vector-bytes=" + std::to_string(options.vectorBytes) +
           " stages=" + std::to_string(options.tileStages) +
           " half-tile=" + options.halfTile + " wide-tile=" + options.wideTile +

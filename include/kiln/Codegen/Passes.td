@@ -1043,6 +1043,10 @@ def KilnGpuContractions : Pass<"kiln-gpu-contractions", "::mlir::func::FuncOp"> 
            "Apply the elementwise op right after the contraction that reads "
            "its output element by element (bias, residual, activation) in "
            "the epilogue">,
+    Option<"splitSumLoads", "split-sum-loads", "int64_t", "64",
+           "Loads of partials each thread of a split product's last block "
+           "keeps in flight as it sums the tile (elements of all splits, "
+           "loaded before their stores; at least one element a round)">,
     Option<"foldInit", "fold-init", "bool", "true",
            "Fold the fill or bias broadcast that writes the output's "
            "initial value right before the contraction into its epilogue">,
@@ -1217,6 +1221,10 @@ def KilnGpuSplitK : Pass<"kiln-gpu-split-k", "::mlir::ModuleOp"> {
     there), so that a split costs no second kernel. The counters go back
     to zero as each tile's sum starts, so that every split kernel, and
     every run, finds them zero; kernels on one stream share them.
+    kiln-compile's pipeline sets it only with `--gpu-split-k-last-block`:
+    on an H200, ResNet-50 in fp16 at batch 1 ran in 0.50 ms with the sum
+    kernels and in 0.56 ms with the sums in the last blocks (31 fewer
+    kernels), each last block reading all the tile's partials alone.
   }];
   let options = [
     Option<"targetBlocks", "target-blocks", "int64_t", /*default=*/"132",

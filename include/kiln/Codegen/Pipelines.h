@@ -194,8 +194,14 @@ struct GpuPipelineOptions
       *this, "split-k-last-block",
       llvm::cl::desc("Sum a split product's partials in the last block of "
                      "each tile to finish, in the split kernel (false: in a "
-                     "kernel of its own)"),
-      llvm::cl::init(true)};
+                     "kernel of its own, the default)"),
+      llvm::cl::init(false)};
+  Option<int64_t> splitSumLoads{
+      *this, "split-sum-loads",
+      llvm::cl::desc("kiln-gpu-contractions' split-sum-loads: loads of "
+                     "partials a thread of a split product's last block "
+                     "keeps in flight"),
+      llvm::cl::init(64)};
   Option<bool> wgmma{
       *this, "wgmma",
       llvm::cl::desc("sm_90a: f16/bf16 products that take the wide tile use "

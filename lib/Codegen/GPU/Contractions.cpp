@@ -889,6 +889,8 @@ public:
   }
   /// Leaves the split's sum to a kernel of its own.
   void dropSplitSum() { c.splitSum = nullptr; }
+  /// Loads of partials a thread of the last block has in flight at once.
+  void setSplitSumLoads(int64_t loads) { splitSumLoads = loads; }
   /// The loop over K of the kernel `build` made.
   scf::ForOp loopOverK() const { return kLoop; }
 
@@ -926,6 +928,7 @@ private:
   TileKind kind;
   Mutation mutation;
   int64_t vectorBytes;
+  int64_t splitSumLoads = 64;
   Location loc;
   MLIRContext *ctx;
   int64_t bk, pad;
@@ -2333,6 +2336,25 @@ gpu::LaunchOp TileBuilder::build(OpBuilder &b) {
     OpBuilder::InsertionGuard insertion(kb);
     kb.setInsertionPoint(summing.thenBlock()->getTerminator());
     NVVM::MembarOp::create(kb, loc, NVVM::MemScopeKind::GPU);
+    // The sum reads the partials coalesced: consecutive threads take
+    // consecutive columns of a row. (In the accumulators' layout a warp's
+    // load touches 8 rows, a quarter of each sector it fetches; on an H200
+    // the last blocks then took longer than a sum kernel of its own.)
+    int64_t t = threads(), across = std::min(bn, t);
+    if (bn % across == 0 && t % across == 0 && bm % (t / across) == 0) {
+      int64_t down = t / across;
+      Value rowLocal = div(kb, tid, across), colLocal = rem(kb, tid, across);
+      rows.clear();
+      cols.clear();
+      elements.clear();
+      for (int64_t i = 0; i < bm / down; ++i)
+        rows.push_back(line(m0, add(kb, rowLocal, down * i), c.m, bm));
+      for (int64_t j = 0; j < bn / across; ++j)
+        cols.push_back(line(n0, add(kb, colLocal, across * j), c.n, bn));
+      for (int64_t i = 0; i < bm / down; ++i)
+        for (int64_t j = 0; j < bn / across; ++j)
+          elements.push_back({unsigned(i), unsigned(j), Value()});
+    }
     // Each of the thread's elements: the sum's body on its S partials
     // (loaded, in split order, as the sum kernel would read them) and its
     // other inputs, stored into the sum's output.
@@ -2358,10 +2380,9 @@ gpu::LaunchOp TileBuilder::build(OpBuilder &b) {
       }
       storeBody(g, p, Value());
     };
-    // Groups of about 16 loads of partials, as in the stores above (more
-    // in flight took registers: 196 a thread with 16 elements of 8
-    // splits, against 80 for the tile alone).
-    inGroups(std::max<size_t>(1, group / s), prepareSum, storeSum);
+    // Groups of about `splitSumLoads` loads of partials, every load of a
+    // group before its stores.
+    inGroups(std::max<int64_t>(1, splitSumLoads / s), prepareSum, storeSum);
   }
   gpu::TerminatorOp::create(kb, loc);
   return launch;
@@ -2492,6 +2513,7 @@ struct GpuContractionsPass
                               *halfShape, *wideShape, wideMinBlocks, wgmma,
                               wgmmaShapes, wgmmaStages);
       }
+      builder.setSplitSumLoads(splitSumLoads);
       // A split whose tiles outnumber the counters keeps its sum kernel
       // (the tile does not depend on it).
       if (c.splitSum &&

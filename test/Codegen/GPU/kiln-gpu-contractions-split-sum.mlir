@@ -29,10 +29,16 @@
 // CHECK:           %[[SUMS:.*]] = arith.cmpf une, %[[FLAG]]
 // CHECK:           scf.if %[[SUMS]] {
 // CHECK-NEXT:        nvvm.memory.barrier <gpu>
-// CHECK-NEXT:        %[[S0:.*]] = arith.constant 0 : index
-// CHECK-NEXT:        memref.load %[[PART]][%[[S0]], %{{.*}}, %{{.*}}] : memref<2x64x64xf32>
+// The partials are read coalesced: thread t takes column t mod 64 of rows
+// t / 64, t / 64 + 2, ...
+// CHECK-NEXT:        %[[ROW:.*]] = arith.divui %[[TID:.*]], %c64 : index
+// CHECK-NEXT:        %[[COL:.*]] = arith.remui %[[TID]], %c64 : index
+// CHECK-NEXT:        %[[R0:.*]] = arith.addi %{{.*}}, %[[ROW]] : index
+// CHECK:             %[[C0:.*]] = arith.addi %{{.*}}, %[[COL]] : index
+// CHECK:             %[[S0:.*]] = arith.constant 0 : index
+// CHECK-NEXT:        memref.load %[[PART]][%[[S0]], %[[R0]], %[[C0]]] : memref<2x64x64xf32>
 // CHECK-NEXT:        %[[S1:.*]] = arith.constant 1 : index
-// CHECK-NEXT:        memref.load %[[PART]][%[[S1]], %{{.*}}, %{{.*}}] : memref<2x64x64xf32>
+// CHECK-NEXT:        memref.load %[[PART]][%[[S1]], %[[R0]], %[[C0]]] : memref<2x64x64xf32>
 // CHECK:             arith.addf
 // CHECK:             arith.addf
 // CHECK:             arith.maximumf
