@@ -142,8 +142,13 @@ func.func @unsigned_weight(%x: tensor<3x5xi8>, %acc: tensor<3x32xi32>) -> tensor
 // multiple of four (K = 18 -> 20), with -128 times each row's sum; the
 // input is padded (one channel for k up to 20, two rows for positions up
 // to 32, a whole register tile of two vectors) and its windows copied,
-// flipped, into [n, p / 16, k / 4, 64]; the plane's last, partial tile
-// reads and writes masked.
+// flipped, into [n, p / 16, k / 4, 64] by a loop over the two panels of 16
+// positions: a panel's positions cycle through 5 layouts of output rows (5
+// wide), one switch case each (the two panels use the first two); per k, each row's run of positions is one
+// load of the flattened input shuffled into its lanes (16 bytes where that
+// stays inside the input, else only the run's), the four k of a group
+// interleaved byte by byte; the plane's last, partial tile reads and
+// writes masked.
 
 // CHECK-LABEL: func.func @conv
 // CHECK-SAME:    %[[X:[^:]+]]: tensor<1x2x7x7xi8>, %[[INIT:[^:]+]]: tensor<1x3x5x5xi32>
@@ -151,9 +156,24 @@ func.func @unsigned_weight(%x: tensor<3x5xi8>, %acc: tensor<3x32xi32>) -> tensor
 // CHECK-DAG:     %[[CORR:.+]] = arith.constant dense_resource<kiln_vnni{{.*}}> : tensor<3xi32>
 // CHECK:         %[[P:.+]] = tensor.pad %[[X]] low[0, 0, 0, 0] high[0, 1, 2, 0]
 // CHECK:         } : tensor<1x2x7x7xi8> to tensor<1x3x9x7xi8>
-// CHECK:         %[[COL:.+]] = linalg.generic {{.*}} ins(%[[P]] : tensor<1x3x9x7xi8>) outs(%{{.+}} : tensor<1x2x5x16x4xi8>)
-// CHECK:           arith.xori %{{.+}}, %{{.+}} : i8
-// CHECK:         %[[PACKED:.+]] = tensor.collapse_shape %[[COL]] {{\[}}[0], [1], [2], [3, 4]] : tensor<1x2x5x16x4xi8> into tensor<1x2x5x64xi8>
+// CHECK:         %[[FLAT:.+]] = tensor.collapse_shape %[[P]] {{\[}}[0, 1, 2, 3]] : tensor<1x3x9x7xi8> into tensor<189xi8>
+// CHECK:         %[[PACKED:.+]] = scf.forall ({{.+}}) in (1, 2) shared_outs({{.+}}) -> (tensor<1x2x5x64xi8>)
+// CHECK:           scf.index_switch %{{.+}} -> tensor<5x64xi8>
+// CHECK-NEXT:      case 0 {
+// CHECK:             arith.cmpi ule, %{{.+}}, %{{.+}} : index
+// CHECK:             scf.if %{{.+}} -> (tensor<5x64xi8>) {
+// CHECK:               scf.for {{.+}} -> (tensor<5x64xi8>)
+// CHECK:                 vector.transfer_read %[[FLAT]][%{{.+}}], %{{.+}} {in_bounds = [true]} : tensor<189xi8>, vector<16xi8>
+// CHECK:                 vector.shuffle %{{.+}}, %{{.+}} [16, 17, 18, 19, 20, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15] : vector<16xi8>, vector<16xi8>
+// CHECK:                 vector.shuffle %{{.+}}, %{{.+}} [0, 16, 32, 48, 1, 17, 33, 49, {{.+}}] : vector<32xi8>, vector<32xi8>
+// CHECK:                 %[[FLIP:.+]] = arith.constant dense<-128> : vector<64xi8>
+// CHECK-NEXT:            arith.xori %{{.+}}, %[[FLIP]] : vector<64xi8>
+// CHECK:                 vector.transfer_write %{{.+}} {in_bounds = [true]} : vector<64xi8>, tensor<5x64xi8>
+// CHECK:             } else {
+// CHECK:                 vector.transfer_read %[[FLAT]][%{{.+}}], %{{.+}} {in_bounds = [true]} : tensor<189xi8>, vector<5xi8>
+// CHECK-NOT:       case 1 {
+// CHECK:           default {
+// CHECK:           tensor.parallel_insert_slice
 // CHECK:         %[[OUT:.+]] = tensor.collapse_shape %[[INIT]] {{\[}}[0], [1], [2, 3]] : tensor<1x3x5x5xi32> into tensor<1x3x25xi32>
 // CHECK:         %[[R:.+]] = scf.forall ({{.+}}) in (1, 1, 1) shared_outs(%{{.+}} = %[[OUT]]) -> (tensor<1x3x25xi32>)
 // CHECK:           tensor.extract %[[CORR]]

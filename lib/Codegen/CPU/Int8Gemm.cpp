@@ -41,6 +41,7 @@
 #include "mlir/IR/PatternMatch.h"
 
 #include <cstring>
+#include <numeric>
 
 #define DEBUG_TYPE "kiln-cpu-int8-gemm"
 
@@ -379,6 +380,199 @@ std::optional<Int8Conv> matchConv(linalg::Conv2DNchwFchwOp op) {
   return cv;
 }
 
+/// The input's windows of `cv` as packed columns [n, pr / 16, k4, 64]:
+/// col[n, pb, kq, 4 * pi + kr] = x[n, c, oh * s0 + kh * d0, ow * s1 + kw *
+/// d1] ^ 0x80 with k = 4 kq + kr = (c, kh, kw) and p = 16 pb + pi = (oh,
+/// ow), `x` padded to cover every such read. Written as vectors: the 16
+/// positions of a panel fall into runs along output rows (segments); each
+/// segment of one k is one 16 * s1-byte load of the flattened input from
+/// the segment's first byte, its every s1-th byte shuffled into the
+/// segment's lanes; the four k of a group are then interleaved byte by
+/// byte. Where the segments lie depends on 16 pb modulo the output width
+/// only, so the panels cycle through ow / gcd(16, ow) layouts, one case
+/// each of an scf.index_switch. Panels are spread over threads. A panel
+/// whose whole loads could pass the end of `x` (the last image's last
+/// ones) loads each segment's bytes only.
+Value packWindows(OpBuilder &b, Location loc, Value x, const Int8Conv &cv,
+                  int64_t panels, int64_t k4) {
+  Type i8 = b.getI8Type();
+  int64_t s0 = cv.strides[0], s1 = cv.strides[1];
+  int64_t d0 = cv.dilations[0], d1 = cv.dilations[1];
+  int64_t window = cv.kh * cv.kw;
+  auto xt = cast<RankedTensorType>(x.getType());
+  int64_t width = xt.getDimSize(3), plane = xt.getDimSize(2) * width;
+  int64_t image = xt.getDimSize(1) * plane;
+  Value flat = tensor::CollapseShapeOp::create(
+      b, loc, RankedTensorType::get({xt.getNumElements()}, i8), x,
+      SmallVector<ReassociationIndices>{{0, 1, 2, 3}});
+  int64_t period = cv.ow / std::gcd<int64_t>(kLanes, cv.ow);
+  // Output rows per period of panels.
+  int64_t rowsPer = kLanes * period / cv.ow;
+  struct Segment {
+    int64_t row, col, lane, length; // rows past the period's first
+  };
+  SmallVector<SmallVector<Segment>> layouts(period);
+  for (int64_t q = 0; q < period; ++q)
+    for (int64_t pi = 0; pi < kLanes; ++pi) {
+      int64_t pos = kLanes * q + pi, row = pos / cv.ow, col = pos % cv.ow;
+      SmallVector<Segment> &segs = layouts[q];
+      if (!segs.empty() && segs.back().row == row)
+        ++segs.back().length;
+      else
+        segs.push_back({row, col, pi, 1});
+    }
+
+  auto packedType = RankedTensorType::get({cv.n, panels, k4, 4 * kLanes}, i8);
+  Value empty = tensor::EmptyOp::create(b, loc, packedType.getShape(), i8);
+  auto forall = scf::ForallOp::create(
+      b, loc,
+      ArrayRef<OpFoldResult>{b.getIndexAttr(cv.n), b.getIndexAttr(panels)},
+      ValueRange{empty}, std::nullopt);
+  OpBuilder::InsertionGuard guard(b);
+  b.setInsertionPointToStart(forall.getBody());
+  Value nIv = forall.getInductionVar(0), pb = forall.getInductionVar(1);
+  Value shared = forall.getRegionIterArgs()[0];
+  Value one = idx(b, loc, 1), zero = idx(b, loc, 0);
+  SmallVector<OpFoldResult> offs = {nIv, pb, b.getIndexAttr(0),
+                                    b.getIndexAttr(0)};
+  SmallVector<OpFoldResult> sizes = {b.getIndexAttr(1), b.getIndexAttr(1),
+                                     b.getIndexAttr(k4),
+                                     b.getIndexAttr(4 * kLanes)};
+  SmallVector<OpFoldResult> ones(4, b.getIndexAttr(1));
+  auto panelType = RankedTensorType::get({k4, 4 * kLanes}, i8);
+  Value panel = tensor::ExtractSliceOp::create(b, loc, panelType, shared, offs,
+                                               sizes, ones);
+  Value q = arith::RemUIOp::create(b, loc, pb, idx(b, loc, period));
+  Value g = arith::DivUIOp::create(b, loc, pb, idx(b, loc, period));
+  // The flat offset of the image's input row of output row 0 of this
+  // period.
+  Value start = arith::AddIOp::create(
+      b, loc, arith::MulIOp::create(b, loc, nIv, idx(b, loc, image)),
+      arith::MulIOp::create(b, loc, g, idx(b, loc, rowsPer * s0 * width)));
+  // Fewer panels than layouts use the first ones only.
+  int64_t used = std::min(period, panels);
+  SmallVector<int64_t> cases;
+  for (int64_t c = 0; c + 1 < used; ++c)
+    cases.push_back(c);
+  auto sw = scf::IndexSwitchOp::create(b, loc, TypeRange{panelType}, q, cases,
+                                       cases.size());
+  auto vt16 = VectorType::get({kLanes}, i8);
+  int64_t total = xt.getNumElements();
+  auto panelLoop = [&](OpBuilder &b, int64_t layout, bool whole) -> Value {
+    auto loop = scf::ForOp::create(
+        b, loc, zero, idx(b, loc, k4), one, ValueRange{panel},
+        [&](OpBuilder &lb, Location, Value kq, ValueRange iter) {
+          Value pad =
+              arith::ConstantOp::create(lb, loc, lb.getI8IntegerAttr(0));
+          SmallVector<Value> groups;
+          for (int64_t kr = 0; kr < 4; ++kr) {
+            Value k = arith::AddIOp::create(
+                lb, loc, arith::MulIOp::create(lb, loc, kq, idx(lb, loc, 4)),
+                idx(lb, loc, kr));
+            Value c = arith::DivUIOp::create(lb, loc, k, idx(lb, loc, window));
+            Value rem =
+                arith::RemUIOp::create(lb, loc, k, idx(lb, loc, window));
+            Value kh =
+                arith::DivUIOp::create(lb, loc, rem, idx(lb, loc, cv.kw));
+            Value kw =
+                arith::RemUIOp::create(lb, loc, rem, idx(lb, loc, cv.kw));
+            // c * plane + kh * d0 * width + kw * d1, after `start`.
+            Value base = arith::AddIOp::create(
+                lb, loc, start,
+                arith::AddIOp::create(
+                    lb, loc,
+                    arith::MulIOp::create(lb, loc, c, idx(lb, loc, plane)),
+                    arith::AddIOp::create(
+                        lb, loc,
+                        arith::MulIOp::create(lb, loc, kh,
+                                              idx(lb, loc, d0 * width)),
+                        arith::MulIOp::create(lb, loc, kw, idx(lb, loc, d1)))));
+            Value v;
+            for (const Segment &seg : layouts[layout]) {
+              Value at = arith::AddIOp::create(
+                  lb, loc, base,
+                  idx(lb, loc, seg.row * s0 * width + seg.col * s1));
+              int64_t span = whole ? kLanes * s1 : (seg.length - 1) * s1 + 1;
+              Value part = vector::TransferReadOp::create(
+                  lb, loc, VectorType::get({span}, i8), flat, ValueRange{at},
+                  pad, ArrayRef<bool>{true});
+              if (seg.length == kLanes && s1 == 1) {
+                v = part;
+                continue;
+              }
+              // Lanes of the segment from `part`, the others from `v`.
+              if (!v)
+                v = arith::ConstantOp::create(
+                    lb, loc,
+                    DenseElementsAttr::get(vt16, lb.getI8IntegerAttr(0)));
+              SmallVector<int64_t> mask;
+              for (int64_t l = 0; l < kLanes; ++l)
+                mask.push_back(l >= seg.lane && l < seg.lane + seg.length
+                                   ? kLanes + (l - seg.lane) * s1
+                                   : l);
+              v = vector::ShuffleOp::create(lb, loc, v, part, mask);
+            }
+            groups.push_back(v);
+          }
+          // Byte 4 pi + kr of the panel row is lane pi of group kr.
+          SmallVector<int64_t> lowMask, mask;
+          for (int64_t l = 0; l < 2 * kLanes; ++l)
+            lowMask.push_back(l);
+          for (int64_t pi = 0; pi < kLanes; ++pi)
+            for (int64_t kr = 0; kr < 4; ++kr)
+              mask.push_back((kr / 2) * 2 * kLanes + (kr % 2) * kLanes + pi);
+          Value lo =
+              vector::ShuffleOp::create(lb, loc, groups[0], groups[1], lowMask);
+          Value hi =
+              vector::ShuffleOp::create(lb, loc, groups[2], groups[3], lowMask);
+          Value row = vector::ShuffleOp::create(lb, loc, lo, hi, mask);
+          auto vt64 = VectorType::get({4 * kLanes}, i8);
+          Value flip = arith::ConstantOp::create(
+              lb, loc, DenseElementsAttr::get(vt64, lb.getI8IntegerAttr(-128)));
+          row = arith::XOrIOp::create(lb, loc, row, flip);
+          Value written =
+              vector::TransferWriteOp::create(lb, loc, row, iter[0],
+                                              ValueRange{kq, idx(lb, loc, 0)},
+                                              ArrayRef<bool>{true})
+                  .getResult();
+          scf::YieldOp::create(lb, loc, written);
+        });
+    return loop.getResult(0);
+  };
+  // The furthest byte after `start` that a panel of each layout reads.
+  int64_t windowEnd = (xt.getDimSize(1) - 1) * plane +
+                      (cv.kh - 1) * d0 * width + (cv.kw - 1) * d1;
+  auto fill = [&](Region &region, int64_t layout) {
+    Block *block = b.createBlock(&region);
+    b.setInsertionPointToStart(block);
+    int64_t furthest = 0;
+    for (const Segment &seg : layouts[layout])
+      furthest = std::max(furthest, seg.row * s0 * width + seg.col * s1);
+    // Whole loads stay inside x.
+    Value fits = arith::CmpIOp::create(
+        b, loc, arith::CmpIPredicate::ule,
+        arith::AddIOp::create(b, loc, start,
+                              idx(b, loc, windowEnd + furthest + kLanes * s1)),
+        idx(b, loc, total));
+    auto ifOp = scf::IfOp::create(
+        b, loc, fits,
+        [&](OpBuilder &tb, Location) {
+          scf::YieldOp::create(tb, loc, panelLoop(tb, layout, true));
+        },
+        [&](OpBuilder &eb, Location) {
+          scf::YieldOp::create(eb, loc, panelLoop(eb, layout, false));
+        });
+    scf::YieldOp::create(b, loc, ifOp.getResult(0));
+  };
+  for (int64_t c = 0; c + 1 < used; ++c)
+    fill(sw.getCaseRegions()[c], c);
+  fill(sw.getDefaultRegion(), used - 1);
+  b.setInsertionPointToStart(forall.getTerminator().getBody());
+  tensor::ParallelInsertSliceOp::create(b, loc, sw.getResult(0), shared, offs,
+                                        sizes, ones);
+  return forall.getResult(0);
+}
+
 struct Int8GemmPass : public kiln::impl::KilnCpuInt8GemmBase<Int8GemmPass> {
   using Base::Base;
 
@@ -433,8 +627,7 @@ struct Int8GemmPass : public kiln::impl::KilnCpuInt8GemmBase<Int8GemmPass> {
     // of output position pr - 1.
     Value x = op.getInputs()[0];
     auto xt = cast<RankedTensorType>(x.getType());
-    int64_t s0 = cv.strides[0], s1 = cv.strides[1];
-    int64_t d0 = cv.dilations[0], d1 = cv.dilations[1];
+    int64_t s0 = cv.strides[0], d0 = cv.dilations[0];
     int64_t needC = (kp - 1) / (cv.kh * cv.kw) + 1;
     int64_t needH = ((pr - 1) / cv.ow) * s0 + (cv.kh - 1) * d0 + 1;
     int64_t padC = std::max<int64_t>(0, needC - cv.c);
@@ -449,37 +642,7 @@ struct Int8GemmPass : public kiln::impl::KilnCpuInt8GemmBase<Int8GemmPass> {
       x = tensor::PadOp::create(b, loc, padded, x, lo, hi, zero);
     }
 
-    // col[n, pb, kq, pi, kr] = x[n, c, oh * s0 + kh * d0, ow * s1 + kw * d1]
-    // ^ 0x80 with k = 4 kq + kr = (c, kh, kw), p = 16 pb + pi = (oh, ow).
-    auto dim = [&](unsigned i) { return getAffineDimExpr(i, ctx); };
-    AffineExpr kx = dim(2) * 4 + dim(4), px = dim(1) * kLanes + dim(3);
-    int64_t window = cv.kh * cv.kw;
-    AffineMap read = AffineMap::get(
-        5, 0,
-        {dim(0), kx.floorDiv(window),
-         px.floorDiv(cv.ow) * s0 + (kx % window).floorDiv(cv.kw) * d0,
-         (px % cv.ow) * s1 + (kx % cv.kw) * d1},
-        ctx);
-    SmallVector<int64_t> colShape = {cv.n, pr / kLanes, k4, kLanes, 4};
-    Value colEmpty = tensor::EmptyOp::create(b, loc, colShape, i8);
-    using IT = utils::IteratorType;
-    Value col =
-        linalg::GenericOp::create(
-            b, loc, TypeRange{colEmpty.getType()}, ValueRange{x},
-            ValueRange{colEmpty},
-            {read, AffineMap::getMultiDimIdentityMap(5, ctx)},
-            SmallVector<IT>(5, IT::parallel),
-            [](OpBuilder &nb, Location nl, ValueRange a) {
-              Value flip =
-                  arith::ConstantOp::create(nb, nl, nb.getI8IntegerAttr(-128));
-              linalg::YieldOp::create(
-                  nb, nl,
-                  ValueRange{arith::XOrIOp::create(nb, nl, a[0], flip)});
-            })
-            .getResult(0);
-    Value packedCol = tensor::CollapseShapeOp::create(
-        b, loc, RankedTensorType::get({cv.n, pr / kLanes, k4, 4 * kLanes}, i8),
-        col, SmallVector<ReassociationIndices>{{0}, {1}, {2}, {3, 4}});
+    Value packedCol = packWindows(b, loc, x, cv, pr / kLanes, k4);
 
     // The output as [n, F, P].
     Value init = op.getOutputs()[0];
@@ -502,7 +665,7 @@ struct Int8GemmPass : public kiln::impl::KilnCpuInt8GemmBase<Int8GemmPass> {
         ValueRange{out}, std::nullopt);
     b.setInsertionPointToStart(forall.getBody());
     Value nIv = forall.getInductionVar(0);
-    AffineExpr e0 = dim(0);
+    AffineExpr e0 = getAffineDimExpr(0, ctx);
     Value f0 = affine::AffineApplyOp::create(b, loc, e0 * fBlock,
                                              forall.getInductionVar(1));
     Value p0 = affine::AffineApplyOp::create(b, loc, e0 * pBlock,

@@ -40,6 +40,30 @@ def conv2d(x, w, stride, pad):
     return y.astype(np.int64)
 
 
+def write_model(out, name, nodes, inputs, weights, results):
+    """Writes OUTDIR/m.onnx (opset 18: 8-bit inputs, int32 outputs,
+    constant weights), input_K.npy and output_K.npy."""
+    os.makedirs(out, exist_ok=True)
+    elem = {np.dtype(np.int8): TensorProto.INT8,
+            np.dtype(np.uint8): TensorProto.UINT8}
+    graph = helper.make_graph(
+        nodes, name,
+        [helper.make_tensor_value_info(k, elem[a.dtype], a.shape)
+         for k, a in inputs.items()],
+        [helper.make_tensor_value_info(k, TensorProto.INT32, r.shape)
+         for k, r in results.items()],
+        [numpy_helper.from_array(a, k) for k, a in weights.items()])
+    model = helper.make_model(graph,
+                              opset_imports=[helper.make_opsetid("", 18)])
+    onnx.checker.check_model(model, full_check=True)
+    onnx.save(model, os.path.join(out, "m.onnx"))
+    for i, a in enumerate(inputs.values()):
+        np.save(os.path.join(out, "input_%d.npy" % i), a)
+    for i, r in enumerate(results.values()):
+        assert np.abs(r).max() < 2**31
+        np.save(os.path.join(out, "output_%d.npy" % i), r.astype(np.int32))
+
+
 def main():
     out = sys.argv[1]
     os.makedirs(out, exist_ok=True)
@@ -94,25 +118,7 @@ def main():
         "conv_s2": conv2d(v["x_s2"], v["w_s2"], 2, 1),
         "mm_uint8": v["x_u8"] @ v["w_u8"],
     }
-    elem = {np.dtype(np.int8): TensorProto.INT8,
-            np.dtype(np.uint8): TensorProto.UINT8}
-    graph = helper.make_graph(
-        nodes, "int8_contractions",
-        [helper.make_tensor_value_info(k, elem[a.dtype], a.shape)
-         for k, a in inputs.items()],
-        [helper.make_tensor_value_info(k, TensorProto.INT32, r.shape)
-         for k, r in results.items()],
-        [numpy_helper.from_array(a, k) for k, a in weights.items()])
-    model = helper.make_model(graph,
-                              opset_imports=[helper.make_opsetid("", 18)])
-    onnx.checker.check_model(model, full_check=True)
-    onnx.save(model, os.path.join(out, "m.onnx"))
-    for i, a in enumerate(inputs.values()):
-        np.save(os.path.join(out, "input_%d.npy" % i), a)
-    for i, r in enumerate(results.values()):
-        assert np.abs(r).max() < 2**31
-        np.save(os.path.join(out, "output_%d.npy" % i), r.astype(np.int32))
-
+    write_model(out, "int8_contractions", nodes, inputs, weights, results)
 
 if __name__ == "__main__":
     main()
