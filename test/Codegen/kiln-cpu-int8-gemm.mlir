@@ -207,3 +207,113 @@ func.func @conv_float(%x: tensor<1x2x7x7xf32>, %w: tensor<3x2x3x3xf32>, %init: t
   %0 = linalg.conv_2d_nchw_fchw {dilations = dense<1> : tensor<2xi64>, strides = dense<1> : tensor<2xi64>} ins(%x, %w : tensor<1x2x7x7xf32>, tensor<3x2x3x3xf32>) outs(%init : tensor<1x3x5x5xf32>) -> tensor<1x3x5x5xf32>
   return %0 : tensor<1x3x5x5xf32>
 }
+
+// -----
+
+// QLinearConv's form: the accumulators start at the bias broadcast along
+// the channels (a constant, added to the -128 * weight sums at compile
+// time: nothing reads the init), and the requantization after the
+// convolution (a scale per channel, rounding, saturation to int8) is
+// applied to each register tile as it is written: the tiles write int8
+// into a new tensor, and neither the int32 sums nor the broadcast are
+// stored.
+
+#chan = affine_map<(d0, d1, d2, d3) -> (d1)>
+#id = affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>
+#one = affine_map<(d0, d1, d2, d3) -> (0)>
+// CHECK-LABEL: func.func @conv_requantized
+// CHECK-SAME:    %[[X:[^:]+]]: tensor<1x2x7x7xi8>, %[[SCALE:[^:]+]]: tensor<3xf32>, %[[ZP:[^:]+]]: tensor<1xf32>
+// CHECK-DAG:     %[[CORR:.+]] = arith.constant dense_resource<kiln_vnni{{.*}}> : tensor<3xi32>
+// CHECK:         %[[E:.+]] = tensor.empty() : tensor<1x3x5x5xi8>
+// CHECK:         %[[OUT:.+]] = tensor.collapse_shape %[[E]] {{\[}}[0], [1], [2, 3]] : tensor<1x3x5x5xi8> into tensor<1x3x25xi8>
+// CHECK:         %[[R:.+]] = scf.forall ({{.+}}) in (1, 1, 1) shared_outs(%{{.+}} = %[[OUT]]) -> (tensor<1x3x25xi8>)
+// CHECK:           %[[C:.+]] = tensor.extract %[[CORR]]
+// CHECK-NEXT:      vector.broadcast %[[C]] : i32 to vector<16xi32>
+// CHECK-NOT:       vector.transfer_read {{.+}} : tensor<?x?xi32>
+// CHECK:           tensor.extract %[[SCALE]]
+// CHECK:           tensor.extract %[[ZP]][%c0
+// CHECK:           arith.sitofp %{{.+}} : vector<16xi32> to vector<16xf32>
+// CHECK:           math.roundeven %{{.+}} : vector<16xf32>
+// CHECK:           arith.fptosi %{{.+}} : vector<16xf32> to vector<16xi8>
+// CHECK:           vector.transfer_write %{{.+}} : vector<16xi8>, tensor<?x?xi8>
+// CHECK:         %[[Y:.+]] = tensor.expand_shape %[[R]] {{\[}}[0], [1], [2, 3]] output_shape [1, 3, 5, 5] : tensor<1x3x25xi8> into tensor<1x3x5x5xi8>
+// CHECK-NOT:     linalg.generic
+// CHECK-NOT:     linalg.conv_2d_nchw_fchw
+// CHECK:         return %[[Y]]
+func.func @conv_requantized(%x: tensor<1x2x7x7xi8>, %scale: tensor<3xf32>, %zp: tensor<1xf32>) -> tensor<1x3x5x5xi8> {
+  %w = arith.constant dense<[[[[86,-62,-101],[-52,-23,80],[-13,-105,-43]],[[25,80,58],[126,-80,97],[-114,14,-58]]],[[[-77,40,-50],[15,-62,-90],[63,-18,45]],[[43,113,-20],[-72,34,111],[119,94,46]]],[[[-31,-28,-118],[-81,-43,-40],[20,2,49]],[[100,96,70],[122,-47,104],[108,-71,-8]]]]> : tensor<3x2x3x3xi8>
+  %bias = arith.constant dense<[100, -200, 300]> : tensor<3xi32>
+  %e = tensor.empty() : tensor<1x3x5x5xi32>
+  %init = linalg.generic {indexing_maps = [#chan, #id], iterator_types = ["parallel", "parallel", "parallel", "parallel"]} ins(%bias : tensor<3xi32>) outs(%e : tensor<1x3x5x5xi32>) {
+  ^bb0(%in: i32, %out: i32):
+    linalg.yield %in : i32
+  } -> tensor<1x3x5x5xi32>
+  %0 = linalg.conv_2d_nchw_fchw {dilations = dense<1> : tensor<2xi64>, strides = dense<1> : tensor<2xi64>} ins(%x, %w : tensor<1x2x7x7xi8>, tensor<3x2x3x3xi8>) outs(%init : tensor<1x3x5x5xi32>) -> tensor<1x3x5x5xi32>
+  %e8 = tensor.empty() : tensor<1x3x5x5xi8>
+  %lo = arith.constant -128.0 : f32
+  %hi = arith.constant 127.0 : f32
+  %1 = linalg.generic {indexing_maps = [#id, #chan, #one, #id], iterator_types = ["parallel", "parallel", "parallel", "parallel"]} ins(%0, %scale, %zp : tensor<1x3x5x5xi32>, tensor<3xf32>, tensor<1xf32>) outs(%e8 : tensor<1x3x5x5xi8>) {
+  ^bb0(%in: i32, %s: f32, %z: f32, %out: i8):
+    %f = arith.sitofp %in : i32 to f32
+    %m = arith.mulf %f, %s : f32
+    %r = math.roundeven %m : f32
+    %a = arith.addf %r, %z : f32
+    %c = arith.maximumf %a, %lo : f32
+    %d = arith.minimumf %c, %hi : f32
+    %q = arith.fptosi %d : f32 to i8
+    linalg.yield %q : i8
+  } -> tensor<1x3x5x5xi8>
+  return %1 : tensor<1x3x5x5xi8>
+}
+
+// -----
+
+// Not applied: a requantization that also reads a tensor element by
+// element (a residual), and one whose convolution's sums have a second
+// user; the accumulators still start at the bias.
+
+#chan = affine_map<(d0, d1, d2, d3) -> (d1)>
+#id = affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>
+// CHECK-LABEL: func.func @conv_residual
+// CHECK:         %[[R:.+]] = scf.forall {{.+}} -> (tensor<1x3x25xi32>)
+// CHECK-NOT:       vector.transfer_read {{.+}} : tensor<?x?xi32>
+// CHECK:         %[[S:.+]] = tensor.expand_shape %[[R]]
+// CHECK:         linalg.generic {{.+}} ins(%[[S]], %{{.+}} : tensor<1x3x5x5xi32>, tensor<1x3x5x5xi32>)
+func.func @conv_residual(%x: tensor<1x2x7x7xi8>, %res: tensor<1x3x5x5xi32>) -> tensor<1x3x5x5xi8> {
+  %w = arith.constant dense<[[[[86,-62,-101],[-52,-23,80],[-13,-105,-43]],[[25,80,58],[126,-80,97],[-114,14,-58]]],[[[-77,40,-50],[15,-62,-90],[63,-18,45]],[[43,113,-20],[-72,34,111],[119,94,46]]],[[[-31,-28,-118],[-81,-43,-40],[20,2,49]],[[100,96,70],[122,-47,104],[108,-71,-8]]]]> : tensor<3x2x3x3xi8>
+  %bias = arith.constant dense<[100, -200, 300]> : tensor<3xi32>
+  %e = tensor.empty() : tensor<1x3x5x5xi32>
+  %init = linalg.generic {indexing_maps = [#chan, #id], iterator_types = ["parallel", "parallel", "parallel", "parallel"]} ins(%bias : tensor<3xi32>) outs(%e : tensor<1x3x5x5xi32>) {
+  ^bb0(%in: i32, %out: i32):
+    linalg.yield %in : i32
+  } -> tensor<1x3x5x5xi32>
+  %0 = linalg.conv_2d_nchw_fchw {dilations = dense<1> : tensor<2xi64>, strides = dense<1> : tensor<2xi64>} ins(%x, %w : tensor<1x2x7x7xi8>, tensor<3x2x3x3xi8>) outs(%init : tensor<1x3x5x5xi32>) -> tensor<1x3x5x5xi32>
+  %e8 = tensor.empty() : tensor<1x3x5x5xi8>
+  %1 = linalg.generic {indexing_maps = [#id, #id, #id], iterator_types = ["parallel", "parallel", "parallel", "parallel"]} ins(%0, %res : tensor<1x3x5x5xi32>, tensor<1x3x5x5xi32>) outs(%e8 : tensor<1x3x5x5xi8>) {
+  ^bb0(%in: i32, %r: i32, %out: i8):
+    %s = arith.addi %in, %r : i32
+    %q = arith.trunci %s : i32 to i8
+    linalg.yield %q : i8
+  } -> tensor<1x3x5x5xi8>
+  return %1 : tensor<1x3x5x5xi8>
+}
+
+// CHECK-LABEL: func.func @conv_second_user
+// CHECK:         %[[R:.+]] = scf.forall {{.+}} -> (tensor<1x3x25xi32>)
+// CHECK:         %[[S:.+]] = tensor.expand_shape %[[R]]
+// CHECK:         linalg.generic {{.+}} ins(%[[S]] : tensor<1x3x5x5xi32>)
+// CHECK:         return %{{.+}}, %[[S]]
+func.func @conv_second_user(%x: tensor<1x2x7x7xi8>) -> (tensor<1x3x5x5xi8>, tensor<1x3x5x5xi32>) {
+  %w = arith.constant dense<[[[[86,-62,-101],[-52,-23,80],[-13,-105,-43]],[[25,80,58],[126,-80,97],[-114,14,-58]]],[[[-77,40,-50],[15,-62,-90],[63,-18,45]],[[43,113,-20],[-72,34,111],[119,94,46]]],[[[-31,-28,-118],[-81,-43,-40],[20,2,49]],[[100,96,70],[122,-47,104],[108,-71,-8]]]]> : tensor<3x2x3x3xi8>
+  %c0 = arith.constant 0 : i32
+  %e = tensor.empty() : tensor<1x3x5x5xi32>
+  %init = linalg.fill ins(%c0 : i32) outs(%e : tensor<1x3x5x5xi32>) -> tensor<1x3x5x5xi32>
+  %0 = linalg.conv_2d_nchw_fchw {dilations = dense<1> : tensor<2xi64>, strides = dense<1> : tensor<2xi64>} ins(%x, %w : tensor<1x2x7x7xi8>, tensor<3x2x3x3xi8>) outs(%init : tensor<1x3x5x5xi32>) -> tensor<1x3x5x5xi32>
+  %e8 = tensor.empty() : tensor<1x3x5x5xi8>
+  %1 = linalg.generic {indexing_maps = [#id, #id], iterator_types = ["parallel", "parallel", "parallel", "parallel"]} ins(%0 : tensor<1x3x5x5xi32>) outs(%e8 : tensor<1x3x5x5xi8>) {
+  ^bb0(%in: i32, %out: i8):
+    %q = arith.trunci %in : i32 to i8
+    linalg.yield %q : i8
+  } -> tensor<1x3x5x5xi8>
+  return %1, %0 : tensor<1x3x5x5xi8>, tensor<1x3x5x5xi32>
+}

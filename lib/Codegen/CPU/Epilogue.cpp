@@ -9,10 +9,7 @@
 
 using namespace mlir;
 
-/// Whether every op of `body` (but the terminator) can run on vectors:
-/// elementwise, free of memory effects, one result, operands from the
-/// body or scalars from outside.
-static bool elementwiseBody(Block &body) {
+bool kiln::cpu::isElementwiseBody(Block &body) {
   for (Operation &inner : body.without_terminator()) {
     if (!OpTrait::hasElementwiseMappableTraits(&inner) ||
         !isMemoryEffectFree(&inner) || inner.getNumRegions() != 0 ||
@@ -59,7 +56,7 @@ linalg::GenericOp kiln::cpu::findEpilogue(linalg::LinalgOp op) {
     return nullptr; // Reads its init, or yields a value from outside.
   if (auto arg = dyn_cast<BlockArgument>(yielded); arg && arg.getArgNumber())
     return nullptr;
-  return elementwiseBody(body) ? e : nullptr;
+  return isElementwiseBody(body) ? e : nullptr;
 }
 
 std::optional<kiln::cpu::ResidualEpilogue>
@@ -112,7 +109,7 @@ kiln::cpu::findResidualEpilogue(linalg::LinalgOp op) {
   Block &body = e.getRegion().front();
   Value yielded = body.getTerminator()->getOperand(0);
   if (!body.getArgument(2).use_empty() || yielded.getParentBlock() != &body ||
-      isa<BlockArgument>(yielded) || !elementwiseBody(body))
+      isa<BlockArgument>(yielded) || !isElementwiseBody(body))
     return std::nullopt;
   return r;
 }
@@ -137,17 +134,28 @@ Value kiln::cpu::residualAsResult(OpBuilder &b, const ResidualEpilogue &e) {
 }
 
 /// Applies `epilogue`'s body to `acc`, a vector of the contraction's
-/// final values: each op again at the vector type, scalars from outside
-/// broadcast.
+/// final values, and `residual` as input 1 - accInput where given.
 Value kiln::cpu::applyEpilogue(OpBuilder &b, linalg::GenericOp epilogue,
                                Value acc, unsigned accInput, Value residual) {
-  auto vt = cast<VectorType>(acc.getType());
+  SmallVector<Value> inputs(epilogue.getNumDpsInputs());
+  inputs[accInput] = acc;
+  if (residual)
+    inputs[1 - accInput] = residual;
+  return applyEpilogueTo(b, epilogue, inputs);
+}
+
+Value kiln::cpu::applyEpilogueTo(OpBuilder &b, linalg::GenericOp epilogue,
+                                 ValueRange inputs) {
+  VectorType vt;
+  for (Value v : inputs)
+    if (v)
+      vt = cast<VectorType>(v.getType());
   Block &body = epilogue.getRegion().front();
   IRMapping map;
-  map.map(body.getArgument(accInput), acc);
-  if (residual)
-    map.map(body.getArgument(1 - accInput), residual);
-  Location loc = acc.getLoc();
+  for (auto [i, v] : llvm::enumerate(inputs))
+    if (v)
+      map.map(body.getArgument(i), v);
+  Location loc = epilogue.getLoc();
   for (Operation &inner : body.without_terminator()) {
     SmallVector<Value> operands;
     for (Value v : inner.getOperands()) {

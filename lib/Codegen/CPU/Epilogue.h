@@ -60,6 +60,18 @@ mlir::Value applyEpilogue(mlir::OpBuilder &b, mlir::linalg::GenericOp epilogue,
                           mlir::Value acc, unsigned accInput = 0,
                           mlir::Value residual = {});
 
+/// Applies `epilogue`'s body with its inputs' block arguments as `inputs`
+/// (vectors of one shape, one per input): each op again at that vector
+/// type, scalars from outside broadcast.
+mlir::Value applyEpilogueTo(mlir::OpBuilder &b,
+                            mlir::linalg::GenericOp epilogue,
+                            mlir::ValueRange inputs);
+
+/// Whether every op of `body` (but the terminator) can run on vectors:
+/// elementwise, free of memory effects, one result, operands from the
+/// body or scalars from outside.
+bool isElementwiseBody(mlir::Block &body);
+
 } // namespace kiln::cpu
 
 #endif // KILN_LIB_CODEGEN_CPU_EPILOGUE_H

@@ -27,6 +27,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "../GemmDims.h"
+#include "Epilogue.h"
 #include "kiln/Codegen/Passes.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
@@ -573,6 +574,146 @@ Value packWindows(OpBuilder &b, Location loc, Value x, const Int8Conv &cv,
   return forall.getResult(0);
 }
 
+/// The int32 values of constant `v` (through reshapes), `n` of them (a
+/// splat repeated); none where it is not such a constant.
+std::optional<std::vector<int32_t>> constantInt32s(Value v, int64_t n) {
+  while (isa_and_nonnull<tensor::CollapseShapeOp, tensor::ExpandShapeOp>(
+      v.getDefiningOp()))
+    v = v.getDefiningOp()->getOperand(0);
+  auto cst = v.getDefiningOp<arith::ConstantOp>();
+  if (!cst || !getElementTypeOrSelf(v.getType()).isInteger(32))
+    return std::nullopt;
+  std::vector<int32_t> values(n);
+  if (auto dense = dyn_cast<DenseIntElementsAttr>(cst.getValue())) {
+    if (dense.isSplat()) {
+      std::fill(values.begin(), values.end(),
+                dense.getSplatValue<APInt>().getSExtValue());
+      return values;
+    }
+    if (dense.getNumElements() != n)
+      return std::nullopt;
+    for (auto [i, x] : llvm::enumerate(dense.getValues<APInt>()))
+      values[i] = x.getSExtValue();
+    return values;
+  }
+  std::optional<ArrayRef<char>> bytes = kiln::rawConstantBytes(cst.getValue());
+  if (!bytes || (int64_t)bytes->size() != 4 * n)
+    return std::nullopt;
+  std::memcpy(values.data(), bytes->data(), 4 * n);
+  return values;
+}
+
+/// Where a convolution's accumulators start, when its init is the same
+/// for every position of an output channel: a fill with a constant, or a
+/// broadcast of a [F] tensor along the channels (QLinearConv's bias less
+/// its zero-point terms). The init's values are then not read.
+struct ChannelStart {
+  std::vector<int32_t> values; // per channel, when constant
+  Value perChannel;            // [F] i32, when not
+};
+
+std::optional<ChannelStart> matchChannelStart(Value init, int64_t f) {
+  if (!init.hasOneUse())
+    return std::nullopt;
+  if (auto fill = init.getDefiningOp<linalg::FillOp>()) {
+    APInt c;
+    if (!matchPattern(fill.getInputs()[0], m_ConstantInt(&c)))
+      return std::nullopt;
+    return ChannelStart{std::vector<int32_t>(f, c.getSExtValue()), Value()};
+  }
+  auto g = init.getDefiningOp<linalg::GenericOp>();
+  if (!g || g.getNumDpsInputs() != 1 || g.getNumDpsInits() != 1 ||
+      g.getNumLoops() != 4 || g.getNumParallelLoops() != 4 ||
+      !g.hasPureTensorSemantics())
+    return std::nullopt;
+  Value in = g.getDpsInputs()[0];
+  auto it = dyn_cast<RankedTensorType>(in.getType());
+  MLIRContext *ctx = init.getContext();
+  if (!it || it.getShape() != ArrayRef<int64_t>{f} ||
+      !it.getElementType().isInteger(32) ||
+      g.getIndexingMapsArray()[0] !=
+          AffineMap::get(4, 0, {getAffineDimExpr(1, ctx)}, ctx) ||
+      !g.getIndexingMapsArray()[1].isIdentity())
+    return std::nullopt;
+  Block &body = g.getRegion().front();
+  if (body.getTerminator()->getOperand(0) != body.getArgument(0))
+    return std::nullopt;
+  if (auto values = constantInt32s(in, f))
+    return ChannelStart{std::move(*values), Value()};
+  return ChannelStart{{}, in};
+}
+
+/// Whether `v` is defined where `op` is, before it: an op before it in its
+/// block or in an enclosing one, or an argument of such a block.
+bool availableAt(Value v, Operation *op) {
+  Block *block = v.getParentBlock();
+  Operation *at = block->findAncestorOpInBlock(*op);
+  if (!at)
+    return false;
+  Operation *def = v.getDefiningOp();
+  return !def || def->isBeforeInBlock(at);
+}
+
+/// The op that requantizes a convolution's int32 sums (QLinearConv's
+/// scale, rounding, zero point and saturation, with whatever elementwise
+/// ops a fusion put after it), when the register tiles can apply it as
+/// they write: the only user of `conv`'s result, a generic of parallel
+/// loops reading that result through the identity and writing one output
+/// (a tensor.empty) through it, its other inputs per output channel
+/// (indexed by dim 1 alone) or one value each (every index constant) and
+/// defined before `conv`, its body elementwise (scalars from outside
+/// defined before `conv`, or constants) and its init unread.
+linalg::GenericOp matchRequantize(linalg::Conv2DNchwFchwOp conv) {
+  Value r = conv->getResult(0);
+  if (!r.hasOneUse())
+    return nullptr;
+  auto e = dyn_cast<linalg::GenericOp>(*r.getUsers().begin());
+  if (!e || e.getNumDpsInits() != 1 || e.getNumLoops() != 4 ||
+      e.getNumParallelLoops() != 4 || !e.hasPureTensorSemantics() ||
+      !e.getDpsInits()[0].getDefiningOp<tensor::EmptyOp>() ||
+      !e.getIndexingMapsArray().back().isIdentity())
+    return nullptr;
+  MLIRContext *ctx = conv.getContext();
+  AffineMap channel = AffineMap::get(4, 0, {getAffineDimExpr(1, ctx)}, ctx);
+  bool sawAcc = false;
+  for (OpOperand *in : e.getDpsInputOperands()) {
+    AffineMap map = e.getMatchingIndexingMap(in);
+    if (in->get() == r) {
+      if (sawAcc || !map.isIdentity())
+        return nullptr;
+      sawAcc = true;
+      continue;
+    }
+    bool constantIndices = llvm::all_of(map.getResults(), [](AffineExpr x) {
+      return isa<AffineConstantExpr>(x);
+    });
+    if (map != channel && !constantIndices)
+      return nullptr;
+    if (!availableAt(in->get(), conv))
+      return nullptr;
+  }
+  Block &body = e.getRegion().front();
+  if (!sawAcc || !body.getArgument(e.getNumDpsInputs()).use_empty() ||
+      !kiln::cpu::isElementwiseBody(body))
+    return nullptr;
+  for (Operation &inner : body.without_terminator())
+    for (Value v : inner.getOperands())
+      if (v.getParentBlock() != &body && !availableAt(v, conv) &&
+          !matchPattern(v, m_Constant()))
+        return nullptr;
+  return e;
+}
+
+/// Moves the constants that the body of `e` uses from outside before `op`,
+/// so that the register tiles built there can use them.
+void hoistBodyConstants(linalg::GenericOp e, Operation *op) {
+  Block &body = e.getRegion().front();
+  for (Operation &inner : body.without_terminator())
+    for (Value v : inner.getOperands())
+      if (v.getParentBlock() != &body && !availableAt(v, op))
+        v.getDefiningOp()->moveBefore(op);
+}
+
 struct Int8GemmPass : public kiln::impl::KilnCpuInt8GemmBase<Int8GemmPass> {
   using Base::Base;
 
@@ -619,6 +760,18 @@ struct Int8GemmPass : public kiln::impl::KilnCpuInt8GemmBase<Int8GemmPass> {
       }
       corr[f] = static_cast<int32_t>(-128 * sum);
     }
+    // Where the init is the same along each channel, the accumulators
+    // start there in registers (the init is not read); a requantization
+    // after the convolution is applied as the tiles are written, so that
+    // the int32 sums are never stored.
+    Value init = op.getOutputs()[0];
+    std::optional<ChannelStart> start = matchChannelStart(init, cv.f);
+    if (start && !start->perChannel)
+      for (int64_t f = 0; f < cv.f; ++f)
+        corr[f] += start->values[f];
+    linalg::GenericOp requant = start ? matchRequantize(op) : nullptr;
+    if (requant)
+      hoistBodyConstants(requant, op);
     Value wCst = constantOf(b, loc, {cv.f, kp}, i8, wp);
     Value corrCst = constantOf(b, loc, {cv.f}, i32, corr);
 
@@ -644,12 +797,21 @@ struct Int8GemmPass : public kiln::impl::KilnCpuInt8GemmBase<Int8GemmPass> {
 
     Value packedCol = packWindows(b, loc, x, cv, pr / kLanes, k4);
 
-    // The output as [n, F, P].
-    Value init = op.getOutputs()[0];
+    // The output as [n, F, P]: the init, a new tensor where the init is
+    // not read, of the requantization's result type where it is applied.
     auto ot = cast<RankedTensorType>(init.getType());
+    Type outElt = i32;
+    Value dest = init;
+    if (start) // The init's values are not read.
+      dest = tensor::EmptyOp::create(b, loc, ot.getShape(), i32);
+    if (requant) {
+      ot = cast<RankedTensorType>(requant.getResult(0).getType());
+      outElt = ot.getElementType();
+      dest = tensor::EmptyOp::create(b, loc, ot.getShape(), outElt);
+    }
     SmallVector<ReassociationIndices> plane = {{0}, {1}, {2, 3}};
     Value out = tensor::CollapseShapeOp::create(
-        b, loc, RankedTensorType::get({cv.n, cv.f, p}, i32), init, plane);
+        b, loc, RankedTensorType::get({cv.n, cv.f, p}, outElt), dest, plane);
 
     // Blocks: of the plane, so that a block's packed columns (kp bytes per
     // position) fit the panel budget; of the rows, for threads.
@@ -683,7 +845,7 @@ struct Int8GemmPass : public kiln::impl::KilnCpuInt8GemmBase<Int8GemmPass> {
                               sizes = {b.getIndexAttr(1), rows, cols},
                               ones(3, b.getIndexAttr(1));
     auto tileType = RankedTensorType::get(
-        {ShapedType::kDynamic, ShapedType::kDynamic}, i32);
+        {ShapedType::kDynamic, ShapedType::kDynamic}, outElt);
     Value tile = tensor::ExtractSliceOp::create(b, loc, tileType, shared, offs,
                                                 sizes, ones);
     Value fullRows = affine::AffineApplyOp::create(b, loc, e0 - e0 % mr, rows);
@@ -702,14 +864,22 @@ struct Int8GemmPass : public kiln::impl::KilnCpuInt8GemmBase<Int8GemmPass> {
       for (int64_t x = 0; x < r; ++x) {
         Value c =
             tensor::ExtractOp::create(b, loc, corrCst, ValueRange{wRow[x]});
+        if (start && start->perChannel)
+          c = arith::AddIOp::create(
+              b, loc, c,
+              tensor::ExtractOp::create(b, loc, start->perChannel,
+                                        ValueRange{wRow[x]}));
         Value splat = vector::BroadcastOp::create(b, loc, vt, c);
         for (int64_t v = 0; v < nv; ++v)
-          accs.push_back(arith::AddIOp::create(
-              b, loc,
-              vector::TransferReadOp::create(b, loc, vt, t,
-                                             ValueRange{rowIdx[x], colIdx[v]},
-                                             zero32, ArrayRef<bool>{inBounds}),
-              splat));
+          accs.push_back(
+              start ? splat
+                    : arith::AddIOp::create(
+                          b, loc,
+                          vector::TransferReadOp::create(
+                              b, loc, vt, t, ValueRange{rowIdx[x], colIdx[v]},
+                              zero32, ArrayRef<bool>{inBounds}),
+                          splat)
+                          .getResult());
       }
       SmallVector<Value> res = kLoop(
           b, loc, accs, r, nv, k4, false,
@@ -723,6 +893,37 @@ struct Int8GemmPass : public kiln::impl::KilnCpuInt8GemmBase<Int8GemmPass> {
                              ValueRange{nIv, pack[v], kq, idx(nb, loc, 0)});
           },
           /*rowsUnsigned=*/false);
+      if (requant) {
+        // The requantization's other inputs: a value per row (its output
+        // channel) or one for all, broadcast.
+        for (int64_t x = 0; x < r; ++x) {
+          SmallVector<Value> inputs;
+          for (OpOperand *in : requant.getDpsInputOperands()) {
+            if (in->get() == op->getResult(0)) {
+              inputs.push_back(Value());
+              continue;
+            }
+            AffineMap map = requant.getMatchingIndexingMap(in);
+            SmallVector<Value> at;
+            for (AffineExpr e : map.getResults())
+              at.push_back(
+                  isa<AffineDimExpr>(e)
+                      ? wRow[x]
+                      : idx(b, loc, cast<AffineConstantExpr>(e).getValue()));
+            Value scalar = tensor::ExtractOp::create(b, loc, in->get(), at);
+            inputs.push_back(vector::BroadcastOp::create(
+                b, loc, VectorType::get({kLanes}, scalar.getType()), scalar));
+          }
+          unsigned accInput = 0;
+          for (OpOperand *in : requant.getDpsInputOperands())
+            if (in->get() == op->getResult(0))
+              accInput = in->getOperandNumber();
+          for (int64_t v = 0; v < nv; ++v) {
+            inputs[accInput] = res[x * nv + v];
+            res[x * nv + v] = kiln::cpu::applyEpilogueTo(b, requant, inputs);
+          }
+        }
+      }
       return writeTile(b, loc, t, res, rowIdx, colIdx, inBounds);
     };
 
@@ -759,8 +960,15 @@ struct Int8GemmPass : public kiln::impl::KilnCpuInt8GemmBase<Int8GemmPass> {
     tensor::ParallelInsertSliceOp::create(b, loc, result, shared, offs, sizes,
                                           ones);
     b.setInsertionPointAfter(forall);
+    if (!requant) {
+      rewriter.replaceOpWithNewOp<tensor::ExpandShapeOp>(
+          op, ot, forall.getResult(0), plane);
+      return;
+    }
+    rewriter.setInsertionPoint(requant);
     rewriter.replaceOpWithNewOp<tensor::ExpandShapeOp>(
-        op, ot, forall.getResult(0), plane);
+        requant, ot, forall.getResult(0), plane);
+    rewriter.eraseOp(op);
   }
 
   /// The GEMM form: acc[m, n] += a[m, k] * b[k, n] with a (activations)
