@@ -18,12 +18,15 @@ each batch and with the same thread count, times
 and checks each Kiln QDQ module against ONNX Runtime's QDQ output on one
 seeded input: within one quantization step of the output (the last
 DequantizeLinear's scale). Latencies are medians (p50) of kiln-run
---benchmark and of as many ONNX Runtime runs; ratios are to kiln-f32 and
-to ort-int8.
+--benchmark and of as many ONNX Runtime runs; with --rounds R the six are
+timed R times in turn, one after another in each round, and each figure
+is the median of its rounds (this machine is shared: a disturbance then
+shows in one round, not in one engine). Ratios are to kiln-f32 and to
+ort-int8.
 
   python3 bench/quantization/qdq_models.py [--models resnet50,mobilenet_v2]
-      [--batches 1] [--threads 2] [--iterations 20] [--bin build/bin]
-      [--models-dir build/bench-models] [--out build/qdq]
+      [--batches 1] [--threads 2] [--iterations 20] [--rounds 1]
+      [--bin build/bin] [--models-dir build/bench-models] [--out build/qdq]
 """
 import argparse
 import os
@@ -98,6 +101,7 @@ def main():
     ap.add_argument("--batches", default="1")
     ap.add_argument("--threads", type=int, default=2)
     ap.add_argument("--iterations", type=int, default=20)
+    ap.add_argument("--rounds", type=int, default=1)
     ap.add_argument("--bin", default="build/bin")
     ap.add_argument("--models-dir", default="build/bench-models")
     ap.add_argument("--out", default="build/qdq")
@@ -133,34 +137,46 @@ def main():
             np.save(expected, ort_q.run(None, feeds)[0])
             shapes = ["--input-shape=%s:%s" % (k, "x".join(map(str, v.shape)))
                       for k, v in feeds.items()]
-            row = {"model": name, "batch": batch,
-                   "ort-f32": ort_p50(ort_f32, feeds, args.iterations),
-                   "ort-int8": ort_p50(ort_q, feeds, args.iterations)}
-            for key, src, flags in (("kiln-f32", fp, []), ("kiln-qdq", qdq, ["--fold-qdq=false"]),
-                                    ("kiln-int8", qdq, []),
-                                    ("kiln-own-int8", fp, ["--precision=int8",
-                                                           "--calibration-data=" + cal_dir])):
+            row = {"model": name, "batch": batch}
+            kiln = (("kiln-f32", fp, []), ("kiln-qdq", qdq, ["--fold-qdq=false"]),
+                    ("kiln-int8", qdq, []),
+                    ("kiln-own-int8", fp, ["--precision=int8",
+                                           "--calibration-data=" + cal_dir]))
+            kmods = {}
+            for key, src, flags in kiln:
                 kmod = os.path.join(args.out, "%s-b%d-%s.kmod" % (name, batch, key))
+                kmods[key] = kmod
                 subprocess.run([os.path.join(args.bin, "kiln-compile"), src, "-o", kmod] +
                                shapes + flags, check=True)
-                check = ""
                 if key in ("kiln-qdq", "kiln-int8") and step is not None:
                     r = kiln_run(args, kmod, feeds, files,
                                  ["--expected", expected, "--rtol", "0",
                                   "--atol", "%.6g" % (step * 1.001)])
                     m = re.search(r"max abs err ([0-9.e+-]+)", r.stdout)
-                    check = ("%s (max abs err %s, step %.4g)" %
-                             ("ok" if r.returncode == 0 else "MISMATCH",
-                              m.group(1) if m else "?", step))
-                r = kiln_run(args, kmod, feeds, files,
+                    row[key + " check"] = ("%s (max abs err %s, step %.4g)" %
+                                           ("ok" if r.returncode == 0 else "MISMATCH",
+                                            m.group(1) if m else "?", step))
+
+            def kiln_p50(key):
+                r = kiln_run(args, kmods[key], feeds, files,
                              ["--benchmark", "--warmup", "2",
                               "--iterations", str(args.iterations)])
                 m = re.search(r"p50 ([0-9.]+) ms", r.stdout)
-                row[key] = float(m.group(1)) if m else float("nan")
-                if check:
-                    row[key + " check"] = check
+                return float(m.group(1)) if m else float("nan")
+
+            timers = {"ort-f32": lambda: ort_p50(ort_f32, feeds, args.iterations),
+                      "ort-int8": lambda: ort_p50(ort_q, feeds, args.iterations)}
+            for key, _, _ in kiln:
+                timers[key] = (lambda k: lambda: kiln_p50(k))(key)
+            times = {key: [] for key in timers}
+            for _ in range(args.rounds):
+                for key, timer in timers.items():
+                    times[key].append(timer())
+            for key, ts in times.items():
+                row[key] = float(np.median(ts))
             rows.append(row)
-            print("%s batch %d, %d threads, p50 ms:" % (name, batch, args.threads))
+            print("%s batch %d, %d threads, p50 ms (median of %d rounds):" % (
+                name, batch, args.threads, args.rounds))
             for key in ("ort-f32", "ort-int8", "kiln-f32", "kiln-qdq", "kiln-int8",
                         "kiln-own-int8"):
                 print("  %-9s %9.2f   /kiln-f32 %.2f   /ort-int8 %.2f   %s" % (
