@@ -381,6 +381,48 @@ std::optional<Int8Conv> matchConv(linalg::Conv2DNchwFchwOp op) {
   return cv;
 }
 
+/// The most panel layouts packWindows writes code for (one per case); an
+/// output width with more (an odd one past 32) takes packWindowsScalar.
+constexpr int64_t kMaxLayouts = 32;
+
+/// packWindows' result as one generic over [n, pr / 16, k4, 16, 4], its
+/// input read through the window's indices (floordiv/mod of the packed
+/// ones): scalar loops, one thread, for any output width.
+Value packWindowsScalar(OpBuilder &b, Location loc, Value x, const Int8Conv &cv,
+                        int64_t panels, int64_t k4) {
+  MLIRContext *ctx = b.getContext();
+  Type i8 = b.getI8Type();
+  int64_t s0 = cv.strides[0], s1 = cv.strides[1];
+  int64_t d0 = cv.dilations[0], d1 = cv.dilations[1];
+  auto dim = [&](unsigned i) { return getAffineDimExpr(i, ctx); };
+  AffineExpr kx = dim(2) * 4 + dim(4), px = dim(1) * kLanes + dim(3);
+  int64_t window = cv.kh * cv.kw;
+  AffineMap read = AffineMap::get(
+      5, 0,
+      {dim(0), kx.floorDiv(window),
+       px.floorDiv(cv.ow) * s0 + (kx % window).floorDiv(cv.kw) * d0,
+       (px % cv.ow) * s1 + (kx % cv.kw) * d1},
+      ctx);
+  Value empty =
+      tensor::EmptyOp::create(b, loc, {cv.n, panels, k4, kLanes, 4}, i8);
+  using IT = utils::IteratorType;
+  Value col =
+      linalg::GenericOp::create(
+          b, loc, TypeRange{empty.getType()}, ValueRange{x}, ValueRange{empty},
+          {read, AffineMap::getMultiDimIdentityMap(5, ctx)},
+          SmallVector<IT>(5, IT::parallel),
+          [](OpBuilder &nb, Location nl, ValueRange a) {
+            Value flip =
+                arith::ConstantOp::create(nb, nl, nb.getI8IntegerAttr(-128));
+            linalg::YieldOp::create(
+                nb, nl, ValueRange{arith::XOrIOp::create(nb, nl, a[0], flip)});
+          })
+          .getResult(0);
+  return tensor::CollapseShapeOp::create(
+      b, loc, RankedTensorType::get({cv.n, panels, k4, 4 * kLanes}, i8), col,
+      SmallVector<ReassociationIndices>{{0}, {1}, {2}, {3, 4}});
+}
+
 /// The input's windows of `cv` as packed columns [n, pr / 16, k4, 64]:
 /// col[n, pb, kq, 4 * pi + kr] = x[n, c, oh * s0 + kh * d0, ow * s1 + kw *
 /// d1] ^ 0x80 with k = 4 kq + kr = (c, kh, kw) and p = 16 pb + pi = (oh,
@@ -391,7 +433,8 @@ std::optional<Int8Conv> matchConv(linalg::Conv2DNchwFchwOp op) {
 /// segment's lanes; the four k of a group are then interleaved byte by
 /// byte. Where the segments lie depends on 16 pb modulo the output width
 /// only, so the panels cycle through ow / gcd(16, ow) layouts, one case
-/// each of an scf.index_switch. Panels are spread over threads. A panel
+/// each of an scf.index_switch (at most kMaxLayouts; else the scalar
+/// form). Panels are spread over threads. A panel
 /// whose whole loads could pass the end of `x` (the last image's last
 /// ones) loads each segment's bytes only.
 Value packWindows(OpBuilder &b, Location loc, Value x, const Int8Conv &cv,
@@ -407,6 +450,8 @@ Value packWindows(OpBuilder &b, Location loc, Value x, const Int8Conv &cv,
       b, loc, RankedTensorType::get({xt.getNumElements()}, i8), x,
       SmallVector<ReassociationIndices>{{0, 1, 2, 3}});
   int64_t period = cv.ow / std::gcd<int64_t>(kLanes, cv.ow);
+  if (period > kMaxLayouts)
+    return packWindowsScalar(b, loc, x, cv, panels, k4);
   // Output rows per period of panels.
   int64_t rowsPer = kLanes * period / cv.ow;
   struct Segment {

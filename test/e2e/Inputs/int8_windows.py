@@ -16,6 +16,8 @@ Each geometry puts the panels' runs along output rows somewhere else:
           plane, K = 36
   rect    [1x6x9x30] x [8x6x2x5], strides (1, 3), pads (0, 2): a
           non-square window and unequal strides
+  odd     [1x4x39x39] x [8x4x3x3]: 37 positions a row, 37 panel layouts
+          (more than the kernel writes code for: the scalar copy)
 
   int8_windows.py OUTDIR   (writes OUTDIR/m.onnx, input_K.npy,
                             output_K.npy)
@@ -36,6 +38,7 @@ CASES = [
     ("dilated", [1, 8, 12, 12], [16, 8, 3, 3], [1, 1], [2, 2, 2, 2], [2, 2]),
     ("s2_odd", [1, 4, 11, 11], [8, 4, 3, 3], [2, 2], [0, 0, 0, 0], [1, 1]),
     ("rect", [1, 6, 9, 30], [8, 6, 2, 5], [1, 3], [0, 2, 0, 2], [1, 1]),
+    ("odd", [1, 4, 39, 39], [8, 4, 3, 3], [1, 1], [0, 0, 0, 0], [1, 1]),
 ]
 
 
