@@ -16,6 +16,7 @@ import torch
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "models"))
 import export  # noqa: E402
+from compare_torch import first_output  # noqa: E402
 
 
 def main():
@@ -27,7 +28,7 @@ def main():
     want = np.load(want_path)
     with torch.no_grad():
         got = model(*args)
-    got = (got[0] if isinstance(got, (tuple, list)) else got).float().numpy()
+    got = first_output(got).float().numpy()
     atol = max(1e-3, 1e-3 * float(np.abs(want).max()))
     err = np.abs(got - want)
     bad = ~(err <= atol + 1e-2 * np.abs(want))

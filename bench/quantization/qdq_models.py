@@ -29,6 +29,7 @@ ort-int8.
       [--bin build/bin] [--models-dir build/bench-models] [--out build/qdq]
 """
 import argparse
+import functools
 import os
 import re
 import subprocess
@@ -167,7 +168,7 @@ def main():
             timers = {"ort-f32": lambda: ort_p50(ort_f32, feeds, args.iterations),
                       "ort-int8": lambda: ort_p50(ort_q, feeds, args.iterations)}
             for key, _, _ in kiln:
-                timers[key] = (lambda k: lambda: kiln_p50(k))(key)
+                timers[key] = functools.partial(kiln_p50, key)
             times = {key: [] for key in timers}
             for _ in range(args.rounds):
                 for key, timer in timers.items():

@@ -39,6 +39,7 @@
 #include "mlir/Dialect/Vector/IR/VectorOps.h"
 #include "mlir/IR/BuiltinAttributes.h"
 #include "mlir/IR/DialectResourceBlobManager.h"
+#include "mlir/IR/Dominance.h"
 #include "mlir/IR/PatternMatch.h"
 
 #include <cstring>
@@ -446,12 +447,12 @@ Value packWindows(OpBuilder &b, Location loc, Value x, const Int8Conv &cv,
   auto xt = cast<RankedTensorType>(x.getType());
   int64_t width = xt.getDimSize(3), plane = xt.getDimSize(2) * width;
   int64_t image = xt.getDimSize(1) * plane;
-  Value flat = tensor::CollapseShapeOp::create(
-      b, loc, RankedTensorType::get({xt.getNumElements()}, i8), x,
-      SmallVector<ReassociationIndices>{{0, 1, 2, 3}});
   int64_t period = cv.ow / std::gcd<int64_t>(kLanes, cv.ow);
   if (period > kMaxLayouts)
     return packWindowsScalar(b, loc, x, cv, panels, k4);
+  Value flat = tensor::CollapseShapeOp::create(
+      b, loc, RankedTensorType::get({xt.getNumElements()}, i8), x,
+      SmallVector<ReassociationIndices>{{0, 1, 2, 3}});
   // Output rows per period of panels.
   int64_t rowsPer = kLanes * period / cv.ow;
   struct Segment {
@@ -622,28 +623,15 @@ Value packWindows(OpBuilder &b, Location loc, Value x, const Int8Conv &cv,
 /// The int32 values of constant `v` (through reshapes), `n` of them (a
 /// splat repeated); none where it is not such a constant.
 std::optional<std::vector<int32_t>> constantInt32s(Value v, int64_t n) {
-  while (isa_and_nonnull<tensor::CollapseShapeOp, tensor::ExpandShapeOp>(
-      v.getDefiningOp()))
-    v = v.getDefiningOp()->getOperand(0);
-  auto cst = v.getDefiningOp<arith::ConstantOp>();
-  if (!cst || !getElementTypeOrSelf(v.getType()).isInteger(32))
+  if (!getElementTypeOrSelf(v.getType()).isInteger(32))
     return std::nullopt;
-  std::vector<int32_t> values(n);
-  if (auto dense = dyn_cast<DenseIntElementsAttr>(cst.getValue())) {
-    if (dense.isSplat()) {
-      std::fill(values.begin(), values.end(),
-                dense.getSplatValue<APInt>().getSExtValue());
-      return values;
-    }
-    if (dense.getNumElements() != n)
-      return std::nullopt;
-    for (auto [i, x] : llvm::enumerate(dense.getValues<APInt>()))
-      values[i] = x.getSExtValue();
-    return values;
-  }
-  std::optional<ArrayRef<char>> bytes = kiln::rawConstantBytes(cst.getValue());
+  DenseIntElementsAttr splat;
+  if (matchPattern(v, m_Constant(&splat)) && splat.isSplat())
+    return std::vector<int32_t>(n, splat.getSplatValue<APInt>().getSExtValue());
+  std::optional<ArrayRef<char>> bytes = constantBytes(v);
   if (!bytes || (int64_t)bytes->size() != 4 * n)
     return std::nullopt;
+  std::vector<int32_t> values(n);
   std::memcpy(values.data(), bytes->data(), 4 * n);
   return values;
 }
@@ -688,17 +676,6 @@ std::optional<ChannelStart> matchChannelStart(Value init, int64_t f) {
   return ChannelStart{{}, in};
 }
 
-/// Whether `v` is defined where `op` is, before it: an op before it in its
-/// block or in an enclosing one, or an argument of such a block.
-bool availableAt(Value v, Operation *op) {
-  Block *block = v.getParentBlock();
-  Operation *at = block->findAncestorOpInBlock(*op);
-  if (!at)
-    return false;
-  Operation *def = v.getDefiningOp();
-  return !def || def->isBeforeInBlock(at);
-}
-
 /// The op that requantizes a convolution's int32 sums (QLinearConv's
 /// scale, rounding, zero point and saturation, with whatever elementwise
 /// ops a fusion put after it), when the register tiles can apply it as
@@ -708,7 +685,8 @@ bool availableAt(Value v, Operation *op) {
 /// (indexed by dim 1 alone) or one value each (every index constant) and
 /// defined before `conv`, its body elementwise (scalars from outside
 /// defined before `conv`, or constants) and its init unread.
-linalg::GenericOp matchRequantize(linalg::Conv2DNchwFchwOp conv) {
+linalg::GenericOp matchRequantize(linalg::Conv2DNchwFchwOp conv,
+                                  DominanceInfo &dom) {
   Value r = conv->getResult(0);
   if (!r.hasOneUse())
     return nullptr;
@@ -734,7 +712,7 @@ linalg::GenericOp matchRequantize(linalg::Conv2DNchwFchwOp conv) {
     });
     if (map != channel && !constantIndices)
       return nullptr;
-    if (!availableAt(in->get(), conv))
+    if (!dom.properlyDominates(in->get(), conv))
       return nullptr;
   }
   Block &body = e.getRegion().front();
@@ -743,7 +721,7 @@ linalg::GenericOp matchRequantize(linalg::Conv2DNchwFchwOp conv) {
     return nullptr;
   for (Operation &inner : body.without_terminator())
     for (Value v : inner.getOperands())
-      if (v.getParentBlock() != &body && !availableAt(v, conv) &&
+      if (v.getParentBlock() != &body && !dom.properlyDominates(v, conv) &&
           !matchPattern(v, m_Constant()))
         return nullptr;
   return e;
@@ -751,11 +729,12 @@ linalg::GenericOp matchRequantize(linalg::Conv2DNchwFchwOp conv) {
 
 /// Moves the constants that the body of `e` uses from outside before `op`,
 /// so that the register tiles built there can use them.
-void hoistBodyConstants(linalg::GenericOp e, Operation *op) {
+void hoistBodyConstants(linalg::GenericOp e, Operation *op,
+                        DominanceInfo &dom) {
   Block &body = e.getRegion().front();
   for (Operation &inner : body.without_terminator())
     for (Value v : inner.getOperands())
-      if (v.getParentBlock() != &body && !availableAt(v, op))
+      if (v.getParentBlock() != &body && !dom.properlyDominates(v, op))
         v.getDefiningOp()->moveBefore(op);
 }
 
@@ -814,9 +793,16 @@ struct Int8GemmPass : public kiln::impl::KilnCpuInt8GemmBase<Int8GemmPass> {
     if (start && !start->perChannel)
       for (int64_t f = 0; f < cv.f; ++f)
         corr[f] += start->values[f];
-    linalg::GenericOp requant = start ? matchRequantize(op) : nullptr;
-    if (requant)
-      hoistBodyConstants(requant, op);
+    DominanceInfo dom(op->getParentOp());
+    linalg::GenericOp requant = start ? matchRequantize(op, dom) : nullptr;
+    // The requantization's input that is the convolution's sums.
+    unsigned requantAcc = 0;
+    if (requant) {
+      hoistBodyConstants(requant, op, dom);
+      for (OpOperand *in : requant.getDpsInputOperands())
+        if (in->get() == op->getResult(0))
+          requantAcc = in->getOperandNumber();
+    }
     Value wCst = constantOf(b, loc, {cv.f, kp}, i8, wp);
     Value corrCst = constantOf(b, loc, {cv.f}, i32, corr);
 
@@ -845,15 +831,11 @@ struct Int8GemmPass : public kiln::impl::KilnCpuInt8GemmBase<Int8GemmPass> {
     // The output as [n, F, P]: the init, a new tensor where the init is
     // not read, of the requantization's result type where it is applied.
     auto ot = cast<RankedTensorType>(init.getType());
-    Type outElt = i32;
-    Value dest = init;
-    if (start) // The init's values are not read.
-      dest = tensor::EmptyOp::create(b, loc, ot.getShape(), i32);
-    if (requant) {
+    if (requant)
       ot = cast<RankedTensorType>(requant.getResult(0).getType());
-      outElt = ot.getElementType();
-      dest = tensor::EmptyOp::create(b, loc, ot.getShape(), outElt);
-    }
+    Type outElt = ot.getElementType();
+    Value dest =
+        start ? tensor::EmptyOp::create(b, loc, ot.getShape(), outElt) : init;
     SmallVector<ReassociationIndices> plane = {{0}, {1}, {2, 3}};
     Value out = tensor::CollapseShapeOp::create(
         b, loc, RankedTensorType::get({cv.n, cv.f, p}, outElt), dest, plane);
@@ -944,7 +926,7 @@ struct Int8GemmPass : public kiln::impl::KilnCpuInt8GemmBase<Int8GemmPass> {
         for (int64_t x = 0; x < r; ++x) {
           SmallVector<Value> inputs;
           for (OpOperand *in : requant.getDpsInputOperands()) {
-            if (in->get() == op->getResult(0)) {
+            if (in->getOperandNumber() == requantAcc) {
               inputs.push_back(Value());
               continue;
             }
@@ -959,12 +941,8 @@ struct Int8GemmPass : public kiln::impl::KilnCpuInt8GemmBase<Int8GemmPass> {
             inputs.push_back(vector::BroadcastOp::create(
                 b, loc, VectorType::get({kLanes}, scalar.getType()), scalar));
           }
-          unsigned accInput = 0;
-          for (OpOperand *in : requant.getDpsInputOperands())
-            if (in->get() == op->getResult(0))
-              accInput = in->getOperandNumber();
           for (int64_t v = 0; v < nv; ++v) {
-            inputs[accInput] = res[x * nv + v];
+            inputs[requantAcc] = res[x * nv + v];
             res[x * nv + v] = kiln::cpu::applyEpilogueTo(b, requant, inputs);
           }
         }
