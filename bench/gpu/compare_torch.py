@@ -168,8 +168,9 @@ def kiln_run(args, kmod, inputs, expected, tmp, flags="", atol=None):
     atol of 1e-3 of the output's largest magnitude, as the rounding error of a
     deep network grows with its outputs' scale (ResNet-50's logits, up to
     111, move by up to 0.06 with tf32 operands, in PyTorch on the CPU too).
-    An int8 (QDQ) module is compared with ONNX Runtime's output of that QDQ
-    model within `atol`, one quantization step of the output (rtol 0).
+    An int8 (QDQ) module is compared with Kiln's CPU output of that QDQ
+    model within `atol`, one quantization step of the output (rtol 0); an
+    fp8 one with its CPU output within `atol`, 10% of its largest output.
     """
     fixed = atol is not None
     atol = atol if fixed else 1e-3

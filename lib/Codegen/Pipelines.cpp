@@ -182,7 +182,8 @@ void kiln::buildGpuCodegenPipeline(OpPassManager &pm,
           (options.channelsLast ? "kiln-gpu-channels-last,kiln-sink-transposes,"
                                 : "") +
           (options.fp8 ? "kiln-gpu-fold-dequantize," : "") +
-          "kiln-fuse-elementwise{fold-transposes=true},kiln-gpu-fold-pads),"
+          "kiln-fuse-elementwise{fold-transposes=true},kiln-gpu-fold-pads,"
+          "kiln-gpu-k-major-weights),"
           "kiln-gpu-split-k{target-blocks=" +
           std::to_string(splitKBlocks) +
           " last-block-sum=" + (options.splitKLastBlock ? "true" : "false") +

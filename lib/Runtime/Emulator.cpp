@@ -32,6 +32,18 @@ namespace {
 
 struct FiberScheduler;
 
+/// The value of float8 e4m3 (E4M3FN) bits: exponent bias 7, subnormals,
+/// no infinities, NaN where exponent and mantissa are all ones.
+double e4m3Value(uint32_t bits) {
+  int exp = (bits >> 3) & 0xf, man = bits & 7;
+  double sign = bits & 0x80 ? -1 : 1;
+  if (exp == 0xf && man == 7)
+    return std::nan("");
+  if (exp == 0)
+    return sign * std::ldexp(man / 8.0, -6);
+  return sign * std::ldexp(1 + man / 8.0, exp - 7);
+}
+
 /// What the hooks read: the current thread's indices and sizes.
 struct ThreadContext {
   unsigned tid[3] = {0, 0, 0}, ntid[3] = {1, 1, 1};
@@ -263,17 +275,7 @@ struct FiberScheduler {
       }
   }
 
-  /// The value of float8 e4m3 (E4M3FN) bits: exponent bias 7, subnormals,
-  /// no infinities, NaN where exponent and mantissa are all ones.
-  static double e4m3(uint32_t bits) {
-    int exp = (bits >> 3) & 0xf, man = bits & 7;
-    double sign = bits & 0x80 ? -1 : 1;
-    if (exp == 0xf && man == 7)
-      return std::nan("");
-    if (exp == 0)
-      return sign * std::ldexp(man / 8.0, -6);
-    return sign * std::ldexp(1 + man / 8.0, exp - 7);
-  }
+  static double e4m3(uint32_t bits) { return e4m3Value(bits); }
 
   /// D = A * B + C for m16n8k32 e4m3 with f32 accumulators: the fragments
   /// of byteFragments, each byte a float8 e4m3; products summed in double
@@ -555,15 +557,18 @@ void hookLdmatrix(int32_t num, int32_t trans, const void *row, uint32_t *out) {
   t->scheduler->ldmatrix(num, trans != 0, row, out);
 }
 
-/// wgmma.mma_async m64nNk16 (f16 or bf16 in, f32 accumulators) for the
-/// running lane, A and B read from shared memory as their descriptors lay
-/// them out (the PTX ISA's canonical layouts, with T the 16-byte chunk):
+/// wgmma.mma_async m64nNk16 (f16 or bf16 in, f32 accumulators) or
+/// m64nNk32 (s8 in, s32 accumulators clamped to their range; e4m3 in, f32
+/// accumulators) for the running lane, A and B read from shared memory as their
+/// descriptors lay them out (the PTX ISA's canonical layouts, with T the
+/// 16-byte chunk):
 ///
-///   no swizzling: 8x8 core matrices of 128 contiguous bytes (rows of one
-///     chunk), the "leading dimension byte offset" (LBO) between core
-///     matrices along K, the "stride dimension byte offset" (SBO) between
-///     those along M (A) or N (B); a K-major core matrix's rows run along
-///     K, a transposed (M- or N-major) one's along M or N;
+///   no swizzling: core matrices of 8 rows of one chunk (8 16-bit or 16
+///     8-bit elements), 128 contiguous bytes, the "leading dimension byte
+///     offset" (LBO) between core matrices along K, the "stride dimension byte
+///     offset" (SBO) between those along M (A) or N (B); a K-major core
+///     matrix's rows run along K, a transposed (M- or N-major) one's along M or
+///     N;
 ///   W-byte swizzling (W = 32, 64, 128): K-major, rows of W bytes along K,
 ///     8 rows apart by W, groups of 8 rows SBO apart; MN-major, rows of W
 ///     bytes along M or N, 8 rows (k) W apart, groups of 8 k SBO apart and
@@ -580,8 +585,8 @@ void hookLdmatrix(int32_t num, int32_t trans, const void *row, uint32_t *out) {
 /// read shared memory until the wait; a kernel that writes the tiles
 /// before then is wrong either way).
 void hookWgmma(int32_t type, int32_t n, int32_t trans, int64_t descA,
-               int64_t descB, const uint8_t *window, const float *in,
-               float *out) {
+               int64_t descB, const uint8_t *window, const void *in,
+               void *out) {
   ThreadContext *t = current;
   if (!t || !t->scheduler) {
     std::fprintf(stderr, "kiln emulator: a wgmma in a kernel the module says "
@@ -593,26 +598,39 @@ void hookWgmma(int32_t type, int32_t n, int32_t trans, int64_t descA,
                          "shared buffer's address an integer\n");
     std::abort();
   }
+  if (type < KILN_EMU_WGMMA_F16 || type > KILN_EMU_WGMMA_E4M3 ||
+      (type >= KILN_EMU_WGMMA_S8 && trans)) {
+    std::fprintf(stderr, "kiln emulator: wgmma of type %d (trans %d)\n", type,
+                 trans);
+    std::abort();
+  }
+  // k of one product: 32 bytes.
+  unsigned kSize = type >= KILN_EMU_WGMMA_S8 ? 32 : 16;
   struct Operand {
     const uint8_t *window;
     uint64_t start, lbo, sbo, width; // width 0: no swizzling
     bool trans;
     // Element (mn, k) of the operand: A's (row, k), B's (column, k).
-    double at(unsigned mn, unsigned k, bool bf16) const {
+    double at(unsigned mn, unsigned k, int32_t type) const {
+      unsigned eb = type >= KILN_EMU_WGMMA_S8 ? 1 : 2, chunk = 16 / eb;
       uint64_t byte;
       if (!width)
-        byte = start + mn / 8 * sbo + k / 8 * lbo +
-               (trans ? k % 8 * 16 + mn % 8 * 2 : mn % 8 * 16 + k % 8 * 2);
+        byte = start + mn / 8 * sbo + k / chunk * lbo +
+               (trans ? k % 8 * 16 + mn % 8 * 2 : mn % 8 * 16 + k % chunk * eb);
       else if (!trans)
-        byte = start + mn / 8 * sbo + mn % 8 * width + k * 2;
+        byte = start + mn / 8 * sbo + mn % 8 * width + k * eb;
       else
         byte = start + mn / (width / 2) * lbo + mn % (width / 2) * 2 +
                k / 8 * sbo + k % 8 * width;
       if (width)
         byte ^= (byte >> 7 & (width / 16 - 1)) << 4;
+      if (type == KILN_EMU_WGMMA_S8)
+        return static_cast<int8_t>(window[byte]);
+      if (type == KILN_EMU_WGMMA_E4M3)
+        return e4m3Value(window[byte]);
       uint16_t bits;
       std::memcpy(&bits, window + byte, 2);
-      return kiln::rt::halfToDouble(bits, bf16);
+      return kiln::rt::halfToDouble(bits, type == KILN_EMU_WGMMA_BF16);
     }
   };
   auto operand = [&](int64_t desc, bool transposed, const char *name) {
@@ -632,21 +650,31 @@ void hookWgmma(int32_t type, int32_t n, int32_t trans, int64_t descA,
                    widths[d >> 62],
                    transposed};
   };
-  bool bf16 = type == KILN_EMU_WGMMA_BF16;
   Operand a = operand(descA, trans & 1, "A"),
           b = operand(descB, trans & 2, "B");
   unsigned lane = t->linear % 32, w = t->linear / 32 % 4;
   unsigned g = lane / 4, q = lane % 4;
-  double aRows[2][16];
+  double aRows[2][32];
   for (unsigned r = 0; r < 2; ++r)
-    for (unsigned k = 0; k < 16; ++k)
-      aRows[r][k] = a.at(16 * w + g + 8 * r, k, bf16);
+    for (unsigned k = 0; k < kSize; ++k)
+      aRows[r][k] = a.at(16 * w + g + 8 * r, k, type);
   for (int j = 0; j < n / 2; ++j) {
     unsigned r = (j % 4) / 2, col = 8 * (j / 4) + 2 * q + j % 2;
-    double sum = in[j];
-    for (unsigned k = 0; k < 16; ++k)
-      sum += aRows[r][k] * b.at(col, k, bf16);
-    out[j] = static_cast<float>(sum);
+    if (type == KILN_EMU_WGMMA_S8) {
+      // Exact integer products and sums, clamped to s32 (.satfinite).
+      int64_t sum = static_cast<const int32_t *>(in)[j];
+      for (unsigned k = 0; k < kSize; ++k)
+        sum += static_cast<int64_t>(aRows[r][k]) *
+               static_cast<int64_t>(b.at(col, k, type));
+      static_cast<int32_t *>(out)[j] =
+          static_cast<int32_t>(std::clamp<int64_t>(sum, INT32_MIN, INT32_MAX));
+      continue;
+    }
+    // Products summed in double and rounded once.
+    double sum = static_cast<const float *>(in)[j];
+    for (unsigned k = 0; k < kSize; ++k)
+      sum += aRows[r][k] * b.at(col, k, type);
+    static_cast<float *>(out)[j] = static_cast<float>(sum);
   }
 }
 

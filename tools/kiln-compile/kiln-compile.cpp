@@ -150,10 +150,10 @@ static cl::opt<int64_t> gpuSplitSumLoads(
     cl::init(64), cl::cat(category));
 static cl::opt<bool> gpuWgmma(
     "gpu-wgmma",
-    cl::desc("--target=sm_90a: f16/bf16 matrix products big enough for the "
-             "wide tile run on Hopper's warpgroup tensor-core products "
-             "(wgmma) in 128x128 tiles (default true there; false: mma.sync "
-             "tiles; other targets have no wgmma)"),
+    cl::desc("--target=sm_90a: f16/bf16, int8 and fp8 matrix products big "
+             "enough for the wide tile run on Hopper's warpgroup tensor-core "
+             "products (wgmma) in 128x128 tiles (default true there; false: "
+             "mma.sync tiles; other targets have no wgmma)"),
     cl::init(true), cl::cat(category));
 static cl::opt<std::string> gpuWgmmaTile(
     "gpu-wgmma-tile",

@@ -963,7 +963,9 @@ def KilnGpuContractions : Pass<"kiln-gpu-contractions", "::mlir::func::FuncOp"> 
     read, or where the module has no counters or too few.
 
     With `wgmma` (Hopper, sm_90a), f16 and bf16 contractions (whose
-    weight is not 2:4) take a warpgroup tile instead of `wide-tile`: the
+    weight is not 2:4), and int8 and fp8 ones, take a warpgroup tile
+    instead of `wide-tile` (8-bit ones with twice the tile's k, the same
+    bytes a row, both operands K-major): the
     first of `wgmma-tile` of which they give at least `wide-min-blocks`
     blocks and no later one covers the output with fewer outputs (an N of
     128 in 128x256 tiles would compute twice its outputs; by default
@@ -983,10 +985,11 @@ def KilnGpuContractions : Pass<"kiln-gpu-contractions", "::mlir::func::FuncOp"> 
     viewed as the buffer), else a workgroup attribution. The tiles are
     staged by `cp.async` as for the other 16-bit tiles; each step waits
     for its tile's copies, makes them visible to the async proxy
-    (`fence.proxy.async`) and synchronizes, issues per 16 k one
-    `nvvm.wgmma.mma_async` m64nNk16 per warpgroup from two matrix
-    descriptors (start address, strides, swizzle mode) into f32
-    accumulators (a struct of N / 2 registers per thread), waits until
+    (`fence.proxy.async`) and synchronizes, issues per 32 bytes of k one
+    `nvvm.wgmma.mma_async` per warpgroup (m64nNk16 for 16-bit operands,
+    m64nNk32 for s8 into s32 with `.satfinite` or e4m3 into f32) from
+    two matrix descriptors (start address, strides, swizzle mode) into
+    f32 or s32 accumulators (a struct of N / 2 registers per thread), waits until
     only this step's products are in flight (`wgmma.wait_group 1`: the
     step before is done), synchronizes, and refills the buffer of the step
     before. The last products are waited for after the loop.
@@ -995,8 +998,9 @@ def KilnGpuContractions : Pass<"kiln-gpu-contractions", "::mlir::func::FuncOp"> 
   }];
   let options = [
     Option<"wgmma", "wgmma", "bool", "false",
-           "f16/bf16 contractions with at least wide-min-blocks wgmma-tile "
-           "tiles use Hopper's warpgroup products (wgmma; sm_90a only)">,
+           "f16/bf16, int8 and fp8 contractions with at least "
+           "wide-min-blocks wgmma-tile tiles use Hopper's warpgroup "
+           "products (wgmma; sm_90a only)">,
     Option<"wgmmaTile", "wgmma-tile", "std::string",
            "\"128x256x64,128x128x64,128x128x32\"",
            "The tiles of wgmma contractions, MxNxK[,MxNxK...]: each "
@@ -1286,6 +1290,29 @@ def KilnGpuFoldDequantize
     `kiln-gpu-contractions{fp8=true}` then computes the float8
     contraction with `mma.sync` m16n8k32 e4m3, the scaling as its
     epilogue.
+  }];
+}
+
+def KilnGpuKMajorWeights
+    : Pass<"kiln-gpu-k-major-weights", "::mlir::func::FuncOp"> {
+  let summary = "Stores the 8-bit constant operands of GPU contractions "
+                "with their reduction dims innermost";
+  let description = [{
+    Runs on tensors, in the GPU pipeline. The 8-bit tensor-core tiles of
+    `kiln-gpu-contractions` (`mma.sync` m16n8k32 and, on sm_90a,
+    `wgmma` k32; s8 or e4m3) take both operands K-major: PTX has no
+    transposing `ldmatrix` or wgmma layout for 8-bit elements. An operand
+    whose innermost index is not a reduction dim (a MatMul's [K, N]
+    weight) is then transposed as it is staged, one byte at a time, with
+    no `cp.async`. For each linalg.generic with a reduction loop, each
+    input that is a static 8-bit constant read through a projected
+    permutation with a reduction dim not innermost is replaced by a copy
+    of its bytes reordered so that the dims of its reduction loops come
+    last (each group in its order), read through the map's results in the
+    same order: the same element at every loop index, whatever the body.
+    A constant read so by several generics is reordered once; one whose
+    reduction dims are innermost already, a splat, or a tensor that is not
+    a constant is left as it is.
   }];
 }
 

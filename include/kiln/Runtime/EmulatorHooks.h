@@ -36,16 +36,17 @@
    (zero-filling past the source size) and waits on nothing. */
 #define KILN_EMU_HOOK_LDMATRIX 4
 /* void (*)(int32_t type, int32_t n, int32_t trans, int64_t descA,
-            int64_t descB, const void *window, const float *in, float *out):
-   wgmma.mma_async.sync.aligned.m64nNk16.f32.TYPE.TYPE of one lane of a
-   warpgroup (scale-d 1), A and B in shared memory as the matrix
-   descriptors give them (no swizzling or 32-, 64- or 128-byte swizzling;
-   bit 0 of `trans` A is M-major, bit 1 B is N-major), their start
-   addresses relative to `window`, the
+            int64_t descB, const void *window, const void *in, void *out):
+   wgmma.mma_async.sync.aligned of one lane of a warpgroup (scale-d 1):
+   m64nNk16.f32.TYPE.TYPE for f16 and bf16, m64nNk32.s32.s8.s8.satfinite
+   and m64nNk32.f32.e4m3.e4m3 (8-bit operands are K-major only), A and B
+   in shared memory as the matrix descriptors give them (no swizzling or
+   32-, 64- or 128-byte swizzling; bit 0 of `trans` A is M-major, bit 1 B
+   is N-major), their start addresses relative to `window`, the
    last shared address the kernel converted to an integer (see
    kiln-nvvm-to-emulator); `in` and `out` hold the lane's N / 2
-   accumulator registers. The product is made at once: wgmma's fences,
-   commits and waits need no hook. */
+   accumulator registers (f32, or s32 for s8). The product is made at once:
+   wgmma's fences, commits and waits need no hook. */
 #define KILN_EMU_HOOK_WGMMA 5
 #define KILN_EMU_NUM_HOOKS 6
 
@@ -58,6 +59,8 @@
 /* The multiplicand types of KILN_EMU_HOOK_WGMMA. */
 #define KILN_EMU_WGMMA_F16 0
 #define KILN_EMU_WGMMA_BF16 1
+#define KILN_EMU_WGMMA_S8 2
+#define KILN_EMU_WGMMA_E4M3 3
 
 /* The mma shapes and input types, the argument of KILN_EMU_HOOK_MMA. */
 #define KILN_EMU_MMA_M16N8K8_TF32 0  /* A: 4 regs, B: 2, C: 4 */

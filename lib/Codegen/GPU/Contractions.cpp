@@ -807,7 +807,7 @@ public:
           });
         });
     auto fits = [&](const TileShape &t) {
-      return half && wgmma && !cc.sparse && wideMinBlocks > 0 &&
+      return (half || bytes) && wgmma && !cc.sparse && wideMinBlocks > 0 &&
              blocks(t) >= wideMinBlocks && !(im2col && (t.n > 128 || t.k > 32));
     };
     // The outputs the tiles cover, overhang included: a tile is passed
@@ -824,7 +824,8 @@ public:
       wg = true;
       bm = t.m;
       bn = t.n;
-      bk = t.k;
+      // 8-bit products take twice the k (the same bytes a shared row).
+      bk = bytes ? 2 * t.k : t.k;
       warpM = 64;
       warpN = bn;
       break;
@@ -868,9 +869,11 @@ public:
   }
   bool dynamicShared() const { return sharedBytes() > kStaticSharedBytes; }
 
+  /// Bytes of one element of the operands.
+  int64_t elementBytes() const { return c.inType.getIntOrFloatBitWidth() / 8; }
   /// Shared-memory bytes of one stage's A and B tiles.
   int64_t stageBytes() const {
-    int64_t bytes = c.inType.getIntOrFloatBitWidth() / 8;
+    int64_t bytes = elementBytes();
     if (wg)
       return bytes * (bm + bn) * bk;
     auto tile = [&](bool kCont, int64_t mn) {
@@ -971,10 +974,10 @@ private:
   ///
   /// wgmma tiles share one buffer per stage, A's tile then B's (each
   /// 1024-byte aligned), each in one of wgmma's swizzled layouts. K-major
-  /// operands (k contiguous): row mn at byte 2 bk mn, swizzled by its
-  /// width, 64 bytes (bk 32: the 16-byte chunk index, bits 4-5 of the
-  /// address, XOR bits 7-8) or 128 (bk 64: bits 4-6 XOR bits 7-9).
-  /// MN-major ones: atoms of 8 k rows of 64 mn
+  /// operands (k contiguous, every 8-bit one): row mn at byte R mn (R =
+  /// bk * element bytes), swizzled by its width, 64 bytes (the 16-byte
+  /// chunk index, bits 4-5 of the address, XOR bits 7-8) or 128 (bits 4-6
+  /// XOR bits 7-9). MN-major (16-bit) ones: atoms of 8 k rows of 64 mn
   /// (128 bytes), the atoms of 8 k at (k / 8) * (MN / 64) * 1024 and along
   /// MN at (mn / 64) * 1024, 128-byte swizzling (bits 4-6 XOR bits 7-9).
   /// A warp's 16-byte copies then fill whole 32-byte sectors and hit
@@ -987,9 +990,10 @@ private:
     bool kCont = kContiguous[isA ? 0 : 1];
     if (wg) {
       int64_t tile = isA ? bm : bn;
-      Value byte, mask;
+      int64_t eb = elementBytes();
+      Value byte;
       if (kCont) {
-        byte = add(b, mul(b, mn, 2 * bk), mul(b, k, 2));
+        byte = add(b, mul(b, mn, eb * bk), mul(b, k, eb));
       } else {
         Value atoms = add(b, mul(b, div(b, k, 8), tile / 64 * 1024),
                           mul(b, div(b, mn, 64), 1024));
@@ -997,12 +1001,12 @@ private:
             add(b, atoms,
                 add(b, mul(b, rem(b, k, 8), 128), mul(b, rem(b, mn, 64), 2)));
       }
-      // The 16-byte chunks of a swizzled row: a K-major row's bk * 2 bytes
-      // (64 or 128), an M/N-major one's 128.
-      int64_t bits = kCont ? 2 * bk / 16 - 1 : 7;
+      // The 16-byte chunks of a swizzled row: a K-major row's bk elements
+      // (64 or 128 bytes), an M/N-major one's 128.
+      int64_t bits = kCont ? eb * bk / 16 - 1 : 7;
       Value chunkXor = mul(b, rem(b, div(b, byte, 128), bits + 1), 16);
       Value swizzled = arith::XOrIOp::create(b, loc, byte, chunkXor);
-      idx.push_back(add(b, div(b, swizzled, 2), isA ? 0 : bm * bk));
+      idx.push_back(add(b, div(b, swizzled, eb), isA ? 0 : bm * bk));
       return idx;
     }
     if (kCont)
@@ -1173,12 +1177,13 @@ private:
                      Value kt);
   Value mmaSp(OpBuilder &b, ArrayRef<Value> aRegs, ArrayRef<Value> bRegs,
               Value meta, Value acc);
-  /// One step of K's products on a wgmma tile: per 16 k, one
-  /// `wgmma.mma_async` m64n128k16 of the warpgroup's 64 rows into its
-  /// accumulator struct `acc` (64 f32 a thread), committed as a group;
+  /// One step of K's products on a wgmma tile: per 32 bytes of k (16
+  /// 16-bit or 32 8-bit elements), one `wgmma.mma_async` m64nNk16 (k32)
+  /// of the warpgroup's 64 rows into its accumulator struct `acc` (N / 2
+  /// f32 or, for s8, i32 a thread), committed as a group;
   /// then a wait until at most `pending` groups are in flight.
   Value wgmmaCompute(OpBuilder &b, Value acc, Value stage, int64_t pending);
-  /// The wgmma matrix descriptor of operand A or B at 16-k slice `slice`
+  /// The wgmma matrix descriptor of operand A or B at 32-byte k slice `slice`
   /// of the stage at byte offset `stageBytesAt` (i64): the start address
   /// and the strides between core matrices along K (the "leading
   /// dimension byte offset") and along M or N (the "stride dimension byte
@@ -1187,19 +1192,21 @@ private:
                         int64_t slice);
   /// A wgmma tile's operand layout (see sharedIndex) as its descriptors
   /// give it: the leading and stride dimension byte offsets, the swizzle
-  /// mode (1: 128-byte, 2: 64-byte), the bytes from one 16-k slice to the
-  /// next, and from one 64-row block of A to the next. K-major: 8 rows of
-  /// 2 bk bytes per swizzle atom, atoms 16 bk bytes apart (the stride
-  /// dimension); the leading dimension is unused (16 k fit in an atom's
-  /// row). MN-major: atoms 1024 bytes apart along MN (the leading
-  /// dimension) and (MN / 64) * 1024 along K (the stride dimension).
+  /// mode (1: 128-byte, 2: 64-byte), the bytes from one product's 32-byte
+  /// slice of k to the next, and from one 64-row block of A to the next.
+  /// K-major: 8 rows of R = bk * element bytes per swizzle atom, atoms
+  /// 8 R bytes apart (the stride dimension); the leading dimension is
+  /// unused (a product's k fit in an atom's row). MN-major: atoms 1024 bytes
+  /// apart along MN (the leading dimension) and (MN / 64) * 1024 along K (the
+  /// stride dimension).
   struct WgLayout {
     int64_t lbo, sbo, mode, slice, rows64;
   };
   WgLayout wgLayout(bool isA) const {
     int64_t tile = isA ? bm : bn;
+    int64_t row = elementBytes() * bk;
     if (kContiguous[isA ? 0 : 1])
-      return {16, 8 * 2 * bk, bk == 64 ? 1 : 2, 32, 8 * 8 * 2 * bk};
+      return {16, 8 * row, row == 128 ? 1 : 2, 32, 8 * 8 * row};
     return {1024, tile / 64 * 1024, 1, 2 * (tile / 64 * 1024), 1024};
   }
   /// wgmma tiles: the address of each operand's tile in the first stage
@@ -1797,21 +1804,32 @@ Value TileBuilder::wgmmaCompute(OpBuilder &b, Value acc, Value stage,
   if (stage)
     at = arith::IndexCastOp::create(b, loc, b.getI64Type(),
                                     mul(b, stage, stageBytes()));
-  auto type =
-      kind == TileKind::BFloat ? NVVM::WGMMATypes::bf16 : NVVM::WGMMATypes::f16;
-  // A K-major A is "row" (no transpose), a K-major B "col".
+  auto type = int8                       ? NVVM::WGMMATypes::s8
+              : fp8                      ? NVVM::WGMMATypes::e4m3
+              : kind == TileKind::BFloat ? NVVM::WGMMATypes::bf16
+                                         : NVVM::WGMMATypes::f16;
+  // A K-major A is "row" (no transpose), a K-major B "col" (8-bit
+  // operands are always K-major).
   auto layoutA = kContiguous[0] ? NVVM::MMALayout::row : NVVM::MMALayout::col;
   auto layoutB = kContiguous[1] ? NVVM::MMALayout::col : NVVM::MMALayout::row;
+  // One product per 32 bytes of k: m64nNk16 of 16-bit operands, m64nNk32
+  // of 8-bit ones (s8 into s32 accumulators, clamped as mma.sync's are;
+  // e4m3 into f32).
+  int64_t kStep = 32 / elementBytes();
   NVVM::WgmmaFenceAlignedOp::create(b, loc);
-  for (int64_t s = 0; s < bk / 16; ++s) {
+  for (int64_t s = 0; s < bk / kStep; ++s) {
     Value descA = wgmmaDescriptor(b, /*isA=*/true, at, s);
     Value descB = wgmmaDescriptor(b, /*isA=*/false, at, s);
     acc = NVVM::WgmmaMmaAsyncOp::create(
         b, loc, acc.getType(), acc, descA, descB,
-        NVVM::MMAShapeAttr::get(ctx, 64, static_cast<int>(bn), 16), type, type,
-        NVVM::WGMMATypes::f32, NVVM::WGMMAScaleOut::one,
-        NVVM::WGMMAScaleIn::one, NVVM::WGMMAScaleIn::one, layoutA, layoutB,
-        /*satfinite=*/nullptr);
+        NVVM::MMAShapeAttr::get(ctx, 64, static_cast<int>(bn),
+                                static_cast<int>(kStep)),
+        type, type, int8 ? NVVM::WGMMATypes::s32 : NVVM::WGMMATypes::f32,
+        NVVM::WGMMAScaleOut::one, NVVM::WGMMAScaleIn::one,
+        NVVM::WGMMAScaleIn::one, layoutA, layoutB,
+        int8 ? NVVM::MMAIntOverflowAttr::get(ctx,
+                                             NVVM::MMAIntOverflow::satfinite)
+             : NVVM::MMAIntOverflowAttr());
   }
   NVVM::WgmmaGroupSyncAlignedOp::create(b, loc);
   NVVM::WgmmaWaitGroupSyncOp::create(b, loc, pending);
@@ -1906,8 +1924,10 @@ gpu::LaunchOp TileBuilder::build(OpBuilder &b) {
   // Accumulators.
   SmallVector<Value> init;
   if (wg) {
-    // wgmma's accumulators: the struct of the thread's 64 f32 registers.
-    SmallVector<Type> regs(bn / 2, kb.getF32Type());
+    // wgmma's accumulators: the struct of the thread's N / 2 f32 (s8
+    // products: i32) registers.
+    SmallVector<Type> regs(bn / 2, int8 ? Type(kb.getI32Type())
+                                        : Type(kb.getF32Type()));
     auto accTy = LLVM::LLVMStructType::getLiteral(ctx, regs);
     init.push_back(LLVM::ZeroOp::create(kb, loc, accTy));
   } else if (kind == TileKind::Simt) {

@@ -245,39 +245,66 @@ LogicalResult lowerLdmatrix(OpBuilder &b, NVVM::LdMatrixOp ld,
 /// integer (see NvvmToEmulatorPass).
 constexpr const char *kSharedWindow = "kiln_emu_shared_window";
 
-/// `w` (wgmma.mma_async m64nNk16, f16 or bf16 in, f32 accumulators) as a
-/// call of the wgmma hook: the lane's N / 2 accumulators stored into a
-/// stack array, the results read back from another.
+/// `w` (wgmma.mma_async m64nNk16, f16 or bf16 in, f32 accumulators, or
+/// m64nNk32, s8 in and s32 accumulators (.satfinite) or e4m3 in and f32
+/// accumulators) as a call of the wgmma hook: the lane's N / 2
+/// accumulators stored into a stack array, the results read back from
+/// another.
 template <typename CallHook>
 LogicalResult lowerWgmma(OpBuilder &b, NVVM::WgmmaMmaAsyncOp w,
                          CallHook &callHook) {
   NVVM::MMAShapeAttr shape = w.getShape();
   int n = shape.getN();
   auto result = dyn_cast<LLVM::LLVMStructType>(w.getResults().getType());
-  bool f16 = w.getTypeA() == NVVM::WGMMATypes::f16;
-  if (shape.getM() != 64 || shape.getK() != 16 || n % 8 || n > 256 ||
-      w.getTypeA() != w.getTypeB() ||
-      (!f16 && w.getTypeA() != NVVM::WGMMATypes::bf16) ||
-      w.getTypeD() != NVVM::WGMMATypes::f32 ||
+  NVVM::WGMMATypes typeA = w.getTypeA();
+  int32_t kind;
+  switch (typeA) {
+  case NVVM::WGMMATypes::f16:
+    kind = KILN_EMU_WGMMA_F16;
+    break;
+  case NVVM::WGMMATypes::bf16:
+    kind = KILN_EMU_WGMMA_BF16;
+    break;
+  case NVVM::WGMMATypes::s8:
+    kind = KILN_EMU_WGMMA_S8;
+    break;
+  case NVVM::WGMMATypes::e4m3:
+    kind = KILN_EMU_WGMMA_E4M3;
+    break;
+  default:
+    return failure();
+  }
+  bool s8 = kind == KILN_EMU_WGMMA_S8;
+  bool bytes = s8 || kind == KILN_EMU_WGMMA_E4M3;
+  // s8 products are emulated with .satfinite only (as kiln-gpu-contractions
+  // makes them), 8-bit operands K-major only (as PTX has them).
+  bool satfinite = w.getSatfinite().has_value();
+  if (shape.getM() != 64 || shape.getK() != (bytes ? 32 : 16) || n % 8 ||
+      n > 256 || w.getTypeB() != typeA ||
+      w.getTypeD() != (s8 ? NVVM::WGMMATypes::s32 : NVVM::WGMMATypes::f32) ||
+      satfinite != s8 ||
+      (bytes && (w.getLayoutA() != NVVM::MMALayout::row ||
+                 w.getLayoutB() != NVVM::MMALayout::col)) ||
       w.getScaleD() != NVVM::WGMMAScaleOut::one ||
       w.getScaleA() != NVVM::WGMMAScaleIn::one ||
       w.getScaleB() != NVVM::WGMMAScaleIn::one || !result ||
       result.getBody().size() != static_cast<size_t>(n / 2) ||
-      !llvm::all_of(result.getBody(), [](Type t) { return t.isF32(); }))
+      !llvm::all_of(result.getBody(),
+                    [&](Type t) { return s8 ? t.isInteger(32) : t.isF32(); }))
     return failure();
   MLIRContext *ctx = b.getContext();
   Location loc = w.getLoc();
   auto i32 = IntegerType::get(ctx, 32);
-  auto f32 = Float32Type::get(ctx);
+  Type reg = s8 ? Type(i32) : Type(Float32Type::get(ctx));
   auto ptrTy = LLVM::LLVMPointerType::get(ctx);
   auto fn = w->getParentOfType<LLVM::LLVMFuncOp>();
   OpBuilder eb = OpBuilder::atBlockBegin(&fn.getBody().front());
   Value regs =
       LLVM::ConstantOp::create(eb, loc, i32, eb.getI32IntegerAttr(n / 2));
-  Value in = LLVM::AllocaOp::create(eb, loc, ptrTy, f32, regs);
-  Value out = LLVM::AllocaOp::create(eb, loc, ptrTy, f32, regs);
+  Value in = LLVM::AllocaOp::create(eb, loc, ptrTy, reg, regs);
+  Value out = LLVM::AllocaOp::create(eb, loc, ptrTy, reg, regs);
   auto slot = [&](Value array, int32_t i) {
-    return LLVM::GEPOp::create(b, loc, ptrTy, f32, array,
+    return LLVM::GEPOp::create(b, loc, ptrTy, reg, array,
                                ArrayRef<LLVM::GEPArg>{i});
   };
   for (int32_t i = 0; i < n / 2; ++i)
@@ -298,13 +325,12 @@ LogicalResult lowerWgmma(OpBuilder &b, NVVM::WgmmaMmaAsyncOp w,
   Value windowAddr = LLVM::AddressOfOp::create(b, loc, ptrTy, kSharedWindow);
   Value window = LLVM::LoadOp::create(b, loc, ptrTy, windowAddr);
   callHook(b, loc, KILN_EMU_HOOK_WGMMA, Type(),
-           ValueRange{c32(f16 ? KILN_EMU_WGMMA_F16 : KILN_EMU_WGMMA_BF16),
-                      c32(n), c32(trans), w.getDescriptorA(),
+           ValueRange{c32(kind), c32(n), c32(trans), w.getDescriptorA(),
                       w.getDescriptorB(), window, in, out});
   Value d = LLVM::UndefOp::create(b, loc, result);
   for (int32_t i = 0; i < n / 2; ++i)
     d = LLVM::InsertValueOp::create(
-        b, loc, d, LLVM::LoadOp::create(b, loc, f32, slot(out, i)),
+        b, loc, d, LLVM::LoadOp::create(b, loc, reg, slot(out, i)),
         ArrayRef<int64_t>{i});
   w.getResults().replaceAllUsesWith(d);
   return success();

@@ -231,6 +231,43 @@ llvm.func @two_windows() attributes {nvvm.kernel} {
 
 // -----
 
+// An s8 wgmma (m64nNk32, s32 accumulators, .satfinite) is hook 5 with type
+// 2, its accumulators in i32 stack arrays.
+// CHECK-LABEL: llvm.func @wgmma_s8(
+// CHECK: %[[IN:.*]] = llvm.alloca %{{.*}} x i32
+// CHECK: %[[OUT:.*]] = llvm.alloca %{{.*}} x i32
+// CHECK-NOT: nvvm.
+// CHECK: llvm.store %{{.*}}, %{{.*}} : i32, !llvm.ptr
+// CHECK: %[[TY:.*]] = llvm.mlir.constant(2 : i32) : i32
+// CHECK: llvm.call %{{.*}}(%[[TY]], %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %[[IN]], %[[OUT]])
+// CHECK-COUNT-8: llvm.load %{{.*}} : !llvm.ptr -> i32
+llvm.mlir.global internal @tiles8() {addr_space = 3 : i32} : !llvm.array<2048 x i8>
+llvm.func @wgmma_s8(%out: !llvm.ptr<1>) attributes {nvvm.kernel} {
+  %s = llvm.mlir.addressof @tiles8 : !llvm.ptr<3>
+  %d = llvm.ptrtoint %s : !llvm.ptr<3> to i64
+  %z = llvm.mlir.zero : !llvm.struct<(i32, i32, i32, i32, i32, i32, i32, i32)>
+  %r = nvvm.wgmma.mma_async %d, %d, %z, #nvvm.shape<m = 64, n = 16, k = 32>, D [<s32>, #nvvm.wgmma_scale_out<one>, <satfinite>], A [<s8>, #nvvm.wgmma_scale_in<one>, <row>], B [<s8>, #nvvm.wgmma_scale_in<one>, <col>] : !llvm.struct<(i32, i32, i32, i32, i32, i32, i32, i32)> -> !llvm.struct<(i32, i32, i32, i32, i32, i32, i32, i32)>
+  %v = llvm.extractvalue %r[0] : !llvm.struct<(i32, i32, i32, i32, i32, i32, i32, i32)>
+  llvm.store %v, %out : i32, !llvm.ptr<1>
+  llvm.return
+}
+
+// -----
+
+// An s8 wgmma that wraps instead of clamping (no .satfinite) is not
+// modelled.
+llvm.mlir.global internal @tiles8w() {addr_space = 3 : i32} : !llvm.array<2048 x i8>
+llvm.func @wgmma_s8_wrap() attributes {nvvm.kernel} {
+  %s = llvm.mlir.addressof @tiles8w : !llvm.ptr<3>
+  %d = llvm.ptrtoint %s : !llvm.ptr<3> to i64
+  %z = llvm.mlir.zero : !llvm.struct<(i32, i32, i32, i32, i32, i32, i32, i32)>
+  // expected-error @+1 {{is not implemented by the kernel emulator}}
+  %r = nvvm.wgmma.mma_async %d, %d, %z, #nvvm.shape<m = 64, n = 16, k = 32>, D [<s32>, #nvvm.wgmma_scale_out<one>], A [<s8>, #nvvm.wgmma_scale_in<one>, <row>], B [<s8>, #nvvm.wgmma_scale_in<one>, <col>] : !llvm.struct<(i32, i32, i32, i32, i32, i32, i32, i32)> -> !llvm.struct<(i32, i32, i32, i32, i32, i32, i32, i32)>
+  llvm.return
+}
+
+// -----
+
 // A wgmma the emulator does not model (here: the accumulators not added,
 // scale-d zero) is an error naming it.
 llvm.func @wgmma_scale_zero(%d: i64) attributes {nvvm.kernel} {
