@@ -42,6 +42,12 @@ std::vector<char> gatherBytes(llvm::ArrayRef<char> bytes, int64_t eltBytes,
                               llvm::ArrayRef<int64_t> shape,
                               llvm::ArrayRef<int64_t> strides);
 
+/// The elements of a row-major `shape` (each `eltBytes` long) transposed
+/// by `perm`: new dim i walks old dim perm[i].
+std::vector<char> permutedBytes(llvm::ArrayRef<char> bytes, int64_t eltBytes,
+                                llvm::ArrayRef<int64_t> shape,
+                                llvm::ArrayRef<int64_t> perm);
+
 /// `x` seen through a `tensor.pad` of only its last two dims (an NCHW
 /// plane) with a constant zero, static: the pad's source and its top and
 /// left padding. Nothing for other values.

@@ -318,3 +318,17 @@ std::optional<ArrayRef<char>> kiln::rawConstantBytes(Attribute value) {
   }
   return std::nullopt;
 }
+
+std::vector<char> kiln::permutedBytes(ArrayRef<char> bytes, int64_t eltBytes,
+                                      ArrayRef<int64_t> shape,
+                                      ArrayRef<int64_t> perm) {
+  int64_t rank = shape.size();
+  SmallVector<int64_t> oldStrides(rank, 1), newShape, strides;
+  for (int64_t d = rank - 2; d >= 0; --d)
+    oldStrides[d] = oldStrides[d + 1] * shape[d + 1];
+  for (int64_t d : perm) {
+    newShape.push_back(shape[d]);
+    strides.push_back(oldStrides[d]);
+  }
+  return gatherBytes(bytes, eltBytes, newShape, strides);
+}

@@ -271,14 +271,7 @@ Value transposedBytes(OpBuilder &b, Location loc, Value q,
         kiln::rawConstantBytes(cst.getValue());
     if (!bytes || (int64_t)bytes->size() != qt.getNumElements())
       return {};
-    // New dim i walks old dim perm[i].
-    int64_t rank = qt.getRank();
-    SmallVector<int64_t> oldStrides(rank, 1), strides;
-    for (int64_t d = rank - 2; d >= 0; --d)
-      oldStrides[d] = oldStrides[d + 1] * qt.getDimSize(d + 1);
-    for (int64_t d : perm)
-      strides.push_back(oldStrides[d]);
-    std::vector<char> out = kiln::gatherBytes(*bytes, 1, shape, strides);
+    std::vector<char> out = kiln::permutedBytes(*bytes, 1, qt.getShape(), perm);
     return bytesConstant(b, loc, tt, ArrayRef<char>(out.data(), out.size()));
   }
   auto g = q.getDefiningOp<linalg::GenericOp>();

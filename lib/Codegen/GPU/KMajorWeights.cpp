@@ -78,15 +78,11 @@ struct GpuKMajorWeights
         Value &copy = copies[{cst, OpBuilder(g).getDenseI64ArrayAttr(*order)}];
         if (!copy) {
           // New dim j walks old dim order[j].
-          int64_t rank = type.getRank();
-          SmallVector<int64_t> oldStrides(rank, 1), shape, strides;
-          for (int64_t d = rank - 2; d >= 0; --d)
-            oldStrides[d] = oldStrides[d + 1] * type.getDimSize(d + 1);
-          for (int64_t d : *order) {
+          SmallVector<int64_t> shape;
+          for (int64_t d : *order)
             shape.push_back(type.getDimSize(d));
-            strides.push_back(oldStrides[d]);
-          }
-          std::vector<char> out = kiln::gatherBytes(*bytes, 1, shape, strides);
+          std::vector<char> out =
+              kiln::permutedBytes(*bytes, 1, type.getShape(), *order);
           auto tt = RankedTensorType::get(shape, type.getElementType());
           OpBuilder b(cst);
           copy = arith::ConstantOp::create(
