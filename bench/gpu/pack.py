@@ -177,18 +177,12 @@ def pack_bench(bin_dir, out, chip, models, batches, models_dir, variants, int8, 
         onnx_path = export.exported_path(models_dir, name)
         # 4 seeded calibration inputs of batch 1 (as qdq_models.py): for the
         # model quantize_static writes (--int8) and for --precision=fp8.
-        rng = np.random.default_rng(0)
-        cal = [qdq_models.inputs_for(name, 1, rng) for _ in range(4)]
+        cal_dir = os.path.join(tmp, name + "-calibration")
+        cal = qdq_models.calibration(name, cal_dir)
         qdq, step = None, None
         if int8:
             qdq = os.path.join(tmp, name + "-qdq.onnx")
             step = qdq_models.quantize_qdq(onnx_path, qdq, cal)
-        cal_dir = os.path.join(tmp, name + "-calibration")
-        if fp8:
-            for i, sample in enumerate(cal):
-                os.makedirs(os.path.join(cal_dir, "%02d" % i), exist_ok=True)
-                for k, v in enumerate(sample.values()):
-                    np.save(os.path.join(cal_dir, "%02d" % i, "input_%d.npy" % k), v)
         for batch in batches:
             key = "%s-b%d" % (name, batch)
             ins = torch_inputs(name, batch, seed=1)

@@ -25,6 +25,7 @@ import subprocess
 import sys
 
 import numpy as np
+import onnx
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(HERE, "..", "models"))
@@ -47,15 +48,9 @@ def main():
         work = os.path.join(args.out, name)
         os.makedirs(work, exist_ok=True)
         onnx_path = export.exported_path(args.models_dir, name)
-        import onnx
         outputs = len(onnx.load(onnx_path, load_external_data=False).graph.output)
-        rng = np.random.default_rng(0)
-        cal = [qdq_models.inputs_for(name, 1, rng) for _ in range(4)]
         cal_dir = os.path.join(work, "calibration")
-        for i, sample in enumerate(cal):
-            os.makedirs(os.path.join(cal_dir, "%02d" % i), exist_ok=True)
-            for k, v in enumerate(sample.values()):
-                np.save(os.path.join(cal_dir, "%02d" % i, "input_%d.npy" % k), v)
+        cal = qdq_models.calibration(name, cal_dir)
         feeds = qdq_models.inputs_for(name, args.batch, np.random.default_rng(1))
         shapes = ["--input-shape=%s:%s" % (n, "x".join(map(str, v.shape)))
                   for n, v in feeds.items()]

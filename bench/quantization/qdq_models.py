@@ -54,6 +54,19 @@ def inputs_for(name, batch, rng):
     return feeds
 
 
+def calibration(name, cal_dir):
+    """The 4 seeded calibration inputs (batch 1) of model `name`, also
+    written into `cal_dir` as kiln-compile --calibration-data reads them
+    (one sub-folder per sample holding input_K.npy)."""
+    rng = np.random.default_rng(0)
+    samples = [inputs_for(name, 1, rng) for _ in range(4)]
+    for i, sample in enumerate(samples):
+        os.makedirs(os.path.join(cal_dir, "%02d" % i), exist_ok=True)
+        for k, v in enumerate(sample.values()):
+            np.save(os.path.join(cal_dir, "%02d" % i, "input_%d.npy" % k), v)
+    return samples
+
+
 def quantize_qdq(fp, qdq, cal_samples):
     """Writes `qdq`, the float model `fp` quantized by onnxruntime's
     quantize_static (QDQ, per-channel int8 weights, int8 activations) on
@@ -114,16 +127,11 @@ def main():
     options.inter_op_num_threads = 1
     rows = []
     for name in args.models.split(","):
-        rng = np.random.default_rng(0)
         fp = export.exported_path(args.models_dir, name)
         qdq = os.path.join(args.out, name + "-qdq.onnx")
-        cal_samples = [inputs_for(name, 1, rng) for _ in range(4)]
         # The same samples for kiln-compile --precision=int8.
         cal_dir = os.path.join(args.out, name + "-calibration")
-        for i, sample in enumerate(cal_samples):
-            os.makedirs(os.path.join(cal_dir, "%02d" % i), exist_ok=True)
-            for k, (inp, v) in enumerate(sample.items()):
-                np.save(os.path.join(cal_dir, "%02d" % i, "input_%d.npy" % k), v)
+        cal_samples = calibration(name, cal_dir)
 
         step = quantize_qdq(fp, qdq, cal_samples)
         ort_f32 = ort.InferenceSession(fp, options, providers=["CPUExecutionProvider"])

@@ -275,8 +275,6 @@ struct FiberScheduler {
       }
   }
 
-  static double e4m3(uint32_t bits) { return e4m3Value(bits); }
-
   /// D = A * B + C for m16n8k32 e4m3 with f32 accumulators: the fragments
   /// of byteFragments, each byte a float8 e4m3; products summed in double
   /// and rounded once.
@@ -287,7 +285,7 @@ struct FiberScheduler {
       std::memcpy(&v, &bits, 4);
       return static_cast<double>(v);
     };
-    byteFragments(regs, e4m3, f32, a, b, c);
+    byteFragments(regs, e4m3Value, f32, a, b, c);
     for (int i = 0; i < 16; ++i)
       for (int j = 0; j < 8; ++j) {
         double sum = c[i][j];
@@ -604,15 +602,16 @@ void hookWgmma(int32_t type, int32_t n, int32_t trans, int64_t descA,
                  trans);
     std::abort();
   }
-  // k of one product: 32 bytes.
-  unsigned kSize = type >= KILN_EMU_WGMMA_S8 ? 32 : 16;
+  // Bytes an element; k of one product: 32 bytes.
+  unsigned eb = type >= KILN_EMU_WGMMA_S8 ? 1 : 2, kSize = 32 / eb;
   struct Operand {
     const uint8_t *window;
     uint64_t start, lbo, sbo, width; // width 0: no swizzling
     bool trans;
+    int32_t type;
+    unsigned eb, chunk; // bytes an element, elements a 16-byte chunk
     // Element (mn, k) of the operand: A's (row, k), B's (column, k).
-    double at(unsigned mn, unsigned k, int32_t type) const {
-      unsigned eb = type >= KILN_EMU_WGMMA_S8 ? 1 : 2, chunk = 16 / eb;
+    double at(unsigned mn, unsigned k) const {
       uint64_t byte;
       if (!width)
         byte = start + mn / 8 * sbo + k / chunk * lbo +
@@ -648,7 +647,10 @@ void hookWgmma(int32_t type, int32_t n, int32_t trans, int64_t descA,
                    (d >> 16 & 0x3fff) << 4,
                    (d >> 32 & 0x3fff) << 4,
                    widths[d >> 62],
-                   transposed};
+                   transposed,
+                   type,
+                   eb,
+                   16 / eb};
   };
   Operand a = operand(descA, trans & 1, "A"),
           b = operand(descB, trans & 2, "B");
@@ -657,7 +659,7 @@ void hookWgmma(int32_t type, int32_t n, int32_t trans, int64_t descA,
   double aRows[2][32];
   for (unsigned r = 0; r < 2; ++r)
     for (unsigned k = 0; k < kSize; ++k)
-      aRows[r][k] = a.at(16 * w + g + 8 * r, k, type);
+      aRows[r][k] = a.at(16 * w + g + 8 * r, k);
   for (int j = 0; j < n / 2; ++j) {
     unsigned r = (j % 4) / 2, col = 8 * (j / 4) + 2 * q + j % 2;
     if (type == KILN_EMU_WGMMA_S8) {
@@ -665,7 +667,7 @@ void hookWgmma(int32_t type, int32_t n, int32_t trans, int64_t descA,
       int64_t sum = static_cast<const int32_t *>(in)[j];
       for (unsigned k = 0; k < kSize; ++k)
         sum += static_cast<int64_t>(aRows[r][k]) *
-               static_cast<int64_t>(b.at(col, k, type));
+               static_cast<int64_t>(b.at(col, k));
       static_cast<int32_t *>(out)[j] =
           static_cast<int32_t>(std::clamp<int64_t>(sum, INT32_MIN, INT32_MAX));
       continue;
@@ -673,7 +675,7 @@ void hookWgmma(int32_t type, int32_t n, int32_t trans, int64_t descA,
     // Products summed in double and rounded once.
     double sum = static_cast<const float *>(in)[j];
     for (unsigned k = 0; k < kSize; ++k)
-      sum += aRows[r][k] * b.at(col, k, type);
+      sum += aRows[r][k] * b.at(col, k);
     static_cast<float *>(out)[j] = static_cast<float>(sum);
   }
 }

@@ -42,11 +42,13 @@ std::vector<char> gatherBytes(llvm::ArrayRef<char> bytes, int64_t eltBytes,
                               llvm::ArrayRef<int64_t> shape,
                               llvm::ArrayRef<int64_t> strides);
 
-/// The elements of a row-major `shape` (each `eltBytes` long) transposed
-/// by `perm`: new dim i walks old dim perm[i].
-std::vector<char> permutedBytes(llvm::ArrayRef<char> bytes, int64_t eltBytes,
-                                llvm::ArrayRef<int64_t> shape,
-                                llvm::ArrayRef<int64_t> perm);
+/// Constant `cst` (a static tensor of whole-byte elements whose bytes
+/// rawConstantBytes reads) transposed by `perm` (new dim i is old dim
+/// perm[i]): a dense resource constant `name` made at `b`'s insertion
+/// point; null where `cst` is not such a constant.
+mlir::Value permutedConstant(mlir::OpBuilder &b, mlir::Value cst,
+                             llvm::ArrayRef<int64_t> perm,
+                             llvm::StringRef name);
 
 /// `x` seen through a `tensor.pad` of only its last two dims (an NCHW
 /// plane) with a constant zero, static: the pad's source and its top and

@@ -319,16 +319,32 @@ std::optional<ArrayRef<char>> kiln::rawConstantBytes(Attribute value) {
   return std::nullopt;
 }
 
-std::vector<char> kiln::permutedBytes(ArrayRef<char> bytes, int64_t eltBytes,
-                                      ArrayRef<int64_t> shape,
-                                      ArrayRef<int64_t> perm) {
-  int64_t rank = shape.size();
-  SmallVector<int64_t> oldStrides(rank, 1), newShape, strides;
+Value kiln::permutedConstant(OpBuilder &b, Value cst, ArrayRef<int64_t> perm,
+                             StringRef name) {
+  auto def = cst.getDefiningOp<arith::ConstantOp>();
+  auto type = dyn_cast<RankedTensorType>(cst.getType());
+  if (!def || !type || !type.hasStaticShape() ||
+      !type.getElementType().isIntOrFloat() ||
+      type.getElementType().getIntOrFloatBitWidth() % 8)
+    return {};
+  int64_t eltBytes = type.getElementType().getIntOrFloatBitWidth() / 8;
+  std::optional<ArrayRef<char>> bytes = rawConstantBytes(def.getValue());
+  if (!bytes || (int64_t)bytes->size() != type.getNumElements() * eltBytes)
+    return {};
+  int64_t rank = type.getRank();
+  SmallVector<int64_t> oldStrides(rank, 1), shape, strides;
   for (int64_t d = rank - 2; d >= 0; --d)
-    oldStrides[d] = oldStrides[d + 1] * shape[d + 1];
+    oldStrides[d] = oldStrides[d + 1] * type.getDimSize(d + 1);
   for (int64_t d : perm) {
-    newShape.push_back(shape[d]);
+    shape.push_back(type.getDimSize(d));
     strides.push_back(oldStrides[d]);
   }
-  return gatherBytes(bytes, eltBytes, newShape, strides);
+  std::vector<char> out = gatherBytes(*bytes, eltBytes, shape, strides);
+  auto permuted = RankedTensorType::get(shape, type.getElementType());
+  return arith::ConstantOp::create(
+      b, def.getLoc(), permuted,
+      DenseResourceElementsAttr::get(
+          permuted, name,
+          HeapAsmResourceBlob::allocateAndCopyInferAlign(
+              ArrayRef<char>(out.data(), out.size()))));
 }

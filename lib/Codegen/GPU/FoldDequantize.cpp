@@ -261,19 +261,13 @@ Value asBytes(OpBuilder &b, Location loc, Value q) {
 /// is neither.
 Value transposedBytes(OpBuilder &b, Location loc, Value q,
                       ArrayRef<int64_t> perm) {
+  if (q.getDefiningOp<arith::ConstantOp>())
+    return kiln::permutedConstant(b, q, perm, "kiln_float8_bytes");
   auto qt = cast<RankedTensorType>(q.getType());
   SmallVector<int64_t> shape;
   for (int64_t d : perm)
     shape.push_back(qt.getDimSize(d));
   auto tt = RankedTensorType::get(shape, qt.getElementType());
-  if (auto cst = q.getDefiningOp<arith::ConstantOp>()) {
-    std::optional<ArrayRef<char>> bytes =
-        kiln::rawConstantBytes(cst.getValue());
-    if (!bytes || (int64_t)bytes->size() != qt.getNumElements())
-      return {};
-    std::vector<char> out = kiln::permutedBytes(*bytes, 1, qt.getShape(), perm);
-    return bytesConstant(b, loc, tt, ArrayRef<char>(out.data(), out.size()));
-  }
   auto g = q.getDefiningOp<linalg::GenericOp>();
   if (!g || g->getNumResults() != 1 || !g.hasPureTensorSemantics() ||
       g.getNumReductionLoops() != 0 ||

@@ -15,7 +15,6 @@
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
-#include "mlir/IR/DialectResourceBlobManager.h"
 
 namespace kiln {
 #define GEN_PASS_DEF_KILNGPUKMAJORWEIGHTS
@@ -60,38 +59,21 @@ struct GpuKMajorWeights
       bool changed = false;
       for (OpOperand *in : g.getDpsInputOperands()) {
         auto cst = in->get().getDefiningOp<arith::ConstantOp>();
-        auto type = dyn_cast<RankedTensorType>(in->get().getType());
-        if (!cst || !type || !type.hasStaticShape() ||
-            !type.getElementType().isIntOrFloat() ||
-            type.getElementType().getIntOrFloatBitWidth() != 8)
+        Type elt = cst ? getElementTypeOrSelf(cst.getType()) : Type();
+        if (!elt || !elt.isIntOrFloat() || elt.getIntOrFloatBitWidth() != 8)
           continue;
         unsigned i = in->getOperandNumber();
         std::optional<SmallVector<int64_t>> order =
             kMajorOrder(maps[i], g.getIteratorTypesArray());
         if (!order)
           continue;
-        std::optional<ArrayRef<char>> bytes =
-            kiln::rawConstantBytes(cst.getValue());
-        if (!bytes ||
-            static_cast<int64_t>(bytes->size()) != type.getNumElements())
-          continue;
         Value &copy = copies[{cst, OpBuilder(g).getDenseI64ArrayAttr(*order)}];
         if (!copy) {
-          // New dim j walks old dim order[j].
-          SmallVector<int64_t> shape;
-          for (int64_t d : *order)
-            shape.push_back(type.getDimSize(d));
-          std::vector<char> out =
-              kiln::permutedBytes(*bytes, 1, type.getShape(), *order);
-          auto tt = RankedTensorType::get(shape, type.getElementType());
           OpBuilder b(cst);
-          copy = arith::ConstantOp::create(
-              b, cst.getLoc(), tt,
-              DenseResourceElementsAttr::get(
-                  tt, "kiln_k_major",
-                  HeapAsmResourceBlob::allocateAndCopyInferAlign(
-                      ArrayRef<char>(out.data(), out.size()))));
+          copy = kiln::permutedConstant(b, cst, *order, "kiln_k_major");
         }
+        if (!copy)
+          continue;
         SmallVector<AffineExpr> results;
         for (int64_t d : *order)
           results.push_back(maps[i].getResult(d));
