@@ -29,14 +29,18 @@ void addPipeline(OpPassManager &pm, StringRef text) {
 /// copy's source kept live for the tiled contractions that read it in
 /// place of the copy, and a contraction's inputs kept live through the
 /// elementwise op after it, which its kernel may run as an epilogue).
-std::string bufferizeAndPlan(bool gpu) {
+std::string bufferizeAndPlan(bool gpu, bool attentionInputsLive = false) {
   return std::string("one-shot-bufferize{bufferize-function-boundaries "
                      "function-boundary-type-conversion=identity-layout-map},"
                      "kiln-flatten-globals,"
                      "buffer-results-to-out-params{hoist-static-allocs=true "
                      "modify-public-functions=true},"
                      "canonicalize,cse,canonicalize,kiln-plan-memory") +
-         (gpu ? "{pad-sources-live=true epilogue-inputs-live=true}," : ",");
+         (gpu ? std::string(
+                    "{pad-sources-live=true epilogue-inputs-live=true") +
+                    (attentionInputsLive ? " attention-inputs-live=true" : "") +
+                    "},"
+              : std::string(","));
 }
 } // namespace
 
@@ -169,6 +173,7 @@ void kiln::buildGpuCodegenPipeline(OpPassManager &pm,
                                ? options.wideTileBlocks
                                : kiln::gpuMultiprocessors(options.chip);
   bool splitMutation = options.testMutation == "skip-last-split";
+  bool flashMutation = options.testMutation == "skip-rescale";
   bool contractionMutation = options.testMutation == "swap-b-fragment" ||
                              options.testMutation == "skip-last-k-tile" ||
                              options.testMutation == "swap-sparse-meta" ||
@@ -187,13 +192,20 @@ void kiln::buildGpuCodegenPipeline(OpPassManager &pm,
           "kiln-gpu-split-k{target-blocks=" +
           std::to_string(splitKBlocks) +
           " last-block-sum=" + (options.splitKLastBlock ? "true" : "false") +
+          (options.flashAttention ? " keep-attention=true" : "") +
           (splitMutation ? mutation : std::string()) +
           "},func.func(kiln-fuse-elementwise{fold-transposes=true},"
           "cse,kiln-clone-shared-inits{empties=true}),"
           "canonicalize,cse," +
-          bufferizeAndPlan(true) +
-          "func.func(kiln-copy-to-linalg,kiln-gpu-contractions{tf32=" +
-          (options.tf32 ? "true" : "false") +
+          bufferizeAndPlan(true, options.flashAttention) +
+          "func.func(kiln-copy-to-linalg," +
+          (options.flashAttention ? std::string("kiln-gpu-flash-attention") +
+                                        (options.testMutation == "skip-rescale"
+                                             ? "{test-mutation=skip-rescale}"
+                                             : "") +
+                                        ","
+                                  : std::string()) +
+          "kiln-gpu-contractions{tf32=" + (options.tf32 ? "true" : "false") +
           " fp8=" + (options.fp8 ? "true" : "false") + " wgmma=" +
           (options.wgmma && options.chip == "sm_90a" ? "true" : "false") +
           " wgmma-tile=" + options.wgmmaTile +
@@ -211,7 +223,8 @@ void kiln::buildGpuCodegenPipeline(OpPassManager &pm,
           "kiln-gpu-form-kernels{block-size=" +
           std::to_string(options.blockSize) +
           " reduction-min-size=" + std::to_string(options.reductionMinSize) +
-          (contractionMutation || splitMutation ? std::string() : mutation) +
+          (contractionMutation || splitMutation || flashMutation ? std::string()
+                                                                 : mutation) +
           "}),"
           "convert-math-to-funcs,gpu-kernel-outlining,"
           "nvvm-attach-target{" +

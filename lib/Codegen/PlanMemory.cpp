@@ -195,6 +195,17 @@ struct PlanMemoryPass : public kiln::impl::KilnPlanMemoryBase<PlanMemoryPass> {
       ops.push_back(&op);
     }
 
+    // With attention-inputs-live: each op of an attention chain, the
+    // index of the chain's last op.
+    DenseMap<Operation *, int64_t> chainEnd;
+    if (attentionInputsLive)
+      for (Operation *op : ops)
+        if (auto g = dyn_cast<linalg::GenericOp>(op); g && !chainEnd.count(op))
+          if (std::optional<kiln::AttentionChain> chain =
+                  kiln::matchAttentionChain(g))
+            for (Operation *member : chain->ops())
+              chainEnd[member] = index[chain->last];
+
     SmallVector<memref::AllocOp> allocs;
     std::vector<kiln::LiveRange> ranges;
     for (Operation &op : body) {
@@ -211,6 +222,9 @@ struct PlanMemoryPass : public kiln::impl::KilnPlanMemoryBase<PlanMemoryPass> {
       if (epilogueInputsLive && *end >= 0)
         if (Operation *consumer = epilogueOf(ops[*end]))
           end = index[consumer];
+      if (*end >= 0)
+        if (auto it = chainEnd.find(ops[*end]); it != chainEnd.end())
+          end = std::max(*end, it->second);
       unsigned bits = type.getElementType().getIntOrFloatBitWidth();
       int64_t bytes = type.getNumElements() * std::max(1u, (bits + 7) / 8);
       allocs.push_back(alloc);

@@ -133,6 +133,14 @@ static cl::opt<int64_t> gpuSplitKBlocks(
              "that many more blocks, summed after (-1, the default: the "
              "chip's multiprocessors, 132 for sm_90; 0: never)"),
     cl::init(-1), cl::cat(category));
+static cl::opt<bool> gpuFlashAttention(
+    "gpu-flash-attention",
+    cl::desc("GPU targets: run each attention whose Q, K and V are f16 or "
+             "bf16 (--precision=fp16|bf16, or a half-precision model) as "
+             "one flash-attention kernel: the scores and probabilities stay "
+             "in registers (default true; false: scores, softmax and "
+             "context as separate kernels)"),
+    cl::init(true), cl::cat(category));
 static cl::opt<bool> gpuSplitKLastBlock(
     "gpu-split-k-last-block",
     cl::desc("GPU targets: a split product's partials are summed, with its "
@@ -190,7 +198,8 @@ static cl::opt<std::string> gpuTestMutation(
     cl::desc("Plants a bug in the GPU kernels (drop-barrier, "
              "short-reduction, shuffle-up, swap-b-fragment, "
              "skip-last-k-tile, skip-last-split, swap-sparse-meta, "
-             "swap-wgmma-strides, early-split-sum, keep-split-counters) "
+             "swap-wgmma-strides, early-split-sum, keep-split-counters, "
+             "skip-rescale) "
              "for the "
              "emulator's mutation "
              "tests"),
@@ -1120,6 +1129,7 @@ int compileForGpu(ModuleOp module, kiln::kmod::Module &kmod,
   options.tf32 = gpuTf32 || precision == "tf32";
   options.splitKBlocks = gpuSplitKBlocks;
   options.splitKLastBlock = gpuSplitKLastBlock;
+  options.flashAttention = gpuFlashAttention;
   options.vectorBytes = gpuVectorBytes;
   options.tileStages = gpuTileStages;
   options.wideTileBlocks = gpuWideTileBlocks;

@@ -105,6 +105,37 @@ matchGpuTiledContraction(mlir::linalg::LinalgOp op);
 /// `bufferization.to_tensor` and buffer views; null for any other value.
 mlir::memref::GlobalOp sparseWeightGlobal(mlir::Value v);
 
+/// An attention as the Attention lowering writes it, bufferized: the
+/// scores S = Q K^T (a zero-filled contraction of half operands into f32),
+/// elementwise ops in place on S, softmax (row maximum, exp of the
+/// difference in place, row sum, division rounded to the half type into
+/// P), O = P V (zero-filled), and maybe an elementwise op on O right
+/// after. S, the row buffers and P are used by the chain only.
+/// `kiln-gpu-flash-attention` runs it as one kernel; `kiln-plan-memory`'s
+/// `attention-inputs-live` keeps what it reads live to its end.
+struct AttentionChain {
+  mlir::linalg::GenericOp scores, rowMax, exps, rowSum, normalize, context;
+  mlir::linalg::GenericOp consumer; // or null
+  llvm::SmallVector<mlir::linalg::GenericOp> scoreOps;
+  mlir::Operation *scoreFill = nullptr;
+  llvm::SmallVector<mlir::Operation *> fills; // row buffers' and O's
+  mlir::Operation *last = nullptr;            // context or consumer
+  mlir::Value q, k, v, out;
+  mlir::AffineMap qMap, kMap, vMap; // in the loops of scores / context
+  mlir::AffineMap consumerOutMap;   // how the consumer reads O
+  /// The probabilities are zero where NaN (SDPA's guard of rows that a
+  /// mask may hide whole): such rows of O are zeros.
+  bool zeroNanRows = false;
+  /// Every op of the chain, in order.
+  llvm::SmallVector<mlir::Operation *> ops() const;
+  /// The buffers the fused kernel reads: Q, K, V and the other inputs of
+  /// the elementwise ops.
+  llvm::SmallVector<mlir::Value> reads() const;
+};
+/// The chain that starts at `scores`, if it is one.
+std::optional<AttentionChain>
+matchAttentionChain(mlir::linalg::GenericOp scores);
+
 /// The output tile of one block of that kernel: M x N.
 inline constexpr int64_t kGpuContractionTileM = 64, kGpuContractionTileN = 64;
 

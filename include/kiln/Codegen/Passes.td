@@ -157,6 +157,11 @@ def KilnPlanMemory : Pass<"kiln-plan-memory", "::mlir::ModuleOp"> {
     contraction: a bias, a residual add, an activation), so that the two
     may run as one kernel (`kiln-gpu-contractions`' `fuse-epilogue`)
     without the second writing over an input the first still reads.
+
+    With `attention-inputs-live`, a buffer whose last reader is an op of
+    an attention chain (`kiln::matchAttentionChain`: Q, K, V, a mask)
+    stays live to the chain's last op, so that `kiln-gpu-flash-attention`
+    may run the chain as one kernel.
   }];
   let options = [
     Option<"padSourcesLive", "pad-sources-live", "bool", "false",
@@ -165,6 +170,9 @@ def KilnPlanMemory : Pass<"kiln-plan-memory", "::mlir::ModuleOp"> {
     Option<"epilogueInputsLive", "epilogue-inputs-live", "bool", "false",
            "Keep a linalg op's inputs live through the next op when that op "
            "reads the linalg op's output">,
+    Option<"attentionInputsLive", "attention-inputs-live", "bool", "false",
+           "Keep what an attention chain reads live to the chain's end "
+           "(kiln-gpu-flash-attention runs the chain as one kernel)">,
   ];
   let dependentDialects = ["::mlir::memref::MemRefDialect",
                            "::mlir::arith::ArithDialect"];
@@ -1236,6 +1244,9 @@ def KilnGpuSplitK : Pass<"kiln-gpu-split-k", "::mlir::ModuleOp"> {
            "multiprocessors); 0 splits none">,
     Option<"minK", "min-k", "int64_t", /*default=*/"256",
            "Reduction steps each split keeps at least">,
+    Option<"keepAttention", "keep-attention", "bool", /*default=*/"false",
+           "Split no product of softmax probabilities (an attention's "
+           "context, which kiln-gpu-flash-attention fuses whole)">,
     Option<"maxSplits", "max-splits", "int64_t", /*default=*/"32",
            "The most splits of one contraction">,
     Option<"minSize", "min-size", "int64_t", /*default=*/"16",
@@ -1291,6 +1302,62 @@ def KilnGpuFoldDequantize
     contraction with `mma.sync` m16n8k32 e4m3, the scaling as its
     epilogue.
   }];
+}
+
+def KilnGpuFlashAttention
+    : Pass<"kiln-gpu-flash-attention", "::mlir::func::FuncOp"> {
+  let summary = "Runs each bufferized attention with f16/bf16 Q, K and V as "
+                "one flash-attention kernel";
+  let description = [{
+    Runs after bufferization and memory planning, before
+    `kiln-gpu-contractions`. The Attention lowering writes
+    softmax(Q K^T * scale + mask) V as a zero-filled contraction into the
+    scores S, elementwise ops in place on S (scale, softcap, masks; their
+    other inputs read at each score's indices), the softmax (row maximum,
+    exp of the difference, row sum, division rounded to the half type into
+    the probabilities P) and a zero-filled contraction of P with V into O,
+    perhaps followed by an elementwise op on O (the output's rounding).
+    Where S, the row buffers and P are used by nothing else, Q, K and V are
+    f16 or bf16, and the head sizes are multiples of 16 (Q, K) and 8 (V)
+    up to 128, the chain becomes one `gpu.launch` (FlashAttention-2's
+    order of work):
+
+    - a block of 4 warps owns 64 query rows of one batch index, each warp
+      16 rows whose Q fragments stay in registers;
+    - the block walks the keys 64 at a time, K and V (transposed) staged
+      in shared memory; each warp computes its 16x64 scores with
+      `mma.sync` m16n8k16 (f32 accumulators), applies the elementwise
+      ops' bodies to each score (-inf past the last key), updates each
+      row's running maximum and sum (the 4 threads of a quad hold a row:
+      shuffles combine them), rescales its output accumulators by
+      exp(m_old - m_new), and multiplies exp(s - m), rounded to the half
+      type, by V: two 8-key score tiles are the A fragment of one
+      m16n8k16 step, so the probabilities stay in registers;
+    - each row is divided by its sum and stored, through the elementwise
+      op after the chain when there is one.
+
+    S never reaches memory. A row whose scores are all -inf gives NaN, as
+    the unfused softmax does. The probabilities are rounded to the half
+    type before they are normalized rather than after (FlashAttention
+    does the same), so the outputs differ from the unfused chain's by
+    about one rounding of P. An attention whose output may share memory
+    with an input (kiln-plan-memory without `attention-inputs-live`)
+    stays unfused, with a remark, as does one with other head sizes.
+
+    `test-mutation=skip-rescale` plants a bug for the emulator's tests:
+    the output accumulators are not rescaled when the maximum grows.
+  }];
+  let options = [
+    Option<"testMutation", "test-mutation", "std::string", "\"\"",
+           "Plant a known bug (skip-rescale), for the emulator tests">,
+  ];
+  let dependentDialects = [
+    "::mlir::affine::AffineDialect", "::mlir::arith::ArithDialect",
+    "::mlir::gpu::GPUDialect", "::mlir::LLVM::LLVMDialect",
+    "::mlir::math::MathDialect", "::mlir::memref::MemRefDialect",
+    "::mlir::nvgpu::NVGPUDialect", "::mlir::NVVM::NVVMDialect",
+    "::mlir::scf::SCFDialect", "::mlir::vector::VectorDialect"
+  ];
 }
 
 def KilnGpuKMajorWeights

@@ -190,6 +190,11 @@ struct GpuPipelineOptions
                      "of contractions with fewer blocks (-1: the chip's "
                      "multiprocessors; 0: split none)"),
       llvm::cl::init(-1)};
+  Option<bool> flashAttention{
+      *this, "flash-attention",
+      llvm::cl::desc("Run each attention with f16/bf16 Q, K and V as one "
+                     "flash-attention kernel (kiln-gpu-flash-attention)"),
+      llvm::cl::init(true)};
   Option<bool> splitKLastBlock{
       *this, "split-k-last-block",
       llvm::cl::desc("Sum a split product's partials in the last block of "

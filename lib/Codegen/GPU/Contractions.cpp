@@ -2171,8 +2171,14 @@ gpu::LaunchOp TileBuilder::build(OpBuilder &b) {
     for (auto [in, loadedIn] : llvm::zip(g.getDpsInputOperands(), p.ins))
       m.map(body->getArgument(in->getOperandNumber()),
             loadedIn ? loadedIn : value);
-    for (Operation &o : body->without_terminator())
+    for (Operation &o : body->without_terminator()) {
+      // A loop index (a causal mask's) is the element's loop value.
+      if (auto index = dyn_cast<linalg::IndexOp>(o)) {
+        m.map(index.getResult(), p.dims[index.getDim()]);
+        continue;
+      }
       kb.clone(o, m);
+    }
     Value r = m.lookupOrDefault(body->getTerminator()->getOperand(0));
     SmallVector<Value> where;
     for (AffineExpr x : g.getIndexingMapsArray().back().getResults())

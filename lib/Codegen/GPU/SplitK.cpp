@@ -31,6 +31,28 @@ namespace {
 
 int64_t ceilDiv(int64_t a, int64_t b) { return (a + b - 1) / b; }
 
+/// Whether `v` is a softmax's probabilities as the Attention lowering
+/// writes them: an elementwise generic that divides by a row sum (a
+/// reduction's result) and rounds to a half type.
+bool isProbabilities(Value v) {
+  auto g = v.getDefiningOp<linalg::GenericOp>();
+  if (!g || g.getNumDpsInits() != 1)
+    return false;
+  auto yield = cast<linalg::YieldOp>(g.getBody()->getTerminator());
+  auto trunc = yield.getOperand(0).getDefiningOp<arith::TruncFOp>();
+  if (!trunc)
+    return false;
+  Value d = trunc.getIn();
+  if (auto select = d.getDefiningOp<arith::SelectOp>())
+    d = select.getFalseValue();
+  if (!d.getDefiningOp<arith::DivFOp>())
+    return false;
+  return llvm::any_of(g.getDpsInputs(), [](Value in) {
+    auto sum = in.getDefiningOp<linalg::GenericOp>();
+    return sum && sum.getNumReductionLoops() > 0;
+  });
+}
+
 /// `v` with dim `j` (of extent S * E/S) expanded into [S, E/S]. A
 /// zero-padded tensor that is not padded along `j` is rebuilt as the
 /// padding of its expanded source, so that the tiled kernel still reads
@@ -158,6 +180,10 @@ struct GpuSplitKPass : public kiln::impl::KilnGpuSplitKBase<GpuSplitKPass> {
         kiln::matchGpuTiledContraction(op);
     if (!dims || dims->extent(dims->m) < minSize ||
         dims->extent(dims->n) < minSize)
+      return 0;
+    // An attention's context (probabilities times V) stays whole for
+    // kiln-gpu-flash-attention.
+    if (keepAttention && llvm::any_of(op.getDpsInputs(), isProbabilities))
       return 0;
     // A 2:4 weight's compressed layout follows its own K: not split.
     if (kiln::sparseWeightGlobal(op.getDpsInputs()[0]) ||
