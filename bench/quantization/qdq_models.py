@@ -27,6 +27,7 @@ ort-int8.
   python3 bench/quantization/qdq_models.py [--models resnet50,mobilenet_v2]
       [--batches 1] [--threads 2] [--iterations 20] [--rounds 1]
       [--bin build/bin] [--models-dir build/bench-models] [--out build/qdq]
+      [--kiln-flags="--cpu=x86-64-v3"]
 """
 import argparse
 import functools
@@ -54,11 +55,13 @@ def inputs_for(name, batch, rng):
     return feeds
 
 
-def calibration(name, cal_dir):
+def calibration(name, cal_dir, rng=None):
     """The 4 seeded calibration inputs (batch 1) of model `name`, also
     written into `cal_dir` as kiln-compile --calibration-data reads them
-    (one sub-folder per sample holding input_K.npy)."""
-    rng = np.random.default_rng(0)
+    (one sub-folder per sample holding input_K.npy). They are the first
+    draws of `rng` (default: a new generator seeded 0)."""
+    if rng is None:
+        rng = np.random.default_rng(0)
     samples = [inputs_for(name, 1, rng) for _ in range(4)]
     for i, sample in enumerate(samples):
         os.makedirs(os.path.join(cal_dir, "%02d" % i), exist_ok=True)
@@ -119,6 +122,10 @@ def main():
     ap.add_argument("--bin", default="build/bin")
     ap.add_argument("--models-dir", default="build/bench-models")
     ap.add_argument("--out", default="build/qdq")
+    ap.add_argument("--kiln-flags", default="",
+                    help="extra kiln-compile flags for every Kiln module, "
+                         "space-separated (e.g. --cpu=x86-64-v3: code for "
+                         "AVX2 CPUs, which runs here too)")
     args = ap.parse_args()
     import onnxruntime as ort
     os.makedirs(args.out, exist_ok=True)
@@ -131,7 +138,9 @@ def main():
         qdq = os.path.join(args.out, name + "-qdq.onnx")
         # The same samples for kiln-compile --precision=int8.
         cal_dir = os.path.join(args.out, name + "-calibration")
-        cal_samples = calibration(name, cal_dir)
+        # The timed inputs are the draws after the calibration samples.
+        rng = np.random.default_rng(0)
+        cal_samples = calibration(name, cal_dir, rng)
 
         step = quantize_qdq(fp, qdq, cal_samples)
         ort_f32 = ort.InferenceSession(fp, options, providers=["CPUExecutionProvider"])
@@ -156,7 +165,7 @@ def main():
                 kmod = os.path.join(args.out, "%s-b%d-%s.kmod" % (name, batch, key))
                 kmods[key] = kmod
                 subprocess.run([os.path.join(args.bin, "kiln-compile"), src, "-o", kmod] +
-                               shapes + flags, check=True)
+                               shapes + flags + args.kiln_flags.split(), check=True)
                 if key in ("kiln-qdq", "kiln-int8") and step is not None:
                     r = kiln_run(args, kmod, feeds, files,
                                  ["--expected", expected, "--rtol", "0",

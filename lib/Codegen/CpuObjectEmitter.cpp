@@ -18,7 +18,6 @@
 #include "llvm/Support/TargetSelect.h"
 #include "llvm/Target/TargetMachine.h"
 #include "llvm/TargetParser/Host.h"
-#include "llvm/TargetParser/SubtargetFeature.h"
 
 using namespace mlir;
 
@@ -80,26 +79,24 @@ llvm::LogicalResult addEntryTrampolines(llvm::Module &m,
 }
 } // namespace
 
-llvm::LogicalResult kiln::emitCpuSharedObject(ModuleOp module, unsigned numArgs,
-                                              unsigned optLevel,
-                                              StringRef soPath,
-                                              std::string &error,
-                                              llvm::raw_ostream *llvmIrOut) {
+llvm::LogicalResult
+kiln::emitCpuSharedObject(ModuleOp module, unsigned numArgs, unsigned optLevel,
+                          const CpuTarget &cpu, StringRef soPath,
+                          std::string &error, llvm::raw_ostream *llvmIrOut) {
   return emitHostSharedObject(
-      module, optLevel, soPath, error,
+      module, optLevel, cpu, soPath, error,
       [&](llvm::Module &m, std::string &err) {
         return addEntryTrampolines(m, {{"main", "kiln_entry", numArgs}}, err);
       },
       llvmIrOut);
 }
 
-llvm::LogicalResult kiln::emitCpuSharedObject(ModuleOp module,
-                                              ArrayRef<CpuEntry> entries,
-                                              unsigned optLevel,
-                                              StringRef soPath,
-                                              std::string &error) {
+llvm::LogicalResult
+kiln::emitCpuSharedObject(ModuleOp module, ArrayRef<CpuEntry> entries,
+                          unsigned optLevel, const CpuTarget &cpu,
+                          StringRef soPath, std::string &error) {
   return emitHostSharedObject(
-      module, optLevel, soPath, error,
+      module, optLevel, cpu, soPath, error,
       [&](llvm::Module &m, std::string &err) {
         return addEntryTrampolines(m, entries, err);
       },
@@ -107,7 +104,8 @@ llvm::LogicalResult kiln::emitCpuSharedObject(ModuleOp module,
 }
 
 llvm::LogicalResult kiln::emitHostSharedObject(
-    ModuleOp module, unsigned optLevel, StringRef soPath, std::string &error,
+    ModuleOp module, unsigned optLevel, const CpuTarget &cpu, StringRef soPath,
+    std::string &error,
     llvm::function_ref<llvm::LogicalResult(llvm::Module &, std::string &)>
         addEntries,
     llvm::raw_ostream *llvmIrOut) {
@@ -135,13 +133,10 @@ llvm::LogicalResult kiln::emitHostSharedObject(
       llvm::TargetRegistry::lookupTarget(triple, error);
   if (!target)
     return llvm::failure();
-  llvm::SubtargetFeatures features;
-  for (const auto &f : llvm::sys::getHostCPUFeatures())
-    features.AddFeature(f.first(), f.second);
   llvm::TargetOptions targetOptions;
   std::unique_ptr<llvm::TargetMachine> tm(target->createTargetMachine(
-      triple, llvm::sys::getHostCPUName(), features.getString(), targetOptions,
-      llvm::Reloc::PIC_, std::nullopt,
+      triple, cpu.name, cpu.featureString(), targetOptions, llvm::Reloc::PIC_,
+      std::nullopt,
       optLevel == 0 ? llvm::CodeGenOptLevel::None
                     : llvm::CodeGenOptLevel::Aggressive));
   if (!tm) {

@@ -5,11 +5,13 @@
 #include "kiln/Codegen/Passes.h"
 #include "kiln/Conversion/Passes.h"
 #include "kiln/Dialect/Kiln/Transforms/Passes.h"
+#include "kiln/Target/CpuFeatures.h"
 
 #include "mlir/Pass/PassRegistry.h"
 #include "mlir/Transforms/Passes.h"
 #include "llvm/Support/raw_ostream.h"
 #include "llvm/TargetParser/Host.h"
+#include "llvm/TargetParser/X86TargetParser.h"
 
 using namespace mlir;
 
@@ -74,24 +76,77 @@ void kiln::buildKilnToLinalgPipeline(
   pm.addPass(createCSEPass());
 }
 
-unsigned kiln::hostVectorBits() {
-  llvm::StringMap<bool> features = llvm::sys::getHostCPUFeatures();
-  if (features.lookup("avx512f"))
+unsigned kiln::CpuTarget::vectorBits() const {
+  if (has("avx512f"))
     return 512;
-  if (features.lookup("avx"))
+  if (has("avx"))
     return 256;
   return 128;
 }
 
-bool kiln::hostHasVnni() {
-  llvm::StringMap<bool> features = llvm::sys::getHostCPUFeatures();
-  return features.lookup("avx512vnni") && features.lookup("avx512bw");
+bool kiln::CpuTarget::hasVnni() const {
+  return has("avx512vnni") && has("avx512bw");
+}
+
+std::string kiln::CpuTarget::featureString() const {
+  std::vector<std::string> names;
+  for (const auto &f : features)
+    names.push_back((f.second ? "+" : "-") + f.first().str());
+  llvm::sort(names);
+  return llvm::join(names, ",");
+}
+
+std::vector<std::string> kiln::CpuTarget::checkedFeatures() const {
+  std::vector<std::string> names;
+  for (const kiln::CpuFeature &f : kiln::kCpuFeatures)
+    if (has(f.name))
+      names.push_back(f.name);
+  return names;
+}
+
+FailureOr<kiln::CpuTarget> kiln::resolveCpuTarget(StringRef name,
+                                                  std::string &error) {
+  CpuTarget target;
+  if (name.empty() || name == "native") {
+    target.name = llvm::sys::getHostCPUName().str();
+    for (const auto &f : llvm::sys::getHostCPUFeatures())
+      target.features[f.first()] = f.second;
+    return target;
+  }
+  if (llvm::X86::parseArchX86(name, /*Only64Bit=*/true) == llvm::X86::CK_None) {
+    SmallVector<StringRef> known;
+    llvm::X86::fillValidCPUArchList(known, /*Only64Bit=*/true);
+    error = "unknown CPU '" + name.str() +
+            "': give native (this machine's CPU) or one of LLVM's 64-bit x86 "
+            "CPUs: " +
+            llvm::join(known, ", ");
+    return failure();
+  }
+  target.name = name.str();
+  SmallVector<StringRef> features;
+  llvm::X86::getFeaturesForCPU(name, features);
+  // The list names the features a CPU adds; those they imply (avx2 ->
+  // avx -> sse4.2 ...) come from LLVM's own table.
+  for (StringRef f : features) {
+    target.features[f] = true;
+    llvm::X86::updateImpliedFeatures(f, /*Enabled=*/true, target.features);
+  }
+  return target;
 }
 
 void kiln::buildCpuCodegenPipeline(OpPassManager &pm,
                                    const CpuPipelineOptions &options) {
+  std::string error;
+  FailureOr<CpuTarget> cpu = resolveCpuTarget(options.cpu, error);
+  if (failed(cpu)) {
+    // kiln-compile checks --cpu before it builds the pipeline; kiln-opt's
+    // pipeline option has no way to fail, so it says so and uses the host.
+    llvm::errs() << "kiln-cpu-codegen-pipeline: " << error
+                 << "; using the host CPU\n";
+    cpu = resolveCpuTarget("native", error);
+  }
   unsigned vectorBits =
-      options.vectorBits ? options.vectorBits : hostVectorBits();
+      options.vectorBits ? options.vectorBits : cpu->vectorBits();
   std::string bits = "vector-bits=" + std::to_string(vectorBits);
   // Rows of the register tile: 6 rows of two vectors keep 12 accumulators
   // in flight, enough for two FMA pipes of 256 bits; with 512-bit registers
@@ -102,16 +157,28 @@ void kiln::buildCpuCodegenPipeline(OpPassManager &pm,
                                                 : (vectorBits >= 512 ? 8 : 6);
   // 8-bit GEMMs: vpdpbusd where the CPU has AVX-512 VNNI and 512-bit
   // code is generated, plain vector ops otherwise.
-  bool vnni = options.int8Dot == "vnni" ||
-              (options.int8Dot == "auto" && vectorBits >= 512 && hostHasVnni());
+  // 8-bit GEMMs: AVX-512 VNNI's vpdpbusd where the CPU has it and 512-bit
+  // code is generated; else AVX2's vpsignb/vpmaddubsw/vpmaddwd on signed
+  // bytes, in register tiles of 4 rows by 16 lanes (8 of AVX2's 16
+  // registers of accumulators); else plain vector ops.
+  std::string int8Dot = options.int8Dot;
+  if (int8Dot == "auto")
+    int8Dot = vectorBits >= 512 && cpu->hasVnni() ? "vnni"
+              : cpu->has("avx2")                  ? "avx2"
+                                                  : "generic";
+  bool vnni = int8Dot == "vnni", avx2 = int8Dot == "avx2";
+  std::string int8Gemm =
+      avx2 ? "kiln-cpu-int8-gemm{register-tile-m=4 tile-vectors=1 "
+             "signed-dot=true}"
+           : "kiln-cpu-int8-gemm";
   std::string forall =
       options.threads
           ? "scf-forall-to-parallel,convert-scf-to-openmp,canonicalize,"
           : "scf-forall-to-for,";
   addPipeline(
-      pm, "func.func(kiln-flatten-empty-tensors,kiln-fuse-elementwise,"
-          "kiln-cpu-int8-gemm,kiln-cpu-depthwise-conv{" +
-              bits + "},kiln-cpu-image-loops{" + bits +
+      pm, "func.func(kiln-flatten-empty-tensors,kiln-fuse-elementwise," +
+              int8Gemm + ",kiln-cpu-depthwise-conv{" + bits +
+              "},kiln-cpu-image-loops{" + bits +
               "},kiln-collapse-elementwise,kiln-conv-to-gemm{" + bits +
               "},kiln-sink-transposes),kiln-cpu-sparse-gemm{" + bits +
               " max-rows=" + std::to_string(options.sparseMaxRows) +
@@ -122,7 +189,8 @@ void kiln::buildCpuCodegenPipeline(OpPassManager &pm,
               (options.profile ? "kiln-profile-regions," : "") +
               "buffer-deallocation-pipeline,"
               "func.func(kiln-copy-to-linalg," +
-              (vnni ? "kiln-cpu-vnni-dot," : "") + "kiln-cpu-row-reductions{" +
+              (vnni ? "kiln-cpu-vnni-dot," : "") +
+              (avx2 ? "kiln-cpu-avx2-dot," : "") + "kiln-cpu-row-reductions{" +
               bits + "},convert-linalg-to-loops)," + forall +
               "func.func(kiln-expand-float8,kiln-math-approximation{ops=erf,"
               "exp,expm1,tanh,"

@@ -57,6 +57,9 @@ struct GpuCode {
   std::string ptx, cubin;
   /// The emulator's shared object, or null when the module has none.
   void *emulatorHandle = nullptr;
+  /// Why a module with emulator code has no emulatorHandle (its CPU
+  /// extensions are not this CPU's), or empty.
+  std::string emulatorUnavailable;
   /// The byte size of each buffer a launch may name, in order: inputs,
   /// outputs, extents, arena.
   std::vector<size_t> bufferBytes;

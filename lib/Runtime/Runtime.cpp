@@ -273,6 +273,24 @@ static Status loadSharedObject(const std::string &so, void *&handle) {
   return Status::success();
 }
 
+/// An error when this machine's CPU lacks an x86-64 extension that `code`
+/// (host code: the CPU's or the emulator's) was compiled for.
+static Status checkCpuFeatures(const kiln::kmod::CodeObject &code,
+                               const char *what) {
+  std::vector<std::string> missing = missingCpuFeatures(
+      {code.cpu_features().begin(), code.cpu_features().end()});
+  if (missing.empty())
+    return Status::success();
+  std::string names;
+  for (const std::string &f : missing)
+    names += (names.empty() ? "" : ", ") + f;
+  return Status::error(
+      std::string(what) + " was compiled for the CPU '" + code.cpu() +
+      "' and needs " + names + ", which this CPU lacks; compile the model " +
+      "for this CPU (kiln-compile --cpu=native on it) or for an older one " +
+      "whose extensions it has (--cpu=x86-64-v3, say)");
+}
+
 /// The GPU half of a module: launch plan, weights, PTX/cubin, and the
 /// emulator's code when the module has it.
 static Status loadGpuCode(const kiln::kmod::Module &proto,
@@ -340,6 +358,15 @@ static Status loadGpuCode(const kiln::kmod::Module &proto,
       launch.args.push_back({a.buffer(), a.offset()});
     }
     code->launches.push_back(std::move(launch));
+  }
+  if (emulator) {
+    // Without the emulator's CPU extensions the module still runs on a
+    // GPU; an emulator session reports why it cannot run.
+    if (Status s = checkCpuFeatures(*emulator, "the module's emulator code");
+        !s.ok()) {
+      code->emulatorUnavailable = s.message();
+      emulator = nullptr;
+    }
   }
   if (emulator) {
     if (Status s = loadSharedObject(emulator->data(), code->emulatorHandle);
@@ -452,6 +479,8 @@ Status Module::loadFromMemory(const void *data, size_t size,
   toInfos(proto.outputs(), module->outputInfos);
 
   if (cpuCode) {
+    if (Status s = checkCpuFeatures(*cpuCode, "the module's code"); !s.ok())
+      return s;
     void *handle = nullptr;
     if (Status s = loadSharedObject(cpuCode->data(), handle); !s.ok())
       return s;
@@ -518,6 +547,9 @@ Session::Session(std::shared_ptr<const Module> module, Device device)
           Status::error("the module was compiled for " + mod->target() +
                         " and holds no CPU code; run it on the "
                         "cuda or emulator device");
+    else if (dev == Device::Emulator && mod->gpu &&
+             !mod->gpu->emulatorUnavailable.empty())
+      initStatus = Status::error(mod->gpu->emulatorUnavailable);
     else if (dev == Device::Emulator && mod->gpu)
       initStatus = Status::error("the module holds no emulator code "
                                  "(compiled with --emulator-code=false)");

@@ -9,11 +9,15 @@
 
 #include "kiln/Runtime/Runtime.h"
 #include "kiln/Runtime/kiln_runtime.h"
+#include "kiln/Target/CpuFeatures.h"
 #include "kiln/Target/ModuleFormat.h"
 
 #include "kmod.pb.h"
 
 #include <gtest/gtest.h>
+
+#include "llvm/ADT/StringMap.h"
+#include "llvm/TargetParser/Host.h"
 
 #include <cmath>
 #include <cstdlib>
@@ -107,6 +111,35 @@ TEST(Runtime, RejectsCorruptImages) {
     Status s = Module::loadFromMemory(bytes.data(), cut, m);
     EXPECT_FALSE(s.ok()) << "a module cut at " << cut << " bytes loaded";
   }
+}
+
+// The runtime's own cpuid reading against LLVM's, for every extension a
+// module may record.
+TEST(Runtime, CpuFeaturesAgreeWithLlvm) {
+  llvm::StringMap<bool> host = llvm::sys::getHostCPUFeatures();
+  for (const kiln::CpuFeature &f : kiln::kCpuFeatures)
+    EXPECT_EQ(cpuHasFeature(f.name), host.lookup(f.name)) << f.name;
+  EXPECT_FALSE(cpuHasFeature("no-such-extension"));
+  std::vector<std::string> missing =
+      missingCpuFeatures({"sse4.2", "no-such-extension"});
+  ASSERT_EQ(missing.size(), 1u);
+  EXPECT_EQ(missing[0], "no-such-extension");
+}
+
+// Code compiled for a CPU with an extension this one lacks is refused with
+// its name, and the module loads again without it.
+TEST(Runtime, RefusesCodeForAnotherCpu) {
+  kiln::kmod::Module proto;
+  std::string error;
+  ASSERT_TRUE(parseFile(modulePath(), proto, error)) << error;
+  ASSERT_EQ(proto.code_size(), 1);
+  EXPECT_GT(proto.code(0).cpu_features_size(), 0);
+  EXPECT_TRUE(loadProto(proto).ok());
+  proto.mutable_code(0)->add_cpu_features("no-such-extension");
+  Status s = loadProto(proto);
+  ASSERT_FALSE(s.ok());
+  EXPECT_NE(s.message().find("needs no-such-extension"), std::string::npos)
+      << s.message();
 }
 
 TEST(Runtime, ConcurrentSessionsAgreeWithOneThread) {
@@ -295,6 +328,34 @@ TEST(RuntimeDynamic, RejectsBadUpperBounds) {
   dynamicInput.mutable_inputs(0)->set_shape(0, -1);
   dynamicInput.mutable_inputs(0)->set_max_extent(3);
   rejects(dynamicInput, "a -1 input extent");
+}
+
+// A GPU module whose emulator code needs an extension this CPU lacks still
+// loads (for CUDA); an emulator session says why it cannot run.
+TEST(RuntimeGpu, EmulatorCodeForAnotherCpu) {
+  kiln::kmod::Module proto;
+  std::string error;
+  ASSERT_TRUE(parseFile(gpuModulePath(), proto, error)) << error;
+  bool found = false;
+  for (auto &code : *proto.mutable_code())
+    if (code.target() == "emulator-x86_64") {
+      EXPECT_GT(code.cpu_features_size(), 0);
+      code.add_cpu_features("no-such-extension");
+      found = true;
+    }
+  ASSERT_TRUE(found);
+  std::string image = kiln::serializeModule(proto);
+  std::shared_ptr<Module> gpu;
+  Status s = Module::loadFromMemory(image.data(), image.size(), gpu);
+  ASSERT_TRUE(s.ok()) << s.message();
+  EXPECT_TRUE(gpu->hasCodeFor(Device::Cuda));
+  EXPECT_FALSE(gpu->hasCodeFor(Device::Emulator));
+  Session onEmulator(gpu, Device::Emulator);
+  ASSERT_FALSE(onEmulator.status().ok());
+  EXPECT_NE(onEmulator.status().message().find(
+                "emulator code was compiled for the CPU"),
+            std::string::npos)
+      << onEmulator.status().message();
 }
 
 TEST(RuntimeGpu, EmulatorAgreesWithTheCpuModule) {

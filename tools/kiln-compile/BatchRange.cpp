@@ -29,7 +29,6 @@
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/MemoryBuffer.h"
 #include "llvm/Support/SourceMgr.h"
-#include "llvm/TargetParser/Host.h"
 
 #include <cstring>
 
@@ -357,6 +356,7 @@ LogicalResult mergeInto(ModuleOp base, ModuleOp variant, int64_t batch,
 } // namespace
 
 bool mergeBatchModules(MLIRContext &context, unsigned optLevel,
+                       const kiln::CpuTarget &cpu,
                        const std::vector<std::string> &variants,
                        const std::vector<int64_t> &chunks, int64_t min,
                        int64_t max,
@@ -417,8 +417,8 @@ bool mergeBatchModules(MLIRContext &context, unsigned optLevel,
     return false;
   }
   llvm::scope_exit removeSo([&] { llvm::sys::fs::remove(soPath); });
-  if (failed(
-          kiln::emitCpuSharedObject(*base, entries, optLevel, soPath, error)))
+  if (failed(kiln::emitCpuSharedObject(*base, entries, optLevel, cpu, soPath,
+                                       error)))
     return false;
   auto so = llvm::MemoryBuffer::getFile(soPath, /*IsText=*/false);
   if (!so) {
@@ -433,7 +433,9 @@ bool mergeBatchModules(MLIRContext &context, unsigned optLevel,
   code->set_target("cpu-x86_64");
   code->set_format("elf-shared-object");
   code->set_entry(entries[0].entry);
-  code->set_cpu(llvm::sys::getHostCPUName().str());
+  code->set_cpu(cpu.name);
+  for (const std::string &f : cpu.checkedFeatures())
+    code->add_cpu_features(f);
   code->set_data((*so)->getBufferStart(), (*so)->getBufferSize());
   int64_t arena = 0;
   llvm::raw_string_ostream os(report);
@@ -453,7 +455,7 @@ bool mergeBatchModules(MLIRContext &context, unsigned optLevel,
     os << (i ? ", " : " ") << parts[i].memory_plan().arena_bytes()
        << " bytes (batch " << chunks[i] << ")";
   os << "\n  code: " << (*so)->getBufferSize()
-     << " bytes of x86-64 shared object for " << llvm::sys::getHostCPUName()
+     << " bytes of x86-64 shared object for " << cpu.name
      << ", one entry per chunk, the weights once\n";
   merged.mutable_memory_plan()->set_arena_bytes(arena);
   auto mark = [&](kmod::TensorSignature &sig, bool isBatched,

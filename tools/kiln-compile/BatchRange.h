@@ -12,6 +12,7 @@
 #ifndef KILN_TOOLS_KILN_COMPILE_BATCHRANGE_H
 #define KILN_TOOLS_KILN_COMPILE_BATCHRANGE_H
 
+#include "kiln/Codegen/Pipelines.h"
 #include "mlir/IR/MLIRContext.h"
 
 #include <cstdint>
@@ -57,9 +58,11 @@ bool checkSampleIndependence(mlir::MLIRContext &context,
 /// `chunks[i]`: serialized .kmod bytes whose code is the LLVM dialect as
 /// MLIR bytecode) into one batch-range module (`out`, serialized): one
 /// LLVM module with a graph function and an entry per chunk, equal
-/// constants (the weights) kept once, compiled at `optLevel`; `report`
+/// constants (the weights) kept once, compiled at `optLevel` for `cpu`;
+/// `report`
 /// describes it for --report.
 bool mergeBatchModules(mlir::MLIRContext &context, unsigned optLevel,
+                       const kiln::CpuTarget &cpu,
                        const std::vector<std::string> &variants,
                        const std::vector<int64_t> &chunks, int64_t min,
                        int64_t max,

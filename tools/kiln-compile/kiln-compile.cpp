@@ -34,6 +34,7 @@
 #include "mlir/Tools/Plugins/PassPlugin.h"
 #include "mlir/Transforms/Passes.h"
 #include "llvm/ADT/ScopeExit.h"
+#include "llvm/ADT/StringExtras.h"
 #include "llvm/Pass.h"
 #include "llvm/Support/CommandLine.h"
 #include "llvm/Support/FileSystem.h"
@@ -61,6 +62,18 @@ static cl::opt<std::string> target(
     cl::desc("Target: cpu (the host CPU), or an NVIDIA GPU architecture: "
              "sm_80, sm_86, sm_89, sm_90, sm_90a"),
     cl::init("cpu"), cl::cat(category));
+static cl::opt<std::string> cpuName(
+    "cpu",
+    cl::desc("The x86-64 CPU that host code (the CPU target's, the "
+             "emulator's) is compiled for: native (the default: this "
+             "machine's CPU and the extensions it reports) or one of LLVM's "
+             "CPU names (x86-64-v3, x86-64-v4, haswell, skylake-avx512, "
+             "icelake-server, sapphirerapids, znver3, znver4, ...). The "
+             "module runs on CPUs with all of that CPU's extensions; the "
+             "runtime refuses others, naming what they lack"),
+    cl::init("native"), cl::cat(category));
+/// --cpu, resolved in main.
+static kiln::CpuTarget targetCpu;
 static cl::opt<std::string> cudaPath(
     "cuda-path",
     cl::desc("CUDA toolkit for GPU targets (ptxas, libdevice); default: "
@@ -303,7 +316,7 @@ static cl::opt<unsigned> cpuVectorBits(
     "cpu-vector-bits",
     cl::desc("CPU target: the vector register width in bits that "
              "contractions are tiled and packed for (128, 256 or 512; "
-             "default: the widest the host CPU has)"),
+             "default: the widest the --cpu has)"),
     cl::init(0), cl::cat(category));
 static cl::opt<int64_t> cpuRegisterTileM(
     "cpu-register-tile-m",
@@ -313,8 +326,10 @@ static cl::opt<int64_t> cpuRegisterTileM(
 static cl::opt<std::string> cpuInt8Dot(
     "cpu-int8-dot",
     cl::desc("CPU target: how 8-bit GEMMs sum their products: vnni "
-             "(AVX-512 VNNI's vpdpbusd), generic (plain vector ops) or auto "
-             "(vnni when the host CPU has it and vectors are 512 bits)"),
+             "(AVX-512 VNNI's vpdpbusd), avx2 (vpsignb, vpmaddubsw and "
+             "vpmaddwd on signed bytes), generic (plain vector ops) or auto "
+             "(vnni when the --cpu has it and vectors are 512 bits, else "
+             "avx2 when it has AVX2)"),
     cl::init("auto"), cl::cat(category));
 static cl::opt<std::string> sparsity(
     "sparsity",
@@ -705,8 +720,9 @@ bool prepareSignature(ModuleOp module, kiln::kmod::Module &kmod,
 /// the memory plan into `kmod`; the arena adds an argument.
 LogicalResult lowerForCpu(ModuleOp module, PassManager &pm,
                           kiln::kmod::Module &kmod, unsigned &numArgs,
-                          bool profile) {
+                          bool profile, StringRef cpu) {
   kiln::CpuPipelineOptions cpuOptions;
+  cpuOptions.cpu = cpu.str();
   cpuOptions.optLevel = optLevel;
   cpuOptions.threads = parallel;
   cpuOptions.profile = profile;
@@ -726,16 +742,16 @@ LogicalResult lowerForCpu(ModuleOp module, PassManager &pm,
 /// `module` (the LLVM dialect) as a shared object in `kmod`'s code, with
 /// its profile regions; `llvmIr` gets the LLVM IR when given.
 bool attachCpuCode(ModuleOp module, kiln::kmod::Module &kmod, unsigned numArgs,
-                   llvm::raw_ostream *llvmIr, uint64_t &soBytes,
-                   std::string &error) {
+                   const kiln::CpuTarget &cpu, llvm::raw_ostream *llvmIr,
+                   uint64_t &soBytes, std::string &error) {
   SmallString<256> soPath;
   if (auto ec = llvm::sys::fs::createTemporaryFile("kiln", "so", soPath)) {
     error = "cannot create a temporary file: " + ec.message();
     return false;
   }
   llvm::scope_exit removeSo([&] { llvm::sys::fs::remove(soPath); });
-  if (failed(kiln::emitCpuSharedObject(module, numArgs, optLevel, soPath, error,
-                                       llvmIr)))
+  if (failed(kiln::emitCpuSharedObject(module, numArgs, optLevel, cpu, soPath,
+                                       error, llvmIr)))
     return false;
   if (llvmIr)
     return true;
@@ -748,7 +764,9 @@ bool attachCpuCode(ModuleOp module, kiln::kmod::Module &kmod, unsigned numArgs,
   code->set_target("cpu-x86_64");
   code->set_format("elf-shared-object");
   code->set_entry("kiln_entry");
-  code->set_cpu(llvm::sys::getHostCPUName().str());
+  code->set_cpu(cpu.name);
+  for (const std::string &f : cpu.checkedFeatures())
+    code->add_cpu_features(f);
   if (auto regions = module->getAttrOfType<ArrayAttr>("kiln.profile_regions"))
     for (auto name : regions.getAsRange<StringAttr>())
       code->add_profile_regions(name.str());
@@ -869,10 +887,14 @@ int calibrationModule(ModuleOp module, unsigned first,
     return fail(error);
   PassManager lower(ctx);
   if (failed(applyPassManagerCLOptions(lower)) ||
-      failed(lowerForCpu(*copy, lower, kmod, numArgs, false)))
+      failed(lowerForCpu(*copy, lower, kmod, numArgs, false, "native")))
     return 1;
+  // The calibration module runs here, whatever --cpu the model is for.
+  FailureOr<kiln::CpuTarget> host = kiln::resolveCpuTarget("native", error);
+  if (failed(host))
+    return fail(error);
   uint64_t soBytes = 0;
-  if (!attachCpuCode(*copy, kmod, numArgs, nullptr, soBytes, error))
+  if (!attachCpuCode(*copy, kmod, numArgs, *host, nullptr, soBytes, error))
     return fail(error);
   bytes = kiln::serializeModule(kmod);
   return 0;
@@ -1229,7 +1251,8 @@ int compileForGpu(ModuleOp module, kiln::kmod::Module &kmod,
     if (auto ec = llvm::sys::fs::createTemporaryFile("kiln-emu", "so", soPath))
       return fail("cannot create a temporary file: " + ec.message());
     llvm::scope_exit removeSo([&] { llvm::sys::fs::remove(soPath); });
-    if (failed(kiln::emitEmulatorObject(module, optLevel, soPath, error)))
+    if (failed(kiln::emitEmulatorObject(module, optLevel, targetCpu, soPath,
+                                        error)))
       return fail(error);
     auto so = llvm::MemoryBuffer::getFile(soPath, /*IsText=*/false);
     if (!so)
@@ -1239,6 +1262,9 @@ int compileForGpu(ModuleOp module, kiln::kmod::Module &kmod,
     code->set_target("emulator-x86_64");
     code->set_format("elf-shared-object");
     code->set_entry(KILN_EMU_ENTRY_PREFIX);
+    code->set_cpu(targetCpu.name);
+    for (const std::string &f : targetCpu.checkedFeatures())
+      code->add_cpu_features(f);
     code->set_data(soBytes);
   }
   if (report) {
@@ -1376,9 +1402,9 @@ int compileBatchRange(int argc, char **argv, MLIRContext &context,
     variants.push_back((*buffer)->getBuffer().str());
   }
   std::string merged, text;
-  if (!kiln::compile::mergeBatchModules(context, optLevel, variants, chunks, lo,
-                                        hi, batchedInputs, batchedOutputs,
-                                        merged, text, error))
+  if (!kiln::compile::mergeBatchModules(context, optLevel, targetCpu, variants,
+                                        chunks, lo, hi, batchedInputs,
+                                        batchedOutputs, merged, text, error))
     return fail("batch range: " + error);
   if (report) {
     kiln::kmod::Module kmod;
@@ -1419,17 +1445,28 @@ int main(int argc, char **argv) {
   if (cpuVectorBits != 0 && cpuVectorBits != 128 && cpuVectorBits != 256 &&
       cpuVectorBits != 512)
     return fail("--cpu-vector-bits must be 128, 256 or 512");
-  if (unsigned host = kiln::hostVectorBits(); cpuVectorBits > host)
+  std::string cpuError;
+  if (FailureOr<kiln::CpuTarget> cpu =
+          kiln::resolveCpuTarget(cpuName, cpuError);
+      succeeded(cpu))
+    targetCpu = std::move(*cpu);
+  else
+    return fail("--cpu: " + cpuError);
+  if (unsigned widest = targetCpu.vectorBits(); cpuVectorBits > widest)
     return fail("--cpu-vector-bits=" + std::to_string(cpuVectorBits) +
-                " is wider than this CPU's vectors (" + std::to_string(host) +
-                " bits): the module is compiled for the host CPU");
+                " is wider than the vectors of the CPU '" + targetCpu.name +
+                "' (" + std::to_string(widest) + " bits; see --cpu)");
   if (cpuRegisterTileM < 0 || cpuRegisterTileM > 16)
     return fail("--cpu-register-tile-m must be 1 to 16 (0: the default)");
-  if (cpuInt8Dot != "auto" && cpuInt8Dot != "vnni" && cpuInt8Dot != "generic")
-    return fail("--cpu-int8-dot must be auto, vnni or generic");
-  if (cpuInt8Dot == "vnni" && !kiln::hostHasVnni())
-    return fail("--cpu-int8-dot=vnni needs AVX-512 VNNI, which this CPU "
-                "lacks: the module is compiled for the host CPU");
+  if (cpuInt8Dot != "auto" && cpuInt8Dot != "vnni" && cpuInt8Dot != "avx2" &&
+      cpuInt8Dot != "generic")
+    return fail("--cpu-int8-dot must be auto, vnni, avx2 or generic");
+  if (cpuInt8Dot == "avx2" && !targetCpu.has("avx2"))
+    return fail("--cpu-int8-dot=avx2 needs AVX2, which the CPU '" +
+                targetCpu.name + "' lacks (see --cpu)");
+  if (cpuInt8Dot == "vnni" && !targetCpu.hasVnni())
+    return fail("--cpu-int8-dot=vnni needs AVX-512 VNNI, which the CPU '" +
+                targetCpu.name + "' lacks (see --cpu)");
   StringRef halfType;
   if (precision == "fp16")
     halfType = "f16";
@@ -1593,7 +1630,8 @@ int main(int argc, char **argv) {
   if (failed(applyPassManagerCLOptions(stage2)))
     return 1;
   stage2.enableTiming(rootTiming);
-  if (failed(lowerForCpu(*module, stage2, kmod, numArgs, profileRegions)))
+  if (failed(
+          lowerForCpu(*module, stage2, kmod, numArgs, profileRegions, cpuName)))
     return 1;
   if (!checkLimits(kmod, error))
     return fail(error);
@@ -1616,7 +1654,7 @@ int main(int argc, char **argv) {
   std::string llvmIr;
   llvm::raw_string_ostream irOs(llvmIr);
   uint64_t soBytes = 0;
-  if (!attachCpuCode(*module, kmod, numArgs,
+  if (!attachCpuCode(*module, kmod, numArgs, targetCpu,
                      emit == Emit::LLVMIR ? &irOs : nullptr, soBytes, error))
     return fail(error);
   if (emit == Emit::LLVMIR)
@@ -1626,8 +1664,9 @@ int main(int argc, char **argv) {
   if (report) {
     printSignatureAndPlan(kmod);
     llvm::errs() << "  code: " << soBytes
-                 << " bytes of x86-64 shared object for "
-                 << llvm::sys::getHostCPUName() << "\n";
+                 << " bytes of x86-64 shared object for " << targetCpu.name
+                 << " (" << llvm::join(targetCpu.checkedFeatures(), " ")
+                 << ")\n";
     printSparsity(*module);
   }
   return writeWhole(outputFile, kiln::serializeModule(kmod));

@@ -12,6 +12,7 @@
 #ifndef KILN_CODEGEN_GPUEMITTER_H
 #define KILN_CODEGEN_GPUEMITTER_H
 
+#include "kiln/Codegen/Pipelines.h"
 #include "mlir/IR/BuiltinOps.h"
 
 #include <string>
@@ -38,6 +39,7 @@ llvm::LogicalResult emitPtx(mlir::ModuleOp module, llvm::StringRef toolkitPath,
 /// runtime's kernel emulator (`kiln-nvvm-to-emulator`), with an entry
 /// `kiln_emu_<kernel>(void **params)` per kernel.
 llvm::LogicalResult emitEmulatorObject(mlir::ModuleOp module, unsigned optLevel,
+                                       const CpuTarget &cpu,
                                        llvm::StringRef soPath,
                                        std::string &error);
 

@@ -519,10 +519,23 @@ def KilnCpuInt8Gemm : Pass<"kiln-cpu-int8-gemm", "::mlir::func::FuncOp"> {
     Blocks of rows make at least `parallel-chunks` blocks. Other
     contractions are left alone (`kiln-conv-to-gemm` and
     `kiln-cpu-tile-and-vectorize` take the float ones).
+
+    With `signed-dot` (for CPUs with AVX2 and no AVX-512 VNNI) a
+    contraction whose weights hold no -128 sums products of signed bytes
+    instead: the unsigned operand read back as signed (`u ^ 0x80`, i.e.
+    `u - 128`), and the accumulators start without the weight sums'
+    correction (or, for unsigned activations, higher by 128 times them).
+    Its chains of four products are marked `kiln.avx2_dot` for
+    `kiln-cpu-avx2-dot`. Weights with a -128 keep the unsigned form.
   }];
   let options = [
     Option<"registerTileM", "register-tile-m", "int64_t", "8",
            "Rows of a register tile">,
+    Option<"tileVectors", "tile-vectors", "int64_t", "2",
+           "The most 16-lane vectors per register tile row (1 or 2)">,
+    Option<"signedDot", "signed-dot", "bool", "false",
+           "Sum products of signed bytes, marked for kiln-cpu-avx2-dot, "
+           "where the weights hold no -128">,
     Option<"panelBytes", "panel-bytes", "int64_t", "262144",
            "Bytes of packed weights one block of columns may read">,
     Option<"parallelChunks", "parallel-chunks", "int64_t", "8",
@@ -578,6 +591,27 @@ def KilnCpuSparseGemm : Pass<"kiln-cpu-sparse-gemm", "::mlir::ModuleOp"> {
                            "::mlir::vector::VectorDialect",
                            "::mlir::tensor::TensorDialect",
                            "::mlir::arith::ArithDialect"];
+}
+
+def KilnCpuAvx2Dot : Pass<"kiln-cpu-avx2-dot", "::mlir::func::FuncOp"> {
+  let summary = "Turns marked 4-way s8 x s8 dot products into AVX2 "
+                "vpsignb, vpmaddubsw and vpmaddwd";
+  let description = [{
+    Replaces each chain of four `arith.addi` on `vector<16xi32>` that ends
+    in an add marked `kiln.avx2_dot` and adds to an accumulator the
+    products `extsi(shuffle(a, a, [q, q + 4, ...])) * extsi(shuffle(b, b,
+    [q, q + 4, ...]))` for q = 0, 1, 2, 3 of the same `vector<64xi8>`
+    operands -- what `kiln-cpu-int8-gemm{signed-dot}` writes, `b` being
+    weights without -128 -- by AVX2 instructions on each 32-byte half:
+    `|a|` (vpabsb), `b` with `a`'s signs (vpsignb), their pairwise
+    products summed in int16 (vpmaddubsw: at most 2 x 128 x 127, so never
+    saturated), and those pairs summed in int32 (vpmaddwd by ones): the
+    same sums, four instructions per 32 products. It runs after
+    bufferization, for CPUs with AVX2; `kiln-compile --cpu-int8-dot`
+    chooses.
+  }];
+  let dependentDialects = ["::mlir::LLVM::LLVMDialect",
+                           "::mlir::math::MathDialect"];
 }
 
 def KilnCpuVnniDot : Pass<"kiln-cpu-vnni-dot", "::mlir::func::FuncOp"> {

@@ -9,8 +9,10 @@
 #include "mlir/Pass/PassOptions.h"
 
 #include "llvm/ADT/STLFunctionalExtras.h"
+#include "llvm/ADT/StringMap.h"
 
 #include <string>
+#include <vector>
 
 namespace llvm {
 class Module;
@@ -18,8 +20,43 @@ class Module;
 
 namespace kiln {
 
+/// The x86-64 CPU that host code (a CPU module's, the emulator's kernels)
+/// is compiled for: which instructions the code may use, and which kernels
+/// the CPU pipeline picks (vector width, register tiles, VNNI dot products).
+struct CpuTarget {
+  /// LLVM's CPU name: "znver4", "haswell", "x86-64-v3", ...
+  std::string name;
+  /// Its extensions by LLVM's names, with those they imply.
+  llvm::StringMap<bool> features;
+
+  bool has(llvm::StringRef feature) const { return features.lookup(feature); }
+  /// The widest vector registers: 512 with AVX-512F, 256 with AVX, else 128.
+  unsigned vectorBits() const;
+  /// AVX-512 VNNI with AVX-512BW: vpdpbusd on 512-bit vectors.
+  bool hasVnni() const;
+  /// The feature string of LLVM's target machine ("+avx2,+fma,...").
+  std::string featureString() const;
+  /// Its extensions that kiln/Target/CpuFeatures.h lists: what the runtime
+  /// checks the running CPU for before it loads the code.
+  std::vector<std::string> checkedFeatures() const;
+};
+
+/// The CPU named `name`: "native" (or empty) is the compiling machine's,
+/// with the features it reports; any other name is one of LLVM's 64-bit
+/// x86 CPUs (x86-64-v2/v3/v4, haswell, skylake-avx512, znver4, ...) with
+/// its documented features. An unknown name fails with `error` listing
+/// the known ones.
+llvm::FailureOr<CpuTarget> resolveCpuTarget(llvm::StringRef name,
+                                            std::string &error);
+
 struct CpuPipelineOptions
     : public mlir::PassPipelineOptions<CpuPipelineOptions> {
+  Option<std::string> cpu{
+      *this, "cpu",
+      llvm::cl::desc("The x86-64 CPU the code is for, by LLVM's name "
+                     "(native: the compiling machine's); the vector width and "
+                     "the 8-bit dot products follow its extensions"),
+      llvm::cl::init("native")};
   Option<unsigned> optLevel{*this, "opt-level",
                             llvm::cl::desc("LLVM optimization level, 0 to 3"),
                             llvm::cl::init(3)};
@@ -36,8 +73,8 @@ struct CpuPipelineOptions
   Option<unsigned> vectorBits{
       *this, "vector-bits",
       llvm::cl::desc("Bits of the CPU's vector registers that contractions "
-                     "are tiled and packed for (0: the widest the host CPU "
-                     "has, see hostVectorBits)"),
+                     "are tiled and packed for (0: the widest the target CPU "
+                     "has, see CpuTarget::vectorBits)"),
       llvm::cl::init(0)};
   Option<int64_t> registerTileM{
       *this, "register-tile-m",
@@ -47,8 +84,10 @@ struct CpuPipelineOptions
   Option<std::string> int8Dot{
       *this, "int8-dot",
       llvm::cl::desc("How 8-bit GEMMs sum their products: vnni (AVX-512 "
-                     "VNNI's vpdpbusd), generic (plain vector ops), or auto "
-                     "(vnni when the host CPU has it and vector-bits is 512)"),
+                     "VNNI's vpdpbusd), avx2 (vpsignb, vpmaddubsw and "
+                     "vpmaddwd on signed bytes), generic (plain vector ops), "
+                     "or auto (vnni when the target CPU has it and "
+                     "vector-bits is 512, else avx2 when it has AVX2)"),
       llvm::cl::init("auto")};
   Option<int64_t> sparseMaxRows{
       *this, "sparse-max-rows",
@@ -56,14 +95,6 @@ struct CpuPipelineOptions
                      "rows than this stay dense (kiln-cpu-sparse-gemm)"),
       llvm::cl::init(4)};
 };
-
-/// Whether the host CPU has AVX-512 VNNI (vpdpbusd) and AVX-512BW.
-bool hostHasVnni();
-
-/// The width in bits of the widest vector registers of the host CPU that
-/// Kiln's CPU code is compiled for: 512 with AVX-512F, 256 with AVX, 128
-/// otherwise (SSE, NEON, ...).
-unsigned hostVectorBits();
 
 /// The graph stage: fold, infer shapes, fuse decomposed layers (unless
 /// `fuseLayers` is false) and lower every kiln op to linalg, tensor, arith
@@ -96,12 +127,12 @@ void buildCpuPipeline(mlir::OpPassManager &pm,
 void registerKilnPipelines();
 
 /// Translates a module in the LLVM dialect to LLVM IR, optimizes it for the
-/// host CPU, adds the `kiln_entry(void **args)` trampoline to the graph
+/// CPU `cpu`, adds the `kiln_entry(void **args)` trampoline to the graph
 /// function `main` (bare pointers to `numArgs` input and output buffers), and
 /// writes an ELF shared object (linked with the system C compiler driver) to
 /// `soPath`. With `llvmIrOut`, the optimized LLVM IR is also written there.
 llvm::LogicalResult emitCpuSharedObject(mlir::ModuleOp module, unsigned numArgs,
-                                        unsigned optLevel,
+                                        unsigned optLevel, const CpuTarget &cpu,
                                         llvm::StringRef soPath,
                                         std::string &error,
                                         llvm::raw_ostream *llvmIrOut = nullptr);
@@ -117,7 +148,7 @@ struct CpuEntry {
 /// entry (a batch-range module: one per batch it runs).
 llvm::LogicalResult emitCpuSharedObject(mlir::ModuleOp module,
                                         llvm::ArrayRef<CpuEntry> entries,
-                                        unsigned optLevel,
+                                        unsigned optLevel, const CpuTarget &cpu,
                                         llvm::StringRef soPath,
                                         std::string &error);
 
@@ -125,8 +156,8 @@ llvm::LogicalResult emitCpuSharedObject(mlir::ModuleOp module,
 /// entry points (trampolines) to the translated LLVM module before it is
 /// optimized.
 llvm::LogicalResult emitHostSharedObject(
-    mlir::ModuleOp module, unsigned optLevel, llvm::StringRef soPath,
-    std::string &error,
+    mlir::ModuleOp module, unsigned optLevel, const CpuTarget &cpu,
+    llvm::StringRef soPath, std::string &error,
     llvm::function_ref<llvm::LogicalResult(llvm::Module &, std::string &)>
         addEntries,
     llvm::raw_ostream *llvmIrOut = nullptr);

@@ -122,6 +122,17 @@ double float8ToDouble(uint8_t bits, DType dtype);
 /// type without a numeric reading).
 double elementAsDouble(const void *data, DType dtype, size_t i);
 
+/// Whether this machine's CPU has the x86-64 extension `feature` (LLVM's
+/// name, as kiln/Target/CpuFeatures.h lists them: "avx2", "avx512vnni",
+/// ...), by `cpuid` and, for the AVX and AVX-512 ones, the register state
+/// the operating system saves. False for a name that list lacks.
+bool cpuHasFeature(const std::string &feature);
+/// Those of `features` that this machine's CPU lacks (or that the runtime
+/// cannot check), in their order. A module's CPU code records the
+/// extensions it was compiled for; loading checks them with this.
+std::vector<std::string>
+missingCpuFeatures(const std::vector<std::string> &features);
+
 /// The name, element type and shape of a module input or output. An
 /// output whose extent along one dim depends on the data (NonZero's,
 /// say) has -1 there in the module's signature, and `maxExtent`, the upper

@@ -34,6 +34,7 @@
 #include "mlir/Dialect/LLVMIR/LLVMDialect.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/Linalg/IR/LinalgInterfaces.h"
+#include "mlir/Dialect/Math/IR/Math.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/Dialect/Vector/IR/VectorOps.h"
@@ -48,6 +49,7 @@
 #define DEBUG_TYPE "kiln-cpu-int8-gemm"
 
 namespace kiln {
+#define GEN_PASS_DEF_KILNCPUAVX2DOT
 #define GEN_PASS_DEF_KILNCPUINT8GEMM
 #define GEN_PASS_DEF_KILNCPUVNNIDOT
 #include "kiln/Codegen/Passes.h.inc"
@@ -164,11 +166,16 @@ Value constantOf(OpBuilder &b, Location loc, ArrayRef<int64_t> shape, Type elt,
                                    data.size() * sizeof(T)));
 }
 
+/// The mark of a signed dot product's last add for kiln-cpu-avx2-dot.
+constexpr llvm::StringLiteral kAvx2DotAttr = "kiln.avx2_dot";
+
 /// acc + the sums of four products per lane: `u` (unsigned bytes) times
 /// `s` (signed bytes), both vector<64xi8>; acc vector<16xi32>. Plain
 /// vector ops (kiln-cpu-vnni-dot turns them into vpdpbusd where the CPU
-/// has it).
-Value dot4(OpBuilder &b, Location loc, Value acc, Value u, Value s) {
+/// has it). With `signedU`, `u` is read as signed bytes too and the last
+/// add is marked for kiln-cpu-avx2-dot (`s` must hold no -128).
+Value dot4(OpBuilder &b, Location loc, Value acc, Value u, Value s,
+           bool signedU = false) {
   auto vt = cast<VectorType>(acc.getType());
   auto byteVec = VectorType::get({kLanes}, b.getI8Type());
   for (int64_t q = 0; q < 4; ++q) {
@@ -177,12 +184,31 @@ Value dot4(OpBuilder &b, Location loc, Value acc, Value u, Value s) {
       lanes.push_back(4 * l + q);
     Value x = vector::ShuffleOp::create(b, loc, byteVec, u, u, lanes);
     Value y = vector::ShuffleOp::create(b, loc, byteVec, s, s, lanes);
-    Value p =
-        arith::MulIOp::create(b, loc, arith::ExtUIOp::create(b, loc, vt, x),
-                              arith::ExtSIOp::create(b, loc, vt, y));
+    Value ex = signedU ? arith::ExtSIOp::create(b, loc, vt, x).getResult()
+                       : arith::ExtUIOp::create(b, loc, vt, x).getResult();
+    Value p = arith::MulIOp::create(b, loc, ex,
+                                    arith::ExtSIOp::create(b, loc, vt, y));
     acc = arith::AddIOp::create(b, loc, acc, p);
   }
+  if (signedU)
+    acc.getDefiningOp()->setAttr(kAvx2DotAttr, b.getUnitAttr());
   return acc;
+}
+
+/// `v` (vector<64xi8>) xor 0x80 in every byte: unsigned bytes read as
+/// signed ones less 128, and back.
+Value flipBytes(OpBuilder &b, Location loc, Value v) {
+  auto vt = cast<VectorType>(v.getType());
+  return arith::XOrIOp::create(
+      b, loc, v,
+      arith::ConstantOp::create(
+          b, loc, DenseElementsAttr::get(vt, b.getI8IntegerAttr(-128))));
+}
+
+/// Whether signed bytes `w` hold no -128 (kiln-cpu-avx2-dot's vpsignb
+/// cannot negate it).
+bool noMinByte(ArrayRef<int8_t> w) {
+  return llvm::none_of(w, [](int8_t v) { return v == -128; });
 }
 
 Value idx(OpBuilder &b, Location loc, int64_t v) {
@@ -222,13 +248,13 @@ Value broadcastFour(OpBuilder &b, Location loc, Value t, ValueRange indices,
 /// `tail`, one more whose bytes past K read as zero. `rowBytes(b, r, kq,
 /// inBounds)` gives row r's four bytes of step kq broadcast,
 /// `colBytes(b, v, kq)` vector v's 64 bytes; the row side is the unsigned
-/// one when `rowsUnsigned`.
+/// one when `rowsUnsigned`; with `signedDot` both sides are signed (dot4).
 SmallVector<Value>
 kLoop(OpBuilder &b, Location loc, ValueRange accs, int64_t rows, int64_t nv,
       int64_t groups, bool tail,
       llvm::function_ref<Value(OpBuilder &, int64_t, Value, bool)> rowBytes,
       llvm::function_ref<Value(OpBuilder &, int64_t, Value)> colBytes,
-      bool rowsUnsigned) {
+      bool rowsUnsigned, bool signedDot) {
   auto step = [&](OpBuilder &nb, Value kq, ValueRange in,
                   bool inBounds) -> SmallVector<Value> {
     SmallVector<Value> cols;
@@ -238,9 +264,10 @@ kLoop(OpBuilder &b, Location loc, ValueRange accs, int64_t rows, int64_t nv,
     for (int64_t r = 0; r < rows; ++r) {
       Value row = rowBytes(nb, r, kq, inBounds);
       for (int64_t v = 0; v < nv; ++v)
-        out[r * nv + v] = rowsUnsigned
-                              ? dot4(nb, loc, out[r * nv + v], row, cols[v])
-                              : dot4(nb, loc, out[r * nv + v], cols[v], row);
+        out[r * nv + v] =
+            rowsUnsigned
+                ? dot4(nb, loc, out[r * nv + v], row, cols[v], signedDot)
+                : dot4(nb, loc, out[r * nv + v], cols[v], row, signedDot);
     }
     return out;
   };
@@ -769,9 +796,12 @@ struct Int8GemmPass : public kiln::impl::KilnCpuInt8GemmBase<Int8GemmPass> {
     int64_t k4 = llvm::divideCeil(cv.k, 4), kp = 4 * k4;
     int64_t p = cv.oh * cv.ow;
     int64_t vectors = llvm::divideCeil(p, kLanes);
-    int64_t nv = vectors >= 2 ? 2 : 1, nr = nv * kLanes;
+    int64_t nv = vectors >= 2 && tileVectors >= 2 ? 2 : 1, nr = nv * kLanes;
     int64_t pr = llvm::alignTo(p, nr); // p padded to whole register tiles
     int64_t mr = std::min<int64_t>(registerTileM, cv.f);
+    // Signed products (the windows read back as signed) need no
+    // correction.
+    bool signedProducts = signedDot && noMinByte(cv.w);
 
     // The weights as [F, Kp] and each row's sum times -128.
     std::vector<int8_t> wp(cv.f * kp, 0);
@@ -782,7 +812,7 @@ struct Int8GemmPass : public kiln::impl::KilnCpuInt8GemmBase<Int8GemmPass> {
         wp[f * kp + k] = cv.w[f * cv.k + k];
         sum += cv.w[f * cv.k + k];
       }
-      corr[f] = static_cast<int32_t>(-128 * sum);
+      corr[f] = signedProducts ? 0 : static_cast<int32_t>(-128 * sum);
     }
     // Where the init is the same along each channel, the accumulators
     // start there in registers (the init is not read); a requantization
@@ -916,10 +946,12 @@ struct Int8GemmPass : public kiln::impl::KilnCpuInt8GemmBase<Int8GemmPass> {
                                  false);
           },
           [&](OpBuilder &nb, int64_t v, Value kq) {
-            return loadPanel(nb, loc, packedCol,
-                             ValueRange{nIv, pack[v], kq, idx(nb, loc, 0)});
+            Value col =
+                loadPanel(nb, loc, packedCol,
+                          ValueRange{nIv, pack[v], kq, idx(nb, loc, 0)});
+            return signedProducts ? flipBytes(nb, loc, col) : col;
           },
-          /*rowsUnsigned=*/false);
+          /*rowsUnsigned=*/false, signedProducts);
       if (requant) {
         // The requantization's other inputs: a value per row (its output
         // channel) or one for all, broadcast.
@@ -1005,7 +1037,11 @@ struct Int8GemmPass : public kiln::impl::KilnCpuInt8GemmBase<Int8GemmPass> {
     int64_t k4 = llvm::divideCeil(g.k, 4);
     int64_t vectors = g.n / kLanes;
 
-    // b packed for the dot products, and the accumulators' correction.
+    // b packed for the dot products, and the accumulators' correction:
+    // the unsigned form reads signed activations flipped (128 higher),
+    // the signed form unsigned ones flipped (128 lower).
+    bool signedProducts = signedDot && noMinByte(g.b);
+    bool flipA = signedProducts ? !g.signedA : g.signedA;
     std::vector<int8_t> packed(vectors * k4 * kLanes * 4, 0);
     std::vector<int32_t> correction(g.n, 0);
     for (int64_t n = 0; n < g.n; ++n) {
@@ -1016,11 +1052,13 @@ struct Int8GemmPass : public kiln::impl::KilnCpuInt8GemmBase<Int8GemmPass> {
         packed[(((n / kLanes) * k4 + k / 4) * kLanes + n % kLanes) * 4 +
                k % 4] = v;
       }
-      correction[n] = g.signedA ? static_cast<int32_t>(-128 * sum) : 0;
+      if (flipA)
+        correction[n] =
+            static_cast<int32_t>((signedProducts ? 128 : -128) * sum);
     }
     Value bPacked = constantOf(b, loc, {vectors, k4, kLanes * 4}, i8, packed);
     Value corr;
-    if (g.signedA)
+    if (flipA)
       corr = constantOf(b, loc, {g.n}, i32, correction);
 
     // a as [M, K], the accumulator as [M, N].
@@ -1041,7 +1079,7 @@ struct Int8GemmPass : public kiln::impl::KilnCpuInt8GemmBase<Int8GemmPass> {
     // Register tile and thread blocks. Columns: nr = two vectors when they
     // divide n; a block of columns whose packed panel (K x NB bytes) fits
     // in the panel budget. Rows: enough blocks for the threads.
-    int64_t nv = vectors % 2 == 0 ? 2 : 1;
+    int64_t nv = vectors % 2 == 0 && tileVectors >= 2 ? 2 : 1;
     int64_t nr = nv * kLanes;
     int64_t nb = g.n;
     while (nb > nr && nb * g.k > panelBytes) {
@@ -1108,13 +1146,13 @@ struct Int8GemmPass : public kiln::impl::KilnCpuInt8GemmBase<Int8GemmPass> {
           [&](OpBuilder &nb, int64_t x, Value kq, bool inBounds) {
             Value k = arith::MulIOp::create(nb, loc, kq, idx(nb, loc, 4));
             return broadcastFour(nb, loc, a2, ValueRange{aRows[x], k}, inBounds,
-                                 g.signedA);
+                                 flipA);
           },
           [&](OpBuilder &nb, int64_t v, Value kq) {
             return loadPanel(nb, loc, bPacked,
                              ValueRange{panel[v], kq, idx(nb, loc, 0)});
           },
-          /*rowsUnsigned=*/true);
+          /*rowsUnsigned=*/true, signedProducts);
       return writeTile(b, loc, t, res, rowIdx, colIdx, true);
     };
 
@@ -1148,16 +1186,17 @@ struct Int8GemmPass : public kiln::impl::KilnCpuInt8GemmBase<Int8GemmPass> {
 
 /// The product term extui(shuffle(a, a, [q, q+4, ...])) *
 /// extsi(shuffle(b, b, [q, q+4, ...])) of a 4-way dot product of
-/// vector<64xi8> operands: sets a, b and q.
-bool dotTerm(Value p, Value &a, Value &b, int64_t &q) {
+/// vector<64xi8> operands (extsi of a too with `signedA`): sets a, b and q.
+bool dotTerm(Value p, Value &a, Value &b, int64_t &q, bool signedA) {
   auto mul = p.getDefiningOp<arith::MulIOp>();
   if (!mul)
     return false;
-  auto ua = mul.getLhs().getDefiningOp<arith::ExtUIOp>();
+  Operation *ea = mul.getLhs().getDefiningOp();
   auto sb = mul.getRhs().getDefiningOp<arith::ExtSIOp>();
-  if (!ua || !sb)
+  if (!ea || !sb ||
+      !(signedA ? isa<arith::ExtSIOp>(ea) : isa<arith::ExtUIOp>(ea)))
     return false;
-  auto xa = ua.getIn().getDefiningOp<vector::ShuffleOp>();
+  auto xa = ea->getOperand(0).getDefiningOp<vector::ShuffleOp>();
   auto xb = sb.getIn().getDefiningOp<vector::ShuffleOp>();
   if (!xa || !xb || xa.getV1() != xa.getV2() || xb.getV1() != xb.getV2() ||
       xa.getMask() != xb.getMask())
@@ -1179,6 +1218,97 @@ bool dotTerm(Value p, Value &a, Value &b, int64_t &q) {
   return true;
 }
 
+/// The accumulator and operands of the chain of four adds ending at `end`
+/// whose terms `term` recognizes (q = 0..3 of one (a, b), each add's sum
+/// used only by the next); the adds in `chain`.
+bool dotChain(arith::AddIOp end,
+              llvm::function_ref<bool(Value, Value &, Value &, int64_t &)> term,
+              Value &acc, Value &a, Value &b,
+              SmallVectorImpl<Operation *> &chain) {
+  acc = end.getResult();
+  unsigned seen = 0;
+  for (int i = 0; i < 4; ++i) {
+    auto add = acc.getDefiningOp<arith::AddIOp>();
+    if (!add || (i > 0 && !add->hasOneUse()))
+      return false;
+    Value ta, tb;
+    int64_t q;
+    Value x = add.getLhs(), p = add.getRhs();
+    if (!term(p, ta, tb, q)) {
+      std::swap(x, p);
+      if (!term(p, ta, tb, q))
+        return false;
+    }
+    if ((i > 0 && (ta != a || tb != b)) || (seen & (1u << q)))
+      return false;
+    a = ta;
+    b = tb;
+    seen |= 1u << q;
+    chain.push_back(add);
+    acc = x;
+  }
+  return seen == 0xf;
+}
+
+struct Avx2DotPass : public kiln::impl::KilnCpuAvx2DotBase<Avx2DotPass> {
+  void runOnOperation() override {
+    SmallVector<arith::AddIOp> ends;
+    getOperation().walk([&](arith::AddIOp add) {
+      if (add->hasAttr(kAvx2DotAttr))
+        ends.push_back(add);
+    });
+    IRRewriter rewriter(&getContext());
+    for (arith::AddIOp end : ends) {
+      Value acc, a, w;
+      SmallVector<Operation *> chain;
+      if (!dotChain(
+              end,
+              [](Value p, Value &ta, Value &tb, int64_t &q) {
+                return dotTerm(p, ta, tb, q, /*signedA=*/true);
+              },
+              acc, a, w, chain))
+        continue;
+      Location loc = end.getLoc();
+      rewriter.setInsertionPoint(end);
+      Type i8 = rewriter.getI8Type(), i16 = rewriter.getI16Type(),
+           i32 = rewriter.getI32Type();
+      auto half8 = VectorType::get({2 * kLanes}, i8);
+      auto half16 = VectorType::get({kLanes}, i16);
+      auto half32 = VectorType::get({kLanes / 2}, i32);
+      Value ones = arith::ConstantOp::create(
+          rewriter, loc,
+          DenseElementsAttr::get(half16, rewriter.getI16IntegerAttr(1)));
+      auto call = [&](Type type, StringRef name, ValueRange args) {
+        return LLVM::CallIntrinsicOp::create(rewriter, loc, type,
+                                             rewriter.getStringAttr(name), args)
+            .getResult(0);
+      };
+      SmallVector<Value> sums;
+      for (int64_t h = 0; h < 2; ++h) {
+        auto slice = [&](Value v) {
+          return vector::ExtractStridedSliceOp::create(
+              rewriter, loc, v, ArrayRef<int64_t>{2 * kLanes * h},
+              ArrayRef<int64_t>{2 * kLanes}, ArrayRef<int64_t>{1});
+        };
+        Value ah = slice(a), wh = slice(w);
+        // |a| times w with a's signs: the products a * w, two per int16
+        // (|a| <= 128, |w| <= 127), then two such per int32 lane.
+        Value absA = math::AbsIOp::create(rewriter, loc, ah);
+        Value signedW = call(half8, "llvm.x86.avx2.psign.b", {wh, ah});
+        Value pairs =
+            call(half16, "llvm.x86.avx2.pmadd.ub.sw", {absA, signedW});
+        sums.push_back(call(half32, "llvm.x86.avx2.pmadd.wd", {pairs, ones}));
+      }
+      SmallVector<int64_t> all;
+      for (int64_t l = 0; l < kLanes; ++l)
+        all.push_back(l);
+      Value sum =
+          vector::ShuffleOp::create(rewriter, loc, sums[0], sums[1], all);
+      rewriter.replaceOp(end, arith::AddIOp::create(rewriter, loc, acc, sum));
+    }
+  }
+};
+
 struct VnniDotPass : public kiln::impl::KilnCpuVnniDotBase<VnniDotPass> {
   void runOnOperation() override {
     SmallVector<arith::AddIOp> adds;
@@ -1193,39 +1323,14 @@ struct VnniDotPass : public kiln::impl::KilnCpuVnniDotBase<VnniDotPass> {
     for (arith::AddIOp end : adds) {
       if (replaced.contains(end))
         continue;
-      // Four chained adds of the terms q = 0..3 of one (a, b), each add's
-      // sum used only by the next.
-      Value acc = end.getResult(), a, b;
-      unsigned seen = 0;
+      Value acc, a, b;
       SmallVector<Operation *> chain;
-      bool ok = true;
-      for (int i = 0; i < 4 && ok; ++i) {
-        auto add = acc.getDefiningOp<arith::AddIOp>();
-        if (!add || (i > 0 && !add->hasOneUse())) {
-          ok = false;
-          break;
-        }
-        Value ta, tb;
-        int64_t q;
-        Value x = add.getLhs(), p = add.getRhs();
-        if (!dotTerm(p, ta, tb, q)) {
-          std::swap(x, p);
-          if (!dotTerm(p, ta, tb, q)) {
-            ok = false;
-            break;
-          }
-        }
-        if ((i > 0 && (ta != a || tb != b)) || (seen & (1u << q))) {
-          ok = false;
-          break;
-        }
-        a = ta;
-        b = tb;
-        seen |= 1u << q;
-        chain.push_back(add);
-        acc = x;
-      }
-      if (!ok || seen != 0xf)
+      if (!dotChain(
+              end,
+              [](Value p, Value &ta, Value &tb, int64_t &q) {
+                return dotTerm(p, ta, tb, q, /*signedA=*/false);
+              },
+              acc, a, b, chain))
         continue;
       rewriter.setInsertionPoint(end);
       Value dot = LLVM::CallIntrinsicOp::create(

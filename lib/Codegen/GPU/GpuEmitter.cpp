@@ -352,7 +352,8 @@ LogicalResult kiln::emitPtx(ModuleOp module, StringRef toolkitPath,
 }
 
 LogicalResult kiln::emitEmulatorObject(ModuleOp module, unsigned optLevel,
-                                       StringRef soPath, std::string &error) {
+                                       const CpuTarget &cpu, StringRef soPath,
+                                       std::string &error) {
   gpu::GPUModuleOp kernels = getKernelModule(module);
   if (!kernels) {
     error = "the module has no @kiln_kernels";
@@ -401,7 +402,8 @@ LogicalResult kiln::emitEmulatorObject(ModuleOp module, unsigned optLevel,
     }
     return llvm::success();
   };
-  return kiln::emitHostSharedObject(*host, optLevel, soPath, error, addEntries);
+  return kiln::emitHostSharedObject(*host, optLevel, cpu, soPath, error,
+                                    addEntries);
 }
 
 std::string kiln::findPtxas() {

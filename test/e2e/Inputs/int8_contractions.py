@@ -19,8 +19,11 @@ outputs:
   mm_uint8   uint8 [64x48] x int8 [48x40]: not a signed 8-bit product (a
              loop kernel), still exact
 
-  int8_contractions.py OUTDIR   (writes OUTDIR/m.onnx, input_K.npy,
-                                 output_K.npy)
+  int8_contractions.py OUTDIR [--symmetric-weights]
+      (writes OUTDIR/m.onnx, input_K.npy, output_K.npy; with
+      --symmetric-weights the constant weights lie in [-127, 127],
+      mm_extreme's are -127 and 127, and mm_uint8_wide, uint8 [16x64] x
+      int8 [64x32], follows as an 8th output from a 9th input)
 """
 import os
 import sys
@@ -66,11 +69,14 @@ def write_model(out, name, nodes, inputs, weights, results):
 
 def main():
     out = sys.argv[1]
+    # --symmetric-weights: weights in [-127, 127], as symmetric quantization
+    # writes them (kiln-cpu-int8-gemm{signed-dot} needs no -128 there).
+    low = -127 if "--symmetric-weights" in sys.argv[2:] else -128
     os.makedirs(out, exist_ok=True)
     rng = np.random.default_rng(0)
 
-    def i8(shape):
-        return rng.integers(-128, 128, size=shape).astype(np.int8)
+    def i8(shape, lo=-128):
+        return rng.integers(lo, 128, size=shape).astype(np.int8)
 
     inputs = {
         "x_edges": i8([100, 70]),
@@ -83,12 +89,12 @@ def main():
         "x_u8": rng.integers(0, 256, size=[64, 48]).astype(np.uint8),
     }
     weights = {
-        "w_edges": i8([70, 50]),
-        "w_nk": i8([80, 128]),
-        "w_ext": rng.choice(np.array([-128, 127], np.int8), size=[512, 64]),
-        "w_conv": i8([48, 32, 3, 3]),
-        "w_s2": i8([32, 16, 3, 3]),
-        "w_u8": i8([48, 40]),
+        "w_edges": i8([70, 50], low),
+        "w_nk": i8([80, 128], low),
+        "w_ext": rng.choice(np.array([low, 127], np.int8), size=[512, 64]),
+        "w_conv": i8([48, 32, 3, 3], low),
+        "w_s2": i8([32, 16, 3, 3], low),
+        "w_u8": i8([48, 40], low),
     }
     nodes = [
         helper.make_node("MatMulInteger", ["x_edges", "w_edges"], ["mm_edges"],
@@ -118,6 +124,15 @@ def main():
         "conv_s2": conv2d(v["x_s2"], v["w_s2"], 2, 1),
         "mm_uint8": v["x_u8"] @ v["w_u8"],
     }
+    if low == -127:
+        # uint8 activations by a 32-column weight: the CPU's register tiles
+        # read them as signed bytes less 128 (kiln-cpu-int8-gemm{signed-dot}).
+        inputs["x_u8w"] = rng.integers(0, 256, size=[16, 64]).astype(np.uint8)
+        weights["w_u8w"] = i8([64, 32], low)
+        nodes.append(helper.make_node("MatMulInteger", ["x_u8w", "w_u8w"],
+                                      ["mm_uint8_wide"], name="mm_uint8_wide"))
+        results["mm_uint8_wide"] = (inputs["x_u8w"].astype(np.int64) @
+                                    weights["w_u8w"].astype(np.int64))
     write_model(out, "int8_contractions", nodes, inputs, weights, results)
 
 if __name__ == "__main__":
