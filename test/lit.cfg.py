@@ -44,6 +44,15 @@ if os.access("/usr/lib/llvm-22/bin/clang++", os.X_OK) and os.path.exists(
 # The Python package (python/) builds with these and tests with pytest.
 if all(have_module(m) for m in ("nanobind", "scikit_build_core", "pytest")):
     config.available_features.add("python-package")
+# 256-bit vpdpbusd runs here: AVX-VNNI, or AVX-512 VNNI with VL.
+try:
+    with open("/proc/cpuinfo") as f:
+        flags = next((l.split(":", 1)[1].split() for l in f
+                      if l.startswith("flags")), [])
+except OSError:
+    flags = []
+if "avx_vnni" in flags or ("avx512_vnni" in flags and "avx512vl" in flags):
+    config.available_features.add("cpu-vnni256")
 if os.path.exists(os.path.join(config.kiln_tools_dir, "KilnUnitTests")):
     config.available_features.add("gtest")
 if os.path.isdir(os.path.join(config.onnx_testdata_dir, "node")):

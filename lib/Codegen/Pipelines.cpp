@@ -88,6 +88,10 @@ bool kiln::CpuTarget::hasVnni() const {
   return has("avx512vnni") && has("avx512bw");
 }
 
+bool kiln::CpuTarget::hasVnni256() const {
+  return has("avxvnni") || (has("avx512vnni") && has("avx512vl"));
+}
+
 std::string kiln::CpuTarget::featureString() const {
   std::vector<std::string> names;
   for (const auto &f : features)
@@ -158,19 +162,24 @@ void kiln::buildCpuCodegenPipeline(OpPassManager &pm,
   // 8-bit GEMMs: vpdpbusd where the CPU has AVX-512 VNNI and 512-bit
   // code is generated, plain vector ops otherwise.
   // 8-bit GEMMs: AVX-512 VNNI's vpdpbusd where the CPU has it and 512-bit
-  // code is generated; else AVX2's vpsignb/vpmaddubsw/vpmaddwd on signed
-  // bytes, in register tiles of 4 rows by 16 lanes (8 of AVX2's 16
-  // registers of accumulators); else plain vector ops.
+  // code is generated; else AVX-VNNI's 256-bit one; else AVX2's
+  // vpsignb/vpmaddubsw/vpmaddwd on signed bytes, in register tiles of 4 rows by
+  // 16 lanes (8 of AVX2's 16 registers of accumulators); else plain vector ops.
+  // AVX-VNNI (or AVX-512 VNNI at 256 bits): two 256-bit vpdpbusd per
+  // 16-lane step, 6 rows of one vector (12 of 16 registers).
   std::string int8Dot = options.int8Dot;
   if (int8Dot == "auto")
     int8Dot = vectorBits >= 512 && cpu->hasVnni() ? "vnni"
+              : cpu->hasVnni256()                 ? "avxvnni"
               : cpu->has("avx2")                  ? "avx2"
                                                   : "generic";
-  bool vnni = int8Dot == "vnni", avx2 = int8Dot == "avx2";
+  bool vnni = int8Dot == "vnni", avxvnni = int8Dot == "avxvnni",
+       avx2 = int8Dot == "avx2";
   std::string int8Gemm =
-      avx2 ? "kiln-cpu-int8-gemm{register-tile-m=4 tile-vectors=1 "
-             "signed-dot=true}"
-           : "kiln-cpu-int8-gemm";
+      avx2      ? "kiln-cpu-int8-gemm{register-tile-m=4 tile-vectors=1 "
+                  "signed-dot=true}"
+      : avxvnni ? "kiln-cpu-int8-gemm{register-tile-m=6 tile-vectors=1}"
+                : "kiln-cpu-int8-gemm";
   std::string forall =
       options.threads
           ? "scf-forall-to-parallel,convert-scf-to-openmp,canonicalize,"
@@ -190,6 +199,7 @@ void kiln::buildCpuCodegenPipeline(OpPassManager &pm,
               "buffer-deallocation-pipeline,"
               "func.func(kiln-copy-to-linalg," +
               (vnni ? "kiln-cpu-vnni-dot," : "") +
+              (avxvnni ? "kiln-cpu-vnni-dot{bits=256}," : "") +
               (avx2 ? "kiln-cpu-avx2-dot," : "") + "kiln-cpu-row-reductions{" +
               bits + "},convert-linalg-to-loops)," + forall +
               "func.func(kiln-expand-float8,kiln-math-approximation{ops=erf,"

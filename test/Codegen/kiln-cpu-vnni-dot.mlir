@@ -1,4 +1,5 @@
 // RUN: kiln-opt %s -split-input-file -kiln-cpu-vnni-dot | FileCheck %s
+// RUN: kiln-opt %s -split-input-file -kiln-cpu-vnni-dot=bits=256 | FileCheck %s --check-prefix=B256
 
 // Four chained adds of the products of lanes q, q + 4, ... (q = 0..3, in
 // any order) of one unsigned a and one signed b: one vpdpbusd.
@@ -7,6 +8,22 @@
 // CHECK-SAME:    %[[ACC:[^:]+]]: vector<16xi32>, %[[A:[^:]+]]: vector<64xi8>, %[[B:[^:]+]]: vector<64xi8>
 // CHECK:         %[[R:.+]] = llvm.call_intrinsic "llvm.x86.avx512.vpdpbusd.512"(%[[ACC]], %[[A]], %[[B]]) : (vector<16xi32>, vector<64xi8>, vector<64xi8>) -> vector<16xi32>
 // CHECK-NEXT:    return %[[R]]
+
+// With bits=256 (AVX-VNNI): two 256-bit vpdpbusd on the halves (lanes 0-7
+// from bytes 0-31, lanes 8-15 from bytes 32-63), joined.
+// B256-LABEL: func.func @dot
+// B256-SAME:    %[[ACC:[^:]+]]: vector<16xi32>, %[[A:[^:]+]]: vector<64xi8>, %[[B:[^:]+]]: vector<64xi8>
+// B256-DAG:     %[[C0:.+]] = vector.extract_strided_slice %[[ACC]] {offsets = [0], sizes = [8], strides = [1]} : vector<16xi32> to vector<8xi32>
+// B256-DAG:     %[[A0:.+]] = vector.extract_strided_slice %[[A]] {offsets = [0], sizes = [32], strides = [1]} : vector<64xi8> to vector<32xi8>
+// B256-DAG:     %[[B0:.+]] = vector.extract_strided_slice %[[B]] {offsets = [0], sizes = [32], strides = [1]} : vector<64xi8> to vector<32xi8>
+// B256:         %[[LO:.+]] = llvm.call_intrinsic "llvm.x86.avx512.vpdpbusd.256"(%[[C0]], %[[A0]], %[[B0]]) : (vector<8xi32>, vector<32xi8>, vector<32xi8>) -> vector<8xi32>
+// B256-DAG:     %[[C1:.+]] = vector.extract_strided_slice %[[ACC]] {offsets = [8], sizes = [8], strides = [1]}
+// B256-DAG:     %[[A1:.+]] = vector.extract_strided_slice %[[A]] {offsets = [32], sizes = [32], strides = [1]}
+// B256-DAG:     %[[B1:.+]] = vector.extract_strided_slice %[[B]] {offsets = [32], sizes = [32], strides = [1]}
+// B256:         %[[HI:.+]] = llvm.call_intrinsic "llvm.x86.avx512.vpdpbusd.256"(%[[C1]], %[[A1]], %[[B1]])
+// B256:         %[[R:.+]] = vector.shuffle %[[LO]], %[[HI]] [0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15] : vector<8xi32>, vector<8xi32>
+// B256-NEXT:    return %[[R]]
+// B256-NOT:     vpdpbusd.512
 
 func.func @dot(%acc: vector<16xi32>, %a: vector<64xi8>, %b: vector<64xi8>, %c: vector<64xi8>) -> vector<16xi32> {
   %x0 = vector.shuffle %a, %a [0, 4, 8, 12, 16, 20, 24, 28, 32, 36, 40, 44, 48, 52, 56, 60] : vector<64xi8>, vector<64xi8>

@@ -326,9 +326,10 @@ static cl::opt<int64_t> cpuRegisterTileM(
 static cl::opt<std::string> cpuInt8Dot(
     "cpu-int8-dot",
     cl::desc("CPU target: how 8-bit GEMMs sum their products: vnni "
-             "(AVX-512 VNNI's vpdpbusd), avx2 (vpsignb, vpmaddubsw and "
-             "vpmaddwd on signed bytes), generic (plain vector ops) or auto "
-             "(vnni when the --cpu has it and vectors are 512 bits, else "
+             "(AVX-512 VNNI's vpdpbusd), avxvnni (256-bit vpdpbusd), avx2 "
+             "(vpsignb, vpmaddubsw and vpmaddwd on signed bytes), generic "
+             "(plain vector ops) or auto (vnni when the --cpu has it and "
+             "vectors are 512 bits, else avxvnni when it has AVX-VNNI, else "
              "avx2 when it has AVX2)"),
     cl::init("auto"), cl::cat(category));
 static cl::opt<std::string> sparsity(
@@ -1458,9 +1459,13 @@ int main(int argc, char **argv) {
                 "' (" + std::to_string(widest) + " bits; see --cpu)");
   if (cpuRegisterTileM < 0 || cpuRegisterTileM > 16)
     return fail("--cpu-register-tile-m must be 1 to 16 (0: the default)");
-  if (cpuInt8Dot != "auto" && cpuInt8Dot != "vnni" && cpuInt8Dot != "avx2" &&
-      cpuInt8Dot != "generic")
-    return fail("--cpu-int8-dot must be auto, vnni, avx2 or generic");
+  if (cpuInt8Dot != "auto" && cpuInt8Dot != "vnni" && cpuInt8Dot != "avxvnni" &&
+      cpuInt8Dot != "avx2" && cpuInt8Dot != "generic")
+    return fail("--cpu-int8-dot must be auto, vnni, avxvnni, avx2 or generic");
+  if (cpuInt8Dot == "avxvnni" && !targetCpu.hasVnni256())
+    return fail("--cpu-int8-dot=avxvnni needs AVX-VNNI (or AVX-512 VNNI with "
+                "VL), which the CPU '" +
+                targetCpu.name + "' lacks (see --cpu)");
   if (cpuInt8Dot == "avx2" && !targetCpu.has("avx2"))
     return fail("--cpu-int8-dot=avx2 needs AVX2, which the CPU '" +
                 targetCpu.name + "' lacks (see --cpu)");

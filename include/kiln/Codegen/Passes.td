@@ -627,8 +627,16 @@ def KilnCpuVnniDot : Pass<"kiln-cpu-vnni-dot", "::mlir::func::FuncOp"> {
     exactly that (without saturation, wrapping like `arith.addi`). It runs
     after bufferization (the intrinsic call has no memory-effect
     interface) and only for CPUs with AVX-512 VNNI; `kiln-compile
-    --cpu-int8-dot` chooses.
+    --cpu-int8-dot` chooses. With `bits=256` (CPUs with AVX-VNNI and no
+    AVX-512: Alder Lake and later client CPUs) each is two
+    `llvm.x86.avx512.vpdpbusd.256` on the 32-byte halves, the
+    accumulator's halves joined after.
   }];
+  let options = [
+    Option<"bits", "bits", "unsigned", "512",
+           "The vpdpbusd width: 512 (AVX-512 VNNI) or 256 (AVX-VNNI, or "
+           "AVX-512 VNNI with VL)">,
+  ];
   let dependentDialects = ["::mlir::LLVM::LLVMDialect"];
 }
 

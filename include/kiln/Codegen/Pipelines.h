@@ -34,6 +34,8 @@ struct CpuTarget {
   unsigned vectorBits() const;
   /// AVX-512 VNNI with AVX-512BW: vpdpbusd on 512-bit vectors.
   bool hasVnni() const;
+  /// vpdpbusd on 256-bit vectors: AVX-VNNI, or AVX-512 VNNI with VL.
+  bool hasVnni256() const;
   /// The feature string of LLVM's target machine ("+avx2,+fma,...").
   std::string featureString() const;
   /// Its extensions that kiln/Target/CpuFeatures.h lists: what the runtime
@@ -84,10 +86,11 @@ struct CpuPipelineOptions
   Option<std::string> int8Dot{
       *this, "int8-dot",
       llvm::cl::desc("How 8-bit GEMMs sum their products: vnni (AVX-512 "
-                     "VNNI's vpdpbusd), avx2 (vpsignb, vpmaddubsw and "
-                     "vpmaddwd on signed bytes), generic (plain vector ops), "
-                     "or auto (vnni when the target CPU has it and "
-                     "vector-bits is 512, else avx2 when it has AVX2)"),
+                     "VNNI's vpdpbusd), avxvnni (256-bit vpdpbusd), avx2 "
+                     "(vpsignb, vpmaddubsw and vpmaddwd on signed bytes), "
+                     "generic (plain vector ops), or auto (vnni when the "
+                     "target CPU has it and vector-bits is 512, else avxvnni "
+                     "when it has AVX-VNNI, else avx2 when it has AVX2)"),
       llvm::cl::init("auto")};
   Option<int64_t> sparseMaxRows{
       *this, "sparse-max-rows",

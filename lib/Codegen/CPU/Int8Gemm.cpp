@@ -1310,6 +1310,8 @@ struct Avx2DotPass : public kiln::impl::KilnCpuAvx2DotBase<Avx2DotPass> {
 };
 
 struct VnniDotPass : public kiln::impl::KilnCpuVnniDotBase<VnniDotPass> {
+  using Base::Base;
+
   void runOnOperation() override {
     SmallVector<arith::AddIOp> adds;
     getOperation().walk([&](arith::AddIOp add) {
@@ -1333,11 +1335,33 @@ struct VnniDotPass : public kiln::impl::KilnCpuVnniDotBase<VnniDotPass> {
               acc, a, b, chain))
         continue;
       rewriter.setInsertionPoint(end);
-      Value dot = LLVM::CallIntrinsicOp::create(
-                      rewriter, end.getLoc(), end.getType(),
-                      rewriter.getStringAttr("llvm.x86.avx512.vpdpbusd.512"),
-                      ValueRange{acc, a, b})
-                      .getResult(0);
+      Location loc = end.getLoc();
+      auto dpbusd = [&](Value c, Value x, Value y, StringRef name) {
+        return LLVM::CallIntrinsicOp::create(rewriter, loc, c.getType(),
+                                             rewriter.getStringAttr(name),
+                                             ValueRange{c, x, y})
+            .getResult(0);
+      };
+      Value dot;
+      if (bits >= 512) {
+        dot = dpbusd(acc, a, b, "llvm.x86.avx512.vpdpbusd.512");
+      } else {
+        // Lanes 0-7 sum bytes 0-31, lanes 8-15 bytes 32-63.
+        auto half = [&](Value v, int64_t h) {
+          int64_t n = cast<VectorType>(v.getType()).getNumElements() / 2;
+          return vector::ExtractStridedSliceOp::create(
+              rewriter, loc, v, ArrayRef<int64_t>{n * h}, ArrayRef<int64_t>{n},
+              ArrayRef<int64_t>{1});
+        };
+        Value lo = dpbusd(half(acc, 0), half(a, 0), half(b, 0),
+                          "llvm.x86.avx512.vpdpbusd.256");
+        Value hi = dpbusd(half(acc, 1), half(a, 1), half(b, 1),
+                          "llvm.x86.avx512.vpdpbusd.256");
+        SmallVector<int64_t> all;
+        for (int64_t l = 0; l < kLanes; ++l)
+          all.push_back(l);
+        dot = vector::ShuffleOp::create(rewriter, loc, lo, hi, all);
+      }
       rewriter.replaceOp(end, dot);
       for (Operation *op : chain)
         replaced.insert(op);
