@@ -162,11 +162,10 @@ void kiln::buildCpuCodegenPipeline(OpPassManager &pm,
   // 8-bit GEMMs: vpdpbusd where the CPU has AVX-512 VNNI and 512-bit
   // code is generated, plain vector ops otherwise.
   // 8-bit GEMMs: AVX-512 VNNI's vpdpbusd where the CPU has it and 512-bit
-  // code is generated; else AVX-VNNI's 256-bit one; else AVX2's
-  // vpsignb/vpmaddubsw/vpmaddwd on signed bytes, in register tiles of 4 rows by
-  // 16 lanes (8 of AVX2's 16 registers of accumulators); else plain vector ops.
-  // AVX-VNNI (or AVX-512 VNNI at 256 bits): two 256-bit vpdpbusd per
-  // 16-lane step, 6 rows of one vector (12 of 16 registers).
+  // code is generated; else the 256-bit vpdpbusd (AVX-VNNI), two per
+  // 16-lane step in tiles of 6 rows by one vector (12 of the 16 registers
+  // accumulate); else AVX2's vpsignb/vpmaddubsw/vpmaddwd on signed bytes,
+  // in tiles of 4 rows by one vector (8 registers); else plain vector ops.
   std::string int8Dot = options.int8Dot;
   if (int8Dot == "auto")
     int8Dot = vectorBits >= 512 && cpu->hasVnni() ? "vnni"

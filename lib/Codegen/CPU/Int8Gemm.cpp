@@ -1218,12 +1218,25 @@ bool dotTerm(Value p, Value &a, Value &b, int64_t &q, bool signedA) {
   return true;
 }
 
+/// Half `h` (0: the low elements) of the 1-D vector `v`.
+Value halfOf(OpBuilder &b, Location loc, Value v, int64_t h) {
+  int64_t n = cast<VectorType>(v.getType()).getNumElements() / 2;
+  return vector::ExtractStridedSliceOp::create(
+      b, loc, v, ArrayRef<int64_t>{n * h}, ArrayRef<int64_t>{n},
+      ArrayRef<int64_t>{1});
+}
+
+/// The 1-D vectors `lo` and `hi` (of one type) as one of twice the length.
+Value joinHalves(OpBuilder &b, Location loc, Value lo, Value hi) {
+  SmallVector<int64_t> all(2 * cast<VectorType>(lo.getType()).getNumElements());
+  std::iota(all.begin(), all.end(), 0);
+  return vector::ShuffleOp::create(b, loc, lo, hi, all);
+}
+
 /// The accumulator and operands of the chain of four adds ending at `end`
-/// whose terms `term` recognizes (q = 0..3 of one (a, b), each add's sum
-/// used only by the next); the adds in `chain`.
-bool dotChain(arith::AddIOp end,
-              llvm::function_ref<bool(Value, Value &, Value &, int64_t &)> term,
-              Value &acc, Value &a, Value &b,
+/// of dotTerm's terms (q = 0..3 of one (a, b), each add's sum used only by
+/// the next; `signedA` as dotTerm's); the adds in `chain`.
+bool dotChain(arith::AddIOp end, bool signedA, Value &acc, Value &a, Value &b,
               SmallVectorImpl<Operation *> &chain) {
   acc = end.getResult();
   unsigned seen = 0;
@@ -1234,9 +1247,9 @@ bool dotChain(arith::AddIOp end,
     Value ta, tb;
     int64_t q;
     Value x = add.getLhs(), p = add.getRhs();
-    if (!term(p, ta, tb, q)) {
+    if (!dotTerm(p, ta, tb, q, signedA)) {
       std::swap(x, p);
-      if (!term(p, ta, tb, q))
+      if (!dotTerm(p, ta, tb, q, signedA))
         return false;
     }
     if ((i > 0 && (ta != a || tb != b)) || (seen & (1u << q)))
@@ -1261,12 +1274,7 @@ struct Avx2DotPass : public kiln::impl::KilnCpuAvx2DotBase<Avx2DotPass> {
     for (arith::AddIOp end : ends) {
       Value acc, a, w;
       SmallVector<Operation *> chain;
-      if (!dotChain(
-              end,
-              [](Value p, Value &ta, Value &tb, int64_t &q) {
-                return dotTerm(p, ta, tb, q, /*signedA=*/true);
-              },
-              acc, a, w, chain))
+      if (!dotChain(end, /*signedA=*/true, acc, a, w, chain))
         continue;
       Location loc = end.getLoc();
       rewriter.setInsertionPoint(end);
@@ -1285,12 +1293,8 @@ struct Avx2DotPass : public kiln::impl::KilnCpuAvx2DotBase<Avx2DotPass> {
       };
       SmallVector<Value> sums;
       for (int64_t h = 0; h < 2; ++h) {
-        auto slice = [&](Value v) {
-          return vector::ExtractStridedSliceOp::create(
-              rewriter, loc, v, ArrayRef<int64_t>{2 * kLanes * h},
-              ArrayRef<int64_t>{2 * kLanes}, ArrayRef<int64_t>{1});
-        };
-        Value ah = slice(a), wh = slice(w);
+        Value ah = halfOf(rewriter, loc, a, h);
+        Value wh = halfOf(rewriter, loc, w, h);
         // |a| times w with a's signs: the products a * w, two per int16
         // (|a| <= 128, |w| <= 127), then two such per int32 lane.
         Value absA = math::AbsIOp::create(rewriter, loc, ah);
@@ -1299,11 +1303,7 @@ struct Avx2DotPass : public kiln::impl::KilnCpuAvx2DotBase<Avx2DotPass> {
             call(half16, "llvm.x86.avx2.pmadd.ub.sw", {absA, signedW});
         sums.push_back(call(half32, "llvm.x86.avx2.pmadd.wd", {pairs, ones}));
       }
-      SmallVector<int64_t> all;
-      for (int64_t l = 0; l < kLanes; ++l)
-        all.push_back(l);
-      Value sum =
-          vector::ShuffleOp::create(rewriter, loc, sums[0], sums[1], all);
+      Value sum = joinHalves(rewriter, loc, sums[0], sums[1]);
       rewriter.replaceOp(end, arith::AddIOp::create(rewriter, loc, acc, sum));
     }
   }
@@ -1327,12 +1327,7 @@ struct VnniDotPass : public kiln::impl::KilnCpuVnniDotBase<VnniDotPass> {
         continue;
       Value acc, a, b;
       SmallVector<Operation *> chain;
-      if (!dotChain(
-              end,
-              [](Value p, Value &ta, Value &tb, int64_t &q) {
-                return dotTerm(p, ta, tb, q, /*signedA=*/false);
-              },
-              acc, a, b, chain))
+      if (!dotChain(end, /*signedA=*/false, acc, a, b, chain))
         continue;
       rewriter.setInsertionPoint(end);
       Location loc = end.getLoc();
@@ -1347,20 +1342,15 @@ struct VnniDotPass : public kiln::impl::KilnCpuVnniDotBase<VnniDotPass> {
         dot = dpbusd(acc, a, b, "llvm.x86.avx512.vpdpbusd.512");
       } else {
         // Lanes 0-7 sum bytes 0-31, lanes 8-15 bytes 32-63.
-        auto half = [&](Value v, int64_t h) {
-          int64_t n = cast<VectorType>(v.getType()).getNumElements() / 2;
-          return vector::ExtractStridedSliceOp::create(
-              rewriter, loc, v, ArrayRef<int64_t>{n * h}, ArrayRef<int64_t>{n},
-              ArrayRef<int64_t>{1});
+        auto half = [&](int64_t h) {
+          Value c = halfOf(rewriter, loc, acc, h);
+          Value x = halfOf(rewriter, loc, a, h);
+          Value y = halfOf(rewriter, loc, b, h);
+          return dpbusd(c, x, y, "llvm.x86.avx512.vpdpbusd.256");
         };
-        Value lo = dpbusd(half(acc, 0), half(a, 0), half(b, 0),
-                          "llvm.x86.avx512.vpdpbusd.256");
-        Value hi = dpbusd(half(acc, 1), half(a, 1), half(b, 1),
-                          "llvm.x86.avx512.vpdpbusd.256");
-        SmallVector<int64_t> all;
-        for (int64_t l = 0; l < kLanes; ++l)
-          all.push_back(l);
-        dot = vector::ShuffleOp::create(rewriter, loc, lo, hi, all);
+        Value lo = half(0);
+        Value hi = half(1);
+        dot = joinHalves(rewriter, loc, lo, hi);
       }
       rewriter.replaceOp(end, dot);
       for (Operation *op : chain)
