@@ -53,6 +53,9 @@ except OSError:
     flags = []
 if "avx_vnni" in flags or ("avx512_vnni" in flags and "avx512vl" in flags):
     config.available_features.add("cpu-vnni256")
+# AVX-512 BF16's vdpbf16ps runs here.
+if "avx512_bf16" in flags:
+    config.available_features.add("cpu-avx512bf16")
 if os.path.exists(os.path.join(config.kiln_tools_dir, "KilnUnitTests")):
     config.available_features.add("gtest")
 if os.path.isdir(os.path.join(config.onnx_testdata_dir, "node")):

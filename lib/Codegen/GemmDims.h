@@ -31,6 +31,13 @@ inline int64_t pureDimResult(mlir::AffineMap map, unsigned d) {
   return found;
 }
 
+/// Whether a contraction may read inputs of element type `in` into an
+/// accumulator of `acc`: the same type, or f16/bf16 summed in f32 (what
+/// kiln-mixed-precision writes: each product of half values widened).
+inline bool widensInto(mlir::Type in, mlir::Type acc) {
+  return in == acc || (acc.isF32() && (in.isF16() || in.isBF16()));
+}
+
 /// The operand types of a GEMM-shaped op on tensors.
 struct GemmTypes {
   mlir::RankedTensorType a, b, out;

@@ -159,8 +159,6 @@ void kiln::buildCpuCodegenPipeline(OpPassManager &pm,
   // kiln-compile --cpu-register-tile-m=N, kiln-run --benchmark --threads 2).
   int64_t registerTileM = options.registerTileM ? options.registerTileM
                                                 : (vectorBits >= 512 ? 8 : 6);
-  // 8-bit GEMMs: vpdpbusd where the CPU has AVX-512 VNNI and 512-bit
-  // code is generated, plain vector ops otherwise.
   // 8-bit GEMMs: AVX-512 VNNI's vpdpbusd where the CPU has it and 512-bit
   // code is generated; else the 256-bit vpdpbusd (AVX-VNNI), two per
   // 16-lane step in tiles of 6 rows by one vector (12 of the 16 registers
@@ -179,6 +177,11 @@ void kiln::buildCpuCodegenPipeline(OpPassManager &pm,
                   "signed-dot=true}"
       : avxvnni ? "kiln-cpu-int8-gemm{register-tile-m=6 tile-vectors=1}"
                 : "kiln-cpu-int8-gemm";
+  // bf16 products: AVX-512 BF16's vdpbf16ps on 512-bit vectors, or on
+  // narrower ones where AVX-512 VL has it.
+  bool bf16Dot = options.bf16Dot == "avx512bf16" ||
+                 (options.bf16Dot == "auto" && cpu->has("avx512bf16") &&
+                  (vectorBits == 512 || cpu->has("avx512vl")));
   std::string forall =
       options.threads
           ? "scf-forall-to-parallel,convert-scf-to-openmp,canonicalize,"
@@ -193,7 +196,8 @@ void kiln::buildCpuCodegenPipeline(OpPassManager &pm,
               "},func.func(kiln-pack-weights{" + bits +
               "},kiln-clone-shared-inits,kiln-cpu-tile-and-vectorize{" + bits +
               " register-tile-m=" + std::to_string(registerTileM) +
-              "}),canonicalize,cse," + bufferizeAndPlan(false) +
+              (bf16Dot ? " bf16-dot=true" : "") + "}),canonicalize,cse," +
+              bufferizeAndPlan(false) +
               (options.profile ? "kiln-profile-regions," : "") +
               "buffer-deallocation-pipeline,"
               "func.func(kiln-copy-to-linalg," +
@@ -207,7 +211,8 @@ void kiln::buildCpuCodegenPipeline(OpPassManager &pm,
               "convert-vector-to-scf{full-unroll=true}),"
               "lower-affine,convert-scf-to-cf,canonicalize,"
               "expand-strided-metadata,lower-affine,finalize-memref-to-llvm,"
-              "convert-vector-to-llvm{vector-contract-lowering=outerproduct},"
+              "convert-vector-to-llvm{vector-contract-lowering=outerproduct "
+              "enable-x86vector=true},"
               "convert-math-to-funcs,convert-math-to-llvm,convert-math-to-libm,"
               "convert-ub-to-llvm,"
               "arith-emulate-unsupported-floats{source-types=bf16 "

@@ -62,6 +62,7 @@
 #include "mlir/Dialect/Vector/Transforms/BufferizableOpInterfaceImpl.h"
 #include "mlir/Dialect/Vector/Transforms/Passes.h"
 #include "mlir/Dialect/Vector/Transforms/SubsetOpInterfaceImpl.h"
+#include "mlir/Dialect/X86Vector/X86VectorDialect.h"
 #include "mlir/Target/LLVM/NVVM/Target.h"
 #include "mlir/Target/LLVMIR/Dialect/Builtin/BuiltinToLLVMIRTranslation.h"
 #include "mlir/Target/LLVMIR/Dialect/GPU/GPUToLLVMIRTranslation.h"
@@ -70,15 +71,15 @@
 #include "mlir/Transforms/Passes.h"
 
 void kiln::registerAllDialects(mlir::DialectRegistry &registry) {
-  registry.insert<kiln::KilnDialect, mlir::func::FuncDialect,
-                  mlir::arith::ArithDialect, mlir::tensor::TensorDialect,
-                  mlir::linalg::LinalgDialect, mlir::math::MathDialect,
-                  mlir::memref::MemRefDialect, mlir::scf::SCFDialect,
-                  mlir::cf::ControlFlowDialect, mlir::affine::AffineDialect,
-                  mlir::bufferization::BufferizationDialect,
-                  mlir::vector::VectorDialect, mlir::omp::OpenMPDialect,
-                  mlir::ub::UBDialect, mlir::LLVM::LLVMDialect,
-                  mlir::gpu::GPUDialect, mlir::NVVM::NVVMDialect>();
+  registry.insert<
+      kiln::KilnDialect, mlir::func::FuncDialect, mlir::arith::ArithDialect,
+      mlir::tensor::TensorDialect, mlir::linalg::LinalgDialect,
+      mlir::math::MathDialect, mlir::memref::MemRefDialect,
+      mlir::scf::SCFDialect, mlir::cf::ControlFlowDialect,
+      mlir::affine::AffineDialect, mlir::bufferization::BufferizationDialect,
+      mlir::vector::VectorDialect, mlir::omp::OpenMPDialect,
+      mlir::ub::UBDialect, mlir::LLVM::LLVMDialect, mlir::gpu::GPUDialect,
+      mlir::NVVM::NVVMDialect, mlir::x86vector::X86VectorDialect>();
   // The GPU path: NVVM targets serialize kernels to PTX through LLVM.
   mlir::NVVM::registerNVVMTargetInterfaceExternalModels(registry);
   mlir::registerBuiltinDialectTranslation(registry);

@@ -188,3 +188,41 @@ func.func @stride3_row(%x: tensor<1x1x8x25xf32>, %w: tensor<8x1x1x2xf32>, %acc: 
   %0 = linalg.conv_2d_nchw_fchw {dilations = dense<1> : tensor<2xi64>, strides = dense<[1, 3]> : tensor<2xi64>} ins(%x, %w : tensor<1x1x8x25xf32>, tensor<8x1x1x2xf32>) outs(%acc : tensor<1x8x8x8xf32>) -> tensor<1x8x8x8xf32>
   return %0 : tensor<1x8x8x8xf32>
 }
+
+// -----
+
+// bf16 input and weights summed into f32 (--precision=bf16): the windows
+// are copied as bf16, the GEMM widens each product's operands and
+// accumulates in f32.
+
+// CHECK-LABEL: func.func @bf16_conv
+// CHECK:         %[[COL:.+]] = linalg.generic {{.+}} ins(%{{.+}} : tensor<2x3x9x9xbf16>) outs(%{{.+}} : tensor<2x3x3x3x4x4xbf16>)
+// CHECK:         linalg.generic {{.+}} ins(%{{.+}}, %{{.+}} : tensor<4x27xbf16>, tensor<2x27x16xbf16>) outs(%{{.+}} : tensor<2x4x16xf32>)
+// CHECK:           arith.extf {{.+}} : bf16 to f32
+// CHECK:           arith.extf {{.+}} : bf16 to f32
+// CHECK:           arith.mulf {{.+}} : f32
+// CHECK:           arith.addf {{.+}} : f32
+// CHECK:         tensor.expand_shape {{.+}} : tensor<2x4x16xf32> into tensor<2x4x4x4xf32>
+func.func @bf16_conv(%x: tensor<2x3x9x9xbf16>, %w: tensor<4x3x3x3xbf16>, %acc: tensor<2x4x4x4xf32>) -> tensor<2x4x4x4xf32> {
+  %0 = linalg.conv_2d_nchw_fchw {dilations = dense<1> : tensor<2xi64>, strides = dense<2> : tensor<2xi64>} ins(%x, %w : tensor<2x3x9x9xbf16>, tensor<4x3x3x3xbf16>) outs(%acc : tensor<2x4x4x4xf32>) -> tensor<2x4x4x4xf32>
+  return %0 : tensor<2x4x4x4xf32>
+}
+
+// -----
+
+// Inputs of different types, or an f16 input into an f64 accumulator, are
+// no widening of half values: left alone.
+
+// CHECK-LABEL: func.func @mixed_inputs
+// CHECK:         linalg.conv_2d_nchw_fchw
+func.func @mixed_inputs(%x: tensor<2x3x9x9xbf16>, %w: tensor<4x3x3x3xf32>, %acc: tensor<2x4x4x4xf32>) -> tensor<2x4x4x4xf32> {
+  %0 = linalg.conv_2d_nchw_fchw {dilations = dense<1> : tensor<2xi64>, strides = dense<2> : tensor<2xi64>} ins(%x, %w : tensor<2x3x9x9xbf16>, tensor<4x3x3x3xf32>) outs(%acc : tensor<2x4x4x4xf32>) -> tensor<2x4x4x4xf32>
+  return %0 : tensor<2x4x4x4xf32>
+}
+
+// CHECK-LABEL: func.func @f16_into_f64
+// CHECK:         linalg.conv_2d_nchw_fchw
+func.func @f16_into_f64(%x: tensor<2x3x9x9xf16>, %w: tensor<4x3x3x3xf16>, %acc: tensor<2x4x4x4xf64>) -> tensor<2x4x4x4xf64> {
+  %0 = linalg.conv_2d_nchw_fchw {dilations = dense<1> : tensor<2xi64>, strides = dense<2> : tensor<2xi64>} ins(%x, %w : tensor<2x3x9x9xf16>, tensor<4x3x3x3xf16>) outs(%acc : tensor<2x4x4x4xf64>) -> tensor<2x4x4x4xf64>
+  return %0 : tensor<2x4x4x4xf64>
+}

@@ -96,3 +96,21 @@ func.func @left_alone(%x: tensor<3x2xf32>, %w: tensor<2x12xf32>, %acc: tensor<3x
   %3 = linalg.matmul ins(%x, %w10 : tensor<3x2xf32>, tensor<2x10xf32>) outs(%acc10 : tensor<3x10xf32>) -> tensor<3x10xf32>
   return %0, %1, %2, %3 : tensor<3x12xf32>, tensor<3x12xf32>, tensor<3x8xf32>, tensor<3x10xf32>
 }
+
+// -----
+
+// bf16 weights of a product summed in f32 (--precision=bf16): packed the
+// same way, panels as wide as the f32 accumulators' vectors (4 lanes
+// here), two bytes an element: [0 1 2 3 12 13 14 15] ... as bf16.
+
+// CHECK-LABEL: func.func @bf16_weights
+// CHECK:         %[[P:.+]] = arith.constant dense_resource<[[BLOB:.+]]> : tensor<3x2x4xbf16>
+// CHECK:         linalg.generic
+// CHECK-SAME:      ins(%{{.+}}, %[[P]] : tensor<3x2xbf16>, tensor<3x2x4xbf16>) outs(%{{.+}} : tensor<3x3x4xf32>)
+// CHECK:           arith.extf
+// CHECK:         [[BLOB]]: "0x{{[0-9A-F]+}}0000803F0040404040415041604170418040A040C040E04080418841904198410041104120413041A041A841B041B841"
+func.func @bf16_weights(%x: tensor<3x2xbf16>, %acc: tensor<3x12xf32>) -> tensor<3x12xf32> {
+  %w = arith.constant dense<[[0., 1., 2., 3., 4., 5., 6., 7., 8., 9., 10., 11.], [12., 13., 14., 15., 16., 17., 18., 19., 20., 21., 22., 23.]]> : tensor<2x12xbf16>
+  %0 = linalg.matmul ins(%x, %w : tensor<3x2xbf16>, tensor<2x12xbf16>) outs(%acc : tensor<3x12xf32>) -> tensor<3x12xf32>
+  return %0 : tensor<3x12xf32>
+}

@@ -332,6 +332,13 @@ static cl::opt<std::string> cpuInt8Dot(
              "vectors are 512 bits, else avxvnni when it has AVX-VNNI, else "
              "avx2 when it has AVX2)"),
     cl::init("auto"), cl::cat(category));
+static cl::opt<std::string> cpuBf16Dot(
+    "cpu-bf16-dot",
+    cl::desc("CPU target: how bf16 contractions (--precision=bf16) sum "
+             "their products: avx512bf16 (AVX-512 BF16's vdpbf16ps, two "
+             "products per f32 lane), generic (each value widened to f32, "
+             "then FMAs) or auto (avx512bf16 when the --cpu has it)"),
+    cl::init("auto"), cl::cat(category));
 static cl::opt<std::string> sparsity(
     "sparsity",
     cl::desc("2:4 structured sparsity of MatMul/Gemm weights: off (the "
@@ -730,6 +737,7 @@ LogicalResult lowerForCpu(ModuleOp module, PassManager &pm,
   cpuOptions.vectorBits = cpuVectorBits;
   cpuOptions.registerTileM = cpuRegisterTileM;
   cpuOptions.int8Dot = cpuInt8Dot;
+  cpuOptions.bf16Dot = cpuBf16Dot;
   cpuOptions.sparseMaxRows = cpuSparseMaxRows;
   kiln::buildCpuCodegenPipeline(pm, cpuOptions);
   if (failed(pm.run(module)))
@@ -1472,6 +1480,16 @@ int main(int argc, char **argv) {
   if (cpuInt8Dot == "vnni" && !targetCpu.hasVnni())
     return fail("--cpu-int8-dot=vnni needs AVX-512 VNNI, which the CPU '" +
                 targetCpu.name + "' lacks (see --cpu)");
+  if (cpuBf16Dot != "auto" && cpuBf16Dot != "avx512bf16" &&
+      cpuBf16Dot != "generic")
+    return fail("--cpu-bf16-dot must be auto, avx512bf16 or generic");
+  if (cpuBf16Dot == "avx512bf16" &&
+      (!targetCpu.has("avx512bf16") ||
+       ((cpuVectorBits ? cpuVectorBits : targetCpu.vectorBits()) < 512 &&
+        !targetCpu.has("avx512vl"))))
+    return fail(
+        "--cpu-bf16-dot=avx512bf16 needs AVX-512 BF16, which the CPU '" +
+        targetCpu.name + "' lacks (see --cpu)");
   StringRef halfType;
   if (precision == "fp16")
     halfType = "f16";

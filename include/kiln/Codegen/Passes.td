@@ -827,6 +827,20 @@ def KilnCpuTileAndVectorize
     -inf that MaxPool starts from) is a loop of stores, not a memset
     (ResNet-50's 0.32 -> 0.16 ms on 2 cores, `bench/roofline.py`). Loops that an indexing map reads through a floordiv or a mod
     are not split (a block of them would not read the span of its ends).
+
+    Contractions of f16 or bf16 inputs summed in f32 (what
+    `kiln-mixed-precision` writes) are tiled the same way, their register
+    tiles as wide as the f32 accumulators' vectors, each value widened
+    once it is loaded. With `bf16-dot` (CPUs with AVX-512 BF16), a bf16
+    one whose single reduction dim is even steps k by two, and its
+    register tile's `vector.contract` (the vectorized operand over (k, n),
+    the other over (m, k), n a multiple of `vector-bits / 32`) becomes
+    `x86vector.avx512.dot` (vdpbf16ps: two products per f32 lane): the
+    vectorized operand's two rows interleaved by one shuffle per vector,
+    each row's pair of the other broadcast as one 32-bit value. The sums
+    differ from f32 FMAs only in rounding (vdpbf16ps rounds after each
+    product's add and flushes denormals; each product of two bf16 values
+    is exact in f32).
   }];
   let options = [
     Option<"vectorBits", "vector-bits", "unsigned", "256",
@@ -842,9 +856,13 @@ def KilnCpuTileAndVectorize
     Option<"fuseResiduals", "fuse-residuals", "bool", "false",
            "Fuse an elementwise consumer that also reads a residual "
            "tensor (a residual Add + Relu) into the contraction">,
+    Option<"bf16Dot", "bf16-dot", "bool", "false",
+           "Sum bf16 products two per lane with AVX-512 BF16's vdpbf16ps "
+           "(x86vector.avx512.dot)">,
   ];
   let dependentDialects = ["::mlir::scf::SCFDialect",
                            "::mlir::vector::VectorDialect",
+                           "::mlir::x86vector::X86VectorDialect",
                            "::mlir::tensor::TensorDialect",
                            "::mlir::affine::AffineDialect",
                            "::mlir::arith::ArithDialect"];

@@ -92,6 +92,14 @@ struct CpuPipelineOptions
                      "target CPU has it and vector-bits is 512, else avxvnni "
                      "when it has AVX-VNNI, else avx2 when it has AVX2)"),
       llvm::cl::init("auto")};
+  Option<std::string> bf16Dot{
+      *this, "bf16-dot",
+      llvm::cl::desc("How bf16 contractions (--precision=bf16) sum their "
+                     "products: avx512bf16 (vdpbf16ps, two per f32 lane), "
+                     "generic (each value widened to f32, then FMAs), or "
+                     "auto (avx512bf16 when the target CPU has it and "
+                     "vector-bits is 512, or 256 with AVX-512 VL)"),
+      llvm::cl::init("auto")};
   Option<int64_t> sparseMaxRows{
       *this, "sparse-max-rows",
       llvm::cl::desc("2:4-sparse products (kiln-sparsify's mark) with more "

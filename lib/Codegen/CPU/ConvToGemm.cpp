@@ -16,6 +16,7 @@
 #include "kiln/Codegen/Passes.h"
 
 #include "../ConvLayout.h"
+#include "../GemmDims.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
@@ -340,9 +341,11 @@ LogicalResult convToGemm(RewriterBase &b, linalg::Conv2DNchwFchwOp conv,
     return failure();
   Value x = sc->x, w = sc->w, init = sc->init;
   RankedTensorType xt = sc->xt, wt = sc->wt, ot = sc->ot;
-  Type elt = ot.getElementType();
-  if (!isa<FloatType>(elt) || xt.getElementType() != elt ||
-      wt.getElementType() != elt)
+  // elt: the input's and the weights' type, accElt the output's (f32 for
+  // f16/bf16 inputs, whose products are summed in f32).
+  Type elt = xt.getElementType(), accElt = ot.getElementType();
+  if (!isa<FloatType>(accElt) || wt.getElementType() != elt ||
+      !kiln::widensInto(elt, accElt))
     return failure();
   SmallVector<int64_t> s(conv.getStrides().getValues<int64_t>());
   SmallVector<int64_t> d(conv.getDilations().getValues<int64_t>());
@@ -385,14 +388,18 @@ LogicalResult convToGemm(RewriterBase &b, linalg::Conv2DNchwFchwOp conv,
                })
         .getResult(0);
   };
-  auto multiplyAdd = [](OpBuilder &nb, Location nl, ValueRange a) {
-    Value prod = arith::MulFOp::create(nb, nl, a[0], a[1]);
+  auto multiplyAdd = [accElt](OpBuilder &nb, Location nl, ValueRange a) {
+    auto widen = [&](Value v) -> Value {
+      return v.getType() == accElt ? v
+                                   : arith::ExtFOp::create(nb, nl, accElt, v);
+    };
+    Value prod = arith::MulFOp::create(nb, nl, widen(a[0]), widen(a[1]));
     linalg::YieldOp::create(
         nb, nl, ValueRange{arith::AddFOp::create(nb, nl, a[2], prod)});
   };
 
   int64_t lanes =
-      std::max<int64_t>(1, vectorBits / cast<FloatType>(elt).getWidth());
+      std::max<int64_t>(1, vectorBits / cast<FloatType>(accElt).getWidth());
   // nr: the register tile's width along the plane, were it vectorized so.
   int64_t nr = kiln::cpuRegisterTileWidth(p, lanes);
   bool packable = packPanels && nr < p && p % nr == 0;
@@ -440,7 +447,7 @@ LogicalResult convToGemm(RewriterBase &b, linalg::Conv2DNchwFchwOp conv,
           SmallVector<ReassociationIndices>{{0}, {1, 2}, {3, 4, 5}});
     }
     SmallVector<ReassociationIndices> assoc = {{0}, {1, 2}, {3}};
-    auto accType = RankedTensorType::get({n, p, f}, elt);
+    auto accType = RankedTensorType::get({n, p, f}, accElt);
     Value acc = tensor::CollapseShapeOp::create(
         b, loc, accType, kiln::channelsLastInit(b, loc, init), assoc);
     // Loops (n, p, f, k).
@@ -454,7 +461,7 @@ LogicalResult convToGemm(RewriterBase &b, linalg::Conv2DNchwFchwOp conv,
             multiplyAdd)
             .getResult(0);
     Value nhwc = tensor::ExpandShapeOp::create(
-        b, loc, RankedTensorType::get({n, oh, ow, f}, elt), gemm, assoc);
+        b, loc, RankedTensorType::get({n, oh, ow, f}, accElt), gemm, assoc);
     b.replaceOp(conv, kiln::transposed(b, loc, nhwc, {0, 3, 1, 2}));
     // The NCHW init, when it was rebuilt and nothing else reads it.
     if (Operation *old = init.getDefiningOp();
@@ -486,8 +493,8 @@ LogicalResult convToGemm(RewriterBase &b, linalg::Conv2DNchwFchwOp conv,
         b, loc, RankedTensorType::get({n, blocks, k, nr}, elt), col,
         SmallVector<ReassociationIndices>{{0}, {1}, {2, 3, 4}, {5}});
     SmallVector<ReassociationIndices> planeAssoc = {{0}, {1}, {2, 3}};
-    auto flatType = RankedTensorType::get({n, f, p}, elt);
-    auto accType = RankedTensorType::get({n, f, blocks, nr}, elt);
+    auto flatType = RankedTensorType::get({n, f, p}, accElt);
+    auto accType = RankedTensorType::get({n, f, blocks, nr}, accElt);
     Value acc = tensor::ExpandShapeOp::create(
         b, loc, accType,
         tensor::CollapseShapeOp::create(b, loc, flatType, init, planeAssoc),
@@ -527,7 +534,7 @@ LogicalResult convToGemm(RewriterBase &b, linalg::Conv2DNchwFchwOp conv,
   }
   Value lhs = weights();
   SmallVector<ReassociationIndices> outAssoc = {{0}, {1}, {2, 3}};
-  auto accType = RankedTensorType::get({n, f, p}, elt);
+  auto accType = RankedTensorType::get({n, f, p}, accElt);
   Value acc = tensor::CollapseShapeOp::create(b, loc, accType, init, outAssoc);
   // Loops (n, f, p, k).
   Value gemm =

@@ -18,6 +18,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "../GemmDims.h"
 #include "kiln/Codegen/Passes.h"
 
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
@@ -237,7 +238,7 @@ struct PackWeightsPass
       if (!bIndex)
         continue;
       Value b = op.getDpsInputOperand(*bIndex)->get();
-      if (getElementTypeOrSelf(b.getType()) != elt)
+      if (!kiln::widensInto(getElementTypeOrSelf(b.getType()), elt))
         continue;
       int64_t lanes = std::max<int64_t>(1, vectorBits / elt.getWidth());
       int64_t n = ranges[jn];

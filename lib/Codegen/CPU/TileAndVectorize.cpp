@@ -36,6 +36,7 @@
 #include "mlir/Dialect/Vector/IR/VectorOps.h"
 #include "mlir/Dialect/Vector/Transforms/LoweringPatterns.h"
 #include "mlir/Dialect/Vector/Transforms/VectorRewritePatterns.h"
+#include "mlir/Dialect/X86Vector/X86VectorDialect.h"
 #include "mlir/IR/Dominance.h"
 #include "mlir/IR/IRMapping.h"
 #include "mlir/IR/Matchers.h"
@@ -346,7 +347,7 @@ namespace {
 
 std::optional<ContractionPlan>
 planContraction(linalg::LinalgOp op, unsigned vectorBits, int64_t registerTileM,
-                int64_t panelBytes, int64_t chunks) {
+                int64_t panelBytes, int64_t chunks, bool bf16Dot) {
   if (!linalg::isaContractionOpInterface(op) || op.getNumDpsInits() != 1 ||
       !op.hasPureTensorSemantics())
     return std::nullopt;
@@ -355,8 +356,8 @@ planContraction(linalg::LinalgOp op, unsigned vectorBits, int64_t registerTileM,
     return std::nullopt;
   auto elt = dyn_cast<FloatType>(
       getElementTypeOrSelf(op.getDpsInitOperand(0)->get().getType()));
-  if (!elt || llvm::any_of(op->getOperandTypes(), [&](Type t) {
-        return getElementTypeOrSelf(t) != elt;
+  if (!elt || llvm::any_of(op.getDpsInputs(), [&](Value v) {
+        return !kiln::widensInto(getElementTypeOrSelf(v.getType()), elt);
       }))
     return std::nullopt;
   FailureOr<linalg::ContractionDimensions> dims =
@@ -455,6 +456,13 @@ planContraction(linalg::LinalgOp op, unsigned vectorBits, int64_t registerTileM,
         break;
       }
   }
+  // bf16 products summed by vdpbf16ps take two consecutive k per lane: a
+  // single even reduction dim steps by two (Bf16DotContract below).
+  if (bf16Dot && dims->k.size() == 1 && ranges[dims->k[0]] % 2 == 0 &&
+      llvm::all_of(op.getDpsInputs(), [](Value v) {
+        return getElementTypeOrSelf(v.getType()).isBF16();
+      }))
+    plan.inner[dims->k[0]] = 2;
   for (int64_t d = 0; d < rank; ++d)
     if (!llvm::is_contained(dims->k, d))
       plan.interchange.push_back(d);
@@ -680,6 +688,141 @@ void relayoutVectorOperand(RewriterBase &rewriter, linalg::GenericOp op,
     rewriter.eraseOp(producer);
 }
 
+/// A register tile's `vector.contract` of bf16 values (widened to f32 by
+/// `arith.extf`, or not) into f32 accumulators, over one reduction dim of
+/// two -- what a bf16 contraction stepping k by two vectorizes to -- as
+/// AVX-512 BF16 dot products (`x86vector.avx512.dot`, vdpbf16ps: per f32
+/// lane, the products of two bf16 pairs added to it). The operands, unit
+/// dims aside: the vectorized one over (k, n), the other over (m, k), the
+/// accumulator over (m, n), n a multiple of the lanes. The two rows of the
+/// vectorized operand are interleaved (one shuffle per vector of lanes)
+/// and each row's pair of the other is broadcast as one 32-bit value; per
+/// row and vector, one dot product. The sum differs from two f32 FMAs only
+/// in rounding: vdpbf16ps rounds to nearest even after each product's add
+/// and flushes denormals; each product of two bf16 values is exact in f32.
+struct Bf16DotContract : public OpRewritePattern<vector::ContractionOp> {
+  Bf16DotContract(MLIRContext *ctx, int64_t lanes)
+      : OpRewritePattern(ctx), lanes(lanes) {}
+  int64_t lanes;
+
+  /// `v` before its widening from bf16, or null.
+  static Value bf16Source(Value v) {
+    if (auto ext = v.getDefiningOp<arith::ExtFOp>())
+      v = ext.getIn();
+    auto t = dyn_cast<VectorType>(v.getType());
+    return t && t.getElementType().isBF16() ? v : Value();
+  }
+
+  /// The dims of `map`'s results that are not unit dims (`bounds` 1).
+  static SmallVector<unsigned> nonUnitDims(AffineMap map,
+                                           ArrayRef<int64_t> bounds) {
+    SmallVector<unsigned> dims;
+    for (AffineExpr e : map.getResults()) {
+      unsigned d = cast<AffineDimExpr>(e).getPosition();
+      if (bounds[d] != 1)
+        dims.push_back(d);
+    }
+    return dims;
+  }
+
+  LogicalResult matchAndRewrite(vector::ContractionOp op,
+                                PatternRewriter &rewriter) const override {
+    auto accType = dyn_cast<VectorType>(op.getAccType());
+    if (op.getKind() != vector::CombiningKind::ADD || !accType ||
+        !accType.getElementType().isF32())
+      return failure();
+    Value lhs = bf16Source(op.getLhs()), rhs = bf16Source(op.getRhs());
+    if (!lhs || !rhs)
+      return failure();
+    SmallVector<int64_t> bounds;
+    op.getIterationBounds(bounds);
+    SmallVector<AffineMap> maps = op.getIndexingMapsArray();
+    SmallVector<vector::IteratorType> iters = op.getIteratorTypesArray();
+    // k: the one reduction dim of two; the others are unit dims.
+    int64_t k = -1;
+    for (auto [d, it] : llvm::enumerate(iters)) {
+      if (it != vector::IteratorType::reduction || bounds[d] == 1)
+        continue;
+      if (k >= 0 || bounds[d] != 2)
+        return failure();
+      k = d;
+    }
+    SmallVector<unsigned> acc = nonUnitDims(maps[2], bounds);
+    if (k < 0 || acc.empty() || acc.size() > 2)
+      return failure();
+    unsigned n = acc.back();
+    std::optional<unsigned> m;
+    if (acc.size() == 2)
+      m = acc.front();
+    int64_t nSize = bounds[n], mSize = m ? bounds[*m] : 1;
+    if (nSize % lanes != 0)
+      return failure();
+    // vec: the operand over (k, n); bcast: the one over (m, k) or (k).
+    SmallVector<unsigned> l = nonUnitDims(maps[0], bounds),
+                          r = nonUnitDims(maps[1], bounds);
+    SmallVector<unsigned> kn = {(unsigned)k, n};
+    SmallVector<unsigned> mk = {(unsigned)k};
+    if (m)
+      mk.insert(mk.begin(), *m);
+    Value vec, bcast;
+    if (r == kn && l == mk) {
+      vec = rhs;
+      bcast = lhs;
+    } else if (l == kn && r == mk) {
+      vec = lhs;
+      bcast = rhs;
+    } else {
+      return failure();
+    }
+
+    Location loc = op.getLoc();
+    Type bf16 = rewriter.getBF16Type(), f32 = rewriter.getF32Type();
+    Value rows = vector::ShapeCastOp::create(
+        rewriter, loc, VectorType::get({2, nSize}, bf16), vec);
+    Value row0 = vector::ExtractOp::create(rewriter, loc, rows, 0);
+    Value row1 = vector::ExtractOp::create(rewriter, loc, rows, 1);
+    // Per vector of lanes: its columns' two k interleaved.
+    SmallVector<Value> pairs;
+    for (int64_t c = 0; c < nSize / lanes; ++c) {
+      SmallVector<int64_t> mask;
+      for (int64_t i = 0; i < lanes; ++i) {
+        mask.push_back(c * lanes + i);
+        mask.push_back(nSize + c * lanes + i);
+      }
+      pairs.push_back(
+          vector::ShuffleOp::create(rewriter, loc, row0, row1, mask));
+    }
+    Value left = vector::ShapeCastOp::create(
+        rewriter, loc, VectorType::get({mSize, 2}, bf16), bcast);
+    Value sums = vector::ShapeCastOp::create(
+        rewriter, loc, VectorType::get({mSize, nSize}, f32), op.getAcc());
+    auto pairType = VectorType::get({2 * lanes}, bf16);
+    auto laneType = VectorType::get({lanes}, f32);
+    for (int64_t i = 0; i < mSize; ++i) {
+      Value pair = vector::ExtractOp::create(rewriter, loc, left, i);
+      Value word = vector::BitCastOp::create(
+          rewriter, loc, VectorType::get({1}, rewriter.getI32Type()), pair);
+      Value words = vector::BroadcastOp::create(
+          rewriter, loc, VectorType::get({lanes}, rewriter.getI32Type()), word);
+      Value a = vector::BitCastOp::create(rewriter, loc, pairType, words);
+      Value row = vector::ExtractOp::create(rewriter, loc, sums, i);
+      for (int64_t c = 0; c < nSize / lanes; ++c) {
+        Value part = vector::ExtractStridedSliceOp::create(
+            rewriter, loc, row, ArrayRef<int64_t>{c * lanes},
+            ArrayRef<int64_t>{lanes}, ArrayRef<int64_t>{1});
+        Value dot = x86vector::DotBF16Op::create(rewriter, loc, laneType, part,
+                                                 a, pairs[c]);
+        row = vector::InsertStridedSliceOp::create(rewriter, loc, dot, row,
+                                                   ArrayRef<int64_t>{c * lanes},
+                                                   ArrayRef<int64_t>{1});
+      }
+      sums = vector::InsertOp::create(rewriter, loc, row, sums, i);
+    }
+    rewriter.replaceOpWithNewOp<vector::ShapeCastOp>(op, accType, sums);
+    return success();
+  }
+};
+
 struct TileAndVectorizePass
     : public kiln::impl::KilnCpuTileAndVectorizeBase<TileAndVectorizePass> {
   using Base::Base;
@@ -707,7 +850,7 @@ struct TileAndVectorizePass
       relayoutVectorOperand(rewriter, op, /*minReuse=*/4);
     getOperation().walk([&](linalg::LinalgOp op) {
       auto plan = planContraction(op, vectorBits, registerTileM, panelBytes,
-                                  parallelChunks);
+                                  parallelChunks, bf16Dot);
       if (!plan)
         return;
       work.emplace_back(op, std::move(*plan));
@@ -791,7 +934,17 @@ struct TileAndVectorizePass
       RewritePatternSet patterns(ctx);
       vector::populateVectorTransferPermutationMapLoweringPatterns(patterns);
       vector::populateVectorReductionToContractPatterns(patterns);
+      // A half-precision tile widens its operands after broadcasting them
+      // to the tile's shape: widening first lets the broadcasts fold into
+      // the contraction, which then reads the loaded vectors.
+      vector::populateSinkVectorOpsPatterns(patterns);
       kiln::cpu::addCanonicalizations(ctx, patterns);
+      if (failed(applyPatternsGreedily(getOperation(), std::move(patterns))))
+        return signalPassFailure();
+    }
+    if (bf16Dot) {
+      RewritePatternSet patterns(ctx);
+      patterns.add<Bf16DotContract>(ctx, vectorBits / 32);
       if (failed(applyPatternsGreedily(getOperation(), std::move(patterns))))
         return signalPassFailure();
     }
