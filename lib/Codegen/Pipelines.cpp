@@ -205,7 +205,12 @@ void kiln::buildCpuCodegenPipeline(OpPassManager &pm,
               (avxvnni ? "kiln-cpu-vnni-dot{bits=256}," : "") +
               (avx2 ? "kiln-cpu-avx2-dot," : "") + "kiln-cpu-row-reductions{" +
               bits + "},convert-linalg-to-loops)," + forall +
-              "func.func(kiln-expand-float8,kiln-math-approximation{ops=erf,"
+              // Math on f16/bf16 values (a bf16 model's GELU) computed in
+              // f32 and rounded back, so that the f32 polynomial
+              // approximations below take it (else a scalar libm call per
+              // element).
+              "func.func(kiln-expand-float8,math-extend-to-supported-types{"
+              "target-type=f32},kiln-math-approximation{ops=erf,"
               "exp,expm1,tanh,"
               "log,log1p,log2},lower-vector-mask,"
               "convert-vector-to-scf{full-unroll=true}),"

@@ -42,6 +42,7 @@
 #include "mlir/Dialect/Linalg/Transforms/SubsetInsertionOpInterfaceImpl.h"
 #include "mlir/Dialect/Linalg/Transforms/TilingInterfaceImpl.h"
 #include "mlir/Dialect/Math/IR/Math.h"
+#include "mlir/Dialect/Math/Transforms/Passes.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/Dialect/MemRef/IR/ValueBoundsOpInterfaceImpl.h"
 #include "mlir/Dialect/MemRef/Transforms/Passes.h"
@@ -135,6 +136,7 @@ void kiln::registerAllPasses() {
   mlir::memref::registerMemRefPasses();
   mlir::affine::registerAffinePasses();
   mlir::arith::registerArithPasses();
+  mlir::math::registerMathPasses();
   mlir::registerSCFPasses();
   mlir::vector::registerVectorPasses();
   mlir::registerGPUPasses();
