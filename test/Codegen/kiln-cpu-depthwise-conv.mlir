@@ -308,3 +308,61 @@ func.func @sum_pool(%x: tensor<1x8x34x34xf32>) -> tensor<1x8x16x16xf32> {
   } -> tensor<1x8x16x16xf32>
   return %r : tensor<1x8x16x16xf32>
 }
+
+// -----
+
+// bf16 input and weights summed in f32 (--precision=bf16): the rows are
+// read as bf16 vectors (zeros past their end) and widened, the taps'
+// weights widened once, the sums f32 FMAs as above.
+
+#in = affine_map<(n, c, oh, ow, kh, kw) -> (n, c, oh + kh, ow + kw)>
+#wt = affine_map<(n, c, oh, ow, kh, kw) -> (c, 0, kh, kw)>
+#out = affine_map<(n, c, oh, ow, kh, kw) -> (n, c, oh, ow)>
+
+// CHECK-LABEL: func.func @bf16_depthwise
+// CHECK:         scf.forall (%[[N:.+]], %[[C:.+]]) in (1, 32)
+// CHECK-COUNT-9:   arith.extf %{{.+}} : bf16 to f32
+// CHECK:           scf.for
+// CHECK:             %[[ROW:.+]] = vector.transfer_read {{.+}} : tensor<1x32x14x14xbf16>, vector<16xbf16>
+// CHECK:             %[[WIDE:.+]] = arith.extf %[[ROW]] : vector<16xbf16> to vector<16xf32>
+// CHECK:             arith.select %{{.+}}, %[[WIDE]], %{{.+}} : vector<16xf32>
+// CHECK-COUNT-9:     vector.fma {{.+}} : vector<16xf32>
+// CHECK-NOT:     linalg.generic
+func.func @bf16_depthwise(%x: tensor<1x32x14x14xbf16>, %w: tensor<32x1x3x3xbf16>, %init: tensor<1x32x14x14xf32>) -> tensor<1x32x14x14xf32> {
+  %zero = arith.constant 0.0 : bf16
+  %p = tensor.pad %x low[0, 0, 1, 1] high[0, 0, 1, 1] {
+  ^bb0(%i0: index, %i1: index, %i2: index, %i3: index):
+    tensor.yield %zero : bf16
+  } : tensor<1x32x14x14xbf16> to tensor<1x32x16x16xbf16>
+  %conv = linalg.generic {indexing_maps = [#in, #wt, #out], iterator_types = ["parallel", "parallel", "parallel", "parallel", "reduction", "reduction"]} ins(%p, %w : tensor<1x32x16x16xbf16>, tensor<32x1x3x3xbf16>) outs(%init : tensor<1x32x14x14xf32>) {
+  ^bb0(%a: bf16, %k: bf16, %o: f32):
+    %ae = arith.extf %a : bf16 to f32
+    %ke = arith.extf %k : bf16 to f32
+    %m = arith.mulf %ae, %ke : f32
+    %s = arith.addf %o, %m : f32
+    linalg.yield %s : f32
+  } -> tensor<1x32x14x14xf32>
+  return %conv : tensor<1x32x14x14xf32>
+}
+
+// -----
+
+// One widened input and one not: no half-precision product, left alone.
+
+#in = affine_map<(n, c, oh, ow, kh, kw) -> (n, c, oh + kh, ow + kw)>
+#wt = affine_map<(n, c, oh, ow, kh, kw) -> (c, 0, kh, kw)>
+#out = affine_map<(n, c, oh, ow, kh, kw) -> (n, c, oh, ow)>
+
+// CHECK-LABEL: func.func @mixed_depthwise
+// CHECK:         linalg.generic
+// CHECK-NOT:     scf.forall
+func.func @mixed_depthwise(%x: tensor<1x32x16x16xbf16>, %w: tensor<32x1x3x3xf32>, %init: tensor<1x32x14x14xf32>) -> tensor<1x32x14x14xf32> {
+  %conv = linalg.generic {indexing_maps = [#in, #wt, #out], iterator_types = ["parallel", "parallel", "parallel", "parallel", "reduction", "reduction"]} ins(%x, %w : tensor<1x32x16x16xbf16>, tensor<32x1x3x3xf32>) outs(%init : tensor<1x32x14x14xf32>) {
+  ^bb0(%a: bf16, %k: f32, %o: f32):
+    %ae = arith.extf %a : bf16 to f32
+    %m = arith.mulf %ae, %k : f32
+    %s = arith.addf %o, %m : f32
+    linalg.yield %s : f32
+  } -> tensor<1x32x14x14xf32>
+  return %conv : tensor<1x32x14x14xf32>
+}

@@ -447,7 +447,9 @@ def KilnCpuDepthwiseConv
     The `linalg.generic` that a depthwise `Conv` (group = input channels =
     output channels, 2-D, NCHW, f32) lowers to, or a depthwise
     `QLinearConv` (int32 operands, zero points already subtracted, summed
-    with integer multiplies and adds), over `(n, c, oh, ow, kh,
+    with integer multiplies and adds), or a bf16/f16 one summed in f32
+    (`--precision=bf16|fp16`: its input rows read as half vectors and
+    widened, its taps' weights widened), over `(n, c, oh, ow, kh,
     kw)` with any strides and dilations, its input possibly a
     `tensor.pad` of the spatial dims with zeros, becomes an `scf.forall`
     over `(n, c)` planes, each a loop over output rows. An output row is

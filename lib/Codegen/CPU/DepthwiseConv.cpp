@@ -27,6 +27,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "../ConvLayout.h"
+#include "../GemmDims.h"
 #include "Epilogue.h"
 #include "kiln/Codegen/Passes.h"
 
@@ -99,8 +100,14 @@ twoTermCoefficients(AffineExpr e, unsigned numDims, unsigned a, unsigned b) {
 bool isMultiplyAccumulate(Block &body) {
   auto yield = cast<linalg::YieldOp>(body.getTerminator());
   Operation *add = yield.getOperand(0).getDefiningOp();
+  // Half inputs summed in f32 (--precision=fp16|bf16) are widened first:
+  // two arith.extf more.
+  int64_t widened = llvm::count_if(body.without_terminator(), [](Operation &o) {
+    return isa<arith::ExtFOp>(o);
+  });
   if (!isa_and_nonnull<arith::AddFOp, arith::AddIOp>(add) ||
-      body.getOperations().size() != 3)
+      (widened != 0 && widened != 2) ||
+      (int64_t)body.getOperations().size() != 3 + widened)
     return false;
   Value acc = body.getArgument(2);
   Value lhs = add->getOperand(0), rhs = add->getOperand(1);
@@ -111,8 +118,12 @@ bool isMultiplyAccumulate(Block &body) {
                                         : isa<arith::MulIOp>(mul)))
     return false;
   Value x = body.getArgument(0), y = body.getArgument(1);
-  return (mul->getOperand(0) == x && mul->getOperand(1) == y) ||
-         (mul->getOperand(0) == y && mul->getOperand(1) == x);
+  auto unwidened = [](Value v) {
+    auto ext = v.getDefiningOp<arith::ExtFOp>();
+    return ext ? ext.getIn() : v;
+  };
+  Value p = unwidened(mul->getOperand(0)), q = unwidened(mul->getOperand(1));
+  return (p == x && q == y) || (p == y && q == x);
 }
 
 /// The maximum op of `body` when it computes max(in0, out) (in either
@@ -147,16 +158,18 @@ std::optional<Depthwise> match(linalg::GenericOp op, int64_t lanes) {
   if (!xt || !wt || !ot || !xt.hasStaticShape() || !wt.hasStaticShape() ||
       !ot.hasStaticShape() || xt.getRank() != 4 || ot.getRank() != 4 ||
       !(ot.getElementType().isF32() || ot.getElementType().isInteger(32)) ||
-      xt.getElementType() != ot.getElementType())
+      !kiln::widensInto(xt.getElementType(), ot.getElementType()))
     return std::nullopt;
-  // A convolution's weights [C, 1, KH, KW], or a max pooling's window
-  // shape [KH, KW] (its values unread).
+  // A convolution's weights [C, 1, KH, KW] (the input's type: f16/bf16
+  // ones are widened into f32 sums), or a max pooling's window shape
+  // [KH, KW] (its values unread).
   std::optional<OperationName> maxName;
   if (isMultiplyAccumulate(op.getRegion().front())) {
-    if (wt.getRank() != 4 || wt.getElementType() != ot.getElementType())
+    if (wt.getRank() != 4 || wt.getElementType() != xt.getElementType())
       return std::nullopt;
   } else if ((maxName = windowMaximum(op.getRegion().front()))) {
-    if (wt.getRank() != 2 || !ot.getElementType().isF32())
+    if (wt.getRank() != 2 || !ot.getElementType().isF32() ||
+        xt.getElementType() != ot.getElementType())
       return std::nullopt;
   } else {
     return std::nullopt;
@@ -356,6 +369,20 @@ Value rewrite(RewriterBase &rewriter, Depthwise dw, linalg::GenericOp epilogue,
                          DenseElementsAttr::get(vt, cast<TypedAttr>(outside)))
                          .getResult()
                    : vector::BroadcastOp::create(b, loc, vt, zeroF).getResult();
+  // The input's type: f16/bf16 values are widened to `elt` (f32) as they
+  // are loaded; the padding read past a row's end is their zero.
+  Type inElt = getElementTypeOrSelf(dw.input.getType());
+  auto inVt = VectorType::get({lanes}, inElt);
+  Value inZeroF =
+      inElt == elt
+          ? zeroF
+          : arith::ConstantOp::create(b, loc, b.getZeroAttr(inElt)).getResult();
+  auto widen = [&](OpBuilder &wb, Value v) -> Value {
+    if (inElt == elt)
+      return v;
+    Type to = isa<VectorType>(v.getType()) ? Type(vt) : elt;
+    return arith::ExtFOp::create(wb, loc, to, v);
+  };
   Value idx0 = idx(b, loc, 0);
   // The taps' weights, broadcast, and where the sums start.
   SmallVector<Value> taps;
@@ -364,7 +391,7 @@ Value rewrite(RewriterBase &rewriter, Depthwise dw, linalg::GenericOp epilogue,
       Value wv = tensor::ExtractOp::create(
           b, loc, dw.weights,
           ValueRange{c, idx0, idx(b, loc, i), idx(b, loc, j)});
-      taps.push_back(vector::BroadcastOp::create(b, loc, vt, wv));
+      taps.push_back(vector::BroadcastOp::create(b, loc, vt, widen(b, wv)));
     }
   Value start;
   if (dw.bias)
@@ -412,10 +439,11 @@ Value rewrite(RewriterBase &rewriter, Depthwise dw, linalg::GenericOp epilogue,
           SmallVector<Value> row;
           for (int64_t v = 0; v < inVectors; ++v) {
             Value x = vector::TransferReadOp::create(
-                rb, loc, vt, dw.input,
-                ValueRange{n, c, clamped, idx(rb, loc, v * lanes)}, zeroF,
+                rb, loc, inVt, dw.input,
+                ValueRange{n, c, clamped, idx(rb, loc, v * lanes)}, inZeroF,
                 ArrayRef<bool>{(v + 1) * lanes <= dw.w});
-            row.push_back(arith::SelectOp::create(rb, loc, inside, x, zero));
+            row.push_back(
+                arith::SelectOp::create(rb, loc, inside, widen(rb, x), zero));
           }
           for (int64_t k = 0; k < dw.kw; ++k) {
             int64_t offset = k * dw.dw - dw.padLeft;
