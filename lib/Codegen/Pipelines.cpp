@@ -92,6 +92,10 @@ bool kiln::CpuTarget::hasVnni256() const {
   return has("avxvnni") || (has("avx512vnni") && has("avx512vl"));
 }
 
+bool kiln::CpuTarget::hasBf16Dot(unsigned vectorBits) const {
+  return has("avx512bf16") && (vectorBits >= 512 || has("avx512vl"));
+}
+
 std::string kiln::CpuTarget::featureString() const {
   std::vector<std::string> names;
   for (const auto &f : features)
@@ -177,11 +181,10 @@ void kiln::buildCpuCodegenPipeline(OpPassManager &pm,
                   "signed-dot=true}"
       : avxvnni ? "kiln-cpu-int8-gemm{register-tile-m=6 tile-vectors=1}"
                 : "kiln-cpu-int8-gemm";
-  // bf16 products: AVX-512 BF16's vdpbf16ps on 512-bit vectors, or on
-  // narrower ones where AVX-512 VL has it.
+  // bf16 products: AVX-512 BF16's vdpbf16ps where the CPU has it at this
+  // vector width.
   bool bf16Dot = options.bf16Dot == "avx512bf16" ||
-                 (options.bf16Dot == "auto" && cpu->has("avx512bf16") &&
-                  (vectorBits == 512 || cpu->has("avx512vl")));
+                 (options.bf16Dot == "auto" && cpu->hasBf16Dot(vectorBits));
   std::string forall =
       options.threads
           ? "scf-forall-to-parallel,convert-scf-to-openmp,canonicalize,"

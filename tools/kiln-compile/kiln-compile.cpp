@@ -1484,9 +1484,8 @@ int main(int argc, char **argv) {
       cpuBf16Dot != "generic")
     return fail("--cpu-bf16-dot must be auto, avx512bf16 or generic");
   if (cpuBf16Dot == "avx512bf16" &&
-      (!targetCpu.has("avx512bf16") ||
-       ((cpuVectorBits ? cpuVectorBits : targetCpu.vectorBits()) < 512 &&
-        !targetCpu.has("avx512vl"))))
+      !targetCpu.hasBf16Dot(cpuVectorBits ? cpuVectorBits
+                                          : targetCpu.vectorBits()))
     return fail(
         "--cpu-bf16-dot=avx512bf16 needs AVX-512 BF16, which the CPU '" +
         targetCpu.name + "' lacks (see --cpu)");

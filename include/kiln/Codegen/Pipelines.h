@@ -36,6 +36,9 @@ struct CpuTarget {
   bool hasVnni() const;
   /// vpdpbusd on 256-bit vectors: AVX-VNNI, or AVX-512 VNNI with VL.
   bool hasVnni256() const;
+  /// vdpbf16ps on vectors of `vectorBits`: AVX-512 BF16, with AVX-512 VL
+  /// below 512 bits.
+  bool hasBf16Dot(unsigned vectorBits) const;
   /// The feature string of LLVM's target machine ("+avx2,+fma,...").
   std::string featureString() const;
   /// Its extensions that kiln/Target/CpuFeatures.h lists: what the runtime
