@@ -12,9 +12,12 @@
 #include <cmath>
 #include <cstring>
 #include <dlfcn.h>
-#include <fstream>
+#include <fcntl.h>
+#include <new>
 #include <sstream>
+#include <string_view>
 #include <sys/mman.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 using namespace kiln::rt;
@@ -239,7 +242,7 @@ static std::string shapeString(const std::vector<int64_t> &shape) {
 
 /// Loads a shared object from memory through an anonymous in-memory file:
 /// nothing is written to disk and the code cannot be swapped underneath us.
-static Status loadSharedObject(const std::string &so, void *&handle) {
+static Status loadSharedObject(std::string_view so, void *&handle) {
   int fd = memfd_create("kiln-module", MFD_CLOEXEC);
   if (fd < 0)
     return Status::error(std::string("memfd_create failed: ") +
@@ -294,19 +297,18 @@ static Status checkCpuFeatures(const kiln::kmod::CodeObject &code,
 /// The GPU half of a module: launch plan, weights, PTX/cubin, and the
 /// emulator's code when the module has it.
 static Status loadGpuCode(const kiln::kmod::Module &proto,
-                          const kiln::kmod::CodeObject *ptx,
-                          const kiln::kmod::CodeObject *cubin,
-                          const kiln::kmod::CodeObject *emulator,
-                          const Module &module, std::shared_ptr<GpuCode> &out) {
+                          const kiln::ModuleBlobs &blobs, int ptx, int cubin,
+                          int emulator, const Module &module,
+                          std::shared_ptr<GpuCode> &out) {
   auto code = std::make_shared<GpuCode>();
   const auto &gpu = proto.gpu();
   code->chip = gpu.chip();
-  if (gpu.kernels_size() > 0 && !ptx && !cubin)
+  if (gpu.kernels_size() > 0 && ptx < 0 && cubin < 0)
     return Status::error("the module's GPU program has kernels but no code");
-  if (ptx)
-    code->ptx = ptx->data();
-  if (cubin)
-    code->cubin = cubin->data();
+  if (ptx >= 0)
+    code->ptx = std::string(blobs.codeData[ptx]);
+  if (cubin >= 0)
+    code->cubin = std::string(blobs.codeData[cubin]);
   // Buffers in the order of the code's arguments.
   for (const TensorInfo &info : module.inputs())
     code->bufferBytes.push_back(info.byteSize());
@@ -326,10 +328,10 @@ static Status loadGpuCode(const kiln::kmod::Module &proto,
                          std::to_string(gpu.num_buffers()) +
                          " buffers, the signature and memory plan give " +
                          std::to_string(code->bufferBytes.size()));
-  code->constantsBytes = gpu.constants().size();
+  code->constantsBytes = blobs.gpuConstants.size();
   code->constants =
       alignedBuffer(code->constantsStorage, code->constantsBytes, 256);
-  std::memcpy(code->constants, gpu.constants().data(), code->constantsBytes);
+  std::memcpy(code->constants, blobs.gpuConstants.data(), code->constantsBytes);
   for (const auto &k : gpu.kernels()) {
     GpuKernel &kernel = code->kernels.emplace_back();
     kernel.name = k.name();
@@ -359,23 +361,25 @@ static Status loadGpuCode(const kiln::kmod::Module &proto,
     }
     code->launches.push_back(std::move(launch));
   }
-  if (emulator) {
+  if (emulator >= 0) {
     // Without the emulator's CPU extensions the module still runs on a
     // GPU; an emulator session reports why it cannot run.
-    if (Status s = checkCpuFeatures(*emulator, "the module's emulator code");
+    if (Status s = checkCpuFeatures(proto.code(emulator),
+                                    "the module's emulator code");
         !s.ok()) {
       code->emulatorUnavailable = s.message();
-      emulator = nullptr;
+      emulator = -1;
     }
   }
-  if (emulator) {
-    if (Status s = loadSharedObject(emulator->data(), code->emulatorHandle);
+  if (emulator >= 0) {
+    if (Status s =
+            loadSharedObject(blobs.codeData[emulator], code->emulatorHandle);
         !s.ok())
       return s;
     if (Status s = initEmulatorObject(code->emulatorHandle); !s.ok())
       return s;
     for (GpuKernel &k : code->kernels) {
-      std::string symbol = emulator->entry() + k.name;
+      std::string symbol = proto.code(emulator).entry() + k.name;
       k.emulatorEntry = reinterpret_cast<void (*)(void **)>(
           dlsym(code->emulatorHandle, symbol.c_str()));
       if (!k.emulatorEntry)
@@ -393,13 +397,44 @@ Module::~Module() {
 }
 
 Status Module::load(const std::string &path, std::shared_ptr<Module> &out) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in)
+  // One copy of the image in memory while it loads (the code objects go
+  // from it to their in-memory files, the GPU weights to their aligned
+  // buffer), freed once loaded: a model's weights are held once.
+  int fd = open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0)
     return Status::error("cannot open '" + path + "': " + std::strerror(errno));
-  std::stringstream buffer;
-  buffer << in.rdbuf();
-  std::string bytes = buffer.str();
-  Status s = loadFromMemory(bytes.data(), bytes.size(), out);
+  struct stat st;
+  if (fstat(fd, &st) != 0) {
+    int err = errno;
+    close(fd);
+    return Status::error("cannot read '" + path + "': " + std::strerror(err));
+  }
+  if (!S_ISREG(st.st_mode)) {
+    close(fd);
+    return Status::error("cannot read '" + path + "': not a regular file");
+  }
+  size_t size = static_cast<size_t>(st.st_size);
+  std::unique_ptr<char[]> bytes(new (std::nothrow) char[size ? size : 1]);
+  if (!bytes) {
+    close(fd);
+    return Status::error("cannot read '" + path + "': out of memory");
+  }
+  size_t got = 0;
+  while (got < size) {
+    ssize_t n = read(fd, bytes.get() + got, size - got);
+    if (n < 0 && errno == EINTR)
+      continue;
+    if (n <= 0) {
+      int err = errno;
+      close(fd);
+      return Status::error(
+          "cannot read '" + path +
+          "': " + (n == 0 ? "it shrank while being read" : std::strerror(err)));
+    }
+    got += static_cast<size_t>(n);
+  }
+  close(fd);
+  Status s = loadFromMemory(bytes.get(), size, out);
   if (!s.ok())
     return Status::error("'" + path + "': " + s.message());
   return s;
@@ -445,22 +480,26 @@ Status Module::loadBatchCode(const kiln::kmod::Module &proto, Module &m) {
 Status Module::loadFromMemory(const void *data, size_t size,
                               std::shared_ptr<Module> &out) {
   kiln::kmod::Module proto;
+  kiln::ModuleBlobs blobs;
   std::string error;
-  if (!kiln::parseModule(data, size, proto, error))
+  if (!kiln::parseModuleInPlace(data, size, proto, blobs, error))
     return Status::error(error);
-  const kiln::kmod::CodeObject *cpuCode = nullptr, *ptx = nullptr,
-                               *cubin = nullptr, *emulator = nullptr;
-  for (const auto &c : proto.code()) {
+  const kiln::kmod::CodeObject *cpuCode = nullptr;
+  int cpuIndex = -1, ptx = -1, cubin = -1, emulator = -1;
+  for (int i = 0; i < proto.code_size(); ++i) {
+    const auto &c = proto.code(i);
     if (c.target().rfind("cpu", 0) == 0 && c.format() == "elf-shared-object")
-      cpuCode = &c;
+      cpuIndex = i;
     else if (c.target().rfind("emulator", 0) == 0 &&
              c.format() == "elf-shared-object")
-      emulator = &c;
+      emulator = i;
     else if (c.target().rfind("sm_", 0) == 0 && c.format() == "ptx")
-      ptx = &c;
+      ptx = i;
     else if (c.target().rfind("sm_", 0) == 0 && c.format() == "cubin")
-      cubin = &c;
+      cubin = i;
   }
+  if (cpuIndex >= 0)
+    cpuCode = &proto.code(cpuIndex);
   bool gpuModule = !proto.gpu().chip().empty();
   if (!cpuCode && !gpuModule)
     return Status::error("the module holds no code for the CPU or a GPU");
@@ -482,7 +521,7 @@ Status Module::loadFromMemory(const void *data, size_t size,
     if (Status s = checkCpuFeatures(*cpuCode, "the module's code"); !s.ok())
       return s;
     void *handle = nullptr;
-    if (Status s = loadSharedObject(cpuCode->data(), handle); !s.ok())
+    if (Status s = loadSharedObject(blobs.codeData[cpuIndex], handle); !s.ok())
       return s;
     module->handle = handle;
     module->entry = reinterpret_cast<void (*)(void **)>(
@@ -514,8 +553,8 @@ Status Module::loadFromMemory(const void *data, size_t size,
     if (Status s = Module::loadBatchCode(proto, *module); !s.ok())
       return s;
   if (gpuModule) {
-    if (Status s =
-            loadGpuCode(proto, ptx, cubin, emulator, *module, module->gpu);
+    if (Status s = loadGpuCode(proto, blobs, ptx, cubin, emulator, *module,
+                               module->gpu);
         !s.ok())
       return s;
   }

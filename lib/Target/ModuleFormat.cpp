@@ -7,6 +7,7 @@
 #include <google/protobuf/io/coded_stream.h>
 #include <google/protobuf/io/zero_copy_stream_impl_lite.h>
 #include <google/protobuf/stubs/logging.h>
+#include <google/protobuf/wire_format_lite.h>
 #include <openssl/sha.h>
 
 #include <map>
@@ -63,6 +64,112 @@ sectionDigests(kiln::kmod::Module &module) {
   for (int i = 0; i < module.code_size(); ++i)
     module.mutable_code(i)->mutable_data()->swap(data[i]);
   return out;
+}
+
+using google::protobuf::internal::WireFormatLite;
+
+/// Calls `fn(field, wireType, raw, value)` for each field of the
+/// serialized message `msg` in order: `raw` is the field's bytes with its
+/// tag, `value` a length-delimited field's contents (else empty). False
+/// when `msg` is not a well-formed message or `fn` returns false.
+template <typename Fn> bool forEachField(std::string_view msg, Fn fn) {
+  google::protobuf::io::CodedInputStream in(
+      reinterpret_cast<const uint8_t *>(msg.data()),
+      static_cast<int>(msg.size()));
+  for (;;) {
+    int start = in.CurrentPosition();
+    uint32_t tag = in.ReadTag();
+    if (tag == 0)
+      return static_cast<size_t>(start) == msg.size();
+    int field = WireFormatLite::GetTagFieldNumber(tag);
+    WireFormatLite::WireType type = WireFormatLite::GetTagWireType(tag);
+    std::string_view value;
+    if (type == WireFormatLite::WIRETYPE_LENGTH_DELIMITED) {
+      uint32_t length = 0;
+      if (!in.ReadVarint32(&length))
+        return false;
+      size_t at = static_cast<size_t>(in.CurrentPosition());
+      if (length > msg.size() - at || !in.Skip(static_cast<int>(length)))
+        return false;
+      value = msg.substr(at, length);
+    } else if (!WireFormatLite::SkipField(&in, tag)) {
+      return false;
+    }
+    std::string_view raw =
+        msg.substr(start, static_cast<size_t>(in.CurrentPosition()) - start);
+    if (!fn(field, type, raw, value))
+      return false;
+  }
+}
+
+void appendVarint(std::string &out, uint64_t v) {
+  while (v >= 0x80) {
+    out.push_back(static_cast<char>((v & 0x7f) | 0x80));
+    v >>= 7;
+  }
+  out.push_back(static_cast<char>(v));
+}
+
+/// Copies the serialized message `msg` into `out` without its
+/// length-delimited field `strip`, whose value (the last, as a parser
+/// would keep it) goes to `blob`.
+bool stripField(std::string_view msg, int strip, std::string &out,
+                std::string_view &blob) {
+  return forEachField(msg, [&](int field, auto type, std::string_view raw,
+                               std::string_view value) {
+    if (field == strip && type == WireFormatLite::WIRETYPE_LENGTH_DELIMITED)
+      blob = value;
+    else
+      out.append(raw.data(), raw.size());
+    return true;
+  });
+}
+
+/// The module payload without its large byte fields (each code object's
+/// data, the GPU constants), which go to `blobs` as views into `payload`.
+bool moduleSkeleton(std::string_view payload, std::string &skeleton,
+                    kiln::ModuleBlobs &blobs) {
+  using kiln::kmod::CodeObject;
+  using kiln::kmod::GpuProgram;
+  using kiln::kmod::Module;
+  return forEachField(payload, [&](int field, auto type, std::string_view raw,
+                                   std::string_view value) {
+    bool nested =
+        type == WireFormatLite::WIRETYPE_LENGTH_DELIMITED &&
+        (field == Module::kCodeFieldNumber || field == Module::kGpuFieldNumber);
+    if (!nested) {
+      skeleton.append(raw.data(), raw.size());
+      return true;
+    }
+    std::string inner;
+    if (field == Module::kCodeFieldNumber) {
+      // Each occurrence is one more code object.
+      std::string_view data;
+      if (!stripField(value, CodeObject::kDataFieldNumber, inner, data))
+        return false;
+      blobs.codeData.push_back(data);
+    } else if (!stripField(value, GpuProgram::kConstantsFieldNumber, inner,
+                           blobs.gpuConstants)) {
+      // Occurrences of the GPU program merge; its constants are the last
+      // ones given.
+      return false;
+    }
+    appendVarint(skeleton,
+                 WireFormatLite::MakeTag(
+                     field, WireFormatLite::WIRETYPE_LENGTH_DELIMITED));
+    appendVarint(skeleton, inner.size());
+    skeleton += inner;
+    return true;
+  });
+}
+
+/// Puts the large byte fields back into a module parsed from its
+/// skeleton.
+void fillBlobs(kiln::kmod::Module &module, const kiln::ModuleBlobs &blobs) {
+  for (int i = 0; i < module.code_size(); ++i)
+    module.mutable_code(i)->set_data(std::string(blobs.codeData[i]));
+  if (!blobs.gpuConstants.empty())
+    module.mutable_gpu()->set_constants(std::string(blobs.gpuConstants));
 }
 
 uint32_t readU32(const unsigned char *p) {
@@ -129,6 +236,17 @@ std::string kiln::serializeModule(kmod::Module &module) {
 
 bool kiln::parseModule(const void *data, size_t size, kmod::Module &module,
                        std::string &error) {
+  ModuleBlobs blobs;
+  if (!parseModuleInPlace(data, size, module, blobs, error))
+    return false;
+  fillBlobs(module, blobs);
+  return true;
+}
+
+bool kiln::parseModuleInPlace(const void *data, size_t size,
+                              kmod::Module &module, ModuleBlobs &blobs,
+                              std::string &error) {
+  blobs = ModuleBlobs();
   const auto *bytes = static_cast<const unsigned char *>(data);
   if (size < sizeof(kMagic) + sizeof(uint32_t) ||
       std::memcmp(bytes, kMagic, sizeof(kMagic)) != 0) {
@@ -163,8 +281,14 @@ bool kiln::parseModule(const void *data, size_t size, kmod::Module &module,
     std::optional<google::protobuf::LogSilencer> silence;
     if (!intact)
       silence.emplace();
-    parsed = payloadSize <= static_cast<size_t>(INT32_MAX) &&
-             module.ParseFromArray(payload, static_cast<int>(payloadSize));
+    std::string skeleton;
+    parsed =
+        payloadSize <= static_cast<size_t>(INT32_MAX) &&
+        moduleSkeleton(std::string_view(reinterpret_cast<const char *>(payload),
+                                        payloadSize),
+                       skeleton, blobs) &&
+        module.ParseFromString(skeleton) &&
+        static_cast<size_t>(module.code_size()) == blobs.codeData.size();
   }
   if (!intact) {
     // Name the damage: a section whose digest no longer matches, else
@@ -174,6 +298,7 @@ bool kiln::parseModule(const void *data, size_t size, kmod::Module &module,
       error += "its payload does not parse (truncated or corrupt)";
       return false;
     }
+    fillBlobs(module, blobs);
     std::map<std::string, std::string> stored;
     for (const auto &d : module.digests())
       stored[d.section()] = d.sha256();
@@ -235,8 +360,9 @@ bool kiln::parseModule(const void *data, size_t size, kmod::Module &module,
     error = "the memory plan's arena size is invalid";
     return false;
   }
-  for (const auto &code : module.code()) {
-    if (code.data().empty() ||
+  for (int i = 0; i < module.code_size(); ++i) {
+    const auto &code = module.code(i);
+    if (blobs.codeData[i].empty() ||
         (code.format() == "elf-shared-object" && code.entry().empty())) {
       error = "code object for '" + code.target() + "' is empty";
       return false;
@@ -289,7 +415,7 @@ bool kiln::parseModule(const void *data, size_t size, kmod::Module &module,
       if (arg.buffer() < -1 || arg.buffer() >= gpu.num_buffers() ||
           arg.offset() < 0 ||
           (arg.buffer() == -1 &&
-           arg.offset() > static_cast<int64_t>(gpu.constants().size()))) {
+           arg.offset() > static_cast<int64_t>(blobs.gpuConstants.size()))) {
         error = where + " has an argument outside its buffers";
         return false;
       }

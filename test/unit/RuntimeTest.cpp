@@ -113,6 +113,49 @@ TEST(Runtime, RejectsCorruptImages) {
   }
 }
 
+// The in-place parse leaves the code objects' data and the GPU weights in
+// the image (the loader then holds them once) and agrees with the copying
+// parse on everything, the blobs included.
+TEST(ModuleFormat, InPlaceParseLeavesBlobsInTheImage) {
+  for (const std::string &path : {modulePath(), gpuModulePath()}) {
+    SCOPED_TRACE(path);
+    std::string bytes = readBytes(path);
+    ASSERT_FALSE(bytes.empty());
+    kiln::kmod::Module copied, inPlace;
+    kiln::ModuleBlobs blobs;
+    std::string error;
+    ASSERT_TRUE(kiln::parseModule(bytes.data(), bytes.size(), copied, error))
+        << error;
+    ASSERT_TRUE(kiln::parseModuleInPlace(bytes.data(), bytes.size(), inPlace,
+                                         blobs, error))
+        << error;
+    auto inImage = [&](std::string_view v) {
+      return v.data() >= bytes.data() &&
+             v.data() + v.size() <= bytes.data() + bytes.size();
+    };
+    ASSERT_EQ(blobs.codeData.size(), static_cast<size_t>(copied.code_size()));
+    ASSERT_EQ(inPlace.code_size(), copied.code_size());
+    for (int i = 0; i < copied.code_size(); ++i) {
+      EXPECT_TRUE(inImage(blobs.codeData[i]));
+      EXPECT_EQ(blobs.codeData[i], copied.code(i).data());
+      EXPECT_TRUE(inPlace.code(i).data().empty());
+      inPlace.mutable_code(i)->set_data(std::string(blobs.codeData[i]));
+    }
+    EXPECT_EQ(blobs.gpuConstants, copied.gpu().constants());
+    if (!blobs.gpuConstants.empty()) {
+      EXPECT_TRUE(inImage(blobs.gpuConstants));
+      EXPECT_TRUE(inPlace.gpu().constants().empty());
+      inPlace.mutable_gpu()->set_constants(std::string(blobs.gpuConstants));
+    }
+    EXPECT_EQ(inPlace.SerializeAsString(), copied.SerializeAsString());
+  }
+  // The GPU module has weights to leave in place.
+  kiln::kmod::Module gpu;
+  std::string error;
+  ASSERT_TRUE(parseFile(gpuModulePath(), gpu, error)) << error;
+  EXPECT_FALSE(gpu.gpu().constants().empty());
+}
+
 // The runtime's own cpuid reading against LLVM's, for every extension a
 // module may record.
 TEST(Runtime, CpuFeaturesAgreeWithLlvm) {

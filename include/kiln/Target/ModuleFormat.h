@@ -4,8 +4,11 @@
 #ifndef KILN_TARGET_MODULEFORMAT_H
 #define KILN_TARGET_MODULEFORMAT_H
 
+#include <cstddef>
 #include <cstdint>
 #include <string>
+#include <string_view>
+#include <vector>
 
 namespace kiln {
 namespace kmod {
@@ -27,6 +30,23 @@ std::string serializeModule(kmod::Module &module);
 /// failure returns false with a reason in `error`.
 bool parseModule(const void *data, size_t size, kmod::Module &module,
                  std::string &error);
+
+/// The large byte fields of a module image, which parseModuleInPlace
+/// leaves where they are: views into the image it was given.
+struct ModuleBlobs {
+  /// Each code object's `data`, in the order of `Module.code`.
+  std::vector<std::string_view> codeData;
+  /// The GPU program's `constants` (its weights).
+  std::string_view gpuConstants;
+};
+
+/// As parseModule, with the same checks, but the code objects' data and
+/// the GPU program's constants are not copied into `module` (those fields
+/// stay empty there): `blobs` points at them inside `data`, which must
+/// outlive their use. A loader then holds a model's weights once while it
+/// loads, not twice.
+bool parseModuleInPlace(const void *data, size_t size, kmod::Module &module,
+                        ModuleBlobs &blobs, std::string &error);
 
 /// Bytes per element of an ONNX data type Kiln can exchange, or 0.
 size_t dataTypeSize(int32_t dtype);
