@@ -53,9 +53,23 @@ def first_error(text):
     return lines[-1][:200] if lines else "no message"
 
 
+def read_proto(proto, path):
+    with open(path, "rb") as fh:
+        proto.ParseFromString(fh.read())
+    return proto
+
+
+def sequence_flag(name, seq):
+    """--input-sequence for a SequenceProto's elements' shapes."""
+    return "--input-sequence=%s:%s" % (
+        name, ",".join("x".join(str(d) for d in t.dims) for t in seq.tensor_values))
+
+
 def input_shapes(test_dir):
     """--input-shape flags giving each dynamic graph input the shape of the
-    first data set's tensor, as a user compiles for the shapes they run."""
+    first data set's tensor (--input-sequence for a sequence input: its
+    elements' shapes; for an optional input, --input-absent when it holds
+    no value), as a user compiles for the shapes they run."""
     try:
         import onnx
     except ImportError:
@@ -68,6 +82,30 @@ def input_shapes(test_dir):
     if not ds:
         return []
     for k, vi in enumerate(names):
+        f = os.path.join(ds[0], "input_%d.pb" % k)
+        typ = vi.type
+        composite = typ.HasField("optional_type") or typ.HasField("sequence_type")
+        if composite and not os.path.exists(f):
+            continue
+        if typ.HasField("optional_type"):
+            # An optional input: absent or present as in the data, as a
+            # user compiles for what they run.
+            opt = read_proto(onnx.OptionalProto(), f)
+            if opt.HasField("sequence_value"):
+                flags.append(sequence_flag(vi.name, opt.sequence_value))
+            elif opt.HasField("tensor_value"):
+                dims = typ.optional_type.elem_type.tensor_type.shape.dim
+                if not all(d.HasField("dim_value") for d in dims):
+                    flags.append("--input-shape=%s:%s" % (
+                        vi.name, "x".join(str(d) for d in opt.tensor_value.dims)))
+            else:
+                flags.append("--input-absent=%s" % vi.name)
+            continue
+        if typ.HasField("sequence_type"):
+            # A sequence input: its elements' shapes, as a user compiles
+            # for the sequences they run.
+            flags.append(sequence_flag(vi.name, read_proto(onnx.SequenceProto(), f)))
+            continue
         if not vi.type.HasField("tensor_type"):
             continue
         dims = vi.type.tensor_type.shape.dim

@@ -1089,6 +1089,47 @@ LogicalResult Importer::typeResults(const onnx::NodeProto &node, Operation *op,
       result.setType(t);
     }
   }
+  // Sequence and optional ops (their own shape inference is libonnx's,
+  // which does not reach every opset): element types, shapes left to
+  // kiln-infer-shapes, which resolves sequences of known elements.
+  if (op->getNumResults() == 1 && isa<NoneType>(op->getResult(0).getType())) {
+    auto elementOf = [](Value v) -> Type {
+      Type t = v.getType();
+      if (auto opt = dyn_cast<OptType>(t))
+        t = opt.getValueType();
+      if (auto seq = dyn_cast<SeqType>(t))
+        t = seq.getElementType();
+      return isa<TensorType>(t) ? getElementTypeOrSelf(t) : Type();
+    };
+    auto seqOf = [&](Type elt) -> Type {
+      return elt ? SeqType::get(ctx, UnrankedTensorType::get(elt)) : Type();
+    };
+    StringRef type = node.op_type();
+    Type t;
+    Value in0 = op->getNumOperands() ? op->getOperand(0) : Value();
+    if (type == "SequenceConstruct" || type == "SequenceInsert" ||
+        type == "SequenceErase" || type == "SplitToSequence")
+      t = in0 ? seqOf(elementOf(in0)) : Type();
+    else if (type == "SequenceAt" || type == "ConcatFromSequence")
+      t = in0 && elementOf(in0) ? UnrankedTensorType::get(elementOf(in0))
+                                : Type();
+    else if (type == "SequenceLength")
+      t = RankedTensorType::get({}, b.getI64Type());
+    else if (type == "SequenceEmpty") {
+      int64_t dtype = 1; // float unless given
+      for (const auto &a : node.attribute())
+        if (a.name() == "dtype")
+          dtype = a.i();
+      t = seqOf(getElementTypeFromOnnx(ctx, dtype));
+    } else if (type == "OptionalHasElement")
+      t = RankedTensorType::get({}, b.getI1Type());
+    else if (type == "OptionalGetElement" && in0)
+      t = isa<OptType>(in0.getType())
+              ? cast<OptType>(in0.getType()).getValueType()
+              : in0.getType();
+    if (t && !isa<NoneType>(t))
+      op->getResult(0).setType(t);
+  }
   for (OpResult result : op->getResults())
     if (isa<NoneType>(result.getType()))
       return nodeError(node, loc)
@@ -1635,12 +1676,19 @@ OwningOpRef<ModuleOp> Importer::importModel(onnx::ModelProto &model) {
     if (it == options.inputShapes.end())
       continue;
     seen.insert(in.name());
-    if (!in.type().has_tensor_type()) {
+    bool optionalTensor =
+        in.type().has_optional_type() &&
+        in.type().optional_type().elem_type().has_tensor_type();
+    if (!in.type().has_tensor_type() && !optionalTensor) {
       emitError(fileLoc()) << "--input-shape: input '" << in.name()
                            << "' is not a tensor";
       return nullptr;
     }
-    auto *tt = in.mutable_type()->mutable_tensor_type();
+    auto *tt = optionalTensor ? in.mutable_type()
+                                    ->mutable_optional_type()
+                                    ->mutable_elem_type()
+                                    ->mutable_tensor_type()
+                              : in.mutable_type()->mutable_tensor_type();
     if (tt->has_shape() && tt->shape().dim_size() != (int)it->second.size()) {
       emitError(fileLoc()) << "--input-shape: input '" << in.name()
                            << "' has rank " << tt->shape().dim_size()
@@ -1665,6 +1713,42 @@ OwningOpRef<ModuleOp> Importer::importModel(onnx::ModelProto &model) {
       auto *dim = shape->add_dim();
       if (d >= 0)
         dim->set_dim_value(d);
+    }
+  }
+  for (const auto &entry : options.inputSequences) {
+    const onnx::ValueInfoProto *in = nullptr;
+    for (const auto &g : graph.input())
+      if (g.name() == entry.getKey() && !initNames.contains(g.name()))
+        in = &g;
+    if (!in) {
+      emitError(fileLoc()) << "--input-sequence: the model has no input '"
+                           << entry.getKey() << "'";
+      return nullptr;
+    }
+    const onnx::TypeProto &type = in->type().has_optional_type()
+                                      ? in->type().optional_type().elem_type()
+                                      : in->type();
+    if (!type.has_sequence_type() ||
+        !type.sequence_type().elem_type().has_tensor_type()) {
+      emitError(fileLoc()) << "--input-sequence: input '" << entry.getKey()
+                           << "' is not a sequence of tensors";
+      return nullptr;
+    }
+    for (const auto &shape : entry.getValue())
+      for (int64_t d : shape)
+        if (d < 0) {
+          emitError(fileLoc()) << "--input-sequence: the elements of '"
+                               << entry.getKey() << "' need static shapes";
+          return nullptr;
+        }
+  }
+  for (const auto &name : options.absentInputs) {
+    if (llvm::none_of(graph.input(), [&](const onnx::ValueInfoProto &g) {
+          return g.name() == name.getKey() && !initNames.contains(g.name());
+        })) {
+      emitError(fileLoc()) << "--input-absent: the model has no input '"
+                           << name.getKey() << "'";
+      return nullptr;
     }
   }
   for (const auto &entry : options.inputShapes) {
@@ -1692,8 +1776,20 @@ OwningOpRef<ModuleOp> Importer::importModel(onnx::ModelProto &model) {
   b.setInsertionPointToEnd(module->getBody());
   scopes.emplace_back();
 
+  // One argument per graph input, or per element of a sequence input
+  // given with --input-sequence, or per value of an optional input (none
+  // with --input-absent): rebuilt below into the sequence or the optional.
   SmallVector<Type> argTypes;
-  SmallVector<const onnx::ValueInfoProto *> args;
+  SmallVector<std::string> argNames;
+  struct CompositeInput {
+    const onnx::ValueInfoProto *in;
+    unsigned first, length;
+    Type elementType;
+    StringRef kind;
+    bool absent;
+  };
+  SmallVector<CompositeInput> composites;
+  SmallVector<std::pair<const onnx::ValueInfoProto *, unsigned>> args;
   for (const auto &in : graph.input()) {
     if (initNames.contains(in.name()))
       continue; // An initializer's default value: a constant.
@@ -1703,17 +1799,103 @@ OwningOpRef<ModuleOp> Importer::importModel(onnx::ModelProto &model) {
                            << "' has no supported type";
       return nullptr;
     }
-    argTypes.push_back(t);
-    args.push_back(&in);
+    auto opt = dyn_cast<OptType>(t);
+    Type value = opt ? opt.getValueType() : t;
+    bool absent = options.absentInputs.contains(in.name());
+    if (absent && !opt) {
+      emitError(fileLoc()) << "--input-absent: input '" << in.name()
+                           << "' is not optional";
+      return nullptr;
+    }
+    auto seq = options.inputSequences.find(in.name());
+    if (!opt && seq == options.inputSequences.end()) {
+      args.push_back({&in, static_cast<unsigned>(argTypes.size())});
+      argTypes.push_back(t);
+      argNames.push_back(in.name());
+      continue;
+    }
+    unsigned first = argTypes.size();
+    auto seqType = dyn_cast<SeqType>(value);
+    if (absent) {
+      Type elt =
+          getElementTypeOrSelf(seqType ? seqType.getElementType() : value);
+      composites.push_back({&in, first, 0, elt,
+                            seqType ? "optional_sequence" : "optional_tensor",
+                            true});
+      continue;
+    }
+    if (!seqType) {
+      // A present optional tensor.
+      composites.push_back({&in, first, 1, getElementTypeOrSelf(value),
+                            "optional_tensor", false});
+      argTypes.push_back(value);
+      argNames.push_back(in.name());
+      continue;
+    }
+    if (seq == options.inputSequences.end()) {
+      emitError(fileLoc()) << "input '" << in.name()
+                           << "' is an optional sequence: give its elements' "
+                              "shapes with --input-sequence, or compile it "
+                              "absent with --input-absent";
+      return nullptr;
+    }
+    auto elt = cast<TensorType>(seqType.getElementType());
+    composites.push_back(
+        {&in, first, static_cast<unsigned>(seq->getValue().size()),
+         elt.getElementType(), opt ? "optional_sequence" : "sequence", false});
+    for (auto [k, shape] : llvm::enumerate(seq->getValue())) {
+      argTypes.push_back(RankedTensorType::get(shape, elt.getElementType()));
+      argNames.push_back(in.name() + "[" + std::to_string(k) + "]");
+    }
   }
   auto fn = func::FuncOp::create(b, fileLoc(), "main",
                                  b.getFunctionType(argTypes, {}));
   Block *entry = fn.addEntryBlock();
-  for (auto [i, in] : llvm::enumerate(args)) {
+  for (auto [i, name] : llvm::enumerate(argNames))
+    fn.setArgAttr(i, "kiln.name", b.getStringAttr(name));
+  for (auto [in, i] : args)
     scopes.back().values[in->name()] = entry->getArgument(i);
-    fn.setArgAttr(i, "kiln.name", b.getStringAttr(in->name()));
-  }
   b.setInsertionPointToEnd(entry);
+  SmallVector<Attribute> compositeAttrs;
+  for (const CompositeInput &q : composites) {
+    Type type = convertType(q.in->type());
+    auto opt = dyn_cast<OptType>(type);
+    Type valueType = opt ? opt.getValueType() : type;
+    Value v;
+    if (q.absent) {
+      v = nullptr;
+    } else if (isa<SeqType>(valueType) && q.length == 0) {
+      OperationState st(fileLoc(), "kiln.sequence_empty");
+      st.addTypes(valueType);
+      v = b.create(st)->getResult(0);
+    } else if (isa<SeqType>(valueType)) {
+      OperationState st(fileLoc(), "kiln.sequence_construct");
+      st.addOperands(entry->getArguments().slice(q.first, q.length));
+      st.addTypes(valueType);
+      v = b.create(st)->getResult(0);
+    } else {
+      v = entry->getArgument(q.first);
+    }
+    if (opt) {
+      OperationState st(fileLoc(), "kiln.optional");
+      if (v)
+        st.addOperands(v);
+      st.addTypes(type);
+      v = b.create(st)->getResult(0);
+    }
+    scopes.back().values[q.in->name()] = v;
+    SmallVector<NamedAttribute> attrs = {
+        b.getNamedAttr("name", b.getStringAttr(q.in->name())),
+        b.getNamedAttr("kind", b.getStringAttr(q.kind)),
+        b.getNamedAttr("first", b.getI64IntegerAttr(q.first)),
+        b.getNamedAttr("length", b.getI64IntegerAttr(q.length)),
+        b.getNamedAttr("element_type", TypeAttr::get(q.elementType))};
+    if (q.absent)
+      attrs.push_back(b.getNamedAttr("absent", b.getUnitAttr()));
+    compositeAttrs.push_back(b.getDictionaryAttr(attrs));
+  }
+  if (!compositeAttrs.empty())
+    fn->setAttr("kiln.composites", b.getArrayAttr(compositeAttrs));
   SmallVector<Value> outputs;
   if (failed(importGraphBody(graph, outputs)))
     return nullptr;
@@ -1764,6 +1946,33 @@ LogicalResult kiln::parseInputShape(StringRef spec, OnnxImportOptions &options,
     }
   }
   options.inputShapes[name] = shape;
+  return success();
+}
+
+LogicalResult kiln::parseInputSequence(StringRef spec,
+                                       OnnxImportOptions &options,
+                                       std::string &error) {
+  if (!spec.contains(':')) {
+    error = "expected NAME:SHAPE,SHAPE,... (for example x:2x3,4x3), got '" +
+            spec.str() + "'";
+    return failure();
+  }
+  auto [name, list] = spec.rsplit(':');
+  if (name.empty()) {
+    error = "expected NAME:SHAPE,SHAPE,..., got '" + spec.str() + "'";
+    return failure();
+  }
+  SmallVector<SmallVector<int64_t>> shapes;
+  SmallVector<StringRef> elements;
+  if (!list.empty())
+    list.split(elements, ',');
+  for (StringRef e : elements) {
+    OnnxImportOptions one;
+    if (failed(parseInputShape((name + ":" + e).str(), one, error)))
+      return failure();
+    shapes.push_back(one.inputShapes.begin()->getValue());
+  }
+  options.inputSequences[name] = std::move(shapes);
   return success();
 }
 

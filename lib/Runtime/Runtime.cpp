@@ -516,6 +516,11 @@ Status Module::loadFromMemory(const void *data, size_t size,
   };
   toInfos(proto.inputs(), module->inputInfos);
   toInfos(proto.outputs(), module->outputInfos);
+  for (const auto &q : proto.composites())
+    module->compositeInfos.push_back(
+        {q.name(), q.output(), static_cast<DType>(q.dtype()),
+         static_cast<size_t>(q.first()), static_cast<size_t>(q.length()),
+         static_cast<CompositeInfo::Kind>(q.kind()), q.absent()});
 
   if (cpuCode) {
     if (Status s = checkCpuFeatures(*cpuCode, "the module's code"); !s.ok())

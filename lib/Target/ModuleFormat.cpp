@@ -346,7 +346,35 @@ bool kiln::parseModuleInPlace(const void *data, size_t size,
   if (!checkSigs(module.inputs(), "input", false) ||
       !checkSigs(module.outputs(), "output", true))
     return false;
-  if (module.outputs_size() == 0) {
+  // Sequences and optionals: known element types, each over a run of its
+  // side's tensors, in graph order.
+  int nextFirst[2] = {0, 0};
+  for (const auto &q : module.composites()) {
+    int side = q.output() ? 1 : 0;
+    int count = q.output() ? module.outputs_size() : module.inputs_size();
+    bool optional = q.kind() != kmod::CompositeSignature::SEQUENCE;
+    if (q.name().empty() || dataTypeSize(q.dtype()) == 0 || q.first() < 0 ||
+        q.length() < 0 || q.first() < nextFirst[side] ||
+        q.first() > count - q.length() ||
+        !kmod::CompositeSignature::Kind_IsValid(q.kind()) ||
+        (q.absent() && (!optional || q.length() != 0)) ||
+        (q.kind() == kmod::CompositeSignature::OPTIONAL_TENSOR &&
+         q.length() != (q.absent() ? 0 : 1))) {
+      error = "the module's sequence or optional '" + q.name() + "' is invalid";
+      return false;
+    }
+    for (int i = 0; i < q.length(); ++i) {
+      const auto &t = q.output() ? module.outputs(q.first() + i)
+                                 : module.inputs(q.first() + i);
+      if (t.dtype() != q.dtype()) {
+        error = "the module's sequence or optional '" + q.name() +
+                "' has an element of another data type";
+        return false;
+      }
+    }
+    nextFirst[side] = q.first() + q.length();
+  }
+  if (module.outputs_size() == 0 && module.composites().empty()) {
     error = "the module has no outputs";
     return false;
   }

@@ -156,6 +156,53 @@ TEST(ModuleFormat, InPlaceParseLeavesBlobsInTheImage) {
   EXPECT_FALSE(gpu.gpu().constants().empty());
 }
 
+// A module's sequences and optionals: read into Module::composites(), and
+// refused where they do not lie in order inside the signature or disagree
+// with its tensors.
+TEST(Runtime, ReadsAndChecksComposites) {
+  kiln::kmod::Module proto;
+  std::string error;
+  ASSERT_TRUE(parseFile(modulePath(), proto, error)) << error;
+  auto *q = proto.add_composites();
+  q->set_name("xs");
+  q->set_dtype(1);
+  q->set_first(0);
+  q->set_length(1);
+  {
+    kiln::kmod::Module copy = proto;
+    std::string image = kiln::serializeModule(copy);
+    std::shared_ptr<Module> m;
+    Status s = Module::loadFromMemory(image.data(), image.size(), m);
+    ASSERT_TRUE(s.ok()) << s.message();
+    ASSERT_EQ(m->composites().size(), 1u);
+    EXPECT_EQ(m->composites()[0].name, "xs");
+    EXPECT_EQ(m->composites()[0].kind, CompositeInfo::Kind::Sequence);
+    EXPECT_EQ(m->composites()[0].length, 1u);
+  }
+  auto refused = [&](auto edit) {
+    kiln::kmod::Module bad = proto;
+    edit(*bad.mutable_composites(0));
+    Status s = loadProto(bad);
+    return !s.ok() &&
+           s.message().find("sequence or optional 'xs'") != std::string::npos;
+  };
+  using Sig = kiln::kmod::CompositeSignature;
+  EXPECT_TRUE(refused([](Sig &c) { c.set_length(2); })); // past the inputs
+  EXPECT_TRUE(refused([](Sig &c) { c.set_first(-1); }));
+  EXPECT_TRUE(refused([](Sig &c) { c.set_dtype(7); })); // int64 elements
+  EXPECT_TRUE(refused([](Sig &c) { c.set_dtype(0); }));
+  EXPECT_TRUE(refused([](Sig &c) { c.set_absent(true); })); // not optional
+  EXPECT_TRUE(refused([](Sig &c) {
+    c.set_kind(Sig::OPTIONAL_TENSOR);
+    c.set_absent(true); // absent, yet one tensor
+  }));
+  EXPECT_TRUE(refused([](Sig &c) { c.set_kind(static_cast<Sig::Kind>(9)); }));
+  // Two sequences over the same tensor.
+  kiln::kmod::Module twice = proto;
+  *twice.add_composites() = twice.composites(0);
+  EXPECT_FALSE(loadProto(twice).ok());
+}
+
 // The runtime's own cpuid reading against LLVM's, for every extension a
 // module may record.
 TEST(Runtime, CpuFeaturesAgreeWithLlvm) {

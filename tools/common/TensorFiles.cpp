@@ -9,8 +9,10 @@
 
 #include "TensorFiles.h"
 
+#include "onnx/onnx-data_pb.h"
 #include "onnx/onnx_pb.h"
 
+#include <algorithm>
 #include <cstdio>
 #include <cstring>
 #include <fstream>
@@ -61,8 +63,15 @@ static bool loadPb(const std::string &data, Loaded &t, std::string &error) {
     error = "unsupported data type " + std::to_string(p.data_type());
     return false;
   }
+  // Dims that are negative or whose product passes the runtime's 1 TiB
+  // limit are a damaged file (or another message read as a TensorProto),
+  // not an allocation to try.
   size_t n = 1;
   for (int64_t d : p.dims()) {
+    if (d < 0 || (d > 0 && n > (size_t(1) << 40) / esize / d)) {
+      error = "the tensor has an invalid shape";
+      return false;
+    }
     t.shape.push_back(d);
     n *= d;
   }
@@ -97,6 +106,14 @@ static bool loadPb(const std::string &data, Loaded &t, std::string &error) {
   if (p.has_raw_data()) {
     t.bytes = p.raw_data();
   } else {
+    auto sizes = {p.float_data_size(), p.double_data_size(),
+                  p.int64_data_size(), p.uint64_data_size(),
+                  p.int32_data_size()};
+    if (n != 0 && std::find(sizes.begin(), sizes.end(),
+                            static_cast<int64_t>(n)) == sizes.end()) {
+      error = "the tensor holds no data of its type";
+      return false;
+    }
     t.bytes.resize(n * esize);
     auto put = [&](size_t i, uint64_t v) {
       std::memcpy(&t.bytes[i * esize], &v, esize);
@@ -210,6 +227,70 @@ bool loadTensor(const std::string &path, Loaded &t, std::string &error) {
   if (!ok)
     error = "'" + path + "': " + error;
   return ok;
+}
+
+bool loadSequence(const std::string &path, std::vector<Loaded> &elements,
+                  std::string &error) {
+  std::string data;
+  if (!readFile(path, data)) {
+    error = "cannot read '" + path + "'";
+    return false;
+  }
+  onnx::SequenceProto seq;
+  if (!seq.ParseFromString(data) ||
+      (seq.elem_type() != onnx::SequenceProto::TENSOR &&
+       !(seq.elem_type() == onnx::SequenceProto::UNDEFINED &&
+         seq.tensor_values_size() == 0))) {
+    error = "'" + path + "': not a SequenceProto of tensors";
+    return false;
+  }
+  elements.clear();
+  for (const auto &t : seq.tensor_values()) {
+    Loaded &e = elements.emplace_back();
+    if (!loadPb(t.SerializeAsString(), e, error)) {
+      error = "'" + path + "': element " + std::to_string(elements.size() - 1) +
+              ": " + error;
+      return false;
+    }
+  }
+  return true;
+}
+
+bool loadOptional(const std::string &path, bool &present, bool &isSequence,
+                  std::vector<Loaded> &elements, std::string &error) {
+  std::string data;
+  if (!readFile(path, data)) {
+    error = "cannot read '" + path + "'";
+    return false;
+  }
+  onnx::OptionalProto opt;
+  if (!opt.ParseFromString(data)) {
+    error = "'" + path + "': not an OptionalProto";
+    return false;
+  }
+  elements.clear();
+  present = opt.has_tensor_value() || opt.has_sequence_value();
+  isSequence = opt.has_sequence_value();
+  if (opt.has_tensor_value()) {
+    if (!loadPb(opt.tensor_value().SerializeAsString(), elements.emplace_back(),
+                error)) {
+      error = "'" + path + "': " + error;
+      return false;
+    }
+  } else if (opt.has_sequence_value()) {
+    for (const auto &t : opt.sequence_value().tensor_values())
+      if (!loadPb(t.SerializeAsString(), elements.emplace_back(), error)) {
+        error = "'" + path + "': element " +
+                std::to_string(elements.size() - 1) + ": " + error;
+        return false;
+      }
+  } else if (opt.elem_type() != onnx::OptionalProto::UNDEFINED &&
+             opt.elem_type() != onnx::OptionalProto::TENSOR &&
+             opt.elem_type() != onnx::OptionalProto::SEQUENCE) {
+    error = "'" + path + "': an optional of neither a tensor nor a sequence";
+    return false;
+  }
+  return true;
 }
 
 bool isTensorFileName(const std::string &path) {

@@ -28,6 +28,17 @@ bool readFile(const std::string &path, std::string &out);
 /// names the file and the reason.
 bool loadTensor(const std::string &path, Loaded &t, std::string &error);
 
+/// An ONNX SequenceProto file of tensors (as in ONNX's test_data_set_N
+/// for a sequence input or output): its elements in order.
+bool loadSequence(const std::string &path, std::vector<Loaded> &elements,
+                  std::string &error);
+
+/// An ONNX OptionalProto file (as in ONNX's test_data_set_N for an
+/// optional input): whether it holds a value, whether that is a sequence,
+/// and its tensors (one for a tensor, a sequence's elements).
+bool loadOptional(const std::string &path, bool &present, bool &isSequence,
+                  std::vector<Loaded> &elements, std::string &error);
+
 /// Whether `path` names a file saveTensor writes (.npy or .pb).
 bool isTensorFileName(const std::string &path);
 

@@ -245,6 +245,17 @@ static cl::opt<int64_t> optBatch(
 // of a shared object.
 static cl::opt<bool> batchVariant("batch-variant", cl::Hidden, cl::init(false),
                                   cl::cat(category));
+static cl::list<std::string> inputSequences(
+    "input-sequence",
+    cl::desc("The elements' shapes of a sequence input, NAME:DxD,DxD,... "
+             "(one shape per element; NAME: for an empty sequence); "
+             "repeatable"),
+    cl::cat(category));
+static cl::list<std::string> absentInputs(
+    "input-absent",
+    cl::desc("Compile these optional inputs without a value (the module "
+             "does not take them); other optional inputs hold one"),
+    cl::CommaSeparated, cl::cat(category));
 static cl::list<std::string> inputValues(
     "input-value",
     cl::desc("Pin an input to a value, NAME:V[,V...] (one value per "
@@ -578,6 +589,38 @@ bool collectSignature(func::FuncOp fn, kiln::kmod::Module &module,
     if (!add(type.getResult(i), fn.getResultAttrDict(i),
              "output" + std::to_string(i), module.add_outputs()))
       return false;
+  // Sequence and optional inputs and outputs, flattened into their
+  // tensors by the importer (inputs) and kiln-infer-shapes (outputs).
+  if (auto seqs = fn->getAttrOfType<ArrayAttr>("kiln.composites")) {
+    for (auto d : seqs.getAsRange<DictionaryAttr>()) {
+      auto name = d.getAs<StringAttr>("name");
+      auto first = d.getAs<IntegerAttr>("first");
+      auto length = d.getAs<IntegerAttr>("length");
+      auto elt = d.getAs<TypeAttr>("element_type");
+      auto kind = d.getAs<StringAttr>("kind");
+      int64_t dt = elt ? kiln::getOnnxDataType(elt.getValue()) : 0;
+      using Sig = kiln::kmod::CompositeSignature;
+      std::optional<Sig::Kind> k;
+      if (kind && kind.getValue() == "sequence")
+        k = Sig::SEQUENCE;
+      else if (kind && kind.getValue() == "optional_tensor")
+        k = Sig::OPTIONAL_TENSOR;
+      else if (kind && kind.getValue() == "optional_sequence")
+        k = Sig::OPTIONAL_SEQUENCE;
+      if (!name || !first || !length || !dt || !k) {
+        error = "@main's kiln.composites entry is malformed";
+        return false;
+      }
+      auto *q = module.add_composites();
+      q->set_name(name.str());
+      q->set_output(d.contains("output"));
+      q->set_dtype(static_cast<int32_t>(dt));
+      q->set_first(static_cast<int32_t>(first.getInt()));
+      q->set_length(static_cast<int32_t>(length.getInt()));
+      q->set_kind(*k);
+      q->set_absent(d.contains("absent"));
+    }
+  }
   return true;
 }
 
@@ -1582,10 +1625,18 @@ int main(int argc, char **argv) {
     for (const std::string &spec : inputShapes)
       if (failed(kiln::parseInputShape(spec, options, error)))
         return fail("--input-shape: " + error);
+    for (const std::string &spec : inputSequences)
+      if (failed(kiln::parseInputSequence(spec, options, error)))
+        return fail("--input-sequence: " + error);
+    for (const std::string &name : absentInputs)
+      options.absentInputs.insert(name);
     module = kiln::importOnnxFile(inputFile, &context, options);
   } else {
     if (!inputShapes.empty())
       return fail("--input-shape applies to ONNX inputs only");
+    if (!inputSequences.empty() || !absentInputs.empty())
+      return fail("--input-sequence and --input-absent apply to ONNX inputs "
+                  "only");
     module = parseSourceFile<ModuleOp>(inputFile, sourceMgr, &context);
   }
   if (!module)

@@ -31,6 +31,17 @@ static llvm::cl::list<std::string> inputShapes(
                    "for a dim left dynamic); repeatable, or comma-separated"),
     llvm::cl::CommaSeparated, llvm::cl::cat(onnxCategory));
 
+static llvm::cl::list<std::string> inputSequences(
+    "input-sequence",
+    llvm::cl::desc("The elements' shapes of an ONNX sequence input, "
+                   "NAME:DxD,DxD,... (NAME: for an empty one); repeatable"),
+    llvm::cl::cat(onnxCategory));
+
+static llvm::cl::list<std::string> absentInputs(
+    "input-absent",
+    llvm::cl::desc("Import these ONNX optional inputs without a value"),
+    llvm::cl::CommaSeparated, llvm::cl::cat(onnxCategory));
+
 static llvm::cl::opt<bool> noOnnxChecks(
     "no-onnx-checks",
     llvm::cl::desc("Skip libonnx's checker and shape inference on import"),
@@ -88,6 +99,14 @@ int main(int argc, char **argv) {
         return 1;
       }
     }
+    for (const std::string &spec : inputSequences) {
+      if (failed(kiln::parseInputSequence(spec, importOptions, errorMessage))) {
+        llvm::errs() << "error: --input-sequence: " << errorMessage << "\n";
+        return 1;
+      }
+    }
+    for (const std::string &name : absentInputs)
+      importOptions.absentInputs.insert(name);
     bool isText = inputFormat == "onnxtxt" ||
                   (inputFormat == "auto" &&
                    llvm::StringRef(inputFilename).ends_with(".onnxtxt"));

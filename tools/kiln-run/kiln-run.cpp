@@ -465,6 +465,89 @@ double percentile(std::vector<double> v, double p) {
 
 } // namespace
 
+/// The tensors of a sequence or optional file for `q`: a SequenceProto
+/// for a sequence, an OptionalProto for an optional, checked against what
+/// the module was compiled for.
+static bool loadComposite(const kiln::rt::CompositeInfo &q,
+                          const std::string &f, std::vector<Loaded> &out,
+                          std::string &error) {
+  using Kind = kiln::rt::CompositeInfo::Kind;
+  std::string side = q.output ? "output" : "input";
+  std::vector<Loaded> elements;
+  if (q.kind == Kind::Sequence) {
+    if (!kiln::files::loadSequence(f, elements, error))
+      return false;
+  } else {
+    bool present = false, isSequence = false;
+    if (!kiln::files::loadOptional(f, present, isSequence, elements, error))
+      return false;
+    if (present == q.absent) {
+      error = "'" + f + "': " + side + " '" + q.name + "' is " +
+              (q.absent ? "absent" : "present") + " in the module, the file " +
+              (present ? "holds a value" : "holds none") +
+              (q.output   ? ""
+               : q.absent ? "; compile without --input-absent for it"
+                          : "; compile with --input-absent=" + q.name);
+      return false;
+    }
+    if (present && isSequence != (q.kind == Kind::OptionalSequence)) {
+      error = "'" + f + "': " + side + " '" + q.name + "' holds a " +
+              (isSequence ? "tensor" : "sequence") +
+              " in the module, the file a " +
+              (isSequence ? "sequence" : "tensor");
+      return false;
+    }
+  }
+  if (elements.size() != q.length) {
+    error = "'" + f + "': " + side + " '" + q.name + "' is a sequence of " +
+            std::to_string(q.length) + " tensors in the module, the file has " +
+            std::to_string(elements.size()) +
+            (q.output ? "" : "; compile for its length with --input-sequence");
+    return false;
+  }
+  for (Loaded &e : elements)
+    out.push_back(std::move(e));
+  return true;
+}
+
+/// Reads the files given for a module's graph inputs (`output` false) or
+/// outputs, in graph order, into one tensor per module input or output: a
+/// sequence's file (an ONNX SequenceProto) gives its elements, an
+/// optional's (an OptionalProto) its value or nothing.
+static bool loadGraphFiles(const kiln::rt::Module &module, bool output,
+                           const std::vector<std::string> &files,
+                           std::vector<Loaded> &out, std::string &error) {
+  const auto &tensors = output ? module.outputs() : module.inputs();
+  std::vector<const kiln::rt::CompositeInfo *> composites;
+  for (const auto &q : module.composites())
+    if (q.output == output)
+      composites.push_back(&q);
+  size_t graphCount = tensors.size() + composites.size();
+  for (const auto *q : composites)
+    graphCount -= q->length;
+  if (files.size() > graphCount) {
+    error = "the module has " + std::to_string(graphCount) +
+            (output ? " outputs, " : " inputs, ") +
+            std::to_string(files.size()) +
+            (output ? " expected given" : " given");
+    return false;
+  }
+  size_t next = 0;
+  auto q = composites.begin();
+  for (const std::string &f : files) {
+    if (q != composites.end() && (*q)->first == next) {
+      if (!loadComposite(**q, f, out, error))
+        return false;
+      next += (*q++)->length;
+      continue;
+    }
+    if (!loadTensor(f, out.emplace_back(), error))
+      return false;
+    ++next;
+  }
+  return true;
+}
+
 int main(int argc, char **argv) {
   Options o;
   for (int i = 1; i < argc; ++i) {
@@ -596,6 +679,20 @@ int main(int argc, char **argv) {
                   kiln::rt::dtypeName(t.dtype), shapeString(t.shape).c_str(),
                   t.batched ? " (dim 0: the batch)" : "",
                   t.pinnedValue.empty() ? "" : " (pinned at compile time)");
+    for (const auto &q : module->composites()) {
+      using Kind = kiln::rt::CompositeInfo::Kind;
+      const char *side = q.output ? "output" : "input ";
+      if (q.kind == Kind::Sequence)
+        std::printf("  %s %s: sequence of %zu %s tensors\n", side,
+                    q.name.c_str(), q.length, kiln::rt::dtypeName(q.dtype));
+      else
+        std::printf("  %s %s: optional %s, %s\n", side, q.name.c_str(),
+                    q.kind == Kind::OptionalTensor ? "tensor" : "sequence",
+                    q.absent ? "compiled absent"
+                             : ("compiled present (" +
+                                std::to_string(q.length) + " tensors)")
+                                   .c_str());
+    }
     for (const auto &t : module->outputs()) {
       std::printf("  output %s: %s%s%s", t.name.c_str(),
                   kiln::rt::dtypeName(t.dtype), shapeString(t.shape).c_str(),
@@ -608,9 +705,13 @@ int main(int argc, char **argv) {
     return 0;
   }
   const auto &ins = module->inputs();
-  if (o.inputs.size() > ins.size())
-    return fail("the module takes " + std::to_string(ins.size()) + " inputs, " +
-                std::to_string(o.inputs.size()) + " given");
+  // --input and --expected files are per graph input and output: a
+  // sequence's file (a SequenceProto) gives all its elements.
+  std::string error;
+  std::vector<Loaded> inFiles, wantFiles;
+  if (!loadGraphFiles(*module, false, o.inputs, inFiles, error) ||
+      !loadGraphFiles(*module, true, o.expected, wantFiles, error))
+    return fail(error);
   for (const std::string &f : o.outputs)
     if (!kiln::files::isTensorFileName(f))
       return fail("--output '" + f +
@@ -619,22 +720,15 @@ int main(int argc, char **argv) {
     return fail("the module has " + std::to_string(module->outputs().size()) +
                 " outputs, " + std::to_string(o.outputs.size()) +
                 " --output files given");
-  if (o.expected.size() > module->outputs().size())
-    return fail("the module has " + std::to_string(module->outputs().size()) +
-                " outputs, " + std::to_string(o.expected.size()) +
-                " expected given");
 
   std::vector<std::string> storage(ins.size());
   std::vector<kiln::rt::TensorRef> refs;
   std::mt19937 rng(o.seed);
-  std::string error;
   for (size_t i = 0; i < ins.size(); ++i) {
     kiln::rt::TensorRef r;
     r.name = ins[i].name;
-    if (i < o.inputs.size()) {
-      Loaded t;
-      if (!loadTensor(o.inputs[i], t, error))
-        return fail(error);
+    if (i < inFiles.size()) {
+      Loaded &t = inFiles[i];
       storage[i] = std::move(t.bytes);
       r.dtype = fileDtype(t.dtype, ins[i].dtype);
       r.shape = t.shape;
@@ -683,10 +777,8 @@ int main(int argc, char **argv) {
        << "\",\"first_run_ms\":" << firstMs;
 
   int status = 0;
-  for (size_t i = 0; i < o.expected.size(); ++i) {
-    Loaded want;
-    if (!loadTensor(o.expected[i], want, error))
-      return fail(error);
+  for (size_t i = 0; i < wantFiles.size(); ++i) {
+    Loaded &want = wantFiles[i];
     const HostTensor &got = outputs[i];
     want.dtype = fileDtype(want.dtype, got.info.dtype);
     if (want.dtype != got.info.dtype || want.shape != got.info.shape) {

@@ -8,6 +8,7 @@
 #include "mlir/IR/OwningOpRef.h"
 #include "llvm/ADT/SmallVector.h"
 #include "llvm/ADT/StringMap.h"
+#include "llvm/ADT/StringSet.h"
 
 #include <string>
 
@@ -17,6 +18,14 @@ struct OnnxImportOptions {
   /// Static shapes for graph inputs, by input name; they replace the model's
   /// (possibly symbolic) dims. Dims of -1 stay dynamic.
   llvm::StringMap<llvm::SmallVector<int64_t>> inputShapes;
+  /// Sequence inputs, by name: the shape of each element (its length is
+  /// the list's). The input becomes one function argument per element
+  /// (named NAME[i]) and a SequenceConstruct of them, recorded in @main's
+  /// `kiln.sequences`.
+  llvm::StringMap<llvm::SmallVector<llvm::SmallVector<int64_t>>> inputSequences;
+  /// Optional inputs compiled without a value (the module does not take
+  /// them); the others are compiled with one.
+  llvm::StringSet<> absentInputs;
   /// Run libonnx's checker and shape inference as a cross-check where the
   /// model's opset is within libonnx's reach.
   bool onnxChecks = true;
@@ -30,6 +39,13 @@ struct OnnxImportOptions {
 llvm::LogicalResult parseInputShape(llvm::StringRef spec,
                                     OnnxImportOptions &options,
                                     std::string &error);
+
+/// Parses `name:3x4,5x4` (each element's shape as in parseInputShape,
+/// separated by commas; `name:` for an empty sequence) into
+/// `options.inputSequences`.
+llvm::LogicalResult parseInputSequence(llvm::StringRef spec,
+                                       OnnxImportOptions &options,
+                                       std::string &error);
 
 /// Imports an ONNX model from a file: binary protobuf, or ONNX textual
 /// syntax when the name ends in `.onnxtxt`. External data is read from

@@ -230,6 +230,25 @@ struct DevicePeaks {
 /// with it all the same.
 Status measurePeaks(Device device, int threads, DevicePeaks &out);
 
+/// A graph input or output that is not one tensor: an ONNX sequence of
+/// tensors or an optional, compiled for what it holds. Its tensors are the
+/// module's `first` to `first + length - 1` among `inputs()` (or
+/// `outputs()`): a sequence's elements, named NAME[0], NAME[1], ...; an
+/// optional tensor's value, named NAME; an optional sequence's elements. An
+/// empty sequence or an absent optional has none; `first` is where they
+/// would be, in graph order.
+struct CompositeInfo {
+  enum class Kind { Sequence, OptionalTensor, OptionalSequence };
+  std::string name;
+  bool output = false;
+  DType dtype = DType::Float;
+  size_t first = 0;
+  size_t length = 0;
+  Kind kind = Kind::Sequence;
+  /// An optional compiled without a value.
+  bool absent = false;
+};
+
 class Module {
 public:
   /// Loads a `.kmod` file. A module that fails validation (bad magic or
@@ -242,6 +261,11 @@ public:
 
   const std::vector<TensorInfo> &inputs() const { return inputInfos; }
   const std::vector<TensorInfo> &outputs() const { return outputInfos; }
+  /// The graph's sequence and optional inputs and outputs, in graph order
+  /// (inputs first); empty for a graph of tensors only.
+  const std::vector<CompositeInfo> &composites() const {
+    return compositeInfos;
+  }
   const std::string &graphName() const { return name; }
   /// The compilation target of the loaded code ("cpu-x86_64", "sm_90").
   const std::string &target() const { return codeTarget; }
@@ -265,6 +289,7 @@ private:
   Module() = default;
   friend class Session;
   std::vector<TensorInfo> inputInfos, outputInfos;
+  std::vector<CompositeInfo> compositeInfos;
   std::string name, codeTarget;
   size_t arena = 0;
   void *handle = nullptr;

@@ -806,6 +806,15 @@ LogicalResult Lowering::lower(Operation *op) {
     return failure();
   for (Type t :
        llvm::concat<Type>(op->getOperandTypes(), op->getResultTypes())) {
+    if (isa<SeqType, OptType>(t))
+      return op->emitOpError("has ")
+             << (isa<SeqType>(t) ? "a sequence" : "an optional") << " (" << t
+             << ") that stays at run time: Kiln resolves sequences and "
+                "optionals at compile time, and this one's length, the "
+                "positions read from it or whether it holds a value depend "
+                "on values known only at run time (give sequence inputs' "
+                "elements with --input-sequence, pin scalar inputs with "
+                "--input-value)";
     auto r = dyn_cast<RankedTensorType>(t);
     if (!r || !r.hasStaticShape())
       return op->emitOpError("needs static shapes to lower (got ")

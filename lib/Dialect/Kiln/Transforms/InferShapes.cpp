@@ -3,7 +3,9 @@
 #include "kiln/Dialect/Kiln/IR/KilnOps.h"
 #include "kiln/Dialect/Kiln/Transforms/Passes.h"
 
+#include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/BuiltinOps.h"
+#include "mlir/IR/IRMapping.h"
 #include "mlir/Interfaces/FunctionInterfaces.h"
 #include "mlir/Transforms/FoldUtils.h"
 
@@ -65,6 +67,9 @@ struct InferShapesPass
     });
     if (walk.wasInterrupted())
       return signalPassFailure();
+    if (auto main = dyn_cast_or_null<func::FuncOp>(
+            SymbolTable::lookupSymbolIn(getOperation(), "main")))
+      flattenSequenceResults(main);
     // The sequence ops whose every use was resolved.
     for (Operation *op : llvm::reverse(sequenceOps))
       if (op->use_empty())
@@ -152,6 +157,93 @@ struct InferShapesPass
                               DenseElementsAttr::get(type, values));
   }
 
+  /// Whether `op` runs once per run of its function: in the function's
+  /// body or in If branches there, not in a loop body. Sequences built
+  /// there have one known list of elements.
+  static bool runsOnce(Operation *op) {
+    for (Operation *parent = op->getParentOp(); parent;
+         parent = parent->getParentOp()) {
+      if (isa<FunctionOpInterface>(parent))
+        return true;
+      if (!isa<IfOp>(parent))
+        return false;
+    }
+    return false;
+  }
+
+  /// A copy of `body` at `b`'s insertion point, its arguments replaced by
+  /// `mapping`, each op inferred in order (an op may fold away; what
+  /// replaced it is used): the values the copy yields.
+  FailureOr<SmallVector<Value>> inlineCopy(OpBuilder &b, Block &body,
+                                           IRMapping &mapping) {
+    // The terminator is copied too, so that its operands follow folds,
+    // and dropped at the end.
+    Operation *firstCopy = nullptr, *yieldCopy = nullptr;
+    for (Operation &bodyOp : body) {
+      Operation *c = b.clone(bodyOp, mapping);
+      if (!firstCopy)
+        firstCopy = c;
+      yieldCopy = c;
+    }
+    for (Operation &c : llvm::make_early_inc_range(llvm::make_range(
+             firstCopy->getIterator(), yieldCopy->getIterator())))
+      if (failed(inferOp(&c)))
+        return failure();
+    SmallVector<Value> values(yieldCopy->getOperands());
+    yieldCopy->erase();
+    return values;
+  }
+
+  /// A SequenceMap over sequences of known elements, all of one length:
+  /// its body once per element, inlined, and each result a known sequence
+  /// of what the copies yield. False when a sequence is not known.
+  FailureOr<bool> unrollSequenceMap(SequenceMapOp map) {
+    // Copies: inferring the body's copies adds sequences to the map.
+    SmallVector<std::optional<SmallVector<Value>>> lists;
+    std::optional<size_t> length;
+    for (Value v : map->getOperands()) {
+      if (!isa<SeqType>(v.getType())) {
+        lists.push_back(std::nullopt);
+        continue;
+      }
+      auto it = sequences.find(v);
+      if (it == sequences.end())
+        return false;
+      if (length && *length != it->second.size())
+        return map.emitOpError("maps sequences of lengths ")
+               << *length << " and " << it->second.size()
+               << "; they must have one length";
+      length = it->second.size();
+      lists.push_back(it->second);
+    }
+    Block &body = map.getBody().front();
+    if (!length)
+      return false;
+    if (body.getNumArguments() != map->getNumOperands())
+      return map.emitOpError("has ")
+             << map->getNumOperands() << " inputs but its body takes "
+             << body.getNumArguments();
+    SmallVector<SmallVector<Value>> results(map->getNumResults());
+    OpBuilder b(map);
+    for (size_t i = 0; i < *length; ++i) {
+      IRMapping mapping;
+      for (auto [k, arg] : llvm::enumerate(body.getArguments()))
+        mapping.map(arg, lists[k] ? (*lists[k])[i] : map->getOperand(k));
+      FailureOr<SmallVector<Value>> yielded = inlineCopy(b, body, mapping);
+      if (failed(yielded))
+        return failure();
+      if (yielded->size() != map->getNumResults())
+        return map.emitOpError("has ")
+               << map->getNumResults() << " results but its body yields "
+               << yielded->size();
+      for (auto [r, v] : llvm::enumerate(*yielded))
+        results[r].push_back(v);
+    }
+    for (auto [r, values] : llvm::enumerate(results))
+      sequences[map->getResult(r)] = values;
+    return true;
+  }
+
   /// Resolves a sequence op over a sequence of known elements; false when
   /// `op` is not one or its sequence is not known.
   FailureOr<bool> resolveSequence(Operation *op) {
@@ -193,6 +285,10 @@ struct InferShapesPass
       if (!list)
         return false;
       sequences[id.getResult()] = SmallVector<Value>(*list);
+    } else if (auto map = dyn_cast<SequenceMapOp>(op)) {
+      FailureOr<bool> unrolled = unrollSequenceMap(map);
+      if (failed(unrolled) || !*unrolled)
+        return unrolled;
     } else if (auto sp = dyn_cast<SplitToSequenceOp>(op)) {
       auto t = dyn_cast<RankedTensorType>(sp.getInput().getType());
       if (!t || !t.hasStaticShape())
@@ -303,7 +399,7 @@ struct InferShapesPass
     auto present = [](Value v) -> std::optional<bool> {
       if (!v)
         return false;
-      if (isa<TensorType>(v.getType()))
+      if (isa<TensorType, SeqType>(v.getType()))
         return true;
       if (auto o = v.getDefiningOp<OptionalOp>())
         return o.getInput() != nullptr;
@@ -327,7 +423,7 @@ struct InferShapesPass
     Value element = get.getInput();
     if (auto o = element.getDefiningOp<OptionalOp>())
       element = o.getInput();
-    if (!element || !isa<TensorType>(element.getType()))
+    if (!element || !isa<TensorType, SeqType>(element.getType()))
       return false;
     get.getOutput().replaceAllUsesWith(element);
     op->erase();
@@ -339,11 +435,8 @@ struct InferShapesPass
       return success();
     if (isa<SequenceEmptyOp, SequenceConstructOp, SequenceInsertOp,
             SequenceEraseOp, SplitToSequenceOp, SequenceAtOp, SequenceLengthOp,
-            ConcatFromSequenceOp, IdentityOp>(op) &&
-        op->getParentOfType<FunctionOpInterface>() &&
-        op->getBlock() == &op->getParentOfType<FunctionOpInterface>()
-                               .getFunctionBody()
-                               .front()) {
+            ConcatFromSequenceOp, SequenceMapOp, IdentityOp>(op) &&
+        runsOnce(op)) {
       FailureOr<bool> resolved = resolveSequence(op);
       if (failed(resolved))
         return failure();
@@ -423,7 +516,137 @@ struct InferShapesPass
           failed(refine(op, result, a, "result #" + std::to_string(i))))
         return failure();
     }
+    return expandSequenceResults(op);
+  }
+
+  /// An If whose branches yield, for a sequence result, known sequences of
+  /// one length and element types: the If yields their elements instead,
+  /// and the result is a known sequence of its new results.
+  LogicalResult expandSequenceResults(IfOp op) {
+    if (!runsOnce(op))
+      return success();
+    Operation *yields[2] = {op.getThenBranch().front().getTerminator(),
+                            op.getElseBranch().front().getTerminator()};
+    if (yields[0]->getNumOperands() != op->getNumResults() ||
+        yields[1]->getNumOperands() != op->getNumResults())
+      return success();
+    SmallVector<std::optional<size_t>> lengths;
+    SmallVector<Type> types;
+    bool any = false;
+    for (OpResult result : op->getResults()) {
+      unsigned i = result.getResultNumber();
+      std::optional<size_t> length;
+      if (isa<SeqType>(result.getType())) {
+        auto a = sequences.find(yields[0]->getOperand(i));
+        auto b = sequences.find(yields[1]->getOperand(i));
+        if (a != sequences.end() && b != sequences.end() &&
+            a->second.size() == b->second.size() &&
+            llvm::all_of(llvm::zip(a->second, b->second), [](auto p) {
+              return std::get<0>(p).getType() == std::get<1>(p).getType();
+            }))
+          length = a->second.size();
+      }
+      lengths.push_back(length);
+      if (!length) {
+        types.push_back(result.getType());
+        continue;
+      }
+      any = true;
+      for (Value v : sequences[yields[0]->getOperand(i)])
+        types.push_back(v.getType());
+    }
+    if (!any)
+      return success();
+    OpBuilder b(op);
+    OperationState st(op.getLoc(), op->getName());
+    st.addOperands(op->getOperands());
+    st.addAttributes(op->getAttrs());
+    st.addTypes(types);
+    st.addRegion();
+    st.addRegion();
+    Operation *expanded = b.create(st);
+    for (unsigned r = 0; r < 2; ++r) {
+      expanded->getRegion(r).takeBody(op->getRegion(r));
+      Operation *yield = expanded->getRegion(r).front().getTerminator();
+      SmallVector<Value> values;
+      for (auto [i, v] : llvm::enumerate(yield->getOperands())) {
+        if (lengths[i])
+          llvm::append_range(values, sequences[v]);
+        else
+          values.push_back(v);
+      }
+      yield->setOperands(values);
+    }
+    unsigned next = 0;
+    for (OpResult result : op->getResults()) {
+      unsigned i = result.getResultNumber();
+      if (!lengths[i]) {
+        result.replaceAllUsesWith(expanded->getResult(next++));
+        continue;
+      }
+      ValueRange elements = expanded->getResults().slice(next, *lengths[i]);
+      next += *lengths[i];
+      Value seq;
+      if (elements.empty())
+        seq = SequenceEmptyOp::create(b, op.getLoc(), result.getType(),
+                                      /*dtype=*/IntegerAttr());
+      else
+        seq = SequenceConstructOp::create(b, op.getLoc(), result.getType(),
+                                          elements);
+      sequences[seq] = SmallVector<Value>(elements);
+      sequenceOps.push_back(seq.getDefiningOp());
+      result.replaceAllUsesWith(seq);
+    }
+    op->erase();
     return success();
+  }
+
+  /// @main's sequence results of known elements become those elements
+  /// (named NAME[i]), recorded in its `kiln.sequences` as the importer
+  /// records sequence inputs.
+  void flattenSequenceResults(func::FuncOp fn) {
+    Operation *ret = fn.getFunctionBody().back().getTerminator();
+    if (llvm::none_of(ret->getOperandTypes(),
+                      [](Type t) { return isa<SeqType>(t); }))
+      return;
+    Builder b(fn.getContext());
+    SmallVector<Value> values;
+    SmallVector<DictionaryAttr> attrs;
+    SmallVector<Attribute> entries;
+    if (auto existing = fn->getAttrOfType<ArrayAttr>("kiln.composites"))
+      llvm::append_range(entries, existing.getValue());
+    for (auto [i, v] : llvm::enumerate(ret->getOperands())) {
+      DictionaryAttr dict = fn.getResultAttrDict(i);
+      auto it = sequences.find(v);
+      if (!isa<SeqType>(v.getType()) || it == sequences.end()) {
+        values.push_back(v);
+        attrs.push_back(dict ? dict : b.getDictionaryAttr({}));
+        continue;
+      }
+      auto named = dict ? dict.getAs<StringAttr>("kiln.name") : StringAttr();
+      std::string name = named ? named.str() : "output" + std::to_string(i);
+      Type elt =
+          getElementTypeOrSelf(cast<SeqType>(v.getType()).getElementType());
+      entries.push_back(b.getDictionaryAttr(
+          {b.getNamedAttr("name", b.getStringAttr(name)),
+           b.getNamedAttr("output", b.getUnitAttr()),
+           b.getNamedAttr("kind", b.getStringAttr("sequence")),
+           b.getNamedAttr("first", b.getI64IntegerAttr(values.size())),
+           b.getNamedAttr("length", b.getI64IntegerAttr(it->second.size())),
+           b.getNamedAttr("element_type", TypeAttr::get(elt))}));
+      for (auto [k, e] : llvm::enumerate(it->second)) {
+        values.push_back(e);
+        attrs.push_back(b.getDictionaryAttr({b.getNamedAttr(
+            "kiln.name",
+            b.getStringAttr(name + "[" + std::to_string(k) + "]"))}));
+      }
+    }
+    ret->setOperands(values);
+    fn.setType(FunctionType::get(fn.getContext(),
+                                 fn.getFunctionType().getInputs(),
+                                 ValueRange(values).getTypes()));
+    fn.setAllResultAttrs(attrs);
+    fn->setAttr("kiln.composites", b.getArrayAttr(entries));
   }
 
   /// Refines the types a loop body's carried arguments from the values
@@ -467,6 +690,9 @@ struct InferShapesPass
     if (failed(inferCarried(op, body, initial, /*firstArg=*/2,
                             /*firstYield=*/1)))
       return failure();
+    FailureOr<bool> unrolled = unrollSequenceLoop(op);
+    if (failed(unrolled) || *unrolled)
+      return failure(failed(unrolled));
     Operation *yield = body.getTerminator();
     int64_t trips = getLoopTripCount(op).value_or(ShapedType::kDynamic);
     unsigned carried = initial.size();
@@ -480,6 +706,60 @@ struct InferShapesPass
         return failure();
     }
     return success();
+  }
+
+  /// The most iterations of a loop over sequences that are unrolled.
+  static constexpr int64_t kMaxUnrolledTrips = 4096;
+
+  /// A Loop that reads or carries sequences, runs once per run of its
+  /// function, has a trip count known at compile time (a constant M, the
+  /// condition constant true) and no scan outputs (SequenceMap's expanded
+  /// form, say): its body once per iteration, inlined, so that the
+  /// sequences it builds and the positions it reads are known. False when
+  /// the loop is not one.
+  FailureOr<bool> unrollSequenceLoop(LoopOp op) {
+    Block &body = op.getBody().front();
+    Operation *yield = body.getTerminator();
+    unsigned carried = op.getVInitial().size();
+    auto isSeq = [](Value v) { return isa<SeqType>(v.getType()); };
+    bool readsSequences = llvm::any_of(op.getVInitial(), isSeq);
+    body.walk([&](Operation *inner) {
+      readsSequences |= llvm::any_of(inner->getOperands(), isSeq);
+    });
+    std::optional<int64_t> trips = getLoopTripCount(op);
+    if (!readsSequences || !runsOnce(op) || !trips ||
+        *trips > kMaxUnrolledTrips || op->getNumResults() != carried ||
+        yield->getNumOperands() != 1 + carried ||
+        body.getNumArguments() != 2 + carried)
+      return false;
+    OpBuilder b(op);
+    auto boolType = RankedTensorType::get({}, b.getI1Type());
+    Value cond =
+        op.getCond()
+            ? op.getCond()
+            : ConstantOp::create(b, op.getLoc(), boolType,
+                                 DenseElementsAttr::get(boolType, true))
+                  .getResult();
+    SmallVector<Value> current(op.getVInitial());
+    for (int64_t i = 0; i < *trips; ++i) {
+      IRMapping mapping;
+      Value iter = i64Constant(op, {i}, /*scalar=*/true);
+      if (iter.getType() != body.getArgument(0).getType())
+        return false;
+      mapping.map(body.getArgument(0), iter);
+      mapping.map(body.getArgument(1), cond);
+      for (unsigned k = 0; k < carried; ++k)
+        mapping.map(body.getArgument(2 + k), current[k]);
+      FailureOr<SmallVector<Value>> yielded = inlineCopy(b, body, mapping);
+      if (failed(yielded))
+        return failure();
+      for (unsigned k = 0; k < carried; ++k)
+        current[k] = (*yielded)[1 + k];
+    }
+    for (unsigned k = 0; k < carried; ++k)
+      op->getResult(k).replaceAllUsesWith(current[k]);
+    op->erase();
+    return true;
   }
 
   LogicalResult inferScan(ScanOp op) {

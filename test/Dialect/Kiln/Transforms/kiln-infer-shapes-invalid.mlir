@@ -23,3 +23,18 @@ func.func @carried_shape_change(%x: tensor<3xf32>) -> tensor<*xf32> {
   }
   return %0 : tensor<*xf32>
 }
+
+// -----
+
+// SequenceMap over two known sequences of different lengths.
+func.func @sequence_map_lengths(%a: tensor<2xf32>, %b: tensor<2xf32>) -> !kiln.seq<tensor<*xf32>> {
+  %s = kiln.sequence_construct(%a, %b) : (tensor<2xf32>, tensor<2xf32>) -> !kiln.seq<tensor<2xf32>>
+  %t = kiln.sequence_construct(%a) : (tensor<2xf32>) -> !kiln.seq<tensor<2xf32>>
+  // expected-error @+1 {{maps sequences of lengths 2 and 1; they must have one length}}
+  %m = kiln.sequence_map(%s, %t) : (!kiln.seq<tensor<2xf32>>, !kiln.seq<tensor<2xf32>>) -> !kiln.seq<tensor<*xf32>> {
+  ^bb0(%x: tensor<2xf32>, %y: tensor<2xf32>):
+    %0 = kiln.add(%x, %y) : (tensor<2xf32>, tensor<2xf32>) -> tensor<2xf32>
+    kiln.yield %0 : tensor<2xf32>
+  }
+  return %m : !kiln.seq<tensor<*xf32>>
+}

@@ -262,3 +262,113 @@ func.func @optionals(%x: tensor<4xf32>, %o: !kiln.opt<tensor<4xf32>>) -> (tensor
   %h4 = kiln.optional_has_element(%o) : (!kiln.opt<tensor<4xf32>>) -> tensor<i1>
   return %g0, %g1, %h0, %h1, %h2, %h3, %h4 : tensor<4xf32>, tensor<4xf32>, tensor<i1>, tensor<i1>, tensor<i1>, tensor<i1>, tensor<i1>
 }
+
+// -----
+
+// SequenceMap over a known sequence: its body once per element, each copy
+// inferred with the element's type (each Shape folds to its element's);
+// a tensor operand is passed to every copy as it is.
+
+// CHECK-LABEL: func.func @sequence_map
+// CHECK-NOT:     kiln.sequence_map
+// CHECK-DAG:     kiln.constant dense<3> : tensor<1xi64>
+// CHECK-DAG:     kiln.constant dense<5> : tensor<1xi64>
+// CHECK:         %[[A0:.+]] = kiln.add(%arg0, %arg2) : (tensor<5xf32>, tensor<1xf32>) -> tensor<5xf32>
+// CHECK:         %[[A1:.+]] = kiln.add(%arg1, %arg2) : (tensor<3xf32>, tensor<1xf32>) -> tensor<3xf32>
+// CHECK-NOT:     kiln.shape
+// CHECK:         return %[[A1]] : tensor<3xf32>
+func.func @sequence_map(%a: tensor<5xf32>, %b: tensor<3xf32>, %t: tensor<1xf32>) -> tensor<*xf32> {
+  %s = kiln.sequence_construct(%a, %b) : (tensor<5xf32>, tensor<3xf32>) -> !kiln.seq<tensor<?xf32>>
+  %m:2 = kiln.sequence_map(%s, %t) : (!kiln.seq<tensor<?xf32>>, tensor<1xf32>) -> (!kiln.seq<tensor<?xf32>>, !kiln.seq<tensor<1xi64>>) {
+  ^bb0(%e: tensor<?xf32>, %u: tensor<1xf32>):
+    %0 = kiln.add(%e, %u) : (tensor<?xf32>, tensor<1xf32>) -> tensor<?xf32>
+    %1 = kiln.shape(%e) : (tensor<?xf32>) -> tensor<1xi64>
+    kiln.yield %0, %1 : tensor<?xf32>, tensor<1xi64>
+  }
+  %c1 = kiln.constant dense<1> : tensor<i64>
+  %r = kiln.sequence_at(%m#0, %c1) : (!kiln.seq<tensor<?xf32>>, tensor<i64>) -> tensor<*xf32>
+  return %r : tensor<*xf32>
+}
+
+// -----
+
+// An If whose branches build sequences of one length yields their
+// elements; one whose branches' lengths differ keeps its sequence.
+
+// CHECK-LABEL: func.func @if_sequences
+// CHECK:         %[[IF:.+]]:2 = kiln.if(%arg0) : (tensor<i1>) -> (tensor<2xf32>, tensor<2xf32>)
+// CHECK:           kiln.yield %{{.+}}, %{{.+}} : tensor<2xf32>, tensor<2xf32>
+// CHECK:         %[[KEPT:.+]] = kiln.if(%arg0) : (tensor<i1>) -> !kiln.seq<tensor<2xf32>>
+// CHECK:         return %[[IF]]#1, %[[KEPT]]
+func.func @if_sequences(%c: tensor<i1>, %x: tensor<2xf32>) -> (tensor<*xf32>, !kiln.seq<tensor<2xf32>>) {
+  %s = kiln.if(%c) : (tensor<i1>) -> !kiln.seq<tensor<2xf32>> {
+    %0 = kiln.neg(%x) : (tensor<2xf32>) -> tensor<2xf32>
+    %1 = kiln.sequence_construct(%x, %0) : (tensor<2xf32>, tensor<2xf32>) -> !kiln.seq<tensor<2xf32>>
+    kiln.yield %1 : !kiln.seq<tensor<2xf32>>
+  } {
+    %0 = kiln.abs(%x) : (tensor<2xf32>) -> tensor<2xf32>
+    %1 = kiln.sequence_construct(%0, %x) : (tensor<2xf32>, tensor<2xf32>) -> !kiln.seq<tensor<2xf32>>
+    kiln.yield %1 : !kiln.seq<tensor<2xf32>>
+  }
+  %c1 = kiln.constant dense<1> : tensor<i64>
+  %r = kiln.sequence_at(%s, %c1) : (!kiln.seq<tensor<2xf32>>, tensor<i64>) -> tensor<*xf32>
+  %k = kiln.if(%c) : (tensor<i1>) -> !kiln.seq<tensor<2xf32>> {
+    %1 = kiln.sequence_construct(%x, %x) : (tensor<2xf32>, tensor<2xf32>) -> !kiln.seq<tensor<2xf32>>
+    kiln.yield %1 : !kiln.seq<tensor<2xf32>>
+  } {
+    %1 = kiln.sequence_construct(%x) : (tensor<2xf32>) -> !kiln.seq<tensor<2xf32>>
+    kiln.yield %1 : !kiln.seq<tensor<2xf32>>
+  }
+  return %r, %k : tensor<*xf32>, !kiln.seq<tensor<2xf32>>
+}
+
+// -----
+
+// A Loop over a known sequence with a constant trip count is unrolled;
+// one whose trip count is an argument stays.
+
+// CHECK-LABEL: func.func @loop_over_sequence
+// CHECK:         %[[E0:.+]] = kiln.sigmoid(%arg0) : (tensor<4xf32>) -> tensor<4xf32>
+// CHECK:         %[[E1:.+]] = kiln.sigmoid(%arg1) : (tensor<6xf32>) -> tensor<6xf32>
+// CHECK:         %[[L:.+]] = kiln.loop(%arg2,
+// CHECK:         return %[[E1]], %[[L]]
+func.func @loop_over_sequence(%a: tensor<4xf32>, %b: tensor<6xf32>, %m: tensor<i64>) -> (tensor<*xf32>, !kiln.seq<tensor<*xf32>>) {
+  %s = kiln.sequence_construct(%a, %b) : (tensor<4xf32>, tensor<6xf32>) -> !kiln.seq<tensor<?xf32>>
+  %n = kiln.sequence_length(%s) : (!kiln.seq<tensor<?xf32>>) -> tensor<i64>
+  %t = kiln.constant dense<true> : tensor<i1>
+  %e = kiln.sequence_empty() {dtype = 1 : i64} : () -> !kiln.seq<tensor<*xf32>>
+  %r = kiln.loop(%n, %t, %e) : (tensor<i64>, tensor<i1>, !kiln.seq<tensor<*xf32>>) -> !kiln.seq<tensor<*xf32>> {
+  ^bb0(%i: tensor<i64>, %c: tensor<i1>, %acc: !kiln.seq<tensor<*xf32>>):
+    %0 = kiln.sequence_at(%s, %i) : (!kiln.seq<tensor<?xf32>>, tensor<i64>) -> tensor<*xf32>
+    %1 = kiln.sigmoid(%0) : (tensor<*xf32>) -> tensor<*xf32>
+    %2 = kiln.sequence_insert(%acc, %1) : (!kiln.seq<tensor<*xf32>>, tensor<*xf32>) -> !kiln.seq<tensor<*xf32>>
+    kiln.yield %c, %2 : tensor<i1>, !kiln.seq<tensor<*xf32>>
+  }
+  %c1 = kiln.constant dense<1> : tensor<i64>
+  %last = kiln.sequence_at(%r, %c1) : (!kiln.seq<tensor<*xf32>>, tensor<i64>) -> tensor<*xf32>
+  %kept = kiln.loop(%m, %t, %e) : (tensor<i64>, tensor<i1>, !kiln.seq<tensor<*xf32>>) -> !kiln.seq<tensor<*xf32>> {
+  ^bb0(%i: tensor<i64>, %c: tensor<i1>, %acc: !kiln.seq<tensor<*xf32>>):
+    %2 = kiln.sequence_insert(%acc, %a) : (!kiln.seq<tensor<*xf32>>, tensor<4xf32>) -> !kiln.seq<tensor<*xf32>>
+    kiln.yield %c, %2 : tensor<i1>, !kiln.seq<tensor<*xf32>>
+  }
+  return %last, %kept : tensor<*xf32>, !kiln.seq<tensor<*xf32>>
+}
+
+// -----
+
+// @main's known sequence results become their elements, named NAME[i] and
+// recorded in kiln.composites after the inputs' entries; a sequence whose
+// elements are not known stays a sequence result.
+
+// CHECK-LABEL: func.func @main
+// CHECK-SAME:    -> (tensor<3xf32> {kiln.name = "ys[0]"}, tensor<2xf32> {kiln.name = "ys[1]"}, tensor<i64> {kiln.name = "n"})
+// CHECK-SAME:    kiln.composites = [{element_type = f32, first = 0 : i64, kind = "sequence", length = 1 : i64, name = "xs"}, {element_type = f32, first = 0 : i64, kind = "sequence", length = 2 : i64, name = "ys", output}]
+// CHECK:         return %{{.+}}, %arg0, %{{.+}} : tensor<3xf32>, tensor<2xf32>, tensor<i64>
+func.func @main(%a: tensor<2xf32> {kiln.name = "xs[0]"}) -> (!kiln.seq<tensor<*xf32>> {kiln.name = "ys"}, tensor<*xi64> {kiln.name = "n"}) attributes {kiln.composites = [{element_type = f32, first = 0 : i64, kind = "sequence", length = 1 : i64, name = "xs"}]} {
+  %xs = kiln.sequence_construct(%a) : (tensor<2xf32>) -> !kiln.seq<tensor<*xf32>>
+  %b = kiln.constant dense<[1.0, 2.0, 3.0]> : tensor<3xf32>
+  %c0 = kiln.constant dense<0> : tensor<i64>
+  %ys = kiln.sequence_insert(%xs, %b, %c0) : (!kiln.seq<tensor<*xf32>>, tensor<3xf32>, tensor<i64>) -> !kiln.seq<tensor<*xf32>>
+  %n = kiln.sequence_length(%ys) : (!kiln.seq<tensor<*xf32>>) -> tensor<*xi64>
+  return %ys, %n : !kiln.seq<tensor<*xf32>>, tensor<*xi64>
+}

@@ -19,6 +19,20 @@ def KilnInferShapes : Pass<"kiln-infer-shapes"> {
     // before: %0 = kiln.relu(%x) : (tensor<2x3xf32>) -> tensor<?x?xf32>
     // after:  %0 = kiln.relu(%x) : (tensor<2x3xf32>) -> tensor<2x3xf32>
     ```
+
+    Ops whose operands are constants are folded as they are inferred. It
+    enters If, Loop and Scan bodies; an If on a constant becomes the branch
+    it takes. Sequences whose elements are known (built in the function's
+    body or in If branches there from constructs, inserts and erases at
+    constant positions, splits of static tensors, or sequence inputs given
+    by their elements) are resolved: SequenceAt, SequenceLength and
+    ConcatFromSequence of one become its element, a constant, a Concat;
+    SequenceMap its body once per element; an If whose branches build
+    sequences of one length yields their elements; a Loop that reads or
+    carries sequences with a trip count known at compile time (and no scan
+    outputs) is unrolled. `@main`'s sequence results of known elements
+    become those elements, named `NAME[i]` and recorded in its
+    `kiln.composites` attribute for the module's signature.
   }];
   let dependentDialects = ["::kiln::KilnDialect"];
 }
