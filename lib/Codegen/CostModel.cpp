@@ -9,6 +9,7 @@
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/Dialect/Utils/StaticValueUtils.h"
 #include "mlir/Dialect/Vector/IR/VectorOps.h"
+#include "mlir/Dialect/X86Vector/X86VectorDialect.h"
 #include "mlir/Interfaces/CallInterfaces.h"
 #include "mlir/Interfaces/CastInterfaces.h"
 #include "mlir/Interfaces/LoopLikeInterface.h"
@@ -162,6 +163,10 @@ Count countOp(Operation *op) {
       n = mul(n, b);
     return n;
   }
+  // vdpbf16ps: each f32 lane adds two bf16 products to its accumulator
+  // (kiln-cpu-tile-and-vectorize{bf16-dot}'s form of a contraction).
+  if (auto dot = dyn_cast<x86vector::DotBF16Op>(op))
+    return mul(elementsOf(dot.getResult().getType()), 4);
   if (auto outer = dyn_cast<vector::OuterProductOp>(op))
     return mul(elementsOf(outer.getResult().getType()), outer.getAcc() ? 2 : 1);
   if (auto red = dyn_cast<vector::ReductionOp>(op))

@@ -100,6 +100,25 @@ func.func @packed_panel(%x: tensor<1x4x10x10xf32>, %w: tensor<8x4x3x3xf32>, %acc
 
 // -----
 
+// The same with bf16 input and weights summed into f32 (--precision=bf16):
+// the panel is packed as bf16 by the same vector code, vectors of bf16 as
+// wide as the f32 accumulators' (8 lanes here), and the GEMM widens what
+// it reads.
+
+// CHECK-LABEL: func.func @bf16_packed_panel
+// CHECK:         %[[FLAT:.+]] = tensor.collapse_shape %{{.+}} {{\[}}[0, 1, 2, 3]] : tensor<1x4x10x10xbf16> into tensor<400xbf16>
+// CHECK:         scf.forall (%{{.+}}, %{{.+}}) in (1, 4) shared_outs(%{{.+}}) -> (tensor<1x4x4x3x3x16xbf16>)
+// CHECK-COUNT-18:    vector.gather %[[FLAT]][%{{.+}}] [%{{.+}}], %{{.+}}, %{{.+}} : tensor<400xbf16>, vector<8xi32>, vector<8xi1>, vector<8xbf16> into vector<8xbf16>
+// CHECK-NOT:         linalg.generic {{.+}} outs(%{{.+}} : tensor<1x4x4x3x3x16xbf16>)
+// CHECK:         linalg.generic {{.+}} ins(%{{.+}}, %{{.+}} : tensor<8x36xbf16>, tensor<1x4x36x16xbf16>) outs(%{{.+}} : tensor<1x8x4x16xf32>)
+// CHECK:           arith.extf {{.+}} : bf16 to f32
+func.func @bf16_packed_panel(%x: tensor<1x4x10x10xbf16>, %w: tensor<8x4x3x3xbf16>, %acc: tensor<1x8x8x8xf32>) -> tensor<1x8x8x8xf32> {
+  %0 = linalg.conv_2d_nchw_fchw {dilations = dense<1> : tensor<2xi64>, strides = dense<1> : tensor<2xi64>} ins(%x, %w : tensor<1x4x10x10xbf16>, tensor<8x4x3x3xbf16>) outs(%acc : tensor<1x8x8x8xf32>) -> tensor<1x8x8x8xf32>
+  return %0 : tensor<1x8x8x8xf32>
+}
+
+// -----
+
 // The same convolution of a zero-padded 8x8 input: the gathers read the
 // pad's source (its padding is the masked-off lanes), so the padded copy
 // is not needed. A 1x1 stride-1 convolution's blocks are runs of its

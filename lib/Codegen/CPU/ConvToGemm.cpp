@@ -63,15 +63,16 @@ bool kiln::convToGemmChannelsLast(linalg::Conv2DNchwFchwOp conv,
 
 namespace {
 
-/// The packed im2col panel `[n, p / nr, c, kh, kw, nr]` of f32 input `x`
-/// (an NCHW tensor, or a zero `tensor.pad` of its plane, whose padding is
-/// then read as the lanes that fall outside the plane) as vector code: an
-/// scf.forall over (batch, block of nr output positions), each block's
+/// The packed im2col panel `[n, p / nr, c, kh, kw, nr]` of input `x` (f32,
+/// bf16 or f16; an NCHW tensor, or a zero `tensor.pad` of its plane, whose
+/// padding is then read as the lanes that fall outside the plane) as vector
+/// code: an scf.forall over (batch, block of nr output positions), each block's
 /// panel written whole by one thread; for each input channel and window
 /// tap, each vector of `lanes` positions is one `vector.gather` from the
 /// flat input (indices from the positions' rows and columns, computed once
 /// per block), masked where the window leaves the plane. Null where it
-/// does not apply (not f32, nr not whole vectors, indices past int32).
+/// does not apply (another element type, nr not whole vectors, indices
+/// past int32).
 Value packWindowsGathered(RewriterBase &b, Location loc, Value x, int64_t oh,
                           int64_t ow, int64_t kh, int64_t kw,
                           ArrayRef<int64_t> s, ArrayRef<int64_t> d, int64_t nr,
@@ -84,9 +85,11 @@ Value packWindowsGathered(RewriterBase &b, Location loc, Value x, int64_t oh,
     padLeft = pad->left;
   }
   auto st = cast<RankedTensorType>(src.getType());
-  Type f32 = st.getElementType();
-  if (!f32.isF32() || lanes < 2 || nr % lanes != 0 ||
-      st.getNumElements() >= (int64_t(1) << 31))
+  // f32, or the half types a bf16/f16 model's convolutions read (each
+  // vector then holds `lanes` half values, widened where they are used).
+  Type elt = st.getElementType();
+  if (!(elt.isF32() || elt.isBF16() || elt.isF16()) || lanes < 2 ||
+      nr % lanes != 0 || st.getNumElements() >= (int64_t(1) << 31))
     return nullptr;
   int64_t n = st.getDimSize(0), c = st.getDimSize(1), h = st.getDimSize(2),
           w = st.getDimSize(3);
@@ -95,7 +98,7 @@ Value packWindowsGathered(RewriterBase &b, Location loc, Value x, int64_t oh,
                     padTop == 0 && padLeft == 0 && oh == h && ow == w;
   Type i32 = b.getI32Type();
   auto iv = VectorType::get({lanes}, i32);
-  auto fv = VectorType::get({lanes}, f32);
+  auto fv = VectorType::get({lanes}, elt);
   auto splat = [&](OpBuilder &nb, int64_t v) -> Value {
     return arith::ConstantOp::create(
         nb, loc, iv, DenseElementsAttr::get(iv, nb.getI32IntegerAttr(v)));
@@ -104,10 +107,10 @@ Value packWindowsGathered(RewriterBase &b, Location loc, Value x, int64_t oh,
     return arith::IndexCastOp::create(nb, loc, i32, index);
   };
   Value flat = tensor::CollapseShapeOp::create(
-      b, loc, RankedTensorType::get({n * c * h * w}, f32), src,
+      b, loc, RankedTensorType::get({n * c * h * w}, elt), src,
       SmallVector<ReassociationIndices>{{0, 1, 2, 3}});
-  auto colType = RankedTensorType::get({n, blocks, c, kh, kw, nr}, f32);
-  Value empty = tensor::EmptyOp::create(b, loc, colType.getShape(), f32);
+  auto colType = RankedTensorType::get({n, blocks, c, kh, kw, nr}, elt);
+  Value empty = tensor::EmptyOp::create(b, loc, colType.getShape(), elt);
   auto forall = scf::ForallOp::create(
       b, loc, ArrayRef<OpFoldResult>{b.getIndexAttr(n), b.getIndexAttr(blocks)},
       ValueRange{empty}, std::nullopt);
@@ -192,7 +195,7 @@ Value packWindowsGathered(RewriterBase &b, Location loc, Value x, int64_t oh,
             b, loc, arith::MulIOp::create(b, loc, ri, cst(w)), qj);
       }
   }
-  auto panelType = RankedTensorType::get({c, kh, kw, nr}, f32);
+  auto panelType = RankedTensorType::get({c, kh, kw, nr}, elt);
   SmallVector<OpFoldResult> offsets = {ni,
                                        pb,
                                        b.getIndexAttr(0),
@@ -206,7 +209,7 @@ Value packWindowsGathered(RewriterBase &b, Location loc, Value x, int64_t oh,
   Value panel = tensor::ExtractSliceOp::create(b, loc, panelType, shared,
                                                offsets, sizes, ones);
   Value zero = arith::ConstantOp::create(
-      b, loc, fv, DenseElementsAttr::get(fv, b.getF32FloatAttr(0)));
+      b, loc, fv, DenseElementsAttr::get(fv, b.getFloatAttr(elt, 0)));
   Value c0 = arith::ConstantIndexOp::create(b, loc, 0);
   auto channels = scf::ForOp::create(
       b, loc, c0, arith::ConstantIndexOp::create(b, loc, c),
@@ -235,7 +238,7 @@ Value packWindowsGathered(RewriterBase &b, Location loc, Value x, int64_t oh,
                 arith::ConstantIndexOp::create(cb, loc, v * lanes));
             Value x = vector::TransferReadOp::create(
                 cb, loc, fv, flat, ValueRange{at},
-                arith::ConstantOp::create(cb, loc, cb.getF32FloatAttr(0)),
+                arith::ConstantOp::create(cb, loc, cb.getFloatAttr(elt, 0)),
                 ArrayRef<bool>{true});
             t = vector::TransferWriteOp::create(
                     cb, loc, x, t,
@@ -285,7 +288,7 @@ Value packWindowsGathered(RewriterBase &b, Location loc, Value x, int64_t oh,
                               arith::AddIOp::create(tb, tl, plane,
                                                     runOffset[at]));
                           Value pad = arith::ConstantOp::create(
-                              tb, tl, tb.getF32FloatAttr(0));
+                              tb, tl, tb.getFloatAttr(elt, 0));
                           SmallVector<Value> parts;
                           for (int64_t k = 0; k < sw; ++k)
                             parts.push_back(vector::TransferReadOp::create(
