@@ -109,6 +109,13 @@ class _ModelFile:
             self.tmp.cleanup()
 
 
+def _sequence_flags(input_sequences):
+    # {"xs": [(5,), (3,)]}: each element's shape; [] for an empty sequence.
+    return ["--input-sequence=%s:%s" % (
+        name, ",".join("x".join(str(int(d)) for d in shape) for shape in shapes))
+        for name, shapes in (input_sequences or {}).items()]
+
+
 def _shape_flags(input_shapes):
     flags = []
     for name, shape in (input_shapes or {}).items():
@@ -180,6 +187,40 @@ def _parse_report(text):
     return report
 
 
+_KINDS = {0: "sequence", 1: "optional_tensor", 2: "optional_sequence"}
+Composite = namedtuple(
+    "Composite", "name output dtype first length kind absent")
+
+
+def _expand_composites(module, inputs):
+    """A dict of inputs by graph name with sequences as lists (and
+    optionals as a value or None), as the module's tensors by name."""
+    out = dict(inputs)
+    for c in module.composites:
+        if c.output or c.name not in out:
+            continue
+        value = out.pop(c.name)
+        if c.absent:
+            if value is not None:
+                raise KilnRuntimeError("input '%s' was compiled absent "
+                                       "(input_absent); pass None" % c.name)
+            continue
+        if value is None:
+            raise KilnRuntimeError("input '%s' was compiled holding a value" % c.name)
+        if c.kind == "optional_tensor":
+            out[c.name] = value
+            continue
+        value = list(value)
+        if len(value) != c.length:
+            raise KilnRuntimeError(
+                "input '%s' is a sequence of %d tensors in the module, got %d; "
+                "compile for its length with input_sequences" % (
+                    c.name, c.length, len(value)))
+        for i, v in enumerate(value):
+            out["%s[%d]" % (c.name, i)] = v
+    return out
+
+
 class Module:
     """A compiled module (a .kmod image): its signature, its report when
     compiled here, `save(path)`."""
@@ -201,6 +242,15 @@ class Module:
     @property
     def outputs(self):
         return self._info(self._module.outputs)
+
+    @property
+    def composites(self):
+        """The graph's sequence and optional inputs and outputs, compiled
+        for what they hold: a Composite each (kind "sequence",
+        "optional_tensor" or "optional_sequence"; `length` tensors from
+        `first` in `inputs` or `outputs`, named NAME[i] for a sequence)."""
+        return [Composite(n, o, np.dtype(_DTYPES.get(d, np.uint8)), f, l, _KINDS[k], a)
+                for n, o, d, f, l, k, a in self._module.composites]
 
     @property
     def graph_name(self):
@@ -244,10 +294,12 @@ def load(path):
         return Module(f.read())
 
 
-def compile(model, target="cpu", input_shapes=None, **options):
+def compile(model, target="cpu", input_shapes=None, input_sequences=None, **options):
     """Compiles `model` (a path, ONNX bytes, or an onnx.ModelProto) for
     `target` (cpu, sm_80, sm_90, ...) with kiln-compile. `input_shapes`
-    gives symbolic dims ({"input": (1, 3, 224, 224)}); every other keyword
+    gives symbolic dims ({"input": (1, 3, 224, 224)}), `input_sequences`
+    a sequence input's elements' shapes ({"xs": [(5,), (3,)]}),
+    input_absent=["opt"] optional inputs compiled without a value; every other keyword
     is a kiln-compile option with `_` for `-`: precision="fp16",
     sparsity="on", calibration_data="dir", keep_precision=["node"],
     fuse_layers=False, profile=True, ... Returns a Module whose `report`
@@ -257,7 +309,8 @@ def compile(model, target="cpu", input_shapes=None, **options):
     with _ModelFile(model) as path, tempfile.TemporaryDirectory(prefix="kiln-") as tmp:
         out = os.path.join(tmp, "model.kmod")
         cmd = ([tool("kiln-compile"), path, "-o", out, "--target=" + target]
-               + _shape_flags(input_shapes) + _option_flags(options))
+               + _shape_flags(input_shapes) + _sequence_flags(input_sequences)
+               + _option_flags(options))
         p = _run_tool(cmd)
         with open(out, "rb") as f:
             data = f.read()
@@ -308,6 +361,7 @@ class Session:
     def _buffers(self, inputs):
         infos = self.module.inputs
         if isinstance(inputs, dict):
+            inputs = _expand_composites(self.module, inputs)
             unknown = set(inputs) - {i.name for i in infos}
             if unknown:
                 raise KilnRuntimeError("the module has no input %s; its inputs are %s" % (
@@ -361,11 +415,18 @@ class Session:
                 shape = tuple(self._session.output_shape(k))
                 a = a.reshape(-1)[:int(np.prod(shape))].reshape(shape)
             result[o.name] = a
+        # Sequence outputs as lists, by the graph's name.
+        for c in self.module.composites:
+            if c.output and c.kind == "sequence":
+                result[c.name] = [result.pop("%s[%d]" % (c.name, i))
+                                  for i in range(c.length)]
         return result
 
     def run(self, inputs):
-        """Runs on `inputs` (a dict by input name, or a list in input order)
-        and returns a dict of numpy arrays by output name. Inputs that are
+        """Runs on `inputs` (a dict by input name, or a list in the module's
+        input order) and returns a dict of numpy arrays by output name. In
+        the dict, a sequence input is a list of arrays and an optional one
+        an array or None; a sequence output comes back as a list. Inputs that are
         C-contiguous arrays of the right dtype are read in place."""
         ins, outs = self._buffers(inputs)
         with self._lock:

@@ -248,3 +248,51 @@ def test_batch_range(model_path):
         np.testing.assert_allclose(y, ref.run(None, {"x": x})[0], rtol=1e-5, atol=1e-5)
     with pytest.raises(kiln.KilnRuntimeError, match="outside the module's range 1..5"):
         s.run({"x": np.zeros((6, 16), np.float32)})
+
+
+def test_sequences_and_optionals(tmp_path):
+    """A sequence input given as a list, a sequence output returned as one,
+    an optional input compiled present or absent; against ONNX Runtime."""
+    F = TensorProto.FLOAT
+    seq = helper.make_sequence_type_proto(helper.make_tensor_type_proto(F, ["N"]))
+    body = helper.make_graph(
+        [helper.make_node("Sigmoid", ["e"], ["s"])], "body",
+        [helper.make_tensor_value_info("e", F, ["N"])],
+        [helper.make_tensor_value_info("s", F, ["N"])])
+    opt = helper.make_optional_type_proto(helper.make_tensor_type_proto(F, [2]))
+    graph = helper.make_graph(
+        [helper.make_node("SequenceMap", ["xs"], ["ys"], body=body),
+         helper.make_node("ConcatFromSequence", ["xs"], ["cat"], axis=0),
+         helper.make_node("OptionalHasElement", ["o"], ["has"])],
+        "seq", [helper.make_value_info("xs", seq), helper.make_value_info("o", opt)],
+        [helper.make_value_info("ys", seq),
+         helper.make_tensor_value_info("cat", F, ["M"]),
+         helper.make_tensor_value_info("has", TensorProto.BOOL, [])])
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 18)])
+    model.ir_version = 8
+    path = str(tmp_path / "seq.onnx")
+    onnx.save(model, path)
+    rng = np.random.default_rng(3)
+    xs = [rng.standard_normal(n).astype(np.float32) for n in (3, 5)]
+    o = rng.standard_normal(2).astype(np.float32)
+
+    m = kiln.compile(path, input_sequences={"xs": [(3,), (5,)]})
+    kinds = {c.name: (c.kind, c.output, c.length) for c in m.composites}
+    assert kinds == {"xs": ("sequence", False, 2), "o": ("optional_tensor", False, 1),
+                     "ys": ("sequence", True, 2)}
+    assert [i.name for i in m.inputs] == ["xs[0]", "xs[1]", "o"]
+    got = kiln.Session(m).run({"xs": xs, "o": o})
+    want = ort.InferenceSession(path, providers=["CPUExecutionProvider"]).run(
+        None, {"xs": xs, "o": o})
+    assert isinstance(got["ys"], list) and len(got["ys"]) == 2
+    for g, w in zip(got["ys"], want[0]):
+        np.testing.assert_allclose(g, w, rtol=1e-6, atol=1e-7)
+    np.testing.assert_array_equal(got["cat"], want[1])
+    assert bool(got["has"]) is True
+
+    absent = kiln.compile(path, input_sequences={"xs": [(3,), (5,)]}, input_absent=["o"])
+    assert bool(kiln.Session(absent).run({"xs": xs, "o": None})["has"]) is False
+    with pytest.raises(kiln.KilnRuntimeError, match="compiled absent"):
+        kiln.Session(absent).run({"xs": xs, "o": o})
+    with pytest.raises(kiln.KilnRuntimeError, match="a sequence of 2 tensors in the module, got 1"):
+        kiln.Session(m).run({"xs": xs[:1], "o": o})
