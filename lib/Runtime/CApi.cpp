@@ -84,6 +84,36 @@ int kiln_module_tensor_batched(const kiln_module *module, int is_output,
   return index < infos.size() && infos[index].batched;
 }
 
+size_t kiln_module_num_composites(const kiln_module *module) {
+  return module ? module->module->composites().size() : 0;
+}
+
+kiln_status kiln_module_composite_info(const kiln_module *module, size_t index,
+                                       const char **out_name,
+                                       int *out_is_output, int *out_kind,
+                                       size_t *out_first, size_t *out_length,
+                                       int *out_absent) {
+  if (!module)
+    return cError("kiln_module_composite_info: null module");
+  const auto &all = module->module->composites();
+  if (index >= all.size())
+    return cError("kiln_module_composite_info: index out of range");
+  const kiln::rt::CompositeInfo &c = all[index];
+  if (out_name)
+    *out_name = c.name.c_str();
+  if (out_is_output)
+    *out_is_output = c.output ? 1 : 0;
+  if (out_kind)
+    *out_kind = static_cast<int>(c.kind);
+  if (out_first)
+    *out_first = c.first;
+  if (out_length)
+    *out_length = c.length;
+  if (out_absent)
+    *out_absent = c.absent ? 1 : 0;
+  return nullptr;
+}
+
 kiln_status kiln_module_tensor_info(const kiln_module *module, int is_output,
                                     size_t index, const char **out_name,
                                     int32_t *out_dtype, size_t *out_rank,

@@ -178,6 +178,30 @@ TEST(Runtime, ReadsAndChecksComposites) {
     EXPECT_EQ(m->composites()[0].name, "xs");
     EXPECT_EQ(m->composites()[0].kind, CompositeInfo::Kind::Sequence);
     EXPECT_EQ(m->composites()[0].length, 1u);
+    // The same through the C API.
+    kiln_module *cm = nullptr;
+    ASSERT_EQ(kiln_module_load_from_memory(image.data(), image.size(), &cm),
+              nullptr);
+    ASSERT_EQ(kiln_module_num_composites(cm), 1u);
+    const char *name = nullptr;
+    int isOutput = -1, kind = -1, absent = -1;
+    size_t first = 9, length = 9;
+    ASSERT_EQ(kiln_module_composite_info(cm, 0, &name, &isOutput, &kind, &first,
+                                         &length, &absent),
+              nullptr);
+    EXPECT_STREQ(name, "xs");
+    EXPECT_EQ(isOutput, 0);
+    EXPECT_EQ(kind, 0);
+    EXPECT_EQ(first, 0u);
+    EXPECT_EQ(length, 1u);
+    EXPECT_EQ(absent, 0);
+    kiln_status bad = kiln_module_composite_info(
+        cm, 1, nullptr, nullptr, nullptr, nullptr, nullptr, nullptr);
+    ASSERT_NE(bad, nullptr);
+    EXPECT_NE(std::string(kiln_status_message(bad)).find("out of range"),
+              std::string::npos);
+    kiln_status_free(bad);
+    kiln_module_release(cm);
   }
   auto refused = [&](auto edit) {
     kiln::kmod::Module bad = proto;

@@ -52,6 +52,22 @@ void kiln_module_batch_range(const kiln_module *module, int64_t *out_min,
 int kiln_module_tensor_batched(const kiln_module *module, int is_output,
                                size_t index);
 
+/* The graph's sequence and optional inputs and outputs (kiln-compile
+   --input-sequence, --input-absent, or sequences the graph returns), as
+   compiled. Composite `index` is held by `length` of the module's tensors
+   from `first` among its inputs (or its outputs, `is_output` 1): a
+   sequence's elements, named NAME[0], NAME[1], ...; an optional tensor's
+   value, named NAME. `kind`: 0 a sequence, 1 an optional tensor, 2 an
+   optional sequence; `absent`: an optional compiled without a value (no
+   tensors). The name stays valid while the module lives; any out pointer
+   may be NULL. */
+size_t kiln_module_num_composites(const kiln_module *module);
+kiln_status kiln_module_composite_info(const kiln_module *module, size_t index,
+                                       const char **out_name,
+                                       int *out_is_output, int *out_kind,
+                                       size_t *out_first, size_t *out_length,
+                                       int *out_absent);
+
 kiln_status kiln_session_create(kiln_module *module,
                                 kiln_session **out_session);
 /* A session on a named device: "default" (the module's own), "cpu",
