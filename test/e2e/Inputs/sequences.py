@@ -25,7 +25,8 @@ OptionalProto and TensorProto .pb files), for test/e2e/sequence-io.test:
   OUTDIR/opt_seq.onnx   An optional sequence input: ConcatFromSequence of
                         OptionalGetElement.
   OUTDIR/runtime_trip.onnx  A Loop that inserts into a sequence a number of
-                        times given by a graph input (not resolvable).
+                        times given by a graph input (not resolvable unless
+                        pinned). OUTDIR/runtime_trip/: 3 times.
 Each single-case model's data is in OUTDIR/NAME/input_K.pb, output_K.pb.
 """
 import os
@@ -259,7 +260,8 @@ def main(out):
         "runtime_trip",
         [helper.make_tensor_value_info("m", I64, [])],
         [helper.make_tensor_value_info("cat", F, ["M"])])
-    save(g, os.path.join(out, "runtime_trip.onnx"))
+    p = save(g, os.path.join(out, "runtime_trip.onnx"))
+    run(p, {"m": np.array(3, np.int64)}, os.path.join(out, "runtime_trip"))
 
 
 if __name__ == "__main__":

@@ -44,6 +44,8 @@ Type withoutDim(Type t, int64_t axis) {
 struct InferShapesPass
     : public kiln::impl::KilnInferShapesBase<InferShapesPass> {
   OperationFolder *folder = nullptr;
+  /// Whether inferred ops are folded (not the ops `create` makes).
+  bool foldOps = true;
 
   void runOnOperation() override {
     // One pass in program order: each op's types are refined from its
@@ -132,7 +134,8 @@ struct InferShapesPass
     return i;
   }
 
-  /// Creates a kiln op of `name` before `at` and infers its types.
+  /// Creates a kiln op of `name` before `at` and infers its types. It is
+  /// not folded: the caller uses it (canonicalization folds it later).
   FailureOr<Operation *> create(Operation *at, StringRef name,
                                 ValueRange operands, TypeRange types,
                                 ArrayRef<NamedAttribute> attrs = {}) {
@@ -142,7 +145,12 @@ struct InferShapesPass
     st.addTypes(types);
     st.addAttributes(attrs);
     Operation *op = b.create(st);
-    if (failed(inferOp(op)))
+    // Folding would erase the op (its operands may be constants).
+    bool fold = foldOps;
+    foldOps = false;
+    LogicalResult inferred = inferOp(op);
+    foldOps = fold;
+    if (failed(inferred))
       return failure();
     return op;
   }
@@ -463,7 +471,8 @@ struct InferShapesPass
       if (failed(refine(op, result, want,
                         "result #" + std::to_string(result.getResultNumber()))))
         return failure();
-    (void)folder->tryToFold(op);
+    if (foldOps)
+      (void)folder->tryToFold(op);
     return success();
   }
 
