@@ -1743,6 +1743,13 @@ OwningOpRef<ModuleOp> Importer::importModel(onnx::ModelProto &model) {
         }
   }
   for (const auto &name : options.absentInputs) {
+    if (options.inputSequences.contains(name.getKey()) ||
+        options.inputShapes.contains(name.getKey())) {
+      emitError(fileLoc()) << "--input-absent: input '" << name.getKey()
+                           << "' is also given a shape (--input-shape or "
+                              "--input-sequence); an absent input has none";
+      return nullptr;
+    }
     if (llvm::none_of(graph.input(), [&](const onnx::ValueInfoProto &g) {
           return g.name() == name.getKey() && !initNames.contains(g.name());
         })) {
