@@ -47,12 +47,8 @@ static int subByteBits(DType dtype) {
   }
 }
 
-static bool loadPb(const std::string &data, Loaded &t, std::string &error) {
-  onnx::TensorProto p;
-  if (!p.ParseFromString(data)) {
-    error = "not a TensorProto";
-    return false;
-  }
+static bool loadTensorProto(const onnx::TensorProto &p, Loaded &t,
+                            std::string &error) {
   if (p.data_location() == onnx::TensorProto::EXTERNAL) {
     error = "external data is not supported in tensor files";
     return false;
@@ -141,6 +137,29 @@ static bool loadPb(const std::string &data, Loaded &t, std::string &error) {
             " bytes, its shape needs " + std::to_string(n * esize);
     return false;
   }
+  return true;
+}
+
+static bool loadPb(const std::string &data, Loaded &t, std::string &error) {
+  onnx::TensorProto p;
+  if (!p.ParseFromString(data)) {
+    error = "not a TensorProto";
+    return false;
+  }
+  return loadTensorProto(p, t, error);
+}
+
+/// The tensors of a SequenceProto (or an OptionalProto's sequence) read
+/// from `path`, appended to `elements`.
+static bool loadElements(const onnx::SequenceProto &seq,
+                         const std::string &path, std::vector<Loaded> &elements,
+                         std::string &error) {
+  for (const auto &t : seq.tensor_values())
+    if (!loadTensorProto(t, elements.emplace_back(), error)) {
+      error = "'" + path + "': element " + std::to_string(elements.size() - 1) +
+              ": " + error;
+      return false;
+    }
   return true;
 }
 
@@ -245,15 +264,7 @@ bool loadSequence(const std::string &path, std::vector<Loaded> &elements,
     return false;
   }
   elements.clear();
-  for (const auto &t : seq.tensor_values()) {
-    Loaded &e = elements.emplace_back();
-    if (!loadPb(t.SerializeAsString(), e, error)) {
-      error = "'" + path + "': element " + std::to_string(elements.size() - 1) +
-              ": " + error;
-      return false;
-    }
-  }
-  return true;
+  return loadElements(seq, path, elements, error);
 }
 
 bool loadOptional(const std::string &path, bool &present, bool &isSequence,
@@ -272,18 +283,13 @@ bool loadOptional(const std::string &path, bool &present, bool &isSequence,
   present = opt.has_tensor_value() || opt.has_sequence_value();
   isSequence = opt.has_sequence_value();
   if (opt.has_tensor_value()) {
-    if (!loadPb(opt.tensor_value().SerializeAsString(), elements.emplace_back(),
-                error)) {
+    if (!loadTensorProto(opt.tensor_value(), elements.emplace_back(), error)) {
       error = "'" + path + "': " + error;
       return false;
     }
   } else if (opt.has_sequence_value()) {
-    for (const auto &t : opt.sequence_value().tensor_values())
-      if (!loadPb(t.SerializeAsString(), elements.emplace_back(), error)) {
-        error = "'" + path + "': element " +
-                std::to_string(elements.size() - 1) + ": " + error;
-        return false;
-      }
+    if (!loadElements(opt.sequence_value(), path, elements, error))
+      return false;
   } else if (opt.elem_type() != onnx::OptionalProto::UNDEFINED &&
              opt.elem_type() != onnx::OptionalProto::TENSOR &&
              opt.elem_type() != onnx::OptionalProto::SEQUENCE) {
