@@ -19,9 +19,13 @@ batch dim named "batch"; every other dim is static. The models:
 Outputs: `logits` for the vision models; `last_hidden_state` and
 `pooler_output` for BERT; `last_hidden_state` for GPT-2. Models are written
 as OUT/NAME.onnx (weights inline, every model is under 2 GB) and skipped when
-already there unless --force. Needs bench/requirements.txt.
+already there unless --force. With --dynamic-seq, BERT and GPT-2 get a
+symbolic sequence dim ("seq") too, for length ranges (kiln-compile
+--input-shape=input_ids:1..8x16..128), written as NAME_dynseq.onnx. Needs
+bench/requirements.txt.
 
   python3 bench/models/export.py [OUT] [--models resnet50,gpt2] [--force] [--seq N]
+      [--dynamic-seq]
 """
 
 import argparse
@@ -31,6 +35,7 @@ import time
 
 OPSET = 18
 SEQ = 128
+DYNAMIC_SEQ = False
 MODELS = ["resnet50", "mobilenet_v2", "vit_b_16", "bert_base", "bert_1layer", "gpt2"]
 VISION = ["resnet50", "mobilenet_v2", "vit_b_16"]
 
@@ -139,6 +144,9 @@ def export(name, path):
     model, args, inputs, outputs = build(name)
     model.eval()
     dynamic_axes = {n: {0: "batch"} for n in inputs + outputs}
+    if DYNAMIC_SEQ and name not in VISION:
+        for n in inputs + ["last_hidden_state"]:
+            dynamic_axes[n][1] = "seq"
     tmp = path + ".tmp"
     with torch.no_grad():
         torch.onnx.export(model, args, tmp, dynamo=False, opset_version=OPSET,
@@ -148,7 +156,7 @@ def export(name, path):
 
 
 def main():
-    global SEQ
+    global SEQ, DYNAMIC_SEQ
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("out", nargs="?", default="build/bench-models",
                     help="output directory (default build/bench-models)")
@@ -159,8 +167,12 @@ def main():
     ap.add_argument("--seq", type=int, default=128,
                     help="sequence length of BERT and GPT-2 (default 128; "
                     "another length is written as NAME_seqN.onnx)")
+    ap.add_argument("--dynamic-seq", action="store_true",
+                    help="BERT and GPT-2 with a symbolic sequence dim too "
+                    "(written as NAME_dynseq.onnx)")
     a = ap.parse_args()
     SEQ = a.seq
+    DYNAMIC_SEQ = a.dynamic_seq
     names = [m for m in a.models.split(",") if m]
     unknown = [m for m in names if m not in MODELS]
     if unknown:
@@ -169,6 +181,8 @@ def main():
     failed = []
     for name in names:
         suffix = "_seq%d" % SEQ if SEQ != 128 and name not in VISION else ""
+        if DYNAMIC_SEQ and name not in VISION:
+            suffix = "_dynseq"
         path = os.path.join(a.out, name + suffix + ".onnx")
         if os.path.exists(path) and not a.force:
             print("%s: exists, skipped" % path)

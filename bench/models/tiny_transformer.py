@@ -18,7 +18,7 @@ import onnx
 from onnx import TensorProto, helper, numpy_helper
 
 
-def build(hidden=32, heads=4, ffn=64, opset=21, seed=0):
+def build(hidden=32, heads=4, ffn=64, opset=21, seed=0, pool=True):
     rng = np.random.default_rng(seed)
     nodes, inits = [], []
 
@@ -73,18 +73,23 @@ def build(hidden=32, heads=4, ffn=64, opset=21, seed=0):
     down = n("Add", [n("MatMul", [act, w("ffn.down.weight", [ffn, hidden])]),
                      w("ffn.down.bias", [hidden])])
     out = n("Add", [h, down])
-    # A pooled summary through ReduceMean with an axes input (opset 18).
-    pooled = n("ReduceMean", [out, c("seq_axis", [1])], ["pooled"], keepdims=0)
-    nodes[-1].output[0] = "pooled"
-    nodes[-2].output[0] = "output"
-    nodes[-1].input[0] = "output"
+    outputs = [helper.make_tensor_value_info("output", TensorProto.FLOAT,
+                                             ["batch", "seq", hidden])]
+    if pool:
+        # A pooled summary through ReduceMean with an axes input (opset 18).
+        pooled = n("ReduceMean", [out, c("seq_axis", [1])], ["pooled"], keepdims=0)
+        nodes[-1].output[0] = "pooled"
+        nodes[-2].output[0] = "output"
+        nodes[-1].input[0] = "output"
+        outputs.append(helper.make_tensor_value_info("pooled", TensorProto.FLOAT,
+                                                     ["batch", hidden]))
+    else:
+        nodes[-1].output[0] = "output"
 
     graph = helper.make_graph(
         nodes, "tiny_transformer",
         [helper.make_tensor_value_info(x, TensorProto.FLOAT, ["batch", "seq", hidden])],
-        [helper.make_tensor_value_info("output", TensorProto.FLOAT, ["batch", "seq", hidden]),
-         helper.make_tensor_value_info("pooled", TensorProto.FLOAT, ["batch", hidden])],
-        initializer=inits)
+        outputs, initializer=inits)
     model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", opset)],
                               producer_name="kiln-bench")
     model.ir_version = 10
@@ -98,8 +103,12 @@ def main():
     ap.add_argument("--hidden", type=int, default=32)
     ap.add_argument("--heads", type=int, default=4)
     ap.add_argument("--opset", type=int, default=21)
+    ap.add_argument("--no-pool", action="store_true",
+                    help="leave out the pooled output (a ReduceMean over the "
+                    "sequence), which a length range cannot take")
     args = ap.parse_args()
-    onnx.save(build(args.hidden, args.heads, opset=args.opset), args.out)
+    onnx.save(build(args.hidden, args.heads, opset=args.opset, pool=not args.no_pool),
+              args.out)
 
 
 if __name__ == "__main__":

@@ -84,6 +84,34 @@ int kiln_module_tensor_batched(const kiln_module *module, int is_output,
   return index < infos.size() && infos[index].batched;
 }
 
+void kiln_module_length_range(const kiln_module *module, int64_t *out_min,
+                              int64_t *out_max, int64_t *out_opt) {
+  const kiln::rt::Module *m = module ? module->module.get() : nullptr;
+  if (out_min)
+    *out_min = m ? m->minLength() : 0;
+  if (out_max)
+    *out_max = m ? m->maxLength() : 0;
+  if (out_opt)
+    *out_opt = m ? m->optLength() : 0;
+}
+
+kiln_status kiln_module_tensor_length_dims(const kiln_module *module,
+                                           int is_output, size_t index,
+                                           size_t *out_count,
+                                           const int64_t **out_dims) {
+  if (!module)
+    return cError("kiln_module_tensor_length_dims: null module");
+  const auto &infos =
+      is_output ? module->module->outputs() : module->module->inputs();
+  if (index >= infos.size())
+    return cError("kiln_module_tensor_length_dims: index out of range");
+  if (out_count)
+    *out_count = infos[index].lengthDims.size();
+  if (out_dims)
+    *out_dims = infos[index].lengthDims.data();
+  return nullptr;
+}
+
 size_t kiln_module_num_composites(const kiln_module *module) {
   return module ? module->module->composites().size() : 0;
 }
@@ -220,6 +248,32 @@ kiln_status kiln_session_run(kiln_session *session, const void *const *inputs,
       return toC(kiln::rt::Status::error(
           "output '" + m.outputs()[i].name + "' needs " +
           std::to_string(m.outputs()[i].byteSize()) + " bytes"));
+  return toC(session->session.runRaw(inputs, outputs));
+}
+
+kiln_status kiln_session_run_at(kiln_session *session, int64_t batch,
+                                int64_t length, const void *const *inputs,
+                                void *const *outputs) {
+  if (!session || (!inputs && session->session.module().inputs().size()) ||
+      !outputs)
+    return cError("kiln_session_run_at: null argument");
+  const auto &m = session->session.module();
+  for (size_t i = 0; i < m.inputs().size(); ++i)
+    if (!inputs[i])
+      return cError("kiln_session_run_at: null input");
+  for (size_t i = 0; i < m.outputs().size(); ++i)
+    if (!outputs[i])
+      return cError("kiln_session_run_at: null output");
+  if (m.maxLength())
+    return toC(session->session.runRaw(inputs, outputs, batch, length));
+  if (length)
+    return cError("kiln_session_run_at: the module was not compiled for a "
+                  "length range; pass length 0");
+  if (m.maxBatch())
+    return toC(session->session.runRaw(inputs, outputs, batch));
+  if (batch)
+    return cError("kiln_session_run_at: the module was not compiled for a "
+                  "batch range; pass batch 0");
   return toC(session->session.runRaw(inputs, outputs));
 }
 

@@ -6,6 +6,7 @@
 
 #include "kmod.pb.h"
 
+#include <algorithm>
 #include <atomic>
 #include <cerrno>
 #include <chrono>
@@ -13,6 +14,7 @@
 #include <cstring>
 #include <dlfcn.h>
 #include <fcntl.h>
+#include <limits>
 #include <new>
 #include <sstream>
 #include <string_view>
@@ -224,6 +226,47 @@ int TensorInfo::dynamicDim() const {
     if (shape[d] < 0)
       return static_cast<int>(d);
   return -1;
+}
+
+std::vector<int64_t> TensorInfo::shapeAt(int64_t batch, int64_t length) const {
+  std::vector<int64_t> s = shape;
+  if (batched && batch && !s.empty())
+    s[0] = batch;
+  if (length)
+    for (int64_t d : lengthDims)
+      s[d] = length;
+  return s;
+}
+
+static size_t bytesOf(const std::vector<int64_t> &shape, DType dtype) {
+  size_t n = dtypeSize(dtype);
+  for (int64_t d : shape)
+    n *= static_cast<size_t>(d);
+  return n;
+}
+
+/// Copies the box that two row-major tensors of one rank share, from
+/// `src` (shape `from`) to `dst` (shape `to`): elements outside it stay.
+static void copyBox(const uint8_t *src, const std::vector<int64_t> &from,
+                    uint8_t *dst, const std::vector<int64_t> &to, size_t esize,
+                    size_t d = 0) {
+  if (d == from.size()) {
+    std::memcpy(dst, src, esize);
+    return;
+  }
+  size_t srcStride = esize, dstStride = esize;
+  for (size_t i = d + 1; i < from.size(); ++i) {
+    srcStride *= static_cast<size_t>(from[i]);
+    dstStride *= static_cast<size_t>(to[i]);
+  }
+  int64_t n = std::min(from[d], to[d]);
+  if (srcStride == dstStride &&
+      std::equal(from.begin() + d + 1, from.end(), to.begin() + d + 1)) {
+    std::memcpy(dst, src, static_cast<size_t>(n) * srcStride);
+    return;
+  }
+  for (int64_t i = 0; i < n; ++i)
+    copyBox(src + i * srcStride, from, dst + i * dstStride, to, esize, d + 1);
 }
 
 size_t TensorInfo::numElements() const {
@@ -477,6 +520,55 @@ Status Module::loadBatchCode(const kiln::kmod::Module &proto, Module &m) {
   return Status::success();
 }
 
+/// A length-range module's buckets and their entries (per batch chunk when
+/// it has a batch range too), in its CPU code (loaded already); the
+/// signature's length dims checked against the range.
+Status Module::loadLengthCode(const kiln::kmod::Module &proto, Module &m) {
+  const auto &range = proto.length();
+  m.lengthMin = range.min();
+  m.lengthMax = range.max();
+  m.lengthOpt = range.opt();
+  m.lengthMasked = range.masked();
+  size_t chunks = m.batchMax ? m.batchCode.size() : 1;
+  if (m.lengthMin < 1 || m.lengthMax < m.lengthMin ||
+      m.lengthOpt < m.lengthMin || m.lengthOpt > m.lengthMax ||
+      range.buckets_size() == 0 ||
+      range.buckets(range.buckets_size() - 1) != m.lengthMax ||
+      range.buckets(0) < m.lengthMin ||
+      static_cast<size_t>(range.entries_size()) !=
+          chunks * static_cast<size_t>(range.buckets_size()))
+    return Status::error("the module's length range is invalid");
+  if (!proto.gpu().chip().empty() || !m.handle)
+    return Status::error("a length range needs CPU code");
+  for (int i = 0; i < range.buckets_size(); ++i) {
+    if (i && range.buckets(i) <= range.buckets(i - 1))
+      return Status::error("the module's length buckets are invalid");
+    m.buckets.push_back(range.buckets(i));
+  }
+  for (const std::string &e : range.entries()) {
+    auto fn = reinterpret_cast<void (*)(void **)>(dlsym(m.handle, e.c_str()));
+    if (!fn)
+      return Status::error("the module's code lacks its entry '" + e + "'");
+    m.lengthCode.push_back(fn);
+  }
+  bool any = false;
+  for (const auto *infos : {&m.inputInfos, &m.outputInfos})
+    for (const TensorInfo &t : *infos) {
+      for (int64_t d : t.lengthDims)
+        if (d < 0 || static_cast<size_t>(d) >= t.shape.size() ||
+            t.shape[d] != m.lengthMax || (t.batched && d == 0) ||
+            t.dynamicDim() >= 0)
+          return Status::error("tensor '" + t.name +
+                               "' has a length dim that is not at the "
+                               "length range's maximum");
+      any |= infos == &m.inputInfos && !t.lengthDims.empty();
+    }
+  if (!any)
+    return Status::error("the module has a length range but no input with "
+                         "a length dim");
+  return Status::success();
+}
+
 Status Module::loadFromMemory(const void *data, size_t size,
                               std::shared_ptr<Module> &out) {
   kiln::kmod::Module proto;
@@ -512,7 +604,9 @@ Status Module::loadFromMemory(const void *data, size_t size,
     for (const auto &s : sigs)
       infos.push_back({s.name(), static_cast<DType>(s.dtype()),
                        std::vector<int64_t>(s.shape().begin(), s.shape().end()),
-                       s.max_extent(), s.pinned_value(), s.batched()});
+                       s.max_extent(), s.pinned_value(), s.batched(),
+                       std::vector<int64_t>(s.length_dims().begin(),
+                                            s.length_dims().end())});
   };
   toInfos(proto.inputs(), module->inputInfos);
   toInfos(proto.outputs(), module->outputInfos);
@@ -557,6 +651,15 @@ Status Module::loadFromMemory(const void *data, size_t size,
   if (proto.has_batch() && proto.batch().max() > 0)
     if (Status s = Module::loadBatchCode(proto, *module); !s.ok())
       return s;
+  if (proto.has_length() && proto.length().max() > 0)
+    if (Status s = Module::loadLengthCode(proto, *module); !s.ok())
+      return s;
+  for (const auto *infos : {&module->inputInfos, &module->outputInfos})
+    for (const TensorInfo &t : *infos)
+      if (!t.lengthDims.empty() && !module->lengthMax)
+        return Status::error("tensor '" + t.name +
+                             "' has length dims but the module no length "
+                             "range");
   if (gpuModule) {
     if (Status s = loadGpuCode(proto, blobs, ptx, cubin, emulator, *module,
                                module->gpu);
@@ -614,6 +717,8 @@ Session::Session(std::shared_ptr<const Module> module, Device device)
     }
   }
   n += extents.size();
+  if (mod->lengthMasked)
+    ++n;
   if (mod->arenaBytes()) {
     // 64-byte aligned, as the memory plan's offsets assume. A CUDA session
     // keeps its arena on the device.
@@ -713,6 +818,8 @@ Status kiln::rt::checkPinnedInput(const TensorInfo &info, const void *data) {
 }
 
 Status Session::runRaw(const void *const *inputs, void *const *outputs) {
+  if (mod->lengthMax)
+    return runRaw(inputs, outputs, mod->batchMax, mod->lengthMax);
   if (mod->batchMax)
     return runRaw(inputs, outputs, mod->batchMax);
   size_t ni = mod->inputs().size(), no = mod->outputs().size();
@@ -817,6 +924,8 @@ Status Session::runRaw(const void *const *inputs, void *const *outputs,
   if (!mod->batchMax)
     return Status::error("the module was not compiled for a batch range; "
                          "run it without a batch");
+  if (mod->lengthMax)
+    return runRaw(inputs, outputs, batch, mod->lengthMax);
   if (batch < mod->batchMin || batch > mod->batchMax)
     return Status::error("batch " + std::to_string(batch) +
                          " is outside the module's range [" +
@@ -863,6 +972,110 @@ Status Session::runRaw(const void *const *inputs, void *const *outputs,
   return Status::success();
 }
 
+Status Session::runRaw(const void *const *inputs, void *const *outputs,
+                       int64_t batch, int64_t length) {
+  if (!mod->lengthMax)
+    return Status::error("the module was not compiled for a length range; "
+                         "run it without a length");
+  if (length < mod->lengthMin || length > mod->lengthMax)
+    return Status::error("length " + std::to_string(length) +
+                         " is outside the module's range [" +
+                         std::to_string(mod->lengthMin) + ", " +
+                         std::to_string(mod->lengthMax) + "]");
+  if (mod->batchMax && (batch < mod->batchMin || batch > mod->batchMax))
+    return Status::error("batch " + std::to_string(batch) +
+                         " is outside the module's range [" +
+                         std::to_string(mod->batchMin) + ", " +
+                         std::to_string(mod->batchMax) + "]");
+  if (!mod->batchMax)
+    batch = 0;
+  if (!initStatus.ok())
+    return initStatus;
+  if (dev != Device::Cpu)
+    return Status::error("a length-range module runs on the CPU");
+  if (profiling)
+    return Status::error("a length-range module cannot be profiled yet; "
+                         "profile a module compiled for one shape "
+                         "(kiln-compile --profile)");
+  size_t ni = mod->inputs().size(), no = mod->outputs().size();
+  for (size_t i = 0; i < ni; ++i)
+    if (!mod->inputs()[i].batched && mod->inputs()[i].lengthDims.empty())
+      if (Status s = checkPinnedInput(mod->inputs()[i], inputs[i]); !s.ok())
+        return s;
+  size_t k = 0;
+  while (mod->buckets[k] < length)
+    ++k;
+  int64_t bucket = mod->buckets[k];
+  // Inputs padded with zeros to the bucket; outputs computed there and
+  // their first `length` positions copied out.
+  staging.resize(ni + no);
+  std::vector<const uint8_t *> in(ni);
+  std::vector<uint8_t *> out(no);
+  for (size_t i = 0; i < ni; ++i) {
+    const TensorInfo &t = mod->inputs()[i];
+    in[i] = static_cast<const uint8_t *>(inputs[i]);
+    if (t.lengthDims.empty() || bucket == length)
+      continue;
+    auto to = t.shapeAt(batch, bucket);
+    staging[i].assign(bytesOf(to, t.dtype), 0);
+    copyBox(in[i], t.shapeAt(batch, length), staging[i].data(), to,
+            dtypeSize(t.dtype));
+    in[i] = staging[i].data();
+  }
+  for (size_t i = 0; i < no; ++i) {
+    const TensorInfo &t = mod->outputs()[i];
+    out[i] = static_cast<uint8_t *>(outputs[i]);
+    if (t.lengthDims.empty() || bucket == length)
+      continue;
+    staging[ni + i].resize(bytesOf(t.shapeAt(batch, bucket), t.dtype));
+    out[i] = staging[ni + i].data();
+  }
+  size_t extra = 0;
+  if (mod->lengthMasked) {
+    lengthMask.assign(static_cast<size_t>(bucket),
+                      -std::numeric_limits<float>::infinity());
+    std::fill(lengthMask.begin(), lengthMask.begin() + length, 0.0f);
+    args[ni] = lengthMask.data();
+    extra = 1;
+  }
+  if (mod->arenaBytes())
+    args[ni + extra + no] = arena;
+  // Each chunk runs on the samples it covers (dim 0 is outermost).
+  auto offset = [&](const TensorInfo &t, int64_t samples) {
+    if (!t.batched || !samples)
+      return size_t(0);
+    auto s = t.shapeAt(1, bucket);
+    return bytesOf(s, t.dtype) * static_cast<size_t>(samples);
+  };
+  size_t nb = mod->buckets.size();
+  auto runAt = [&](void (*entry)(void **), int64_t done) {
+    for (size_t i = 0; i < ni; ++i)
+      args[i] = const_cast<uint8_t *>(in[i]) + offset(mod->inputs()[i], done);
+    for (size_t i = 0; i < no; ++i)
+      args[ni + extra + i] = out[i] + offset(mod->outputs()[i], done);
+    entry(args.data());
+  };
+  if (!batch) {
+    runAt(mod->lengthCode[k], 0);
+  } else {
+    int64_t done = 0;
+    for (size_t c = 0; c < mod->batchCode.size(); ++c)
+      while (batch - done >= mod->batchCode[c].batch) {
+        runAt(mod->lengthCode[c * nb + k], done);
+        done += mod->batchCode[c].batch;
+      }
+  }
+  for (size_t i = 0; i < no; ++i) {
+    const TensorInfo &t = mod->outputs()[i];
+    shapes[i] = t.shapeAt(batch, length);
+    if (out[i] != outputs[i])
+      copyBox(out[i], t.shapeAt(batch, bucket),
+              static_cast<uint8_t *>(outputs[i]), shapes[i],
+              dtypeSize(t.dtype));
+  }
+  return Status::success();
+}
+
 /// The index of the module input `t` (the `k`th given) is for: by name,
 /// else by position; fails on an unknown name, an input given twice or
 /// the wrong element type.
@@ -894,9 +1107,10 @@ Status Session::run(const std::vector<TensorRef> &inputs,
     return Status::error("expected " + std::to_string(infos.size()) +
                          " inputs, got " + std::to_string(inputs.size()));
   std::vector<const void *> in(infos.size(), nullptr);
-  // A batch-range module: the batch its batched inputs have (all alike).
-  int64_t batch = 0;
-  std::string first;
+  // A batch-range module: the batch its batched inputs have (all alike);
+  // a length-range module: the length they have (all alike).
+  int64_t batch = 0, length = 0;
+  std::string first, firstLength;
   for (size_t k = 0; k < inputs.size(); ++k) {
     const TensorRef &t = inputs[k];
     size_t i = 0;
@@ -915,19 +1129,44 @@ Status Session::run(const std::vector<TensorRef> &inputs,
       }
       want[0] = t.shape[0];
     }
-    if (t.shape != want ||
-        (info.batched && (batch < mod->batchMin || batch > mod->batchMax))) {
-      std::string expected = shapeString(info.shape);
-      if (info.batched) {
-        std::vector<int64_t> rest(info.shape.begin() + 1, info.shape.end());
-        expected = "[" + std::to_string(mod->batchMin) + ".." +
-                   std::to_string(mod->batchMax) +
-                   (rest.empty() ? "]" : "x" + shapeString(rest).substr(1));
+    if (t.shape.size() == want.size())
+      for (int64_t d : info.lengthDims) {
+        if (!length) {
+          length = t.shape[d];
+          firstLength = info.name;
+        } else if (t.shape[d] != length) {
+          return Status::error("input '" + info.name + "' has a length of " +
+                               std::to_string(t.shape[d]) + ", input '" +
+                               firstLength + "' one of " +
+                               std::to_string(length));
+        }
+        want[d] = t.shape[d];
       }
+    bool outOfRange =
+        (info.batched && (batch < mod->batchMin || batch > mod->batchMax)) ||
+        (!info.lengthDims.empty() &&
+         (length < mod->lengthMin || length > mod->lengthMax));
+    if (t.shape != want || outOfRange) {
+      std::string expected = "[";
+      for (size_t d = 0; d < info.shape.size(); ++d) {
+        expected += d ? "x" : "";
+        if (d == 0 && info.batched)
+          expected += std::to_string(mod->batchMin) + ".." +
+                      std::to_string(mod->batchMax);
+        else if (std::find(info.lengthDims.begin(), info.lengthDims.end(),
+                           static_cast<int64_t>(d)) != info.lengthDims.end())
+          expected += std::to_string(mod->lengthMin) + ".." +
+                      std::to_string(mod->lengthMax);
+        else
+          expected += std::to_string(info.shape[d]);
+      }
+      expected += "]";
       return Status::error("input '" + info.name + "' must have shape " +
                            expected + ", got " + shapeString(t.shape));
     }
-    size_t bytes = info.byteSizeAt(batch);
+    size_t bytes = bytesOf(info.shapeAt(batch, length), info.dtype);
+    if (info.dynamicDim() >= 0)
+      bytes = info.byteSize();
     if (t.bytes != bytes || !t.data)
       return Status::error("input '" + info.name + "' needs " +
                            std::to_string(bytes) + " bytes, got " +
@@ -936,15 +1175,18 @@ Status Session::run(const std::vector<TensorRef> &inputs,
   }
   if (mod->batchMax && !batch)
     return Status::error("the module's batched inputs are missing");
+  if (mod->lengthMax && !length)
+    return Status::error("the module's inputs with a length are missing");
   outputs.resize(mod->outputs().size());
   std::vector<void *> out;
   for (size_t i = 0; i < outputs.size(); ++i) {
     outputs[i].info = mod->outputs()[i];
-    if (outputs[i].info.batched)
-      outputs[i].info.shape[0] = batch;
+    outputs[i].info.shape = outputs[i].info.shapeAt(batch, length);
     outputs[i].data.assign(outputs[i].info.byteSize(), 0);
     out.push_back(outputs[i].data.data());
   }
+  if (length)
+    return runRaw(in.data(), out.data(), batch, length);
   if (batch)
     return runRaw(in.data(), out.data(), batch);
   if (Status s = runRaw(in.data(), out.data()); !s.ok())

@@ -36,9 +36,10 @@ from ._kiln import KilnRuntimeError
 __all__ = ["compile", "load", "Module", "Session", "TensorInfo", "CompileError",
            "KilnRuntimeError", "ir", "tool"]
 
-# `batched`: dim 0 is a batch range's batch (`shape` holds its maximum).
-TensorInfo = namedtuple("TensorInfo", "name dtype shape max_extent batched",
-                        defaults=(False,))
+# `batched`: dim 0 is a batch range's batch (`shape` holds its maximum);
+# `length_dims`: the dims that are a length range's length (at its maximum).
+TensorInfo = namedtuple("TensorInfo", "name dtype shape max_extent batched length_dims",
+                        defaults=(False, ()))
 
 # ONNX TensorProto data types as numpy dtypes (bfloat16 as its uint16 bits,
 # the float8 formats 17-20 as their uint8 bits, (u)int4 and (u)int2 one value
@@ -232,8 +233,8 @@ class Module:
 
     @staticmethod
     def _info(rows):
-        return [TensorInfo(n, np.dtype(_DTYPES.get(d, np.uint8)), tuple(s), e, b)
-                for n, d, s, e, b in rows]
+        return [TensorInfo(n, np.dtype(_DTYPES.get(d, np.uint8)), tuple(s), e, b, tuple(l))
+                for n, d, s, e, b, l in rows]
 
     @property
     def inputs(self):
@@ -271,6 +272,14 @@ class Module:
         if not self._module.max_batch:
             return None
         return (self._module.min_batch, self._module.max_batch, self._module.opt_batch)
+
+    @property
+    def length_range(self):
+        """(min, max, opt) for a module compiled for a length range
+        (input_shapes={"ids": (1, "16..128")}), else None."""
+        if not self._module.max_length:
+            return None
+        return (self._module.min_length, self._module.max_length, self._module.opt_length)
 
     def to_bytes(self):
         return self._bytes
@@ -317,7 +326,17 @@ def compile(model, target="cpu", input_shapes=None, input_sequences=None, **opti
     return Module(data, _parse_report(p.stderr.decode(errors="replace")))
 
 
-def _as_array(value, info, batch=0):
+def _shape_at(info, batch, length):
+    shape = list(info.shape)
+    if info.batched and batch:
+        shape[0] = batch
+    if length:
+        for d in info.length_dims:
+            shape[d] = length
+    return tuple(shape)
+
+
+def _as_array(value, info, batch=0, length=0):
     """`value` as a C-contiguous numpy array of `info`'s dtype and shape,
     the caller's buffer itself when it already is one (numpy arrays, and
     DLPack producers such as torch CPU tensors, are viewed, not copied)."""
@@ -329,9 +348,7 @@ def _as_array(value, info, batch=0):
     if value.dtype != info.dtype:
         raise KilnRuntimeError("input '%s' is %s; the module takes %s" % (
             info.name, value.dtype.name, info.dtype.name))
-    want = tuple(info.shape)
-    if info.batched and batch:
-        want = (batch,) + want[1:]
+    want = _shape_at(info, batch, length)
     if tuple(value.shape) != want:
         raise KilnRuntimeError("input '%s' has shape %s; the module takes %s" % (
             info.name, tuple(value.shape), want))
@@ -386,18 +403,28 @@ class Session:
             if not rng[0] <= batch <= rng[1]:
                 raise KilnRuntimeError("batch %d is outside the module's range %d..%d" % (
                     batch, rng[0], rng[1]))
-        ins = [_as_array(v, i, batch) for v, i in zip(values, infos)]
+        # A length-range module runs the length its inputs have.
+        length = 0
+        lrng = self.module.length_range
+        if lrng:
+            for v, i in zip(values, infos):
+                if i.length_dims and np.ndim(v) == len(i.shape):
+                    length = int(np.shape(v)[i.length_dims[0]])
+                    break
+            if not lrng[0] <= length <= lrng[1]:
+                raise KilnRuntimeError("length %d is outside the module's range %d..%d" % (
+                    length, lrng[0], lrng[1]))
+        ins = [_as_array(v, i, batch, length) for v, i in zip(values, infos)]
         outs = []
         for o in self.module.outputs:
-            shape = tuple(o.max_extent if d < 0 else d for d in o.shape)
-            if o.batched and batch:
-                shape = (batch,) + shape[1:]
+            shape = tuple(o.max_extent if d < 0 else d for d in _shape_at(o, batch, length))
             outs.append(np.empty(shape, o.dtype))
         self._batch = batch
+        self._length = length
         return ins, outs
 
     def _run(self, ins, outs):
-        self._session.run_raw(ins, outs, self.threads, self._batch)
+        self._session.run_raw(ins, outs, self.threads, self._batch, self._length)
 
     def _results(self, outs):
         result = {}

@@ -47,7 +47,7 @@ nb::list infos(const std::vector<TensorInfo> &v) {
   nb::list out;
   for (const TensorInfo &t : v)
     out.append(nb::make_tuple(t.name, static_cast<int>(t.dtype), t.shape,
-                              t.maxExtent, t.batched));
+                              t.maxExtent, t.batched, t.lengthDims));
   return out;
 }
 
@@ -113,6 +113,9 @@ NB_MODULE(_kiln, m) {
       .def_prop_ro("min_batch", &Module::minBatch)
       .def_prop_ro("max_batch", &Module::maxBatch)
       .def_prop_ro("opt_batch", &Module::optBatch)
+      .def_prop_ro("min_length", &Module::minLength)
+      .def_prop_ro("max_length", &Module::maxLength)
+      .def_prop_ro("opt_length", &Module::optLength)
       .def("has_code_for", [](const Module &m, const std::string &d) {
         return m.hasCodeFor(device(d));
       });
@@ -131,20 +134,28 @@ NB_MODULE(_kiln, m) {
       // Runs on the arrays' own buffers: `inputs` and `outputs` in the
       // module's order, each C-contiguous with its tensor's byte size
       // (checked by the caller, kiln/__init__.py), at `batch` for a
-      // batch-range module (0: the range's maximum). The GIL is released
-      // while the module runs.
+      // batch-range module (0: the range's maximum) and `length` for a
+      // length-range one (0: its maximum). The GIL is released while the
+      // module runs.
       .def(
           "run_raw",
           [](Session &s, std::vector<Array> inputs, std::vector<Array> outputs,
-             int threads, int64_t batch) {
+             int threads, int64_t batch, int64_t length) {
             const Module &m = s.module();
             if (inputs.size() != m.inputs().size() ||
                 outputs.size() != m.outputs().size())
               throw KilnError("run_raw: wrong number of buffers");
             if (batch && !m.maxBatch())
               throw KilnError("run_raw: the module has no batch range");
+            if (length && !m.maxLength())
+              throw KilnError("run_raw: the module has no length range");
             auto bytes = [&](const TensorInfo &t) {
-              return batch ? t.byteSizeAt(batch) : t.byteSize();
+              if (!batch && !length)
+                return t.byteSize();
+              size_t n = dtypeSize(t.dtype);
+              for (int64_t d : t.shapeAt(batch, length))
+                n *= static_cast<size_t>(d);
+              return n;
             };
             std::vector<const void *> in;
             std::vector<void *> out;
@@ -164,13 +175,14 @@ NB_MODULE(_kiln, m) {
             {
               nb::gil_scoped_release release;
               setThreads(threads);
-              st = batch ? s.runRaw(in.data(), out.data(), batch)
-                         : s.runRaw(in.data(), out.data());
+              st = length  ? s.runRaw(in.data(), out.data(), batch, length)
+                   : batch ? s.runRaw(in.data(), out.data(), batch)
+                           : s.runRaw(in.data(), out.data());
             }
             check(st);
           },
           nb::arg("inputs"), nb::arg("outputs"), nb::arg("threads") = 0,
-          nb::arg("batch") = 0)
+          nb::arg("batch") = 0, nb::arg("length") = 0)
       .def("output_shape",
            [](const Session &s, size_t i) { return s.outputShape(i); })
       .def("set_profiling", &Session::setProfiling)

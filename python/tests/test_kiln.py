@@ -250,6 +250,36 @@ def test_batch_range(model_path):
         s.run({"x": np.zeros((6, 16), np.float32)})
 
 
+def test_length_range(tmp_path):
+    """One module for sequence lengths 3..12 of a per-position projection
+    followed by a Softmax over positions: any length runs and agrees with
+    ONNX Runtime (the padded positions masked); a length outside the range
+    is refused."""
+    F = TensorProto.FLOAT
+    rng = np.random.default_rng(5)
+    w = numpy_helper.from_array(rng.standard_normal((4, 4)).astype(np.float32), "w")
+    graph = helper.make_graph(
+        [helper.make_node("MatMul", ["x", "w"], ["h"], name="proj"),
+         helper.make_node("Softmax", ["h"], ["y"], name="over_positions", axis=1)],
+        "positions", [helper.make_tensor_value_info("x", F, [1, "seq", 4])],
+        [helper.make_tensor_value_info("y", F, [1, "seq", 4])], initializer=[w])
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
+    path = str(tmp_path / "positions.onnx")
+    onnx.save(model, path)
+    m = kiln.compile(path, input_shapes={"x": (1, "3..12", 4)}, length_buckets=[6])
+    assert m.length_range == (3, 12, 12)
+    assert m.inputs[0].length_dims == (1,) and m.outputs[0].length_dims == (1,)
+    s = kiln.Session(m)
+    ref = ort.InferenceSession(path, providers=["CPUExecutionProvider"])
+    for length in (3, 5, 6, 7, 12):
+        x = rng.standard_normal((1, length, 4)).astype(np.float32)
+        y = s.run({"x": x})["y"]
+        assert y.shape == (1, length, 4)
+        np.testing.assert_allclose(y, ref.run(None, {"x": x})[0], rtol=1e-5, atol=1e-6)
+    with pytest.raises(kiln.KilnRuntimeError, match="outside the module's range 3..12"):
+        s.run({"x": np.zeros((1, 13, 4), np.float32)})
+
+
 def test_sequences_and_optionals(tmp_path):
     """A sequence input given as a list, a sequence output returned as one,
     an optional input compiled present or absent; against ONNX Runtime."""

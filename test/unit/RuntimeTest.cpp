@@ -690,6 +690,121 @@ TEST(RuntimeBatchRange, ChunkedRunsMatchSampleRuns) {
   kiln_module_release(cm);
 }
 
+std::string lengthModulePath() { return envPath("KILN_TEST_LENGTH_MODULE"); }
+
+// A module compiled for a length range (Inputs/positions.onnxtxt at
+// x:2x3..12x4, buckets 6 and 12): a projection per position and a Softmax
+// over positions. A run of any length in range, padded to its bucket and
+// masked, gives the Softmax over that length's positions alone, from the
+// C++ API and from the C API (kiln_session_run_at); lengths outside the
+// range are refused.
+TEST(RuntimeLengthRange, PaddedRunsMatchTheLength) {
+  std::shared_ptr<Module> m;
+  ASSERT_TRUE(Module::load(lengthModulePath(), m).ok());
+  ASSERT_EQ(m->minLength(), 3);
+  ASSERT_EQ(m->maxLength(), 12);
+  ASSERT_EQ(m->lengthBuckets(), (std::vector<int64_t>{6, 12}));
+  const TensorInfo &in = m->inputs()[0];
+  ASSERT_EQ(in.lengthDims, std::vector<int64_t>{1});
+  ASSERT_EQ(m->outputs()[0].lengthDims, std::vector<int64_t>{1});
+  const float w[4][4] = {{0.5f, -0.25f, 1, 0.75f},
+                         {-1, 0.5f, 0.25f, -0.5f},
+                         {0.125f, 1, -0.75f, 0.25f},
+                         {0.5f, 0.5f, -0.125f, 1}};
+  auto reference = [&](const std::vector<float> &x, int64_t len) {
+    std::vector<double> h(2 * len * 4), y(h.size());
+    for (int64_t i = 0; i < 2 * len; ++i)
+      for (int j = 0; j < 4; ++j)
+        for (int k = 0; k < 4; ++k)
+          h[i * 4 + j] += double(x[i * 4 + k]) * w[k][j];
+    for (int64_t b = 0; b < 2; ++b)
+      for (int j = 0; j < 4; ++j) {
+        double mx = -1e300, sum = 0;
+        for (int64_t p = 0; p < len; ++p)
+          mx = std::max(mx, h[(b * len + p) * 4 + j]);
+        for (int64_t p = 0; p < len; ++p)
+          sum += std::exp(h[(b * len + p) * 4 + j] - mx);
+        for (int64_t p = 0; p < len; ++p)
+          y[(b * len + p) * 4 + j] =
+              std::exp(h[(b * len + p) * 4 + j] - mx) / sum;
+      }
+    return y;
+  };
+  Session session(m);
+  kiln_module *cm = nullptr;
+  ASSERT_EQ(kiln_module_load(lengthModulePath().c_str(), &cm), nullptr);
+  kiln_session *cs = nullptr;
+  ASSERT_EQ(kiln_session_create(cm, &cs), nullptr);
+  for (int64_t len : {3, 4, 6, 7, 12}) {
+    std::vector<float> x(2 * len * 4);
+    for (size_t i = 0; i < x.size(); ++i)
+      x[i] = static_cast<float>((i * 37 + len) % 101) / 25.0f - 2.0f;
+    std::vector<double> want = reference(x, len);
+    TensorRef r{
+        in.name, DType::Float, {2, len, 4}, x.data(), x.size() * sizeof(float)};
+    std::vector<HostTensor> out;
+    ASSERT_TRUE(session.run({r}, out).ok()) << "length " << len;
+    ASSERT_EQ(out[0].info.shape, (std::vector<int64_t>{2, len, 4}));
+    ASSERT_EQ(out[0].data.size(), x.size() * sizeof(float));
+    const float *y = reinterpret_cast<const float *>(out[0].data.data());
+    std::vector<float> cy(x.size());
+    const void *ins[] = {x.data()};
+    void *outs[] = {cy.data()};
+    ASSERT_EQ(kiln_session_run_at(cs, 0, len, ins, outs), nullptr);
+    size_t rank = 0;
+    const int64_t *shape = nullptr;
+    ASSERT_EQ(kiln_session_output_shape(cs, 0, &rank, &shape), nullptr);
+    ASSERT_EQ(rank, 3u);
+    EXPECT_EQ(shape[1], len);
+    for (size_t i = 0; i < x.size(); ++i) {
+      EXPECT_NEAR(y[i], want[i], 1e-6 + 1e-5 * std::fabs(want[i]))
+          << "length " << len << ", element " << i;
+      EXPECT_EQ(cy[i], y[i]) << "length " << len << ", element " << i;
+    }
+  }
+  std::vector<float> x(2 * 13 * 4);
+  std::vector<HostTensor> out;
+  Status s = session.run(
+      {{in.name, DType::Float, {2, 13, 4}, x.data(), x.size() * sizeof(float)}},
+      out);
+  EXPECT_NE(s.message().find("must have shape [2x3..12x4], got [2x13x4]"),
+            std::string::npos)
+      << s.message();
+  s = session.runRaw(nullptr, nullptr, 0, 2);
+  EXPECT_NE(s.message().find("length 2 is outside the module's range [3, 12]"),
+            std::string::npos)
+      << s.message();
+
+  int64_t lo = 0, hi = 0, opt = 0;
+  kiln_module_length_range(cm, &lo, &hi, &opt);
+  EXPECT_EQ(lo, 3);
+  EXPECT_EQ(hi, 12);
+  EXPECT_EQ(opt, 12);
+  size_t count = 0;
+  const int64_t *dims = nullptr;
+  ASSERT_EQ(kiln_module_tensor_length_dims(cm, 1, 0, &count, &dims), nullptr);
+  ASSERT_EQ(count, 1u);
+  EXPECT_EQ(dims[0], 1);
+  kiln_status bad = kiln_module_tensor_length_dims(cm, 0, 3, &count, &dims);
+  EXPECT_NE(bad, nullptr);
+  kiln_status_free(bad);
+  kiln_session_release(cs);
+  kiln_module_release(cm);
+
+  // A module without a length range refuses a length.
+  ASSERT_EQ(kiln_module_load(batchModulePath().c_str(), &cm), nullptr);
+  ASSERT_EQ(kiln_session_create(cm, &cs), nullptr);
+  const void *ins[] = {x.data()};
+  void *outs[] = {x.data()};
+  bad = kiln_session_run_at(cs, 1, 5, ins, outs);
+  ASSERT_NE(bad, nullptr);
+  EXPECT_NE(std::string(kiln_status_message(bad)).find("length range"),
+            std::string::npos);
+  kiln_status_free(bad);
+  kiln_session_release(cs);
+  kiln_module_release(cm);
+}
+
 // The float8 formats read as ONNX (ml_dtypes) defines them: normals,
 // subnormals, the largest finite values, infinities and NaNs; and the 4-
 // and 2-bit integers.

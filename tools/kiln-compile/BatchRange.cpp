@@ -38,25 +38,38 @@ namespace kiln::compile {
 
 bool parseShapeSpec(const std::string &spec, ShapeSpec &out,
                     std::string &error) {
-  // A range on dim 0 is read here; the dims, with the range at its
-  // maximum, are --input-shape's (kiln::parseInputShape).
+  // Ranges are read here; the dims, with each range at its maximum, are
+  // --input-shape's (kiln::parseInputShape).
   StringRef s(spec);
   auto [name, dims] = s.rsplit(':');
-  auto [first, rest] = dims.split('x');
-  if (rest.contains("..")) {
-    error = "'" + spec + "': only dim 0 (the batch) may be a range so far";
-    return false;
-  }
-  std::string plain = spec;
-  if (first.contains("..")) {
-    auto [lo, hi] = first.split("..");
-    if (lo.getAsInteger(10, out.rangeMin) ||
-        hi.getAsInteger(10, out.rangeMax) || out.rangeMin < 1 ||
-        out.rangeMax < out.rangeMin) {
-      error = "'" + spec + "': a range is MIN..MAX with 1 <= MIN <= MAX";
-      return false;
+  SmallVector<StringRef> parts;
+  dims.split(parts, 'x');
+  std::string plain = (name + ":").str();
+  for (auto [i, part] : llvm::enumerate(parts)) {
+    StringRef d = part;
+    if (part.contains("..")) {
+      auto [lo, hi] = part.split("..");
+      int64_t mn = 0, mx = 0;
+      if (lo.getAsInteger(10, mn) || hi.getAsInteger(10, mx) || mn < 1 ||
+          mx < mn) {
+        error = "'" + spec + "': a range is MIN..MAX with 1 <= MIN <= MAX";
+        return false;
+      }
+      if (i == 0) {
+        out.rangeMin = mn;
+        out.rangeMax = mx;
+      } else if (out.lengthDim >= 0) {
+        error =
+            "'" + spec + "': besides the batch (dim 0), one dim may be a range";
+        return false;
+      } else if (mn < mx) {
+        out.lengthDim = static_cast<int64_t>(i);
+        out.lengthMin = mn;
+        out.lengthMax = mx;
+      }
+      d = hi;
     }
-    plain = (name + ":" + hi + (dims.contains('x') ? "x" : "") + rest).str();
+    plain += (i ? "x" : "") + d.str();
   }
   kiln::OnnxImportOptions options;
   if (failed(kiln::parseInputShape(plain, options, error)))
@@ -67,10 +80,12 @@ bool parseShapeSpec(const std::string &spec, ShapeSpec &out,
   return true;
 }
 
-std::string specAt(const ShapeSpec &spec, int64_t batch) {
+std::string specAt(const ShapeSpec &spec, int64_t batch, int64_t length) {
   std::string s = spec.name + ":";
   for (auto [i, d] : llvm::enumerate(spec.dims)) {
     int64_t v = i == 0 && spec.rangeMax ? batch : d;
+    if (static_cast<int64_t>(i) == spec.lengthDim)
+      v = length ? length : spec.lengthMin;
     s += (i ? "x" : "") + (v < 0 ? std::string("?") : std::to_string(v));
   }
   return s;
@@ -87,14 +102,14 @@ std::vector<int64_t> batchChunks(int64_t opt) {
   return chunks;
 }
 
-namespace {
-
 std::string typeString(Type t) {
   std::string s;
   llvm::raw_string_ostream os(s);
   os << t;
   return s;
 }
+
+namespace {
 
 /// Whether every row (along dim 0) of a constant holds the same values: a
 /// batch-shaped constant that does not depend on the sample's index.
@@ -159,52 +174,63 @@ std::string mixesSamples(Operation *op, int64_t rank) {
 
 } // namespace
 
-bool checkSampleIndependence(MLIRContext &context, const std::string &model,
-                             const std::vector<ShapeSpec> &specs,
-                             bool onnxChecks, std::vector<bool> &batchedOutputs,
-                             std::string &error) {
-  OwningOpRef<ModuleOp> modules[2];
-  llvm::StringSet<> ranged;
-  for (const ShapeSpec &s : specs)
-    if (s.rangeMax)
-      ranged.insert(s.name);
+bool importTwice(MLIRContext &context, const std::string &model,
+                 const std::vector<ShapeSpec> &specs, bool onnxChecks,
+                 const std::function<std::string(const ShapeSpec &, int)> &at,
+                 const std::function<std::string(int)> &what, TwinImports &out,
+                 std::string &error) {
   for (int k = 0; k < 2; ++k) {
     kiln::OnnxImportOptions options;
     options.onnxChecks = onnxChecks;
     for (const ShapeSpec &s : specs)
-      if (failed(kiln::parseInputShape(specAt(s, k + 1), options, error)))
+      if (failed(kiln::parseInputShape(at(s, k), options, error)))
         return false;
-    modules[k] = kiln::importOnnxFile(model, &context, options);
-    if (!modules[k]) {
-      error = "the model does not import at batch " + std::to_string(k + 1);
+    out.modules[k] = kiln::importOnnxFile(model, &context, options);
+    if (!out.modules[k]) {
+      error = "the model does not import at " + what(k);
       return false;
     }
     PassManager pm(&context);
     pm.addPass(createCanonicalizerPass());
     pm.addPass(kiln::createKilnInferShapes());
     pm.addPass(createCanonicalizerPass());
-    if (failed(pm.run(*modules[k]))) {
-      error = "shape inference failed at batch " + std::to_string(k + 1);
+    if (failed(pm.run(*out.modules[k]))) {
+      error = "shape inference failed at " + what(k);
       return false;
     }
-  }
-  func::FuncOp fns[2];
-  SmallVector<Operation *> ops[2];
-  for (int k = 0; k < 2; ++k) {
-    fns[k] = modules[k]->lookupSymbol<func::FuncOp>("main");
-    if (!fns[k]) {
+    out.fns[k] = out.modules[k]->lookupSymbol<func::FuncOp>("main");
+    if (!out.fns[k]) {
       error = "the model has no main function";
       return false;
     }
-    for (Operation &top : fns[k].getBody().front())
+    for (Operation &top : out.fns[k].getBody().front())
       top.walk<WalkOrder::PreOrder>(
-          [&](Operation *op) { ops[k].push_back(op); });
+          [&](Operation *op) { out.ops[k].push_back(op); });
   }
-  if (ops[0].size() != ops[1].size()) {
-    error = "the graph folds differently at batches 1 and 2; its "
-            "computation depends on the batch size";
+  if (out.ops[0].size() != out.ops[1].size()) {
+    error = "the graph folds differently at " + what(0) + " and " + what(1) +
+            "; its computation depends on the size";
     return false;
   }
+  return true;
+}
+
+bool checkSampleIndependence(MLIRContext &context, const std::string &model,
+                             const std::vector<ShapeSpec> &specs,
+                             bool onnxChecks, std::vector<bool> &batchedOutputs,
+                             std::string &error) {
+  llvm::StringSet<> ranged;
+  for (const ShapeSpec &s : specs)
+    if (s.rangeMax)
+      ranged.insert(s.name);
+  TwinImports twins;
+  if (!importTwice(
+          context, model, specs, onnxChecks,
+          [](const ShapeSpec &s, int k) { return specAt(s, k + 1); },
+          [](int k) { return "batch " + std::to_string(k + 1); }, twins, error))
+    return false;
+  func::FuncOp *fns = twins.fns;
+  SmallVector<Operation *> *ops = twins.ops;
   llvm::DenseSet<Value> batched;
   for (BlockArgument arg : fns[0].getArguments())
     if (auto n = fns[0].getArgAttrOfType<StringAttr>(arg.getArgNumber(),
@@ -245,7 +271,10 @@ bool checkSampleIndependence(MLIRContext &context, const std::string &model,
           if (batched.contains(v))
             batchedOperand = v;
       });
-    if (batchedOperand) {
+    // A Gather whose indices alone are batched (an embedding lookup) reads
+    // per sample; where the batch ends up, the result's type says.
+    bool lookup = isa<kiln::GatherOp>(a) && !batched.contains(a->getOperand(0));
+    if (batchedOperand && !lookup) {
       int64_t rank = cast<RankedTensorType>(batchedOperand.getType()).getRank();
       std::string why = mixesSamples(a, rank);
       if (!why.empty()) {
@@ -316,13 +345,12 @@ bool sameConstant(LLVM::GlobalOp a, LLVM::GlobalOp b) {
 }
 
 /// Moves `variant`'s top-level ops into `base`: its graph function `main`
-/// becomes `main_b<batch>`, a symbol that `base` defines already is
+/// becomes `main<suffix>`, a symbol that `base` defines already is
 /// renamed alike unless it is the same constant or function declaration,
 /// which is dropped (its uses then name `base`'s).
-LogicalResult mergeInto(ModuleOp base, ModuleOp variant, int64_t batch,
-                        std::string &error) {
+LogicalResult mergeInto(ModuleOp base, ModuleOp variant,
+                        const std::string &suffix, std::string &error) {
   SymbolTable baseTable(base), variantTable(variant);
-  std::string suffix = "_b" + std::to_string(batch);
   for (Operation &op : llvm::make_early_inc_range(*variant.getBody())) {
     auto sym = dyn_cast<SymbolOpInterface>(&op);
     if (!sym) {
@@ -355,22 +383,23 @@ LogicalResult mergeInto(ModuleOp base, ModuleOp variant, int64_t batch,
 
 } // namespace
 
-bool mergeBatchModules(MLIRContext &context, unsigned optLevel,
+bool mergeRangeModules(MLIRContext &context, unsigned optLevel,
                        const kiln::CpuTarget &cpu,
-                       const std::vector<std::string> &variants,
-                       const std::vector<int64_t> &chunks, int64_t min,
-                       int64_t max,
-                       const std::vector<std::string> &batchedInputs,
-                       const std::vector<bool> &batchedOutputs,
-                       std::string &out, std::string &report,
-                       std::string &error) {
+                       const std::vector<Variant> &variants,
+                       const RangeInfo &range, std::string &out,
+                       std::string &report, std::string &error) {
   std::vector<kmod::Module> parts(variants.size());
   OwningOpRef<ModuleOp> base;
   std::vector<CpuEntry> entries;
+  auto describe = [](const Variant &v) {
+    return (v.batch ? "batch " + std::to_string(v.batch) : std::string()) +
+           (v.batch && v.length ? ", " : "") +
+           (v.length ? "length " + std::to_string(v.length) : std::string());
+  };
   for (size_t i = 0; i < variants.size(); ++i) {
-    std::string where = "the module for batch " + std::to_string(chunks[i]);
-    if (!kiln::parseModule(variants[i].data(), variants[i].size(), parts[i],
-                           error)) {
+    std::string where = "the module for " + describe(variants[i]);
+    if (!kiln::parseModule(variants[i].bytes.data(), variants[i].bytes.size(),
+                           parts[i], error)) {
       error = where + ": " + error;
       return false;
     }
@@ -399,15 +428,18 @@ bool mergeBatchModules(MLIRContext &context, unsigned optLevel,
       return false;
     }
     unsigned numArgs = mainFn.getNumArguments();
-    std::string function =
-        i == 0 ? "main" : "main_b" + std::to_string(chunks[i]);
-    entries.push_back(
-        {function, "kiln_entry_b" + std::to_string(chunks[i]), numArgs});
+    std::string suffix =
+        (variants[i].batch ? "_b" + std::to_string(variants[i].batch)
+                           : std::string()) +
+        (variants[i].length ? "_l" + std::to_string(variants[i].length)
+                            : std::string());
+    std::string function = i == 0 ? "main" : "main" + suffix;
+    entries.push_back({function, "kiln_entry" + suffix, numArgs});
     if (i == 0) {
       base = std::move(module);
       continue;
     }
-    if (failed(mergeInto(*base, *module, chunks[i], error)))
+    if (failed(mergeInto(*base, *module, suffix, error)))
       return false;
   }
 
@@ -439,56 +471,117 @@ bool mergeBatchModules(MLIRContext &context, unsigned optLevel,
   code->set_data((*so)->getBufferStart(), (*so)->getBufferSize());
   int64_t arena = 0;
   llvm::raw_string_ostream os(report);
-  os << "  batch range " << min << ".." << max << " (opt " << chunks[0]
-     << "): a batch runs as chunks of";
+  if (range.batchMax) {
+    os << "  batch range " << range.batchMin << ".." << range.batchMax
+       << " (opt " << range.chunks[0] << "): a batch runs as chunks of";
+    for (size_t i = 0; i < range.chunks.size(); ++i)
+      os << (i ? ", " : " ") << range.chunks[i];
+    os << "\n";
+  }
+  if (range.lengthMax) {
+    os << "  length range " << range.lengthMin << ".." << range.lengthMax
+       << " (opt " << range.lengthOpt
+       << "): a length runs padded to the next of";
+    for (size_t i = 0; i < range.buckets.size(); ++i)
+      os << (i ? ", " : " ") << range.buckets[i];
+    os << (range.masked ? "; its Softmaxes over positions masked"
+                        : "; no Softmax over positions")
+       << "\n";
+  }
+  os << "  arena per variant:";
   for (size_t i = 0; i < parts.size(); ++i) {
     if (parts[i].inputs_size() != merged.inputs_size() ||
         parts[i].outputs_size() != merged.outputs_size()) {
-      error = "the modules of the batch range have different signatures";
+      error = "the variants of the range have different signatures";
       return false;
     }
     arena = std::max(arena, parts[i].memory_plan().arena_bytes());
-    os << (i ? ", " : " ") << chunks[i];
+    os << (i ? ", " : " ") << parts[i].memory_plan().arena_bytes() << " bytes ("
+       << describe(variants[i]) << ")";
   }
-  os << "; arena per chunk:";
-  for (size_t i = 0; i < parts.size(); ++i)
-    os << (i ? ", " : " ") << parts[i].memory_plan().arena_bytes()
-       << " bytes (batch " << chunks[i] << ")";
   os << "\n  code: " << (*so)->getBufferSize()
      << " bytes of x86-64 shared object for " << cpu.name
-     << ", one entry per chunk, the weights once\n";
-  merged.mutable_memory_plan()->set_arena_bytes(arena);
+     << ", one entry per variant, the weights once\n";
+  // The plan of the variant with the largest arena: a session's arena
+  // holds every variant's.
+  for (const kmod::Module &p : parts)
+    if (p.memory_plan().arena_bytes() == arena) {
+      *merged.mutable_memory_plan() = p.memory_plan();
+      break;
+    }
+  if (range.masked) {
+    if (merged.inputs_size() == 0 ||
+        merged.inputs(merged.inputs_size() - 1).name() != "kiln.length_mask") {
+      error = "the variants do not take the length mask last";
+      return false;
+    }
+    merged.mutable_inputs()->RemoveLast();
+  }
   auto mark = [&](kmod::TensorSignature &sig, bool isBatched,
-                  const std::string &what) {
+                  ArrayRef<int64_t> lengthDims, const std::string &what) {
     if (sig.max_extent()) {
       error = what + " '" + sig.name() +
-              "' has a data-dependent extent, which a batch range does not "
+              "' has a data-dependent extent, which a range does not "
               "take yet";
       return false;
     }
-    if (!isBatched)
-      return true;
-    if (sig.shape_size() < 1) {
-      error = what + " '" + sig.name() + "' has no batch dim";
-      return false;
+    if (isBatched) {
+      if (sig.shape_size() < 1) {
+        error = what + " '" + sig.name() + "' has no batch dim";
+        return false;
+      }
+      sig.set_shape(0, range.batchMax);
+      sig.set_batched(true);
     }
-    sig.set_shape(0, max);
-    sig.set_batched(true);
+    for (int64_t d : lengthDims) {
+      if (d < 0 || d >= sig.shape_size() || (isBatched && d == 0)) {
+        error = what + " '" + sig.name() + "' has no dim " + std::to_string(d) +
+                " for the length";
+        return false;
+      }
+      sig.set_shape(d, range.lengthMax);
+      sig.add_length_dims(d);
+    }
     return true;
   };
-  for (auto &sig : *merged.mutable_inputs())
-    if (!mark(sig, llvm::is_contained(batchedInputs, sig.name()), "input"))
+  for (auto &sig : *merged.mutable_inputs()) {
+    std::vector<int64_t> dims;
+    for (const auto &[name, d] : range.lengthInputs)
+      if (name == sig.name())
+        dims.push_back(d);
+    if (!mark(sig, llvm::is_contained(range.batchedInputs, sig.name()), dims,
+              "input"))
       return false;
+  }
   for (auto [i, sig] : llvm::enumerate(*merged.mutable_outputs()))
-    if (!mark(sig, i < batchedOutputs.size() && batchedOutputs[i], "output"))
+    if (!mark(sig, i < range.batchedOutputs.size() && range.batchedOutputs[i],
+              i < range.outputLengthDims.size()
+                  ? ArrayRef<int64_t>(range.outputLengthDims[i])
+                  : ArrayRef<int64_t>(),
+              "output"))
       return false;
-  auto *range = merged.mutable_batch();
-  range->set_min(min);
-  range->set_max(max);
-  range->set_opt(chunks[0]);
-  for (size_t i = 0; i < chunks.size(); ++i) {
-    range->add_chunks(chunks[i]);
-    range->add_entries(entries[i].entry);
+  size_t nb = range.lengthMax ? range.buckets.size() : 1;
+  if (range.batchMax) {
+    auto *batch = merged.mutable_batch();
+    batch->set_min(range.batchMin);
+    batch->set_max(range.batchMax);
+    batch->set_opt(range.chunks[0]);
+    for (size_t i = 0; i < range.chunks.size(); ++i) {
+      batch->add_chunks(range.chunks[i]);
+      // With a length range too: the entries of the longest bucket.
+      batch->add_entries(entries[i * nb + nb - 1].entry);
+    }
+  }
+  if (range.lengthMax) {
+    auto *length = merged.mutable_length();
+    length->set_min(range.lengthMin);
+    length->set_max(range.lengthMax);
+    length->set_opt(range.lengthOpt);
+    for (int64_t b : range.buckets)
+      length->add_buckets(b);
+    for (const CpuEntry &e : entries)
+      length->add_entries(e.entry);
+    length->set_masked(range.masked);
   }
   out = kiln::serializeModule(merged);
   return true;

@@ -10,6 +10,7 @@
 
 #include "BatchRange.h"
 #include "Calibration.h"
+#include "LengthRange.h"
 #include "kiln/Codegen/GpuEmitter.h"
 #include "kiln/Codegen/Pipelines.h"
 #include "kiln/Dialect/Kiln/IR/KilnOps.h"
@@ -240,6 +241,21 @@ static cl::opt<int64_t> optBatch(
     cl::desc("With a batch range (--input-shape=NAME:MIN..MAXx...): the "
              "batch to specialize for (default: the range's maximum)"),
     cl::init(0), cl::cat(category));
+static cl::opt<int64_t> optLength(
+    "opt-length",
+    cl::desc("With a length range (--input-shape=NAME:...xMIN..MAXx...): "
+             "the length to specialize for (default: the range's maximum)"),
+    cl::init(0), cl::cat(category));
+static cl::list<int64_t> lengthBucketsOpt(
+    "length-buckets",
+    cl::desc("With a length range: the lengths to compile code for (a run "
+             "of length L runs the smallest at least L; default: the "
+             "range's ends, --opt-length and the powers of two between)"),
+    cl::CommaSeparated, cl::cat(category));
+// Internal: the Softmax nodes over positions that a length range's
+// variant masks (NODE:AXIS), from compileBatchRange.
+static cl::list<std::string> lengthMasks("length-mask", cl::Hidden,
+                                         cl::cat(category));
 // Internal: a chunk of a batch range, compiled by compileBatchRange's
 // child run; the module holds the LLVM dialect as MLIR bytecode instead
 // of a shared object.
@@ -651,6 +667,8 @@ void printSignatureAndPlan(const kiln::kmod::Module &kmod) {
       llvm::errs() << (i ? "x" : "");
       if (i == 0 && t.batched())
         llvm::errs() << kmod.batch().min() << "..";
+      else if (llvm::is_contained(t.length_dims(), i))
+        llvm::errs() << kmod.length().min() << "..";
       llvm::errs() << t.shape(i);
     }
   };
@@ -1366,27 +1384,44 @@ int compileForGpu(ModuleOp module, kiln::kmod::Module &kmod,
   return writeWhole(outputFile, kiln::serializeModule(kmod));
 }
 
-/// Compiles for a batch range: checks that the samples of a batch are
-/// independent, compiles the model for each chunk batch (this tool run
-/// again, with the same options and the chunk's shapes), and merges the
-/// modules.
+/// Compiles for a batch range, a length range or both: checks that the
+/// samples of a batch (the positions of a sequence) are computed
+/// independently, compiles the model for each chunk batch and length
+/// bucket (this tool run again, with the same options and the variant's
+/// shapes), and merges the modules.
 int compileBatchRange(int argc, char **argv, MLIRContext &context,
                       const std::vector<kiln::compile::ShapeSpec> &specs) {
   if (!kiln::isOnnxFileName(inputFile))
     return fail("--input-shape applies to ONNX inputs only");
   if (target != "cpu")
-    return fail("a batch range (--input-shape=NAME:MIN..MAX...) is for the "
-                "CPU target so far");
+    return fail("a batch or length range (--input-shape=NAME:MIN..MAX...) "
+                "is for the CPU target so far");
   if (emit != Emit::KModule)
-    return fail("a batch range compiles to a .kmod only (--emit=kmod)");
+    return fail("a batch or length range compiles to a .kmod only "
+                "(--emit=kmod)");
   if (profileRegions)
-    return fail("--profile does not take a batch range yet; profile a "
-                "module compiled for one batch");
+    return fail("--profile does not take a batch or length range yet; "
+                "profile a module compiled for one shape");
   if (outputFile == "-")
     return fail("a .kmod is binary; give an output file with -o");
-  int64_t lo = 0, hi = 0;
+  if (!inputSequences.empty() || !absentInputs.empty())
+    return fail("a batch or length range does not take --input-sequence or "
+                "--input-absent yet");
+  int64_t lo = 0, hi = 0, llo = 0, lhi = 0;
   std::vector<std::string> batchedInputs;
+  std::vector<std::pair<std::string, int64_t>> lengthInputs;
   for (const auto &s : specs) {
+    if (s.lengthDim >= 0) {
+      if (lhi && (s.lengthMin != llo || s.lengthMax != lhi))
+        return fail("--input-shape: every input with a length range must "
+                    "have the same range (" +
+                    llvm::Twine(llo) + ".." + llvm::Twine(lhi) + " and " +
+                    llvm::Twine(s.lengthMin) + ".." + llvm::Twine(s.lengthMax) +
+                    ")");
+      llo = s.lengthMin;
+      lhi = s.lengthMax;
+      lengthInputs.push_back({s.name, s.lengthDim});
+    }
     if (!s.rangeMax)
       continue;
     if (hi && (s.rangeMin != lo || s.rangeMax != hi))
@@ -1399,17 +1434,44 @@ int compileBatchRange(int argc, char **argv, MLIRContext &context,
     hi = s.rangeMax;
     batchedInputs.push_back(s.name);
   }
+  if (hi) {
+    for (const auto &s : specs)
+      if (s.lengthDim >= 0 && !s.rangeMax)
+        return fail("--input-shape: '" + s.name +
+                    "' has a length range but no batch range, where other "
+                    "inputs have one; give each the same batch range");
+  }
+  if (optBatch && !hi)
+    return fail("--opt-batch needs a batch range (--input-shape=NAME:MIN..MAX"
+                "x...)");
+  if ((optLength || !lengthBucketsOpt.empty()) && !lhi)
+    return fail("--opt-length and --length-buckets need a length range "
+                "(--input-shape=NAME:...xMIN..MAX...)");
   int64_t opt = optBatch ? static_cast<int64_t>(optBatch) : hi;
-  if (opt < lo || opt > hi)
+  if (hi && (opt < lo || opt > hi))
     return fail("--opt-batch=" + llvm::Twine(opt) + " is outside the range " +
                 llvm::Twine(lo) + ".." + llvm::Twine(hi));
+  int64_t lopt = optLength ? static_cast<int64_t>(optLength) : lhi;
+  if (lhi && (lopt < llo || lopt > lhi))
+    return fail("--opt-length=" + llvm::Twine(lopt) + " is outside the range " +
+                llvm::Twine(llo) + ".." + llvm::Twine(lhi));
+  for (int64_t b : lengthBucketsOpt)
+    if (b < llo || b > lhi)
+      return fail("--length-buckets: " + llvm::Twine(b) +
+                  " is outside the range " + llvm::Twine(llo) + ".." +
+                  llvm::Twine(lhi));
   std::vector<bool> batchedOutputs;
   std::string error;
-  if (!kiln::compile::checkSampleIndependence(
-          context, inputFile, specs, !noOnnxChecks, batchedOutputs, error))
+  if (hi && !kiln::compile::checkSampleIndependence(context, inputFile, specs,
+                                                    !noOnnxChecks,
+                                                    batchedOutputs, error))
     return fail("batch range: " + error);
+  kiln::compile::LengthPlan lengthPlan;
+  if (lhi && !kiln::compile::checkPositionIndependence(
+                 context, inputFile, specs, !noOnnxChecks, lengthPlan, error))
+    return fail("length range: " + error);
 
-  // The chunks' modules, compiled by this tool with the same options.
+  // The variants' modules, compiled by this tool with the same options.
   static int anchor;
   std::string exe = llvm::sys::fs::getMainExecutable(argv[0], &anchor);
   std::vector<std::string> passed;
@@ -1417,47 +1479,80 @@ int compileBatchRange(int argc, char **argv, MLIRContext &context,
     StringRef a(argv[i]);
     if (a == inputFile.getValue() || a == "--report" || a == "-report")
       continue;
-    if (a == "-o" || a == "--input-shape" || a == "-input-shape" ||
-        a == "--opt-batch" || a == "-opt-batch") {
+    bool takesValue = false;
+    for (StringRef o :
+         {"o", "input-shape", "opt-batch", "opt-length", "length-buckets"}) {
+      std::string one = "-" + o.str(), two = "--" + o.str();
+      if (a == one || a == two)
+        takesValue = true;
+      if (a.starts_with(one + "=") || a.starts_with(two + "="))
+        takesValue = false, a = "";
+    }
+    if (takesValue) {
       ++i;
       continue;
     }
-    if (a.starts_with("-o=") || a.starts_with("--input-shape=") ||
-        a.starts_with("-input-shape=") || a.starts_with("--opt-batch=") ||
-        a.starts_with("-opt-batch=") ||
+    if (a.empty() ||
         (a.starts_with("-o") && a.size() > 2 && !a.starts_with("-opt")))
       continue;
     passed.push_back(a.str());
   }
-  std::vector<int64_t> chunks = kiln::compile::batchChunks(opt);
-  std::vector<std::string> variants;
-  for (int64_t c : chunks) {
-    SmallString<256> tmp;
-    if (auto ec = llvm::sys::fs::createTemporaryFile("kiln-batch", "kmod", tmp))
-      return fail("cannot create a temporary file: " + ec.message());
-    llvm::scope_exit remove([&] { llvm::sys::fs::remove(tmp); });
-    std::vector<std::string> args = {exe, inputFile, "-o", tmp.str().str(),
-                                     "--batch-variant"};
-    for (const auto &s : specs)
-      args.push_back("--input-shape=" + kiln::compile::specAt(s, c));
-    llvm::append_range(args, passed);
-    std::vector<StringRef> refs(args.begin(), args.end());
-    std::string message;
-    int rc =
-        llvm::sys::ExecuteAndWait(exe, refs, std::nullopt, {}, 0, 0, &message);
-    if (rc != 0)
-      return fail("compiling for batch " + llvm::Twine(c) + " failed" +
-                  (message.empty() ? "" : ": " + message));
-    auto buffer = llvm::MemoryBuffer::getFile(tmp, /*IsText=*/false);
-    if (!buffer)
-      return fail("cannot read the module for batch " + llvm::Twine(c));
-    variants.push_back((*buffer)->getBuffer().str());
-  }
+  std::vector<int64_t> chunks =
+      hi ? kiln::compile::batchChunks(opt) : std::vector<int64_t>{0};
+  std::vector<int64_t> buckets =
+      lhi ? kiln::compile::lengthBuckets(
+                llo, lhi, lopt,
+                std::vector<int64_t>(lengthBucketsOpt.begin(),
+                                     lengthBucketsOpt.end()))
+          : std::vector<int64_t>{0};
+  std::vector<kiln::compile::Variant> variants;
+  for (int64_t c : chunks)
+    for (int64_t l : buckets) {
+      std::string what = (c ? "batch " + std::to_string(c) : std::string()) +
+                         (c && l ? ", " : "") +
+                         (l ? "length " + std::to_string(l) : std::string());
+      SmallString<256> tmp;
+      if (auto ec =
+              llvm::sys::fs::createTemporaryFile("kiln-variant", "kmod", tmp))
+        return fail("cannot create a temporary file: " + ec.message());
+      llvm::scope_exit remove([&] { llvm::sys::fs::remove(tmp); });
+      std::vector<std::string> args = {exe, inputFile, "-o", tmp.str().str(),
+                                       "--batch-variant"};
+      for (const auto &s : specs)
+        args.push_back("--input-shape=" +
+                       kiln::compile::specAt(s, c ? c : s.rangeMax, l));
+      for (const auto &[node, axis] : lengthPlan.masks)
+        args.push_back("--length-mask=" + node + ":" + std::to_string(axis));
+      llvm::append_range(args, passed);
+      std::vector<StringRef> refs(args.begin(), args.end());
+      std::string message;
+      int rc = llvm::sys::ExecuteAndWait(exe, refs, std::nullopt, {}, 0, 0,
+                                         &message);
+      if (rc != 0)
+        return fail("compiling for " + what + " failed" +
+                    (message.empty() ? "" : ": " + message));
+      auto buffer = llvm::MemoryBuffer::getFile(tmp, /*IsText=*/false);
+      if (!buffer)
+        return fail("cannot read the module for " + what);
+      variants.push_back({(*buffer)->getBuffer().str(), c, l});
+    }
+  kiln::compile::RangeInfo range;
+  range.batchMin = lo;
+  range.batchMax = hi;
+  range.chunks = hi ? chunks : std::vector<int64_t>{};
+  range.lengthMin = llo;
+  range.lengthMax = lhi;
+  range.lengthOpt = lopt;
+  range.buckets = lhi ? buckets : std::vector<int64_t>{};
+  range.batchedInputs = batchedInputs;
+  range.batchedOutputs = batchedOutputs;
+  range.lengthInputs = lengthInputs;
+  range.outputLengthDims = lengthPlan.outputLengthDims;
+  range.masked = !lengthPlan.masks.empty();
   std::string merged, text;
-  if (!kiln::compile::mergeBatchModules(context, optLevel, targetCpu, variants,
-                                        chunks, lo, hi, batchedInputs,
-                                        batchedOutputs, merged, text, error))
-    return fail("batch range: " + error);
+  if (!kiln::compile::mergeRangeModules(context, optLevel, targetCpu, variants,
+                                        range, merged, text, error))
+    return fail(std::string(hi ? "batch" : "length") + " range: " + error);
   if (report) {
     kiln::kmod::Module kmod;
     if (!kiln::parseModule(merged.data(), merged.size(), kmod, error))
@@ -1608,7 +1703,7 @@ int main(int argc, char **argv) {
     std::string error;
     if (!kiln::compile::parseShapeSpec(spec, s, error))
       return fail("--input-shape: " + error);
-    batchRange |= s.rangeMax != 0;
+    batchRange |= s.rangeMax != 0 || s.lengthDim >= 0;
     specs.push_back(s);
   }
   if (batchRange)
@@ -1616,6 +1711,9 @@ int main(int argc, char **argv) {
   if (optBatch)
     return fail("--opt-batch needs a batch range (--input-shape=NAME:MIN..MAX"
                 "x...)");
+  if ((optLength || !lengthBucketsOpt.empty()) && !batchVariant)
+    return fail("--opt-length and --length-buckets need a length range "
+                "(--input-shape=NAME:...xMIN..MAX...)");
 
   OwningOpRef<ModuleOp> module;
   if (kiln::isOnnxFileName(inputFile)) {
@@ -1645,6 +1743,19 @@ int main(int argc, char **argv) {
     std::string error;
     if (!pinInputValue(*module, spec, error))
       return fail("--input-value: " + error);
+  }
+  if (!lengthMasks.empty()) {
+    std::vector<std::pair<std::string, int64_t>> masks;
+    for (StringRef m : lengthMasks) {
+      auto [node, axis] = m.rsplit(':');
+      int64_t a = 0;
+      if (axis.getAsInteger(10, a))
+        return fail("--length-mask: '" + m + "' is not NODE:AXIS");
+      masks.push_back({node.str(), a});
+    }
+    std::string error;
+    if (!kiln::compile::addLengthMasks(*module, masks, error))
+      return fail("length range: " + error);
   }
 
   std::string bytes;

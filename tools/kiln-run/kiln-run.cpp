@@ -53,6 +53,7 @@ struct Options {
   bool resident = false; // --resident: benchmark on device buffers
   int warmup = 10, iterations = 100, threads = 0;
   int batch = 0; // --batch: random inputs' batch for a batch-range module
+  int length = 0; // --length: random inputs' length for a length-range one
   unsigned seed = 0;
   std::string json; // --json FILE ("-": standard output)
   kiln::rt::Device device = kiln::rt::Device::Default;
@@ -87,6 +88,7 @@ const char *kUsage =
     "                      keeps its tensors on the GPU; implies --benchmark\n"
     "  --seed N            seed of random inputs (0)\n"
     "  --batch N           a batch-range module's batch for random inputs\n"
+    "  --length N          a length-range module's length for random inputs\n"
     "                      (default: the range's maximum)\n"
     "  --threads N         threads for the module's parallel loops (default:\n"
     "                      OMP_NUM_THREADS, else one per core)\n"
@@ -628,11 +630,11 @@ int main(int argc, char **argv) {
                     "'; use default, cpu, cuda or emulator");
     } else if (a == "--warmup" || a == "--iterations" || a == "--seed" ||
                a == "--threads" || a == "--profile-runs" || a == "--batch" ||
-               a == "--runs") {
+               a == "--length" || a == "--runs") {
       double v;
       number(a.c_str(), v);
       bool positive = a == "--threads" || a == "--profile-runs" ||
-                      a == "--batch" || a == "--runs";
+                      a == "--batch" || a == "--length" || a == "--runs";
       if (v < 0 || v != std::floor(v) || (positive && v < 1))
         return fail(a + (positive ? " takes a positive integer"
                                   : " takes a non-negative integer"));
@@ -641,6 +643,7 @@ int main(int argc, char **argv) {
        : a == "--threads"      ? o.threads
        : a == "--profile-runs" ? o.profileRuns
        : a == "--batch"        ? o.batch
+       : a == "--length"       ? o.length
        : a == "--runs"         ? o.runs
                                : (int &)o.seed) = static_cast<int>(v);
       if (a == "--profile-runs")
@@ -674,10 +677,25 @@ int main(int argc, char **argv) {
                   static_cast<long long>(module->minBatch()),
                   static_cast<long long>(module->maxBatch()),
                   static_cast<long long>(module->optBatch()));
+    if (module->maxLength()) {
+      std::printf("  length range %lld..%lld (specialized for %lld; code for",
+                  static_cast<long long>(module->minLength()),
+                  static_cast<long long>(module->maxLength()),
+                  static_cast<long long>(module->optLength()));
+      for (int64_t b : module->lengthBuckets())
+        std::printf(" %lld", static_cast<long long>(b));
+      std::printf(")\n");
+    }
+    auto lengthNote = [](const TensorInfo &t) {
+      std::string s;
+      for (int64_t d : t.lengthDims)
+        s += " (dim " + std::to_string(d) + ": the length)";
+      return s;
+    };
     for (const auto &t : module->inputs())
-      std::printf("  input  %s: %s%s%s%s\n", t.name.c_str(),
+      std::printf("  input  %s: %s%s%s%s%s\n", t.name.c_str(),
                   kiln::rt::dtypeName(t.dtype), shapeString(t.shape).c_str(),
-                  t.batched ? " (dim 0: the batch)" : "",
+                  t.batched ? " (dim 0: the batch)" : "", lengthNote(t).c_str(),
                   t.pinnedValue.empty() ? "" : " (pinned at compile time)");
     for (const auto &q : module->composites()) {
       using Kind = kiln::rt::CompositeInfo::Kind;
@@ -694,9 +712,10 @@ int main(int argc, char **argv) {
                                    .c_str());
     }
     for (const auto &t : module->outputs()) {
-      std::printf("  output %s: %s%s%s", t.name.c_str(),
+      std::printf("  output %s: %s%s%s%s", t.name.c_str(),
                   kiln::rt::dtypeName(t.dtype), shapeString(t.shape).c_str(),
-                  t.batched ? " (dim 0: the batch)" : "");
+                  t.batched ? " (dim 0: the batch)" : "",
+                  lengthNote(t).c_str());
       if (t.dynamicDim() >= 0)
         std::printf(" (? depends on the data, at most %lld)",
                     static_cast<long long>(t.maxExtent));
@@ -734,8 +753,7 @@ int main(int argc, char **argv) {
       r.shape = t.shape;
     } else {
       TensorInfo info = ins[i];
-      if (info.batched && o.batch)
-        info.shape[0] = o.batch;
+      info.shape = info.shapeAt(o.batch, o.length);
       randomFill(info, storage[i], rng);
       r.dtype = ins[i].dtype;
       r.shape = info.shape;
@@ -839,14 +857,19 @@ int main(int argc, char **argv) {
     std::vector<void *> out;
     for (const TensorInfo &t : module->outputs())
       out.push_back(outStorage.emplace_back(t.byteSize()).data());
-    // A batch-range module runs the batch of the inputs.
-    int64_t batch = 0;
-    for (size_t i = 0; i < refs.size(); ++i)
+    // A batch-range module runs the batch of the inputs, a length-range
+    // one their length.
+    int64_t batch = 0, length = 0;
+    for (size_t i = 0; i < refs.size(); ++i) {
       if (module->inputs()[i].batched)
         batch = refs[i].shape[0];
+      for (int64_t d : module->inputs()[i].lengthDims)
+        length = refs[i].shape[d];
+    }
     auto runOnce = [&] {
-      return batch ? session.runRaw(in.data(), out.data(), batch)
-                   : session.runRaw(in.data(), out.data());
+      return length  ? session.runRaw(in.data(), out.data(), batch, length)
+             : batch ? session.runRaw(in.data(), out.data(), batch)
+                     : session.runRaw(in.data(), out.data());
     };
     std::vector<double> ms;
     if (o.resident) {

@@ -151,6 +151,13 @@ struct TensorInfo {
   /// 0 is the batch, any size in [minBatch, maxBatch]; `shape` holds it at
   /// maxBatch.
   bool batched = false;
+  /// In a module compiled for a length range (`Module::maxLength() > 0`):
+  /// the dims that are the length, any size in [minLength, maxLength];
+  /// `shape` holds them at maxLength. Empty otherwise.
+  std::vector<int64_t> lengthDims;
+  /// The shape at batch `batch` (when `batched`) and length `length` (at
+  /// the `lengthDims`); 0 keeps the signature's.
+  std::vector<int64_t> shapeAt(int64_t batch, int64_t length) const;
   /// The dim whose extent depends on the data, or -1.
   int dynamicDim() const;
   /// Elements (bytes) of the shape, at the upper bound for a -1 extent:
@@ -280,6 +287,15 @@ public:
   int64_t minBatch() const { return batchMin; }
   int64_t maxBatch() const { return batchMax; }
   int64_t optBatch() const { return batchOpt; }
+  /// A module compiled for a length range (`kiln-compile
+  /// --input-shape=ids:1x16..128`) runs any length in [minLength,
+  /// maxLength] (the `lengthDims` of its tensors); 0 for other modules. A
+  /// length runs on the code of the smallest of `lengthBuckets()` that
+  /// holds it, its inputs padded; optLength is one of those.
+  int64_t minLength() const { return lengthMin; }
+  int64_t maxLength() const { return lengthMax; }
+  int64_t optLength() const { return lengthOpt; }
+  const std::vector<int64_t> &lengthBuckets() const { return buckets; }
 
   ~Module();
   Module(const Module &) = delete;
@@ -303,6 +319,14 @@ private:
   };
   std::vector<BatchCode> batchCode;
   static Status loadBatchCode(const kiln::kmod::Module &proto, Module &m);
+  // Length-range modules: the buckets, ascending, and the entry of each
+  // (chunk, bucket) pair, `lengthCode[c * buckets.size() + k]` (one chunk
+  // without a batch range); whether they take the length mask.
+  int64_t lengthMin = 0, lengthMax = 0, lengthOpt = 0;
+  std::vector<int64_t> buckets;
+  std::vector<void (*)(void **)> lengthCode;
+  bool lengthMasked = false;
+  static Status loadLengthCode(const kiln::kmod::Module &proto, Module &m);
   // GPU modules: the kernels, their launch plan and weights.
   std::shared_ptr<GpuCode> gpu;
   // CPU code compiled with --profile: its marked regions, each with its
@@ -352,6 +376,11 @@ public:
   /// its batched tensors' buffers hold `batch` samples (`runRaw` without
   /// it runs `maxBatch`).
   Status runRaw(const void *const *inputs, void *const *outputs, int64_t batch);
+  /// The same for a module compiled for a length range (and a batch range,
+  /// when `batch` is not 0): its tensors' buffers hold the shapes that
+  /// `TensorInfo::shapeAt(batch, length)` gives.
+  Status runRaw(const void *const *inputs, void *const *outputs, int64_t batch,
+                int64_t length);
 
   /// Profiles the following runs, see `lastProfile()`: on a GPU device
   /// every launch is timed (CUDA runs launch kernel by kernel instead of
@@ -393,6 +422,10 @@ private:
   // The session's arena: every intermediate tensor of a run lives here.
   std::unique_ptr<uint8_t[]> arenaStorage;
   uint8_t *arena = nullptr;
+  // Length-range runs: inputs padded to the bucket, outputs at the bucket,
+  // and the mask, kept between runs.
+  std::vector<std::vector<uint8_t>> staging;
+  std::vector<float> lengthMask;
 };
 
 } // namespace rt

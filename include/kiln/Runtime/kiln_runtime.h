@@ -52,6 +52,18 @@ void kiln_module_batch_range(const kiln_module *module, int64_t *out_min,
 int kiln_module_tensor_batched(const kiln_module *module, int is_output,
                                size_t index);
 
+/* A module compiled for a length range (kiln-compile
+   --input-shape=NAME:...xMIN..MAX...): its least, greatest and optimum
+   length (0 for other modules). The dims of a tensor that are the length
+   (kiln_module_tensor_length_dims: `*out_count` of them, 0 for most) are
+   described at the greatest. Such a module runs with kiln_session_run_at. */
+void kiln_module_length_range(const kiln_module *module, int64_t *out_min,
+                              int64_t *out_max, int64_t *out_opt);
+kiln_status kiln_module_tensor_length_dims(const kiln_module *module,
+                                           int is_output, size_t index,
+                                           size_t *out_count,
+                                           const int64_t **out_dims);
+
 /* The graph's sequence and optional inputs and outputs (kiln-compile
    --input-sequence, --input-absent, or sequences the graph returns), as
    compiled. Composite `index` is held by `length` of the module's tensors
@@ -86,6 +98,13 @@ void kiln_session_release(kiln_session *session);
 kiln_status kiln_session_run(kiln_session *session, const void *const *inputs,
                              const size_t *input_bytes, void *const *outputs,
                              const size_t *output_bytes);
+/* Runs a batch-range or length-range module at `batch` (0 for a module
+   without a batch range) and `length` (0 for one without a length range):
+   each buffer holds its tensor at that batch and length, in the module's
+   order; kiln_session_output_shape tells the outputs' shapes. */
+kiln_status kiln_session_run_at(kiln_session *session, int64_t batch,
+                                int64_t length, const void *const *inputs,
+                                void *const *outputs);
 /* CUDA sessions: runs on device buffers the caller owns (CUdeviceptr
    values, each of its tensor's byte size, in the module's order), enqueued
    on the caller's CUstream `stream` (NULL: the session's own) without
