@@ -68,7 +68,7 @@ def main():
     ranged = os.path.join(args.out, "range.kmod")
     report = run([compile_, args.model, "--input-shape=%s:%d..%dx%s" % (args.input, lo, hi, args.shape),
                   "--opt-batch=%d" % args.opt, "--report", "-o", ranged])
-    chunks = [int(c) for c in re.search(r"chunks of ([0-9, ]+);", report).group(1).split(", ")]
+    chunks = [int(c) for c in re.search(r"chunks of ([0-9, ]+)", report).group(1).split(", ")]
     batches = [int(b) for b in args.batches.split(",")]
     static = {}
     for b in batches:

@@ -203,9 +203,13 @@ bool importTwice(MLIRContext &context, const std::string &model,
       error = "the model has no main function";
       return false;
     }
+    // Constants are left to their uses: the two imports share equal
+    // constants differently.
     for (Operation &top : out.fns[k].getBody().front())
-      top.walk<WalkOrder::PreOrder>(
-          [&](Operation *op) { out.ops[k].push_back(op); });
+      top.walk<WalkOrder::PreOrder>([&](Operation *op) {
+        if (!op->hasTrait<OpTrait::ConstantLike>())
+          out.ops[k].push_back(op);
+      });
   }
   if (out.ops[0].size() != out.ops[1].size()) {
     error = "the graph folds differently at " + what(0) + " and " + what(1) +
@@ -264,6 +268,21 @@ bool checkSampleIndependence(MLIRContext &context, const std::string &model,
     for (Value v : a->getOperands())
       if (batched.contains(v))
         batchedOperand = v;
+    // A constant shaped by the batch (ConstantOfShape of an input's shape,
+    // folded): batched where its rows do not depend on the sample.
+    for (auto [va, vb] : llvm::zip(a->getOperands(), b->getOperands())) {
+      Attribute value;
+      if (va.getType() == vb.getType() || !matchPattern(va, m_Constant()) ||
+          !matchPattern(vb, m_Constant(&value)))
+        continue;
+      if (!followsBatch(va.getType(), vb.getType()) || !rowsEqual(value)) {
+        error = where(a) + " reads a constant whose shape depends on the " +
+                "batch size (" + typeString(va.getType()) + " at batch 1, " +
+                typeString(vb.getType()) + " at batch 2) but not per sample";
+        return false;
+      }
+      batchedOperand = va;
+    }
     // Values a region uses from outside count as its op's operands.
     if (a->getNumRegions())
       a->walk([&](Operation *inner) {
@@ -297,11 +316,15 @@ bool checkSampleIndependence(MLIRContext &context, const std::string &model,
       }
       if (ra.getType() == rb.getType())
         continue;
-      // A constant shaped by the batch (ConstantOfShape of an input's
-      // shape, folded): fine when its rows do not depend on the sample.
-      Attribute value;
+      // A broadcast to the batch of a value that is not per sample: its
+      // rows are copies (Expand from dim 0 of 1, ConstantOfShape).
+      auto input = dyn_cast<RankedTensorType>(
+          a->getNumOperands() ? a->getOperand(0).getType() : Type());
       if (followsBatch(ra.getType(), rb.getType()) &&
-          matchPattern(rb, m_Constant(&value)) && rowsEqual(value)) {
+          ((isa<kiln::ExpandOp>(a) && input &&
+            input == b->getOperand(0).getType() && input.getRank() &&
+            input.getDimSize(0) == 1) ||
+           isa<kiln::ConstantOfShapeOp>(a))) {
         batched.insert(ra);
         continue;
       }

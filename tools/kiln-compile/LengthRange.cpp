@@ -189,7 +189,14 @@ struct Walker {
   Walker(int64_t a, int64_t b, LengthPlan &plan, std::string &error)
       : a(a), b(b), plan(plan), error(error) {}
 
+  // Constants as the op being checked reads them (see step).
+  llvm::DenseMap<Value, Dims> useLen;
+  llvm::DenseSet<Value> useValued;
+
   const Dims *lenOf(Value v) const {
+    auto u = useLen.find(v);
+    if (u != useLen.end())
+      return &u->second;
     auto it = length.find(v);
     return it == length.end() ? nullptr : &it->second;
   }
@@ -210,11 +217,23 @@ struct Walker {
     if (op->getNumRegions())
       return fail(op, "runs regions on values shaped by the length");
     if (isPointwise(name)) {
-      // Zeros stay zeros through a Cast, a Dropout and an Identity.
+      // Zeros stay zeros through a Cast, a Dropout and an Identity, and
+      // through a Where that picks them or zeros (SDPA's NaN guard).
       if ((name == "kiln.cast" || name == "kiln.dropout" ||
            name == "kiln.identity") &&
           zeroPadded.count(op->getOperand(0)))
         zeroPadded[op->getResult(0)] = zeroPadded[op->getOperand(0)];
+      if (name == "kiln.where")
+        for (int side : {1, 2}) {
+          DenseElementsAttr other;
+          Value v = op->getOperand(side);
+          if (zeroPadded.count(v) &&
+              matchPattern(op->getOperand(3 - side), m_Constant(&other)) &&
+              other.isSplat() && isa<FloatType>(other.getElementType()) &&
+              other.getSplatValue<APFloat>().isZero() &&
+              op->getResult(0).getType() == v.getType())
+            zeroPadded[op->getResult(0)] = zeroPadded[v];
+        }
       return true;
     }
     Value x = op->getNumOperands() ? op->getOperand(0) : Value();
@@ -338,6 +357,15 @@ struct Walker {
                               "not have");
       return true;
     }
+    if (name == "kiln.gather_elements") {
+      // out[.., j, ..] = data[.., index[.., j, ..], ..] along `axis`: per
+      // position of the index, unless the data has the length there.
+      int64_t axis = normalized(intAttr("axis", 0), rankOf(x));
+      if (isLen(x, axis))
+        return fail(op, "gathers positions by indices known only at run "
+                        "time");
+      return true;
+    }
     if (name == "kiln.slice") {
       // Along a length dim a Slice must keep positions where they are:
       // start 0, step 1.
@@ -388,68 +416,98 @@ struct Walker {
            (name == "kiln.constant_of_shape" && i == 0);
   }
 
+  /// The length dims of `ra` (a value at length a) against `rb` (at b):
+  /// the dims that are a at one and b at the other. None, after `fail`,
+  /// where a dim changes otherwise.
+  std::optional<Dims> dimsOf(Operation *op, Value ra, Value rb) {
+    auto ta = dyn_cast<RankedTensorType>(ra.getType());
+    auto tb = dyn_cast<RankedTensorType>(rb.getType());
+    if (ra.getType() != rb.getType() &&
+        (!ta || !tb || ta.getRank() != tb.getRank() ||
+         ta.getElementType() != tb.getElementType())) {
+      fail(op, "computes values of other kinds at two lengths");
+      return std::nullopt;
+    }
+    Dims dims;
+    if (ta && tb)
+      for (int64_t d = 0; d < ta.getRank(); ++d) {
+        int64_t x = ta.getDimSize(d), y = tb.getDimSize(d);
+        if (x == y)
+          continue;
+        if (x != a || y != b) {
+          fail(op, "computes or reads a value whose dim " + std::to_string(d) +
+                       " depends on the length but is not the length (" +
+                       typeString(ta) + " at length " + std::to_string(a) +
+                       ", " + typeString(tb) + " at " + std::to_string(b) +
+                       ")");
+          return std::nullopt;
+        }
+        dims.push_back(d);
+      }
+    return dims;
+  }
+
+  bool valued(Value v) const {
+    return lengthValued.contains(v) || useValued.contains(v);
+  }
+
   bool step(Operation *opA, Operation *opB) {
+    // Constants are judged where they are used (the two imports share
+    // equal constants differently): shaped by the length, they must agree
+    // on the first positions; the same shape with other values holds the
+    // length.
+    useLen.clear();
+    useValued.clear();
+    for (auto [va, vb] : llvm::zip(opA->getOperands(), opB->getOperands())) {
+      Attribute ca, cb;
+      if (!matchPattern(va, m_Constant(&ca)) ||
+          !matchPattern(vb, m_Constant(&cb)))
+        continue;
+      std::optional<Dims> dims = dimsOf(opA, va, vb);
+      if (!dims)
+        return false;
+      if (dims->empty()) {
+        if (!sameValues(ca, cb))
+          useValued.insert(va);
+      } else if (!prefixEqual(ca, cb)) {
+        return fail(opA, "reads a constant shaped by the length whose first "
+                         "positions differ between lengths");
+      } else {
+        useLen[va] = *dims;
+      }
+    }
     bool hasLen = false;
     for (auto [i, v] : llvm::enumerate(opA->getOperands())) {
       if (lenOf(v))
         hasLen = true;
-      if (lengthValued.contains(v) && !readsLengthAsShape(opA, i))
+      if (valued(v) && !readsLengthAsShape(opA, i))
         return fail(opA, "uses the length as a number");
     }
     if (opA->getNumRegions())
       opA->walk([&](Operation *inner) {
         for (Value v : inner->getOperands())
-          if (lenOf(v) || lengthValued.contains(v))
+          if (lenOf(v) || valued(v))
             hasLen = true;
       });
     if (hasLen && !checkOp(opA, opB))
       return false;
     StringRef name = opA->getName().getStringRef();
-    bool readsLength = llvm::any_of(
-        opA->getOperands(), [&](Value v) { return lengthValued.contains(v); });
+    bool readsLength =
+        llvm::any_of(opA->getOperands(), [&](Value v) { return valued(v); });
     for (auto [ra, rb] : llvm::zip(opA->getResults(), opB->getResults())) {
-      auto ta = dyn_cast<RankedTensorType>(ra.getType());
-      auto tb = dyn_cast<RankedTensorType>(rb.getType());
-      if (ra.getType() != rb.getType() &&
-          (!ta || !tb || ta.getRank() != tb.getRank() ||
-           ta.getElementType() != tb.getElementType()))
-        return fail(opA, "computes values of other kinds at two lengths");
-      Dims dims;
-      if (ta && tb)
-        for (int64_t d = 0; d < ta.getRank(); ++d) {
-          int64_t x = ta.getDimSize(d), y = tb.getDimSize(d);
-          if (x == y)
-            continue;
-          if (x != a || y != b)
-            return fail(opA, "computes a value whose dim " + std::to_string(d) +
-                                 " depends on the length but is not the "
-                                 "length (" +
-                                 typeString(ta) + " at length " +
-                                 std::to_string(a) + ", " + typeString(tb) +
-                                 " at " + std::to_string(b) + ")");
-          dims.push_back(d);
-        }
-      Attribute ca, cb;
-      bool constant = matchPattern(ra, m_Constant(&ca)) &&
-                      matchPattern(rb, m_Constant(&cb));
-      if (dims.empty()) {
-        if (name == "kiln.shape" || name == "kiln.size") {
-          if (hasLen)
-            lengthValued.insert(ra);
-        } else if (constant && !sameValues(ca, cb)) {
+      std::optional<Dims> dims = dimsOf(opA, ra, rb);
+      if (!dims)
+        return false;
+      if (dims->empty()) {
+        if (((name == "kiln.shape" || name == "kiln.size") && hasLen) ||
+            readsLength)
           lengthValued.insert(ra);
-        } else if (readsLength && !constant) {
-          lengthValued.insert(ra);
-        }
         continue;
       }
-      if (!hasLen && !readsLength) {
-        // A constant shaped by the length (a folded position table).
-        if (!constant || !prefixEqual(ca, cb))
-          return fail(opA, "computes a value shaped by the length whose "
-                           "first positions differ between lengths");
-      }
-      length[ra] = dims;
+      if (!hasLen && !readsLength)
+        return fail(opA, "computes a value shaped by the length from values "
+                         "that are not");
+      length[ra] = *dims;
     }
     return true;
   }
@@ -504,7 +562,7 @@ bool checkPositionIndependence(MLIRContext &context, const std::string &model,
   plan.outputLengthDims.clear();
   Operation *ret = fns[0].getBody().front().getTerminator();
   for (Value v : ret->getOperands()) {
-    if (w.lengthValued.contains(v)) {
+    if (w.valued(v)) {
       error = "a graph output holds the length as a value (a Shape); a "
               "length range cannot return it yet";
       return false;
@@ -582,11 +640,11 @@ bool addLengthMasks(ModuleOp module,
         b, loc, shapeType, DenseIntElementsAttr::get(shapeType, dims));
     auto mt = RankedTensorType::get(dims, elt);
     m = ReshapeOp::create(b, loc, mt, m, shape);
-    if (add) {
-      // Add(scores, mask): the mask is the operand that broadcasts.
-      unsigned side = 1;
-      if (add.getA().getType() != xt && add.getB().getType() == xt)
-        side = 0;
+    // Add(scores, mask): the mask is the operand that broadcasts.
+    unsigned side = 1;
+    if (add && add.getA().getType() != xt && add.getB().getType() == xt)
+      side = 0;
+    if (add && isa<RankedTensorType>(add->getOperand(side).getType())) {
       Value old = add->getOperand(side);
       auto ot = cast<RankedTensorType>(old.getType());
       SmallVector<int64_t> both(std::max(ot.getRank(), mt.getRank()), 1);
@@ -595,7 +653,8 @@ bool addLengthMasks(ModuleOp module,
         int64_t mi = i - (static_cast<int64_t>(both.size()) - mt.getRank());
         int64_t od = oi >= 0 ? ot.getDimSize(oi) : 1;
         int64_t md = mi >= 0 ? mt.getDimSize(mi) : 1;
-        both[i] = std::max(od, md);
+        // Types before shape inference may not be known yet.
+        both[i] = ShapedType::isDynamic(od) ? od : std::max(od, md);
       }
       Value sum =
           AddOp::create(b, loc, RankedTensorType::get(both, elt), old, m);

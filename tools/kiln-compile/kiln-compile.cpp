@@ -1753,6 +1753,12 @@ int main(int argc, char **argv) {
         return fail("--length-mask: '" + m + "' is not NODE:AXIS");
       masks.push_back({node.str(), a});
     }
+    // The Softmaxes' operand types, inferred first.
+    PassManager infer(&context);
+    infer.addPass(createCanonicalizerPass());
+    infer.addPass(kiln::createKilnInferShapes());
+    if (failed(infer.run(*module)))
+      return 1;
     std::string error;
     if (!kiln::compile::addLengthMasks(*module, masks, error))
       return fail("length range: " + error);

@@ -243,6 +243,19 @@ OpFoldResult ReshapeOp::fold(FoldAdaptor adaptor) {
   if (getData().getType() == getType() &&
       cast<ShapedType>(getType()).hasStaticShape())
     return getData();
+  // A Reshape of a Reshape (or Flatten, Squeeze, Unsqueeze) to a shape
+  // that does not copy dims from its input (no 0) reshapes the first one's
+  // input, in place: the element order is the same.
+  if (Operation *inner = getData().getDefiningOp();
+      isa_and_nonnull<ReshapeOp, FlattenOp, SqueezeOp, UnsqueezeOp>(inner) &&
+      cast<ShapedType>(getType()).hasStaticShape())
+    if (auto shape = dense(adaptor.getShape());
+        shape && (getAllowzero() ||
+                  llvm::none_of(shape.getValues<APInt>(),
+                                [](const APInt &v) { return v.isZero(); }))) {
+      getDataMutable().assign(inner->getOperand(0));
+      return getResult();
+    }
   return foldReshapeLike(*this, adaptor.getData());
 }
 OpFoldResult SqueezeOp::fold(FoldAdaptor adaptor) {

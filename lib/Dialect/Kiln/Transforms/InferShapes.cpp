@@ -471,9 +471,92 @@ struct InferShapesPass
       if (failed(refine(op, result, want,
                         "result #" + std::to_string(result.getResultNumber()))))
         return failure();
+    if (auto gather = dyn_cast<GatherOp>(op); gather && foldOps)
+      if (FailureOr<bool> view = gatherAsView(gather); failed(view))
+        return failure();
+      else if (*view)
+        return success();
     if (foldOps)
       (void)folder->tryToFold(op);
     return success();
+  }
+
+  /// A Gather along axis 0 of a Flatten by constant indices that are the
+  /// row-major positions of a broadcast of the Flatten's input (how
+  /// exporters write `mask[b, k]` for a padding mask: Gather(Flatten(mask),
+  /// b * S + k)) becomes that broadcast: a Reshape of the input to the
+  /// indices' rank (its dims where the indices vary with them, in order)
+  /// and an Expand. True when it did; `op` is then gone.
+  FailureOr<bool> gatherAsView(GatherOp gather) {
+    auto flat = gather.getData().getDefiningOp<FlattenOp>();
+    if (!flat || gather.getAxis() != 0)
+      return false;
+    auto xt = dyn_cast<RankedTensorType>(flat.getInput().getType());
+    auto it = dyn_cast<RankedTensorType>(gather.getIndices().getType());
+    auto rt = dyn_cast<RankedTensorType>(gather.getOutput().getType());
+    if (!xt || !it || !rt || !xt.hasStaticShape() || !it.hasStaticShape() ||
+        !rt.hasStaticShape())
+      return false;
+    std::optional<SmallVector<int64_t>> idx =
+        getConstantInts(gather.getIndices());
+    if (!idx || idx->empty())
+      return false;
+    ArrayRef<int64_t> d = xt.getShape(), s = it.getShape();
+    int64_t rank = xt.getRank(), r = it.getRank();
+    int64_t a = flat.getAxis() < 0 ? flat.getAxis() + rank : flat.getAxis();
+    int64_t outer = 1, inner = 1;
+    for (int64_t k = 0; k < rank; ++k)
+      (k < a ? outer : inner) *= d[k];
+    for (int64_t v : *idx)
+      if (v < 0 || v >= outer)
+        return false;
+    // Each index's coordinates along its own dims.
+    auto coordinate = [&](int64_t linear, int64_t j) {
+      int64_t stride = 1;
+      for (int64_t t = r - 1; t > j; --t)
+        stride *= s[t];
+      return linear / stride % s[j];
+    };
+    SmallVector<int64_t> view(r, 1);
+    int64_t stride = outer, last = -1;
+    for (int64_t k = 0; k < a; ++k) {
+      stride /= d[k];
+      if (d[k] == 1)
+        continue;
+      int64_t found = -1;
+      for (int64_t j = last + 1; j < r && found < 0; ++j) {
+        if (s[j] != d[k])
+          continue;
+        bool all = true;
+        for (int64_t i = 0; i < (int64_t)idx->size() && all; ++i)
+          all = (*idx)[i] / stride % d[k] == coordinate(i, j);
+        if (all)
+          found = j;
+      }
+      if (found < 0)
+        return false;
+      view[found] = d[k];
+      last = found;
+    }
+    view.push_back(inner);
+    SmallVector<int64_t> want(s.begin(), s.end());
+    want.push_back(inner);
+    if (rt.getShape() != ArrayRef<int64_t>(want))
+      return false;
+    auto viewType = RankedTensorType::get(view, xt.getElementType());
+    FailureOr<Operation *> reshape =
+        create(gather, ReshapeOp::getOperationName(),
+               {flat.getInput(), i64Constant(gather, view, false)}, {viewType});
+    if (failed(reshape))
+      return failure();
+    FailureOr<Operation *> expand = create(
+        gather, ExpandOp::getOperationName(),
+        {(*reshape)->getResult(0), i64Constant(gather, want, false)}, {rt});
+    if (failed(expand))
+      return failure();
+    gather.getOutput().replaceAllUsesWith((*expand)->getResult(0));
+    gather->erase();
+    return true;
   }
 
   /// Moves the ops of `region`'s block before `op` and replaces `op`'s

@@ -140,3 +140,25 @@ func.func @fold_mod() -> (tensor<4xi64>, tensor<4xi64>, tensor<1xi64>) {
   %2 = kiln.mod(%z, %z) : (tensor<1xi64>, tensor<1xi64>) -> tensor<1xi64>
   return %0, %1, %2 : tensor<4xi64>, tensor<4xi64>, tensor<1xi64>
 }
+
+// -----
+
+// A Reshape of a Reshape (or a Flatten) to a shape without 0 entries
+// reshapes the first one's input; one with a 0 (copy that dim from its
+// input) keeps reading the first Reshape.
+// CHECK-LABEL: func.func @reshape_chain
+// CHECK-SAME:    (%[[X:.+]]: tensor<2x16xi1>)
+// CHECK:         %[[A:.+]] = kiln.reshape(%[[X]], %{{.+}}) : (tensor<2x16xi1>, tensor<4xi64>) -> tensor<2x1x1x16xi1>
+// CHECK:         %[[F:.+]] = kiln.flatten(%[[X]])
+// CHECK:         %[[B:.+]] = kiln.reshape(%[[F]], %{{.+}}) : (tensor<32x1xi1>, tensor<3xi64>) -> tensor<32x1x1xi1>
+// CHECK:         return %[[A]], %[[B]]
+func.func @reshape_chain(%x: tensor<2x16xi1>) -> (tensor<2x1x1x16xi1>, tensor<32x1x1xi1>) {
+  %s5 = kiln.constant dense<[2, 1, 1, 16, 1]> : tensor<5xi64>
+  %s4 = kiln.constant dense<[2, 1, 1, 16]> : tensor<4xi64>
+  %s3 = kiln.constant dense<[0, 1, 1]> : tensor<3xi64>
+  %a = kiln.reshape(%x, %s5) : (tensor<2x16xi1>, tensor<5xi64>) -> tensor<2x1x1x16x1xi1>
+  %b = kiln.reshape(%a, %s4) : (tensor<2x1x1x16x1xi1>, tensor<4xi64>) -> tensor<2x1x1x16xi1>
+  %f = kiln.flatten(%x) {axis = 2 : i64} : (tensor<2x16xi1>) -> tensor<32x1xi1>
+  %c = kiln.reshape(%f, %s3) : (tensor<32x1xi1>, tensor<3xi64>) -> tensor<32x1x1xi1>
+  return %b, %c : tensor<2x1x1x16xi1>, tensor<32x1x1xi1>
+}

@@ -372,3 +372,34 @@ func.func @main(%a: tensor<2xf32> {kiln.name = "xs[0]"}) -> (!kiln.seq<tensor<*x
   %n = kiln.sequence_length(%ys) : (!kiln.seq<tensor<*xf32>>) -> tensor<*xi64>
   return %ys, %n : !kiln.seq<tensor<*xf32>>, tensor<*xi64>
 }
+
+// -----
+
+// A Gather along axis 0 of a Flatten by the row-major positions of a
+// broadcast of the Flatten's input (a padding mask read as
+// flat[b * 3 + k], as transformers' exports write it) becomes that
+// broadcast: a Reshape and an Expand, no gather.
+// CHECK-LABEL: func.func @gather_as_view
+// CHECK-SAME:    (%[[M:.+]]: tensor<2x3xi1>)
+// CHECK-NOT:     kiln.gather
+// CHECK:         %[[R:.+]] = kiln.reshape(%[[M]], %{{.+}}) : (tensor<2x3xi1>, tensor<5xi64>) -> tensor<2x1x1x3x1xi1>
+// CHECK:         %[[E:.+]] = kiln.expand(%[[R]], %{{.+}}) : (tensor<2x1x1x3x1xi1>, tensor<5xi64>) -> tensor<2x1x4x3x1xi1>
+// CHECK:         return %[[E]]
+func.func @gather_as_view(%m: tensor<2x3xi1>) -> tensor<?x?x?x?x?xi1> {
+  %f = kiln.flatten(%m) {axis = 2 : i64} : (tensor<2x3xi1>) -> tensor<?x?xi1>
+  %i = kiln.constant dense<[[[[0, 1, 2], [0, 1, 2], [0, 1, 2], [0, 1, 2]]], [[[3, 4, 5], [3, 4, 5], [3, 4, 5], [3, 4, 5]]]]> : tensor<2x1x4x3xi64>
+  %g = kiln.gather(%f, %i) : (tensor<?x?xi1>, tensor<2x1x4x3xi64>) -> tensor<?x?x?x?x?xi1>
+  return %g : tensor<?x?x?x?x?xi1>
+}
+
+// -----
+
+// Indices that are not such positions (the rows swapped) stay a Gather.
+// CHECK-LABEL: func.func @gather_not_a_view
+// CHECK:         kiln.gather
+func.func @gather_not_a_view(%m: tensor<2x3xi1>) -> tensor<?x?x?xi1> {
+  %f = kiln.flatten(%m) {axis = 2 : i64} : (tensor<2x3xi1>) -> tensor<?x?xi1>
+  %i = kiln.constant dense<[[3, 4, 5], [0, 1, 2]]> : tensor<2x3xi64>
+  %g = kiln.gather(%f, %i) : (tensor<?x?xi1>, tensor<2x3xi64>) -> tensor<?x?x?xi1>
+  return %g : tensor<?x?x?xi1>
+}
