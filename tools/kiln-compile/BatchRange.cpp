@@ -16,6 +16,7 @@
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/LLVMIR/LLVMDialect.h"
+#include "mlir/IR/BuiltinDialect.h"
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/IR/DialectResourceBlobManager.h"
 #include "mlir/IR/Matchers.h"
@@ -390,7 +391,16 @@ LogicalResult mergeInto(ModuleOp base, ModuleOp variant,
     if (auto g = dyn_cast<LLVM::GlobalOp>(&op))
       if (auto e = dyn_cast_or_null<LLVM::GlobalOp>(existing);
           e && sameConstant(e, g)) {
+        // The variant's copy of the weights, released: nothing reads it.
+        auto r =
+            dyn_cast_or_null<DenseResourceElementsAttr>(g.getValueOrNull());
+        auto kept =
+            dyn_cast_or_null<DenseResourceElementsAttr>(e.getValueOrNull());
         op.erase();
+        if (r && kept &&
+            r.getRawHandle().getKey() != kept.getRawHandle().getKey())
+          DenseResourceElementsHandle::getManagerInterface(base.getContext())
+              .update(r.getRawHandle().getKey(), AsmResourceBlob());
         continue;
       }
     if (existing || name == "main")
@@ -421,11 +431,18 @@ bool mergeRangeModules(MLIRContext &context, unsigned optLevel,
   };
   for (size_t i = 0; i < variants.size(); ++i) {
     std::string where = "the module for " + describe(variants[i]);
-    if (!kiln::parseModule(variants[i].bytes.data(), variants[i].bytes.size(),
+    auto file = llvm::MemoryBuffer::getFile(variants[i].path,
+                                            /*IsText=*/false);
+    if (!file) {
+      error = "cannot read " + where;
+      return false;
+    }
+    if (!kiln::parseModule((*file)->getBufferStart(), (*file)->getBufferSize(),
                            parts[i], error)) {
       error = where + ": " + error;
       return false;
     }
+    file->reset();
     const kmod::CodeObject *code = nullptr;
     for (const auto &c : parts[i].code())
       if (c.format() == "mlir-bytecode")
@@ -445,6 +462,9 @@ bool mergeRangeModules(MLIRContext &context, unsigned optLevel,
       error = where + ": its code does not parse";
       return false;
     }
+    // Only the signature and the plan are needed from here on.
+    for (auto &c : *parts[i].mutable_code())
+      c.clear_data();
     auto mainFn = module->lookupSymbol<LLVM::LLVMFuncOp>("main");
     if (!mainFn) {
       error = where + " has no function main";

@@ -86,11 +86,11 @@ bool checkSampleIndependence(mlir::MLIRContext &context,
                              bool onnxChecks, std::vector<bool> &batchedOutputs,
                              std::string &error);
 
-/// One variant of a range module: serialized .kmod bytes whose code is the
+/// One variant of a range module: the file of a .kmod whose code is the
 /// LLVM dialect as MLIR bytecode, compiled at `batch` samples (0: no batch
 /// range) and `length` positions (0: no length range).
 struct Variant {
-  std::string bytes;
+  std::string path;
   int64_t batch = 0, length = 0;
 };
 
@@ -114,7 +114,9 @@ struct RangeInfo {
 /// chunks outer) into one range module (`out`, serialized): one LLVM module
 /// with a graph function and an entry per variant, equal constants (the
 /// weights) kept once, compiled at `optLevel` for `cpu`; `report`
-/// describes it for --report.
+/// describes it for --report. The variants are read one at a time and the
+/// weights they repeat released, so the merge holds the weights about
+/// twice, not once per variant.
 bool mergeRangeModules(mlir::MLIRContext &context, unsigned optLevel,
                        const kiln::CpuTarget &cpu,
                        const std::vector<Variant> &variants,

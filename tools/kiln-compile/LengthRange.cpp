@@ -298,7 +298,7 @@ struct Walker {
     if (name == "kiln.concat" || name == "kiln.split" ||
         name == "kiln.argmax" || name == "kiln.argmin" || name == "kiln.topk" ||
         name == "kiln.quantize_linear" || name == "kiln.dequantize_linear") {
-      int64_t dflt = name == "kiln.topk" ? -1 : (name == "kiln.concat" ? 0 : 0);
+      int64_t dflt = name == "kiln.topk" ? -1 : 0;
       bool per =
           name == "kiln.quantize_linear" || name == "kiln.dequantize_linear";
       if (per) {

@@ -1505,7 +1505,13 @@ int compileBatchRange(int argc, char **argv, MLIRContext &context,
                 std::vector<int64_t>(lengthBucketsOpt.begin(),
                                      lengthBucketsOpt.end()))
           : std::vector<int64_t>{0};
+  // Each variant's module (the weights in each) stays in its file until
+  // the merge reads it.
   std::vector<kiln::compile::Variant> variants;
+  llvm::scope_exit removeVariants([&] {
+    for (const auto &v : variants)
+      llvm::sys::fs::remove(v.path);
+  });
   for (int64_t c : chunks)
     for (int64_t l : buckets) {
       std::string what = (c ? "batch " + std::to_string(c) : std::string()) +
@@ -1515,7 +1521,7 @@ int compileBatchRange(int argc, char **argv, MLIRContext &context,
       if (auto ec =
               llvm::sys::fs::createTemporaryFile("kiln-variant", "kmod", tmp))
         return fail("cannot create a temporary file: " + ec.message());
-      llvm::scope_exit remove([&] { llvm::sys::fs::remove(tmp); });
+      variants.push_back({tmp.str().str(), c, l});
       std::vector<std::string> args = {exe, inputFile, "-o", tmp.str().str(),
                                        "--batch-variant"};
       for (const auto &s : specs)
@@ -1531,10 +1537,6 @@ int compileBatchRange(int argc, char **argv, MLIRContext &context,
       if (rc != 0)
         return fail("compiling for " + what + " failed" +
                     (message.empty() ? "" : ": " + message));
-      auto buffer = llvm::MemoryBuffer::getFile(tmp, /*IsText=*/false);
-      if (!buffer)
-        return fail("cannot read the module for " + what);
-      variants.push_back({(*buffer)->getBuffer().str(), c, l});
     }
   kiln::compile::RangeInfo range;
   range.batchMin = lo;
