@@ -178,8 +178,13 @@ llvm::LogicalResult kiln::emitHostSharedObject(
     return llvm::failure();
   }
   std::string out = soPath.str(), obj = objPath.str().str();
-  llvm::SmallVector<llvm::StringRef> args = {*cc, "-shared", "-o",
-                                             out, obj,       "-lm"};
+  llvm::SmallVector<llvm::StringRef> args = {*cc, "-shared", "-o", out, obj};
+  // The builtins LLVM's code may call that libgcc lacks (__truncsfbf2).
+#ifdef KILN_CLANG_RT_BUILTINS
+  if (llvm::sys::fs::exists(KILN_CLANG_RT_BUILTINS))
+    args.push_back(KILN_CLANG_RT_BUILTINS);
+#endif
+  args.push_back("-lm");
   // Parallel loops call the OpenMP runtime (LLVM's libomp ABI).
   if (usesOpenMP)
     args.push_back("-l:libomp.so.5");
