@@ -1165,8 +1165,6 @@ Status Session::run(const std::vector<TensorRef> &inputs,
                            expected + ", got " + shapeString(t.shape));
     }
     size_t bytes = bytesOf(info.shapeAt(batch, length), info.dtype);
-    if (info.dynamicDim() >= 0)
-      bytes = info.byteSize();
     if (t.bytes != bytes || !t.data)
       return Status::error("input '" + info.name + "' needs " +
                            std::to_string(bytes) + " bytes, got " +

@@ -52,7 +52,7 @@ struct Options {
   bool benchmark = false, info = false;
   bool resident = false; // --resident: benchmark on device buffers
   int warmup = 10, iterations = 100, threads = 0;
-  int batch = 0; // --batch: random inputs' batch for a batch-range module
+  int batch = 0;  // --batch: random inputs' batch for a batch-range module
   int length = 0; // --length: random inputs' length for a length-range one
   unsigned seed = 0;
   std::string json; // --json FILE ("-": standard output)
