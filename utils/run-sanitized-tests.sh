@@ -17,7 +17,10 @@ BUILD_DIR=${KILN_ASAN_BUILD_DIR:-build-asan}
 if [ ! -f "$BUILD_DIR/build.ninja" ]; then
   echo "== configuring $BUILD_DIR (KILN_SANITIZE=inputs)"
   # -O1: the sanitizers' usual level (fast enough to test, readable traces).
+  # The pass libraries, uninstrumented under `inputs`, are linked from the
+  # main build (setup.sh above built it) rather than compiled again.
   cmake -G Ninja -B "$BUILD_DIR" -DCMAKE_BUILD_TYPE=Release -DKILN_SANITIZE=inputs \
+    -DKILN_PREBUILT="$(cd "${KILN_BUILD_DIR:-build}" && pwd)" \
     "-DCMAKE_CXX_FLAGS_RELEASE=-O1 -g1 -DNDEBUG" "-DCMAKE_C_FLAGS_RELEASE=-O1 -g1 -DNDEBUG" \
     -DMLIR_DIR=/usr/lib/llvm-22/lib/cmake/mlir \
     -DPython3_EXECUTABLE="$(command -v python3)" >/dev/null
