@@ -78,7 +78,8 @@ for name in """IsNaN IsInf Where Cast CastLike MatMul Gemm Conv ConvTranspose
 # Ops with constant folders (lib/Dialect/Kiln/IR/KilnFolders.cpp).
 FOLDERS = set("""Add Sub Mul Div Neg Identity Cast Shape Size Reshape Squeeze
     Unsqueeze Flatten Concat Gather Equal Where ConstantOfShape Slice
-    Range Mod Sqrt""".split())
+    Range Mod Sqrt Not And Or Xor Less Greater LessOrEqual GreaterOrEqual
+    Min Max""".split())
 
 # Ops with side effects (random number generation).
 IMPURE = set("""RandomNormal RandomNormalLike RandomUniform RandomUniformLike

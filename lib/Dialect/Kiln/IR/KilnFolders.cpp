@@ -303,27 +303,186 @@ OpFoldResult GatherOp::fold(FoldAdaptor adaptor) {
   return DenseElementsAttr::get(type, out);
 }
 
-OpFoldResult EqualOp::fold(FoldAdaptor adaptor) {
-  auto a = dense(adaptor.getA()), b = dense(adaptor.getB());
-  auto type = staticResult(*this);
+namespace {
+/// An elementwise comparison of two constants (broadcasting) into an i1
+/// result: `pred` gets the three-way order of the pair, signed or unsigned
+/// for integers as the element type says, APFloat's for floats (unordered
+/// when either is NaN).
+template <typename Pred>
+OpFoldResult foldCompare(Operation *op, Attribute lhs, Attribute rhs,
+                         Pred pred) {
+  auto a = dense(lhs), b = dense(rhs);
+  auto type = staticResult(op);
   if (!a || !b || !type || a.getElementType() != b.getElementType())
     return {};
   ArrayRef<int64_t> as = a.getType().getShape(), bs = b.getType().getShape(),
                     os = type.getShape();
-  bool isInt = isa<IntegerType>(a.getElementType());
-  if (!isInt && !isa<FloatType>(a.getElementType()))
+  auto it = dyn_cast<IntegerType>(a.getElementType());
+  if (!it && !isa<FloatType>(a.getElementType()))
     return {};
   SmallVector<bool> out;
-  for (int64_t i = 0; i < type.getNumElements(); ++i) {
-    int64_t ia = broadcastIndex(os, as, i), ib = broadcastIndex(os, bs, i);
-    out.push_back(isInt ? a.getValues<APInt>()[ia] == b.getValues<APInt>()[ib]
-                        : a.getValues<APFloat>()[ia].compare(
-                              b.getValues<APFloat>()[ib]) == APFloat::cmpEqual);
+  if (it) {
+    auto av = llvm::to_vector(a.getValues<APInt>());
+    auto bv = llvm::to_vector(b.getValues<APInt>());
+    for (int64_t i = 0; i < type.getNumElements(); ++i) {
+      const APInt &x = av[broadcastIndex(os, as, i)];
+      const APInt &y = bv[broadcastIndex(os, bs, i)];
+      bool lt = it.isUnsigned() ? x.ult(y) : x.slt(y);
+      out.push_back(pred(x == y ? APFloat::cmpEqual
+                         : lt   ? APFloat::cmpLessThan
+                                : APFloat::cmpGreaterThan));
+    }
+  } else {
+    auto av = llvm::to_vector(a.getValues<APFloat>());
+    auto bv = llvm::to_vector(b.getValues<APFloat>());
+    for (int64_t i = 0; i < type.getNumElements(); ++i)
+      out.push_back(pred(av[broadcastIndex(os, as, i)].compare(
+          bv[broadcastIndex(os, bs, i)])));
   }
   return DenseElementsAttr::get(type, out);
 }
+} // namespace
+
+OpFoldResult EqualOp::fold(FoldAdaptor adaptor) {
+  return foldCompare(
+      *this, adaptor.getA(), adaptor.getB(),
+      [](APFloat::cmpResult r) { return r == APFloat::cmpEqual; });
+}
+
+OpFoldResult LessOp::fold(FoldAdaptor adaptor) {
+  return foldCompare(
+      *this, adaptor.getA(), adaptor.getB(),
+      [](APFloat::cmpResult r) { return r == APFloat::cmpLessThan; });
+}
+
+OpFoldResult LessOrEqualOp::fold(FoldAdaptor adaptor) {
+  return foldCompare(
+      *this, adaptor.getA(), adaptor.getB(), [](APFloat::cmpResult r) {
+        return r == APFloat::cmpLessThan || r == APFloat::cmpEqual;
+      });
+}
+
+OpFoldResult GreaterOp::fold(FoldAdaptor adaptor) {
+  return foldCompare(
+      *this, adaptor.getA(), adaptor.getB(),
+      [](APFloat::cmpResult r) { return r == APFloat::cmpGreaterThan; });
+}
+
+OpFoldResult GreaterOrEqualOp::fold(FoldAdaptor adaptor) {
+  return foldCompare(
+      *this, adaptor.getA(), adaptor.getB(), [](APFloat::cmpResult r) {
+        return r == APFloat::cmpGreaterThan || r == APFloat::cmpEqual;
+      });
+}
+
+namespace {
+/// Logical ops on i1 constants, and on integer ones for the bitwise
+/// meaning of And/Or/Xor (ONNX defines them on bool only).
+template <typename Fn>
+OpFoldResult foldLogical(Operation *op, ArrayRef<Attribute> operands, Fn fn) {
+  return foldBinary(
+      op, operands,
+      [&](const APInt &x, const APInt &y, bool) -> std::optional<APInt> {
+        return fn(x, y);
+      },
+      [](APFloat x, const APFloat &) { return x; }, /*floats=*/false);
+}
+} // namespace
+
+OpFoldResult AndOp::fold(FoldAdaptor adaptor) {
+  return foldLogical(*this, adaptor.getOperands(),
+                     [](const APInt &x, const APInt &y) { return x & y; });
+}
+
+OpFoldResult OrOp::fold(FoldAdaptor adaptor) {
+  return foldLogical(*this, adaptor.getOperands(),
+                     [](const APInt &x, const APInt &y) { return x | y; });
+}
+
+OpFoldResult XorOp::fold(FoldAdaptor adaptor) {
+  return foldLogical(*this, adaptor.getOperands(),
+                     [](const APInt &x, const APInt &y) { return x ^ y; });
+}
+
+OpFoldResult NotOp::fold(FoldAdaptor adaptor) {
+  auto x = dense(adaptor.getX());
+  auto type = staticResult(*this);
+  if (!x || !type || !x.getElementType().isInteger(1) || x.getType() != type)
+    return {};
+  return x.mapValues(x.getElementType(), [](const APInt &v) { return ~v; });
+}
+
+namespace {
+/// Min or Max of any number of constants (broadcasting): integers by their
+/// signedness, floats with NaN winning, as ONNX specifies.
+OpFoldResult foldMinMax(Operation *op, ArrayRef<Attribute> operands,
+                        bool isMax) {
+  auto type = staticResult(op);
+  if (!type || operands.empty())
+    return {};
+  SmallVector<DenseElementsAttr> values;
+  for (Attribute a : operands) {
+    auto d = dense(a);
+    if (!d || d.getElementType() != type.getElementType())
+      return {};
+    values.push_back(d);
+  }
+  ArrayRef<int64_t> os = type.getShape();
+  int64_t n = type.getNumElements();
+  if (auto it = dyn_cast<IntegerType>(type.getElementType())) {
+    SmallVector<APInt> out;
+    for (int64_t i = 0; i < n; ++i) {
+      std::optional<APInt> r;
+      for (DenseElementsAttr d : values) {
+        APInt v =
+            d.getValues<APInt>()[broadcastIndex(os, d.getType().getShape(), i)];
+        if (!r) {
+          r = v;
+          continue;
+        }
+        bool replaces = isMax ? (it.isUnsigned() ? v.ugt(*r) : v.sgt(*r))
+                              : (it.isUnsigned() ? v.ult(*r) : v.slt(*r));
+        if (replaces)
+          r = v;
+      }
+      out.push_back(*r);
+    }
+    return DenseElementsAttr::get(type, out);
+  }
+  if (!isa<FloatType>(type.getElementType()))
+    return {};
+  SmallVector<APFloat> out;
+  for (int64_t i = 0; i < n; ++i) {
+    std::optional<APFloat> r;
+    for (DenseElementsAttr d : values) {
+      APFloat v =
+          d.getValues<APFloat>()[broadcastIndex(os, d.getType().getShape(), i)];
+      r = !r ? v : isMax ? llvm::maximum(*r, v) : llvm::minimum(*r, v);
+    }
+    out.push_back(*r);
+  }
+  return DenseElementsAttr::get(type, out);
+}
+} // namespace
+
+OpFoldResult MinOp::fold(FoldAdaptor adaptor) {
+  return foldMinMax(*this, adaptor.getOperands(), /*isMax=*/false);
+}
+
+OpFoldResult MaxOp::fold(FoldAdaptor adaptor) {
+  return foldMinMax(*this, adaptor.getOperands(), /*isMax=*/true);
+}
 
 OpFoldResult WhereOp::fold(FoldAdaptor adaptor) {
+  // Where(c, x, x) is x, and a splat condition picks a side, whatever the
+  // sides hold, where that side has the result's type already.
+  if (getX() == getY() && getX().getType() == getType())
+    return getX();
+  if (auto c = dense(adaptor.getCondition()); c && c.isSplat()) {
+    Value side = c.getSplatValue<bool>() ? getX() : getY();
+    if (side.getType() == getType())
+      return side;
+  }
   auto c = dense(adaptor.getCondition()), x = dense(adaptor.getX()),
        y = dense(adaptor.getY());
   auto type = staticResult(*this);

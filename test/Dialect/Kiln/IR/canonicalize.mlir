@@ -162,3 +162,91 @@ func.func @reshape_chain(%x: tensor<2x16xi1>) -> (tensor<2x1x1x16xi1>, tensor<32
   %c = kiln.reshape(%f, %s3) : (tensor<32x1xi1>, tensor<3xi64>) -> tensor<32x1x1xi1>
   return %b, %c : tensor<2x1x1x16xi1>, tensor<32x1x1xi1>
 }
+
+// -----
+
+// Comparisons and logic on constants, as ONNX's expanded functions (the
+// Attention-23 function's is_causal and GQA head count) compute shapes:
+// signed integer order, NaN unordered, bitwise logic on i1.
+
+// CHECK-LABEL: func.func @compare_logic
+// CHECK-DAG:     %[[LT:.+]] = kiln.constant dense<[true, false, false]> : tensor<3xi1>
+// CHECK-DAG:     %[[LE:.+]] = kiln.constant dense<[true, true, false]> : tensor<3xi1>
+// CHECK-DAG:     %[[GT:.+]] = kiln.constant dense<[false, false, true]> : tensor<3xi1>
+// CHECK-DAG:     %[[FGE:.+]] = kiln.constant dense<[true, false]> : tensor<2xi1>
+// CHECK-DAG:     %[[AND:.+]] = kiln.constant dense<false> : tensor<3xi1>
+// CHECK-DAG:     %[[OR:.+]] = kiln.constant dense<true> : tensor<3xi1>
+// CHECK-DAG:     %[[XOR:.+]] = kiln.constant dense<[true, false, true]> : tensor<3xi1>
+// CHECK-NOT:     kiln.less
+// CHECK-NOT:     kiln.greater
+// CHECK-NOT:     kiln.and
+// CHECK-NOT:     kiln.or
+// CHECK-NOT:     kiln.xor
+// CHECK-NOT:     kiln.not
+// CHECK:         return %[[LT]], %[[LE]], %[[GT]], %[[FGE]], %[[AND]], %[[OR]], %[[XOR]]
+func.func @compare_logic() -> (tensor<3xi1>, tensor<3xi1>, tensor<3xi1>, tensor<2xi1>, tensor<3xi1>, tensor<3xi1>, tensor<3xi1>) {
+  %a = kiln.constant dense<[-4, 2, 7]> : tensor<3xi64>
+  %b = kiln.constant dense<[2]> : tensor<1xi64>
+  %lt = kiln.less(%a, %b) : (tensor<3xi64>, tensor<1xi64>) -> tensor<3xi1>
+  %le = kiln.less_or_equal(%a, %b) : (tensor<3xi64>, tensor<1xi64>) -> tensor<3xi1>
+  %gt = kiln.greater(%a, %b) : (tensor<3xi64>, tensor<1xi64>) -> tensor<3xi1>
+  %f = kiln.constant dense<[1.0, 0x7FC00000]> : tensor<2xf32>
+  %g = kiln.constant dense<[1.0, 1.0]> : tensor<2xf32>
+  %fge = kiln.greater_or_equal(%f, %g) : (tensor<2xf32>, tensor<2xf32>) -> tensor<2xi1>
+  %nlt = kiln.not(%lt) : (tensor<3xi1>) -> tensor<3xi1>
+  %and = kiln.and(%lt, %nlt) : (tensor<3xi1>, tensor<3xi1>) -> tensor<3xi1>
+  %or = kiln.or(%lt, %nlt) : (tensor<3xi1>, tensor<3xi1>) -> tensor<3xi1>
+  %xor = kiln.xor(%lt, %gt) : (tensor<3xi1>, tensor<3xi1>) -> tensor<3xi1>
+  return %lt, %le, %gt, %fge, %and, %or, %xor : tensor<3xi1>, tensor<3xi1>, tensor<3xi1>, tensor<2xi1>, tensor<3xi1>, tensor<3xi1>, tensor<3xi1>
+}
+
+// -----
+
+// Min and Max of constants: any number of operands with broadcasting,
+// unsigned order for unsigned types, NaN wins for floats.
+
+// CHECK-LABEL: func.func @min_max
+// CHECK-DAG:     %[[MIN:.+]] = kiln.constant dense<[-4, 1, 3]> : tensor<3xi64>
+// CHECK-DAG:     %[[MAX:.+]] = kiln.constant dense<[5, 5, 7]> : tensor<3xi64>
+// CHECK-DAG:     %[[UMAX:.+]] = kiln.constant dense<[255, 2]> : tensor<2xui8>
+// CHECK-DAG:     %[[FMIN:.+]] = kiln.constant dense<[0x7FC00000, -1.000000e+00]> : tensor<2xf32>
+// CHECK-NOT:     kiln.min
+// CHECK-NOT:     kiln.max
+// CHECK:         return %[[MIN]], %[[MAX]], %[[UMAX]], %[[FMIN]]
+func.func @min_max() -> (tensor<3xi64>, tensor<3xi64>, tensor<2xui8>, tensor<2xf32>) {
+  %a = kiln.constant dense<[-4, 2, 7]> : tensor<3xi64>
+  %b = kiln.constant dense<[5]> : tensor<1xi64>
+  %c = kiln.constant dense<[0, 1, 3]> : tensor<3xi64>
+  %min = kiln.min(%a, %b, %c) : (tensor<3xi64>, tensor<1xi64>, tensor<3xi64>) -> tensor<3xi64>
+  %max = kiln.max(%a, %b, %c) : (tensor<3xi64>, tensor<1xi64>, tensor<3xi64>) -> tensor<3xi64>
+  %u = kiln.constant dense<[255, 1]> : tensor<2xui8>
+  %v = kiln.constant dense<[2]> : tensor<1xui8>
+  %umax = kiln.max(%u, %v) : (tensor<2xui8>, tensor<1xui8>) -> tensor<2xui8>
+  %f = kiln.constant dense<[0x7FC00000, 3.0]> : tensor<2xf32>
+  %g = kiln.constant dense<[1.0, -1.0]> : tensor<2xf32>
+  %fmin = kiln.min(%f, %g) : (tensor<2xf32>, tensor<2xf32>) -> tensor<2xf32>
+  return %min, %max, %umax, %fmin : tensor<3xi64>, tensor<3xi64>, tensor<2xui8>, tensor<2xf32>
+}
+
+// -----
+
+// Where with both sides the same value, or a constant condition, is that
+// side even when the sides are not constants; a condition that is not a
+// splat, or a side whose type is not the result's (it broadcasts), stays.
+
+// CHECK-LABEL: func.func @where_sides
+// CHECK-SAME:    (%[[X:[^:]+]]: tensor<4xf32>, %[[Y:[^:]+]]: tensor<4xf32>, %[[C:[^:]+]]: tensor<4xi1>, %[[S:[^:]+]]: tensor<1xf32>)
+// CHECK:         %[[B:.+]] = kiln.where(%{{.+}}, %[[S]], %[[X]]) : (tensor<1xi1>, tensor<1xf32>, tensor<4xf32>) -> tensor<4xf32>
+// CHECK:         %[[W:.+]] = kiln.where(%{{.+}}, %[[X]], %[[Y]])
+// CHECK:         return %[[X]], %[[X]], %[[Y]], %[[B]], %[[W]]
+func.func @where_sides(%x: tensor<4xf32>, %y: tensor<4xf32>, %c: tensor<4xi1>, %s: tensor<1xf32>) -> (tensor<4xf32>, tensor<4xf32>, tensor<4xf32>, tensor<4xf32>, tensor<4xf32>) {
+  %same = kiln.where(%c, %x, %x) : (tensor<4xi1>, tensor<4xf32>, tensor<4xf32>) -> tensor<4xf32>
+  %t = kiln.constant dense<true> : tensor<1xi1>
+  %f = kiln.constant dense<false> : tensor<4xi1>
+  %picked = kiln.where(%t, %x, %y) : (tensor<1xi1>, tensor<4xf32>, tensor<4xf32>) -> tensor<4xf32>
+  %other = kiln.where(%f, %x, %y) : (tensor<4xi1>, tensor<4xf32>, tensor<4xf32>) -> tensor<4xf32>
+  %bcast = kiln.where(%t, %s, %x) : (tensor<1xi1>, tensor<1xf32>, tensor<4xf32>) -> tensor<4xf32>
+  %mixed = kiln.constant dense<[true, false, true, false]> : tensor<4xi1>
+  %kept = kiln.where(%mixed, %x, %y) : (tensor<4xi1>, tensor<4xf32>, tensor<4xf32>) -> tensor<4xf32>
+  return %same, %picked, %other, %bcast, %kept : tensor<4xf32>, tensor<4xf32>, tensor<4xf32>, tensor<4xf32>, tensor<4xf32>
+}

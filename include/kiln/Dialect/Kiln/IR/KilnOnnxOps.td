@@ -65,6 +65,7 @@ def Kiln_AndOp : Kiln_OnnxOp<"and", "And", 7, 7, "ss", "s",
     AnyType:$B);
   let results = (outs
     AnyType:$C);
+  let hasFolder = 1;
   let inferRule = "Compare";
 }
 
@@ -773,6 +774,7 @@ def Kiln_GreaterOp : Kiln_OnnxOp<"greater", "Greater", 13, 7, "ss", "s",
     AnyType:$B);
   let results = (outs
     AnyType:$C);
+  let hasFolder = 1;
   let inferRule = "Compare";
 }
 
@@ -783,6 +785,7 @@ def Kiln_GreaterOrEqualOp : Kiln_OnnxOp<"greater_or_equal", "GreaterOrEqual", 16
     AnyType:$B);
   let results = (outs
     AnyType:$C);
+  let hasFolder = 1;
   let inferRule = "Compare";
 }
 
@@ -989,6 +992,7 @@ def Kiln_LessOp : Kiln_OnnxOp<"less", "Less", 13, 7, "ss", "s",
     AnyType:$B);
   let results = (outs
     AnyType:$C);
+  let hasFolder = 1;
   let inferRule = "Compare";
 }
 
@@ -999,6 +1003,7 @@ def Kiln_LessOrEqualOp : Kiln_OnnxOp<"less_or_equal", "LessOrEqual", 16, 12, "ss
     AnyType:$B);
   let results = (outs
     AnyType:$C);
+  let hasFolder = 1;
   let inferRule = "Compare";
 }
 
@@ -1103,6 +1108,7 @@ def Kiln_MaxOp : Kiln_OnnxOp<"max", "Max", 13, 6, "v", "s",
     Variadic<AnyType>:$data_0);
   let results = (outs
     AnyType:$max);
+  let hasFolder = 1;
   let inferRule = "Broadcast";
 }
 
@@ -1184,6 +1190,7 @@ def Kiln_MinOp : Kiln_OnnxOp<"min", "Min", 13, 6, "v", "s",
     Variadic<AnyType>:$data_0);
   let results = (outs
     AnyType:$min);
+  let hasFolder = 1;
   let inferRule = "Broadcast";
 }
 
@@ -1279,6 +1286,7 @@ def Kiln_NotOp : Kiln_OnnxOp<"not", "Not", 1, 1, "s", "s",
     AnyType:$X);
   let results = (outs
     AnyType:$Y);
+  let hasFolder = 1;
   let inferRule = "Same";
 }
 
@@ -1325,6 +1333,7 @@ def Kiln_OrOp : Kiln_OnnxOp<"or", "Or", 7, 7, "ss", "s",
     AnyType:$B);
   let results = (outs
     AnyType:$C);
+  let hasFolder = 1;
   let inferRule = "Compare";
 }
 
@@ -2250,6 +2259,7 @@ def Kiln_XorOp : Kiln_OnnxOp<"xor", "Xor", 7, 7, "ss", "s",
     AnyType:$B);
   let results = (outs
     AnyType:$C);
+  let hasFolder = 1;
   let inferRule = "Compare";
 }
 
