@@ -1018,14 +1018,21 @@ FailureOr<Value> Lowering::lowerConv(Operation *op, RankedTensorType rt,
                                             stridesAttr, dilAttr)
         .getResult(0);
   }
-  if (group == 1) {
+  if (group == 1 || n != 2) {
     // A contraction whose loops run (n, f, c, k..., o...): the innermost
     // loop walks the output row and the input row (at the stride)
-    // contiguously, so the generated loops vectorize along it.
+    // contiguously, so the generated loops vectorize along it. With groups
+    // (in 1-D and 3-D; 2-D has the named ops below), c runs over one
+    // group's input channels, and output channel f reads those of its
+    // group: (f floordiv (F / group)) * (C / group) + c.
     Value init = accInit();
     unsigned nd = 3 + 2 * n;
     auto d = [&](unsigned i) { return getAffineDimExpr(i, ctx); };
-    SmallVector<AffineExpr> inExprs = {d(0), d(2)}, wExprs = {d(1), d(2)},
+    int64_t perGroupIn = wt.getDimSize(1);
+    int64_t perGroupOut = wt.getDimSize(0) / group;
+    AffineExpr inChannel =
+        group == 1 ? d(2) : d(1).floorDiv(perGroupOut) * perGroupIn + d(2);
+    SmallVector<AffineExpr> inExprs = {d(0), inChannel}, wExprs = {d(1), d(2)},
                             outExprs = {d(0), d(1)};
     for (int64_t i = 0; i < n; ++i) {
       AffineExpr k = d(3 + i), o = d(3 + n + i);
@@ -1045,9 +1052,6 @@ FailureOr<Value> Lowering::lowerConv(Operation *op, RankedTensorType rt,
                                      iters, multiplyAccumulate)
         .getResult(0);
   }
-  if (n != 2)
-    return op->emitOpError("grouped convolutions are lowered in 2-D only"),
-           failure();
   auto xpt = cast<RankedTensorType>(xp.getType());
   int64_t c = xt.getDimSize(1), f = wt.getDimSize(0);
   if (group == c && group == f) {

@@ -86,6 +86,30 @@ func.func @grouped(%x: tensor<1x4x8x8xf32>, %w: tensor<6x2x3x3xf32>) -> tensor<1
 
 // -----
 
+// Grouped convolutions in 1-D and 3-D are the contraction above, with c
+// over one group's input channels and output channel f reading those of
+// its group: (f floordiv (F / group)) * (C / group) + c.
+
+// CHECK-DAG: #[[$GIN:.+]] = affine_map<(d0, d1, d2, d3, d4) -> (d0, (d1 floordiv 3) * 2 + d2, d4 + d3 * 2)>
+// CHECK-DAG: #[[$GW:.+]] = affine_map<(d0, d1, d2, d3, d4) -> (d1, d2, d3)>
+// CHECK-DAG: #[[$DIN:.+]] = affine_map<(d0, d1, d2, d3, d4, d5, d6, d7, d8) -> (d0, d1 + d2, d3 + d6, d4 + d7, d5 + d8)>
+// CHECK-LABEL: func.func @grouped1d
+// CHECK:         linalg.generic {indexing_maps = [#[[$GIN]], #[[$GW]], #{{.+}}], iterator_types = ["parallel", "parallel", "reduction", "reduction", "parallel"]}
+// CHECK-SAME:      ins(%{{.+}}, %{{.+}} : tensor<1x4x8xf32>, tensor<6x2x3xf32>)
+// CHECK-LABEL: func.func @depthwise3d
+// CHECK:         linalg.generic {indexing_maps = [#[[$DIN]], #{{.+}}, #{{.+}}]
+// CHECK-SAME:      ins(%{{.+}}, %{{.+}} : tensor<1x4x4x4x4xf32>, tensor<4x1x2x2x2xf32>)
+func.func @grouped1d(%x: tensor<1x4x8xf32>, %w: tensor<6x2x3xf32>) -> tensor<1x6x4xf32> {
+  %0 = kiln.conv(%x, %w) {group = 2 : i64, dilations = array<i64: 2>} : (tensor<1x4x8xf32>, tensor<6x2x3xf32>) -> tensor<1x6x4xf32>
+  return %0 : tensor<1x6x4xf32>
+}
+func.func @depthwise3d(%x: tensor<1x4x4x4x4xf32>, %w: tensor<4x1x2x2x2xf32>) -> tensor<1x4x3x3x3xf32> {
+  %0 = kiln.conv(%x, %w) {group = 4 : i64} : (tensor<1x4x4x4x4xf32>, tensor<4x1x2x2x2xf32>) -> tensor<1x4x3x3x3xf32>
+  return %0 : tensor<1x4x3x3x3xf32>
+}
+
+// -----
+
 // Pooling is a reduction over the window dims. MaxPool starts from -inf
 // (and pads with it); AveragePool divides by a count that pooling a tensor
 // of ones computes, so padding is excluded by default.

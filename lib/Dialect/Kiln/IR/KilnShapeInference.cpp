@@ -471,6 +471,9 @@ INFER(ConvOp) {
       c != wc * group)
     return emitOpError("input has ") << c << " channels but weight expects "
                                      << wc << " x group " << group;
+  if (int64_t f = w.getDimSize(0); !ShapedType::isDynamic(f) && f % group)
+    return emitOpError("weight has ")
+           << f << " output channels, not a multiple of group " << group;
   SmallVector<int64_t> shape;
   if (failed(windowShape(*this, x, kernel, w.getDimSize(0), shape)))
     return failure();

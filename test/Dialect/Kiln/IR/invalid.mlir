@@ -43,6 +43,14 @@ func.func @conv_channels(%x: tensor<1x3x8x8xf32>, %w: tensor<4x2x3x3xf32>) -> te
 
 // -----
 
+func.func @conv_group_outputs(%x: tensor<1x8x8xf32>, %w: tensor<6x2x3xf32>) -> tensor<1x6x6xf32> {
+  // expected-error @+1 {{weight has 6 output channels, not a multiple of group 4}}
+  %0 = kiln.conv(%x, %w) {group = 4 : i64} : (tensor<1x8x8xf32>, tensor<6x2x3xf32>) -> tensor<1x6x6xf32>
+  return %0 : tensor<1x6x6xf32>
+}
+
+// -----
+
 func.func @reshape_two_inferred(%x: tensor<6xf32>) -> tensor<?x?xf32> {
   %s = kiln.constant dense<[-1, -1]> : tensor<2xi64>
   // expected-error @+1 {{shape has more than one -1}}
