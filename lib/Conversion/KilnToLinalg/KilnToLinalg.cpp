@@ -1848,6 +1848,27 @@ FailureOr<SmallVector<Value>> Lowering::lowerAttention(AttentionOp op,
 
 /// MaxPool, AveragePool (and LpPool's sum); `indices`, for MaxPool, also
 /// receives the flat NCHW index of each window's first maximum.
+/// |v|^p, what LpPool, GlobalLpPool and LpNormalization sum (p = 1 and 2
+/// without a call to pow).
+static Value lpPower(OpBuilder &b, Location loc, Value v, int64_t p) {
+  if (p == 2)
+    return arith::MulFOp::create(b, loc, v, v);
+  Value a = math::AbsFOp::create(b, loc, v);
+  if (p == 1)
+    return a;
+  return math::PowFOp::create(b, loc, a, scalarConst(b, loc, v.getType(), p));
+}
+
+/// s^(1/p): the p-norm of the values whose powers sum to s.
+static Value lpRoot(OpBuilder &b, Location loc, Value s, int64_t p) {
+  if (p == 1)
+    return s;
+  if (p == 2)
+    return math::SqrtOp::create(b, loc, s);
+  return math::PowFOp::create(b, loc, s,
+                              scalarConst(b, loc, s.getType(), 1.0 / p));
+}
+
 FailureOr<Value> Lowering::lowerPool(Operation *op, RankedTensorType rt,
                                      Value *indices) {
   Location loc = op->getLoc();
@@ -1858,6 +1879,11 @@ FailureOr<Value> Lowering::lowerPool(Operation *op, RankedTensorType rt,
     return op->emitOpError("needs at least one spatial dim"), failure();
   bool isMax = isa<MaxPoolOp>(op);
   bool storageColumns = isMax && intAttr(op, "storage_order", 0) != 0;
+  // LpPool: the p-norm of each window, the padding zeros adding nothing.
+  bool isLp = isa<LpPoolOp>(op);
+  int64_t p = intAttr(op, "p", 2);
+  if (isLp && p < 1)
+    return op->emitOpError("p must be at least 1, not ") << p, failure();
   auto kernel = intsAttr(op, "kernel_shape", {});
   auto strides = intsAttr(op, "strides", SmallVector<int64_t>(n, 1));
   auto dil = intsAttr(op, "dilations", SmallVector<int64_t>(n, 1));
@@ -1877,6 +1903,12 @@ FailureOr<Value> Lowering::lowerPool(Operation *op, RankedTensorType rt,
   SmallVector<int64_t> zeros(xt.getRank(), 0);
   Value padValue = isMax ? extremum(b, loc, elt, /*lowest=*/true, resUns)
                          : scalarConst(b, loc, elt, 0);
+  if (isLp)
+    x = elementwise(b, loc, RankedTensorType::get(xt.getShape(), elt),
+                    ValueRange{x},
+                    [&](OpBuilder &nb, Location nl, ValueRange a) -> Value {
+                      return lpPower(nb, nl, a[0], p);
+                    });
   Value xp = padTensor(b, loc, padTensor(b, loc, x, low, high, padValue), zeros,
                        extra, padValue);
   // Loops (n, c, o..., k...), the window dims reducing; the window's
@@ -1993,6 +2025,11 @@ FailureOr<Value> Lowering::lowerPool(Operation *op, RankedTensorType rt,
   Value result = pool(xp, init);
   if (isMax)
     return result;
+  if (isLp)
+    return elementwise(b, loc, rt, ValueRange{result},
+                       [&](OpBuilder &nb, Location nl, ValueRange a) -> Value {
+                         return lpRoot(nb, nl, a[0], p);
+                       });
   // Average: divide by the number of counted elements of each window,
   // computed by pooling ones over the same padding (count_include_pad
   // counts the explicit pads, never the ceil_mode extension).
@@ -2480,11 +2517,73 @@ FailureOr<SmallVector<Value>> Lowering::lowerOp(Operation *op) {
       return failure();
     return SmallVector<Value>{*v, indices};
   }
-  if (isa<MaxPoolOp, AveragePoolOp>(op)) {
+  if (isa<MaxPoolOp, AveragePoolOp, LpPoolOp>(op)) {
     auto v = lowerPool(op, rt);
     if (failed(v))
       return failure();
     return one(*v);
+  }
+  if (auto gl = dyn_cast<GlobalLpPoolOp>(op)) {
+    // The p-norm over all spatial dims, per image and channel.
+    auto xt = cast<RankedTensorType>(gl.getX().getType());
+    int64_t p = gl.getP();
+    if (p < 1)
+      return op->emitOpError("p must be at least 1, not ") << p, failure();
+    SmallVector<bool> reduced(xt.getRank(), true);
+    reduced[0] = reduced[1] = false;
+    auto kept =
+        RankedTensorType::get({xt.getDimSize(0), xt.getDimSize(1)}, elt);
+    Value r = reduceDims(
+        b, loc, gl.getX(), reduced, kept, scalarConst(b, loc, elt, 0),
+        [&](OpBuilder &nb, Location nl, Value v, Value acc) -> Value {
+          return arith::AddFOp::create(nb, nl, lpPower(nb, nl, v, p), acc);
+        });
+    r = elementwise(b, loc, kept, ValueRange{r},
+                    [&](OpBuilder &nb, Location nl, ValueRange a) -> Value {
+                      return lpRoot(nb, nl, a[0], p);
+                    });
+    return one(reshapeTo(b, loc, r, rt));
+  }
+  if (auto ln = dyn_cast<LpNormalizationOp>(op)) {
+    // x divided by its p-norm along the axis (p 1 or 2, as ONNX allows),
+    // 0 where the norm is 0 (as ONNX's reference has it, not 0/0).
+    auto xt = cast<RankedTensorType>(ln.getInput().getType());
+    int64_t rank = xt.getRank(), p = ln.getP(), axis = ln.getAxis();
+    if (p != 1 && p != 2)
+      return op->emitOpError("p must be 1 or 2, not ") << p, failure();
+    if (axis < -rank || axis >= rank)
+      return op->emitOpError("axis ")
+                 << axis << " is out of range for rank " << rank,
+             failure();
+    if (axis < 0)
+      axis += rank;
+    SmallVector<bool> reduced(rank, false);
+    reduced[axis] = true;
+    SmallVector<int64_t> keptShape;
+    SmallVector<AffineExpr> keptExprs;
+    for (int64_t d = 0; d < rank; ++d)
+      if (d != axis) {
+        keptShape.push_back(xt.getDimSize(d));
+        keptExprs.push_back(getAffineDimExpr(d, ctx));
+      }
+    auto kept = RankedTensorType::get(keptShape, elt);
+    Value sum = reduceDims(
+        b, loc, ln.getInput(), reduced, kept, scalarConst(b, loc, elt, 0),
+        [&](OpBuilder &nb, Location nl, Value v, Value acc) -> Value {
+          return arith::AddFOp::create(nb, nl, lpPower(nb, nl, v, p), acc);
+        });
+    return one(
+        elementwise(b, loc, rt, ValueRange{ln.getInput(), sum},
+                    [&](OpBuilder &nb, Location nl, ValueRange a) -> Value {
+                      Value zero = scalarConst(nb, nl, elt, 0);
+                      Value q = arith::DivFOp::create(nb, nl, a[0],
+                                                      lpRoot(nb, nl, a[1], p));
+                      Value isZero = arith::CmpFOp::create(
+                          nb, nl, arith::CmpFPredicate::OEQ, a[1], zero);
+                      return arith::SelectOp::create(nb, nl, isZero, zero, q);
+                    },
+                    {AffineMap::getMultiDimIdentityMap(rank, ctx),
+                     AffineMap::get(rank, 0, keptExprs, ctx)}));
   }
   if (isa<GlobalAveragePoolOp, GlobalMaxPoolOp>(op)) {
     Value x = op->getOperand(0);

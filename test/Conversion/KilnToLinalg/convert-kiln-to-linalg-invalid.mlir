@@ -11,9 +11,27 @@ func.func @dynamic(%x: tensor<?x3xf32>) -> tensor<?x3xf32> {
 
 // An op without a lowering is named, never silently dropped.
 func.func @unsupported(%x: tensor<2x3xf32>) -> tensor<2x3xf32> {
-  // expected-error @+1 {{'kiln.lp_normalization' op is not lowered to linalg yet}}
-  %0 = kiln.lp_normalization(%x) : (tensor<2x3xf32>) -> tensor<2x3xf32>
+  %axis = kiln.constant dense<0> : tensor<i64>
+  // expected-error @+1 {{'kiln.cumprod' op is not lowered to linalg yet}}
+  %0 = kiln.cumprod(%x, %axis) : (tensor<2x3xf32>, tensor<i64>) -> tensor<2x3xf32>
   return %0 : tensor<2x3xf32>
+}
+
+// -----
+
+// The Lp ops' p: LpNormalization defines 1 and 2, the pools any p >= 1.
+func.func @lp_norm_p(%x: tensor<2x3xf32>) -> tensor<2x3xf32> {
+  // expected-error @+1 {{'kiln.lp_normalization' op p must be 1 or 2, not 3}}
+  %0 = kiln.lp_normalization(%x) {p = 3 : i64} : (tensor<2x3xf32>) -> tensor<2x3xf32>
+  return %0 : tensor<2x3xf32>
+}
+
+// -----
+
+func.func @lp_pool_p(%x: tensor<1x2x4x4xf32>) -> tensor<1x2x3x3xf32> {
+  // expected-error @+1 {{'kiln.lp_pool' op p must be at least 1, not 0}}
+  %0 = kiln.lp_pool(%x) {kernel_shape = array<i64: 2, 2>, p = 0 : i64} : (tensor<1x2x4x4xf32>) -> tensor<1x2x3x3xf32>
+  return %0 : tensor<1x2x3x3xf32>
 }
 
 // -----

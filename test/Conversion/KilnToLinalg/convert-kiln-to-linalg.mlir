@@ -133,6 +133,38 @@ func.func @pools(%x: tensor<1x2x4x4xf32>) -> (tensor<1x2x2x2xf32>, tensor<1x2x4x
 
 // -----
 
+// LpPool sums |x|^p over each window (the padding adds zeros) and takes
+// the p-th root: p = 2 squares and takes a square root, other p go through
+// math.powf. GlobalLpPool reduces every spatial dim the same way.
+// LpNormalization divides by the norm along its axis, 0 where it is 0.
+
+// CHECK-LABEL: func.func @lp_ops
+// CHECK:         linalg.generic
+// CHECK:           arith.mulf
+// CHECK:         linalg.generic {{.*}}iterator_types = ["parallel", "parallel", "parallel", "parallel", "reduction", "reduction"]
+// CHECK:           arith.addf
+// CHECK:         math.sqrt
+// CHECK:         linalg.generic {{.*}}iterator_types = ["parallel", "parallel", "reduction", "reduction"]
+// CHECK:           math.absf
+// CHECK:           math.powf
+// CHECK:           arith.addf
+// CHECK:         math.powf
+// CHECK:         linalg.generic {{.*}}iterator_types = ["parallel", "parallel", "parallel", "reduction"]
+// CHECK:           math.absf
+// CHECK-NOT:       math.powf
+// CHECK:         linalg.generic
+// CHECK:           arith.divf
+// CHECK:           arith.cmpf oeq
+// CHECK:           arith.select
+func.func @lp_ops(%x: tensor<1x2x4x4xf32>) -> (tensor<1x2x3x3xf32>, tensor<1x2x1x1xf32>, tensor<1x2x4x4xf32>) {
+  %0 = kiln.lp_pool(%x) {kernel_shape = array<i64: 2, 2>} : (tensor<1x2x4x4xf32>) -> tensor<1x2x3x3xf32>
+  %1 = kiln.global_lp_pool(%x) {p = 3 : i64} : (tensor<1x2x4x4xf32>) -> tensor<1x2x1x1xf32>
+  %2 = kiln.lp_normalization(%x) {p = 1 : i64} : (tensor<1x2x4x4xf32>) -> tensor<1x2x4x4xf32>
+  return %0, %1, %2 : tensor<1x2x3x3xf32>, tensor<1x2x1x1xf32>, tensor<1x2x4x4xf32>
+}
+
+// -----
+
 // MatMul in every form is one contraction over (batch..., m, k, n), the
 // reduction before the contiguous n; a broadcast batch dim is a constant 0.
 
