@@ -57,7 +57,7 @@ for name in """Relu LeakyRelu Sigmoid Tanh Erf Gelu HardSigmoid HardSwish Softpl
     Floor Ceil Round Sign Sin Cos Tan Asin Acos Atan Sinh Cosh Asinh Acosh Atanh
     Not BitwiseNot Identity Softmax LogSoftmax Hardmax LRN Shrink Clip
     MeanVarianceNormalization InstanceNormalization LpNormalization
-    CumSum Swish""".split():
+    CumSum CumProd RotaryEmbedding Swish""".split():
     SHAPE_RULES[name] = "same"
 for name in """Add Sub Mul Div Pow Mod BitShift BitwiseAnd BitwiseOr BitwiseXor
     Sum Mean Min Max PRelu""".split():

@@ -772,6 +772,8 @@ private:
                  int64_t zpAxis);
   FailureOr<SmallVector<Value>> lowerIntegerGemm(Operation *op,
                                                  RankedTensorType rt);
+  FailureOr<Value> lowerRotaryEmbedding(RotaryEmbeddingOp op,
+                                        RankedTensorType rt);
   FailureOr<Value> lowerPool(Operation *op, RankedTensorType rt,
                              Value *indices = nullptr);
   FailureOr<SmallVector<Value>> lowerAttention(AttentionOp op,
@@ -1867,6 +1869,131 @@ static Value lpRoot(OpBuilder &b, Location loc, Value s, int64_t p) {
     return math::SqrtOp::create(b, loc, s);
   return math::PowFOp::create(b, loc, s,
                               scalarConst(b, loc, s.getType(), 1.0 / p));
+}
+
+FailureOr<Value> Lowering::lowerRotaryEmbedding(RotaryEmbeddingOp op,
+                                                RankedTensorType rt) {
+  // One generic over the output: each element of the rotated part reads
+  // its partner (the other half, or the other of its pair when
+  // interleaved) and the cos/sin cache entry of its position and pair;
+  // the rest of the head is copied.
+  Location loc = op.getLoc();
+  Value x = op.getX(), cosCache = op.getCosCache(), sinCache = op.getSinCache();
+  Value posIds = getOnnxInput(op, 3);
+  int64_t rank = rt.getRank();
+  if (rank != 3 && rank != 4)
+    return op.emitOpError("input must be 3-D or 4-D, not ") << rank << "-D",
+           failure();
+  if (!isFloat(rt.getElementType()))
+    return op.emitOpError("input must be floating point"), failure();
+  // 4-D: (batch, heads, seq, head); 3-D: (batch, seq, heads * head).
+  int64_t head = rt.getDimSize(rank - 1);
+  if (rank == 3) {
+    int64_t heads = op.getNumHeads().value_or(0);
+    if (heads <= 0 || head % heads)
+      return op.emitOpError("a 3-D input needs num_heads dividing its hidden "
+                            "size ")
+                 << head,
+             failure();
+    head /= heads;
+  }
+  int64_t rot = op.getRotaryEmbeddingDim();
+  if (rot == 0)
+    rot = head;
+  if (rot < 2 || rot > head || rot % 2)
+    return op.emitOpError("rotary_embedding_dim ")
+               << rot << " must be even and at most the head size " << head,
+           failure();
+  int64_t half = rot / 2;
+  auto cacheType = cast<RankedTensorType>(cosCache.getType());
+  if (cacheType.getDimSize(cacheType.getRank() - 1) != half ||
+      cacheType != sinCache.getType() ||
+      cacheType.getRank() != (posIds ? 2 : 3))
+    return op.emitOpError("cos and sin caches must be ")
+               << (posIds ? "[positions, " : "[batch, sequence, ") << half
+               << "] (half the rotated dims)",
+           failure();
+  bool interleaved = op.getInterleaved() != 0;
+  Type elt = rt.getElementType();
+  MLIRContext *ctx = b.getContext();
+  SmallVector<utils::IteratorType> iters(rank, utils::IteratorType::parallel);
+  return linalg::GenericOp::create(
+             b, loc, TypeRange{rt}, ValueRange{},
+             ValueRange{emptyLike(b, loc, rt)},
+             {AffineMap::getMultiDimIdentityMap(rank, ctx)}, iters,
+             [&](OpBuilder &nb, Location nl, ValueRange) {
+               auto ic = [&](int64_t v) -> Value {
+                 return arith::ConstantIndexOp::create(nb, nl, v);
+               };
+               auto cmp = [&](arith::CmpIPredicate p, Value l, Value r) {
+                 return arith::CmpIOp::create(nb, nl, p, l, r).getResult();
+               };
+               SmallVector<Value> idx;
+               for (int64_t d = 0; d < rank; ++d)
+                 idx.push_back(linalg::IndexOp::create(nb, nl, d));
+               Value last = idx.back();
+               // d: the position inside the head.
+               Value d = rank == 4
+                             ? last
+                             : arith::RemUIOp::create(nb, nl, last, ic(head))
+                                   .getResult();
+               Value inRot = cmp(arith::CmpIPredicate::ult, d, ic(rot));
+               Value first, j, partner;
+               if (interleaved) {
+                 first = cmp(arith::CmpIPredicate::eq,
+                             arith::RemUIOp::create(nb, nl, d, ic(2)), ic(0));
+                 j = arith::DivUIOp::create(nb, nl, d, ic(2));
+                 partner = arith::SelectOp::create(
+                     nb, nl, first, arith::AddIOp::create(nb, nl, d, ic(1)),
+                     arith::SubIOp::create(nb, nl, d, ic(1)));
+               } else {
+                 first = cmp(arith::CmpIPredicate::ult, d, ic(half));
+                 j = arith::SelectOp::create(
+                     nb, nl, first, d,
+                     arith::SubIOp::create(nb, nl, d, ic(half)));
+                 partner = arith::SelectOp::create(
+                     nb, nl, first, arith::AddIOp::create(nb, nl, d, ic(half)),
+                     arith::SubIOp::create(nb, nl, d, ic(half)));
+               }
+               // Outside the rotated dims nothing is read but x itself.
+               j = arith::SelectOp::create(nb, nl, inRot, j, ic(0));
+               partner = arith::SelectOp::create(nb, nl, inRot, partner, d);
+               SmallVector<Value> pIdx(idx);
+               pIdx.back() = arith::AddIOp::create(
+                   nb, nl, arith::SubIOp::create(nb, nl, last, d), partner);
+               Value xv = tensor::ExtractOp::create(nb, nl, x, idx);
+               Value pv = tensor::ExtractOp::create(nb, nl, x, pIdx);
+               Value batch = idx[0], seq = rank == 4 ? idx[2] : idx[1];
+               SmallVector<Value> cIdx;
+               if (posIds) {
+                 // Clamped into the cache: a position past it must not
+                 // read past it.
+                 Value pos = arith::IndexCastOp::create(
+                     nb, nl, nb.getIndexType(),
+                     tensor::ExtractOp::create(nb, nl, posIds,
+                                               ValueRange{batch, seq}));
+                 pos = arith::MaxSIOp::create(nb, nl, pos, ic(0));
+                 pos = arith::MinSIOp::create(nb, nl, pos,
+                                              ic(cacheType.getDimSize(0) - 1));
+                 cIdx = {pos, j};
+               } else {
+                 cIdx = {batch, seq, j};
+               }
+               Value c = tensor::ExtractOp::create(nb, nl, cosCache, cIdx);
+               Value s = tensor::ExtractOp::create(nb, nl, sinCache, cIdx);
+               c = convertScalar(nb, nl, c, elt);
+               s = convertScalar(nb, nl, s, elt);
+               // first: x cos - partner sin; second: x cos + partner sin.
+               Value xc = arith::MulFOp::create(nb, nl, xv, c);
+               Value ps = arith::MulFOp::create(nb, nl, pv, s);
+               Value minus = arith::SubFOp::create(nb, nl, xc, ps);
+               Value plus = arith::AddFOp::create(nb, nl, xc, ps);
+               Value r = arith::SelectOp::create(nb, nl, first, minus, plus);
+               linalg::YieldOp::create(
+                   nb, nl,
+                   ValueRange{arith::SelectOp::create(nb, nl, inRot, r, xv)});
+             })
+      .getResult(0);
 }
 
 FailureOr<Value> Lowering::lowerPool(Operation *op, RankedTensorType rt,
@@ -3358,13 +3485,16 @@ FailureOr<SmallVector<Value>> Lowering::lowerOp(Operation *op) {
             .getResult()[0];
     return one(reshapeTo(b, loc, r, rt));
   }
-  if (auto cs = dyn_cast<CumSumOp>(op)) {
-    auto ax = getConstantInts(cs.getAxis());
+  if (isa<CumSumOp, CumProdOp>(op)) {
+    // CumSum and CumProd have the same operands and attributes.
+    Value csX = op->getOperand(0), csAxis = op->getOperand(1);
+    auto ax = getConstantInts(csAxis);
     int64_t rank = rt.getRank();
-    bool exclusive = cs.getExclusive() != 0, reverse = cs.getReverse() != 0;
-    bool f = isFloat(elt);
-    // out[i] = sum over k of x[k] where k precedes i along the axis (an
-    // extra reduction dim k).
+    bool exclusive = intAttr(op, "exclusive", 0) != 0,
+         reverse = intAttr(op, "reverse", 0) != 0;
+    bool f = isFloat(elt), product = isa<CumProdOp>(op);
+    // out[i] = sum (product) over k of x[k] where k precedes i along the
+    // axis (an extra reduction dim k), starting from 0 (1).
     auto along = [&](OpBuilder &ob, int64_t axis) -> Value {
       SmallVector<AffineExpr> inExprs, outExprs;
       for (int64_t d = 0; d < rank; ++d) {
@@ -3374,10 +3504,10 @@ FailureOr<SmallVector<Value>> Lowering::lowerOp(Operation *op) {
       SmallVector<utils::IteratorType> iters(rank + 1,
                                              utils::IteratorType::parallel);
       iters.back() = utils::IteratorType::reduction;
-      Value zero = filled(ob, loc, rt, scalarConst(ob, loc, elt, 0));
+      Value zero =
+          filled(ob, loc, rt, scalarConst(ob, loc, elt, product ? 1 : 0));
       return linalg::GenericOp::create(
-                 ob, loc, TypeRange{rt}, ValueRange{cs.getX()},
-                 ValueRange{zero},
+                 ob, loc, TypeRange{rt}, ValueRange{csX}, ValueRange{zero},
                  {AffineMap::get(rank + 1, 0, inExprs, ctx),
                   AffineMap::get(rank + 1, 0, outExprs, ctx)},
                  iters,
@@ -3391,9 +3521,14 @@ FailureOr<SmallVector<Value>> Lowering::lowerOp(Operation *op) {
                                             : arith::CmpIPredicate::ule);
                    Value in = arith::CmpIOp::create(nb, nl, pred, k, i);
                    Value sum =
-                       f ? arith::AddFOp::create(nb, nl, a[1], a[0]).getResult()
-                         : arith::AddIOp::create(nb, nl, a[1], a[0])
-                               .getResult();
+                       product ? (f ? arith::MulFOp::create(nb, nl, a[1], a[0])
+                                          .getResult()
+                                    : arith::MulIOp::create(nb, nl, a[1], a[0])
+                                          .getResult())
+                       : f     ? arith::AddFOp::create(nb, nl, a[1], a[0])
+                                 .getResult()
+                           : arith::AddIOp::create(nb, nl, a[1], a[0])
+                                 .getResult();
                    linalg::YieldOp::create(nb, nl,
                                            ValueRange{arith::SelectOp::create(
                                                nb, nl, in, sum, a[1])});
@@ -3407,10 +3542,9 @@ FailureOr<SmallVector<Value>> Lowering::lowerOp(Operation *op) {
     }
     // An axis known only at run time: one case per dim.
     Value a = tensor::ExtractOp::create(
-        b, loc, cs.getAxis(),
-        SmallVector<Value>(
-            cast<RankedTensorType>(cs.getAxis().getType()).getRank(),
-            arith::ConstantIndexOp::create(b, loc, 0)));
+        b, loc, csAxis,
+        SmallVector<Value>(cast<RankedTensorType>(csAxis.getType()).getRank(),
+                           arith::ConstantIndexOp::create(b, loc, 0)));
     a = arith::IndexCastOp::create(b, loc, b.getIndexType(), a);
     Value neg =
         arith::CmpIOp::create(b, loc, arith::CmpIPredicate::slt, a,
@@ -3433,6 +3567,12 @@ FailureOr<SmallVector<Value>> Lowering::lowerOp(Operation *op) {
       scf::YieldOp::create(b, loc, along(b, d));
     }
     return one(sw.getResult(0));
+  }
+  if (auto re = dyn_cast<RotaryEmbeddingOp>(op)) {
+    FailureOr<Value> v = lowerRotaryEmbedding(re, rt);
+    if (failed(v))
+      return failure();
+    return one(*v);
   }
   if (auto oh = dyn_cast<OneHotOp>(op)) {
     auto it = cast<RankedTensorType>(oh.getIndices().getType());

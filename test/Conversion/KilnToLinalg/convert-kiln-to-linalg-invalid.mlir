@@ -10,11 +10,10 @@ func.func @dynamic(%x: tensor<?x3xf32>) -> tensor<?x3xf32> {
 // -----
 
 // An op without a lowering is named, never silently dropped.
-func.func @unsupported(%x: tensor<2x3xf32>) -> tensor<2x3xf32> {
-  %axis = kiln.constant dense<0> : tensor<i64>
-  // expected-error @+1 {{'kiln.cumprod' op is not lowered to linalg yet}}
-  %0 = kiln.cumprod(%x, %axis) : (tensor<2x3xf32>, tensor<i64>) -> tensor<2x3xf32>
-  return %0 : tensor<2x3xf32>
+func.func @unsupported(%x: tensor<2x4x3xf32>, %s: tensor<4xf32>) -> tensor<2x4x3xf32> {
+  // expected-error @+1 {{'kiln.group_normalization' op is not lowered to linalg yet}}
+  %0 = kiln.group_normalization(%x, %s, %s) {num_groups = 2 : i64} : (tensor<2x4x3xf32>, tensor<4xf32>, tensor<4xf32>) -> tensor<2x4x3xf32>
+  return %0 : tensor<2x4x3xf32>
 }
 
 // -----
@@ -498,4 +497,30 @@ func.func @if_shape_per_branch(%c: tensor<i1>, %x: tensor<2xf32>, %y: tensor<3xf
     kiln.yield %y : tensor<3xf32>
   }
   return %0 : tensor<?xf32>
+}
+
+// -----
+
+// RotaryEmbedding: the rotated dims come in pairs, and a 3-D input says
+// how many heads it holds.
+func.func @rotary_odd(%x: tensor<1x2x3x8xf32>, %c: tensor<4x2xf32>, %p: tensor<1x3xi64>) -> tensor<1x2x3x8xf32> {
+  // expected-error @+1 {{'kiln.rotary_embedding' op rotary_embedding_dim 5 must be even and at most the head size 8}}
+  %0 = kiln.rotary_embedding(%x, %c, %c, %p) {rotary_embedding_dim = 5 : i64} : (tensor<1x2x3x8xf32>, tensor<4x2xf32>, tensor<4x2xf32>, tensor<1x3xi64>) -> tensor<1x2x3x8xf32>
+  return %0 : tensor<1x2x3x8xf32>
+}
+
+// -----
+
+func.func @rotary_heads(%x: tensor<1x3x8xf32>, %c: tensor<1x3x4xf32>) -> tensor<1x3x8xf32> {
+  // expected-error @+1 {{'kiln.rotary_embedding' op a 3-D input needs num_heads dividing its hidden size 8}}
+  %0 = kiln.rotary_embedding(%x, %c, %c) : (tensor<1x3x8xf32>, tensor<1x3x4xf32>, tensor<1x3x4xf32>) -> tensor<1x3x8xf32>
+  return %0 : tensor<1x3x8xf32>
+}
+
+// -----
+
+func.func @rotary_cache(%x: tensor<1x2x3x8xf32>, %c: tensor<4x3xf32>, %p: tensor<1x3xi64>) -> tensor<1x2x3x8xf32> {
+  // expected-error @+1 {{'kiln.rotary_embedding' op cos and sin caches must be [positions, 4] (half the rotated dims)}}
+  %0 = kiln.rotary_embedding(%x, %c, %c, %p) : (tensor<1x2x3x8xf32>, tensor<4x3xf32>, tensor<4x3xf32>, tensor<1x3xi64>) -> tensor<1x2x3x8xf32>
+  return %0 : tensor<1x2x3x8xf32>
 }

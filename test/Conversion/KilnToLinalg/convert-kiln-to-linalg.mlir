@@ -327,3 +327,25 @@ func.func @bitwise(%a: tensor<2x3xi32>, %b: tensor<3xi32>, %c: tensor<4xui8>) ->
   %3 = kiln.bitwise_not(%c) : (tensor<4xui8>) -> tensor<4xui8>
   return %0, %1, %2, %3 : tensor<2x3xi32>, tensor<2x3xi32>, tensor<2x3xi32>, tensor<4xui8>
 }
+
+// -----
+
+// RotaryEmbedding is one generic over its output with no inputs: each
+// element reads itself, its partner (here the other half of the head) and
+// the cache entries of its position, clamped into the cache.
+
+// CHECK-LABEL: func.func @rotary
+// CHECK:         linalg.generic {{.*}}iterator_types = ["parallel", "parallel", "parallel", "parallel"]} outs(
+// CHECK:           tensor.extract %{{.+}}[%{{.+}}, %{{.+}}, %{{.+}}, %{{.+}}] : tensor<1x2x3x8xf32>
+// CHECK:           tensor.extract %{{.+}}[%{{.+}}, %{{.+}}, %{{.+}}, %{{.+}}] : tensor<1x2x3x8xf32>
+// CHECK:           tensor.extract %{{.+}}[%{{.+}}, %{{.+}}] : tensor<1x3xi64>
+// CHECK:           arith.maxsi
+// CHECK:           arith.minsi
+// CHECK:           tensor.extract %{{.+}}[%{{.+}}, %{{.+}}] : tensor<4x4xf32>
+// CHECK:           arith.subf
+// CHECK:           arith.addf
+// CHECK:           arith.select
+func.func @rotary(%x: tensor<1x2x3x8xf32>, %c: tensor<4x4xf32>, %p: tensor<1x3xi64>) -> tensor<1x2x3x8xf32> {
+  %0 = kiln.rotary_embedding(%x, %c, %c, %p) : (tensor<1x2x3x8xf32>, tensor<4x4xf32>, tensor<4x4xf32>, tensor<1x3xi64>) -> tensor<1x2x3x8xf32>
+  return %0 : tensor<1x2x3x8xf32>
+}

@@ -463,7 +463,7 @@ def Kiln_CoshOp : Kiln_OnnxOp<"cosh", "Cosh", 22, 9, "s", "s",
 }
 
 def Kiln_CumProdOp : Kiln_OnnxOp<"cumprod", "CumProd", 26, 26, "ss", "s",
-    [Pure]> {
+    [Pure, DeclareOpInterfaceMethods<Kiln_InferResultTypesOpInterface>]> {
   let arguments = (ins
     AnyType:$x,
     AnyType:$axis,
@@ -471,6 +471,7 @@ def Kiln_CumProdOp : Kiln_OnnxOp<"cumprod", "CumProd", 26, 26, "ss", "s",
     DefaultValuedAttr<I64Attr, "0">:$reverse);
   let results = (outs
     AnyType:$y);
+  let inferRule = "Same";
 }
 
 def Kiln_CumSumOp : Kiln_OnnxOp<"cumsum", "CumSum", 14, 11, "ss", "s",
@@ -1710,7 +1711,7 @@ def Kiln_RoiAlignOp : Kiln_OnnxOp<"roi_align", "RoiAlign", 22, 16, "sss", "s",
 }
 
 def Kiln_RotaryEmbeddingOp : Kiln_OnnxOp<"rotary_embedding", "RotaryEmbedding", 23, 23, "ssso", "s",
-    [Pure]> {
+    [Pure, DeclareOpInterfaceMethods<Kiln_InferResultTypesOpInterface>]> {
   let arguments = (ins
     AnyType:$X,
     AnyType:$cos_cache,
@@ -1721,6 +1722,7 @@ def Kiln_RotaryEmbeddingOp : Kiln_OnnxOp<"rotary_embedding", "RotaryEmbedding", 
     DefaultValuedAttr<I64Attr, "0">:$rotary_embedding_dim);
   let results = (outs
     AnyType:$Y);
+  let inferRule = "Same";
 }
 
 def Kiln_RoundOp : Kiln_OnnxOp<"round", "Round", 22, 11, "s", "s",
