@@ -207,6 +207,13 @@ Value concatAlong(OpBuilder &b, Location loc, ValueRange parts, int64_t axis,
   int64_t offset = 0;
   for (Value part : parts) {
     auto t = cast<RankedTensorType>(part.getType());
+    // An empty part (a Split's zero-length output, as when RotaryEmbedding
+    // rotates the whole head) inserts nothing, and its offset may lie at
+    // the end of the dim, where a slice may not start.
+    if (t.getNumElements() == 0) {
+      offset += t.getDimSize(axis);
+      continue;
+    }
     SmallVector<OpFoldResult> offsets(to.getRank(), b.getIndexAttr(0)), sizes,
         strides(to.getRank(), b.getIndexAttr(1));
     offsets[axis] = b.getIndexAttr(offset);

@@ -349,3 +349,17 @@ func.func @rotary(%x: tensor<1x2x3x8xf32>, %c: tensor<4x4xf32>, %p: tensor<1x3xi
   %0 = kiln.rotary_embedding(%x, %c, %c, %p) : (tensor<1x2x3x8xf32>, tensor<4x4xf32>, tensor<4x4xf32>, tensor<1x3xi64>) -> tensor<1x2x3x8xf32>
   return %0 : tensor<1x2x3x8xf32>
 }
+
+// -----
+
+// Concat skips an empty part, whose offset (the end of the dim) no slice
+// may start at.
+
+// CHECK-LABEL: func.func @concat_empty
+// CHECK:         tensor.insert_slice %{{.+}} into %{{.+}}[0, 0] [2, 3] [1, 1]
+// CHECK-NOT:     tensor.insert_slice
+// CHECK:         return
+func.func @concat_empty(%a: tensor<2x3xf32>, %e: tensor<2x0xf32>) -> tensor<2x3xf32> {
+  %0 = kiln.concat(%a, %e) {axis = 1 : i64} : (tensor<2x3xf32>, tensor<2x0xf32>) -> tensor<2x3xf32>
+  return %0 : tensor<2x3xf32>
+}
