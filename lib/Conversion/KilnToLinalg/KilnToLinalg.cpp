@@ -2657,27 +2657,6 @@ FailureOr<SmallVector<Value>> Lowering::lowerOp(Operation *op) {
       return failure();
     return one(*v);
   }
-  if (auto gl = dyn_cast<GlobalLpPoolOp>(op)) {
-    // The p-norm over all spatial dims, per image and channel.
-    auto xt = cast<RankedTensorType>(gl.getX().getType());
-    int64_t p = gl.getP();
-    if (p < 1)
-      return op->emitOpError("p must be at least 1, not ") << p, failure();
-    SmallVector<bool> reduced(xt.getRank(), true);
-    reduced[0] = reduced[1] = false;
-    auto kept =
-        RankedTensorType::get({xt.getDimSize(0), xt.getDimSize(1)}, elt);
-    Value r = reduceDims(
-        b, loc, gl.getX(), reduced, kept, scalarConst(b, loc, elt, 0),
-        [&](OpBuilder &nb, Location nl, Value v, Value acc) -> Value {
-          return arith::AddFOp::create(nb, nl, lpPower(nb, nl, v, p), acc);
-        });
-    r = elementwise(b, loc, kept, ValueRange{r},
-                    [&](OpBuilder &nb, Location nl, ValueRange a) -> Value {
-                      return lpRoot(nb, nl, a[0], p);
-                    });
-    return one(reshapeTo(b, loc, r, rt));
-  }
   if (auto ln = dyn_cast<LpNormalizationOp>(op)) {
     // x divided by its p-norm along the axis (p 1 or 2, as ONNX allows),
     // 0 where the norm is 0 (as ONNX's reference has it, not 0/0).
@@ -2719,10 +2698,16 @@ FailureOr<SmallVector<Value>> Lowering::lowerOp(Operation *op) {
                     {AffineMap::getMultiDimIdentityMap(rank, ctx),
                      AffineMap::get(rank, 0, keptExprs, ctx)}));
   }
-  if (isa<GlobalAveragePoolOp, GlobalMaxPoolOp>(op)) {
+  if (isa<GlobalAveragePoolOp, GlobalMaxPoolOp, GlobalLpPoolOp>(op)) {
+    // One value per image and channel over all spatial dims: their mean,
+    // their maximum, or their p-norm.
     Value x = op->getOperand(0);
     auto xt = cast<RankedTensorType>(x.getType());
     bool isMax = isa<GlobalMaxPoolOp>(op);
+    auto lp = dyn_cast<GlobalLpPoolOp>(op);
+    int64_t p = lp ? lp.getP() : 1;
+    if (p < 1)
+      return op->emitOpError("p must be at least 1, not ") << p, failure();
     SmallVector<bool> reduced(xt.getRank(), true);
     reduced[0] = reduced[1] = false;
     auto kept =
@@ -2731,8 +2716,11 @@ FailureOr<SmallVector<Value>> Lowering::lowerOp(Operation *op) {
         b, loc, x, reduced, kept,
         isMax ? extremum(b, loc, elt, true) : scalarConst(b, loc, elt, 0),
         [&](OpBuilder &nb, Location nl, Value v, Value acc) -> Value {
-          return isMax ? arith::MaximumFOp::create(nb, nl, v, acc).getResult()
-                       : arith::AddFOp::create(nb, nl, v, acc).getResult();
+          if (isMax)
+            return arith::MaximumFOp::create(nb, nl, v, acc);
+          if (lp)
+            v = lpPower(nb, nl, v, p);
+          return arith::AddFOp::create(nb, nl, v, acc);
         });
     if (!isMax) {
       int64_t count = 1;
@@ -2740,6 +2728,8 @@ FailureOr<SmallVector<Value>> Lowering::lowerOp(Operation *op) {
         count *= xt.getDimSize(d);
       r = elementwise(b, loc, kept, ValueRange{r},
                       [&](OpBuilder &nb, Location nl, ValueRange a) -> Value {
+                        if (lp)
+                          return lpRoot(nb, nl, a[0], p);
                         return arith::DivFOp::create(
                             nb, nl, a[0], scalarConst(nb, nl, elt, count));
                       });

@@ -430,12 +430,14 @@ OpFoldResult foldMinMax(Operation *op, ArrayRef<Attribute> operands,
   ArrayRef<int64_t> os = type.getShape();
   int64_t n = type.getNumElements();
   if (auto it = dyn_cast<IntegerType>(type.getElementType())) {
+    SmallVector<SmallVector<APInt>> elems;
+    for (DenseElementsAttr d : values)
+      elems.push_back(llvm::to_vector(d.getValues<APInt>()));
     SmallVector<APInt> out;
     for (int64_t i = 0; i < n; ++i) {
       std::optional<APInt> r;
-      for (DenseElementsAttr d : values) {
-        APInt v =
-            d.getValues<APInt>()[broadcastIndex(os, d.getType().getShape(), i)];
+      for (auto [d, ev] : llvm::zip(values, elems)) {
+        const APInt &v = ev[broadcastIndex(os, d.getType().getShape(), i)];
         if (!r) {
           r = v;
           continue;
@@ -451,12 +453,14 @@ OpFoldResult foldMinMax(Operation *op, ArrayRef<Attribute> operands,
   }
   if (!isa<FloatType>(type.getElementType()))
     return {};
+  SmallVector<SmallVector<APFloat>> elems;
+  for (DenseElementsAttr d : values)
+    elems.push_back(llvm::to_vector(d.getValues<APFloat>()));
   SmallVector<APFloat> out;
   for (int64_t i = 0; i < n; ++i) {
     std::optional<APFloat> r;
-    for (DenseElementsAttr d : values) {
-      APFloat v =
-          d.getValues<APFloat>()[broadcastIndex(os, d.getType().getShape(), i)];
+    for (auto [d, ev] : llvm::zip(values, elems)) {
+      const APFloat &v = ev[broadcastIndex(os, d.getType().getShape(), i)];
       r = !r ? v : isMax ? llvm::maximum(*r, v) : llvm::minimum(*r, v);
     }
     out.push_back(*r);
@@ -478,13 +482,13 @@ OpFoldResult WhereOp::fold(FoldAdaptor adaptor) {
   // sides hold, where that side has the result's type already.
   if (getX() == getY() && getX().getType() == getType())
     return getX();
-  if (auto c = dense(adaptor.getCondition()); c && c.isSplat()) {
+  auto c = dense(adaptor.getCondition());
+  if (c && c.isSplat()) {
     Value side = c.getSplatValue<bool>() ? getX() : getY();
     if (side.getType() == getType())
       return side;
   }
-  auto c = dense(adaptor.getCondition()), x = dense(adaptor.getX()),
-       y = dense(adaptor.getY());
+  auto x = dense(adaptor.getX()), y = dense(adaptor.getY());
   auto type = staticResult(*this);
   if (!c || !x || !y || !type || x.getElementType() != type.getElementType() ||
       y.getElementType() != type.getElementType())
