@@ -199,6 +199,16 @@ Value kiln::channelsLastInit(RewriterBase &b, Location loc, Value init) {
   return linalg::TransposeOp::create(b, loc, init, empty, perm).getResult()[0];
 }
 
+/// A constant of `type` holding the bytes `data`, as a resource blob.
+static Value resourceConstant(OpBuilder &b, Location loc, RankedTensorType type,
+                              ArrayRef<char> data, StringRef name) {
+  auto blob = HeapAsmResourceBlob::allocateAndCopyWithAlign(
+      data, alignof(std::max_align_t));
+  return arith::ConstantOp::create(
+      b, loc, type,
+      DenseResourceElementsAttr::get(type, name, std::move(blob)));
+}
+
 Value kiln::tapsMajorWeights(RewriterBase &b, Location loc, Value w,
                              int64_t channels) {
   auto cst = w.getDefiningOp<arith::ConstantOp>();
@@ -221,11 +231,40 @@ Value kiln::tapsMajorWeights(RewriterBase &b, Location loc, Value w,
           std::memcpy(&data[(((fi * kh + i) * kw + j) * cp + ci) * eb],
                       bytes->data() + (((fi * c + ci) * kh + i) * kw + j) * eb,
                       eb);
-  auto newType = RankedTensorType::get({f, kh, kw, cp}, type.getElementType());
-  auto blob = HeapAsmResourceBlob::allocateAndCopyWithAlign(
-      ArrayRef<char>(data), alignof(std::max_align_t));
-  return arith::ConstantOp::create(
-      b, loc, newType,
-      DenseResourceElementsAttr::get(newType, "kiln_taps_major",
-                                     std::move(blob)));
+  return resourceConstant(
+      b, loc, RankedTensorType::get({f, kh, kw, cp}, type.getElementType()),
+      data, "kiln_taps_major");
+}
+
+Value kiln::transposedConstant(RewriterBase &b, Location loc, Value w,
+                               ArrayRef<int64_t> perm) {
+  auto cst = w.getDefiningOp<arith::ConstantOp>();
+  auto type = cast<RankedTensorType>(w.getType());
+  if (!cst || !type.hasStaticShape() || type.getElementTypeBitWidth() % 8 ||
+      (int64_t)perm.size() != type.getRank())
+    return nullptr;
+  std::optional<ArrayRef<char>> bytes = kiln::rawConstantBytes(cst.getValue());
+  int64_t eb = type.getElementTypeBitWidth() / 8, n = type.getNumElements();
+  if (!bytes || (int64_t)bytes->size() != n * eb)
+    return nullptr;
+  int64_t rank = type.getRank();
+  SmallVector<int64_t> shape, oldStrides(rank, 1);
+  for (int64_t d = rank - 2; d >= 0; --d)
+    oldStrides[d] = oldStrides[d + 1] * type.getDimSize(d + 1);
+  for (int64_t d : perm)
+    shape.push_back(type.getDimSize(d));
+  std::vector<char> data(n * eb);
+  // Walk the new layout in order, its index as a counter over `shape`.
+  SmallVector<int64_t> index(rank, 0);
+  for (int64_t i = 0; i < n; ++i) {
+    int64_t from = 0;
+    for (int64_t d = 0; d < rank; ++d)
+      from += index[d] * oldStrides[perm[d]];
+    std::memcpy(&data[i * eb], bytes->data() + from * eb, eb);
+    for (int64_t d = rank - 1; d >= 0 && ++index[d] == shape[d]; --d)
+      index[d] = 0;
+  }
+  return resourceConstant(b, loc,
+                          RankedTensorType::get(shape, type.getElementType()),
+                          data, "kiln_transposed");
 }

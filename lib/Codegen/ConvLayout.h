@@ -53,6 +53,12 @@ mlir::Value channelsLastInit(mlir::RewriterBase &b, mlir::Location loc,
 mlir::Value tapsMajorWeights(mlir::RewriterBase &b, mlir::Location loc,
                              mlir::Value w, int64_t channels = 0);
 
+/// The constant `w` transposed by `perm` (new dim i is old dim perm[i])
+/// as a new constant; null where `w` is not a constant with its bytes at
+/// hand.
+mlir::Value transposedConstant(mlir::RewriterBase &b, mlir::Location loc,
+                               mlir::Value w, llvm::ArrayRef<int64_t> perm);
+
 } // namespace kiln
 
 #endif // KILN_LIB_CODEGEN_CONVLAYOUT_H

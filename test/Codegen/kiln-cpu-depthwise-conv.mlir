@@ -1,5 +1,6 @@
 // RUN: kiln-opt %s -split-input-file -kiln-cpu-depthwise-conv | FileCheck %s
 // RUN: kiln-opt %s -split-input-file -kiln-cpu-depthwise-conv=vector-bits=256 | FileCheck %s --check-prefix=AVX2
+// RUN: kiln-opt %s -split-input-file -kiln-cpu-depthwise-conv=channels-last-below=0 | FileCheck %s --check-prefix=NCHW
 
 #in = affine_map<(n, c, h, w, i, j) -> (n, c, h + i, w + j)>
 #in2 = affine_map<(n, c, h, w, i, j) -> (n, c, h * 2 + i, w * 2 + j)>
@@ -365,4 +366,81 @@ func.func @mixed_depthwise(%x: tensor<1x32x16x16xbf16>, %w: tensor<32x1x3x3xf32>
     linalg.yield %s : f32
   } -> tensor<1x32x14x14xf32>
   return %conv : tensor<1x32x14x14xf32>
+}
+
+// -----
+
+#in = affine_map<(n, c, h, w, i, j) -> (n, c, h + i, w + j)>
+#wt = affine_map<(n, c, h, w, i, j) -> (c, 0, i, j)>
+#out = affine_map<(n, c, h, w, i, j) -> (n, c, h, w)>
+#ch = affine_map<(n, c, h, w) -> (c)>
+#id = affine_map<(n, c, h, w) -> (n, c, h, w)>
+
+// A depthwise convolution after a 1x1 convolution of a 7x7 plane with 64
+// output channels, which kiln-conv-to-gemm computes channels-last: it is
+// computed channels-last too. Its input is transposed to NHWC and its
+// weights to [kh, kw, 1, c] (a transpose here, as they are an argument;
+// a constant is reordered at compile time); an scf.forall over (n, oh,
+// 16-channel blocks) starts each position's sums from the bias vectors and
+// applies the Clip before the store. A row whose window is all inside the
+// input takes three column loops, the first and last column checked
+// (selected to zero outside), the interior unchecked; other rows check
+// every tap. The NHWC result is transposed back.
+
+// CHECK-LABEL: func.func @channels_last
+// CHECK:         %[[CONV:.+]] = linalg.conv_2d_nchw_fchw
+// CHECK:         %[[WT:.+]] = linalg.transpose ins(%{{.+}} : tensor<64x1x3x3xf32>) {{.+}} permutation = [2, 3, 1, 0]
+// CHECK:         %[[XT:.+]] = linalg.transpose ins(%[[CONV]] : tensor<1x64x7x7xf32>) {{.+}} permutation = [0, 2, 3, 1]
+// CHECK:         %[[R:.+]] = scf.forall (%[[N:.+]], %[[OH:.+]], %[[CB:.+]]) in (1, 7, 4) shared_outs(%{{.+}}) -> (tensor<1x7x7x64xf32>)
+// CHECK-COUNT-9:   vector.transfer_read %[[WT]]
+// CHECK:           vector.transfer_read %{{.+}} : tensor<64xf32>, vector<16xf32>
+// CHECK:           scf.if
+// CHECK:             scf.for %{{.+}} = %c0{{(_[0-9]+)?}} to %c1{{(_[0-9]+)?}} step
+// CHECK:               arith.select
+// CHECK:             scf.for %{{.+}} = %c1{{(_[0-9]+)?}} to %c6{{(_[0-9]+)?}} step
+// CHECK-NOT:             arith.select
+// CHECK-COUNT-9:         vector.fma
+// CHECK:                 arith.maximumf
+// CHECK:                 arith.minimumf
+// CHECK:             scf.for %{{.+}} = %c6{{(_[0-9]+)?}} to %c7{{(_[0-9]+)?}} step
+// CHECK:           else
+// CHECK:             scf.for %{{.+}} = %c0{{(_[0-9]+)?}} to %c7{{(_[0-9]+)?}} step
+// CHECK:           tensor.parallel_insert_slice %{{.+}}[%[[N]], %[[OH]], 0, %{{.+}}] [1, 1, 7, 16] [1, 1, 1, 1] : tensor<7x16xf32> into tensor<1x7x7x64xf32>
+// CHECK:         %[[BACK:.+]] = linalg.transpose ins(%[[R]] : tensor<1x7x7x64xf32>) {{.+}} permutation = [0, 3, 1, 2]
+// CHECK:         return %[[BACK]]
+// AVX2-LABEL:  func.func @channels_last
+// AVX2:          scf.forall (%{{.+}}, %{{.+}}, %{{.+}}) in (1, 7, 4) {{.+}} -> (tensor<1x7x7x64xf32>)
+// AVX2-COUNT-18:   vector.transfer_read %{{.+}} : tensor<3x3x1x64xf32>, vector<8xf32>
+// NCHW-LABEL:  func.func @channels_last
+// NCHW-NOT:      linalg.transpose
+// NCHW:          scf.forall (%{{.+}}, %{{.+}}) in (1, 64)
+func.func @channels_last(%x: tensor<1x32x7x7xf32>, %k: tensor<64x32x1x1xf32>, %w: tensor<64x1x3x3xf32>, %b: tensor<64xf32>) -> tensor<1x64x7x7xf32> {
+  %zero = arith.constant 0.0 : f32
+  %six = arith.constant 6.0 : f32
+  %e0 = tensor.empty() : tensor<1x64x7x7xf32>
+  %f0 = linalg.fill ins(%zero : f32) outs(%e0 : tensor<1x64x7x7xf32>) -> tensor<1x64x7x7xf32>
+  %y = linalg.conv_2d_nchw_fchw {dilations = dense<1> : tensor<2xi64>, strides = dense<1> : tensor<2xi64>} ins(%x, %k : tensor<1x32x7x7xf32>, tensor<64x32x1x1xf32>) outs(%f0 : tensor<1x64x7x7xf32>) -> tensor<1x64x7x7xf32>
+  %p = tensor.pad %y low[0, 0, 1, 1] high[0, 0, 1, 1] {
+  ^bb0(%i0: index, %i1: index, %i2: index, %i3: index):
+    tensor.yield %zero : f32
+  } : tensor<1x64x7x7xf32> to tensor<1x64x9x9xf32>
+  %e = tensor.empty() : tensor<1x64x7x7xf32>
+  %init = linalg.generic {indexing_maps = [#ch, #id], iterator_types = ["parallel", "parallel", "parallel", "parallel"]} ins(%b : tensor<64xf32>) outs(%e : tensor<1x64x7x7xf32>) {
+  ^bb0(%v: f32, %o: f32):
+    linalg.yield %v : f32
+  } -> tensor<1x64x7x7xf32>
+  %c = linalg.generic {indexing_maps = [#in, #wt, #out], iterator_types = ["parallel", "parallel", "parallel", "parallel", "reduction", "reduction"]} ins(%p, %w : tensor<1x64x9x9xf32>, tensor<64x1x3x3xf32>) outs(%init : tensor<1x64x7x7xf32>) {
+  ^bb0(%u: f32, %k2: f32, %o: f32):
+    %m = arith.mulf %u, %k2 : f32
+    %s = arith.addf %o, %m : f32
+    linalg.yield %s : f32
+  } -> tensor<1x64x7x7xf32>
+  %e2 = tensor.empty() : tensor<1x64x7x7xf32>
+  %r = linalg.generic {indexing_maps = [#id, #id], iterator_types = ["parallel", "parallel", "parallel", "parallel"]} ins(%c : tensor<1x64x7x7xf32>) outs(%e2 : tensor<1x64x7x7xf32>) {
+  ^bb0(%v: f32, %o: f32):
+    %lo = arith.maximumf %v, %zero : f32
+    %hi = arith.minimumf %lo, %six : f32
+    linalg.yield %hi : f32
+  } -> tensor<1x64x7x7xf32>
+  return %r : tensor<1x64x7x7xf32>
 }

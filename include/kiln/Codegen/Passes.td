@@ -474,10 +474,32 @@ def KilnCpuDepthwiseConv
 
     Rows wider than 8 output vectors or 16 input vectors, windows of more
     than 81 taps and strides above 4 stay generic (scalar loops).
+
+    A float depthwise convolution whose input comes from, or whose result
+    goes to, a convolution that `kiln-conv-to-gemm` computes channels-last
+    (MobileNetV2's 1x1 expansions and projections at 14x14 and 7x7) is
+    computed channels-last itself, when its channels are whole vectors:
+    an `scf.forall` over `(n, oh, block of channels)` (one 64-byte line of
+    channels a block), each output position's accumulators summing the
+    taps' channel vectors of the NHWC input with the taps' weights
+    (reordered to `[kh, kw, 1, c]` at compile time); rows in the top or
+    bottom padding, and the columns at the borders (a loop of their own
+    each side), select zeros; the interior takes no selects. Its input is
+    a transpose of the NCHW source to NHWC and its result is transposed
+    back, so that `kiln-sink-transposes` cancels both against the
+    neighbours' transposes (on a 2-core Zen 3 with AVX2, MobileNetV2's
+    profiled regions at batch 1 went from 7.9 to 6.2 ms: `python3
+    bench/roofline.py --models mobilenet_v2`). A row too wide for the NCHW
+    kernel is not enough reason: two transposes of large planes cost more
+    than the generic loops.
   }];
   let options = [
     Option<"vectorBits", "vector-bits", "unsigned", "512",
            "Bits of the CPU's vector registers">,
+    Option<"channelsLastBelow", "channels-last-below", "int64_t", "64",
+           "kiln-conv-to-gemm's option of that name: a depthwise "
+           "convolution next to a convolution that pass computes "
+           "channels-last is computed channels-last (0: never)">,
   ];
   let dependentDialects = ["::mlir::affine::AffineDialect",
                            "::mlir::arith::ArithDialect",

@@ -24,6 +24,14 @@
 // generic int32 operands with the zero points already subtracted (so its
 // padding is zeros too).
 //
+// Next to a convolution that kiln-conv-to-gemm computes channels-last
+// (MobileNetV2's pointwise expansions and projections on small planes), an
+// NCHW kernel would have its input transposed out of that layout and its
+// result back into it. Such a depthwise convolution is computed
+// channels-last instead: vectors along the channels, each output position
+// the sum of its taps' input vectors times the taps' weight vectors, with
+// transposes around it that cancel against the neighbours'.
+//
 //===----------------------------------------------------------------------===//
 
 #include "../ConvLayout.h"
@@ -66,6 +74,8 @@ struct Depthwise {
   /// no padding, -inf serves).
   std::optional<OperationName> maxName;
   Value padValue;
+  /// Whether an output row fits the NCHW kernel's registers.
+  bool rowsFit = true;
 };
 
 /// The coefficients of d_a and d_b in `e`, when `e` is exactly
@@ -228,12 +238,15 @@ std::optional<Depthwise> match(linalg::GenericOp op, int64_t lanes) {
   if (st.getDimSize(0) != dw.n || st.getDimSize(1) != dw.c)
     return std::nullopt;
 
-  // The registers one output row takes: its output vectors, the input
-  // row's vectors, the taps' weights. Wider rows or windows stay generic.
+  // The registers one output row of the NCHW kernel takes: its output
+  // vectors, the input row's vectors, the taps' weights. Wider rows stay
+  // generic unless the channels-last kernel takes them; larger windows or
+  // strides stay generic.
   int64_t outVectors = llvm::divideCeil(dw.ow, lanes);
   int64_t inVectors = llvm::divideCeil(dw.w, lanes);
-  if (outVectors > 8 || inVectors > 16 || dw.kh * dw.kw > 81 || dw.sw > 4)
+  if (dw.kh * dw.kw > 81 || dw.sw > 4)
     return std::nullopt;
+  dw.rowsFit = outVectors <= 8 && inVectors <= 16;
 
   // Where the accumulators start.
   Value init = op.getDpsInits()[0];
@@ -325,6 +338,23 @@ Value gatherLanes(OpBuilder &b, Location loc, ArrayRef<Value> row, Value zero,
       curLane[l] = l;
   }
   return cur;
+}
+
+/// Stores the sums `accs` (`epilogue` applied, if any) into the row
+/// `row` of `out` ([rows, width]) one vector after the other, the last
+/// masked where it passes `width`.
+Value storeSums(OpBuilder &b, Location loc, linalg::GenericOp epilogue,
+                ArrayRef<Value> accs, Value out, Value row, int64_t width) {
+  int64_t lanes = cast<VectorType>(accs[0].getType()).getNumElements();
+  for (auto [j, acc] : llvm::enumerate(accs)) {
+    Value v = epilogue ? kiln::cpu::applyEpilogue(b, epilogue, acc) : acc;
+    int64_t start = static_cast<int64_t>(j) * lanes;
+    out = vector::TransferWriteOp::create(
+              b, loc, v, out, ValueRange{row, idx(b, loc, start)},
+              ArrayRef<bool>{start + lanes <= width})
+              .getResult();
+  }
+  return out;
 }
 
 /// Rewrites `dw` (and its epilogue, if any) as vector rows; returns the
@@ -473,22 +503,257 @@ Value rewrite(RewriterBase &rewriter, Depthwise dw, linalg::GenericOp epilogue,
             }
           }
         }
-        Value out = iter[0];
-        for (int64_t j = 0; j < outVectors; ++j) {
-          Value v = accs[j];
-          if (epilogue)
-            v = kiln::cpu::applyEpilogue(rb, epilogue, v);
-          out = vector::TransferWriteOp::create(
-                    rb, loc, v, out, ValueRange{oh, idx(rb, loc, j * lanes)},
-                    ArrayRef<bool>{(j + 1) * lanes <= dw.ow})
-                    .getResult();
-        }
-        scf::YieldOp::create(rb, loc, out);
+        scf::YieldOp::create(
+            rb, loc, storeSums(rb, loc, epilogue, accs, iter[0], oh, dw.ow));
       });
   b.setInsertionPointToStart(forall.getTerminator().getBody());
   tensor::ParallelInsertSliceOp::create(b, loc, rowLoop.getResult(0), shared,
                                         offsets, sizes, strides);
   return forall.getResult(0);
+}
+
+/// What an elementwise generic with one tensor input (an activation, a
+/// cast) reads; null for any other op.
+Value elementwiseSource(Operation *op) {
+  auto g = dyn_cast_or_null<linalg::GenericOp>(op);
+  if (!g || g.getNumDpsInputs() != 1 || g.getNumDpsInits() != 1 ||
+      g->getNumResults() != 1 || !g.hasPureTensorSemantics() ||
+      g.getNumParallelLoops() != g.getNumLoops() ||
+      !llvm::all_of(g.getIndexingMapsArray(),
+                    [](AffineMap m) { return m.isIdentity(); }))
+    return nullptr;
+  return g.getDpsInputs()[0];
+}
+
+/// Whether the depthwise convolution `dw` (its result `result`: the
+/// epilogue's where one is fused) reads from, or feeds, a convolution that
+/// kiln-conv-to-gemm will compute channels-last, through elementwise ops
+/// and a pad of the plane.
+bool nextToChannelsLast(const Depthwise &dw, Value result, unsigned bits,
+                        int64_t below) {
+  auto channelsLast = [&](Operation *op) {
+    auto conv = dyn_cast_or_null<linalg::Conv2DNchwFchwOp>(op);
+    return conv && kiln::staticConv(conv) &&
+           kiln::convToGemmChannelsLast(conv, bits, below,
+                                        /*packPanels=*/true);
+  };
+  Value v = dw.input;
+  for (int step = 0; step < 4 && v; ++step) {
+    if (channelsLast(v.getDefiningOp()))
+      return true;
+    v = elementwiseSource(v.getDefiningOp());
+  }
+  v = result;
+  for (int step = 0; step < 4; ++step) {
+    if (!v.hasOneUse())
+      return false;
+    OpOperand &use = *v.getUses().begin();
+    Operation *user = use.getOwner();
+    if (isa<linalg::Conv2DNchwFchwOp>(user))
+      return use.getOperandNumber() == 0 && channelsLast(user);
+    if (!isa<tensor::PadOp>(user) && elementwiseSource(user) != v)
+      return false;
+    v = user->getResult(0);
+  }
+  return false;
+}
+
+/// Rewrites convolution `dw` (and its epilogue, if any) channels-last: its
+/// input transposed to NHWC, an scf.forall over (n, oh, block of channels)
+/// writing an NHWC result, transposed back to NCHW. Null where it does not
+/// apply (a max pooling, channels that are not whole vectors, weights
+/// that are not [C, 1, KH, KW]).
+Value rewriteChannelsLast(RewriterBase &rewriter, Depthwise dw,
+                          linalg::GenericOp epilogue, int64_t lanes) {
+  linalg::GenericOp op = dw.op;
+  auto ot = cast<RankedTensorType>(op.getResult(0).getType());
+  Type elt = ot.getElementType();
+  if (dw.maxName || !isa<FloatType>(elt) || dw.c % lanes != 0)
+    return nullptr;
+  // Channels a block: one 64-byte line where they divide into lines.
+  int64_t vectors = std::max<int64_t>(1, 512 / (lanes * 32));
+  if (dw.c % (lanes * vectors) != 0)
+    vectors = 1;
+  int64_t block = lanes * vectors;
+  Location loc = op.getLoc();
+  OpBuilder &b = rewriter;
+  rewriter.setInsertionPoint(epilogue ? epilogue.getOperation()
+                                      : op.getOperation());
+  // The taps' weights as [KH, KW, 1, C]: channel vectors.
+  Value weights =
+      kiln::transposedConstant(rewriter, loc, dw.weights, {2, 3, 1, 0});
+  if (!weights)
+    weights = kiln::transposed(b, loc, dw.weights, {2, 3, 1, 0});
+  Value input = kiln::transposed(b, loc, dw.input, {0, 2, 3, 1});
+  Value init = op.getDpsInits()[0];
+  Value initNhwc = dw.bias || dw.scalar
+                       ? nullptr
+                       : kiln::transposed(b, loc, init, {0, 2, 3, 1});
+  Type inElt = getElementTypeOrSelf(input.getType());
+  auto vt = VectorType::get({lanes}, elt);
+  auto inVt = VectorType::get({lanes}, inElt);
+  auto outType = RankedTensorType::get({dw.n, dw.oh, dw.ow, dw.c}, elt);
+  Value empty = tensor::EmptyOp::create(b, loc, outType.getShape(), elt);
+
+  auto forall = scf::ForallOp::create(
+      b, loc,
+      ArrayRef<OpFoldResult>{b.getIndexAttr(dw.n), b.getIndexAttr(dw.oh),
+                             b.getIndexAttr(dw.c / block)},
+      ValueRange{empty}, std::nullopt);
+  OpBuilder::InsertionGuard guard(b);
+  b.setInsertionPointToStart(forall.getBody());
+  Value n = forall.getInductionVar(0), oh = forall.getInductionVar(1);
+  Value c0 = affine::AffineApplyOp::create(
+      b, loc, getAffineDimExpr(0, b.getContext()) * block,
+      forall.getInductionVar(2));
+  Value shared = forall.getRegionIterArgs()[0];
+  Value idx0 = idx(b, loc, 0);
+  Value zero = arith::ConstantOp::create(
+      b, loc, vt, DenseElementsAttr::get(vt, b.getZeroAttr(elt)));
+  Value inZero =
+      arith::ConstantOp::create(b, loc, b.getZeroAttr(inElt)).getResult();
+  auto widen = [&](OpBuilder &wb, Value v) -> Value {
+    return inElt == elt ? v : arith::ExtFOp::create(wb, loc, vt, v);
+  };
+  auto channel = [&](OpBuilder &cb, int64_t v) -> Value {
+    return affine::AffineApplyOp::create(
+        cb, loc, getAffineDimExpr(0, cb.getContext()) + v * lanes, c0);
+  };
+  // The taps' weight vectors and where the sums start, once per block.
+  SmallVector<Value> taps; // [(i * kw + j) * vectors + v]
+  for (int64_t i = 0; i < dw.kh; ++i)
+    for (int64_t j = 0; j < dw.kw; ++j)
+      for (int64_t v = 0; v < vectors; ++v)
+        taps.push_back(widen(b, vector::TransferReadOp::create(
+                                    b, loc, inVt, weights,
+                                    ValueRange{idx(b, loc, i), idx(b, loc, j),
+                                               idx0, channel(b, v)},
+                                    inZero, ArrayRef<bool>{true})));
+  SmallVector<Value> starts;
+  for (int64_t v = 0; v < vectors && (dw.bias || dw.scalar); ++v)
+    starts.push_back(
+        dw.bias
+            ? vector::TransferReadOp::create(
+                  b, loc, vt, dw.bias, ValueRange{channel(b, v)},
+                  arith::ConstantOp::create(b, loc, b.getZeroAttr(elt)),
+                  ArrayRef<bool>{true})
+                  .getResult()
+            : vector::BroadcastOp::create(b, loc, vt, dw.scalar).getResult());
+  // The window's input rows, clamped into the input, and whether each is
+  // inside it.
+  AffineExpr d0 = getAffineDimExpr(0, b.getContext());
+  SmallVector<Value> rows, rowInside;
+  for (int64_t i = 0; i < dw.kh; ++i) {
+    Value ih = affine::AffineApplyOp::create(
+        b, loc, d0 * dw.sh + (i * dw.dh - dw.padTop), oh);
+    rowInside.push_back(arith::AndIOp::create(
+        b, loc,
+        arith::CmpIOp::create(b, loc, arith::CmpIPredicate::sge, ih, idx0),
+        arith::CmpIOp::create(b, loc, arith::CmpIPredicate::slt, ih,
+                              idx(b, loc, dw.h))));
+    rows.push_back(
+        arith::MinSIOp::create(b, loc, arith::MaxSIOp::create(b, loc, ih, idx0),
+                               idx(b, loc, dw.h - 1)));
+  }
+  // Whether every row of the window is inside the input.
+  Value interiorRows = rowInside[0];
+  for (int64_t i = 1; i < dw.kh; ++i)
+    interiorRows = arith::AndIOp::create(b, loc, interiorRows, rowInside[i]);
+  auto rowType = RankedTensorType::get({dw.ow, block}, elt);
+  SmallVector<OpFoldResult> offsets = {n, oh, b.getIndexAttr(0), c0};
+  SmallVector<OpFoldResult> sizes = {b.getIndexAttr(1), b.getIndexAttr(1),
+                                     b.getIndexAttr(dw.ow),
+                                     b.getIndexAttr(block)};
+  SmallVector<OpFoldResult> strides(4, b.getIndexAttr(1));
+  Value outRow = tensor::ExtractSliceOp::create(b, loc, rowType, shared,
+                                                offsets, sizes, strides);
+
+  // One output position's sums, stored into `out`: rows checked (selected
+  // to zero outside the input) with `checkRows`, columns with `checkCols`.
+  auto position = [&](OpBuilder &pb, Value ow, Value out, bool checkRows,
+                      bool checkCols) -> Value {
+    SmallVector<Value> accs;
+    for (int64_t v = 0; v < vectors; ++v)
+      accs.push_back(starts.empty() ? vector::TransferReadOp::create(
+                                          pb, loc, vt, initNhwc,
+                                          ValueRange{n, oh, ow, channel(pb, v)},
+                                          arith::ConstantOp::create(
+                                              pb, loc, pb.getZeroAttr(elt)),
+                                          ArrayRef<bool>{true})
+                                          .getResult()
+                                    : starts[v]);
+    for (int64_t j = 0; j < dw.kw; ++j) {
+      Value iw = affine::AffineApplyOp::create(
+          pb, loc, d0 * dw.sw + (j * dw.dw - dw.padLeft), ow);
+      Value col = iw, colInside;
+      if (checkCols) {
+        colInside = arith::AndIOp::create(
+            pb, loc,
+            arith::CmpIOp::create(pb, loc, arith::CmpIPredicate::sge, iw, idx0),
+            arith::CmpIOp::create(pb, loc, arith::CmpIPredicate::slt, iw,
+                                  idx(pb, loc, dw.w)));
+        col = arith::MinSIOp::create(pb, loc,
+                                     arith::MaxSIOp::create(pb, loc, iw, idx0),
+                                     idx(pb, loc, dw.w - 1));
+      }
+      for (int64_t i = 0; i < dw.kh; ++i) {
+        Value inside = checkRows ? rowInside[i] : nullptr;
+        if (colInside)
+          inside = inside ? arith::AndIOp::create(pb, loc, inside, colInside)
+                                .getResult()
+                          : colInside;
+        for (int64_t v = 0; v < vectors; ++v) {
+          Value x = widen(pb, vector::TransferReadOp::create(
+                                  pb, loc, inVt, input,
+                                  ValueRange{n, rows[i], col, channel(pb, v)},
+                                  inZero, ArrayRef<bool>{true}));
+          if (inside)
+            x = arith::SelectOp::create(pb, loc, inside, x, zero);
+          accs[v] = vector::FMAOp::create(
+              pb, loc, taps[(i * dw.kw + j) * vectors + v], x, accs[v]);
+        }
+      }
+    }
+    return storeSums(pb, loc, epilogue, accs, out, ow, block);
+  };
+  // A loop over output columns [lo, hi).
+  auto columns = [&](OpBuilder &lb, Value out, int64_t lo, int64_t hi,
+                     bool checkRows, bool checkCols) -> Value {
+    if (lo >= hi)
+      return out;
+    return scf::ForOp::create(
+               lb, loc, idx(lb, loc, lo), idx(lb, loc, hi), idx(lb, loc, 1),
+               ValueRange{out},
+               [&](OpBuilder &fb, Location, Value ow, ValueRange iter) {
+                 scf::YieldOp::create(
+                     fb, loc, position(fb, ow, iter[0], checkRows, checkCols));
+               })
+        .getResult(0);
+  };
+  // The columns whose whole window lies inside the input: ow * sw -
+  // padLeft >= 0 and ow * sw + (kw - 1) * dw - padLeft < w.
+  int64_t colLo = std::min<int64_t>(dw.ow, llvm::divideCeil(dw.padLeft, dw.sw));
+  int64_t lastIn = dw.w - 1 - (dw.kw - 1) * dw.dw + dw.padLeft;
+  int64_t colHi = lastIn < 0
+                      ? colLo
+                      : std::clamp<int64_t>(lastIn / dw.sw + 1, colLo, dw.ow);
+  auto ifOp = scf::IfOp::create(
+      b, loc, interiorRows,
+      [&](OpBuilder &tb, Location) {
+        Value out = columns(tb, outRow, 0, colLo, false, true);
+        out = columns(tb, out, colLo, colHi, false, false);
+        out = columns(tb, out, colHi, dw.ow, false, true);
+        scf::YieldOp::create(tb, loc, out);
+      },
+      [&](OpBuilder &eb, Location) {
+        scf::YieldOp::create(eb, loc,
+                             columns(eb, outRow, 0, dw.ow, true, true));
+      });
+  b.setInsertionPointToStart(forall.getTerminator().getBody());
+  tensor::ParallelInsertSliceOp::create(b, loc, ifOp.getResult(0), shared,
+                                        offsets, sizes, strides);
+  b.setInsertionPointAfter(forall);
+  return kiln::transposed(b, loc, forall.getResult(0), {0, 3, 1, 2});
 }
 
 struct DepthwiseConvPass
@@ -514,7 +779,20 @@ struct DepthwiseConvPass
       if (epilogue &&
           epilogue.getDpsInputOperand(0)->get() != dw.op.getResult(0))
         epilogue = nullptr;
-      Value result = rewrite(rewriter, dw, epilogue, lanes);
+      // Channels-last next to channels-last convolutions. (Not where a row
+      // is only too wide for the NCHW kernel: MobileNetV2's 32 planes of
+      // 112x112 on AVX2 took 0.90 ms so, two transposes of 1.6 MB among
+      // them, against 0.32 ms as a generic.)
+      Value result;
+      if (channelsLastBelow > 0 &&
+          nextToChannelsLast(
+              dw, epilogue ? epilogue.getResult(0) : dw.op.getResult(0),
+              vectorBits, channelsLastBelow))
+        result = rewriteChannelsLast(rewriter, dw, epilogue, lanes);
+      if (!result && dw.rowsFit)
+        result = rewrite(rewriter, dw, epilogue, lanes);
+      if (!result)
+        continue;
       if (epilogue) {
         rewriter.replaceOp(epilogue, result);
         rewriter.eraseOp(dw.op);
