@@ -3846,50 +3846,100 @@ FailureOr<SmallVector<Value>> Lowering::lowerOp(Operation *op) {
     if (intAttr(op, "antialias", 0) != 0)
       return op->emitOpError("antialiased resizing is not lowered yet"),
              failure();
+    // The axes that the scales, sizes and roi list (all by default);
+    // axisAt[d]: d's place among them, or -1.
+    SmallVector<int64_t> axes =
+        intsAttr(op, "axes", llvm::to_vector(llvm::seq<int64_t>(0, rank)));
+    for (int64_t &ax : axes) {
+      if (ax < -rank || ax >= rank)
+        return op->emitOpError("axis ")
+                   << ax << " is out of range for rank " << rank,
+               failure();
+      if (ax < 0)
+        ax += rank;
+    }
+    int64_t numAxes = axes.size();
+    SmallVector<int64_t> axisAt(rank, -1);
+    for (auto [i, ax] : llvm::enumerate(axes)) {
+      if (axisAt[ax] >= 0)
+        return op->emitOpError("axis ") << ax << " is repeated", failure();
+      axisAt[ax] = i;
+    }
     bool crop = ctm == "tf_crop_and_resize";
     Value roi = crop ? getOnnxInput(op, 1) : Value();
     if (crop &&
         (!roi ||
-         cast<RankedTensorType>(roi.getType()).getNumElements() != 2 * rank))
+         cast<RankedTensorType>(roi.getType()).getNumElements() != 2 * numAxes))
       return op->emitOpError("tf_crop_and_resize needs a roi of ")
-                 << 2 * rank << " values",
+                 << 2 * numAxes << " values",
              failure();
     float extrapolation = floatAttr(op, "extrapolation_value", 0.0f);
     if (ctm != "half_pixel" && ctm != "pytorch_half_pixel" &&
-        ctm != "align_corners" && ctm != "asymmetric" &&
-        ctm != "tf_half_pixel_for_nn" && !crop)
+        ctm != "half_pixel_symmetric" && ctm != "align_corners" &&
+        ctm != "asymmetric" && ctm != "tf_half_pixel_for_nn" && !crop)
       return op->emitOpError("coordinate mode '")
                  << ctm << "' is not lowered yet",
              failure();
-    if (op->getAttr("axes") ||
-        str("keep_aspect_ratio_policy", "stretch") != "stretch")
-      return op->emitOpError("axes and aspect-ratio policies are not lowered "
-                             "yet"),
+    StringRef policy = str("keep_aspect_ratio_policy", "stretch");
+    if (policy != "stretch" && policy != "not_larger" &&
+        policy != "not_smaller")
+      return op->emitOpError("keep_aspect_ratio_policy '")
+                 << policy << "' is not one of stretch, not_larger, "
+                 << "not_smaller",
              failure();
-    // Per-axis scale: the given scales, else output / input extents.
-    SmallVector<double> scales;
+    Value sizesV; // Sizes read at run time by an aspect-ratio policy.
+    // Per-dim scale: the given scales (1 for a dim not in axes), else
+    // output / input extents, or with an aspect-ratio policy the smallest
+    // (not_larger) or largest (not_smaller) of sizes / input extents over
+    // the axes, for all of them.
+    SmallVector<double> scales(rank, 1.0);
     Value scalesV = upsample ? op->getOperand(1) : getOnnxInput(op, 2);
     ElementsAttr scalesAttr;
     bool hasScales =
         scalesV &&
         cast<RankedTensorType>(scalesV.getType()).getNumElements() > 0;
     // Scales known only at run time (the output shape is static all the
-    // same) are read in the loop body, and no axis can be assumed
-    // unscaled.
+    // same) are read in the loop body, and no axis among them can be
+    // assumed unscaled.
     bool runtimeScales = false;
     if (hasScales) {
-      if (cast<RankedTensorType>(scalesV.getType()).getNumElements() != rank)
-        return op->emitOpError("needs one scale per input dim"), failure();
+      if (cast<RankedTensorType>(scalesV.getType()).getNumElements() != numAxes)
+        return op->emitOpError("needs one scale per axis (") << numAxes << ")",
+               failure();
       if (matchPattern(scalesV, m_Constant(&scalesAttr))) {
-        for (const APFloat &v : scalesAttr.getValues<APFloat>())
-          scales.push_back(v.convertToDouble());
+        for (auto [i, v] : llvm::enumerate(scalesAttr.getValues<APFloat>()))
+          scales[axes[i]] = v.convertToDouble();
       } else {
         runtimeScales = true;
-        scales.assign(rank, 0.0);
       }
-    } else {
+    } else if (policy == "stretch") {
       for (int64_t d = 0; d < rank; ++d)
-        scales.push_back(double(rt.getDimSize(d)) / xt.getDimSize(d));
+        scales[d] = double(rt.getDimSize(d)) / xt.getDimSize(d);
+    } else {
+      sizesV = getOnnxInput(op, 3);
+      if (!sizesV ||
+          cast<RankedTensorType>(sizesV.getType()).getNumElements() != numAxes)
+        return op->emitOpError("keep_aspect_ratio_policy '")
+                   << policy << "' needs sizes, one per axis",
+               failure();
+      ElementsAttr sizesAttr;
+      if (matchPattern(sizesV, m_Constant(&sizesAttr))) {
+        std::optional<double> scale;
+        for (auto [i, v] : llvm::enumerate(sizesAttr.getValues<APInt>())) {
+          double r = double(v.getSExtValue()) / xt.getDimSize(axes[i]);
+          scale = !scale                   ? r
+                  : policy == "not_larger" ? std::min(*scale, r)
+                                           : std::max(*scale, r);
+        }
+        for (int64_t ax : axes)
+          scales[ax] = *scale;
+        sizesV = nullptr;
+      } else {
+        // Sizes known at run time: the scale is computed in the body.
+        runtimeScales = true;
+      }
+      // The coordinates follow that scale, as given scales do.
+      hasScales = true;
     }
     if (mode != "nearest" && mode != "linear" && mode != "cubic")
       return op->emitOpError("mode '") << mode << "' is not lowered", failure();
@@ -3919,7 +3969,9 @@ FailureOr<SmallVector<Value>> Lowering::lowerOp(Operation *op) {
           for (int64_t d = 0; d < rank; ++d) {
             Value i = linalg::IndexOp::create(nb, nl, d);
             int64_t in = xt.getDimSize(d), out = rt.getDimSize(d);
-            if (in == out && !runtimeScales && scales[d] == 1.0 && !crop) {
+            bool listed = axisAt[d] >= 0;
+            if (in == out && (!runtimeScales || !listed) && scales[d] == 1.0 &&
+                (!crop || !listed)) {
               fixed[d] = i;
               continue;
             }
@@ -3927,15 +3979,30 @@ FailureOr<SmallVector<Value>> Lowering::lowerOp(Operation *op) {
                 nb, nl, f32,
                 arith::IndexCastUIOp::create(nb, nl, nb.getI64Type(), i));
             Value c;
-            Value s = runtimeScales
-                          ? convertScalar(
-                                nb, nl,
-                                tensor::ExtractOp::create(
-                                    nb, nl, scalesV,
-                                    ValueRange{arith::ConstantIndexOp::create(
-                                        nb, nl, d)}),
-                                f32)
-                          : fc(scales[d]);
+            auto at = [&](Value t, int64_t k) {
+              return convertScalar(
+                  nb, nl,
+                  tensor::ExtractOp::create(
+                      nb, nl, t,
+                      ValueRange{arith::ConstantIndexOp::create(nb, nl, k)}),
+                  f32);
+            };
+            Value s;
+            if (!runtimeScales || !listed) {
+              s = fc(scales[d]);
+            } else if (!sizesV) {
+              s = at(scalesV, axisAt[d]);
+            } else {
+              // The policy's scale over the run-time sizes.
+              for (auto [k, ax] : llvm::enumerate(axes)) {
+                Value r = arith::DivFOp::create(nb, nl, at(sizesV, k),
+                                                fc(xt.getDimSize(ax)));
+                s = !s ? r
+                    : policy == "not_larger"
+                        ? arith::MinimumFOp::create(nb, nl, s, r).getResult()
+                        : arith::MaximumFOp::create(nb, nl, s, r).getResult();
+              }
+            }
             if (ctm == "align_corners") {
               // x * (in - 1) / (resized length - 1), the resized length
               // being in * scale (not rounded) where scales are given.
@@ -3971,7 +4038,9 @@ FailureOr<SmallVector<Value>> Lowering::lowerOp(Operation *op) {
                         ValueRange{arith::ConstantIndexOp::create(nb, nl, k)}),
                     f32);
               };
-              Value st = roiAt(d), en = roiAt(rank + d);
+              // A dim the roi does not list: the whole of it, [0, 1].
+              Value st = listed ? roiAt(axisAt[d]) : fc(0),
+                    en = listed ? roiAt(numAxes + axisAt[d]) : fc(1);
               Value span = fc(in - 1);
               if (out > 1)
                 c = arith::AddFOp::create(
@@ -3998,12 +4067,24 @@ FailureOr<SmallVector<Value>> Lowering::lowerOp(Operation *op) {
                                             c, fc(0)),
                       arith::CmpFOp::create(nb, nl, arith::CmpFPredicate::OGT,
                                             c, span)));
-            } else { // half_pixel, pytorch_half_pixel
+            } else { // half_pixel, pytorch_half_pixel, half_pixel_symmetric
               c = arith::SubFOp::create(
                   nb, nl,
                   arith::DivFOp::create(
                       nb, nl, arith::AddFOp::create(nb, nl, xf, fc(0.5)), s),
                   fc(0.5));
+              if (ctm == "half_pixel_symmetric") {
+                // Shifted so that the resized extent (in * scale, rounded
+                // to `out`) stays centred on the input's: by
+                // in / 2 * (1 - out / (in * scale)).
+                Value adjustment = arith::DivFOp::create(
+                    nb, nl, fc(out), arith::MulFOp::create(nb, nl, fc(in), s));
+                c = arith::AddFOp::create(
+                    nb, nl, c,
+                    arith::MulFOp::create(
+                        nb, nl, fc(in / 2.0),
+                        arith::SubFOp::create(nb, nl, fc(1), adjustment)));
+              }
             }
             coord[d] = c;
             resized.push_back(d);

@@ -524,3 +524,43 @@ func.func @rotary_cache(%x: tensor<1x2x3x8xf32>, %c: tensor<4x3xf32>, %p: tensor
   %0 = kiln.rotary_embedding(%x, %c, %c, %p) : (tensor<1x2x3x8xf32>, tensor<4x3xf32>, tensor<4x3xf32>, tensor<1x3xi64>) -> tensor<1x2x3x8xf32>
   return %0 : tensor<1x2x3x8xf32>
 }
+
+// -----
+
+func.func @resize_axis_range(%x: tensor<1x1x2x2xf32>, %s: tensor<1xf32>) -> tensor<1x1x2x4xf32> {
+  // expected-error @+1 {{'kiln.resize' op axis 4 is out of range for rank 4}}
+  %0 = kiln.resize(%x, none, %s, none) {axes = array<i64: 4>} : (tensor<1x1x2x2xf32>, tensor<1xf32>) -> tensor<1x1x2x4xf32>
+  return %0 : tensor<1x1x2x4xf32>
+}
+
+// -----
+
+func.func @resize_axis_repeated(%x: tensor<1x1x2x2xf32>, %s: tensor<2xf32>) -> tensor<1x1x2x4xf32> {
+  // expected-error @+1 {{'kiln.resize' op axis 3 is repeated}}
+  %0 = kiln.resize(%x, none, %s, none) {axes = array<i64: 3, -1>} : (tensor<1x1x2x2xf32>, tensor<2xf32>) -> tensor<1x1x2x4xf32>
+  return %0 : tensor<1x1x2x4xf32>
+}
+
+// -----
+
+func.func @resize_scales_per_axis(%x: tensor<1x1x2x2xf32>, %s: tensor<4xf32>) -> tensor<1x1x2x4xf32> {
+  // expected-error @+1 {{'kiln.resize' op needs one scale per axis (1)}}
+  %0 = kiln.resize(%x, none, %s, none) {axes = array<i64: 3>} : (tensor<1x1x2x2xf32>, tensor<4xf32>) -> tensor<1x1x2x4xf32>
+  return %0 : tensor<1x1x2x4xf32>
+}
+
+// -----
+
+func.func @resize_policy(%x: tensor<1x1x2x2xf32>, %sz: tensor<4xi64>) -> tensor<1x1x2x4xf32> {
+  // expected-error @+1 {{'kiln.resize' op keep_aspect_ratio_policy 'fit' is not one of stretch, not_larger, not_smaller}}
+  %0 = kiln.resize(%x, none, none, %sz) {keep_aspect_ratio_policy = "fit"} : (tensor<1x1x2x2xf32>, tensor<4xi64>) -> tensor<1x1x2x4xf32>
+  return %0 : tensor<1x1x2x4xf32>
+}
+
+// -----
+
+func.func @resize_policy_sizes(%x: tensor<1x1x2x2xf32>, %sz: tensor<4xi64>) -> tensor<1x1x2x4xf32> {
+  // expected-error @+1 {{'kiln.resize' op keep_aspect_ratio_policy 'not_larger' needs sizes, one per axis}}
+  %0 = kiln.resize(%x, none, none, %sz) {axes = array<i64: 2, 3>, keep_aspect_ratio_policy = "not_larger"} : (tensor<1x1x2x2xf32>, tensor<4xi64>) -> tensor<1x1x2x4xf32>
+  return %0 : tensor<1x1x2x4xf32>
+}
