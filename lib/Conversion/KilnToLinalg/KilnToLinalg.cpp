@@ -748,7 +748,7 @@ bool lowersUnsigned(Operation *op) {
              BitwiseOrOp, BitwiseXorOp, BitwiseNotOp, QuantizeLinearOp,
              DequantizeLinearOp, DynamicQuantizeLinearOp, ConvIntegerOp,
              MatMulIntegerOp, QLinearConvOp, QLinearMatMulOp, NonZeroOp,
-             CompressOp>(op);
+             CompressOp, BitCastOp>(op);
 }
 
 /// A lowered data-dependent result (keyed by its upper bound tensor): the
@@ -2453,6 +2453,37 @@ FailureOr<SmallVector<Value>> Lowering::lowerOp(Operation *op) {
                              return convertScalar(nb, nl, v, elt, uns[0],
                                                   resUns);
                            }));
+  }
+  if (isa<BitCastOp>(op)) {
+    // The same bits as another type of their width (ONNX's bool is a
+    // byte: 0 or 1).
+    auto xt = cast<RankedTensorType>(op->getOperand(0).getType());
+    Type from = xt.getElementType();
+    auto width = [](Type t) {
+      return t.isInteger(1) ? 8u : t.getIntOrFloatBitWidth();
+    };
+    if (!from.isIntOrFloat() || !elt.isIntOrFloat() ||
+        width(from) != width(elt) || xt.getShape() != rt.getShape())
+      return op->emitOpError("needs a result of the input's shape and of a "
+                             "type of its width, not ")
+                 << xt << " -> " << rt,
+             failure();
+    return one(elementwise(
+        b, loc, rt, ValueRange{op->getOperand(0)},
+        [&](OpBuilder &nb, Location nl, ValueRange a) -> Value {
+          if (from == elt)
+            return a[0];
+          if (from.isInteger(1))
+            return arith::ExtUIOp::create(nb, nl, elt, a[0]);
+          Value v = a[0];
+          if (elt.isInteger(1)) {
+            if (!from.isInteger(8))
+              v = arith::BitcastOp::create(nb, nl, nb.getI8Type(), v);
+            return arith::CmpIOp::create(nb, nl, arith::CmpIPredicate::ne, v,
+                                         scalarConst(nb, nl, v.getType(), 0));
+          }
+          return arith::BitcastOp::create(nb, nl, elt, v);
+        }));
   }
   if (isa<ClipOp>(op)) {
     Value lo = getOnnxInput(op, 1), hi = getOnnxInput(op, 2);

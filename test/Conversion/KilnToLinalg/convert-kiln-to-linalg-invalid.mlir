@@ -564,3 +564,11 @@ func.func @resize_policy_sizes(%x: tensor<1x1x2x2xf32>, %sz: tensor<4xi64>) -> t
   %0 = kiln.resize(%x, none, none, %sz) {axes = array<i64: 2, 3>, keep_aspect_ratio_policy = "not_larger"} : (tensor<1x1x2x2xf32>, tensor<4xi64>) -> tensor<1x1x2x4xf32>
   return %0 : tensor<1x1x2x4xf32>
 }
+
+// -----
+
+func.func @bit_cast_width(%x: tensor<2xf32>) -> tensor<2xi64> {
+  // expected-error @+1 {{'kiln.bit_cast' op needs a result of the input's shape and of a type of its width, not 'tensor<2xf32>' -> 'tensor<2xi64>'}}
+  %0 = kiln.bit_cast(%x) {to = 7 : i64} : (tensor<2xf32>) -> tensor<2xi64>
+  return %0 : tensor<2xi64>
+}
