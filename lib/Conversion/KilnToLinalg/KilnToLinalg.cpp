@@ -3204,14 +3204,41 @@ FailureOr<SmallVector<Value>> Lowering::lowerOp(Operation *op) {
           return r;
         }));
   }
-  if (isa<LayerNormalizationOp, InstanceNormalizationOp, RMSNormalizationOp>(
-          op)) {
+  if (isa<LayerNormalizationOp, InstanceNormalizationOp, RMSNormalizationOp,
+          GroupNormalizationOp>(op)) {
     // RMSNormalization is LayerNormalization without the centering and the
-    // bias: X / sqrt(mean(X^2) + epsilon) * scale.
+    // bias: X / sqrt(mean(X^2) + epsilon) * scale. GroupNormalization is
+    // InstanceNormalization of X seen as [N, G, C / G, ...], its scale and
+    // bias per channel (opset 21) or per group (opset 18).
     bool layer = isa<LayerNormalizationOp>(op);
     bool rms = isa<RMSNormalizationOp>(op);
+    bool group = isa<GroupNormalizationOp>(op);
     Value x = op->getOperand(0);
     auto xt = cast<RankedTensorType>(x.getType());
+    int64_t groups = 0, perGroup = 0;
+    if (group) {
+      groups = intAttr(op, "num_groups", 0);
+      int64_t c = xt.getRank() >= 2 ? xt.getDimSize(1) : 0;
+      if (groups <= 0 || c % groups != 0)
+        return op->emitOpError("needs num_groups (")
+                   << groups << ") to divide the channels (" << c << ")",
+               failure();
+      perGroup = c / groups;
+      int64_t params =
+          cast<RankedTensorType>(op->getOperand(1).getType()).getNumElements();
+      if (params != c && params != groups)
+        return op->emitOpError("needs a scale and bias per channel (")
+                   << c << ") or per group (" << groups << "), not " << params,
+               failure();
+      SmallVector<int64_t> shape = {xt.getDimSize(0), groups, perGroup};
+      SmallVector<ReassociationIndices> assoc = {{0}, {1, 2}};
+      for (int64_t d = 2; d < xt.getRank(); ++d) {
+        shape.push_back(xt.getDimSize(d));
+        assoc.push_back({d + 1});
+      }
+      xt = RankedTensorType::get(shape, xt.getElementType());
+      x = tensor::ExpandShapeOp::create(b, loc, xt, x, assoc);
+    }
     int64_t rank = xt.getRank();
     int64_t axis = layer || rms ? intAttr(op, "axis", -1) : 2;
     if (axis < 0)
@@ -3278,14 +3305,28 @@ FailureOr<SmallVector<Value>> Lowering::lowerOp(Operation *op) {
     Value bias = layer ? getOnnxInput(op, 2)
                  : rms ? Value()
                        : op->getOperand(2);
-    SmallVector<Value> ins = {centered, invStd, scale};
     SmallVector<AffineMap> maps = {ident, keptMap};
     if (!layer && !rms) {
       AffineMap chan = AffineMap::get(rank, 0, {getAffineDimExpr(1, ctx)}, ctx);
+      if (group &&
+          cast<RankedTensorType>(scale.getType()).getNumElements() != groups) {
+        // Per channel: [C] as [G, C / G], read at (g, c).
+        chan = AffineMap::get(
+            rank, 0, {getAffineDimExpr(1, ctx), getAffineDimExpr(2, ctx)}, ctx);
+        auto pt = RankedTensorType::get(
+            {groups, perGroup},
+            cast<RankedTensorType>(scale.getType()).getElementType());
+        scale = tensor::ExpandShapeOp::create(
+            b, loc, pt, scale, SmallVector<ReassociationIndices>{{0, 1}});
+        if (bias)
+          bias = tensor::ExpandShapeOp::create(
+              b, loc, pt, bias, SmallVector<ReassociationIndices>{{0, 1}});
+      }
       maps.push_back(chan);
       if (bias)
         maps.push_back(chan);
     }
+    SmallVector<Value> ins = {centered, invStd, scale};
     if (bias)
       ins.push_back(bias);
     bool hasBias = static_cast<bool>(bias);
@@ -3299,6 +3340,8 @@ FailureOr<SmallVector<Value>> Lowering::lowerOp(Operation *op) {
                          : r;
         },
         maps);
+    if (group)
+      y = reshapeTo(b, loc, y, rt);
     SmallVector<Value> results = {y};
     if (layer) {
       for (OpResult r : op->getResults().drop_front()) {

@@ -10,10 +10,10 @@ func.func @dynamic(%x: tensor<?x3xf32>) -> tensor<?x3xf32> {
 // -----
 
 // An op without a lowering is named, never silently dropped.
-func.func @unsupported(%x: tensor<2x4x3xf32>, %s: tensor<4xf32>) -> tensor<2x4x3xf32> {
-  // expected-error @+1 {{'kiln.group_normalization' op is not lowered to linalg yet}}
-  %0 = kiln.group_normalization(%x, %s, %s) {num_groups = 2 : i64} : (tensor<2x4x3xf32>, tensor<4xf32>, tensor<4xf32>) -> tensor<2x4x3xf32>
-  return %0 : tensor<2x4x3xf32>
+func.func @unsupported(%x: tensor<1x4x9xf32>, %i: tensor<2xi64>, %k: tensor<2xi64>) -> tensor<1x1x4x4xf32> {
+  // expected-error @+1 {{'kiln.col2_im' op is not lowered to linalg yet}}
+  %0 = kiln.col2_im(%x, %i, %k) : (tensor<1x4x9xf32>, tensor<2xi64>, tensor<2xi64>) -> tensor<1x1x4x4xf32>
+  return %0 : tensor<1x1x4x4xf32>
 }
 
 // -----
@@ -571,4 +571,20 @@ func.func @bit_cast_width(%x: tensor<2xf32>) -> tensor<2xi64> {
   // expected-error @+1 {{'kiln.bit_cast' op needs a result of the input's shape and of a type of its width, not 'tensor<2xf32>' -> 'tensor<2xi64>'}}
   %0 = kiln.bit_cast(%x) {to = 7 : i64} : (tensor<2xf32>) -> tensor<2xi64>
   return %0 : tensor<2xi64>
+}
+
+// -----
+
+func.func @group_norm_groups(%x: tensor<2x6x4xf32>, %s: tensor<6xf32>) -> tensor<2x6x4xf32> {
+  // expected-error @+1 {{'kiln.group_normalization' op needs num_groups (4) to divide the channels (6)}}
+  %0 = kiln.group_normalization(%x, %s, %s) {num_groups = 4 : i64} : (tensor<2x6x4xf32>, tensor<6xf32>, tensor<6xf32>) -> tensor<2x6x4xf32>
+  return %0 : tensor<2x6x4xf32>
+}
+
+// -----
+
+func.func @group_norm_params(%x: tensor<2x6x4xf32>, %s: tensor<2xf32>) -> tensor<2x6x4xf32> {
+  // expected-error @+1 {{'kiln.group_normalization' op needs a scale and bias per channel (6) or per group (3), not 2}}
+  %0 = kiln.group_normalization(%x, %s, %s) {num_groups = 3 : i64} : (tensor<2x6x4xf32>, tensor<2xf32>, tensor<2xf32>) -> tensor<2x6x4xf32>
+  return %0 : tensor<2x6x4xf32>
 }
