@@ -17,7 +17,12 @@ each batch and with the same thread count, times
 
 and checks each Kiln QDQ module against ONNX Runtime's QDQ output on one
 seeded input: within one quantization step of the output (the last
-DequantizeLinear's scale). Latencies are medians (p50) of kiln-run
+DequantizeLinear's scale). That reference is ONNX Runtime run unfused
+(GraphOptimizationLevel.ORT_DISABLE_ALL: each QDQ op as the graph writes
+it), not its default session, whose fused integer kernels on CPUs without
+VNNI (AVX2) multiply unsigned by signed bytes with vpmaddubsw, whose 16-bit
+pair sums saturate; the script prints how far the default session's output
+is from the unfused one, in steps. Latencies are medians (p50) of kiln-run
 --benchmark and of as many ONNX Runtime runs; with --rounds R the six are
 timed R times in turn, one after another in each round, and each figure
 is the median of its rounds (this machine is shared: a disturbance then
@@ -145,6 +150,10 @@ def main():
         step = quantize_qdq(fp, qdq, cal_samples)
         ort_f32 = ort.InferenceSession(fp, options, providers=["CPUExecutionProvider"])
         ort_q = ort.InferenceSession(qdq, options, providers=["CPUExecutionProvider"])
+        unfused = ort.SessionOptions()
+        unfused.intra_op_num_threads = args.threads
+        unfused.graph_optimization_level = ort.GraphOptimizationLevel.ORT_DISABLE_ALL
+        ort_ref = ort.InferenceSession(qdq, unfused, providers=["CPUExecutionProvider"])
         for batch in [int(b) for b in args.batches.split(",")]:
             feeds = inputs_for(name, batch, rng)
             files = {}
@@ -152,7 +161,9 @@ def main():
                 files[k] = os.path.join(args.out, "%s-b%d-%s.npy" % (name, batch, k))
                 np.save(files[k], v)
             expected = os.path.join(args.out, "%s-b%d-expected.npy" % (name, batch))
-            np.save(expected, ort_q.run(None, feeds)[0])
+            reference = ort_ref.run(None, feeds)[0]
+            np.save(expected, reference)
+            fused_err = float(np.abs(ort_q.run(None, feeds)[0] - reference).max())
             shapes = ["--input-shape=%s:%s" % (k, "x".join(map(str, v.shape)))
                       for k, v in feeds.items()]
             row = {"model": name, "batch": batch}
@@ -200,6 +211,9 @@ def main():
                 print("  %-9s %9.2f   /kiln-f32 %.2f   /ort-int8 %.2f   %s" % (
                     key, row[key], row[key] / row["kiln-f32"], row[key] / row["ort-int8"],
                     row.get(key + " check", "")))
+            if step is not None:
+                print("  ONNX Runtime's default session against its unfused run: "
+                      "max abs err %.4g (%.1f steps)" % (fused_err, fused_err / step))
             sys.stdout.flush()
 
 

@@ -495,6 +495,59 @@ FailureOr<Operation *> tileWithForall(RewriterBase &rewriter, Operation *op,
   return tiled->tiledOps.front();
 }
 
+/// An elementwise generic whose body is a long chain of scalar ops (a
+/// quantized model's QuantizeLinear/DequantizeLinear pairs around each op
+/// of a GELU, say): each element's chain is latency-bound, and LLVM's
+/// vectorizer interleaves one vector at a time. Its innermost loop is
+/// tiled by `kChainVectors` vectors and vectorized at that width, so each
+/// op of the chain is that many independent vector ops in a row.
+constexpr int64_t kChainVectors = 4;
+constexpr int64_t kChainOps = 12;
+
+void vectorizeChain(RewriterBase &rewriter, Operation *target,
+                    unsigned vectorBits) {
+  auto op = dyn_cast<linalg::GenericOp>(target);
+  if (!op || !op.hasPureTensorSemantics() || op.hasIndexSemantics() ||
+      op.getNumParallelLoops() != op.getNumLoops() || op.getNumLoops() == 0 ||
+      op->getNumResults() != 1 ||
+      !op.getMatchingIndexingMap(op.getDpsInitOperand(0)).isIdentity() ||
+      !llvm::all_of(op.getIndexingMapsArray(),
+                    [](AffineMap m) { return m.isProjectedPermutation(); }))
+    return;
+  Block &body = op.getRegion().front();
+  int64_t ops = 0, widest = 8;
+  for (Operation &inner : body.without_terminator()) {
+    if (inner.getNumRegions() || !isMemoryEffectFree(&inner))
+      return;
+    ++ops;
+    for (Type t : inner.getResultTypes())
+      if (t.isIntOrFloat())
+        widest = std::max<int64_t>(widest, t.getIntOrFloatBitWidth());
+  }
+  if (ops < kChainOps || !body.getArgument(op.getNumDpsInputs()).use_empty())
+    return;
+  SmallVector<int64_t> ranges = op.getStaticLoopRanges();
+  int64_t width = kChainVectors * std::max<int64_t>(1, vectorBits / widest);
+  if (llvm::any_of(ranges, ShapedType::isDynamic) || ranges.back() % width)
+    return;
+  SmallVector<int64_t> sizes(ranges.size(), 1);
+  sizes.back() = width;
+  rewriter.setInsertionPoint(op);
+  scf::SCFTilingOptions options;
+  options.setTileSizes(asIndexAttrs(rewriter, sizes));
+  FailureOr<scf::SCFTilingResult> tiled = scf::tileUsingSCF(
+      rewriter, cast<TilingInterface>(op.getOperation()), options);
+  if (failed(tiled))
+    return;
+  rewriter.replaceOp(op, tiled->replacements);
+  auto tile = cast<linalg::LinalgOp>(tiled->tiledOps.front());
+  rewriter.setInsertionPoint(tile);
+  FailureOr<linalg::VectorizationResult> vectorized = linalg::vectorize(
+      rewriter, tile, sizes, SmallVector<bool>(sizes.size(), false));
+  if (succeeded(vectorized))
+    rewriter.replaceOp(tile, vectorized->replacements);
+}
+
 /// Tiles `op` for the cache, then for registers, and peels the register
 /// loops that do not divide their dims, so that every register tile has a
 /// static shape (the peeled remainder is one smaller static tile). The
@@ -844,6 +897,7 @@ struct TileAndVectorizePass
     SmallVector<std::optional<AccumulatorStart>> starts;
     MLIRContext *ctx = &getContext();
     IRRewriter rewriter(ctx);
+    SmallVector<linalg::GenericOp> chains;
     SmallVector<linalg::GenericOp> generics;
     getOperation().walk([&](linalg::GenericOp op) { generics.push_back(op); });
     for (linalg::GenericOp op : generics)
@@ -880,8 +934,18 @@ struct TileAndVectorizePass
     });
     // Other ops: their loops stay scalar (LLVM vectorizes the innermost),
     // but the blocks of one parallel loop may run on different threads.
-    for (auto &[op, tiles] : spread)
-      (void)tileWithForall(rewriter, op, tiles); // Left whole if it fails.
+    // Long elementwise chains are vectorized here, several vectors a step.
+    for (auto &[op, tiles] : spread) {
+      FailureOr<Operation *> tiled = tileWithForall(rewriter, op, tiles);
+      if (succeeded(tiled))
+        vectorizeChain(rewriter, *tiled, vectorBits);
+    }
+    getOperation().walk([&](linalg::GenericOp op) {
+      if (!taken.contains(op) && !op->getParentOfType<scf::ForallOp>())
+        chains.push_back(op);
+    });
+    for (linalg::GenericOp op : chains)
+      vectorizeChain(rewriter, op, vectorBits);
     for (auto [i, item] : llvm::enumerate(work)) {
       auto &[op, plan] = item;
       std::optional<int64_t> epilogue, start;
