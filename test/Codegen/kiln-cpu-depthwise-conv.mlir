@@ -129,17 +129,31 @@ func.func @strided(%x: tensor<2x8x9x40xf32>, %w: tensor<8x1x3x3xf32>) -> (tensor
 #out = affine_map<(n, c, h, w, i, j) -> (n, c, h, w)>
 
 // A pad with a non-zero value is not folded (the lanes outside a row read
-// as zero): its copy is read as the input. Not rewritten: a row of 300
-// (19 input vectors) and f16 (the kernel sums in f32 vectors only); each
-// stays the generic it was.
+// as zero): its copy is read as the input. A row of 300 (19 input
+// vectors, 298 outputs in 19 vectors) is taken in chunks of 8, 8 and 3
+// output vectors, each loading only the 9, 9 and 3 input vectors it reads
+// per window row (with 8-lane vectors: 38 output vectors in chunks of 8,
+// 8, 8, 8 and 6). Not rewritten: f16 (the kernel sums in f32 vectors
+// only), which stays the generic it was.
 
 // CHECK-LABEL: func.func @negative
 // CHECK:         %[[PAD:.+]] = tensor.pad
 // CHECK:         scf.forall
 // CHECK:           vector.transfer_read %[[PAD]]{{.+}} : tensor<1x4x8x8xf32>, vector<16xf32>
+// CHECK:         scf.forall (%{{.+}}, %{{.+}}) in (1, 4) {{.+}} -> (tensor<1x4x1x298xf32>)
+// CHECK-COUNT-27:    vector.transfer_read %{{.+}} : tensor<1x4x3x300xf32>, vector<16xf32>
+// CHECK-COUNT-8:     vector.transfer_write
+// CHECK-COUNT-27:    vector.transfer_read %{{.+}} : tensor<1x4x3x300xf32>, vector<16xf32>
+// CHECK-COUNT-8:     vector.transfer_write
+// CHECK-COUNT-9:     vector.transfer_read %{{.+}} : tensor<1x4x3x300xf32>, vector<16xf32>
+// CHECK-COUNT-3:     vector.transfer_write
+// CHECK-NOT:         vector.transfer_write
 // CHECK-NOT:     scf.forall (
-// CHECK-COUNT-2: iterator_types = ["parallel", "parallel", "parallel", "parallel", "reduction", "reduction"]
+// CHECK-COUNT-1: iterator_types = ["parallel", "parallel", "parallel", "parallel", "reduction", "reduction"]
 // CHECK-NOT:     scf.forall (
+// AVX2-LABEL:  func.func @negative
+// AVX2:          scf.forall (%{{.+}}, %{{.+}}) in (1, 4) {{.+}} -> (tensor<1x4x1x298xf32>)
+// AVX2-COUNT-38:   vector.transfer_write %{{.+}} : vector<8xf32>, tensor<1x298xf32>
 func.func @negative(%x: tensor<1x4x6x6xf32>, %w: tensor<4x1x3x3xf32>, %y: tensor<1x4x3x300xf32>, %h: tensor<1x4x8x8xf16>, %wh: tensor<4x1x3x3xf16>) -> (tensor<1x4x6x6xf32>, tensor<1x4x1x298xf32>, tensor<1x4x6x6xf16>) {
   %one = arith.constant 1.0 : f32
   %zero = arith.constant 0.0 : f32

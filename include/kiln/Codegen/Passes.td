@@ -472,8 +472,13 @@ def KilnCpuDepthwiseConv
     stride-2 MaxPool over 64 planes of 112x112 on 2 threads: 0.32 ->
     0.04 ms).
 
-    Rows wider than 8 output vectors or 16 input vectors, windows of more
-    than 81 taps and strides above 4 stay generic (scalar loops).
+    A row of more than 8 output vectors, or reading more than 16 input
+    vectors, is computed in chunks of output vectors that stay within
+    those registers (MobileNetV2's 112-wide rows on AVX2, 14 vectors, in
+    two chunks of 7), each chunk loading only the input vectors it reads.
+    Windows of more than 81 taps, strides above 4, and rows of which one
+    output vector alone reads more than 16 input vectors stay generic
+    (scalar loops).
 
     A float depthwise convolution whose input comes from, or whose result
     goes to, a convolution that `kiln-conv-to-gemm` computes channels-last
@@ -490,8 +495,8 @@ def KilnCpuDepthwiseConv
     neighbours' transposes (on a 2-core Zen 3 with AVX2, MobileNetV2's
     profiled regions at batch 1 went from 7.9 to 6.2 ms: `python3
     bench/roofline.py --models mobilenet_v2`). A row too wide for the NCHW
-    kernel is not enough reason: two transposes of large planes cost more
-    than the generic loops.
+    kernel's registers is not reason enough: two transposes of large
+    planes cost more than its chunks.
   }];
   let options = [
     Option<"vectorBits", "vector-bits", "unsigned", "512",

@@ -74,8 +74,6 @@ struct Depthwise {
   /// no padding, -inf serves).
   std::optional<OperationName> maxName;
   Value padValue;
-  /// Whether an output row fits the NCHW kernel's registers.
-  bool rowsFit = true;
 };
 
 /// The coefficients of d_a and d_b in `e`, when `e` is exactly
@@ -238,15 +236,9 @@ std::optional<Depthwise> match(linalg::GenericOp op, int64_t lanes) {
   if (st.getDimSize(0) != dw.n || st.getDimSize(1) != dw.c)
     return std::nullopt;
 
-  // The registers one output row of the NCHW kernel takes: its output
-  // vectors, the input row's vectors, the taps' weights. Wider rows stay
-  // generic unless the channels-last kernel takes them; larger windows or
-  // strides stay generic.
-  int64_t outVectors = llvm::divideCeil(dw.ow, lanes);
-  int64_t inVectors = llvm::divideCeil(dw.w, lanes);
+  // Larger windows or strides stay generic.
   if (dw.kh * dw.kw > 81 || dw.sw > 4)
     return std::nullopt;
-  dw.rowsFit = outVectors <= 8 && inVectors <= 16;
 
   // Where the accumulators start.
   Value init = op.getDpsInits()[0];
@@ -340,15 +332,53 @@ Value gatherLanes(OpBuilder &b, Location loc, ArrayRef<Value> row, Value zero,
   return cur;
 }
 
+/// The input row's vectors [v0, v1) that output vectors [j0, j1) of a
+/// row read (empty where they read only padding).
+std::pair<int64_t, int64_t> inputSpan(const Depthwise &dw, int64_t lanes,
+                                      int64_t j0, int64_t j1) {
+  int64_t first = j0 * lanes * dw.sw - dw.padLeft;
+  int64_t last = (std::min(j1 * lanes, dw.ow) - 1) * dw.sw +
+                 (dw.kw - 1) * dw.dw - dw.padLeft;
+  first = std::max<int64_t>(first, 0);
+  last = std::min(last, dw.w - 1);
+  if (first > last)
+    return {0, 0};
+  return {first / lanes, last / lanes + 1};
+}
+
+/// A row's output vectors in chunks [j0, j1) of at most 8, each reading
+/// at most 16 input vectors: the registers a chunk takes. Empty where one
+/// output vector alone reads more.
+SmallVector<std::pair<int64_t, int64_t>> rowChunks(const Depthwise &dw,
+                                                   int64_t lanes) {
+  int64_t outVectors = llvm::divideCeil(dw.ow, lanes);
+  SmallVector<std::pair<int64_t, int64_t>> chunks;
+  auto fits = [&](int64_t j0, int64_t j1) {
+    auto [v0, v1] = inputSpan(dw, lanes, j0, j1);
+    return j1 - j0 <= 8 && v1 - v0 <= 16;
+  };
+  for (int64_t j0 = 0; j0 < outVectors;) {
+    if (!fits(j0, j0 + 1))
+      return {};
+    int64_t j1 = j0 + 1;
+    while (j1 < outVectors && fits(j0, j1 + 1))
+      ++j1;
+    chunks.push_back({j0, j1});
+    j0 = j1;
+  }
+  return chunks;
+}
+
 /// Stores the sums `accs` (`epilogue` applied, if any) into the row
-/// `row` of `out` ([rows, width]) one vector after the other, the last
-/// masked where it passes `width`.
+/// `row` of `out` ([rows, width]) one vector after the other from vector
+/// `first`, the last masked where it passes `width`.
 Value storeSums(OpBuilder &b, Location loc, linalg::GenericOp epilogue,
-                ArrayRef<Value> accs, Value out, Value row, int64_t width) {
+                ArrayRef<Value> accs, Value out, Value row, int64_t width,
+                int64_t first = 0) {
   int64_t lanes = cast<VectorType>(accs[0].getType()).getNumElements();
   for (auto [j, acc] : llvm::enumerate(accs)) {
     Value v = epilogue ? kiln::cpu::applyEpilogue(b, epilogue, acc) : acc;
-    int64_t start = static_cast<int64_t>(j) * lanes;
+    int64_t start = (first + static_cast<int64_t>(j)) * lanes;
     out = vector::TransferWriteOp::create(
               b, loc, v, out, ValueRange{row, idx(b, loc, start)},
               ArrayRef<bool>{start + lanes <= width})
@@ -369,8 +399,6 @@ Value rewrite(RewriterBase &rewriter, Depthwise dw, linalg::GenericOp epilogue,
   auto ot = cast<RankedTensorType>(op.getResult(0).getType());
   Type elt = ot.getElementType();
   auto vt = VectorType::get({lanes}, elt);
-  int64_t outVectors = llvm::divideCeil(dw.ow, lanes);
-  int64_t inVectors = llvm::divideCeil(dw.w, lanes);
   Value init = op.getDpsInits()[0];
   Value empty = tensor::EmptyOp::create(b, loc, ot.getShape(), elt);
 
@@ -442,69 +470,78 @@ Value rewrite(RewriterBase &rewriter, Depthwise dw, linalg::GenericOp epilogue,
   auto rowLoop = scf::ForOp::create(
       b, loc, idx0, idx(b, loc, dw.oh), idx(b, loc, 1), ValueRange{plane},
       [&](OpBuilder &rb, Location, Value oh, ValueRange iter) {
-        SmallVector<Value> accs;
-        for (int64_t j = 0; j < outVectors; ++j) {
-          if (start) {
-            accs.push_back(start);
-            continue;
+        Value out = iter[0];
+        // A chunk of the row's output vectors at a time, its accumulators
+        // in registers while the taps are summed.
+        for (auto [j0, j1] : rowChunks(dw, lanes)) {
+          SmallVector<Value> accs;
+          for (int64_t j = j0; j < j1; ++j) {
+            if (start) {
+              accs.push_back(start);
+              continue;
+            }
+            accs.push_back(vector::TransferReadOp::create(
+                rb, loc, vt, init,
+                ValueRange{n, c, oh, idx(rb, loc, j * lanes)}, zeroF,
+                ArrayRef<bool>{(j + 1) * lanes <= dw.ow}));
           }
-          accs.push_back(vector::TransferReadOp::create(
-              rb, loc, vt, init, ValueRange{n, c, oh, idx(rb, loc, j * lanes)},
-              zeroF, ArrayRef<bool>{(j + 1) * lanes <= dw.ow}));
-        }
-        AffineExpr d0 = getAffineDimExpr(0, rb.getContext());
-        for (int64_t i = 0; i < dw.kh; ++i) {
-          // Input row ih, zeros when it is in the padding.
-          Value ih = affine::AffineApplyOp::create(
-              rb, loc, d0 * dw.sh + (i * dw.dh - dw.padTop), oh);
-          Value inside = arith::AndIOp::create(
-              rb, loc,
-              arith::CmpIOp::create(rb, loc, arith::CmpIPredicate::sge, ih,
-                                    idx0),
-              arith::CmpIOp::create(rb, loc, arith::CmpIPredicate::slt, ih,
-                                    idx(rb, loc, dw.h)));
-          Value clamped = arith::MinSIOp::create(
-              rb, loc, arith::MaxSIOp::create(rb, loc, ih, idx0),
-              idx(rb, loc, dw.h - 1));
-          SmallVector<Value> row;
-          for (int64_t v = 0; v < inVectors; ++v) {
-            Value x = vector::TransferReadOp::create(
-                rb, loc, inVt, dw.input,
-                ValueRange{n, c, clamped, idx(rb, loc, v * lanes)}, inZeroF,
-                ArrayRef<bool>{(v + 1) * lanes <= dw.w});
-            row.push_back(
-                arith::SelectOp::create(rb, loc, inside, widen(rb, x), zero));
-          }
-          for (int64_t k = 0; k < dw.kw; ++k) {
-            int64_t offset = k * dw.dw - dw.padLeft;
-            for (int64_t j = 0; j < outVectors; ++j) {
-              SmallVector<std::optional<int64_t>> elems;
-              for (int64_t l = 0; l < lanes; ++l) {
-                int64_t o = j * lanes + l;
-                if (o < dw.ow)
-                  elems.push_back(o * dw.sw + offset);
-                else
-                  elems.push_back(std::nullopt);
+          auto [v0, v1] = inputSpan(dw, lanes, j0, j1);
+          AffineExpr d0 = getAffineDimExpr(0, rb.getContext());
+          for (int64_t i = 0; i < dw.kh; ++i) {
+            // Input row ih, zeros when it is in the padding.
+            Value ih = affine::AffineApplyOp::create(
+                rb, loc, d0 * dw.sh + (i * dw.dh - dw.padTop), oh);
+            Value inside = arith::AndIOp::create(
+                rb, loc,
+                arith::CmpIOp::create(rb, loc, arith::CmpIPredicate::sge, ih,
+                                      idx0),
+                arith::CmpIOp::create(rb, loc, arith::CmpIPredicate::slt, ih,
+                                      idx(rb, loc, dw.h)));
+            Value clamped = arith::MinSIOp::create(
+                rb, loc, arith::MaxSIOp::create(rb, loc, ih, idx0),
+                idx(rb, loc, dw.h - 1));
+            // The row's vectors the chunk reads (the others stay null).
+            SmallVector<Value> row(llvm::divideCeil(dw.w, lanes));
+            for (int64_t v = v0; v < v1; ++v) {
+              Value x = vector::TransferReadOp::create(
+                  rb, loc, inVt, dw.input,
+                  ValueRange{n, c, clamped, idx(rb, loc, v * lanes)}, inZeroF,
+                  ArrayRef<bool>{(v + 1) * lanes <= dw.w});
+              row[v] =
+                  arith::SelectOp::create(rb, loc, inside, widen(rb, x), zero);
+            }
+            for (int64_t k = 0; k < dw.kw; ++k) {
+              int64_t offset = k * dw.dw - dw.padLeft;
+              for (int64_t j = j0; j < j1; ++j) {
+                SmallVector<std::optional<int64_t>> elems;
+                for (int64_t l = 0; l < lanes; ++l) {
+                  int64_t o = j * lanes + l;
+                  if (o < dw.ow)
+                    elems.push_back(o * dw.sw + offset);
+                  else
+                    elems.push_back(std::nullopt);
+                }
+                Value x = gatherLanes(rb, loc, row, zero, elems);
+                Value &acc = accs[j - j0];
+                if (dw.maxName) {
+                  OperationState state(loc, *dw.maxName, {acc, x}, {vt});
+                  acc = rb.create(state)->getResult(0);
+                  continue;
+                }
+                Value w = taps[i * dw.kw + k];
+                acc =
+                    isa<FloatType>(elt)
+                        ? vector::FMAOp::create(rb, loc, w, x, acc).getResult()
+                        : arith::AddIOp::create(
+                              rb, loc, acc,
+                              arith::MulIOp::create(rb, loc, w, x))
+                              .getResult();
               }
-              Value x = gatherLanes(rb, loc, row, zero, elems);
-              if (dw.maxName) {
-                OperationState state(loc, *dw.maxName, {accs[j], x}, {vt});
-                accs[j] = rb.create(state)->getResult(0);
-                continue;
-              }
-              Value w = taps[i * dw.kw + k];
-              accs[j] = isa<FloatType>(elt)
-                            ? vector::FMAOp::create(rb, loc, w, x, accs[j])
-                                  .getResult()
-                            : arith::AddIOp::create(
-                                  rb, loc, accs[j],
-                                  arith::MulIOp::create(rb, loc, w, x))
-                                  .getResult();
             }
           }
+          out = storeSums(rb, loc, epilogue, accs, out, oh, dw.ow, j0);
         }
-        scf::YieldOp::create(
-            rb, loc, storeSums(rb, loc, epilogue, accs, iter[0], oh, dw.ow));
+        scf::YieldOp::create(rb, loc, out);
       });
   b.setInsertionPointToStart(forall.getTerminator().getBody());
   tensor::ParallelInsertSliceOp::create(b, loc, rowLoop.getResult(0), shared,
@@ -779,17 +816,18 @@ struct DepthwiseConvPass
       if (epilogue &&
           epilogue.getDpsInputOperand(0)->get() != dw.op.getResult(0))
         epilogue = nullptr;
-      // Channels-last next to channels-last convolutions. (Not where a row
-      // is only too wide for the NCHW kernel: MobileNetV2's 32 planes of
-      // 112x112 on AVX2 took 0.90 ms so, two transposes of 1.6 MB among
-      // them, against 0.32 ms as a generic.)
+      // Channels-last next to channels-last convolutions. (Not for a row
+      // too wide for the NCHW kernel's registers, which takes it in
+      // chunks: channels-last between NCHW neighbours, MobileNetV2's 32
+      // planes of 112x112 on AVX2 took 0.90 ms, two transposes of 1.6 MB
+      // among them, against 0.32 ms as generic loops.)
       Value result;
       if (channelsLastBelow > 0 &&
           nextToChannelsLast(
               dw, epilogue ? epilogue.getResult(0) : dw.op.getResult(0),
               vectorBits, channelsLastBelow))
         result = rewriteChannelsLast(rewriter, dw, epilogue, lanes);
-      if (!result && dw.rowsFit)
+      if (!result && !rowChunks(dw, lanes).empty())
         result = rewrite(rewriter, dw, epilogue, lanes);
       if (!result)
         continue;
