@@ -92,3 +92,57 @@ func.func @not_chains(%x: tensor<128x3072xf32>, %y: tensor<128x100xf32>) -> (ten
   } -> tensor<128x100xf32>
   return %a, %b : tensor<128x3072xf32>, tensor<128x100xf32>
 }
+
+// -----
+
+#id = affine_map<(d0, d1) -> (d0, d1)>
+
+// The threshold: a chain of 12 ops an element is vectorized, one of 11 is
+// left to LLVM's vectorizer.
+
+// CHECK-LABEL: func.func @threshold
+// CHECK:         scf.forall
+// CHECK-COUNT-12:  math.erf {{.+}} : vector<1x32xf32>
+// CHECK:           vector.transfer_write
+// CHECK:         scf.forall
+// CHECK-NOT:       vector.
+// CHECK:           linalg.generic
+// CHECK-COUNT-11:    math.erf %{{.+}} : f32
+// CHECK-NOT:       vector.
+// CHECK:         return
+func.func @threshold(%x: tensor<128x3072xf32>) -> (tensor<128x3072xf32>, tensor<128x3072xf32>) {
+  %e = tensor.empty() : tensor<128x3072xf32>
+  %a = linalg.generic {indexing_maps = [#id, #id], iterator_types = ["parallel", "parallel"]} ins(%x : tensor<128x3072xf32>) outs(%e : tensor<128x3072xf32>) {
+  ^bb0(%v: f32, %o: f32):
+    %0 = math.erf %v : f32
+    %1 = math.erf %0 : f32
+    %2 = math.erf %1 : f32
+    %3 = math.erf %2 : f32
+    %4 = math.erf %3 : f32
+    %5 = math.erf %4 : f32
+    %6 = math.erf %5 : f32
+    %7 = math.erf %6 : f32
+    %8 = math.erf %7 : f32
+    %9 = math.erf %8 : f32
+    %10 = math.erf %9 : f32
+    %11 = math.erf %10 : f32
+    linalg.yield %11 : f32
+  } -> tensor<128x3072xf32>
+  %e2 = tensor.empty() : tensor<128x3072xf32>
+  %b = linalg.generic {indexing_maps = [#id, #id], iterator_types = ["parallel", "parallel"]} ins(%x : tensor<128x3072xf32>) outs(%e2 : tensor<128x3072xf32>) {
+  ^bb0(%v: f32, %o: f32):
+    %0 = math.erf %v : f32
+    %1 = math.erf %0 : f32
+    %2 = math.erf %1 : f32
+    %3 = math.erf %2 : f32
+    %4 = math.erf %3 : f32
+    %5 = math.erf %4 : f32
+    %6 = math.erf %5 : f32
+    %7 = math.erf %6 : f32
+    %8 = math.erf %7 : f32
+    %9 = math.erf %8 : f32
+    %10 = math.erf %9 : f32
+    linalg.yield %10 : f32
+  } -> tensor<128x3072xf32>
+  return %a, %b : tensor<128x3072xf32>, tensor<128x3072xf32>
+}

@@ -264,6 +264,20 @@ Value idx(OpBuilder &b, Location loc, int64_t v) {
   return arith::ConstantIndexOp::create(b, loc, v);
 }
 
+/// Whether input index `i` lies in [0, extent), and `i` clamped into it
+/// (the index to read at; its value is selected away when outside).
+std::pair<Value, Value> insideAndClamped(OpBuilder &b, Location loc, Value i,
+                                         int64_t extent) {
+  Value zero = idx(b, loc, 0);
+  Value inside = arith::AndIOp::create(
+      b, loc, arith::CmpIOp::create(b, loc, arith::CmpIPredicate::sge, i, zero),
+      arith::CmpIOp::create(b, loc, arith::CmpIPredicate::slt, i,
+                            idx(b, loc, extent)));
+  Value clamped = arith::MinSIOp::create(
+      b, loc, arith::MaxSIOp::create(b, loc, i, zero), idx(b, loc, extent - 1));
+  return {inside, clamped};
+}
+
 /// The vector whose lane l is element `elems[l]` of a row held as
 /// `row` (vector i: elements [i * lanes, (i + 1) * lanes)), zero where
 /// the element is outside them, anything where `elems[l]` is nullopt.
@@ -491,15 +505,7 @@ Value rewrite(RewriterBase &rewriter, Depthwise dw, linalg::GenericOp epilogue,
             // Input row ih, zeros when it is in the padding.
             Value ih = affine::AffineApplyOp::create(
                 rb, loc, d0 * dw.sh + (i * dw.dh - dw.padTop), oh);
-            Value inside = arith::AndIOp::create(
-                rb, loc,
-                arith::CmpIOp::create(rb, loc, arith::CmpIPredicate::sge, ih,
-                                      idx0),
-                arith::CmpIOp::create(rb, loc, arith::CmpIPredicate::slt, ih,
-                                      idx(rb, loc, dw.h)));
-            Value clamped = arith::MinSIOp::create(
-                rb, loc, arith::MaxSIOp::create(rb, loc, ih, idx0),
-                idx(rb, loc, dw.h - 1));
+            auto [inside, clamped] = insideAndClamped(rb, loc, ih, dw.h);
             // The row's vectors the chunk reads (the others stay null).
             SmallVector<Value> row(llvm::divideCeil(dw.w, lanes));
             for (int64_t v = v0; v < v1; ++v) {
@@ -652,10 +658,11 @@ Value rewriteChannelsLast(RewriterBase &rewriter, Depthwise dw,
   auto widen = [&](OpBuilder &wb, Value v) -> Value {
     return inElt == elt ? v : arith::ExtFOp::create(wb, loc, vt, v);
   };
-  auto channel = [&](OpBuilder &cb, int64_t v) -> Value {
-    return affine::AffineApplyOp::create(
-        cb, loc, getAffineDimExpr(0, cb.getContext()) + v * lanes, c0);
-  };
+  // Each vector's first channel, once per block.
+  SmallVector<Value> channels;
+  for (int64_t v = 0; v < vectors; ++v)
+    channels.push_back(affine::AffineApplyOp::create(
+        b, loc, getAffineDimExpr(0, b.getContext()) + v * lanes, c0));
   // The taps' weight vectors and where the sums start, once per block.
   SmallVector<Value> taps; // [(i * kw + j) * vectors + v]
   for (int64_t i = 0; i < dw.kh; ++i)
@@ -664,14 +671,14 @@ Value rewriteChannelsLast(RewriterBase &rewriter, Depthwise dw,
         taps.push_back(widen(b, vector::TransferReadOp::create(
                                     b, loc, inVt, weights,
                                     ValueRange{idx(b, loc, i), idx(b, loc, j),
-                                               idx0, channel(b, v)},
+                                               idx0, channels[v]},
                                     inZero, ArrayRef<bool>{true})));
   SmallVector<Value> starts;
   for (int64_t v = 0; v < vectors && (dw.bias || dw.scalar); ++v)
     starts.push_back(
         dw.bias
             ? vector::TransferReadOp::create(
-                  b, loc, vt, dw.bias, ValueRange{channel(b, v)},
+                  b, loc, vt, dw.bias, ValueRange{channels[v]},
                   arith::ConstantOp::create(b, loc, b.getZeroAttr(elt)),
                   ArrayRef<bool>{true})
                   .getResult()
@@ -683,19 +690,14 @@ Value rewriteChannelsLast(RewriterBase &rewriter, Depthwise dw,
   for (int64_t i = 0; i < dw.kh; ++i) {
     Value ih = affine::AffineApplyOp::create(
         b, loc, d0 * dw.sh + (i * dw.dh - dw.padTop), oh);
-    rowInside.push_back(arith::AndIOp::create(
-        b, loc,
-        arith::CmpIOp::create(b, loc, arith::CmpIPredicate::sge, ih, idx0),
-        arith::CmpIOp::create(b, loc, arith::CmpIPredicate::slt, ih,
-                              idx(b, loc, dw.h))));
-    rows.push_back(
-        arith::MinSIOp::create(b, loc, arith::MaxSIOp::create(b, loc, ih, idx0),
-                               idx(b, loc, dw.h - 1)));
+    auto [inside, clamped] = insideAndClamped(b, loc, ih, dw.h);
+    rowInside.push_back(inside);
+    rows.push_back(clamped);
   }
   // Whether every row of the window is inside the input.
-  Value interiorRows = rowInside[0];
-  for (int64_t i = 1; i < dw.kh; ++i)
-    interiorRows = arith::AndIOp::create(b, loc, interiorRows, rowInside[i]);
+  Value interiorRows = arith::ConstantIntOp::create(b, loc, 1, 1);
+  for (Value inside : rowInside)
+    interiorRows = arith::AndIOp::create(b, loc, interiorRows, inside);
   auto rowType = RankedTensorType::get({dw.ow, block}, elt);
   SmallVector<OpFoldResult> offsets = {n, oh, b.getIndexAttr(0), c0};
   SmallVector<OpFoldResult> sizes = {b.getIndexAttr(1), b.getIndexAttr(1),
@@ -711,28 +713,20 @@ Value rewriteChannelsLast(RewriterBase &rewriter, Depthwise dw,
                       bool checkCols) -> Value {
     SmallVector<Value> accs;
     for (int64_t v = 0; v < vectors; ++v)
-      accs.push_back(starts.empty() ? vector::TransferReadOp::create(
-                                          pb, loc, vt, initNhwc,
-                                          ValueRange{n, oh, ow, channel(pb, v)},
-                                          arith::ConstantOp::create(
-                                              pb, loc, pb.getZeroAttr(elt)),
-                                          ArrayRef<bool>{true})
-                                          .getResult()
-                                    : starts[v]);
+      accs.push_back(
+          starts.empty()
+              ? vector::TransferReadOp::create(
+                    pb, loc, vt, initNhwc, ValueRange{n, oh, ow, channels[v]},
+                    arith::ConstantOp::create(pb, loc, pb.getZeroAttr(elt)),
+                    ArrayRef<bool>{true})
+                    .getResult()
+              : starts[v]);
     for (int64_t j = 0; j < dw.kw; ++j) {
       Value iw = affine::AffineApplyOp::create(
           pb, loc, d0 * dw.sw + (j * dw.dw - dw.padLeft), ow);
       Value col = iw, colInside;
-      if (checkCols) {
-        colInside = arith::AndIOp::create(
-            pb, loc,
-            arith::CmpIOp::create(pb, loc, arith::CmpIPredicate::sge, iw, idx0),
-            arith::CmpIOp::create(pb, loc, arith::CmpIPredicate::slt, iw,
-                                  idx(pb, loc, dw.w)));
-        col = arith::MinSIOp::create(pb, loc,
-                                     arith::MaxSIOp::create(pb, loc, iw, idx0),
-                                     idx(pb, loc, dw.w - 1));
-      }
+      if (checkCols)
+        std::tie(colInside, col) = insideAndClamped(pb, loc, iw, dw.w);
       for (int64_t i = 0; i < dw.kh; ++i) {
         Value inside = checkRows ? rowInside[i] : nullptr;
         if (colInside)
@@ -742,7 +736,7 @@ Value rewriteChannelsLast(RewriterBase &rewriter, Depthwise dw,
         for (int64_t v = 0; v < vectors; ++v) {
           Value x = widen(pb, vector::TransferReadOp::create(
                                   pb, loc, inVt, input,
-                                  ValueRange{n, rows[i], col, channel(pb, v)},
+                                  ValueRange{n, rows[i], col, channels[v]},
                                   inZero, ArrayRef<bool>{true}));
           if (inside)
             x = arith::SelectOp::create(pb, loc, inside, x, zero);

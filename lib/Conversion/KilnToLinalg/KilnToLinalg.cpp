@@ -62,6 +62,13 @@ int64_t intAttr(Operation *op, StringRef name, int64_t dflt) {
     return a.getInt();
   return dflt;
 }
+FailureOr<int64_t> normalizeAxis(Operation *op, int64_t axis, int64_t rank) {
+  if (axis < -rank || axis >= rank)
+    return op->emitOpError("axis ")
+               << axis << " is out of range for rank " << rank,
+           failure();
+  return axis < 0 ? axis + rank : axis;
+}
 float floatAttr(Operation *op, StringRef name, float dflt) {
   if (auto a = op->getAttrOfType<FloatAttr>(name))
     return a.getValueAsDouble();
@@ -2692,15 +2699,13 @@ FailureOr<SmallVector<Value>> Lowering::lowerOp(Operation *op) {
     // x divided by its p-norm along the axis (p 1 or 2, as ONNX allows),
     // 0 where the norm is 0 (as ONNX's reference has it, not 0/0).
     auto xt = cast<RankedTensorType>(ln.getInput().getType());
-    int64_t rank = xt.getRank(), p = ln.getP(), axis = ln.getAxis();
+    int64_t rank = xt.getRank(), p = ln.getP();
     if (p != 1 && p != 2)
       return op->emitOpError("p must be 1 or 2, not ") << p, failure();
-    if (axis < -rank || axis >= rank)
-      return op->emitOpError("axis ")
-                 << axis << " is out of range for rank " << rank,
-             failure();
-    if (axis < 0)
-      axis += rank;
+    FailureOr<int64_t> normAxis = normalizeAxis(op, ln.getAxis(), rank);
+    if (failed(normAxis))
+      return failure();
+    int64_t axis = *normAxis;
     SmallVector<bool> reduced(rank, false);
     reduced[axis] = true;
     SmallVector<int64_t> keptShape;
@@ -3925,12 +3930,10 @@ FailureOr<SmallVector<Value>> Lowering::lowerOp(Operation *op) {
     SmallVector<int64_t> axes =
         intsAttr(op, "axes", llvm::to_vector(llvm::seq<int64_t>(0, rank)));
     for (int64_t &ax : axes) {
-      if (ax < -rank || ax >= rank)
-        return op->emitOpError("axis ")
-                   << ax << " is out of range for rank " << rank,
-               failure();
-      if (ax < 0)
-        ax += rank;
+      FailureOr<int64_t> d = normalizeAxis(op, ax, rank);
+      if (failed(d))
+        return failure();
+      ax = *d;
     }
     int64_t numAxes = axes.size();
     SmallVector<int64_t> axisAt(rank, -1);

@@ -334,14 +334,12 @@ lowerMeanVarianceNormalization(OpBuilder &b, MeanVarianceNormalizationOp op) {
   SmallVector<bool> reduced(rank, false);
   int64_t count = 1;
   for (int64_t a : intsAttr(op, "axes", {0, 2, 3})) {
-    int64_t d = a < 0 ? a + rank : a;
-    if (d < 0 || d >= rank)
-      return op.emitOpError("axis ")
-                 << a << " is out of range for rank " << rank,
-             failure();
-    if (!reduced[d])
-      count *= xt.getDimSize(d);
-    reduced[d] = true;
+    FailureOr<int64_t> d = normalizeAxis(op, a, rank);
+    if (failed(d))
+      return failure();
+    if (!reduced[*d])
+      count *= xt.getDimSize(*d);
+    reduced[*d] = true;
   }
   SmallVector<int64_t> keptShape;
   for (int64_t d = 0; d < rank; ++d)

@@ -57,12 +57,11 @@ FailureOr<SmallVector<Value>> lowerTopK(OpBuilder &b, TopKOp op) {
   auto vt = cast<RankedTensorType>(op.getValues().getType());
   auto it = cast<RankedTensorType>(op.getIndices().getType());
   int64_t rank = xt.getRank();
-  int64_t rawAxis = intAttr(op, "axis", -1);
-  int64_t axis = rawAxis < 0 ? rawAxis + rank : rawAxis;
-  if (axis < 0 || axis >= rank)
-    return op.emitOpError("axis ")
-               << rawAxis << " is out of range for rank " << rank,
-           failure();
+  FailureOr<int64_t> normAxis =
+      normalizeAxis(op, intAttr(op, "axis", -1), rank);
+  if (failed(normAxis))
+    return failure();
+  int64_t axis = *normAxis;
   if (vt.getRank() != rank || vt.getShape() != it.getShape() ||
       vt.getDimSize(axis) > xt.getDimSize(axis))
     return op.emitOpError("needs values and indices of one shape, the input's "

@@ -48,6 +48,9 @@ int64_t intAttr(Operation *op, StringRef name, int64_t dflt);
 float floatAttr(Operation *op, StringRef name, float dflt);
 SmallVector<int64_t> intsAttr(Operation *op, StringRef name,
                               SmallVector<int64_t> dflt);
+/// `axis` in [0, rank): ONNX's negative axes count from the end. An axis
+/// outside [-rank, rank) is reported on `op` and fails.
+FailureOr<int64_t> normalizeAxis(Operation *op, int64_t axis, int64_t rank);
 
 /// A scalar constant of int or float type `t`.
 Value scalarConst(OpBuilder &b, Location loc, Type t, double v);
