@@ -185,6 +185,12 @@ void kiln::buildCpuCodegenPipeline(OpPassManager &pm,
   // vector width.
   bool bf16Dot = options.bf16Dot == "avx512bf16" ||
                  (options.bf16Dot == "auto" && cpu->hasBf16Dot(vectorBits));
+  // 2:4 sparse products expand their weights with AVX-512's vexpandps or
+  // AVX2's vpermps: 256-bit vectors without AVX2 (AVX alone) keep them
+  // dense.
+  std::string sparseBits =
+      "vector-bits=" +
+      std::to_string(vectorBits == 256 && !cpu->has("avx2") ? 128 : vectorBits);
   std::string forall =
       options.threads
           ? "scf-forall-to-parallel,convert-scf-to-openmp,canonicalize,"
@@ -194,7 +200,7 @@ void kiln::buildCpuCodegenPipeline(OpPassManager &pm,
               int8Gemm + ",kiln-cpu-depthwise-conv{" + bits +
               "},kiln-cpu-image-loops{" + bits +
               "},kiln-collapse-elementwise,kiln-conv-to-gemm{" + bits +
-              "},kiln-sink-transposes),kiln-cpu-sparse-gemm{" + bits +
+              "},kiln-sink-transposes),kiln-cpu-sparse-gemm{" + sparseBits +
               " max-rows=" + std::to_string(options.sparseMaxRows) +
               "},func.func(kiln-pack-weights{" + bits +
               "},kiln-clone-shared-inits,kiln-cpu-tile-and-vectorize{" + bits +
@@ -206,8 +212,9 @@ void kiln::buildCpuCodegenPipeline(OpPassManager &pm,
               "func.func(kiln-copy-to-linalg," +
               (vnni ? "kiln-cpu-vnni-dot," : "") +
               (avxvnni ? "kiln-cpu-vnni-dot{bits=256}," : "") +
-              (avx2 ? "kiln-cpu-avx2-dot," : "") + "kiln-cpu-row-reductions{" +
-              bits + "},convert-linalg-to-loops)," + forall +
+              (avx2 || cpu->has("avx2") ? "kiln-cpu-avx2-dot," : "") +
+              "kiln-cpu-row-reductions{" + bits +
+              "},convert-linalg-to-loops)," + forall +
               // Math on f16/bf16 values (a bf16 model's GELU) computed in
               // f32 and rounded back, so that the f32 polynomial
               // approximations below take it (else a scalar libm call per

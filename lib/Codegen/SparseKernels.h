@@ -17,6 +17,12 @@
 
 namespace kiln {
 
+/// The mark kiln-cpu-sparse-gemm puts on a `vector.from_elements` of lanes
+/// extracted from one vector at indices extracted from another (a
+/// variable lane permutation), which kiln-cpu-avx2-dot turns into one
+/// AVX2 `vpermps` once the module is bufferized.
+constexpr llvm::StringLiteral kAvx2PermuteAttr = "kiln.avx2_permute";
+
 /// The generic ops of `module` marked `kiln.sparsity` (by kiln-sparsify,
 /// carried by the lowering).
 inline llvm::SmallVector<mlir::linalg::GenericOp>

@@ -146,3 +146,84 @@ func.func @unsigned_a(%acc: vector<16xi32>, %a: vector<64xi8>, %b: vector<64xi8>
   %s3 = arith.addi %s2, %p3 {kiln.avx2_dot} : vector<16xi32>
   return %s3 : vector<16xi32>
 }
+
+// -----
+
+// A marked vector.from_elements whose lane l is v[index_cast(p[l])]
+// (kiln-cpu-sparse-gemm's AVX2 expansion of 2:4 weights) becomes one
+// vpermps.
+
+// CHECK-LABEL: func.func @permute
+// CHECK-SAME:    (%[[V:.+]]: vector<8xf32>, %[[P:.+]]: vector<8xi32>)
+// CHECK:         %[[R:.+]] = llvm.call_intrinsic "llvm.x86.avx2.permps"(%[[V]], %[[P]]) : (vector<8xf32>, vector<8xi32>) -> vector<8xf32>
+// CHECK-NOT:     vector.from_elements
+// CHECK:         return %[[R]]
+func.func @permute(%v: vector<8xf32>, %p: vector<8xi32>) -> vector<8xf32> {
+  %p0 = vector.extract %p[0] : i32 from vector<8xi32>
+  %i0 = arith.index_cast %p0 : i32 to index
+  %e0 = vector.extract %v[%i0] : f32 from vector<8xf32>
+  %p1 = vector.extract %p[1] : i32 from vector<8xi32>
+  %i1 = arith.index_cast %p1 : i32 to index
+  %e1 = vector.extract %v[%i1] : f32 from vector<8xf32>
+  %p2 = vector.extract %p[2] : i32 from vector<8xi32>
+  %i2 = arith.index_cast %p2 : i32 to index
+  %e2 = vector.extract %v[%i2] : f32 from vector<8xf32>
+  %p3 = vector.extract %p[3] : i32 from vector<8xi32>
+  %i3 = arith.index_cast %p3 : i32 to index
+  %e3 = vector.extract %v[%i3] : f32 from vector<8xf32>
+  %p4 = vector.extract %p[4] : i32 from vector<8xi32>
+  %i4 = arith.index_cast %p4 : i32 to index
+  %e4 = vector.extract %v[%i4] : f32 from vector<8xf32>
+  %p5 = vector.extract %p[5] : i32 from vector<8xi32>
+  %i5 = arith.index_cast %p5 : i32 to index
+  %e5 = vector.extract %v[%i5] : f32 from vector<8xf32>
+  %p6 = vector.extract %p[6] : i32 from vector<8xi32>
+  %i6 = arith.index_cast %p6 : i32 to index
+  %e6 = vector.extract %v[%i6] : f32 from vector<8xf32>
+  %p7 = vector.extract %p[7] : i32 from vector<8xi32>
+  %i7 = arith.index_cast %p7 : i32 to index
+  %e7 = vector.extract %v[%i7] : f32 from vector<8xf32>
+  %r = vector.from_elements %e0, %e1, %e2, %e3, %e4, %e5, %e6, %e7 {kiln.avx2_permute} : vector<8xf32>
+  return %r : vector<8xf32>
+}
+
+// -----
+
+// Not permutations vpermps computes: unmarked, lanes out of order (lane 1
+// reads p[2]), and lanes from two vectors. They stay as they are.
+
+// CHECK-LABEL: func.func @not_permutes
+// CHECK-NOT:     llvm.call_intrinsic
+// CHECK-COUNT-3: vector.from_elements
+// CHECK-NOT:     llvm.call_intrinsic
+func.func @not_permutes(%v: vector<8xf32>, %w: vector<8xf32>, %p: vector<8xi32>) -> (vector<8xf32>, vector<8xf32>, vector<8xf32>) {
+  %p0 = vector.extract %p[0] : i32 from vector<8xi32>
+  %i0 = arith.index_cast %p0 : i32 to index
+  %e0 = vector.extract %v[%i0] : f32 from vector<8xf32>
+  %p1 = vector.extract %p[1] : i32 from vector<8xi32>
+  %i1 = arith.index_cast %p1 : i32 to index
+  %e1 = vector.extract %v[%i1] : f32 from vector<8xf32>
+  %f1 = vector.extract %w[%i1] : f32 from vector<8xf32>
+  %p2 = vector.extract %p[2] : i32 from vector<8xi32>
+  %i2 = arith.index_cast %p2 : i32 to index
+  %e2 = vector.extract %v[%i2] : f32 from vector<8xf32>
+  %p3 = vector.extract %p[3] : i32 from vector<8xi32>
+  %i3 = arith.index_cast %p3 : i32 to index
+  %e3 = vector.extract %v[%i3] : f32 from vector<8xf32>
+  %p4 = vector.extract %p[4] : i32 from vector<8xi32>
+  %i4 = arith.index_cast %p4 : i32 to index
+  %e4 = vector.extract %v[%i4] : f32 from vector<8xf32>
+  %p5 = vector.extract %p[5] : i32 from vector<8xi32>
+  %i5 = arith.index_cast %p5 : i32 to index
+  %e5 = vector.extract %v[%i5] : f32 from vector<8xf32>
+  %p6 = vector.extract %p[6] : i32 from vector<8xi32>
+  %i6 = arith.index_cast %p6 : i32 to index
+  %e6 = vector.extract %v[%i6] : f32 from vector<8xf32>
+  %p7 = vector.extract %p[7] : i32 from vector<8xi32>
+  %i7 = arith.index_cast %p7 : i32 to index
+  %e7 = vector.extract %v[%i7] : f32 from vector<8xf32>
+  %unmarked = vector.from_elements %e0, %e1, %e2, %e3, %e4, %e5, %e6, %e7 : vector<8xf32>
+  %reordered = vector.from_elements %e0, %e2, %e1, %e3, %e4, %e5, %e6, %e7 {kiln.avx2_permute} : vector<8xf32>
+  %mixed = vector.from_elements %e0, %f1, %e2, %e3, %e4, %e5, %e6, %e7 {kiln.avx2_permute} : vector<8xf32>
+  return %unmarked, %reordered, %mixed : vector<8xf32>, vector<8xf32>, vector<8xf32>
+}

@@ -1,5 +1,6 @@
 // RUN: kiln-opt %s -split-input-file -kiln-cpu-sparse-gemm=min-weight-bytes=0 | FileCheck %s
 // RUN: kiln-opt %s -split-input-file -kiln-cpu-sparse-gemm="min-weight-bytes=0 vector-bits=256" | FileCheck %s --check-prefix=AVX2
+// RUN: kiln-opt %s -split-input-file -kiln-cpu-sparse-gemm="min-weight-bytes=0 vector-bits=128" | FileCheck %s --check-prefix=SSE
 
 #a = affine_map<(m, k, n) -> (m, k)>
 #b = affine_map<(m, k, n) -> (k, n)>
@@ -36,10 +37,48 @@
 // CHECK:             vector.transfer_write
 // CHECK:         tensor.parallel_insert_slice
 // CHECK-NOT:     linalg.generic
-// AVX2:        module attributes {kiln.sparse_kernels = [{dense_bytes = 1024 : i64, kernel = "dense", name = "fc", reason = "no 512-bit vectors (the kernel expands with vexpandps)"}]}
+
+// With 256-bit vectors (AVX2, which has no vexpandps) the chunks are 8 k: 4 values
+// and an 8-bit mask each (16 x 2 x 4 f32, 32 i8: the same 544 bytes). Each
+// chunk's 4 values are loaded into the low half of a vector whose high half
+// is zero and permuted into place by the mask's row of a 256 x 8 table
+// (lanes extracted at the row's indices, marked for kiln-cpu-avx2-dot to
+// make one vpermps); blocks of 2 columns from three rows on (6 of the 16
+// registers accumulate).
+
+// AVX2:        module attributes {kiln.sparse_kernels = [{dense_bytes = 1024 : i64, kernel = "sparse", name = "fc", sparse_bytes = 544 : i64}]}
+// AVX2-DAG:    memref.global "private" constant @kiln_sparse_permutes : memref<2048xi32> = dense_resource<kiln_sparse_permutes> {alignment = 64 : i64}
+// AVX2-DAG:    memref.global "private" constant @kiln_sparse_masks : memref<32xi8> = dense_resource<kiln_sparse_masks> {alignment = 64 : i64}
+// AVX2-DAG:    memref.global "private" constant @kiln_sparse_values : memref<128xf32> = dense_resource<kiln_sparse_values> {alignment = 64 : i64}
 // AVX2-LABEL:  func.func @three_rows
-// AVX2:          linalg.generic
-// AVX2-NOT:        kiln.sparsity
+// AVX2-DAG:      %[[VALS:.+]] = memref.get_global @kiln_sparse_values : memref<128xf32>
+// AVX2-DAG:      %[[MASKS:.+]] = memref.get_global @kiln_sparse_masks : memref<32xi8>
+// AVX2-DAG:      %[[PERM:.+]] = memref.get_global @kiln_sparse_permutes : memref<2048xi32>
+// AVX2:          scf.forall (%{{.+}}) in (8) shared_outs(%{{.+}}) -> (tensor<3x16xf32>)
+// AVX2:            scf.for %{{.+}} = %{{.+}} to %{{.+}} step %{{.+}} iter_args({{.+}}) -> (vector<8xf32>, vector<8xf32>, vector<8xf32>, vector<8xf32>, vector<8xf32>, vector<8xf32>)
+// AVX2:              %[[HALF:.+]] = vector.load %[[VALS]][%{{.+}}] : memref<128xf32>, vector<4xf32>
+// AVX2:              %[[WIDE:.+]] = vector.shuffle %[[HALF]], %{{.+}} [0, 1, 2, 3, 4, 5, 6, 7] : vector<4xf32>, vector<4xf32>
+// AVX2:              %[[BYTE:.+]] = memref.load %[[MASKS]][%{{.+}}] : memref<32xi8>
+// AVX2:              %[[ROW:.+]] = arith.index_castui %[[BYTE]] : i8 to index
+// AVX2:              %[[AT:.+]] = arith.muli %[[ROW]], %{{.+}} : index
+// AVX2:              %[[IDX:.+]] = vector.load %[[PERM]][%[[AT]]] : memref<2048xi32>, vector<8xi32>
+// AVX2-COUNT-8:      vector.extract %[[WIDE]][%{{.+}}] : f32 from vector<8xf32>
+// AVX2:              vector.from_elements {{.+}} {kiln.avx2_permute} : vector<8xf32>
+// AVX2:              vector.load %[[VALS]]
+// AVX2:              vector.from_elements {{.+}} {kiln.avx2_permute} : vector<8xf32>
+// AVX2:              vector.transfer_read %{{.+}} : tensor<3x16xf32>, vector<8xf32>
+// AVX2-COUNT-2:      vector.fma
+// AVX2:            vector.reduction <add>
+// AVX2:          tensor.parallel_insert_slice
+// AVX2-NOT:      linalg.generic
+// AVX2:          return
+
+// Narrower vectors have neither expansion: the product stays dense.
+
+// SSE:         module attributes {kiln.sparse_kernels = [{dense_bytes = 1024 : i64, kernel = "dense", name = "fc", reason = "no AVX-512 or AVX2 (the kernel expands with vexpandps or vpermps)"}]}
+// SSE-LABEL:   func.func @three_rows
+// SSE:           linalg.generic
+// SSE-NOT:         kiln.sparsity
 func.func @three_rows(%x: tensor<3x16xf32>, %init: tensor<3x16xf32>) -> tensor<3x16xf32> {
   %w = arith.constant dense<[[1.0, 0.0, 0.0, 1.1875, 1.25, 0.0, 0.0, 1.4375, 1.5, 0.0, 0.0, 1.6875, 1.75, 0.0, 0.0, 1.9375], [2.0, 2.0625, 0.0, 0.0, 2.25, 2.3125, 0.0, 0.0, 2.5, 2.5625, 0.0, 0.0, 2.75, 2.8125, 0.0, 0.0], [0.0, 3.0625, 3.125, 0.0, 0.0, 3.3125, 3.375, 0.0, 0.0, 3.5625, 3.625, 0.0, 0.0, 3.8125, 3.875, 0.0], [0.0, 0.0, 4.125, 4.1875, 0.0, 0.0, 4.375, 4.4375, 0.0, 0.0, 4.625, 4.6875, 0.0, 0.0, 4.875, 4.9375], [0.0, 0.0, 5.125, 5.1875, 0.0, 0.0, 5.375, 5.4375, 0.0, 0.0, 5.625, 5.6875, 0.0, 0.0, 5.875, 5.9375], [6.0, 0.0, 0.0, 6.1875, 6.25, 0.0, 0.0, 6.4375, 6.5, 0.0, 0.0, 6.6875, 6.75, 0.0, 0.0, 6.9375], [7.0, 7.0625, 0.0, 0.0, 7.25, 7.3125, 0.0, 0.0, 7.5, 7.5625, 0.0, 0.0, 7.75, 7.8125, 0.0, 0.0], [0.0, 8.0625, 8.125, 0.0, 0.0, 8.3125, 8.375, 0.0, 0.0, 8.5625, 8.625, 0.0, 0.0, 8.8125, 8.875, 0.0], [0.0, 9.0625, 9.125, 0.0, 0.0, 9.3125, 9.375, 0.0, 0.0, 9.5625, 9.625, 0.0, 0.0, 9.8125, 9.875, 0.0], [0.0, 0.0, 10.125, 10.1875, 0.0, 0.0, 10.375, 10.4375, 0.0, 0.0, 10.625, 10.6875, 0.0, 0.0, 10.875, 10.9375], [11.0, 0.0, 0.0, 11.1875, 11.25, 0.0, 0.0, 11.4375, 11.5, 0.0, 0.0, 11.6875, 11.75, 0.0, 0.0, 11.9375], [12.0, 12.0625, 0.0, 0.0, 12.25, 12.3125, 0.0, 0.0, 12.5, 12.5625, 0.0, 0.0, 12.75, 12.8125, 0.0, 0.0], [13.0, 13.0625, 0.0, 0.0, 13.25, 13.3125, 0.0, 0.0, 13.5, 13.5625, 0.0, 0.0, 13.75, 13.8125, 0.0, 0.0], [0.0, 14.0625, 14.125, 0.0, 0.0, 14.3125, 14.375, 0.0, 0.0, 14.5625, 14.625, 0.0, 0.0, 14.8125, 14.875, 0.0], [0.0, 0.0, 15.125, 15.1875, 0.0, 0.0, 15.375, 15.4375, 0.0, 0.0, 15.625, 15.6875, 0.0, 0.0, 15.875, 15.9375], [16.0, 0.0, 0.0, 16.1875, 16.25, 0.0, 0.0, 16.4375, 16.5, 0.0, 0.0, 16.6875, 16.75, 0.0, 0.0, 16.9375]]> : tensor<16x16xf32>
   %y = linalg.generic {indexing_maps = [#a, #b, #o], iterator_types = ["parallel", "reduction", "parallel"]}

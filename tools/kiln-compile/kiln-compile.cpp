@@ -1663,8 +1663,8 @@ int main(int argc, char **argv) {
   }
   if (sparsity != "off" && sparsity != "on" && sparsity != "force")
     return fail("--sparsity must be off, on or force");
-  // The CPU's sparse kernels are float32 (vexpandps); the GPU's are the
-  // 16-bit tensor cores' mma.sp.
+  // The CPU's sparse kernels are float32 (vexpandps or vpermps); the GPU's are
+  // the 16-bit tensor cores' mma.sp.
   if (sparsity != "off" && gpuTarget && precision != "fp16" &&
       precision != "bf16")
     return fail("--sparsity on a GPU target runs 2:4 sparse tensor-core "

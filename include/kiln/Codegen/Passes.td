@@ -586,29 +586,37 @@ def KilnCpuSparseGemm : Pass<"kiln-cpu-sparse-gemm", "::mlir::ModuleOp"> {
     whose `b` is a constant (possibly behind a 2-D transpose) with at most
     two non-zeros in each group of four consecutive `k` of a column gets
     `b` stored compressed in two private memref globals: per column, per
-    chunk of 16 `k`, the 8 kept values in `k` order
-    (`kiln_sparse_values`, `[n / nc, k / 16, nc, 8]` f32) and a 16-bit mask
-    of their positions (`kiln_sparse_masks`, `[n / nc, k / 16, nc]` i16),
-    a group with fewer than two non-zeros padded with zeros. The
-    contraction becomes an `scf.forall` over blocks of `nc` columns (8,
-    or 4 from three rows on, halved until it divides N); for tiles of up
-    to 4 rows, a loop over the chunks expands each column's chunk with one
-    `vector.expandload` (AVX-512 `vexpandps`) and adds its product with 16
-    consecutive `k` of each row into a vector accumulator; each
-    accumulator is summed across its lanes at the end and added to the
-    output (the init). The weight bytes read are 53% of the dense ones.
+    chunk of `L` `k` (one vector: 16 with 512-bit vectors, 8 with 256),
+    the `L/2` kept values in `k` order (`kiln_sparse_values`,
+    `[n / nc, k / L, nc, L/2]` f32) and an `L`-bit mask of their positions
+    (`kiln_sparse_masks`, `[n / nc, k / L, nc]` i16 or i8), a group with
+    fewer than two non-zeros padded with zeros. The contraction becomes an
+    `scf.forall` over blocks of `nc` columns; for tiles of up to 4 rows, a
+    loop over the chunks expands each column's chunk in a register and adds
+    its product with `L` consecutive `k` of each row into a vector
+    accumulator; each accumulator is summed across its lanes at the end and
+    added to the output (the init). The expansion is one
+    `vector.expandload` (AVX-512 `vexpandps`) with 512-bit vectors; with
+    256-bit ones (AVX2) the 4 values are loaded into a vector's low half,
+    the high half zero, and permuted into place by the indices of the
+    mask's row in a 256-entry table (`kiln_sparse_permutes`): a
+    `vector.from_elements` of lanes extracted at those indices, marked
+    `kiln.avx2_permute` for `kiln-cpu-avx2-dot` to make one `vpermps` of.
+    The weight bytes read are 53% of the dense ones.
 
     It stays dense (its mark removed) with the reason recorded when it has
     more than `max-rows` rows (the dense register tiles reuse each weight
-    element over 8 rows and win), its weight is under `min-weight-bytes`,
-    `vector-bits` is under 512, K is not a multiple of 16, or the weight is
-    not 2:4. The module's `kiln.sparse_kernels` gets, per marked
-    contraction, its node name, `kernel` (sparse or dense), the reason, and
-    the weight's bytes dense and compressed (`kiln-compile --report`).
+    element over 6 or 8 rows and win), its weight is under
+    `min-weight-bytes`, `vector-bits` is under 256, K is not a multiple of
+    `L`, or the weight is not 2:4. The module's `kiln.sparse_kernels` gets,
+    per marked contraction, its node name, `kernel` (sparse or dense), the
+    reason, and the weight's bytes dense and compressed (`kiln-compile
+    --report`).
   }];
   let options = [
     Option<"vectorBits", "vector-bits", "unsigned", "512",
-           "The CPU's vector register width in bits (the kernel needs 512)">,
+           "The CPU's vector register width in bits: 512 (vexpandps) or 256 "
+           "(AVX2's vpermps; the kernel needs one of them)">,
     Option<"maxRows", "max-rows", "int64_t", "4",
            "Rows (the product of the output's dims but the last) above "
            "which a product stays dense">,
@@ -624,7 +632,8 @@ def KilnCpuSparseGemm : Pass<"kiln-cpu-sparse-gemm", "::mlir::ModuleOp"> {
 
 def KilnCpuAvx2Dot : Pass<"kiln-cpu-avx2-dot", "::mlir::func::FuncOp"> {
   let summary = "Turns marked 4-way s8 x s8 dot products into AVX2 "
-                "vpsignb, vpmaddubsw and vpmaddwd";
+                "vpsignb, vpmaddubsw and vpmaddwd, and marked lane "
+                "permutations into vpermps";
   let description = [{
     Replaces each chain of four `arith.addi` on `vector<16xi32>` that ends
     in an add marked `kiln.avx2_dot` and adds to an accumulator the
@@ -635,9 +644,14 @@ def KilnCpuAvx2Dot : Pass<"kiln-cpu-avx2-dot", "::mlir::func::FuncOp"> {
     `|a|` (vpabsb), `b` with `a`'s signs (vpsignb), their pairwise
     products summed in int16 (vpmaddubsw: at most 2 x 128 x 127, so never
     saturated), and those pairs summed in int32 (vpmaddwd by ones): the
-    same sums, four instructions per 32 products. It runs after
-    bufferization, for CPUs with AVX2; `kiln-compile --cpu-int8-dot`
-    chooses.
+    same sums, four instructions per 32 products.
+
+    It also replaces each `vector.from_elements` marked `kiln.avx2_permute`
+    whose lane `l` is `v[index_cast(p[l])]` (`v` a `vector<8xf32>`, `p` a
+    `vector<8xi32>`: what `kiln-cpu-sparse-gemm` writes to expand 2:4
+    weights on AVX2) by one `vpermps` (`llvm.x86.avx2.permps`); unmarked or
+    differently shaped ones stay as they are (the same values, lane by
+    lane). It runs after bufferization, for CPUs with AVX2.
   }];
   let dependentDialects = ["::mlir::LLVM::LLVMDialect",
                            "::mlir::math::MathDialect"];

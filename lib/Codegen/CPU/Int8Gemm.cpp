@@ -27,6 +27,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "../GemmDims.h"
+#include "../SparseKernels.h"
 #include "Epilogue.h"
 #include "kiln/Codegen/Passes.h"
 
@@ -1263,8 +1264,51 @@ bool dotChain(arith::AddIOp end, bool signedA, Value &acc, Value &a, Value &b,
   return seen == 0xf;
 }
 
+/// The vectors `v` and `perm` of a marked `from_elements` whose lane l is
+/// `v[index_cast(perm[l])]`, or nulls.
+std::pair<Value, Value> permuteOperands(vector::FromElementsOp op) {
+  Value v, perm;
+  for (auto [l, elem] : llvm::enumerate(op.getElements())) {
+    auto ex = elem.getDefiningOp<vector::ExtractOp>();
+    if (!ex || ex.getDynamicPosition().size() != 1 ||
+        ex.getStaticPosition().size() != 1)
+      return {};
+    auto cast = ex.getDynamicPosition()[0].getDefiningOp<arith::IndexCastOp>();
+    auto index = cast ? cast.getIn().getDefiningOp<vector::ExtractOp>()
+                      : vector::ExtractOp();
+    if (!index || index.getStaticPosition() != ArrayRef<int64_t>{(int64_t)l} ||
+        (v && ex.getSource() != v) || (perm && index.getSource() != perm))
+      return {};
+    v = ex.getSource();
+    perm = index.getSource();
+  }
+  return {v, perm};
+}
+
 struct Avx2DotPass : public kiln::impl::KilnCpuAvx2DotBase<Avx2DotPass> {
   void runOnOperation() override {
+    // Variable lane permutations of 8 f32 (kiln-cpu-sparse-gemm's AVX2
+    // expansion): one vpermps each.
+    SmallVector<vector::FromElementsOp> permutes;
+    getOperation().walk([&](vector::FromElementsOp op) {
+      if (op->hasAttr(kiln::kAvx2PermuteAttr))
+        permutes.push_back(op);
+    });
+    for (vector::FromElementsOp op : permutes) {
+      auto [v, perm] = permuteOperands(op);
+      auto vt = cast<VectorType>(op.getType());
+      if (!v || vt != VectorType::get({8}, Float32Type::get(&getContext())) ||
+          cast<VectorType>(perm.getType()).getElementType() !=
+              IntegerType::get(&getContext(), 32))
+        continue;
+      IRRewriter rewriter(op);
+      rewriter.replaceOp(op, LLVM::CallIntrinsicOp::create(
+                                 rewriter, op.getLoc(), vt,
+                                 rewriter.getStringAttr("llvm.x86.avx2.permps"),
+                                 ValueRange{v, perm})
+                                 .getResult(0));
+    }
+
     SmallVector<arith::AddIOp> ends;
     getOperation().walk([&](arith::AddIOp add) {
       if (add->hasAttr(kAvx2DotAttr))

@@ -3,28 +3,33 @@
 // A float contraction `out[..., m, n] += a[..., m, k] * b[k, n]` that
 // kiln-sparsify marked 2:4 (every group of four consecutive k of a column
 // n of the constant b has at most two non-zeros) keeps b compressed: per
-// column, per chunk of 16 k (one AVX-512 vector), the 8 kept values in k
-// order and a 16-bit mask of their positions,
+// column, per chunk of L k (one vector: 16 lanes with AVX-512, 8 with
+// AVX2), the L/2 kept values in k order and an L-bit mask of their
+// positions,
 //
-//   values[n / nc, k / 16, n % nc, 8]   f32
-//   masks [n / nc, k / 16, n % nc]      i16
+//   values[n / nc, k / L, n % nc, L / 2]   f32
+//   masks [n / nc, k / L, n % nc]          i16 (L = 16) or i8 (L = 8)
 //
 // (nc columns of a block interleaved, so that a block streams one run of
 // memory). A group with fewer than two non-zeros keeps zeros to make two,
-// so every chunk holds exactly 8 values. The kernel expands a chunk in a
-// register with one masked expand-load (`vexpandps`), multiplies it with
-// 16 consecutive k of each of a few rows of a, and sums each (row, column)
-// accumulator across its lanes at the end: half the weight bytes of the
-// dense panels plus 1/32 for the masks, which is what a memory-bound
-// product (a batch-1 projection, a matrix-vector product) is limited by.
+// so every chunk holds exactly L/2 values. The kernel expands a chunk in a
+// register, multiplies it with L consecutive k of each of a few rows of
+// a, and sums each (row, column) accumulator across its lanes at the end:
+// half the weight bytes of the dense panels plus 1/32 for the masks, which
+// is what a memory-bound product (a batch-1 projection, a matrix-vector
+// product) is limited by. With AVX-512 the expansion is one masked
+// expand-load (`vexpandps`); AVX2 has none, so there the 4 values are
+// loaded into the low half of a vector whose high half is zero and
+// permuted into place (`vpermps`, made by kiln-cpu-avx2-dot after
+// bufferization), its indices read from a 256-entry table by the mask byte
+// (index 4, a zero, where the mask has no bit).
 //
 // Where it would not be faster the contraction stays dense for
 // kiln-pack-weights and kiln-cpu-tile-and-vectorize, with the reason
 // recorded in the module's `kiln.sparse_kernels`: more than `max-rows`
 // rows (compute-bound: the dense register tiles reuse each weight across
-// 8 rows), a weight under `min-weight-bytes` (it stays in the L1 cache
-// either way), no 512-bit vectors (no vexpandps), or K not a multiple of
-// 16.
+// 6 or 8 rows), a weight under `min-weight-bytes` (it stays in the L1 cache
+// either way), vectors under 256 bits, or K not a multiple of L.
 //
 //===----------------------------------------------------------------------===//
 
@@ -59,9 +64,6 @@ namespace kiln {
 using namespace mlir;
 
 namespace {
-
-constexpr int64_t kLanes = 16; // f32 lanes of a 512-bit vector.
-constexpr int64_t kKept = kLanes / 2;
 
 /// A matched contraction: a as [R, K] (a collapse of its type), the
 /// output as [R, N], b's values as [N][K].
@@ -159,19 +161,19 @@ bool is2of4(const SparseGemm &g) {
   return true;
 }
 
-/// The compressed weights for blocks of `nc` columns (see the file
-/// comment).
-void compress(const SparseGemm &g, int64_t nc, std::vector<float> &values,
-              std::vector<uint16_t> &masks) {
-  int64_t chunks = g.k / kLanes;
-  values.assign(g.n * chunks * kKept, 0.0f);
+/// The compressed weights for blocks of `nc` columns and chunks of
+/// `lanes` k (see the file comment).
+void compress(const SparseGemm &g, int64_t nc, int64_t lanes,
+              std::vector<float> &values, std::vector<uint16_t> &masks) {
+  int64_t chunks = g.k / lanes, kept = lanes / 2;
+  values.assign(g.n * chunks * kept, 0.0f);
   masks.assign(g.n * chunks, 0);
   for (int64_t n = 0; n < g.n; ++n)
     for (int64_t c = 0; c < chunks; ++c) {
       int64_t slot = ((n / nc) * chunks + c) * nc + n % nc;
       uint16_t mask = 0;
-      for (int64_t grp = 0; grp < kLanes / 4; ++grp) {
-        const float *w = &g.b[n * g.k + c * kLanes + grp * 4];
+      for (int64_t grp = 0; grp < lanes / 4; ++grp) {
+        const float *w = &g.b[n * g.k + c * lanes + grp * 4];
         // The non-zeros, then zeros at the first free positions: two.
         int kept = 0;
         for (int j = 0; j < 4; ++j)
@@ -187,9 +189,9 @@ void compress(const SparseGemm &g, int64_t nc, std::vector<float> &values,
       }
       masks[slot] = mask;
       int64_t v = 0;
-      for (int64_t l = 0; l < kLanes; ++l)
+      for (int64_t l = 0; l < lanes; ++l)
         if (mask & (1u << l))
-          values[slot * kKept + v++] = g.b[n * g.k + c * kLanes + l];
+          values[slot * kept + v++] = g.b[n * g.k + c * lanes + l];
     }
 }
 
@@ -208,29 +210,62 @@ Value idx(OpBuilder &b, Location loc, int64_t v) {
   return arith::ConstantIndexOp::create(b, loc, v);
 }
 
-/// The kernel for `g` with blocks of `nc` columns and row tiles of `rt`.
+/// vpermps's indices for each 8-bit mask m: lane l takes the rank of bit
+/// l among m's bits below it where m has bit l, else 4 (the zero half).
+std::vector<int32_t> permuteTable() {
+  std::vector<int32_t> table(256 * 8);
+  for (int m = 0; m < 256; ++m)
+    for (int l = 0; l < 8; ++l)
+      table[m * 8 + l] =
+          (m >> l) & 1
+              ? llvm::popcount(static_cast<unsigned>(m) & ((1u << l) - 1))
+              : 4;
+  return table;
+}
+
+/// The kernel for `g` with blocks of `nc` columns, row tiles of `rt` and
+/// chunks of `lanes` k (16: AVX-512's vexpandps; 8: AVX2's vpermps).
 Value rewrite(RewriterBase &b, ModuleOp module, SymbolTable &symbols,
-              const SparseGemm &g, int64_t nc, int64_t rt) {
+              const SparseGemm &g, int64_t nc, int64_t rt, int64_t lanes) {
   linalg::GenericOp op = g.op;
   Location loc = op.getLoc();
   b.setInsertionPoint(op);
   std::vector<float> values;
   std::vector<uint16_t> masks;
-  compress(g, nc, values, masks);
+  compress(g, nc, lanes, values, masks);
+  int64_t kept = lanes / 2;
+  bool expand = lanes == 16;
   auto valuesGlobal =
       global(b, module, symbols, loc, "kiln_sparse_values", b.getF32Type(),
              ArrayRef<char>(reinterpret_cast<const char *>(values.data()),
                             values.size() * 4),
              values.size());
+  std::vector<uint8_t> masks8(masks.begin(), masks.end());
   auto masksGlobal =
-      global(b, module, symbols, loc, "kiln_sparse_masks", b.getI16Type(),
-             ArrayRef<char>(reinterpret_cast<const char *>(masks.data()),
-                            masks.size() * 2),
-             masks.size());
+      expand
+          ? global(b, module, symbols, loc, "kiln_sparse_masks", b.getI16Type(),
+                   ArrayRef<char>(reinterpret_cast<const char *>(masks.data()),
+                                  masks.size() * 2),
+                   masks.size())
+          : global(b, module, symbols, loc, "kiln_sparse_masks", b.getI8Type(),
+                   ArrayRef<char>(reinterpret_cast<const char *>(masks8.data()),
+                                  masks8.size()),
+                   masks8.size());
   Value vals = memref::GetGlobalOp::create(b, loc, valuesGlobal.getType(),
                                            valuesGlobal.getSymName());
   Value maskMem = memref::GetGlobalOp::create(b, loc, masksGlobal.getType(),
                                               masksGlobal.getSymName());
+  Value table;
+  if (!expand) {
+    std::vector<int32_t> perm = permuteTable();
+    auto tableGlobal =
+        global(b, module, symbols, loc, "kiln_sparse_permutes", b.getI32Type(),
+               ArrayRef<char>(reinterpret_cast<const char *>(perm.data()),
+                              perm.size() * 4),
+               perm.size());
+    table = memref::GetGlobalOp::create(b, loc, tableGlobal.getType(),
+                                        tableGlobal.getSymName());
+  }
 
   // a as [R, K], the output as [R, N].
   auto collapse2 = [&](Value v, int64_t inner) -> Value {
@@ -254,11 +289,13 @@ Value rewrite(RewriterBase &b, ModuleOp module, SymbolTable &symbols,
   Value init = collapse2(g.init, g.n);
 
   Type f32 = b.getF32Type();
-  auto vt = VectorType::get({kLanes}, f32);
-  auto maskType = VectorType::get({kLanes}, b.getI1Type());
+  auto vt = VectorType::get({lanes}, f32);
+  auto maskType = VectorType::get({lanes}, b.getI1Type());
   auto maskWord = VectorType::get({1}, b.getI16Type());
+  auto halfType = VectorType::get({kept}, f32);
+  auto indexType = VectorType::get({lanes}, b.getI32Type());
   auto rowType = VectorType::get({nc}, f32);
-  int64_t chunks = g.k / kLanes;
+  int64_t chunks = g.k / lanes;
   auto forall = scf::ForallOp::create(
       b, loc, ArrayRef<OpFoldResult>{b.getIndexAttr(g.n / nc)},
       ValueRange{init}, std::nullopt);
@@ -269,6 +306,9 @@ Value rewrite(RewriterBase &b, ModuleOp module, SymbolTable &symbols,
   Value zero = arith::ConstantOp::create(
       b, loc, vt, DenseElementsAttr::get(vt, b.getZeroAttr(f32)));
   Value zeroF = arith::ConstantOp::create(b, loc, b.getZeroAttr(f32));
+  Value zeroHalf = arith::ConstantOp::create(
+      b, loc, halfType, DenseElementsAttr::get(halfType, b.getZeroAttr(f32)));
+  SmallVector<int64_t> join = llvm::to_vector(llvm::seq<int64_t>(0, lanes));
   Value col0 = arith::MulIOp::create(b, loc, blk, idx(b, loc, nc));
   auto sliceType = RankedTensorType::get({g.rows, nc}, f32);
   SmallVector<OpFoldResult> offsets = {b.getIndexAttr(0), col0};
@@ -294,15 +334,43 @@ Value rewrite(RewriterBase &b, ModuleOp module, SymbolTable &symbols,
           SmallVector<Value> w;
           for (int64_t j = 0; j < nc; ++j) {
             Value slot = arith::AddIOp::create(kb, loc, slot0, idx(kb, loc, j));
-            Value word =
-                vector::LoadOp::create(kb, loc, maskWord, maskMem, slot);
-            Value mask = vector::BitCastOp::create(kb, loc, maskType, word);
-            Value at =
-                arith::MulIOp::create(kb, loc, slot, idx(kb, loc, kKept));
-            w.push_back(vector::ExpandLoadOp::create(
-                kb, loc, vt, vals, ValueRange{at}, mask, zero));
+            Value at = arith::MulIOp::create(kb, loc, slot, idx(kb, loc, kept));
+            if (expand) {
+              Value word =
+                  vector::LoadOp::create(kb, loc, maskWord, maskMem, slot);
+              Value mask = vector::BitCastOp::create(kb, loc, maskType, word);
+              w.push_back(vector::ExpandLoadOp::create(
+                  kb, loc, vt, vals, ValueRange{at}, mask, zero));
+              continue;
+            }
+            // The kept values in the low half, zeros in the high half,
+            // permuted into their lanes by the mask's table row.
+            Value half = vector::LoadOp::create(kb, loc, halfType, vals, at);
+            Value wide =
+                vector::ShuffleOp::create(kb, loc, half, zeroHalf, join);
+            Value maskByte = memref::LoadOp::create(kb, loc, maskMem, slot);
+            Value row =
+                arith::MulIOp::create(kb, loc,
+                                      arith::IndexCastUIOp::create(
+                                          kb, loc, kb.getIndexType(), maskByte),
+                                      idx(kb, loc, lanes));
+            Value perm = vector::LoadOp::create(kb, loc, indexType, table, row);
+            // Lane l = wide[perm[l]], marked for kiln-cpu-avx2-dot to make
+            // one vpermps of it.
+            SmallVector<Value> elems;
+            for (int64_t l = 0; l < lanes; ++l) {
+              Value at = arith::IndexCastOp::create(
+                  kb, loc, kb.getIndexType(),
+                  vector::ExtractOp::create(kb, loc, perm,
+                                            ArrayRef<int64_t>{l}));
+              elems.push_back(vector::ExtractOp::create(
+                  kb, loc, wide, ArrayRef<OpFoldResult>{at}));
+            }
+            auto permuted = vector::FromElementsOp::create(kb, loc, vt, elems);
+            permuted->setAttr(kiln::kAvx2PermuteAttr, kb.getUnitAttr());
+            w.push_back(permuted);
           }
-          Value k0 = arith::MulIOp::create(kb, loc, c, idx(kb, loc, kLanes));
+          Value k0 = arith::MulIOp::create(kb, loc, c, idx(kb, loc, lanes));
           SmallVector<Value> next(iter.begin(), iter.end());
           for (int64_t r = 0; r < rows; ++r) {
             Value row = arith::AddIOp::create(kb, loc, row0, idx(kb, loc, r));
@@ -385,6 +453,8 @@ struct SparseGemmPass
     auto i64 = [&](int64_t v) {
       return IntegerAttr::get(IntegerType::get(ctx, 64), v);
     };
+    // One vector of f32 a chunk: 16 lanes (vexpandps) or 8 (vpermps).
+    int64_t lanes = vectorBits >= 512 ? 16 : 8;
     for (linalg::GenericOp op : marked) {
       NamedAttrList entry;
       entry.append("name",
@@ -394,10 +464,11 @@ struct SparseGemmPass
       if (succeeded(g)) {
         int64_t denseBytes = g->n * g->k * 4;
         entry.append("dense_bytes", i64(denseBytes));
-        if (vectorBits < 512)
-          why = "no 512-bit vectors (the kernel expands with vexpandps)";
-        else if (g->k % kLanes != 0)
-          why = llvm::formatv("K = {0} is not a multiple of {1}", g->k, kLanes)
+        if (vectorBits < 256)
+          why = "no AVX-512 or AVX2 (the kernel expands with vexpandps or "
+                "vpermps)";
+        else if (g->k % lanes != 0)
+          why = llvm::formatv("K = {0} is not a multiple of {1}", g->k, lanes)
                     .str();
         else if (!is2of4(*g))
           why = "the weight is not 2:4 along K";
@@ -413,13 +484,18 @@ struct SparseGemmPass
                     .str();
       }
       if (succeeded(g) && why.empty()) {
+        // Accumulators rt x nc: 16 or 32 of AVX-512's 32 registers; 8 of
+        // AVX2's 16 (the expanded columns, a row's vector and the
+        // permutation's operands take others).
         int64_t rt = std::min<int64_t>(g->rows, 4);
-        int64_t nc = rt <= 2 ? 8 : 4;
+        int64_t nc =
+            lanes == 16 ? (rt <= 2 ? 8 : 4) : std::max<int64_t>(8 / rt, 2);
         while (g->n % nc != 0)
           nc /= 2;
-        Value result = rewrite(rewriter, module, symbols, *g, nc, rt);
+        Value result = rewrite(rewriter, module, symbols, *g, nc, rt, lanes);
         rewriter.replaceOp(op, result);
-        int64_t sparseBytes = g->n * g->k / 2 * 4 + g->n * g->k / kLanes * 2;
+        // Half the values, and one mask bit per k.
+        int64_t sparseBytes = g->n * g->k / 2 * 4 + g->n * g->k / 8;
         entry.append("sparse_bytes", i64(sparseBytes));
         entry.append("kernel", StringAttr::get(ctx, "sparse"));
       } else {
