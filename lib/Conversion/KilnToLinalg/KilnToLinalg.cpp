@@ -755,7 +755,7 @@ bool lowersUnsigned(Operation *op) {
              BitwiseOrOp, BitwiseXorOp, BitwiseNotOp, QuantizeLinearOp,
              DequantizeLinearOp, DynamicQuantizeLinearOp, ConvIntegerOp,
              MatMulIntegerOp, QLinearConvOp, QLinearMatMulOp, NonZeroOp,
-             CompressOp, BitCastOp>(op);
+             CompressOp, BitCastOp, CenterCropPadOp>(op);
 }
 
 /// A lowered data-dependent result (keyed by its upper bound tensor): the

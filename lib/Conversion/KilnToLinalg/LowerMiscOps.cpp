@@ -368,9 +368,76 @@ lowerMeanVarianceNormalization(OpBuilder &b, MeanVarianceNormalizationOp op) {
   return SmallVector<Value>{r};
 }
 
+/// CenterCropPad: along each listed axis, the input's middle window when
+/// the output is shorter (starting at (in - out) / 2, rounded down), or the
+/// input centered in zeros when it is longer ((out - in) / 2 before). The
+/// output's static shape gives the sizes, as for Reshape; a constant
+/// `shape` must agree with it.
+LoweringResult lowerCenterCropPad(OpBuilder &b, CenterCropPadOp op) {
+  Location loc = op.getLoc();
+  auto xt = dyn_cast<RankedTensorType>(op.getInputData().getType());
+  auto rt = dyn_cast<RankedTensorType>(op.getOutputData().getType());
+  if (!xt || !rt || !xt.hasStaticShape() || !rt.hasStaticShape() ||
+      xt.getRank() != rt.getRank())
+    return op.emitOpError("needs static input and output shapes of one rank"),
+           failure();
+  int64_t rank = xt.getRank();
+  SmallVector<int64_t> axes = llvm::to_vector(llvm::seq<int64_t>(0, rank));
+  if (auto a = op.getAxes())
+    axes.assign(a->begin(), a->end());
+  SmallVector<bool> listed(rank, false);
+  for (int64_t &a : axes) {
+    FailureOr<int64_t> d = normalizeAxis(op, a, rank);
+    if (failed(d))
+      return failure();
+    if (listed[*d])
+      return op.emitOpError("axis ") << a << " is repeated", failure();
+    listed[*d] = true;
+    a = *d;
+  }
+  if (std::optional<SmallVector<int64_t>> shape =
+          getConstantInts(op.getShape())) {
+    if (shape->size() != axes.size())
+      return op.emitOpError("has ")
+                 << shape->size() << " sizes for " << axes.size() << " axes",
+             failure();
+    for (auto [a, size] : llvm::zip(axes, *shape))
+      if (size != rt.getDimSize(a))
+        return op.emitOpError("shape says ")
+                   << size << " along axis " << a << ", the output type "
+                   << rt.getDimSize(a),
+               failure();
+  }
+  SmallVector<OpFoldResult> offsets, sizes, strides(rank, b.getIndexAttr(1));
+  SmallVector<int64_t> cropped, low, high;
+  for (int64_t d = 0; d < rank; ++d) {
+    int64_t in = xt.getDimSize(d), out = rt.getDimSize(d);
+    if (!listed[d] && in != out)
+      return op.emitOpError("changes dim ") << d << " (" << in << " -> " << out
+                                            << "), which its axes do not list",
+             failure();
+    int64_t kept = std::min(in, out);
+    offsets.push_back(b.getIndexAttr(in > out ? (in - out) / 2 : 0));
+    sizes.push_back(b.getIndexAttr(kept));
+    cropped.push_back(kept);
+    low.push_back(out > in ? (out - in) / 2 : 0);
+    high.push_back(out > in ? out - in - (out - in) / 2 : 0);
+  }
+  Value x = op.getInputData();
+  if (cropped != SmallVector<int64_t>(xt.getShape()))
+    x = tensor::ExtractSliceOp::create(
+        b, loc, RankedTensorType::get(cropped, xt.getElementType()), x, offsets,
+        sizes, strides);
+  Value zero = arith::ConstantOp::create(
+      b, loc, b.getZeroAttr(toSignless(xt.getElementType())));
+  return SmallVector<Value>{padTensor(b, loc, x, low, high, zero)};
+}
+
 } // namespace
 
 LoweringResult lowerMiscOp(OpBuilder &b, Operation *op) {
+  if (auto c = dyn_cast<CenterCropPadOp>(op))
+    return lowerCenterCropPad(b, c);
   if (auto e = dyn_cast<EinsumOp>(op))
     return lowerEinsum(b, e);
   if (auto l = dyn_cast<LRNOp>(op))

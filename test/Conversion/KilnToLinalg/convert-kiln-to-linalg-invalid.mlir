@@ -588,3 +588,31 @@ func.func @group_norm_params(%x: tensor<2x6x4xf32>, %s: tensor<2xf32>) -> tensor
   %0 = kiln.group_normalization(%x, %s, %s) {num_groups = 3 : i64} : (tensor<2x6x4xf32>, tensor<2xf32>, tensor<2xf32>) -> tensor<2x6x4xf32>
   return %0 : tensor<2x6x4xf32>
 }
+
+// -----
+
+// CenterCropPad whose constant shape disagrees with its output type.
+func.func @center_crop_pad_shape(%x: tensor<9x5xf32>) -> tensor<6x8xf32> {
+  %s = arith.constant dense<[6, 7]> : tensor<2xi64>
+  // expected-error @+1 {{shape says 7 along axis 1, the output type 8}}
+  %0 = kiln.center_crop_pad(%x, %s) : (tensor<9x5xf32>, tensor<2xi64>) -> tensor<6x8xf32>
+  return %0 : tensor<6x8xf32>
+}
+
+// -----
+
+// CenterCropPad changing a dim its axes do not list.
+func.func @center_crop_pad_axes(%x: tensor<9x5xf32>, %s: tensor<1xi64>) -> tensor<6x8xf32> {
+  // expected-error @+1 {{changes dim 1 (5 -> 8), which its axes do not list}}
+  %0 = kiln.center_crop_pad(%x, %s) {axes = array<i64: 0>} : (tensor<9x5xf32>, tensor<1xi64>) -> tensor<6x8xf32>
+  return %0 : tensor<6x8xf32>
+}
+
+// -----
+
+// CenterCropPad with an axis out of range.
+func.func @center_crop_pad_range(%x: tensor<9x5xf32>, %s: tensor<1xi64>) -> tensor<6x5xf32> {
+  // expected-error @+1 {{axis 2 is out of range for rank 2}}
+  %0 = kiln.center_crop_pad(%x, %s) {axes = array<i64: 2>} : (tensor<9x5xf32>, tensor<1xi64>) -> tensor<6x5xf32>
+  return %0 : tensor<6x5xf32>
+}
