@@ -433,9 +433,93 @@ LoweringResult lowerCenterCropPad(OpBuilder &b, CenterCropPadOp op) {
   return SmallVector<Value>{padTensor(b, loc, x, low, high, zero)};
 }
 
+/// AffineGrid: output[n, (d,) h, w, c] = sum_k theta[n, c, k] * base_k +
+/// theta[n, c, S], the base point (x, y(, z)) the normalized coordinates
+/// of (w, h(, d)) in [-1, 1]: -1 + i * 2 / (e - 1) with align_corners
+/// (-1 where e = 1), else the pixel centers -1 + (2i + 1) / e. The grid's
+/// size comes from the output type; a constant `size` must agree.
+LoweringResult lowerAffineGrid(OpBuilder &b, AffineGridOp op) {
+  Location loc = op.getLoc();
+  auto tt = dyn_cast<RankedTensorType>(op.getTheta().getType());
+  auto rt = dyn_cast<RankedTensorType>(op.getGrid().getType());
+  if (!tt || !rt || !tt.hasStaticShape() || !rt.hasStaticShape() ||
+      !isa<FloatType>(rt.getElementType()) || tt.getRank() != 3)
+    return op.emitOpError("needs a static float theta and grid"), failure();
+  int64_t s = tt.getDimSize(1);
+  if ((s != 2 && s != 3) || tt.getDimSize(2) != s + 1 ||
+      rt.getRank() != s + 2 || rt.getDimSize(0) != tt.getDimSize(0) ||
+      rt.getDimSize(s + 1) != s)
+    return op.emitOpError("needs theta [N, 2, 3] with a grid [N, H, W, 2], or "
+                          "[N, 3, 4] with [N, D, H, W, 3]"),
+           failure();
+  if (std::optional<SmallVector<int64_t>> size =
+          getConstantInts(op.getSize())) {
+    bool agrees =
+        (int64_t)size->size() == s + 2 && (*size)[0] == rt.getDimSize(0);
+    for (int64_t j = 0; agrees && j < s; ++j)
+      agrees = (*size)[2 + j] == rt.getDimSize(1 + j);
+    if (!agrees)
+      return op.emitOpError("size does not agree with the grid's shape ") << rt,
+             failure();
+  }
+  bool align = op.getAlignCorners() != 0;
+  Type elt = rt.getElementType();
+  Value theta = op.getTheta();
+  Value r = elementwise(
+      b, loc, rt, ValueRange{},
+      [&](OpBuilder &nb, Location nl, ValueRange) -> Value {
+        Value n = linalg::IndexOp::create(nb, nl, 0);
+        Value c = linalg::IndexOp::create(nb, nl, s + 1);
+        // base[k]: x (the last spatial dim) first.
+        SmallVector<Value> base;
+        for (int64_t k = 0; k < s; ++k) {
+          int64_t d = s - k, e = rt.getDimSize(d);
+          Value i = arith::SIToFPOp::create(
+              nb, nl, elt,
+              arith::IndexCastOp::create(nb, nl, nb.getI64Type(),
+                                         linalg::IndexOp::create(nb, nl, d)));
+          Value coord;
+          if (align && e == 1)
+            coord = scalarConst(nb, nl, elt, -1.0);
+          else if (align)
+            coord = arith::AddFOp::create(
+                nb, nl,
+                arith::MulFOp::create(nb, nl, i,
+                                      scalarConst(nb, nl, elt, 2.0 / (e - 1))),
+                scalarConst(nb, nl, elt, -1.0));
+          else
+            coord = arith::AddFOp::create(
+                nb, nl,
+                arith::DivFOp::create(
+                    nb, nl,
+                    arith::AddFOp::create(
+                        nb, nl,
+                        arith::MulFOp::create(nb, nl, i,
+                                              scalarConst(nb, nl, elt, 2.0)),
+                        scalarConst(nb, nl, elt, 1.0)),
+                    scalarConst(nb, nl, elt, static_cast<double>(e))),
+                scalarConst(nb, nl, elt, -1.0));
+          base.push_back(coord);
+        }
+        auto at = [&](int64_t k) -> Value {
+          return tensor::ExtractOp::create(
+              nb, nl, theta,
+              ValueRange{n, c, arith::ConstantIndexOp::create(nb, nl, k)});
+        };
+        Value sum = arith::MulFOp::create(nb, nl, at(0), base[0]);
+        for (int64_t k = 1; k < s; ++k)
+          sum = arith::AddFOp::create(
+              nb, nl, sum, arith::MulFOp::create(nb, nl, at(k), base[k]));
+        return arith::AddFOp::create(nb, nl, sum, at(s));
+      });
+  return SmallVector<Value>{r};
+}
+
 } // namespace
 
 LoweringResult lowerMiscOp(OpBuilder &b, Operation *op) {
+  if (auto g = dyn_cast<AffineGridOp>(op))
+    return lowerAffineGrid(b, g);
   if (auto c = dyn_cast<CenterCropPadOp>(op))
     return lowerCenterCropPad(b, c);
   if (auto e = dyn_cast<EinsumOp>(op))

@@ -616,3 +616,22 @@ func.func @center_crop_pad_range(%x: tensor<9x5xf32>, %s: tensor<1xi64>) -> tens
   %0 = kiln.center_crop_pad(%x, %s) {axes = array<i64: 2>} : (tensor<9x5xf32>, tensor<1xi64>) -> tensor<6x5xf32>
   return %0 : tensor<6x5xf32>
 }
+
+// -----
+
+// AffineGrid whose constant size disagrees with its grid.
+func.func @affine_grid_size(%theta: tensor<1x2x3xf32>) -> tensor<1x5x6x2xf32> {
+  %size = arith.constant dense<[1, 1, 5, 7]> : tensor<4xi64>
+  // expected-error @+1 {{size does not agree with the grid's shape 'tensor<1x5x6x2xf32>'}}
+  %0 = kiln.affine_grid(%theta, %size) : (tensor<1x2x3xf32>, tensor<4xi64>) -> tensor<1x5x6x2xf32>
+  return %0 : tensor<1x5x6x2xf32>
+}
+
+// -----
+
+// AffineGrid with a 3-D theta for a 2-D grid.
+func.func @affine_grid_rank(%theta: tensor<1x3x4xf32>, %size: tensor<4xi64>) -> tensor<1x5x6x2xf32> {
+  // expected-error @+1 {{needs theta [N, 2, 3] with a grid [N, H, W, 2], or [N, 3, 4] with [N, D, H, W, 3]}}
+  %0 = kiln.affine_grid(%theta, %size) : (tensor<1x3x4xf32>, tensor<4xi64>) -> tensor<1x5x6x2xf32>
+  return %0 : tensor<1x5x6x2xf32>
+}
