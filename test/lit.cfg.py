@@ -53,6 +53,9 @@ except OSError:
     flags = []
 if "avx_vnni" in flags or ("avx512_vnni" in flags and "avx512vl" in flags):
     config.available_features.add("cpu-vnni256")
+# x86-64-v3 (AVX2, FMA) code runs here.
+if all(f in flags for f in ("avx2", "fma", "bmi2")):
+    config.available_features.add("cpu-avx2")
 # x86-64-v4 (skylake-avx512) code runs here.
 if all(f in flags for f in ("avx512f", "avx512dq", "avx512cd", "avx512bw", "avx512vl")):
     config.available_features.add("cpu-avx512")

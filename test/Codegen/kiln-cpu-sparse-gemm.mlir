@@ -170,3 +170,38 @@ func.func @dense(%x: tensor<5x16xf32>, %i5: tensor<5x16xf32>, %x20: tensor<1x20x
   } -> tensor<1x16xf32>
   return %r, %k, %t, %u : tensor<5x16xf32>, tensor<1x16xf32>, tensor<1x16xf32>, tensor<1x16xf32>
 }
+
+// -----
+
+#a = affine_map<(m, k, n) -> (m, k)>
+#b = affine_map<(m, k, n) -> (k, n)>
+#o = affine_map<(m, k, n) -> (m, n)>
+
+// Two sparse products in one module share AVX2's permutation table: one
+// global, read by both kernels.
+
+// CHECK-LABEL: func.func @shared_table
+// CHECK-COUNT-2: scf.forall
+// AVX2:        module attributes {kiln.sparse_kernels = [{{.+}}name = "p1"{{.+}}name = "p2"
+// AVX2-COUNT-1: @kiln_sparse_permutes : memref<2048xi32>
+// AVX2-NOT:    memref.global {{.+}}permutes
+// AVX2-LABEL:  func.func @shared_table
+// AVX2-COUNT-2: memref.get_global @kiln_sparse_permutes : memref<2048xi32>
+func.func @shared_table(%x: tensor<1x16xf32>, %init: tensor<1x16xf32>) -> (tensor<1x16xf32>, tensor<1x16xf32>) {
+  %w = arith.constant dense<[[1.0, 0.0, 0.0, 1.1875, 1.25, 0.0, 0.0, 1.4375, 1.5, 0.0, 0.0, 1.6875, 1.75, 0.0, 0.0, 1.9375], [2.0, 2.0625, 0.0, 0.0, 2.25, 2.3125, 0.0, 0.0, 2.5, 2.5625, 0.0, 0.0, 2.75, 2.8125, 0.0, 0.0], [0.0, 3.0625, 3.125, 0.0, 0.0, 3.3125, 3.375, 0.0, 0.0, 3.5625, 3.625, 0.0, 0.0, 3.8125, 3.875, 0.0], [0.0, 0.0, 4.125, 4.1875, 0.0, 0.0, 4.375, 4.4375, 0.0, 0.0, 4.625, 4.6875, 0.0, 0.0, 4.875, 4.9375], [0.0, 0.0, 5.125, 5.1875, 0.0, 0.0, 5.375, 5.4375, 0.0, 0.0, 5.625, 5.6875, 0.0, 0.0, 5.875, 5.9375], [6.0, 0.0, 0.0, 6.1875, 6.25, 0.0, 0.0, 6.4375, 6.5, 0.0, 0.0, 6.6875, 6.75, 0.0, 0.0, 6.9375], [7.0, 7.0625, 0.0, 0.0, 7.25, 7.3125, 0.0, 0.0, 7.5, 7.5625, 0.0, 0.0, 7.75, 7.8125, 0.0, 0.0], [0.0, 8.0625, 8.125, 0.0, 0.0, 8.3125, 8.375, 0.0, 0.0, 8.5625, 8.625, 0.0, 0.0, 8.8125, 8.875, 0.0], [0.0, 9.0625, 9.125, 0.0, 0.0, 9.3125, 9.375, 0.0, 0.0, 9.5625, 9.625, 0.0, 0.0, 9.8125, 9.875, 0.0], [0.0, 0.0, 10.125, 10.1875, 0.0, 0.0, 10.375, 10.4375, 0.0, 0.0, 10.625, 10.6875, 0.0, 0.0, 10.875, 10.9375], [11.0, 0.0, 0.0, 11.1875, 11.25, 0.0, 0.0, 11.4375, 11.5, 0.0, 0.0, 11.6875, 11.75, 0.0, 0.0, 11.9375], [12.0, 12.0625, 0.0, 0.0, 12.25, 12.3125, 0.0, 0.0, 12.5, 12.5625, 0.0, 0.0, 12.75, 12.8125, 0.0, 0.0], [13.0, 13.0625, 0.0, 0.0, 13.25, 13.3125, 0.0, 0.0, 13.5, 13.5625, 0.0, 0.0, 13.75, 13.8125, 0.0, 0.0], [0.0, 14.0625, 14.125, 0.0, 0.0, 14.3125, 14.375, 0.0, 0.0, 14.5625, 14.625, 0.0, 0.0, 14.8125, 14.875, 0.0], [0.0, 0.0, 15.125, 15.1875, 0.0, 0.0, 15.375, 15.4375, 0.0, 0.0, 15.625, 15.6875, 0.0, 0.0, 15.875, 15.9375], [16.0, 0.0, 0.0, 16.1875, 16.25, 0.0, 0.0, 16.4375, 16.5, 0.0, 0.0, 16.6875, 16.75, 0.0, 0.0, 16.9375]]> : tensor<16x16xf32>
+  %y = linalg.generic {indexing_maps = [#a, #b, #o], iterator_types = ["parallel", "reduction", "parallel"]}
+      ins(%x, %w : tensor<1x16xf32>, tensor<16x16xf32>) outs(%init : tensor<1x16xf32>) attrs = {kiln.sparsity = "2:4"} {
+  ^bb0(%p: f32, %q: f32, %acc: f32):
+    %m = arith.mulf %p, %q : f32
+    %s = arith.addf %acc, %m : f32
+    linalg.yield %s : f32
+  } -> tensor<1x16xf32> loc("p1")
+  %z = linalg.generic {indexing_maps = [#a, #b, #o], iterator_types = ["parallel", "reduction", "parallel"]}
+      ins(%y, %w : tensor<1x16xf32>, tensor<16x16xf32>) outs(%init : tensor<1x16xf32>) attrs = {kiln.sparsity = "2:4"} {
+  ^bb0(%p: f32, %q: f32, %acc: f32):
+    %m = arith.mulf %p, %q : f32
+    %s = arith.addf %acc, %m : f32
+    linalg.yield %s : f32
+  } -> tensor<1x16xf32> loc("p2")
+  return %y, %z : tensor<1x16xf32>, tensor<1x16xf32>
+}

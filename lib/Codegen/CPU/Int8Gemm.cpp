@@ -1296,10 +1296,10 @@ struct Avx2DotPass : public kiln::impl::KilnCpuAvx2DotBase<Avx2DotPass> {
     });
     for (vector::FromElementsOp op : permutes) {
       auto [v, perm] = permuteOperands(op);
-      auto vt = cast<VectorType>(op.getType());
-      if (!v || vt != VectorType::get({8}, Float32Type::get(&getContext())) ||
-          cast<VectorType>(perm.getType()).getElementType() !=
-              IntegerType::get(&getContext(), 32))
+      auto vt = VectorType::get({8}, Float32Type::get(&getContext()));
+      if (!v || op.getType() != vt || v.getType() != vt ||
+          perm.getType() !=
+              VectorType::get({8}, IntegerType::get(&getContext(), 32)))
         continue;
       IRRewriter rewriter(op);
       rewriter.replaceOp(op, LLVM::CallIntrinsicOp::create(

@@ -175,16 +175,16 @@ void compress(const SparseGemm &g, int64_t nc, int64_t lanes,
       for (int64_t grp = 0; grp < lanes / 4; ++grp) {
         const float *w = &g.b[n * g.k + c * lanes + grp * 4];
         // The non-zeros, then zeros at the first free positions: two.
-        int kept = 0;
+        int nz = 0;
         for (int j = 0; j < 4; ++j)
           if (w[j] != 0.0f) {
             mask |= 1u << (grp * 4 + j);
-            ++kept;
+            ++nz;
           }
-        for (int j = 0; j < 4 && kept < 2; ++j)
+        for (int j = 0; j < 4 && nz < 2; ++j)
           if (!(mask & (1u << (grp * 4 + j)))) {
             mask |= 1u << (grp * 4 + j);
-            ++kept;
+            ++nz;
           }
       }
       masks[slot] = mask;
@@ -224,9 +224,12 @@ std::vector<int32_t> permuteTable() {
 }
 
 /// The kernel for `g` with blocks of `nc` columns, row tiles of `rt` and
-/// chunks of `lanes` k (16: AVX-512's vexpandps; 8: AVX2's vpermps).
+/// chunks of `lanes` k (16: AVX-512's vexpandps; 8: AVX2's vpermps, whose
+/// index table `tableGlobal` all the module's kernels share: made by the
+/// first).
 Value rewrite(RewriterBase &b, ModuleOp module, SymbolTable &symbols,
-              const SparseGemm &g, int64_t nc, int64_t rt, int64_t lanes) {
+              const SparseGemm &g, int64_t nc, int64_t rt, int64_t lanes,
+              memref::GlobalOp &tableGlobal) {
   linalg::GenericOp op = g.op;
   Location loc = op.getLoc();
   b.setInsertionPoint(op);
@@ -240,7 +243,9 @@ Value rewrite(RewriterBase &b, ModuleOp module, SymbolTable &symbols,
              ArrayRef<char>(reinterpret_cast<const char *>(values.data()),
                             values.size() * 4),
              values.size());
-  std::vector<uint8_t> masks8(masks.begin(), masks.end());
+  std::vector<uint8_t> masks8;
+  if (!expand)
+    masks8.assign(masks.begin(), masks.end());
   auto masksGlobal =
       expand
           ? global(b, module, symbols, loc, "kiln_sparse_masks", b.getI16Type(),
@@ -257,12 +262,14 @@ Value rewrite(RewriterBase &b, ModuleOp module, SymbolTable &symbols,
                                               masksGlobal.getSymName());
   Value table;
   if (!expand) {
-    std::vector<int32_t> perm = permuteTable();
-    auto tableGlobal =
-        global(b, module, symbols, loc, "kiln_sparse_permutes", b.getI32Type(),
-               ArrayRef<char>(reinterpret_cast<const char *>(perm.data()),
-                              perm.size() * 4),
-               perm.size());
+    if (!tableGlobal) {
+      std::vector<int32_t> perm = permuteTable();
+      tableGlobal = global(
+          b, module, symbols, loc, "kiln_sparse_permutes", b.getI32Type(),
+          ArrayRef<char>(reinterpret_cast<const char *>(perm.data()),
+                         perm.size() * 4),
+          perm.size());
+    }
     table = memref::GetGlobalOp::create(b, loc, tableGlobal.getType(),
                                         tableGlobal.getSymName());
   }
@@ -359,12 +366,12 @@ Value rewrite(RewriterBase &b, ModuleOp module, SymbolTable &symbols,
             // one vpermps of it.
             SmallVector<Value> elems;
             for (int64_t l = 0; l < lanes; ++l) {
-              Value at = arith::IndexCastOp::create(
+              Value lane = arith::IndexCastOp::create(
                   kb, loc, kb.getIndexType(),
                   vector::ExtractOp::create(kb, loc, perm,
                                             ArrayRef<int64_t>{l}));
               elems.push_back(vector::ExtractOp::create(
-                  kb, loc, wide, ArrayRef<OpFoldResult>{at}));
+                  kb, loc, wide, ArrayRef<OpFoldResult>{lane}));
             }
             auto permuted = vector::FromElementsOp::create(kb, loc, vt, elems);
             permuted->setAttr(kiln::kAvx2PermuteAttr, kb.getUnitAttr());
@@ -455,6 +462,7 @@ struct SparseGemmPass
     };
     // One vector of f32 a chunk: 16 lanes (vexpandps) or 8 (vpermps).
     int64_t lanes = vectorBits >= 512 ? 16 : 8;
+    memref::GlobalOp table; // AVX2's permutation indices, once per module.
     for (linalg::GenericOp op : marked) {
       NamedAttrList entry;
       entry.append("name",
@@ -492,7 +500,8 @@ struct SparseGemmPass
             lanes == 16 ? (rt <= 2 ? 8 : 4) : std::max<int64_t>(8 / rt, 2);
         while (g->n % nc != 0)
           nc /= 2;
-        Value result = rewrite(rewriter, module, symbols, *g, nc, rt, lanes);
+        Value result =
+            rewrite(rewriter, module, symbols, *g, nc, rt, lanes, table);
         rewriter.replaceOp(op, result);
         // Half the values, and one mask bit per k.
         int64_t sparseBytes = g->n * g->k / 2 * 4 + g->n * g->k / 8;

@@ -436,7 +436,9 @@ LoweringResult lowerCenterCropPad(OpBuilder &b, CenterCropPadOp op) {
 /// AffineGrid: output[n, (d,) h, w, c] = sum_k theta[n, c, k] * base_k +
 /// theta[n, c, S], the base point (x, y(, z)) the normalized coordinates
 /// of (w, h(, d)) in [-1, 1]: -1 + i * 2 / (e - 1) with align_corners
-/// (-1 where e = 1), else the pixel centers -1 + (2i + 1) / e. The grid's
+/// (0 where e = 1: the single pixel is both corners, and PyTorch, which
+/// exports AffineGrid, gives 0; ONNX's reference divides by zero), else the
+/// pixel centers -1 + (2i + 1) / e. The grid's
 /// size comes from the output type; a constant `size` must agree.
 LoweringResult lowerAffineGrid(OpBuilder &b, AffineGridOp op) {
   Location loc = op.getLoc();
@@ -480,7 +482,7 @@ LoweringResult lowerAffineGrid(OpBuilder &b, AffineGridOp op) {
                                          linalg::IndexOp::create(nb, nl, d)));
           Value coord;
           if (align && e == 1)
-            coord = scalarConst(nb, nl, elt, -1.0);
+            coord = scalarConst(nb, nl, elt, 0.0);
           else if (align)
             coord = arith::AddFOp::create(
                 nb, nl,
