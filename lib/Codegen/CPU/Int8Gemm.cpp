@@ -1294,14 +1294,14 @@ struct Avx2DotPass : public kiln::impl::KilnCpuAvx2DotBase<Avx2DotPass> {
       if (op->hasAttr(kiln::kAvx2PermuteAttr))
         permutes.push_back(op);
     });
+    auto vt = VectorType::get({8}, Float32Type::get(&getContext()));
+    auto it = VectorType::get({8}, IntegerType::get(&getContext(), 32));
+    IRRewriter rewriter(&getContext());
     for (vector::FromElementsOp op : permutes) {
       auto [v, perm] = permuteOperands(op);
-      auto vt = VectorType::get({8}, Float32Type::get(&getContext()));
-      if (!v || op.getType() != vt || v.getType() != vt ||
-          perm.getType() !=
-              VectorType::get({8}, IntegerType::get(&getContext(), 32)))
+      if (!v || op.getType() != vt || v.getType() != vt || perm.getType() != it)
         continue;
-      IRRewriter rewriter(op);
+      rewriter.setInsertionPoint(op);
       rewriter.replaceOp(op, LLVM::CallIntrinsicOp::create(
                                  rewriter, op.getLoc(), vt,
                                  rewriter.getStringAttr("llvm.x86.avx2.permps"),
@@ -1314,7 +1314,6 @@ struct Avx2DotPass : public kiln::impl::KilnCpuAvx2DotBase<Avx2DotPass> {
       if (add->hasAttr(kAvx2DotAttr))
         ends.push_back(add);
     });
-    IRRewriter rewriter(&getContext());
     for (arith::AddIOp end : ends) {
       Value acc, a, w;
       SmallVector<Operation *> chain;

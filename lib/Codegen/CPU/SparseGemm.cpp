@@ -243,19 +243,13 @@ Value rewrite(RewriterBase &b, ModuleOp module, SymbolTable &symbols,
              ArrayRef<char>(reinterpret_cast<const char *>(values.data()),
                             values.size() * 4),
              values.size());
-  std::vector<uint8_t> masks8;
-  if (!expand)
-    masks8.assign(masks.begin(), masks.end());
-  auto masksGlobal =
-      expand
-          ? global(b, module, symbols, loc, "kiln_sparse_masks", b.getI16Type(),
-                   ArrayRef<char>(reinterpret_cast<const char *>(masks.data()),
-                                  masks.size() * 2),
-                   masks.size())
-          : global(b, module, symbols, loc, "kiln_sparse_masks", b.getI8Type(),
-                   ArrayRef<char>(reinterpret_cast<const char *>(masks8.data()),
-                                  masks8.size()),
-                   masks8.size());
+  // Each mask as its low lanes / 8 bytes (little-endian): i16 or i8.
+  int64_t maskBytes = lanes / 8;
+  std::vector<char> maskData(masks.size() * maskBytes);
+  for (size_t i = 0; i < masks.size(); ++i)
+    std::memcpy(&maskData[i * maskBytes], &masks[i], maskBytes);
+  auto masksGlobal = global(b, module, symbols, loc, "kiln_sparse_masks",
+                            b.getIntegerType(lanes), maskData, masks.size());
   Value vals = memref::GetGlobalOp::create(b, loc, valuesGlobal.getType(),
                                            valuesGlobal.getSymName());
   Value maskMem = memref::GetGlobalOp::create(b, loc, masksGlobal.getType(),
