@@ -188,6 +188,16 @@ void kiln::buildCpuCodegenPipeline(OpPassManager &pm,
   // 2:4 sparse products expand their weights with AVX-512's vexpandps or
   // AVX2's vpermps: 256-bit vectors without AVX2 (AVX alone) keep them
   // dense.
+  // Rows up to which a 2:4 product runs sparse: where the weight's bytes
+  // bound it. The dense tiles reuse each weight over 8 rows with AVX-512
+  // and 6 with AVX2, and the sparse kernel's expansion costs more per
+  // weight on AVX2 (a table row and a vpermps per 8), yet reading half
+  // the bytes still won at 8 rows on a Zen 3 (0.91x the dense time) where
+  // it lost at 8 rows with AVX-512 (1.40x; bench/sparsity/bench.py,
+  // docs/sparsity.md).
+  int64_t sparseMaxRows = options.sparseMaxRows >= 0 ? options.sparseMaxRows
+                          : vectorBits >= 512        ? 4
+                                                     : 8;
   std::string sparseBits =
       "vector-bits=" +
       std::to_string(vectorBits == 256 && !cpu->has("avx2") ? 128 : vectorBits);
@@ -201,12 +211,13 @@ void kiln::buildCpuCodegenPipeline(OpPassManager &pm,
               "},kiln-cpu-image-loops{" + bits +
               "},kiln-collapse-elementwise,kiln-conv-to-gemm{" + bits +
               "},kiln-sink-transposes),kiln-cpu-sparse-gemm{" + sparseBits +
-              " max-rows=" + std::to_string(options.sparseMaxRows) +
+              " max-rows=" + std::to_string(sparseMaxRows) +
               "},func.func(kiln-pack-weights{" + bits +
               "},kiln-clone-shared-inits,kiln-cpu-tile-and-vectorize{" + bits +
               " register-tile-m=" + std::to_string(registerTileM) +
-              (bf16Dot ? " bf16-dot=true" : "") + "}),canonicalize,cse," +
-              bufferizeAndPlan(false) +
+              (bf16Dot ? " bf16-dot=true" : "") +
+              (options.fuseResiduals ? " fuse-residuals=true" : "") +
+              "}),canonicalize,cse," + bufferizeAndPlan(false) +
               (options.profile ? "kiln-profile-regions," : "") +
               "buffer-deallocation-pipeline,"
               "func.func(kiln-copy-to-linalg," +

@@ -376,12 +376,20 @@ static cl::opt<std::string> sparsity(
              "by magnitude, which changes the outputs). --report lists every "
              "contraction, sparse or dense and why"),
     cl::init("off"), cl::cat(category));
+static cl::opt<bool> cpuFuseResiduals(
+    "cpu-fuse-residuals",
+    cl::desc("CPU target: compute a residual Add + Relu after a convolution "
+             "or GEMM in its register tiles, each reading the residual where "
+             "it writes, instead of in a pass of its own (default off: "
+             "slower on ResNet-50, see docs/performance.md)"),
+    cl::init(false), cl::cat(category));
 static cl::opt<int64_t> cpuSparseMaxRows(
     "cpu-sparse-max-rows",
     cl::desc("CPU target, with --sparsity: 2:4 products with more rows (the "
              "output's elements over its last dim) stay dense, where the "
-             "dense register tiles are faster (default 4)"),
-    cl::init(4), cl::cat(category));
+             "dense register tiles are faster (default: 4 with 512-bit "
+             "vectors, 8 with 256-bit ones)"),
+    cl::init(-1), cl::cat(category));
 /// Loaded as the option is parsed, as mlir-opt does; --pipeline-after's
 /// pipelines are parsed after every option, so the order does not matter.
 static cl::list<std::string> passPlugins(
@@ -800,6 +808,7 @@ LogicalResult lowerForCpu(ModuleOp module, PassManager &pm,
   cpuOptions.int8Dot = cpuInt8Dot;
   cpuOptions.bf16Dot = cpuBf16Dot;
   cpuOptions.sparseMaxRows = cpuSparseMaxRows;
+  cpuOptions.fuseResiduals = cpuFuseResiduals;
   kiln::buildCpuCodegenPipeline(pm, cpuOptions);
   if (failed(pm.run(module)))
     return failure();
@@ -1674,7 +1683,7 @@ int main(int argc, char **argv) {
     return fail("--sparsity on the CPU runs float32 products; it cannot be "
                 "combined with --precision=" +
                 precision + " yet");
-  if (cpuSparseMaxRows < 0)
+  if (cpuSparseMaxRows.getNumOccurrences() && cpuSparseMaxRows < 0)
     return fail("--cpu-sparse-max-rows must be 0 or more");
   if (precision == "tf32" && !gpuTarget)
     return fail("--precision=tf32 is for GPU targets (tensor cores); the CPU "

@@ -103,11 +103,18 @@ struct CpuPipelineOptions
                      "auto (avx512bf16 when the target CPU has it and "
                      "vector-bits is 512, or 256 with AVX-512 VL)"),
       llvm::cl::init("auto")};
+  Option<bool> fuseResiduals{
+      *this, "fuse-residuals",
+      llvm::cl::desc("Apply a residual Add + activation after a contraction "
+                     "in its register tiles (kiln-cpu-tile-and-vectorize's "
+                     "fuse-residuals)"),
+      llvm::cl::init(false)};
   Option<int64_t> sparseMaxRows{
       *this, "sparse-max-rows",
       llvm::cl::desc("2:4-sparse products (kiln-sparsify's mark) with more "
-                     "rows than this stay dense (kiln-cpu-sparse-gemm)"),
-      llvm::cl::init(4)};
+                     "rows than this stay dense (kiln-cpu-sparse-gemm; -1: "
+                     "4 with 512-bit vectors, 8 with 256-bit ones)"),
+      llvm::cl::init(-1)};
 };
 
 /// The graph stage: fold, infer shapes, fuse decomposed layers (unless
