@@ -46,7 +46,7 @@
 // make one vpermps); blocks of 2 columns from three rows on (6 of the 16
 // registers accumulate).
 
-// AVX2:        module attributes {kiln.sparse_kernels = [{dense_bytes = 1024 : i64, kernel = "sparse", name = "fc", sparse_bytes = 544 : i64}]}
+// AVX2:        module attributes {kiln.sparse_kernels = [{dense_bytes = 1024 : i64, kernel = "sparse", name = "fc", sparse_bytes = 544 : i64}], kiln.sparse_shared_bytes = 8192 : i64}
 // AVX2-DAG:    memref.global "private" constant @kiln_sparse_permutes : memref<2048xi32> = dense_resource<kiln_sparse_permutes> {alignment = 64 : i64}
 // AVX2-DAG:    memref.global "private" constant @kiln_sparse_masks : memref<32xi8> = dense_resource<kiln_sparse_masks> {alignment = 64 : i64}
 // AVX2-DAG:    memref.global "private" constant @kiln_sparse_values : memref<128xf32> = dense_resource<kiln_sparse_values> {alignment = 64 : i64}
@@ -178,11 +178,11 @@ func.func @dense(%x: tensor<5x16xf32>, %i5: tensor<5x16xf32>, %x20: tensor<1x20x
 #o = affine_map<(m, k, n) -> (m, n)>
 
 // Two sparse products in one module share AVX2's permutation table: one
-// global, read by both kernels.
+// global, read by both kernels, and its 8 KiB counted once.
 
 // CHECK-LABEL: func.func @shared_table
 // CHECK-COUNT-2: scf.forall
-// AVX2:        module attributes {kiln.sparse_kernels = [{{.+}}name = "p1"{{.+}}name = "p2"
+// AVX2:        module attributes {kiln.sparse_kernels = [{{.+}}name = "p1"{{.+}}name = "p2"{{.+}}}], kiln.sparse_shared_bytes = 8192 : i64}
 // AVX2-COUNT-1: @kiln_sparse_permutes : memref<2048xi32>
 // AVX2-NOT:    memref.global {{.+}}permutes
 // AVX2-LABEL:  func.func @shared_table

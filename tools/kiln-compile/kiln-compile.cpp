@@ -1044,6 +1044,11 @@ void printSparsity(ModuleOp module) {
   if (sparse)
     llvm::errs() << llvm::formatv(", their weights {0} -> {1} bytes",
                                   denseBytes, sparseBytes);
+  if (auto shared =
+          module->getAttrOfType<IntegerAttr>("kiln.sparse_shared_bytes");
+      sparse && shared)
+    llvm::errs() << llvm::formatv(
+        " plus a shared permutation table of {0} bytes", shared.getInt());
   llvm::errs() << "\n" << lines;
 }
 

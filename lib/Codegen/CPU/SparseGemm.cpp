@@ -509,6 +509,13 @@ struct SparseGemmPass
       kernels.push_back(entry.getDictionary(ctx));
     }
     kiln::recordSparseKernels(module, kernels);
+    // The bytes the sparse kernels share besides their weights (AVX2's
+    // permutation table), for --report's total.
+    if (table)
+      module->setAttr(
+          "kiln.sparse_shared_bytes",
+          i64(table.getType().getNumElements() *
+              table.getType().getElementType().getIntOrFloatBitWidth() / 8));
   }
 };
 
