@@ -77,6 +77,29 @@ FailureOr<int64_t> normAxis(Operation *op, int64_t axis, int64_t rank,
   return axis < 0 ? axis + rank : axis;
 }
 
+/// The dims an op's `axes` name, normalized (all `rank` dims in order
+/// where it has none), or a diagnostic: an axis out of range, or one
+/// named twice where `unique`.
+FailureOr<SmallVector<int64_t>> axesOrAll(Operation *op,
+                                          std::optional<ArrayRef<int64_t>> axes,
+                                          int64_t rank, bool unique = false) {
+  SmallVector<int64_t> dims;
+  if (!axes) {
+    for (int64_t i = 0; i < rank; ++i)
+      dims.push_back(i);
+    return dims;
+  }
+  for (int64_t v : *axes) {
+    FailureOr<int64_t> n = normAxis(op, v, rank);
+    if (failed(n))
+      return failure();
+    if (unique && llvm::is_contained(dims, *n))
+      return op->emitOpError("axis ") << v << " is listed twice";
+    dims.push_back(*n);
+  }
+  return dims;
+}
+
 void keep(Operation *op, SmallVectorImpl<Type> &types) {
   for (unsigned i = types.size(); i < op->getNumResults(); ++i)
     types.push_back(op->getResult(i).getType());
@@ -963,24 +986,21 @@ INFER(PadOp) {
   }
   int64_t rank = x.getRank();
   auto pads = getConstantInts(getPads());
-  SmallVector<int64_t> axes;
+  std::optional<SmallVector<int64_t>> given;
   if (getAxes()) {
-    auto a = getConstantInts(getAxes());
-    if (!a) {
+    given = getConstantInts(getAxes());
+    if (!given) {
       types.push_back(
           RankedTensorType::get(SmallVector<int64_t>(rank, kDyn), elt));
       return success();
     }
-    for (int64_t v : *a) {
-      auto n = normAxis(*this, v, rank);
-      if (failed(n))
-        return failure();
-      axes.push_back(*n);
-    }
-  } else {
-    for (int64_t i = 0; i < rank; ++i)
-      axes.push_back(i);
   }
+  auto axesOr = axesOrAll(
+      *this, given ? std::optional<ArrayRef<int64_t>>(*given) : std::nullopt,
+      rank);
+  if (failed(axesOr))
+    return failure();
+  SmallVector<int64_t> &axes = *axesOr;
   SmallVector<int64_t> shape(x.getShape());
   if (!pads) {
     for (int64_t a : axes)
@@ -1223,18 +1243,10 @@ INFER(ResizeOp) {
   }
   int64_t rank = x.getRank();
   SmallVector<int64_t> shape(rank, kDyn);
-  SmallVector<int64_t> axes;
-  if (auto a = getAxes()) {
-    for (int64_t v : *a) {
-      auto n = normAxis(*this, v, rank);
-      if (failed(n))
-        return failure();
-      axes.push_back(*n);
-    }
-  } else {
-    for (int64_t i = 0; i < rank; ++i)
-      axes.push_back(i);
-  }
+  auto axesOr = axesOrAll(*this, getAxes(), rank);
+  if (failed(axesOr))
+    return failure();
+  SmallVector<int64_t> &axes = *axesOr;
   for (int64_t i = 0; i < rank; ++i)
     if (!llvm::is_contained(axes, i))
       shape[i] = x.getDimSize(i);
@@ -1258,5 +1270,93 @@ INFER(ResizeOp) {
     }
   }
   types.push_back(RankedTensorType::get(shape, elt));
+  return success();
+}
+
+INFER(CenterCropPadOp) {
+  auto x = ranked(getInputData());
+  Type elt = elementOf(getInputData());
+  if (!x) {
+    types.push_back(unranked(elt));
+    return success();
+  }
+  auto axesOr = axesOrAll(*this, getAxes(), x.getRank(), /*unique=*/true);
+  if (failed(axesOr))
+    return failure();
+  SmallVector<int64_t> &axes = *axesOr;
+  SmallVector<int64_t> shape(x.getShape());
+  std::optional<SmallVector<int64_t>> sizes = shapeOperand(getShape());
+  if (sizes && sizes->size() != axes.size())
+    return emitOpError("shape has ")
+           << sizes->size() << " entries for " << axes.size() << " axes";
+  for (auto [i, a] : llvm::enumerate(axes)) {
+    int64_t s = sizes ? (*sizes)[i] : kDyn;
+    if (!ShapedType::isDynamic(s) && s < 0)
+      return emitOpError("shape has a negative size ") << s;
+    shape[a] = s;
+  }
+  types.push_back(RankedTensorType::get(shape, elt));
+  return success();
+}
+
+INFER(AffineGridOp) {
+  auto theta = ranked(getTheta());
+  Type elt = elementOf(getTheta());
+  if (theta && (theta.getRank() != 3 ||
+                (!theta.isDynamicDim(1) && theta.getDimSize(1) != 2 &&
+                 theta.getDimSize(1) != 3)))
+    return emitOpError("theta must be [N, 2, 3] or [N, 3, 4], not ") << theta;
+  // The grid's rank: 4 for 2-D (size [N, C, H, W]), 5 for 3-D.
+  int64_t rank = kDyn;
+  std::optional<SmallVector<int64_t>> size = shapeOperand(getSize());
+  if (size)
+    rank = size->size();
+  else if (theta && !theta.isDynamicDim(1))
+    rank = theta.getDimSize(1) + 2;
+  if (ShapedType::isDynamic(rank)) {
+    types.push_back(unranked(elt));
+    return success();
+  }
+  if (rank != 4 && rank != 5)
+    return emitOpError("size must have 4 entries (N, C, H, W) or 5 "
+                       "(N, C, D, H, W), not ")
+           << rank;
+  if (theta && !theta.isDynamicDim(1) && theta.getDimSize(1) + 2 != rank)
+    return emitOpError("theta ")
+           << theta << " does not match a size of " << rank << " entries";
+  // [N, H, W, 2] or [N, D, H, W, 3]: the batch from size (or theta), the
+  // spatial dims from size, the coordinates last.
+  SmallVector<int64_t> shape(rank, kDyn);
+  if (size) {
+    shape[0] = (*size)[0];
+    for (int64_t d = 2; d < rank; ++d)
+      shape[d - 1] = (*size)[d];
+  }
+  if (ShapedType::isDynamic(shape[0]) && theta)
+    shape[0] = theta.getDimSize(0);
+  shape[rank - 1] = rank - 2;
+  for (int64_t d : shape)
+    if (!ShapedType::isDynamic(d) && d < 0)
+      return emitOpError("size has a negative entry ") << d;
+  types.push_back(RankedTensorType::get(shape, elt));
+  return success();
+}
+
+INFER(BitCastOp) {
+  Type to = kiln::getElementTypeFromOnnx(getContext(), getTo());
+  if (!to || !to.isIntOrFloat())
+    return emitOpError("to = ") << getTo() << " is not a numeric data type";
+  // ONNX's bool is a byte.
+  auto width = [](Type t) {
+    return t.isInteger(1) ? 8u : t.getIntOrFloatBitWidth();
+  };
+  Type from = elementOf(getInput());
+  if (from.isIntOrFloat() && width(from) != width(to))
+    return emitOpError("to = ")
+           << getTo() << " (" << to << ", " << width(to)
+           << " bits) is not the width of the input's " << from << " ("
+           << width(from) << " bits): BitCast keeps the bit width";
+  auto x = ranked(getInput());
+  types.push_back(x ? tensorOf(x.getShape(), to) : unranked(to));
   return success();
 }

@@ -38,3 +38,50 @@ func.func @sequence_map_lengths(%a: tensor<2xf32>, %b: tensor<2xf32>) -> !kiln.s
   }
   return %m : !kiln.seq<tensor<*xf32>>
 }
+
+// -----
+
+// CenterCropPad whose constant shape has more entries than its axes.
+func.func @center_crop_pad_entries(%x: tensor<9x5xf32>) -> tensor<*xf32> {
+  %s = kiln.constant dense<[6, 7, 8]> : tensor<3xi64>
+  // expected-error @+1 {{'kiln.center_crop_pad' op shape has 3 entries for 2 axes}}
+  %0 = kiln.center_crop_pad(%x, %s) : (tensor<9x5xf32>, tensor<3xi64>) -> tensor<*xf32>
+  return %0 : tensor<*xf32>
+}
+
+// -----
+
+// AffineGrid with a size of 3 entries.
+func.func @affine_grid_size_entries(%theta: tensor<1x2x3xf32>) -> tensor<*xf32> {
+  %size = kiln.constant dense<[1, 5, 6]> : tensor<3xi64>
+  // expected-error @+1 {{'kiln.affine_grid' op size must have 4 entries (N, C, H, W) or 5 (N, C, D, H, W), not 3}}
+  %0 = kiln.affine_grid(%theta, %size) : (tensor<1x2x3xf32>, tensor<3xi64>) -> tensor<*xf32>
+  return %0 : tensor<*xf32>
+}
+
+// -----
+
+// AffineGrid with a theta that is not an affine matrix.
+func.func @affine_grid_theta(%theta: tensor<1x4x4xf32>, %size: tensor<4xi64>) -> tensor<*xf32> {
+  // expected-error @+1 {{'kiln.affine_grid' op theta must be [N, 2, 3] or [N, 3, 4], not 'tensor<1x4x4xf32>'}}
+  %0 = kiln.affine_grid(%theta, %size) : (tensor<1x4x4xf32>, tensor<4xi64>) -> tensor<*xf32>
+  return %0 : tensor<*xf32>
+}
+
+// -----
+
+// BitCast to a type of another width.
+func.func @bit_cast_width(%x: tensor<2xf32>) -> tensor<*xi64> {
+  // expected-error @+1 {{'kiln.bit_cast' op to = 7 ('i64', 64 bits) is not the width of the input's 'f32' (32 bits): BitCast keeps the bit width}}
+  %0 = kiln.bit_cast(%x) {to = 7 : i64} : (tensor<2xf32>) -> tensor<*xi64>
+  return %0 : tensor<*xi64>
+}
+
+// -----
+
+// BitCast to a string.
+func.func @bit_cast_string(%x: tensor<2xf32>) -> tensor<*xf32> {
+  // expected-error @+1 {{'kiln.bit_cast' op to = 8 is not a numeric data type}}
+  %0 = kiln.bit_cast(%x) {to = 8 : i64} : (tensor<2xf32>) -> tensor<*xf32>
+  return %0 : tensor<*xf32>
+}

@@ -403,3 +403,33 @@ func.func @gather_not_a_view(%m: tensor<2x3xi1>) -> tensor<?x?x?xi1> {
   %g = kiln.gather(%f, %i) : (tensor<?x?xi1>, tensor<2x3xi64>) -> tensor<?x?x?xi1>
   return %g : tensor<?x?x?xi1>
 }
+
+// -----
+
+// CenterCropPad, AffineGrid and BitCast (opsets 18, 20 and 26, past the
+// ONNX library's own shape inference): a constant `shape` sets the dims
+// its axes list (the others stay), a constant `size` sets the grid's
+// batch and spatial dims ([N, H, W, 2] for 2-D, [N, D, H, W, 3] for 3-D),
+// and BitCast keeps the shape with the type `to` names. A `shape` or
+// `size` known only at run time leaves those dims dynamic, the rank still
+// known.
+
+// CHECK-LABEL: func.func @crop_grid_bitcast
+// CHECK:         kiln.center_crop_pad({{.+}}) {axes = array<i64: 1, 2>} : (tensor<3x9x5xf32>, tensor<2xi64>) -> tensor<3x6x8xf32>
+// CHECK:         kiln.center_crop_pad({{.+}}) {axes = array<i64: -1>} : (tensor<3x9x5xf32>, tensor<1xi64>) -> tensor<3x9x?xf32>
+// CHECK:         kiln.affine_grid({{.+}}) : (tensor<2x2x3xf32>, tensor<4xi64>) -> tensor<2x5x6x2xf32>
+// CHECK:         kiln.affine_grid({{.+}}) : (tensor<2x3x4xf32>, tensor<5xi64>) -> tensor<2x?x?x?x3xf32>
+// CHECK:         kiln.bit_cast({{.+}}) {to = 12 : i64} : (tensor<3x9x5xf32>) -> tensor<3x9x5xui32>
+// CHECK:         return {{.+}} : tensor<3x6x8xf32>, tensor<3x9x?xf32>, tensor<2x5x6x2xf32>, tensor<2x?x?x?x3xf32>, tensor<3x9x5xui32>
+func.func @crop_grid_bitcast(%x: tensor<3x9x5xf32>, %theta: tensor<2x2x3xf32>, %theta3: tensor<2x3x4xf32>,
+                             %w: tensor<1xi64>, %size3: tensor<5xi64>)
+    -> (tensor<*xf32>, tensor<*xf32>, tensor<*xf32>, tensor<*xf32>, tensor<*xui32>) {
+  %s = kiln.constant dense<[6, 8]> : tensor<2xi64>
+  %size = kiln.constant dense<[2, 1, 5, 6]> : tensor<4xi64>
+  %0 = kiln.center_crop_pad(%x, %s) {axes = array<i64: 1, 2>} : (tensor<3x9x5xf32>, tensor<2xi64>) -> tensor<*xf32>
+  %1 = kiln.center_crop_pad(%x, %w) {axes = array<i64: -1>} : (tensor<3x9x5xf32>, tensor<1xi64>) -> tensor<*xf32>
+  %2 = kiln.affine_grid(%theta, %size) : (tensor<2x2x3xf32>, tensor<4xi64>) -> tensor<*xf32>
+  %3 = kiln.affine_grid(%theta3, %size3) : (tensor<2x3x4xf32>, tensor<5xi64>) -> tensor<*xf32>
+  %4 = kiln.bit_cast(%x) {to = 12 : i64} : (tensor<3x9x5xf32>) -> tensor<*xui32>
+  return %0, %1, %2, %3, %4 : tensor<*xf32>, tensor<*xf32>, tensor<*xf32>, tensor<*xf32>, tensor<*xui32>
+}

@@ -49,7 +49,7 @@ def Kiln_AddOp : Kiln_OnnxOp<"add", "Add", 14, 7, "ss", "s",
 }
 
 def Kiln_AffineGridOp : Kiln_OnnxOp<"affine_grid", "AffineGrid", 20, 20, "ss", "s",
-    [Pure]> {
+    [Pure, DeclareOpInterfaceMethods<Kiln_InferResultTypesOpInterface>]> {
   let arguments = (ins
     AnyType:$theta,
     AnyType:$size,
@@ -196,7 +196,7 @@ def Kiln_BernoulliOp : Kiln_OnnxOp<"bernoulli", "Bernoulli", 22, 15, "s", "s",
 }
 
 def Kiln_BitCastOp : Kiln_OnnxOp<"bit_cast", "BitCast", 26, 26, "s", "s",
-    [Pure]> {
+    [Pure, DeclareOpInterfaceMethods<Kiln_InferResultTypesOpInterface>]> {
   let arguments = (ins
     AnyType:$input,
     I64Attr:$to);
@@ -320,7 +320,7 @@ def Kiln_CeluOp : Kiln_OnnxOp<"celu", "Celu", 28, 12, "s", "s",
 }
 
 def Kiln_CenterCropPadOp : Kiln_OnnxOp<"center_crop_pad", "CenterCropPad", 18, 18, "ss", "s",
-    [Pure]> {
+    [Pure, DeclareOpInterfaceMethods<Kiln_InferResultTypesOpInterface>]> {
   let arguments = (ins
     AnyType:$input_data,
     AnyType:$shape,
