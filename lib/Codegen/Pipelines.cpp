@@ -185,9 +185,6 @@ void kiln::buildCpuCodegenPipeline(OpPassManager &pm,
   // vector width.
   bool bf16Dot = options.bf16Dot == "avx512bf16" ||
                  (options.bf16Dot == "auto" && cpu->hasBf16Dot(vectorBits));
-  // 2:4 sparse products expand their weights with AVX-512's vexpandps or
-  // AVX2's vpermps: 256-bit vectors without AVX2 (AVX alone) keep them
-  // dense.
   // Rows up to which a 2:4 product runs sparse: where the weight's bytes
   // bound it. The dense tiles reuse each weight over 8 rows with AVX-512
   // and 6 with AVX2, and the sparse kernel's expansion costs more per
@@ -198,6 +195,9 @@ void kiln::buildCpuCodegenPipeline(OpPassManager &pm,
   int64_t sparseMaxRows = options.sparseMaxRows >= 0 ? options.sparseMaxRows
                           : vectorBits >= 512        ? 4
                                                      : 8;
+  // 2:4 sparse products expand their weights with AVX-512's vexpandps or
+  // AVX2's vpermps: 256-bit vectors without AVX2 (AVX alone) keep them
+  // dense.
   std::string sparseBits =
       "vector-bits=" +
       std::to_string(vectorBits == 256 && !cpu->has("avx2") ? 128 : vectorBits);
