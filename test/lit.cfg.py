@@ -62,6 +62,11 @@ if all(f in flags for f in ("avx512f", "avx512dq", "avx512cd", "avx512bw", "avx5
 # AVX-512 BF16's vdpbf16ps runs here.
 if "avx512_bf16" in flags:
     config.available_features.add("cpu-avx512bf16")
+# AMX's 8-bit tile multiply runs here (the runtime asks Linux for the tile
+# state, which a kernel before 5.16 cannot give: then the modules refuse to
+# load and these tests fail, as they should).
+if all(f in flags for f in ("amx_tile", "amx_int8", "avx512_vnni")):
+    config.available_features.add("cpu-amx")
 if os.path.exists(os.path.join(config.kiln_tools_dir, "KilnUnitTests")):
     config.available_features.add("gtest")
 if os.path.isdir(os.path.join(config.onnx_testdata_dir, "node")):

@@ -29,10 +29,14 @@ is the median of its rounds (this machine is shared: a disturbance then
 shows in one round, not in one engine). Ratios are to kiln-f32 and to
 ort-int8.
 
+With --int8-dots=vnni,... the QDQ model is also compiled with each
+--cpu-int8-dot named (rows kiln-int8-vnni, ...), checked and timed beside
+the others: the default's kernels against another's in the same run.
+
   python3 bench/quantization/qdq_models.py [--models resnet50,mobilenet_v2]
       [--batches 1] [--threads 2] [--iterations 20] [--rounds 1]
       [--bin build/bin] [--models-dir build/bench-models] [--out build/qdq]
-      [--kiln-flags="--cpu=x86-64-v3"]
+      [--kiln-flags="--cpu=x86-64-v3"] [--int8-dots=vnni]
 """
 import argparse
 import functools
@@ -131,7 +135,12 @@ def main():
                     help="extra kiln-compile flags for every Kiln module, "
                          "space-separated (e.g. --cpu=x86-64-v3: code for "
                          "AVX2 CPUs, which runs here too)")
+    ap.add_argument("--int8-dots", default="",
+                    help="also compile the QDQ model with each of these "
+                         "--cpu-int8-dot values (comma-separated), as rows "
+                         "kiln-int8-<dot>")
     args = ap.parse_args()
+    dots = [d for d in args.int8_dots.split(",") if d]
     import onnxruntime as ort
     os.makedirs(args.out, exist_ok=True)
     options = ort.SessionOptions()
@@ -170,14 +179,16 @@ def main():
             kiln = (("kiln-f32", fp, []), ("kiln-qdq", qdq, ["--fold-qdq=false"]),
                     ("kiln-int8", qdq, []),
                     ("kiln-own-int8", fp, ["--precision=int8",
-                                           "--calibration-data=" + cal_dir]))
+                                           "--calibration-data=" + cal_dir])) + tuple(
+                ("kiln-int8-" + d, qdq, ["--cpu-int8-dot=" + d]) for d in dots)
             kmods = {}
             for key, src, flags in kiln:
                 kmod = os.path.join(args.out, "%s-b%d-%s.kmod" % (name, batch, key))
                 kmods[key] = kmod
                 subprocess.run([os.path.join(args.bin, "kiln-compile"), src, "-o", kmod] +
                                shapes + flags + args.kiln_flags.split(), check=True)
-                if key in ("kiln-qdq", "kiln-int8") and step is not None:
+                if key in ("kiln-qdq", "kiln-int8") + tuple(
+                        "kiln-int8-" + d for d in dots) and step is not None:
                     r = kiln_run(args, kmod, feeds, files,
                                  ["--expected", expected, "--rtol", "0",
                                   "--atol", "%.6g" % (step * 1.001)])
@@ -207,7 +218,7 @@ def main():
             print("%s batch %d, %d threads, p50 ms (median of %d rounds):" % (
                 name, batch, args.threads, args.rounds))
             for key in ("ort-f32", "ort-int8", "kiln-f32", "kiln-qdq", "kiln-int8",
-                        "kiln-own-int8"):
+                        "kiln-own-int8") + tuple("kiln-int8-" + d for d in dots):
                 print("  %-9s %9.2f   /kiln-f32 %.2f   /ort-int8 %.2f   %s" % (
                     key, row[key], row[key] / row["kiln-f32"], row[key] / row["ort-int8"],
                     row.get(key + " check", "")))

@@ -92,6 +92,10 @@ bool kiln::CpuTarget::hasVnni256() const {
   return has("avxvnni") || (has("avx512vnni") && has("avx512vl"));
 }
 
+bool kiln::CpuTarget::hasAmxInt8() const {
+  return has("amx-tile") && has("amx-int8") && hasVnni();
+}
+
 bool kiln::CpuTarget::hasBf16Dot(unsigned vectorBits) const {
   return has("avx512bf16") && (vectorBits >= 512 || has("avx512vl"));
 }
@@ -163,23 +167,28 @@ void kiln::buildCpuCodegenPipeline(OpPassManager &pm,
   // kiln-compile --cpu-register-tile-m=N, kiln-run --benchmark --threads 2).
   int64_t registerTileM = options.registerTileM ? options.registerTileM
                                                 : (vectorBits >= 512 ? 8 : 6);
-  // 8-bit GEMMs: AVX-512 VNNI's vpdpbusd where the CPU has it and 512-bit
-  // code is generated; else the 256-bit vpdpbusd (AVX-VNNI), two per
-  // 16-lane step in tiles of 6 rows by one vector (12 of the 16 registers
-  // accumulate); else AVX2's vpsignb/vpmaddubsw/vpmaddwd on signed bytes,
-  // in tiles of 4 rows by one vector (8 registers); else plain vector ops.
+  // 8-bit GEMMs: AMX's tile multiply where the CPU has it and 512-bit
+  // code is generated (MatMuls of fewer than 16 rows on vpdpbusd
+  // register tiles); else AVX-512 VNNI's vpdpbusd where the CPU has it;
+  // else the 256-bit vpdpbusd (AVX-VNNI), two per 16-lane step in tiles of
+  // 6 rows by one vector (12 of the 16 registers accumulate); else AVX2's
+  // vpsignb/vpmaddubsw/vpmaddwd on signed bytes, in tiles of 4 rows by one
+  // vector (8 registers); else plain vector ops.
   std::string int8Dot = options.int8Dot;
   if (int8Dot == "auto")
-    int8Dot = vectorBits >= 512 && cpu->hasVnni() ? "vnni"
-              : cpu->hasVnni256()                 ? "avxvnni"
-              : cpu->has("avx2")                  ? "avx2"
-                                                  : "generic";
-  bool vnni = int8Dot == "vnni", avxvnni = int8Dot == "avxvnni",
+    int8Dot = vectorBits >= 512 && cpu->hasAmxInt8() ? "amx"
+              : vectorBits >= 512 && cpu->hasVnni()  ? "vnni"
+              : cpu->hasVnni256()                    ? "avxvnni"
+              : cpu->has("avx2")                     ? "avx2"
+                                                     : "generic";
+  bool amx = int8Dot == "amx";
+  bool vnni = int8Dot == "vnni" || amx, avxvnni = int8Dot == "avxvnni",
        avx2 = int8Dot == "avx2";
   std::string int8Gemm =
       avx2      ? "kiln-cpu-int8-gemm{register-tile-m=4 tile-vectors=1 "
                   "signed-dot=true}"
       : avxvnni ? "kiln-cpu-int8-gemm{register-tile-m=6 tile-vectors=1}"
+      : amx     ? "kiln-cpu-int8-gemm{amx=true}"
                 : "kiln-cpu-int8-gemm";
   // bf16 products: AVX-512 BF16's vdpbf16ps where the CPU has it at this
   // vector width.
@@ -221,6 +230,7 @@ void kiln::buildCpuCodegenPipeline(OpPassManager &pm,
               (options.profile ? "kiln-profile-regions," : "") +
               "buffer-deallocation-pipeline,"
               "func.func(kiln-copy-to-linalg," +
+              (amx ? "kiln-cpu-amx-tiles," : "") +
               (vnni ? "kiln-cpu-vnni-dot," : "") +
               (avxvnni ? "kiln-cpu-vnni-dot{bits=256}," : "") +
               (avx2 || cpu->has("avx2") ? "kiln-cpu-avx2-dot," : "") +
@@ -238,7 +248,9 @@ void kiln::buildCpuCodegenPipeline(OpPassManager &pm,
               "lower-affine,convert-scf-to-cf,canonicalize,"
               "expand-strided-metadata,lower-affine,finalize-memref-to-llvm,"
               "convert-vector-to-llvm{vector-contract-lowering=outerproduct "
-              "enable-x86vector=true},"
+              "enable-x86vector=true" +
+              (amx ? " enable-amx=true" : "") +
+              "},"
               "convert-math-to-funcs,convert-math-to-llvm,convert-math-to-libm,"
               "convert-ub-to-llvm,"
               "arith-emulate-unsupported-floats{source-types=bf16 "

@@ -18,6 +18,7 @@
 #include "mlir/Conversion/NVVMToLLVM/NVVMToLLVM.h"
 #include "mlir/Conversion/Passes.h"
 #include "mlir/Conversion/UBToLLVM/UBToLLVM.h"
+#include "mlir/Dialect/AMX/AMXDialect.h"
 #include "mlir/Dialect/Affine/IR/AffineOps.h"
 #include "mlir/Dialect/Affine/IR/ValueBoundsOpInterfaceImpl.h"
 #include "mlir/Dialect/Affine/Transforms/Passes.h"
@@ -72,15 +73,16 @@
 #include "mlir/Transforms/Passes.h"
 
 void kiln::registerAllDialects(mlir::DialectRegistry &registry) {
-  registry.insert<
-      kiln::KilnDialect, mlir::func::FuncDialect, mlir::arith::ArithDialect,
-      mlir::tensor::TensorDialect, mlir::linalg::LinalgDialect,
-      mlir::math::MathDialect, mlir::memref::MemRefDialect,
-      mlir::scf::SCFDialect, mlir::cf::ControlFlowDialect,
-      mlir::affine::AffineDialect, mlir::bufferization::BufferizationDialect,
-      mlir::vector::VectorDialect, mlir::omp::OpenMPDialect,
-      mlir::ub::UBDialect, mlir::LLVM::LLVMDialect, mlir::gpu::GPUDialect,
-      mlir::NVVM::NVVMDialect, mlir::x86vector::X86VectorDialect>();
+  registry.insert<kiln::KilnDialect, mlir::func::FuncDialect,
+                  mlir::arith::ArithDialect, mlir::tensor::TensorDialect,
+                  mlir::linalg::LinalgDialect, mlir::math::MathDialect,
+                  mlir::memref::MemRefDialect, mlir::scf::SCFDialect,
+                  mlir::cf::ControlFlowDialect, mlir::affine::AffineDialect,
+                  mlir::bufferization::BufferizationDialect,
+                  mlir::vector::VectorDialect, mlir::omp::OpenMPDialect,
+                  mlir::ub::UBDialect, mlir::LLVM::LLVMDialect,
+                  mlir::gpu::GPUDialect, mlir::NVVM::NVVMDialect,
+                  mlir::x86vector::X86VectorDialect, mlir::amx::AMXDialect>();
   // The GPU path: NVVM targets serialize kernels to PTX through LLVM.
   mlir::NVVM::registerNVVMTargetInterfaceExternalModels(registry);
   mlir::registerBuiltinDialectTranslation(registry);

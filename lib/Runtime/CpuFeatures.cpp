@@ -14,6 +14,10 @@
 #include <cpuid.h>
 #define KILN_HAVE_CPUID 1
 #endif
+#if defined(__linux__) && defined(KILN_HAVE_CPUID)
+#include <sys/syscall.h>
+#include <unistd.h>
+#endif
 
 using namespace kiln::rt;
 
@@ -39,6 +43,22 @@ uint64_t xcr0() {
   __asm__ volatile("xgetbv" : "=a"(lo), "=d"(hi) : "c"(0));
   return (static_cast<uint64_t>(hi) << 32) | lo;
 }
+
+/// Whether this process may use AMX's tile data: Linux (5.16 on) saves it
+/// only for processes that request it (arch_prctl ARCH_REQ_XCOMP_PERM for
+/// XTILEDATA, state component 18), and a tile instruction faults before.
+/// The permission is the process's, for all its threads; asked once.
+bool amxPermitted() {
+#ifdef __linux__
+  static const bool permitted = [] {
+    constexpr long kReqXcompPerm = 0x1023, kXtileData = 18;
+    return syscall(SYS_arch_prctl, kReqXcompPerm, kXtileData) == 0;
+  }();
+  return permitted;
+#else
+  return false;
+#endif
+}
 #endif
 } // namespace
 
@@ -52,11 +72,15 @@ bool kiln::rt::cpuHasFeature(const std::string &feature) {
     if (!(regs[f.reg] & (1u << f.bit)))
       return false;
     // SSE and AVX state (XCR0 bits 1, 2); AVX-512 adds the opmask and the
-    // upper halves of zmm0-15 and zmm16-31 (bits 5, 6, 7).
+    // upper halves of zmm0-15 and zmm16-31 (bits 5, 6, 7); AMX the tile
+    // configuration and data (bits 17, 18).
     uint64_t need = f.state == kiln::CpuState::Avx      ? 0x6
                     : f.state == kiln::CpuState::Avx512 ? 0xe6
+                    : f.state == kiln::CpuState::Amx    ? 0x60000
                                                         : 0;
-    return (xcr0() & need) == need;
+    if ((xcr0() & need) != need)
+      return false;
+    return f.state != kiln::CpuState::Amx || amxPermitted();
   }
 #endif
   return false;

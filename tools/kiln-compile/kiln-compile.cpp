@@ -352,12 +352,13 @@ static cl::opt<int64_t> cpuRegisterTileM(
     cl::init(0), cl::cat(category));
 static cl::opt<std::string> cpuInt8Dot(
     "cpu-int8-dot",
-    cl::desc("CPU target: how 8-bit GEMMs sum their products: vnni "
-             "(AVX-512 VNNI's vpdpbusd), avxvnni (256-bit vpdpbusd), avx2 "
-             "(vpsignb, vpmaddubsw and vpmaddwd on signed bytes), generic "
-             "(plain vector ops) or auto (vnni when the --cpu has it and "
-             "vectors are 512 bits, else avxvnni when it has AVX-VNNI, else "
-             "avx2 when it has AVX2)"),
+    cl::desc("CPU target: how 8-bit GEMMs sum their products: amx (AMX's "
+             "tile multiply; vnni for MatMuls under 16 rows), vnni (AVX-512 "
+             "VNNI's vpdpbusd), avxvnni (256-bit vpdpbusd), avx2 (vpsignb, "
+             "vpmaddubsw and vpmaddwd on signed bytes), generic (plain "
+             "vector ops) or auto (with 512-bit vectors, amx when the --cpu "
+             "has AMX-INT8, else vnni when it has AVX-512 VNNI; else avxvnni "
+             "when it has AVX-VNNI, else avx2 when it has AVX2)"),
     cl::init("auto"), cl::cat(category));
 static cl::opt<std::string> cpuBf16Dot(
     "cpu-bf16-dot",
@@ -1621,9 +1622,15 @@ int main(int argc, char **argv) {
                 "' (" + std::to_string(widest) + " bits; see --cpu)");
   if (cpuRegisterTileM < 0 || cpuRegisterTileM > 16)
     return fail("--cpu-register-tile-m must be 1 to 16 (0: the default)");
-  if (cpuInt8Dot != "auto" && cpuInt8Dot != "vnni" && cpuInt8Dot != "avxvnni" &&
-      cpuInt8Dot != "avx2" && cpuInt8Dot != "generic")
-    return fail("--cpu-int8-dot must be auto, vnni, avxvnni, avx2 or generic");
+  if (cpuInt8Dot != "auto" && cpuInt8Dot != "amx" && cpuInt8Dot != "vnni" &&
+      cpuInt8Dot != "avxvnni" && cpuInt8Dot != "avx2" &&
+      cpuInt8Dot != "generic")
+    return fail(
+        "--cpu-int8-dot must be auto, amx, vnni, avxvnni, avx2 or generic");
+  if (cpuInt8Dot == "amx" && !targetCpu.hasAmxInt8())
+    return fail("--cpu-int8-dot=amx needs AMX-TILE, AMX-INT8 and AVX-512 "
+                "VNNI, which the CPU '" +
+                targetCpu.name + "' lacks (see --cpu)");
   if (cpuInt8Dot == "avxvnni" && !targetCpu.hasVnni256())
     return fail("--cpu-int8-dot=avxvnni needs AVX-VNNI (or AVX-512 VNNI with "
                 "VL), which the CPU '" +

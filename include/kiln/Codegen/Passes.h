@@ -5,6 +5,7 @@
 #define KILN_CODEGEN_PASSES_H
 
 #include "kiln/Dialect/Kiln/IR/KilnOps.h"
+#include "mlir/Dialect/AMX/AMXDialect.h"
 #include "mlir/Dialect/Affine/IR/AffineOps.h"
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Bufferization/IR/Bufferization.h"
@@ -31,6 +32,11 @@ namespace kiln {
 
 #define GEN_PASS_REGISTRATION
 #include "kiln/Codegen/Passes.h.inc"
+
+/// The mark (a unit attribute) of the 8-bit tile products that
+/// kiln-cpu-int8-gemm{amx} writes and kiln-cpu-amx-tiles runs on AMX; it
+/// promises that the product's rows and columns are multiples of 16.
+inline constexpr llvm::StringLiteral kAmxTilesAttr = "kiln.amx_tiles";
 
 /// The raw bytes of a non-splat constant (inline or a dense resource), or
 /// nothing: what kiln-pack-weights and kiln-cpu-int8-gemm repack.

@@ -556,8 +556,26 @@ def KilnCpuInt8Gemm : Pass<"kiln-cpu-int8-gemm", "::mlir::func::FuncOp"> {
     correction (or, for unsigned activations, higher by 128 times them).
     Its chains of four products are marked `kiln.avx2_dot` for
     `kiln-cpu-avx2-dot`. Weights with a -128 keep the unsigned form.
+
+    With `amx` (CPUs with AMX-INT8) both forms are written for AMX's tile
+    multiply instead (a MatMul only from 16 rows on; fewer keep the
+    register tiles): in each block of the `scf.forall`, one `linalg.generic`
+    marked `kiln.amx_tiles`, `c[i, j] += ext(x[i, kq, kr]) * ext(y[j
+    floordiv 16, kq, j mod 16, kr])`, with `x` the tiles' rows as `[R, K4,
+    4]` bytes (the activations of a MatMul, the weights of a convolution)
+    and `y` 16 columns by 4 `k` per 64-byte row of a tile (the packed
+    weights of a MatMul; a convolution's windows, copied as they are),
+    accumulating onto the contraction's own init. The mark holds the rows
+    and columns of the whole product modulo 16, the sizes of its edge
+    tiles. Signed and unsigned bytes multiply as they are (AMX has all four
+    products), so no weight sums are needed. `kiln-cpu-amx-tiles` runs the
+    marked generics on AMX after bufferization; unmarked, each computes
+    the same sums in scalar loops.
   }];
   let options = [
+    Option<"amx", "amx", "bool", "false",
+           "Write the products as tile products for AMX "
+           "(kiln-cpu-amx-tiles)">,
     Option<"registerTileM", "register-tile-m", "int64_t", "8",
            "Rows of a register tile">,
     Option<"tileVectors", "tile-vectors", "int64_t", "2",
@@ -655,6 +673,36 @@ def KilnCpuAvx2Dot : Pass<"kiln-cpu-avx2-dot", "::mlir::func::FuncOp"> {
   }];
   let dependentDialects = ["::mlir::LLVM::LLVMDialect",
                            "::mlir::math::MathDialect"];
+}
+
+def KilnCpuAmxTiles : Pass<"kiln-cpu-amx-tiles", "::mlir::func::FuncOp"> {
+  let summary = "Runs 8-bit tile products on AMX's tile multiply";
+  let description = [{
+    After bufferization, each `linalg.generic` marked `kiln.amx_tiles` by
+    `kiln-cpu-int8-gemm{amx}`, `c[i, j] += ext(x[i, kq, kr]) * ext(y[j
+    floordiv 16, kq, j mod 16, kr])` over memrefs `x` (`[R, K4, 4]` i8),
+    `y` (`[J, K4, 16, 4]` i8) and `c` (`[R, C]` i32) with unit strides
+    within rows of 64 bytes, becomes loops over blocks of up to 2 x 2
+    accumulator tiles (16 x 16 int32 each, `amx.tile_load` from `c`) that
+    stay in tile registers across `k`: per step of 64 `k`, a tile of 16
+    rows of `x` and one of 16 `k` quads of `y` for each row and column
+    of tiles, one `amx.tile_muli` (`tdpbssd`, `tdpbsud`, `tdpbusd` or
+    `tdpbuud` by the operands' extensions) per accumulator; the last step
+    takes the `k` left over in narrower tiles, and the edges of `c` (the
+    mark's rows and columns modulo 16) tiles of their size. The
+    accumulators are carried through the `k` loop as `!llvm.x86_amx`
+    values, cast to and from tiles (upstream's
+    `convert-vector-to-llvm{enable-amx}`, which lowers the AMX ops, runs
+    after `convert-scf-to-cf`, and a branch argument of tile type is one it
+    cannot convert). A marked generic whose operands do not have that form
+    is left alone with a warning: its scalar loops compute the same sums.
+  }];
+  let dependentDialects = ["::mlir::amx::AMXDialect",
+                           "::mlir::affine::AffineDialect",
+                           "::mlir::LLVM::LLVMDialect",
+                           "::mlir::memref::MemRefDialect",
+                           "::mlir::scf::SCFDialect",
+                           "::mlir::arith::ArithDialect"];
 }
 
 def KilnCpuVnniDot : Pass<"kiln-cpu-vnni-dot", "::mlir::func::FuncOp"> {

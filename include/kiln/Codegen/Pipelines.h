@@ -36,6 +36,9 @@ struct CpuTarget {
   bool hasVnni() const;
   /// vpdpbusd on 256-bit vectors: AVX-VNNI, or AVX-512 VNNI with VL.
   bool hasVnni256() const;
+  /// AMX's 8-bit tile multiply (AMX-TILE and AMX-INT8), with hasVnni()
+  /// for the products too small for tiles.
+  bool hasAmxInt8() const;
   /// vdpbf16ps on vectors of `vectorBits`: AVX-512 BF16, with AVX-512 VL
   /// below 512 bits.
   bool hasBf16Dot(unsigned vectorBits) const;
@@ -88,12 +91,14 @@ struct CpuPipelineOptions
       llvm::cl::init(0)};
   Option<std::string> int8Dot{
       *this, "int8-dot",
-      llvm::cl::desc("How 8-bit GEMMs sum their products: vnni (AVX-512 "
-                     "VNNI's vpdpbusd), avxvnni (256-bit vpdpbusd), avx2 "
-                     "(vpsignb, vpmaddubsw and vpmaddwd on signed bytes), "
-                     "generic (plain vector ops), or auto (vnni when the "
-                     "target CPU has it and vector-bits is 512, else avxvnni "
-                     "when it has AVX-VNNI, else avx2 when it has AVX2)"),
+      llvm::cl::desc("How 8-bit GEMMs sum their products: amx (AMX's tile "
+                     "multiply, vnni for MatMuls under 16 rows), vnni "
+                     "(AVX-512 VNNI's vpdpbusd), avxvnni (256-bit vpdpbusd), "
+                     "avx2 (vpsignb, vpmaddubsw and vpmaddwd on signed "
+                     "bytes), generic (plain vector ops), or auto (with "
+                     "vector-bits 512, amx when the target CPU has AMX-INT8, "
+                     "else vnni when it has AVX-512 VNNI; else avxvnni when "
+                     "it has AVX-VNNI, else avx2 when it has AVX2)"),
       llvm::cl::init("auto")};
   Option<std::string> bf16Dot{
       *this, "bf16-dot",

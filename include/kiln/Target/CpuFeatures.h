@@ -21,8 +21,10 @@
 namespace kiln {
 
 /// The register state an extension needs the operating system to save
-/// (XCR0, read with xgetbv): none, the AVX registers, or the AVX-512 ones.
-enum class CpuState : uint8_t { None, Avx, Avx512 };
+/// (XCR0, read with xgetbv): none, the AVX registers, the AVX-512 ones, or
+/// AMX's tile configuration and data (which Linux also asks each process
+/// to request before it uses them).
+enum class CpuState : uint8_t { None, Avx, Avx512, Amx };
 
 struct CpuFeature {
   const char *name; // LLVM's feature name, as in +avx2
@@ -65,6 +67,9 @@ inline constexpr CpuFeature kCpuFeatures[] = {
     {"avx512bitalg", 7, 0, 2, 12, CpuState::Avx512},
     {"avx512vpopcntdq", 7, 0, 2, 14, CpuState::Avx512},
     {"avx512fp16", 7, 0, 3, 23, CpuState::Avx512},
+    {"amx-bf16", 7, 0, 3, 22, CpuState::Amx},
+    {"amx-tile", 7, 0, 3, 24, CpuState::Amx},
+    {"amx-int8", 7, 0, 3, 25, CpuState::Amx},
     {"avxvnni", 7, 1, 0, 4, CpuState::Avx},
     {"avx512bf16", 7, 1, 0, 5, CpuState::Avx512},
     {"lzcnt", 0x80000001u, 0, 2, 5, CpuState::None},

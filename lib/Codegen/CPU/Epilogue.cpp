@@ -174,3 +174,34 @@ Value kiln::cpu::applyEpilogueTo(OpBuilder &b, linalg::GenericOp epilogue,
   }
   return map.lookup(body.getTerminator()->getOperand(0));
 }
+
+/// Whether `v` is block argument `arg` extended to a wider integer; sets
+/// `isSigned`.
+static bool extendedArg(Value v, unsigned arg, bool &isSigned) {
+  Operation *def = v.getDefiningOp();
+  if (!isa_and_nonnull<arith::ExtSIOp, arith::ExtUIOp>(def))
+    return false;
+  auto ba = dyn_cast<BlockArgument>(def->getOperand(0));
+  isSigned = isa<arith::ExtSIOp>(def);
+  return ba && ba.getArgNumber() == arg;
+}
+
+bool kiln::cpu::isExtendedProductBody(Block &body, bool &signed0,
+                                      bool &signed1) {
+  if (body.getOperations().size() != 5) // ext, ext, mul, add, yield
+    return false;
+  auto add = body.getTerminator()->getOperand(0).getDefiningOp<arith::AddIOp>();
+  if (!add)
+    return false;
+  Value acc = add.getLhs(), prod = add.getRhs();
+  if (!isa<BlockArgument>(acc))
+    std::swap(acc, prod);
+  auto accArg = dyn_cast<BlockArgument>(acc);
+  auto mul = prod.getDefiningOp<arith::MulIOp>();
+  if (!accArg || accArg.getArgNumber() != 2 || !mul)
+    return false;
+  Value x = mul.getLhs(), y = mul.getRhs();
+  if (!extendedArg(x, 0, signed0))
+    std::swap(x, y);
+  return extendedArg(x, 0, signed0) && extendedArg(y, 1, signed1);
+}

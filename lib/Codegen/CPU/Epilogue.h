@@ -72,6 +72,11 @@ mlir::Value applyEpilogueTo(mlir::OpBuilder &b,
 /// body or scalars from outside.
 bool isElementwiseBody(mlir::Block &body);
 
+/// Whether `body` (of a contraction of inputs 0 and 1 into init 2, on
+/// integers) is exactly yield(out + ext(in0) * ext(in1)), each ext an extsi
+/// or extui of its own block argument; sets each side's signedness.
+bool isExtendedProductBody(mlir::Block &body, bool &signed0, bool &signed1);
+
 } // namespace kiln::cpu
 
 #endif // KILN_LIB_CODEGEN_CPU_EPILOGUE_H

@@ -42,6 +42,7 @@
 #include "mlir/IR/BuiltinAttributes.h"
 #include "mlir/IR/DialectResourceBlobManager.h"
 #include "mlir/IR/Dominance.h"
+#include "mlir/IR/IRMapping.h"
 #include "mlir/IR/PatternMatch.h"
 
 #include <cstring>
@@ -80,16 +81,6 @@ std::optional<ArrayRef<char>> constantBytes(Value v) {
   return cst ? kiln::rawConstantBytes(cst.getValue()) : std::nullopt;
 }
 
-/// Whether `v` is block argument `arg` extended to int32; sets `isSigned`.
-bool extendedArg(Value v, unsigned arg, bool &isSigned) {
-  Operation *def = v.getDefiningOp();
-  if (!isa_and_nonnull<arith::ExtSIOp, arith::ExtUIOp>(def))
-    return false;
-  auto ba = dyn_cast<BlockArgument>(def->getOperand(0));
-  isSigned = isa<arith::ExtSIOp>(def);
-  return ba && ba.getArgNumber() == arg;
-}
-
 /// `op` as an Int8Gemm, when it is one: static, one reduction dim k, the
 /// output's last dim n, a = out dims but n, then k (so that [M, K] is a
 /// collapse of it), b a signed constant over exactly (n, k), and the body
@@ -103,25 +94,11 @@ std::optional<Int8Gemm> match(linalg::LinalgOp op) {
   RankedTensorType ot = types->out;
   OpOperand *aOp = op.getDpsInputOperand(0), *bOp = op.getDpsInputOperand(1);
   OpOperand *out = op.getDpsInitOperand(0);
-  // The body: yield(out + ext(a) * ext(b)).
-  Block &body = op->getRegion(0).front();
-  auto add = body.getTerminator()->getOperand(0).getDefiningOp<arith::AddIOp>();
-  if (!add)
-    return std::nullopt;
-  Value acc = add.getLhs(), prod = add.getRhs();
-  if (!isa<BlockArgument>(acc))
-    std::swap(acc, prod);
-  auto accArg = dyn_cast<BlockArgument>(acc);
-  auto mul = prod.getDefiningOp<arith::MulIOp>();
-  if (!accArg || accArg.getArgNumber() != 2 || !mul)
-    return std::nullopt;
+  // The body: yield(out + ext(a) * ext(b)), b signed.
   bool signedA = true, signedB = true;
-  Value x = mul.getLhs(), y = mul.getRhs();
-  if (!extendedArg(x, 0, signedA))
-    std::swap(x, y);
-  if (!extendedArg(x, 0, signedA) || !extendedArg(y, 1, signedB) || !signedB)
-    return std::nullopt;
-  if (body.getOperations().size() != 5) // ext, ext, mul, add, yield
+  if (!kiln::cpu::isExtendedProductBody(op->getRegion(0).front(), signedA,
+                                        signedB) ||
+      !signedB)
     return std::nullopt;
 
   SmallVector<int64_t> ranges = op.getStaticLoopRanges();
@@ -418,7 +395,7 @@ constexpr int64_t kMaxLayouts = 32;
 /// input read through the window's indices (floordiv/mod of the packed
 /// ones): scalar loops, one thread, for any output width.
 Value packWindowsScalar(OpBuilder &b, Location loc, Value x, const Int8Conv &cv,
-                        int64_t panels, int64_t k4) {
+                        int64_t panels, int64_t k4, bool flip) {
   MLIRContext *ctx = b.getContext();
   Type i8 = b.getI8Type();
   int64_t s0 = cv.strides[0], s1 = cv.strides[1];
@@ -440,11 +417,13 @@ Value packWindowsScalar(OpBuilder &b, Location loc, Value x, const Int8Conv &cv,
           b, loc, TypeRange{empty.getType()}, ValueRange{x}, ValueRange{empty},
           {read, AffineMap::getMultiDimIdentityMap(5, ctx)},
           SmallVector<IT>(5, IT::parallel),
-          [](OpBuilder &nb, Location nl, ValueRange a) {
-            Value flip =
-                arith::ConstantOp::create(nb, nl, nb.getI8IntegerAttr(-128));
-            linalg::YieldOp::create(
-                nb, nl, ValueRange{arith::XOrIOp::create(nb, nl, a[0], flip)});
+          [&](OpBuilder &nb, Location nl, ValueRange a) {
+            Value v = a[0];
+            if (flip)
+              v = arith::XOrIOp::create(
+                  nb, nl, v,
+                  arith::ConstantOp::create(nb, nl, nb.getI8IntegerAttr(-128)));
+            linalg::YieldOp::create(nb, nl, ValueRange{v});
           })
           .getResult(0);
   return tensor::CollapseShapeOp::create(
@@ -454,12 +433,12 @@ Value packWindowsScalar(OpBuilder &b, Location loc, Value x, const Int8Conv &cv,
 
 /// The input's windows of `cv` as packed columns [n, pr / 16, k4, 64]:
 /// col[n, pb, kq, 4 * pi + kr] = x[n, c, oh * s0 + kh * d0, ow * s1 + kw *
-/// d1] ^ 0x80 with k = 4 kq + kr = (c, kh, kw) and p = 16 pb + pi = (oh,
-/// ow), `x` padded to cover every such read. Written as vectors: the 16
-/// positions of a panel fall into runs along output rows (segments); each
-/// segment of one k is one 16 * s1-byte load of the flattened input from
-/// the segment's first byte, its every s1-th byte shuffled into the
-/// segment's lanes; the four k of a group are then interleaved byte by
+/// d1] ^ 0x80 (without `flip`, the bytes as they are) with k = 4 kq + kr = (c,
+/// kh, kw) and p = 16 pb + pi = (oh, ow), `x` padded to cover every such read.
+/// Written as vectors: the 16 positions of a panel fall into runs along output
+/// rows (segments); each segment of one k is one 16 * s1-byte load of the
+/// flattened input from the segment's first byte, its every s1-th byte shuffled
+/// into the segment's lanes; the four k of a group are then interleaved byte by
 /// byte. Where the segments lie depends on 16 pb modulo the output width
 /// only, so the panels cycle through ow / gcd(16, ow) layouts, one case
 /// each of an scf.index_switch (at most kMaxLayouts; else the scalar
@@ -467,7 +446,7 @@ Value packWindowsScalar(OpBuilder &b, Location loc, Value x, const Int8Conv &cv,
 /// whose whole loads could pass the end of `x` (the last image's last
 /// ones) loads each segment's bytes only.
 Value packWindows(OpBuilder &b, Location loc, Value x, const Int8Conv &cv,
-                  int64_t panels, int64_t k4) {
+                  int64_t panels, int64_t k4, bool flip = true) {
   Type i8 = b.getI8Type();
   int64_t s0 = cv.strides[0], s1 = cv.strides[1];
   int64_t d0 = cv.dilations[0], d1 = cv.dilations[1];
@@ -477,7 +456,7 @@ Value packWindows(OpBuilder &b, Location loc, Value x, const Int8Conv &cv,
   int64_t image = xt.getDimSize(1) * plane;
   int64_t period = cv.ow / std::gcd<int64_t>(kLanes, cv.ow);
   if (period > kMaxLayouts)
-    return packWindowsScalar(b, loc, x, cv, panels, k4);
+    return packWindowsScalar(b, loc, x, cv, panels, k4, flip);
   Value flat = tensor::CollapseShapeOp::create(
       b, loc, RankedTensorType::get({xt.getNumElements()}, i8), x,
       SmallVector<ReassociationIndices>{{0, 1, 2, 3}});
@@ -602,9 +581,12 @@ Value packWindows(OpBuilder &b, Location loc, Value x, const Int8Conv &cv,
               vector::ShuffleOp::create(lb, loc, groups[2], groups[3], lowMask);
           Value row = vector::ShuffleOp::create(lb, loc, lo, hi, mask);
           auto vt64 = VectorType::get({4 * kLanes}, i8);
-          Value flip = arith::ConstantOp::create(
-              lb, loc, DenseElementsAttr::get(vt64, lb.getI8IntegerAttr(-128)));
-          row = arith::XOrIOp::create(lb, loc, row, flip);
+          if (flip)
+            row = arith::XOrIOp::create(
+                lb, loc, row,
+                arith::ConstantOp::create(
+                    lb, loc,
+                    DenseElementsAttr::get(vt64, lb.getI8IntegerAttr(-128))));
           Value written =
               vector::TransferWriteOp::create(lb, loc, row, iter[0],
                                               ValueRange{kq, idx(lb, loc, 0)},
@@ -766,6 +748,167 @@ void hoistBodyConstants(linalg::GenericOp e, Operation *op,
         v.getDefiningOp()->moveBefore(op);
 }
 
+/// `requant` (matchRequantize's op, which reads `conv`'s sums) rebuilt to
+/// read `sums` instead, plus `start` ([F] int32, per output channel) added
+/// to them before its body: the init that the sums did not start from.
+Value withChannelStart(OpBuilder &b, linalg::GenericOp requant, Value conv,
+                       Value sums, Value start) {
+  Location loc = requant.getLoc();
+  MLIRContext *ctx = b.getContext();
+  SmallVector<Value> ins;
+  SmallVector<AffineMap> maps;
+  unsigned acc = 0;
+  for (OpOperand *in : requant.getDpsInputOperands()) {
+    if (in->get() == conv) {
+      acc = in->getOperandNumber();
+      ins.push_back(sums);
+    } else {
+      ins.push_back(in->get());
+    }
+    maps.push_back(requant.getMatchingIndexingMap(in));
+  }
+  ins.push_back(start);
+  maps.push_back(AffineMap::get(4, 0, {getAffineDimExpr(1, ctx)}, ctx));
+  maps.push_back(requant.getIndexingMapsArray().back());
+  Block &body = requant.getRegion().front();
+  auto g = linalg::GenericOp::create(
+      b, loc, requant.getResultTypes(), ins, requant.getDpsInits(), maps,
+      requant.getIteratorTypesArray(),
+      [&](OpBuilder &nb, Location nl, ValueRange a) {
+        IRMapping map;
+        unsigned nIns = requant.getNumDpsInputs();
+        for (unsigned i = 0; i < nIns; ++i)
+          map.map(body.getArgument(i), a[i]);
+        map.map(body.getArgument(nIns), a[nIns + 1]);
+        map.map(body.getArgument(acc),
+                arith::AddIOp::create(nb, nl, a[acc], a[nIns]).getResult());
+        for (Operation &inner : body.without_terminator())
+          nb.clone(inner, map);
+        SmallVector<Value> yields;
+        for (Value v : body.getTerminator()->getOperands())
+          yields.push_back(map.lookupOrDefault(v));
+        linalg::YieldOp::create(nb, nl, yields);
+      });
+  return g.getResult(0);
+}
+
+/// Rows of an AMX tile, and int32 columns of an accumulator tile.
+constexpr int64_t kAmxTile = 16;
+
+/// The tile product c[i, j] += ext(x[i, kq, kr]) * ext(y[j floordiv 16,
+/// kq, j mod 16, kr]) (x [R, K4, 4] and y [J, K4, 16, 4] bytes, c [R, C]
+/// int32; R, C and K4 multiples of 16), marked for kiln-cpu-amx-tiles.
+Value amxProduct(OpBuilder &b, Location loc, Value x, Value y, Value c,
+                 bool xSigned, bool ySigned) {
+  MLIRContext *ctx = b.getContext();
+  auto d = [&](unsigned i) { return getAffineDimExpr(i, ctx); };
+  SmallVector<AffineMap> maps = {
+      AffineMap::get(4, 0, {d(0), d(2), d(3)}, ctx),
+      AffineMap::get(
+          4, 0, {d(1).floorDiv(kAmxTile), d(2), d(1) % kAmxTile, d(3)}, ctx),
+      AffineMap::get(4, 0, {d(0), d(1)}, ctx)};
+  using IT = utils::IteratorType;
+  auto g = linalg::GenericOp::create(
+      b, loc, TypeRange{c.getType()}, ValueRange{x, y}, ValueRange{c}, maps,
+      {IT::parallel, IT::parallel, IT::reduction, IT::reduction},
+      [&](OpBuilder &nb, Location nl, ValueRange a) {
+        Type i32 = nb.getI32Type();
+        auto ext = [&](Value v, bool isSigned) -> Value {
+          if (isSigned)
+            return arith::ExtSIOp::create(nb, nl, i32, v);
+          return arith::ExtUIOp::create(nb, nl, i32, v);
+        };
+        Value prod = arith::MulIOp::create(nb, nl, ext(a[0], xSigned),
+                                           ext(a[1], ySigned));
+        linalg::YieldOp::create(
+            nb, nl, ValueRange{arith::AddIOp::create(nb, nl, a[2], prod)});
+      });
+  g->setAttr(kiln::kAmxTilesAttr, b.getUnitAttr());
+  return g.getResult(0);
+}
+
+/// `v` padded with zeros at the end of each dim to `shape`, or `v` where it
+/// has that shape.
+Value padTo(OpBuilder &b, Location loc, Value v, ArrayRef<int64_t> shape) {
+  auto t = cast<RankedTensorType>(v.getType());
+  if (t.getShape() == shape)
+    return v;
+  SmallVector<OpFoldResult> lo(shape.size(), b.getIndexAttr(0)), hi;
+  for (auto [have, want] : llvm::zip(t.getShape(), shape))
+    hi.push_back(b.getIndexAttr(want - have));
+  Value zero = arith::ConstantOp::create(
+      b, loc, b.getIntegerAttr(t.getElementType(), 0));
+  return tensor::PadOp::create(b, loc, t.clone(shape), v, lo, hi, zero);
+}
+
+/// The leading `shape` of `v` (a padded result), or `v` where it has that
+/// shape.
+Value sliceTo(OpBuilder &b, Location loc, Value v, ArrayRef<int64_t> shape) {
+  auto t = cast<RankedTensorType>(v.getType());
+  if (t.getShape() == shape)
+    return v;
+  SmallVector<OpFoldResult> offs(shape.size(), b.getIndexAttr(0)), sizes,
+      ones(shape.size(), b.getIndexAttr(1));
+  for (int64_t s : shape)
+    sizes.push_back(b.getIndexAttr(s));
+  return tensor::ExtractSliceOp::create(b, loc, t.clone(shape), v, offs, sizes,
+                                        ones);
+}
+
+/// min(block, size - iv * block): the extent of block `iv`.
+Value blockExtent(OpBuilder &b, Location loc, Value iv, int64_t block,
+                  int64_t size) {
+  MLIRContext *ctx = b.getContext();
+  AffineExpr e0 = getAffineDimExpr(0, ctx);
+  return affine::AffineMinOp::create(
+      b, loc,
+      AffineMap::get(
+          1, 0, {e0 * -block + size, getAffineConstantExpr(block, ctx)}, ctx),
+      iv);
+}
+
+/// The reassociation that collapses all dims but the last of a rank-r
+/// tensor into one.
+SmallVector<ReassociationIndices> leadingCollapse(int64_t rank) {
+  ReassociationIndices lead;
+  for (int64_t i = 0; i + 1 < rank; ++i)
+    lead.push_back(i);
+  return {lead, {rank - 1}};
+}
+
+/// `v` as a 2-D tensor: its leading dims collapsed.
+Value collapseTo2D(OpBuilder &b, Location loc, Value v) {
+  auto t = cast<RankedTensorType>(v.getType());
+  if (t.getRank() == 2)
+    return v;
+  return tensor::CollapseShapeOp::create(b, loc, v,
+                                         leadingCollapse(t.getRank()));
+}
+
+/// The convolution's input padded (with anything: those k meet zero
+/// weights, those p are not written) to cover channel (kp - 1) / (kh * kw)
+/// and the input row of output position pr - 1, for packWindows.
+Value paddedInput(OpBuilder &b, Location loc, Int8Conv &cv, int64_t kp,
+                  int64_t pr) {
+  Value x = cv.op.getInputs()[0];
+  auto xt = cast<RankedTensorType>(x.getType());
+  int64_t s0 = cv.strides[0], d0 = cv.dilations[0];
+  int64_t needC = (kp - 1) / (cv.kh * cv.kw) + 1;
+  int64_t needH = ((pr - 1) / cv.ow) * s0 + (cv.kh - 1) * d0 + 1;
+  int64_t padC = std::max<int64_t>(0, needC - cv.c);
+  int64_t padH = std::max<int64_t>(0, needH - xt.getDimSize(2));
+  if (!padC && !padH)
+    return x;
+  SmallVector<OpFoldResult> lo(4, b.getIndexAttr(0)), hi = lo;
+  hi[1] = b.getIndexAttr(padC);
+  hi[2] = b.getIndexAttr(padH);
+  Value zero = arith::ConstantOp::create(b, loc, b.getI8IntegerAttr(0));
+  auto padded = RankedTensorType::get(
+      {cv.n, cv.c + padC, xt.getDimSize(2) + padH, xt.getDimSize(3)},
+      b.getI8Type());
+  return tensor::PadOp::create(b, loc, padded, x, lo, hi, zero);
+}
+
 struct Int8GemmPass : public kiln::impl::KilnCpuInt8GemmBase<Int8GemmPass> {
   using Base::Base;
 
@@ -781,10 +924,255 @@ struct Int8GemmPass : public kiln::impl::KilnCpuInt8GemmBase<Int8GemmPass> {
       }
     });
     IRRewriter rewriter(&getContext());
-    for (auto &[op, g] : gemms)
-      rewrite(rewriter, op, g);
-    for (Int8Conv &cv : convs)
-      rewriteConv(rewriter, cv);
+    // A MatMul of fewer than 16 rows would fill a fraction of each tile:
+    // it keeps the register tiles, which broadcast its rows.
+    for (auto &[op, g] : gemms) {
+      if (amx && g.m >= kAmxTile)
+        rewriteAmx(rewriter, op, g);
+      else
+        rewrite(rewriter, op, g);
+    }
+    for (Int8Conv &cv : convs) {
+      if (amx)
+        rewriteConvAmx(rewriter, cv);
+      else
+        rewriteConv(rewriter, cv);
+    }
+  }
+
+  /// The AMX form of a quantized convolution: out[n, f, p] += w[f, k] *
+  /// col[n, k, p] as tile products with the weights as the tiles' rows
+  /// ([F16, K64 / 4, 4] bytes: channels and k padded with zeros to
+  /// multiples of 16 and 64) and the windows copied as they are (signed)
+  /// into [n, P16, K64 / 4, 16, 4], 16 positions by 4 k per 64-byte tile
+  /// row. Both sides signed: no weight sums. The sums start from the
+  /// convolution's init (its bias broadcast; padded to [n, F16, P16]
+  /// where 16 does not divide F or P, the result sliced back), and
+  /// whatever requantizes them after stays as it is.
+  void rewriteConvAmx(RewriterBase &rewriter, Int8Conv &cv) {
+    linalg::Conv2DNchwFchwOp op = cv.op;
+    Location loc = op.getLoc();
+    MLIRContext *ctx = rewriter.getContext();
+    OpBuilder &b = rewriter;
+    b.setInsertionPoint(op);
+    Type i8 = b.getI8Type();
+    int64_t kp = llvm::alignTo(cv.k, 4 * kAmxTile), k4 = kp / 4;
+    int64_t fp = llvm::alignTo(cv.f, kAmxTile);
+    int64_t p = cv.oh * cv.ow;
+    int64_t panels = llvm::divideCeil(p, kAmxTile), pr = panels * kAmxTile;
+
+    std::vector<int8_t> wp(fp * kp, 0);
+    for (int64_t f = 0; f < cv.f; ++f)
+      for (int64_t k = 0; k < cv.k; ++k)
+        wp[f * kp + k] = cv.w[f * cv.k + k];
+    Value wCst = constantOf(b, loc, {fp, k4, 4}, i8, wp);
+    Value col = tensor::ExpandShapeOp::create(
+        b, loc, RankedTensorType::get({cv.n, panels, k4, kAmxTile, 4}, i8),
+        packWindows(b, loc, paddedInput(b, loc, cv, kp, pr), cv, panels, k4,
+                    /*flip=*/false),
+        SmallVector<ReassociationIndices>{{0}, {1}, {2}, {3, 4}});
+
+    // Where the init is the same along each channel (QLinearConv's bias),
+    // the tiles start at zero and the start is added where the sums are
+    // read: in the requantization after the convolution, or in an add of
+    // its own. The init is then never written.
+    Value init = op.getOutputs()[0];
+    auto ot = cast<RankedTensorType>(init.getType());
+    Type i32 = ot.getElementType();
+    std::optional<ChannelStart> start = matchChannelStart(init, cv.f);
+    DominanceInfo dom(op->getParentOp());
+    linalg::GenericOp requant = start ? matchRequantize(op, dom) : nullptr;
+    SmallVector<ReassociationIndices> plane = {{0}, {1}, {2, 3}};
+    Value out =
+        start ? tensor::EmptyOp::create(b, loc, {cv.n, fp, pr}, i32).getResult()
+              : padTo(b, loc,
+                      tensor::CollapseShapeOp::create(
+                          b, loc, RankedTensorType::get({cv.n, cv.f, p}, i32),
+                          init, plane),
+                      {cv.n, fp, pr});
+
+    // Blocks of whole pairs of tiles: of the plane, so that a block's
+    // windows (kp bytes per position) fit the panel budget; of the
+    // channels, for threads. The last block of each is a whole number of
+    // tiles too.
+    int64_t pair = 2 * kAmxTile;
+    int64_t pBlock = blockSize(pr, pair, panelBytes / kp, cv.n, 1);
+    int64_t pBlocks = llvm::divideCeil(pr, pBlock);
+    int64_t fBlock = blockSize(fp, pair, fp, cv.n * pBlocks, parallelChunks);
+    int64_t fBlocks = llvm::divideCeil(fp, fBlock);
+    auto forall = scf::ForallOp::create(
+        b, loc,
+        ArrayRef<OpFoldResult>{b.getIndexAttr(cv.n), b.getIndexAttr(fBlocks),
+                               b.getIndexAttr(pBlocks)},
+        ValueRange{out}, std::nullopt);
+    b.setInsertionPointToStart(forall.getBody());
+    AffineExpr e0 = getAffineDimExpr(0, ctx);
+    Value nIv = forall.getInductionVar(0);
+    Value f0 = affine::AffineApplyOp::create(b, loc, e0 * fBlock,
+                                             forall.getInductionVar(1));
+    Value p0 = affine::AffineApplyOp::create(b, loc, e0 * pBlock,
+                                             forall.getInductionVar(2));
+    Value rows = blockExtent(b, loc, forall.getInductionVar(1), fBlock, fp);
+    Value cols = blockExtent(b, loc, forall.getInductionVar(2), pBlock, pr);
+    Value pb0 =
+        affine::AffineApplyOp::create(b, loc, e0.floorDiv(kAmxTile), p0);
+    Value pbs =
+        affine::AffineApplyOp::create(b, loc, e0.floorDiv(kAmxTile), cols);
+    Value shared = forall.getRegionIterArgs()[0];
+    int64_t dyn = ShapedType::kDynamic;
+    auto one = b.getIndexAttr(1), zero = b.getIndexAttr(0);
+    SmallVector<OpFoldResult> cOffs = {nIv, f0, p0}, cSizes = {one, rows, cols};
+    Value c = tensor::ExtractSliceOp::create(
+        b, loc, RankedTensorType::get({dyn, dyn}, i32), shared, cOffs, cSizes,
+        SmallVector<OpFoldResult>(3, one));
+    if (start)
+      c = linalg::FillOp::create(b, loc,
+                                 ValueRange{arith::ConstantOp::create(
+                                     b, loc, b.getI32IntegerAttr(0))},
+                                 ValueRange{c})
+              .getResult(0);
+    Value x = tensor::ExtractSliceOp::create(
+        b, loc, RankedTensorType::get({dyn, k4, 4}, i8), wCst,
+        SmallVector<OpFoldResult>{f0, zero, zero},
+        SmallVector<OpFoldResult>{rows, b.getIndexAttr(k4), b.getIndexAttr(4)},
+        SmallVector<OpFoldResult>(3, one));
+    Value y = tensor::ExtractSliceOp::create(
+        b, loc, RankedTensorType::get({dyn, k4, kAmxTile, 4}, i8), col,
+        SmallVector<OpFoldResult>{nIv, pb0, zero, zero, zero},
+        SmallVector<OpFoldResult>{one, pbs, b.getIndexAttr(k4),
+                                  b.getIndexAttr(kAmxTile), b.getIndexAttr(4)},
+        SmallVector<OpFoldResult>(5, one));
+    Value prod =
+        amxProduct(b, loc, x, y, c, /*xSigned=*/true, /*ySigned=*/true);
+    b.setInsertionPointToStart(forall.getTerminator().getBody());
+    tensor::ParallelInsertSliceOp::create(b, loc, prod, shared, cOffs, cSizes,
+                                          SmallVector<OpFoldResult>(3, one));
+    b.setInsertionPointAfter(forall);
+    Value sums = tensor::ExpandShapeOp::create(
+        b, loc, ot, sliceTo(b, loc, forall.getResult(0), {cv.n, cv.f, p}),
+        plane);
+    if (!start) {
+      rewriter.replaceOp(op, sums);
+      return;
+    }
+    Value startPerChannel =
+        start->perChannel ? start->perChannel
+                          : constantOf(b, loc, {cv.f}, i32, start->values);
+    if (requant) {
+      rewriter.setInsertionPoint(requant);
+      rewriter.replaceOp(requant,
+                         withChannelStart(rewriter, requant, op->getResult(0),
+                                          sums, startPerChannel));
+    } else {
+      // The sums plus the start, elementwise (the init's own op).
+      MLIRContext *ctx = b.getContext();
+      AffineMap id = AffineMap::getMultiDimIdentityMap(4, ctx);
+      AffineMap channel = AffineMap::get(4, 0, {getAffineDimExpr(1, ctx)}, ctx);
+      using IT = utils::IteratorType;
+      Value added =
+          linalg::GenericOp::create(
+              b, loc, TypeRange{ot}, ValueRange{sums, startPerChannel},
+              ValueRange{tensor::EmptyOp::create(b, loc, ot.getShape(), i32)},
+              {id, channel, id}, SmallVector<IT>(4, IT::parallel),
+              [](OpBuilder &nb, Location nl, ValueRange a) {
+                linalg::YieldOp::create(
+                    nb, nl,
+                    ValueRange{arith::AddIOp::create(nb, nl, a[0], a[1])});
+              })
+              .getResult(0);
+      rewriter.replaceOp(op, added);
+      return;
+    }
+    rewriter.eraseOp(op);
+  }
+
+  /// The AMX form of the GEMM: acc[m, n] += a[m, k] * b[k, n] as tile
+  /// products with the activations' rows as the tiles' rows ([M16, K64 /
+  /// 4, 4]: padded with zeros to multiples of 16 rows and 64 k where they
+  /// are not) and b packed into [N / 16, K64 / 4, 16, 4], accumulating
+  /// onto the contraction's init (padded and sliced back with the rows).
+  void rewriteAmx(RewriterBase &rewriter, linalg::LinalgOp op,
+                  const Int8Gemm &g) {
+    Location loc = op.getLoc();
+    MLIRContext *ctx = rewriter.getContext();
+    OpBuilder &b = rewriter;
+    b.setInsertionPoint(op);
+    Type i8 = b.getI8Type(), i32 = b.getI32Type();
+    int64_t kp = llvm::alignTo(g.k, 4 * kAmxTile), k4 = kp / 4;
+    int64_t mp = llvm::alignTo(g.m, kAmxTile);
+    int64_t panels = g.n / kAmxTile;
+    std::vector<int8_t> packed(panels * k4 * kAmxTile * 4, 0);
+    for (int64_t n = 0; n < g.n; ++n)
+      for (int64_t k = 0; k < g.k; ++k)
+        packed[(((n / kAmxTile) * k4 + k / 4) * kAmxTile + n % kAmxTile) * 4 +
+               k % 4] = g.b[n * g.k + k];
+    Value bPacked = constantOf(b, loc, {panels, k4, kAmxTile, 4}, i8, packed);
+
+    Value a3 = tensor::ExpandShapeOp::create(
+        b, loc, RankedTensorType::get({mp, k4, 4}, i8),
+        padTo(b, loc, collapseTo2D(b, loc, g.a), {mp, kp}),
+        SmallVector<ReassociationIndices>{{0}, {1, 2}});
+    Value o2 = padTo(b, loc, collapseTo2D(b, loc, g.init), {mp, g.n});
+
+    // Blocks of columns whose packed panel (K x NB bytes) fits the panel
+    // budget, in whole pairs of tiles where they divide N; blocks of rows
+    // in pairs of tiles, enough of them for the threads.
+    int64_t nr = panels % 2 == 0 ? 2 * kAmxTile : kAmxTile;
+    int64_t nb = g.n;
+    while (nb > nr && nb * kp > panelBytes) {
+      int64_t next = nb - nr;
+      while (next > nr && g.n % next != 0)
+        next -= nr;
+      nb = next;
+    }
+    int64_t nBlocks = g.n / nb;
+    int64_t mBlock = blockSize(mp, 2 * kAmxTile, mp, nBlocks, parallelChunks);
+    int64_t mBlocks = llvm::divideCeil(mp, mBlock);
+    auto forall =
+        scf::ForallOp::create(b, loc,
+                              ArrayRef<OpFoldResult>{b.getIndexAttr(mBlocks),
+                                                     b.getIndexAttr(nBlocks)},
+                              ValueRange{o2}, std::nullopt);
+    b.setInsertionPointToStart(forall.getBody());
+    AffineExpr e0 = getAffineDimExpr(0, ctx);
+    Value m0 = affine::AffineApplyOp::create(b, loc, e0 * mBlock,
+                                             forall.getInductionVar(0));
+    Value n0 = affine::AffineApplyOp::create(b, loc, e0 * nb,
+                                             forall.getInductionVar(1));
+    Value panel0 = affine::AffineApplyOp::create(b, loc, e0 * (nb / kAmxTile),
+                                                 forall.getInductionVar(1));
+    Value rows = blockExtent(b, loc, forall.getInductionVar(0), mBlock, mp);
+    Value shared = forall.getRegionIterArgs()[0];
+    int64_t dyn = ShapedType::kDynamic;
+    auto one = b.getIndexAttr(1), zero = b.getIndexAttr(0);
+    SmallVector<OpFoldResult> cOffs = {m0, n0},
+                              cSizes = {rows, b.getIndexAttr(nb)};
+    Value c = tensor::ExtractSliceOp::create(
+        b, loc, RankedTensorType::get({dyn, nb}, i32), shared, cOffs, cSizes,
+        SmallVector<OpFoldResult>(2, one));
+    Value x = tensor::ExtractSliceOp::create(
+        b, loc, RankedTensorType::get({dyn, k4, 4}, i8), a3,
+        SmallVector<OpFoldResult>{m0, zero, zero},
+        SmallVector<OpFoldResult>{rows, b.getIndexAttr(k4), b.getIndexAttr(4)},
+        SmallVector<OpFoldResult>(3, one));
+    Value y = tensor::ExtractSliceOp::create(
+        b, loc, RankedTensorType::get({nb / kAmxTile, k4, kAmxTile, 4}, i8),
+        bPacked, SmallVector<OpFoldResult>{panel0, zero, zero, zero},
+        SmallVector<OpFoldResult>{b.getIndexAttr(nb / kAmxTile),
+                                  b.getIndexAttr(k4), b.getIndexAttr(kAmxTile),
+                                  b.getIndexAttr(4)},
+        SmallVector<OpFoldResult>(4, one));
+    Value prod = amxProduct(b, loc, x, y, c, g.signedA, /*ySigned=*/true);
+    b.setInsertionPointToStart(forall.getTerminator().getBody());
+    tensor::ParallelInsertSliceOp::create(b, loc, prod, shared, cOffs, cSizes,
+                                          SmallVector<OpFoldResult>(2, one));
+    b.setInsertionPointAfter(forall);
+    Value result = sliceTo(b, loc, forall.getResult(0), {g.m, g.n});
+    auto ot = cast<RankedTensorType>(g.init.getType());
+    if (ot.getRank() != 2)
+      result = tensor::ExpandShapeOp::create(b, loc, ot, result,
+                                             leadingCollapse(ot.getRank()));
+    rewriter.replaceOp(op, result);
   }
 
   void rewriteConv(RewriterBase &rewriter, Int8Conv &cv) {
@@ -837,27 +1225,8 @@ struct Int8GemmPass : public kiln::impl::KilnCpuInt8GemmBase<Int8GemmPass> {
     Value wCst = constantOf(b, loc, {cv.f, kp}, i8, wp);
     Value corrCst = constantOf(b, loc, {cv.f}, i32, corr);
 
-    // The input, padded (with anything: those k meet zero weights, those p
-    // are not written) to cover channel (kp - 1) / (kh * kw) and the row
-    // of output position pr - 1.
-    Value x = op.getInputs()[0];
-    auto xt = cast<RankedTensorType>(x.getType());
-    int64_t s0 = cv.strides[0], d0 = cv.dilations[0];
-    int64_t needC = (kp - 1) / (cv.kh * cv.kw) + 1;
-    int64_t needH = ((pr - 1) / cv.ow) * s0 + (cv.kh - 1) * d0 + 1;
-    int64_t padC = std::max<int64_t>(0, needC - cv.c);
-    int64_t padH = std::max<int64_t>(0, needH - xt.getDimSize(2));
-    if (padC || padH) {
-      SmallVector<OpFoldResult> lo(4, b.getIndexAttr(0)), hi = lo;
-      hi[1] = b.getIndexAttr(padC);
-      hi[2] = b.getIndexAttr(padH);
-      Value zero = arith::ConstantOp::create(b, loc, b.getI8IntegerAttr(0));
-      auto padded = RankedTensorType::get(
-          {cv.n, cv.c + padC, xt.getDimSize(2) + padH, xt.getDimSize(3)}, i8);
-      x = tensor::PadOp::create(b, loc, padded, x, lo, hi, zero);
-    }
-
-    Value packedCol = packWindows(b, loc, x, cv, pr / kLanes, k4);
+    Value packedCol = packWindows(b, loc, paddedInput(b, loc, cv, kp, pr), cv,
+                                  pr / kLanes, k4);
 
     // The output as [n, F, P]: the init, a new tensor where the init is
     // not read, of the requantization's result type where it is applied.
@@ -890,14 +1259,8 @@ struct Int8GemmPass : public kiln::impl::KilnCpuInt8GemmBase<Int8GemmPass> {
                                              forall.getInductionVar(1));
     Value p0 = affine::AffineApplyOp::create(b, loc, e0 * pBlock,
                                              forall.getInductionVar(2));
-    auto minMap = [&](int64_t block, int64_t size) {
-      return AffineMap::get(
-          1, 0, {e0 * -block + size, getAffineConstantExpr(block, ctx)}, ctx);
-    };
-    Value rows = affine::AffineMinOp::create(b, loc, minMap(fBlock, cv.f),
-                                             forall.getInductionVar(1));
-    Value cols = affine::AffineMinOp::create(b, loc, minMap(pBlock, p),
-                                             forall.getInductionVar(2));
+    Value rows = blockExtent(b, loc, forall.getInductionVar(1), fBlock, cv.f);
+    Value cols = blockExtent(b, loc, forall.getInductionVar(2), pBlock, p);
     Value shared = forall.getRegionIterArgs()[0];
     SmallVector<OpFoldResult> offs = {nIv, f0, p0},
                               sizes = {b.getIndexAttr(1), rows, cols},
@@ -1063,19 +1426,8 @@ struct Int8GemmPass : public kiln::impl::KilnCpuInt8GemmBase<Int8GemmPass> {
       corr = constantOf(b, loc, {g.n}, i32, correction);
 
     // a as [M, K], the accumulator as [M, N].
-    auto collapseTo2D = [&](Value v) -> Value {
-      auto t = cast<RankedTensorType>(v.getType());
-      if (t.getRank() == 2)
-        return v;
-      ReassociationIndices lead;
-      for (int64_t i = 0; i + 1 < t.getRank(); ++i)
-        lead.push_back(i);
-      return tensor::CollapseShapeOp::create(
-          b, loc, v,
-          SmallVector<ReassociationIndices>{lead, {t.getRank() - 1}});
-    };
-    Value a2 = collapseTo2D(g.a);
-    Value o2 = collapseTo2D(g.init);
+    Value a2 = collapseTo2D(b, loc, g.a);
+    Value o2 = collapseTo2D(b, loc, g.init);
 
     // Register tile and thread blocks. Columns: nr = two vectors when they
     // divide n; a block of columns whose packed panel (K x NB bytes) fits
@@ -1105,12 +1457,7 @@ struct Int8GemmPass : public kiln::impl::KilnCpuInt8GemmBase<Int8GemmPass> {
     AffineExpr d0 = getAffineDimExpr(0, ctx);
     Value m0 = affine::AffineApplyOp::create(b, loc, d0 * mBlock, mb);
     Value n0 = affine::AffineApplyOp::create(b, loc, d0 * nb, nbIv);
-    Value rows = affine::AffineMinOp::create(
-        b, loc,
-        AffineMap::get(1, 0,
-                       {d0 * -mBlock + g.m, getAffineConstantExpr(mBlock, ctx)},
-                       ctx),
-        mb);
+    Value rows = blockExtent(b, loc, mb, mBlock, g.m);
     Value shared = forall.getRegionIterArgs()[0];
     SmallVector<OpFoldResult> offs = {m0, n0},
                               sizes = {rows, b.getIndexAttr(nb)},
@@ -1173,14 +1520,9 @@ struct Int8GemmPass : public kiln::impl::KilnCpuInt8GemmBase<Int8GemmPass> {
     b.setInsertionPointAfter(forall);
     Value result = forall.getResult(0);
     auto ot = cast<RankedTensorType>(g.init.getType());
-    if (ot.getRank() != 2) {
-      ReassociationIndices lead;
-      for (int64_t i = 0; i + 1 < ot.getRank(); ++i)
-        lead.push_back(i);
-      result = tensor::ExpandShapeOp::create(
-          b, loc, ot, result,
-          SmallVector<ReassociationIndices>{lead, {ot.getRank() - 1}});
-    }
+    if (ot.getRank() != 2)
+      result = tensor::ExpandShapeOp::create(b, loc, ot, result,
+                                             leadingCollapse(ot.getRank()));
     rewriter.replaceOp(op, result);
   }
 };
