@@ -87,3 +87,54 @@ func.func @signed(%x: memref<16x16x4xi8>, %y: memref<1x16x16x4xi8>, %c: memref<1
   }
   return
 }
+
+// -----
+
+// c filled with zeros before the product (a view of y between): the
+// accumulators start as zero tiles and the fill goes. A fill with another
+// value stays, and the tiles load c.
+
+#x = affine_map<(i, j, kq, kr) -> (i, kq, kr)>
+#y = affine_map<(i, j, kq, kr) -> (j floordiv 16, kq, j mod 16, kr)>
+#c = affine_map<(i, j, kq, kr) -> (i, j)>
+
+// CHECK-LABEL: func.func @zero_fill
+// CHECK-NOT:     linalg.fill
+// CHECK:         amx.tile_zero : !amx.tile<16x16xi32>
+// CHECK-NOT:     amx.tile_load %{{.+}} : memref<16x16xi32>
+// CHECK:         amx.tile_store
+// CHECK-LABEL: func.func @other_fill
+// CHECK:         linalg.fill
+// CHECK-NOT:     amx.tile_zero
+// CHECK:         amx.tile_load %{{.+}} : memref<16x16xi32> into !amx.tile<16x16xi32>
+func.func @zero_fill(%x: memref<16x16x4xi8>, %y: memref<2x16x16x4xi8>, %c: memref<16x16xi32>) {
+  %z = arith.constant 0 : i32
+  linalg.fill ins(%z : i32) outs(%c : memref<16x16xi32>)
+  %v = memref.subview %y[1, 0, 0, 0] [1, 16, 16, 4] [1, 1, 1, 1] : memref<2x16x16x4xi8> to memref<1x16x16x4xi8, strided<[1024, 64, 4, 1], offset: 1024>>
+  linalg.generic {indexing_maps = [#x, #y, #c], iterator_types = ["parallel", "parallel", "reduction", "reduction"]}
+      ins(%x, %v : memref<16x16x4xi8>, memref<1x16x16x4xi8, strided<[1024, 64, 4, 1], offset: 1024>>) outs(%c : memref<16x16xi32>)
+      attrs = {kiln.amx_tiles} {
+  ^bb0(%a: i8, %b: i8, %o: i32):
+    %ae = arith.extsi %a : i8 to i32
+    %be = arith.extsi %b : i8 to i32
+    %m = arith.muli %ae, %be : i32
+    %s = arith.addi %o, %m : i32
+    linalg.yield %s : i32
+  }
+  return
+}
+func.func @other_fill(%x: memref<16x16x4xi8>, %y: memref<1x16x16x4xi8>, %c: memref<16x16xi32>) {
+  %z = arith.constant 7 : i32
+  linalg.fill ins(%z : i32) outs(%c : memref<16x16xi32>)
+  linalg.generic {indexing_maps = [#x, #y, #c], iterator_types = ["parallel", "parallel", "reduction", "reduction"]}
+      ins(%x, %y : memref<16x16x4xi8>, memref<1x16x16x4xi8>) outs(%c : memref<16x16xi32>)
+      attrs = {kiln.amx_tiles} {
+  ^bb0(%a: i8, %b: i8, %o: i32):
+    %ae = arith.extsi %a : i8 to i32
+    %be = arith.extsi %b : i8 to i32
+    %m = arith.muli %ae, %be : i32
+    %s = arith.addi %o, %m : i32
+    linalg.yield %s : i32
+  }
+  return
+}

@@ -129,3 +129,57 @@ func.func @conv(%x: tensor<1x2x7x7xi8>, %init: tensor<1x3x5x5xi32>) -> tensor<1x
   %0 = linalg.conv_2d_nchw_fchw {dilations = dense<1> : tensor<2xi64>, strides = dense<1> : tensor<2xi64>} ins(%x, %w : tensor<1x2x7x7xi8>, tensor<3x2x3x3xi8>) outs(%init : tensor<1x3x5x5xi32>) -> tensor<1x3x5x5xi32>
   return %0 : tensor<1x3x5x5xi32>
 }
+
+// -----
+
+// QLinearConv's form: the init is the bias broadcast along the channels,
+// and a requantization reads the sums. The tiles start at zero (a fill of
+// each block, which kiln-cpu-amx-tiles turns into zero tiles), the
+// broadcast is never written, and the requantization is rebuilt over the
+// sums with the bias (a [3] constant) added first.
+
+#chan = affine_map<(d0, d1, d2, d3) -> (d1)>
+#id = affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>
+#one = affine_map<(d0, d1, d2, d3) -> (0)>
+// CHECK-DAG:   #[[$CHAN:.+]] = affine_map<(d0, d1, d2, d3) -> (d1)>
+// CHECK-LABEL: func.func @conv_requantized
+// CHECK-SAME:    %[[X:[^:]+]]: tensor<1x2x7x7xi8>, %[[SCALE:[^:]+]]: tensor<3xf32>, %[[ZP:[^:]+]]: tensor<1xf32>
+// CHECK:         %[[E:.+]] = tensor.empty() : tensor<1x16x32xi32>
+// CHECK:         %[[R:.+]] = scf.forall ({{.+}}) in (1, 1, 1) shared_outs(%[[S:.+]] = %[[E]]) -> (tensor<1x16x32xi32>)
+// CHECK:           %[[CS:.+]] = tensor.extract_slice %[[S]]
+// CHECK:           %[[F:.+]] = linalg.fill ins(%{{.+}} : i32) outs(%[[CS]] : tensor<?x?xi32>)
+// CHECK:           linalg.generic {{.+}} outs(%[[F]] : tensor<?x?xi32>) attrs =  {kiln.amx_tiles}
+// CHECK:         %[[SL:.+]] = tensor.extract_slice %[[R]][0, 0, 0] [1, 3, 25] [1, 1, 1]
+// CHECK:         %[[SUMS:.+]] = tensor.expand_shape %[[SL]]
+// CHECK:         %[[BIAS:.+]] = arith.constant dense_resource<kiln_vnni{{.*}}> : tensor<3xi32>
+// CHECK:         linalg.generic {indexing_maps = [#{{.+}}, #{{.+}}, #{{.+}}, #[[$CHAN]], #{{.+}}], {{.+}} ins(%[[SUMS]], %[[SCALE]], %[[ZP]], %[[BIAS]] : tensor<1x3x5x5xi32>, tensor<3xf32>, tensor<1xf32>, tensor<3xi32>) outs(%{{.+}} : tensor<1x3x5x5xi8>)
+// CHECK-NEXT:    ^bb0(%[[IN:[^:]+]]: i32, %{{[^:]+}}: f32, %{{[^:]+}}: f32, %[[B:[^:]+]]: i32, %{{[^:]+}}: i8):
+// CHECK-NEXT:      %[[ADD:.+]] = arith.addi %[[IN]], %[[B]] : i32
+// CHECK-NEXT:      arith.sitofp %[[ADD]] : i32 to f32
+// CHECK:           arith.fptosi
+// CHECK-NOT:     linalg.conv_2d_nchw_fchw
+func.func @conv_requantized(%x: tensor<1x2x7x7xi8>, %scale: tensor<3xf32>, %zp: tensor<1xf32>) -> tensor<1x3x5x5xi8> {
+  %w = arith.constant dense<[[[[86,-62,-101],[-52,-23,80],[-13,-105,-43]],[[25,80,58],[126,-80,97],[-114,14,-58]]],[[[-77,40,-50],[15,-62,-90],[63,-18,45]],[[43,113,-20],[-72,34,111],[119,94,46]]],[[[-31,-28,-118],[-81,-43,-40],[20,2,49]],[[100,96,70],[122,-47,104],[108,-71,-8]]]]> : tensor<3x2x3x3xi8>
+  %bias = arith.constant dense<[100, -200, 300]> : tensor<3xi32>
+  %e = tensor.empty() : tensor<1x3x5x5xi32>
+  %init = linalg.generic {indexing_maps = [#chan, #id], iterator_types = ["parallel", "parallel", "parallel", "parallel"]} ins(%bias : tensor<3xi32>) outs(%e : tensor<1x3x5x5xi32>) {
+  ^bb0(%in: i32, %out: i32):
+    linalg.yield %in : i32
+  } -> tensor<1x3x5x5xi32>
+  %0 = linalg.conv_2d_nchw_fchw {dilations = dense<1> : tensor<2xi64>, strides = dense<1> : tensor<2xi64>} ins(%x, %w : tensor<1x2x7x7xi8>, tensor<3x2x3x3xi8>) outs(%init : tensor<1x3x5x5xi32>) -> tensor<1x3x5x5xi32>
+  %e8 = tensor.empty() : tensor<1x3x5x5xi8>
+  %lo = arith.constant -128.0 : f32
+  %hi = arith.constant 127.0 : f32
+  %1 = linalg.generic {indexing_maps = [#id, #chan, #one, #id], iterator_types = ["parallel", "parallel", "parallel", "parallel"]} ins(%0, %scale, %zp : tensor<1x3x5x5xi32>, tensor<3xf32>, tensor<1xf32>) outs(%e8 : tensor<1x3x5x5xi8>) {
+  ^bb0(%in: i32, %s: f32, %z: f32, %out: i8):
+    %f = arith.sitofp %in : i32 to f32
+    %m = arith.mulf %f, %s : f32
+    %r = math.roundeven %m : f32
+    %a = arith.addf %r, %z : f32
+    %c = arith.maximumf %a, %lo : f32
+    %d = arith.minimumf %c, %hi : f32
+    %q = arith.fptosi %d : f32 to i8
+    linalg.yield %q : i8
+  } -> tensor<1x3x5x5xi8>
+  return %1 : tensor<1x3x5x5xi8>
+}

@@ -39,6 +39,7 @@
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/IR/Matchers.h"
+#include "mlir/Interfaces/SideEffectInterfaces.h"
 
 #define DEBUG_TYPE "kiln-cpu-amx-tiles"
 
@@ -59,7 +60,7 @@ struct Product {
   Value x, y, c;
   bool xSigned = true, ySigned = true;
   int64_t k4 = 0; // k quads, a multiple of 16
-  /// The fill of c with zeros just before the product, when there is one:
+  /// The fill of c with zeros before the product, when there is one:
   /// the accumulators then start as zero tiles instead of loads of c.
   linalg::FillOp zeroFill;
 };
@@ -123,8 +124,12 @@ std::optional<Product> match(linalg::GenericOp op) {
   for (int64_t size : {ct.getDimSize(0), ct.getDimSize(1), xt.getDimSize(0)})
     if (!ShapedType::isDynamic(size) && size % kTile != 0)
       return std::nullopt;
-  // A fill of c with zeros right before: the tiles start at zero.
-  if (auto fill = dyn_cast_or_null<linalg::FillOp>(op->getPrevNode())) {
+  // A fill of c with zeros before, with nothing between that touches
+  // memory (views of the operands): the tiles start at zero.
+  Operation *prev = op->getPrevNode();
+  while (prev && !isa<linalg::FillOp>(prev) && isMemoryEffectFree(prev))
+    prev = prev->getPrevNode();
+  if (auto fill = dyn_cast_or_null<linalg::FillOp>(prev)) {
     APInt v;
     if (fill.getOutputs()[0] == p.c &&
         matchPattern(fill.getInputs()[0], m_ConstantInt(&v)) && v.isZero())
