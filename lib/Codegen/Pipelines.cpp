@@ -108,12 +108,25 @@ std::string kiln::CpuTarget::featureString() const {
   return llvm::join(names, ",");
 }
 
-std::vector<std::string> kiln::CpuTarget::checkedFeatures() const {
+std::vector<std::string> kiln::CpuTarget::checkedFeatures(bool tiles) const {
   std::vector<std::string> names;
   for (const kiln::CpuFeature &f : kiln::kCpuFeatures)
-    if (has(f.name))
+    if (has(f.name) && (tiles || f.state != kiln::CpuState::Amx))
       names.push_back(f.name);
   return names;
+}
+
+bool kiln::usesAmxTiles(Operation *module) {
+  bool found = false;
+  module->walk([&](LLVM::CallIntrinsicOp call) {
+    StringRef name = call.getIntrin();
+    if (name.starts_with("llvm.x86.tile") || name.starts_with("llvm.x86.tdp")) {
+      found = true;
+      return WalkResult::interrupt();
+    }
+    return WalkResult::advance();
+  });
+  return found;
 }
 
 FailureOr<kiln::CpuTarget> kiln::resolveCpuTarget(StringRef name,

@@ -328,8 +328,20 @@ static Status checkCpuFeatures(const kiln::kmod::CodeObject &code,
   if (missing.empty())
     return Status::success();
   std::string names;
-  for (const std::string &f : missing)
+  bool amx = false;
+  for (const std::string &f : missing) {
     names += (names.empty() ? "" : ", ") + f;
+    amx |= f.rfind("amx-", 0) == 0;
+  }
+  // AMX's tile state is the operating system's to grant (Linux 5.16 on,
+  // when the process asks): a CPU with the extension may still refuse it.
+  if (amx)
+    return Status::error(
+        std::string(what) + " runs AMX tile products and needs " + names +
+        ", which this CPU lacks or whose tile state the operating system " +
+        "did not grant this process (Linux grants it from 5.16 on); compile " +
+        "the model with kiln-compile --cpu-int8-dot=vnni for code without " +
+        "AMX tiles");
   return Status::error(
       std::string(what) + " was compiled for the CPU '" + code.cpu() +
       "' and needs " + names + ", which this CPU lacks; compile the model " +

@@ -138,3 +138,30 @@ func.func @other_fill(%x: memref<16x16x4xi8>, %y: memref<1x16x16x4xi8>, %c: memr
   }
   return
 }
+
+// A fill of c with zeros, then a store to c before the product: the fill
+// stays and the tiles load c.
+
+// CHECK-LABEL: func.func @fill_then_store
+// CHECK:         linalg.fill
+// CHECK:         memref.store
+// CHECK-NOT:     amx.tile_zero
+// CHECK:         amx.tile_load %{{.+}} : memref<16x16xi32> into !amx.tile<16x16xi32>
+func.func @fill_then_store(%x: memref<16x16x4xi8>, %y: memref<1x16x16x4xi8>, %c: memref<16x16xi32>) {
+  %z = arith.constant 0 : i32
+  %one = arith.constant 1 : i32
+  %i = arith.constant 3 : index
+  linalg.fill ins(%z : i32) outs(%c : memref<16x16xi32>)
+  memref.store %one, %c[%i, %i] : memref<16x16xi32>
+  linalg.generic {indexing_maps = [#x, #y, #c], iterator_types = ["parallel", "parallel", "reduction", "reduction"]}
+      ins(%x, %y : memref<16x16x4xi8>, memref<1x16x16x4xi8>) outs(%c : memref<16x16xi32>)
+      attrs = {kiln.amx_tiles} {
+  ^bb0(%a: i8, %b: i8, %o: i32):
+    %ae = arith.extsi %a : i8 to i32
+    %be = arith.extsi %b : i8 to i32
+    %m = arith.muli %ae, %be : i32
+    %s = arith.addi %o, %m : i32
+    linalg.yield %s : i32
+  }
+  return
+}

@@ -32,10 +32,10 @@
 // CHECK:             arith.extsi
 // CHECK:             arith.muli
 // CHECK:             arith.addi
+// CHECK-NOT:         arith.xori
 // CHECK:           tensor.parallel_insert_slice %[[P]] into %[[S]]
 // CHECK:         %[[SL:.+]] = tensor.extract_slice %[[R]][0, 0] [18, 32] [1, 1] : tensor<32x32xi32> to tensor<18x32xi32>
 // CHECK:         tensor.expand_shape %[[SL]] {{\[}}[0, 1], [2]] output_shape [2, 9, 32]
-// CHECK-NOT:     arith.xori
 func.func @gemm(%x: tensor<2x9x5xi8>, %acc: tensor<2x9x32xi32>) -> tensor<2x9x32xi32> {
   %w = arith.constant dense<[[43,78,-123,78,-8,3,33,-55,122,-115,-57,-30,18,-24,-95,-117,-128,-116,-90,127,-80,39,64,-68,-56,-17,-61,121,-83,101,76,88],[-99,-28,32,-2,42,45,41,-113,117,14,103,-59,-36,97,-81,-112,-33,45,-97,94,-41,-70,11,101,98,95,-50,-124,71,53,69,-128],[-119,0,-43,-17,110,-76,7,-45,-53,78,-89,-47,-98,-90,-57,50,20,-14,-85,76,76,-68,-113,-47,-91,76,5,1,-54,1,119,-68],[68,-125,-48,110,95,-107,87,88,-12,-34,122,115,45,-26,-75,111,-60,14,44,-67,-48,61,-78,44,113,47,37,-10,119,-72,-37,36],[39,-101,-87,49,87,34,110,-32,-44,76,-118,-79,-79,-29,-88,76,88,-31,-121,54,-101,28,-85,112,45,125,29,57,-32,79,-100,-89]]> : tensor<5x32xi8>
   %0 = linalg.generic {indexing_maps = [#a, #w, #c], iterator_types = ["parallel", "parallel", "reduction", "parallel"]} ins(%x, %w : tensor<2x9x5xi8>, tensor<5x32xi8>) outs(%acc : tensor<2x9x32xi32>) {
@@ -144,6 +144,7 @@ func.func @conv(%x: tensor<1x2x7x7xi8>, %init: tensor<1x3x5x5xi32>) -> tensor<1x
 // CHECK-DAG:   #[[$CHAN:.+]] = affine_map<(d0, d1, d2, d3) -> (d1)>
 // CHECK-LABEL: func.func @conv_requantized
 // CHECK-SAME:    %[[X:[^:]+]]: tensor<1x2x7x7xi8>, %[[SCALE:[^:]+]]: tensor<3xf32>, %[[ZP:[^:]+]]: tensor<1xf32>
+// CHECK-NOT:     linalg.conv_2d_nchw_fchw
 // CHECK:         %[[E:.+]] = tensor.empty() : tensor<1x16x32xi32>
 // CHECK:         %[[R:.+]] = scf.forall ({{.+}}) in (1, 1, 1) shared_outs(%[[S:.+]] = %[[E]]) -> (tensor<1x16x32xi32>)
 // CHECK:           %[[CS:.+]] = tensor.extract_slice %[[S]]
@@ -182,4 +183,58 @@ func.func @conv_requantized(%x: tensor<1x2x7x7xi8>, %scale: tensor<3xf32>, %zp: 
     linalg.yield %q : i8
   } -> tensor<1x3x5x5xi8>
   return %1 : tensor<1x3x5x5xi8>
+}
+
+// -----
+
+// The start's other forms: a constant fill (ConvInteger's start, here 5)
+// with no requantization is added in an elementwise pass of its own; a
+// start of zeros adds nothing (the sums are the result); a bias read at
+// run time (a [3] argument broadcast) is added as that argument.
+
+#chan = affine_map<(d0, d1, d2, d3) -> (d1)>
+#id = affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>
+// CHECK-LABEL: func.func @conv_fill_start
+// CHECK-NOT:     linalg.conv_2d_nchw_fchw
+// CHECK:         linalg.fill
+// CHECK:         kiln.amx_tiles
+// CHECK:         %[[SUMS:.+]] = tensor.expand_shape
+// CHECK:         %[[FIVE:.+]] = arith.constant dense_resource<kiln_vnni{{.*}}> : tensor<3xi32>
+// CHECK:         %[[ADD:.+]] = linalg.generic {{.+}} ins(%[[SUMS]], %[[FIVE]] : tensor<1x3x5x5xi32>, tensor<3xi32>)
+// CHECK:           arith.addi
+// CHECK:         return %[[ADD]]
+// CHECK-LABEL: func.func @conv_zero_start
+// CHECK:         kiln.amx_tiles
+// CHECK:         %[[SUMS:.+]] = tensor.expand_shape
+// CHECK-NEXT:    return %[[SUMS]]
+// CHECK-LABEL: func.func @conv_runtime_bias
+// CHECK-SAME:    %[[B:[^:]+]]: tensor<3xi32>
+// CHECK:         kiln.amx_tiles
+// CHECK:         %[[SUMS:.+]] = tensor.expand_shape
+// CHECK:         linalg.generic {{.+}} ins(%[[SUMS]], %[[B]] : tensor<1x3x5x5xi32>, tensor<3xi32>)
+func.func @conv_fill_start(%x: tensor<1x2x7x7xi8>) -> tensor<1x3x5x5xi32> {
+  %w = arith.constant dense<[[[[86,-62,-101],[-52,-23,80],[-13,-105,-43]],[[25,80,58],[126,-80,97],[-114,14,-58]]],[[[-77,40,-50],[15,-62,-90],[63,-18,45]],[[43,113,-20],[-72,34,111],[119,94,46]]],[[[-31,-28,-118],[-81,-43,-40],[20,2,49]],[[100,96,70],[122,-47,104],[108,-71,-8]]]]> : tensor<3x2x3x3xi8>
+  %five = arith.constant 5 : i32
+  %e = tensor.empty() : tensor<1x3x5x5xi32>
+  %init = linalg.fill ins(%five : i32) outs(%e : tensor<1x3x5x5xi32>) -> tensor<1x3x5x5xi32>
+  %0 = linalg.conv_2d_nchw_fchw {dilations = dense<1> : tensor<2xi64>, strides = dense<1> : tensor<2xi64>} ins(%x, %w : tensor<1x2x7x7xi8>, tensor<3x2x3x3xi8>) outs(%init : tensor<1x3x5x5xi32>) -> tensor<1x3x5x5xi32>
+  return %0 : tensor<1x3x5x5xi32>
+}
+func.func @conv_zero_start(%x: tensor<1x2x7x7xi8>) -> tensor<1x3x5x5xi32> {
+  %w = arith.constant dense<[[[[86,-62,-101],[-52,-23,80],[-13,-105,-43]],[[25,80,58],[126,-80,97],[-114,14,-58]]],[[[-77,40,-50],[15,-62,-90],[63,-18,45]],[[43,113,-20],[-72,34,111],[119,94,46]]],[[[-31,-28,-118],[-81,-43,-40],[20,2,49]],[[100,96,70],[122,-47,104],[108,-71,-8]]]]> : tensor<3x2x3x3xi8>
+  %zero = arith.constant 0 : i32
+  %e = tensor.empty() : tensor<1x3x5x5xi32>
+  %init = linalg.fill ins(%zero : i32) outs(%e : tensor<1x3x5x5xi32>) -> tensor<1x3x5x5xi32>
+  %0 = linalg.conv_2d_nchw_fchw {dilations = dense<1> : tensor<2xi64>, strides = dense<1> : tensor<2xi64>} ins(%x, %w : tensor<1x2x7x7xi8>, tensor<3x2x3x3xi8>) outs(%init : tensor<1x3x5x5xi32>) -> tensor<1x3x5x5xi32>
+  return %0 : tensor<1x3x5x5xi32>
+}
+func.func @conv_runtime_bias(%x: tensor<1x2x7x7xi8>, %bias: tensor<3xi32>) -> tensor<1x3x5x5xi32> {
+  %w = arith.constant dense<[[[[86,-62,-101],[-52,-23,80],[-13,-105,-43]],[[25,80,58],[126,-80,97],[-114,14,-58]]],[[[-77,40,-50],[15,-62,-90],[63,-18,45]],[[43,113,-20],[-72,34,111],[119,94,46]]],[[[-31,-28,-118],[-81,-43,-40],[20,2,49]],[[100,96,70],[122,-47,104],[108,-71,-8]]]]> : tensor<3x2x3x3xi8>
+  %e = tensor.empty() : tensor<1x3x5x5xi32>
+  %init = linalg.generic {indexing_maps = [#chan, #id], iterator_types = ["parallel", "parallel", "parallel", "parallel"]} ins(%bias : tensor<3xi32>) outs(%e : tensor<1x3x5x5xi32>) {
+  ^bb0(%in: i32, %out: i32):
+    linalg.yield %in : i32
+  } -> tensor<1x3x5x5xi32>
+  %0 = linalg.conv_2d_nchw_fchw {dilations = dense<1> : tensor<2xi64>, strides = dense<1> : tensor<2xi64>} ins(%x, %w : tensor<1x2x7x7xi8>, tensor<3x2x3x3xi8>) outs(%init : tensor<1x3x5x5xi32>) -> tensor<1x3x5x5xi32>
+  return %0 : tensor<1x3x5x5xi32>
 }

@@ -509,7 +509,7 @@ bool mergeRangeModules(MLIRContext &context, unsigned optLevel,
   code->set_format("elf-shared-object");
   code->set_entry(entries[0].entry);
   code->set_cpu(cpu.name);
-  for (const std::string &f : cpu.checkedFeatures())
+  for (const std::string &f : cpu.checkedFeatures(kiln::usesAmxTiles(*base)))
     code->add_cpu_features(f);
   code->set_data((*so)->getBufferStart(), (*so)->getBufferSize());
   int64_t arena = 0;

@@ -845,7 +845,7 @@ bool attachCpuCode(ModuleOp module, kiln::kmod::Module &kmod, unsigned numArgs,
   code->set_format("elf-shared-object");
   code->set_entry("kiln_entry");
   code->set_cpu(cpu.name);
-  for (const std::string &f : cpu.checkedFeatures())
+  for (const std::string &f : cpu.checkedFeatures(kiln::usesAmxTiles(module)))
     code->add_cpu_features(f);
   if (auto regions = module->getAttrOfType<ArrayAttr>("kiln.profile_regions"))
     for (auto name : regions.getAsRange<StringAttr>())
@@ -1878,7 +1878,10 @@ int main(int argc, char **argv) {
     printSignatureAndPlan(kmod);
     llvm::errs() << "  code: " << soBytes
                  << " bytes of x86-64 shared object for " << targetCpu.name
-                 << " (" << llvm::join(targetCpu.checkedFeatures(), " ")
+                 << " ("
+                 << llvm::join(
+                        targetCpu.checkedFeatures(kiln::usesAmxTiles(*module)),
+                        " ")
                  << ")\n";
     printSparsity(*module);
   }

@@ -565,12 +565,18 @@ def KilnCpuInt8Gemm : Pass<"kiln-cpu-int8-gemm", "::mlir::func::FuncOp"> {
     4]` bytes (the activations of a MatMul, the weights of a convolution)
     and `y` 16 columns by 4 `k` per 64-byte row of a tile (the packed
     weights of a MatMul; a convolution's windows, copied as they are),
-    accumulating onto the contraction's own init. The mark holds the rows
-    and columns of the whole product modulo 16, the sizes of its edge
-    tiles. Signed and unsigned bytes multiply as they are (AMX has all four
-    products), so no weight sums are needed. `kiln-cpu-amx-tiles` runs the
-    marked generics on AMX after bufferization; unmarked, each computes
-    the same sums in scalar loops.
+    accumulating onto the contraction's init. The operands are padded
+    with zeros to whole tiles (rows and channels to multiples of 16, `k`
+    to 64, the plane to whole panels of 16) and a padded result is sliced
+    back: the mark promises whole tiles. A convolution whose init is the
+    same along each channel (QLinearConv's bias) fills its blocks with
+    zeros instead and adds the bias where the sums are read (the
+    requantization after it, rebuilt with the bias as one more input, or
+    an add of its own; nothing where the bias is zero). Signed and
+    unsigned bytes multiply as they are (AMX has all four products), so
+    no weight sums are needed. `kiln-cpu-amx-tiles` runs the marked
+    generics on AMX after bufferization; unmarked, each computes the same
+    sums in scalar loops.
   }];
   let options = [
     Option<"amx", "amx", "bool", "false",
@@ -682,15 +688,19 @@ def KilnCpuAmxTiles : Pass<"kiln-cpu-amx-tiles", "::mlir::func::FuncOp"> {
     `kiln-cpu-int8-gemm{amx}`, `c[i, j] += ext(x[i, kq, kr]) * ext(y[j
     floordiv 16, kq, j mod 16, kr])` over memrefs `x` (`[R, K4, 4]` i8),
     `y` (`[J, K4, 16, 4]` i8) and `c` (`[R, C]` i32) with unit strides
-    within rows of 64 bytes, becomes loops over blocks of up to 2 x 2
-    accumulator tiles (16 x 16 int32 each, `amx.tile_load` from `c`) that
-    stay in tile registers across `k`: per step of 64 `k`, a tile of 16
-    rows of `x` and one of 16 `k` quads of `y` for each row and column
-    of tiles, one `amx.tile_muli` (`tdpbssd`, `tdpbsud`, `tdpbusd` or
-    `tdpbuud` by the operands' extensions) per accumulator; the last step
-    takes the `k` left over in narrower tiles, and the edges of `c` (the
-    mark's rows and columns modulo 16) tiles of their size. The
-    accumulators are carried through the `k` loop as `!llvm.x86_amx`
+    within rows of 64 bytes, `R`, `C` and `K4` multiples of 16 (the mark's
+    promise where they are dynamic), becomes loops over blocks of 2 x 2
+    accumulator tiles (2 x 1, 1 x 2 and 1 x 1 at the ends; 16 x 16 int32
+    each, `amx.tile_load` from `c`, or `amx.tile_zero` where a zero fill of
+    `c` precedes the product with only memory-effect-free ops between:
+    the fill goes) that stay in tile registers across `k`: per step of 64
+    `k`, a tile of 16 rows of `x` and one of 16 `k` quads of `y` for each
+    row and column of tiles, one `amx.tile_muli` (`tdpbssd`, `tdpbsud`,
+    `tdpbusd` or `tdpbuud` by the operands' extensions) per accumulator.
+    Every tile has the full 16 x 64-byte shape: LLVM's tile register
+    allocation runs out of registers or spills once a function mixes
+    shapes. The accumulators are carried through the `k` loop as
+    `!llvm.x86_amx`
     values, cast to and from tiles (upstream's
     `convert-vector-to-llvm{enable-amx}`, which lowers the AMX ops, runs
     after `convert-scf-to-cf`, and a branch argument of tile type is one it

@@ -45,9 +45,16 @@ struct CpuTarget {
   /// The feature string of LLVM's target machine ("+avx2,+fma,...").
   std::string featureString() const;
   /// Its extensions that kiln/Target/CpuFeatures.h lists: what the runtime
-  /// checks the running CPU for before it loads the code.
-  std::vector<std::string> checkedFeatures() const;
+  /// checks the running CPU for before it loads the code. AMX's are listed
+  /// only for code that uses its tiles (`tiles`, usesAmxTiles): the
+  /// runtime asks the OS for the tile state to grant them, which code
+  /// without tiles should not depend on.
+  std::vector<std::string> checkedFeatures(bool tiles = false) const;
 };
+
+/// Whether the LLVM-dialect `module` calls AMX's tile intrinsics
+/// (kiln-cpu-amx-tiles' products).
+bool usesAmxTiles(mlir::Operation *module);
 
 /// The CPU named `name`: "native" (or empty) is the compiling machine's,
 /// with the features it reports; any other name is one of LLVM's 64-bit

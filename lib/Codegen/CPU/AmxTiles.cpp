@@ -52,8 +52,9 @@ using namespace mlir;
 
 namespace {
 
-constexpr int64_t kTile = 16;     // rows of a tile, int32 columns of one
-constexpr int64_t kRowBytes = 64; // bytes of a tile row
+using kiln::cpu::kAmxTile;
+constexpr int64_t kTile = kAmxTile; // rows of a tile, int32 columns of one
+constexpr int64_t kRowBytes = 64;   // bytes of a tile row
 
 /// A marked product whose operands have the form above.
 struct Product {
@@ -106,14 +107,16 @@ std::optional<Product> match(linalg::GenericOp op) {
       !innerLayout(ct, {ct.getRank() == 2 ? ct.getDimSize(1) : 0}, {1}))
     return std::nullopt;
 
-  MLIRContext *ctx = op.getContext();
-  auto d = [&](unsigned i) { return getAffineDimExpr(i, ctx); };
-  SmallVector<AffineMap> maps = op.getIndexingMapsArray();
-  if (maps[0] != AffineMap::get(4, 0, {d(0), d(2), d(3)}, ctx) ||
-      maps[1] !=
-          AffineMap::get(4, 0, {d(1).floorDiv(kTile), d(2), d(1) % kTile, d(3)},
-                         ctx) ||
-      maps[2] != AffineMap::get(4, 0, {d(0), d(1)}, ctx))
+  if (op.getIndexingMapsArray() != kiln::cpu::amxTileMaps(op.getContext()) ||
+      op.getIteratorTypesArray() !=
+          SmallVector<utils::IteratorType>{
+              utils::IteratorType::parallel, utils::IteratorType::parallel,
+              utils::IteratorType::reduction, utils::IteratorType::reduction})
+    return std::nullopt;
+  // y's panels cover c's columns (else the tiles would read past y).
+  if (!ShapedType::isDynamic(yt.getDimSize(0)) &&
+      !ShapedType::isDynamic(ct.getDimSize(1)) &&
+      yt.getDimSize(0) * kTile < ct.getDimSize(1))
     return std::nullopt;
   // yield(out + ext(x) * ext(y)).
   if (!kiln::cpu::isExtendedProductBody(op.getRegion().front(), p.xSigned,

@@ -183,7 +183,7 @@ static bool extendedArg(Value v, unsigned arg, bool &isSigned) {
     return false;
   auto ba = dyn_cast<BlockArgument>(def->getOperand(0));
   isSigned = isa<arith::ExtSIOp>(def);
-  return ba && ba.getArgNumber() == arg;
+  return ba && ba.getOwner() == def->getBlock() && ba.getArgNumber() == arg;
 }
 
 bool kiln::cpu::isExtendedProductBody(Block &body, bool &signed0,
@@ -198,10 +198,20 @@ bool kiln::cpu::isExtendedProductBody(Block &body, bool &signed0,
     std::swap(acc, prod);
   auto accArg = dyn_cast<BlockArgument>(acc);
   auto mul = prod.getDefiningOp<arith::MulIOp>();
-  if (!accArg || accArg.getArgNumber() != 2 || !mul)
+  if (!accArg || accArg.getOwner() != &body || accArg.getArgNumber() != 2 ||
+      !mul)
     return false;
   Value x = mul.getLhs(), y = mul.getRhs();
   if (!extendedArg(x, 0, signed0))
     std::swap(x, y);
   return extendedArg(x, 0, signed0) && extendedArg(y, 1, signed1);
+}
+
+SmallVector<AffineMap> kiln::cpu::amxTileMaps(MLIRContext *ctx) {
+  auto d = [&](unsigned i) { return getAffineDimExpr(i, ctx); };
+  return {AffineMap::get(4, 0, {d(0), d(2), d(3)}, ctx),
+          AffineMap::get(4, 0,
+                         {d(1).floorDiv(kAmxTile), d(2), d(1) % kAmxTile, d(3)},
+                         ctx),
+          AffineMap::get(4, 0, {d(0), d(1)}, ctx)};
 }

@@ -77,6 +77,14 @@ bool isElementwiseBody(mlir::Block &body);
 /// or extui of its own block argument; sets each side's signedness.
 bool isExtendedProductBody(mlir::Block &body, bool &signed0, bool &signed1);
 
+/// Rows of an AMX tile, and int32 columns of an accumulator tile.
+constexpr int64_t kAmxTile = 16;
+
+/// The indexing maps of an AMX tile product (kiln::kAmxTilesAttr), over
+/// (i, j, kq, kr): x[i, kq, kr], y[j floordiv 16, kq, j mod 16, kr], c[i,
+/// j]. kiln-cpu-int8-gemm writes them, kiln-cpu-amx-tiles matches them.
+llvm::SmallVector<mlir::AffineMap> amxTileMaps(mlir::MLIRContext *ctx);
+
 } // namespace kiln::cpu
 
 #endif // KILN_LIB_CODEGEN_CPU_EPILOGUE_H

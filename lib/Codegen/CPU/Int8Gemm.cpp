@@ -792,21 +792,14 @@ Value withChannelStart(OpBuilder &b, linalg::GenericOp requant, Value conv,
   return g.getResult(0);
 }
 
-/// Rows of an AMX tile, and int32 columns of an accumulator tile.
-constexpr int64_t kAmxTile = 16;
+using kiln::cpu::kAmxTile;
 
 /// The tile product c[i, j] += ext(x[i, kq, kr]) * ext(y[j floordiv 16,
 /// kq, j mod 16, kr]) (x [R, K4, 4] and y [J, K4, 16, 4] bytes, c [R, C]
 /// int32; R, C and K4 multiples of 16), marked for kiln-cpu-amx-tiles.
 Value amxProduct(OpBuilder &b, Location loc, Value x, Value y, Value c,
                  bool xSigned, bool ySigned) {
-  MLIRContext *ctx = b.getContext();
-  auto d = [&](unsigned i) { return getAffineDimExpr(i, ctx); };
-  SmallVector<AffineMap> maps = {
-      AffineMap::get(4, 0, {d(0), d(2), d(3)}, ctx),
-      AffineMap::get(
-          4, 0, {d(1).floorDiv(kAmxTile), d(2), d(1) % kAmxTile, d(3)}, ctx),
-      AffineMap::get(4, 0, {d(0), d(1)}, ctx)};
+  SmallVector<AffineMap> maps = kiln::cpu::amxTileMaps(b.getContext());
   using IT = utils::IteratorType;
   auto g = linalg::GenericOp::create(
       b, loc, TypeRange{c.getType()}, ValueRange{x, y}, ValueRange{c}, maps,
@@ -945,10 +938,12 @@ struct Int8GemmPass : public kiln::impl::KilnCpuInt8GemmBase<Int8GemmPass> {
   /// ([F16, K64 / 4, 4] bytes: channels and k padded with zeros to
   /// multiples of 16 and 64) and the windows copied as they are (signed)
   /// into [n, P16, K64 / 4, 16, 4], 16 positions by 4 k per 64-byte tile
-  /// row. Both sides signed: no weight sums. The sums start from the
-  /// convolution's init (its bias broadcast; padded to [n, F16, P16]
-  /// where 16 does not divide F or P, the result sliced back), and
-  /// whatever requantizes them after stays as it is.
+  /// row. Both sides signed: no weight sums. Where the init is the same
+  /// along each channel (QLinearConv's bias), the blocks are filled with
+  /// zeros and the start is added where the sums are read (the
+  /// requantization after, rebuilt; or an add; nothing where it is zero);
+  /// any other init is padded to [n, F16, P16] and accumulated onto. The
+  /// result is sliced back to [n, F, P].
   void rewriteConvAmx(RewriterBase &rewriter, Int8Conv &cv) {
     linalg::Conv2DNchwFchwOp op = cv.op;
     Location loc = op.getLoc();
@@ -1051,7 +1046,10 @@ struct Int8GemmPass : public kiln::impl::KilnCpuInt8GemmBase<Int8GemmPass> {
     Value sums = tensor::ExpandShapeOp::create(
         b, loc, ot, sliceTo(b, loc, forall.getResult(0), {cv.n, cv.f, p}),
         plane);
-    if (!start) {
+    // A start of zeros (ConvInteger without zero points) adds nothing.
+    bool zeroStart = start && !start->perChannel &&
+                     llvm::all_of(start->values, [](int32_t v) { return !v; });
+    if (!start || zeroStart) {
       rewriter.replaceOp(op, sums);
       return;
     }

@@ -1,20 +1,20 @@
 #!/usr/bin/env python3
-"""Writes a model of 8-bit integer products shaped for the edges of AMX's
-tiles (kiln-cpu-int8-gemm{amx}, kiln-cpu-amx-tiles: 16-row tiles of 64
-bytes, accumulators of 16 x 16 int32, blocks of 2 x 2 of them), its inputs
-and its exact outputs:
+"""Writes a model of 8-bit integer products shaped around the edges of
+AMX's tiles (kiln-cpu-int8-gemm{amx} pads every operand with zeros to
+whole 16-row, 64-byte tiles and slices the result back;
+kiln-cpu-amx-tiles runs blocks of 2 x 2, 2 x 1, 1 x 2 and 1 x 1
+accumulator tiles), its inputs and its exact outputs:
 
-  mm_tail    [37x70] x constant [70x48]: 5 rows past a pair of tiles, K
-             padded from 70 to 72 (18 k quads: a step of 16 and one of 2),
-             3 column tiles (a pair and a single)
-  mm_batch   [3x50x256] x constant [256x96]: 150 rows (4 pairs, a single
-             tile, 6 rows), K four whole steps
-  mm_rows16  [16x200] x constant [200x32]: one row tile, K 50 quads
+  mm_tail    [37x70] x constant [70x48]: rows padded to 48 (a pair of row
+             tiles and a single), K to 128, 3 column tiles
+  mm_batch   [3x50x256] x constant [256x96]: 150 rows padded to 160 (5
+             pairs), K four steps of 64
+  mm_rows16  [16x200] x constant [200x32]: one row tile, K padded to 256
   conv_tail  ConvInteger [1x20x9x9] x constant [40x20x3x3], pads 1: 40
-             channels (a pair of row tiles and 8 rows), 81 positions (5
-             column tiles and 1), K 180 (45 quads)
+             channels padded to 48, 81 positions to 96, K 180 to 192
   conv_1x1   ConvInteger [2x64x7x7] x constant [80x64x1x1]: two images, 80
-             channels (2 pairs and a single), 49 positions, one K step
+             channels (2 pairs and a single), 49 positions padded to 64,
+             K one step
   conv_u8    ConvInteger uint8 [1x8x6x6] x constant [16x8x3x3], pads 1
 
   amx_products.py OUTDIR   (writes OUTDIR/m.onnx, input_K.npy, output_K.npy)
