@@ -53,8 +53,7 @@ using namespace mlir;
 namespace {
 
 using kiln::cpu::kAmxTile;
-constexpr int64_t kTile = kAmxTile; // rows of a tile, int32 columns of one
-constexpr int64_t kRowBytes = 64;   // bytes of a tile row
+constexpr int64_t kRowBytes = 64; // bytes of a tile row
 
 /// A marked product whose operands have the form above.
 struct Product {
@@ -101,9 +100,9 @@ std::optional<Product> match(linalg::GenericOp op) {
       !yt.getElementType().isInteger(8) || !ct.getElementType().isInteger(32))
     return std::nullopt;
   p.k4 = xt.getRank() == 3 ? xt.getDimSize(1) : 0;
-  if (p.k4 <= 0 || ShapedType::isDynamic(p.k4) || p.k4 % kTile != 0 ||
+  if (p.k4 <= 0 || ShapedType::isDynamic(p.k4) || p.k4 % kAmxTile != 0 ||
       !innerLayout(xt, {p.k4, 4}, {4, 1}) ||
-      !innerLayout(yt, {p.k4, kTile, 4}, {kRowBytes, 4, 1}) ||
+      !innerLayout(yt, {p.k4, kAmxTile, 4}, {kRowBytes, 4, 1}) ||
       !innerLayout(ct, {ct.getRank() == 2 ? ct.getDimSize(1) : 0}, {1}))
     return std::nullopt;
 
@@ -116,7 +115,7 @@ std::optional<Product> match(linalg::GenericOp op) {
   // y's panels cover c's columns (else the tiles would read past y).
   if (!ShapedType::isDynamic(yt.getDimSize(0)) &&
       !ShapedType::isDynamic(ct.getDimSize(1)) &&
-      yt.getDimSize(0) * kTile < ct.getDimSize(1))
+      yt.getDimSize(0) * kAmxTile < ct.getDimSize(1))
     return std::nullopt;
   // yield(out + ext(x) * ext(y)).
   if (!kiln::cpu::isExtendedProductBody(op.getRegion().front(), p.xSigned,
@@ -125,7 +124,7 @@ std::optional<Product> match(linalg::GenericOp op) {
   // Whole tiles: static rows and columns multiples of 16, as the mark
   // promises for dynamic ones.
   for (int64_t size : {ct.getDimSize(0), ct.getDimSize(1), xt.getDimSize(0)})
-    if (!ShapedType::isDynamic(size) && size % kTile != 0)
+    if (!ShapedType::isDynamic(size) && size % kAmxTile != 0)
       return std::nullopt;
   // A fill of c with zeros before, with nothing between that touches
   // memory (views of the operands): the tiles start at zero.
@@ -173,15 +172,15 @@ struct Emitter {
     SmallVector<Value> rowAt, colAt, panelAt;
     for (int64_t r = 0; r < rows; ++r)
       rowAt.push_back(
-          affine::AffineApplyOp::create(b, loc, e0 + r * kTile, i0));
+          affine::AffineApplyOp::create(b, loc, e0 + r * kAmxTile, i0));
     for (int64_t q = 0; q < cols; ++q) {
       colAt.push_back(
-          affine::AffineApplyOp::create(b, loc, e0 + q * kTile, j0));
+          affine::AffineApplyOp::create(b, loc, e0 + q * kAmxTile, j0));
       panelAt.push_back(
-          affine::AffineApplyOp::create(b, loc, e0.floorDiv(kTile) + q, j0));
+          affine::AffineApplyOp::create(b, loc, e0.floorDiv(kAmxTile) + q, j0));
     }
-    auto accType = amx::TileType::get({kTile, kTile}, i32);
-    auto tileType = amx::TileType::get({kTile, kRowBytes}, i8);
+    auto accType = amx::TileType::get({kAmxTile, kAmxTile}, i32);
+    auto tileType = amx::TileType::get({kAmxTile, kRowBytes}, i8);
     auto toAmx = [&](OpBuilder &nb, Value tile) {
       return UnrealizedConversionCastOp::create(nb, loc, TypeRange{amxType},
                                                 ValueRange{tile})
@@ -201,7 +200,7 @@ struct Emitter {
                                                  ValueRange{rowAt[r], colAt[q]},
                                                  cStride)
                              .getResult());
-    Value zero = idx(b, loc, 0);
+    Value zero = idx(b, loc, 0), yStride = idx(b, loc, kRowBytes);
     // One step of 16 k quads from kq0: the tiles of x and y, one product
     // per accumulator.
     auto step = [&](OpBuilder &nb, Value kq0, SmallVector<Value> &tiles) {
@@ -212,7 +211,7 @@ struct Emitter {
       for (int64_t q = 0; q < cols; ++q)
         ys.push_back(amx::TileLoadOp::create(
             nb, loc, tileType, p.y, ValueRange{panelAt[q], kq0, zero, zero},
-            idx(nb, loc, kRowBytes)));
+            yStride));
       for (int64_t r = 0; r < rows; ++r)
         for (int64_t q = 0; q < cols; ++q) {
           Value &t = tiles[r * cols + q];
@@ -227,7 +226,7 @@ struct Emitter {
     for (Value t : accs)
       init.push_back(toAmx(b, t));
     auto loop = scf::ForOp::create(
-        b, loc, zero, idx(b, loc, p.k4), idx(b, loc, kTile), init,
+        b, loc, zero, idx(b, loc, p.k4), idx(b, loc, kAmxTile), init,
         [&](OpBuilder &nb, Location, Value kq0, ValueRange carried) {
           SmallVector<Value> tiles;
           for (auto [i, v] : llvm::enumerate(carried))
@@ -271,8 +270,8 @@ struct Emitter {
              llvm::function_ref<void(OpBuilder &, Value, int64_t)> part) {
     Value pairs = arith::SubIOp::create(
         b, loc, size,
-        arith::RemUIOp::create(b, loc, size, idx(b, loc, 2 * kTile)));
-    loop(b, idx(b, loc, 0), pairs, 2 * kTile,
+        arith::RemUIOp::create(b, loc, size, idx(b, loc, 2 * kAmxTile)));
+    loop(b, idx(b, loc, 0), pairs, 2 * kAmxTile,
          [&](OpBuilder &nb, Value at) { part(nb, at, 2); });
     when(b,
          arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult, pairs, size),

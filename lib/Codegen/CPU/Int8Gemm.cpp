@@ -848,6 +848,19 @@ Value sliceTo(OpBuilder &b, Location loc, Value v, ArrayRef<int64_t> shape) {
                                         ones);
 }
 
+/// The widest block of columns, a multiple of `nr` dividing `n` (or nr
+/// itself), whose packed panel (`k` bytes per column) fits in `budget`.
+int64_t columnBlock(int64_t n, int64_t nr, int64_t k, int64_t budget) {
+  int64_t nb = n;
+  while (nb > nr && nb * k > budget) {
+    int64_t next = nb - nr;
+    while (next > nr && n % next != 0)
+      next -= nr;
+    nb = next;
+  }
+  return nb;
+}
+
 /// min(block, size - iv * block): the extent of block `iv`.
 Value blockExtent(OpBuilder &b, Location loc, Value iv, int64_t block,
                   int64_t size) {
@@ -1116,13 +1129,7 @@ struct Int8GemmPass : public kiln::impl::KilnCpuInt8GemmBase<Int8GemmPass> {
     // budget, in whole pairs of tiles where they divide N; blocks of rows
     // in pairs of tiles, enough of them for the threads.
     int64_t nr = panels % 2 == 0 ? 2 * kAmxTile : kAmxTile;
-    int64_t nb = g.n;
-    while (nb > nr && nb * kp > panelBytes) {
-      int64_t next = nb - nr;
-      while (next > nr && g.n % next != 0)
-        next -= nr;
-      nb = next;
-    }
+    int64_t nb = columnBlock(g.n, nr, kp, panelBytes);
     int64_t nBlocks = g.n / nb;
     int64_t mBlock = blockSize(mp, 2 * kAmxTile, mp, nBlocks, parallelChunks);
     int64_t mBlocks = llvm::divideCeil(mp, mBlock);
@@ -1432,13 +1439,7 @@ struct Int8GemmPass : public kiln::impl::KilnCpuInt8GemmBase<Int8GemmPass> {
     // in the panel budget. Rows: enough blocks for the threads.
     int64_t nv = vectors % 2 == 0 && tileVectors >= 2 ? 2 : 1;
     int64_t nr = nv * kLanes;
-    int64_t nb = g.n;
-    while (nb > nr && nb * g.k > panelBytes) {
-      int64_t next = nb - nr;
-      while (next > nr && g.n % next != 0)
-        next -= nr;
-      nb = next;
-    }
+    int64_t nb = columnBlock(g.n, nr, g.k, panelBytes);
     int64_t nBlocks = g.n / nb;
     int64_t mr = std::min<int64_t>(registerTileM, g.m);
     int64_t mBlock = blockSize(g.m, mr, g.m, nBlocks, parallelChunks);
