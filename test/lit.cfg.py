@@ -67,6 +67,9 @@ if "avx512_bf16" in flags:
 # load and these tests fail, as they should).
 if all(f in flags for f in ("amx_tile", "amx_int8", "avx512_vnni")):
     config.available_features.add("cpu-amx")
+# AMX's bf16 tile multiply runs here (the same tile state).
+if all(f in flags for f in ("amx_tile", "amx_bf16")):
+    config.available_features.add("cpu-amx-bf16")
 if os.path.exists(os.path.join(config.kiln_tools_dir, "KilnUnitTests")):
     config.available_features.add("gtest")
 if os.path.isdir(os.path.join(config.onnx_testdata_dir, "node")):

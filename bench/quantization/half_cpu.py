@@ -2,15 +2,18 @@
 """Half precision on the CPU: Kiln's --precision=bf16 and fp16 against its f32, side by side.
 
 For each model and batch, compiles the f32 model four ways (f32; bf16 with
-the target CPU's bf16 dot products, vdpbf16ps where it has AVX-512 BF16;
-bf16 with --cpu-bf16-dot=generic, each value widened to f32; fp16, widened)
-and times them in turns (--rounds R: each module R times, the median of
+the target CPU's bf16 products, --cpu-bf16-dot=auto: AMX's tile multiply
+where it has AMX-BF16, else vdpbf16ps where it has AVX-512 BF16; bf16 with
+--cpu-bf16-dot=generic, each value widened to f32; fp16, widened), plus
+bf16 with each --bf16-dots form (avx512bf16: vdpbf16ps on a CPU whose
+default is amx), and times them in turns (--rounds R: each module R times, the median of
 the p50s of `kiln-run --benchmark`), on the same seeded inputs. Also prints
 each half module's largest output difference from ONNX Runtime's f32 (the
 accuracy cost of rounding weights and activations to 8 or 11 significant
 bits).
 
   python3 bench/quantization/half_cpu.py --models resnet50,bert_base --batches 1,8
+  python3 bench/quantization/half_cpu.py --models bert_base --bf16-dots=avx512bf16
 """
 
 import argparse
@@ -40,9 +43,15 @@ def main():
     ap.add_argument("--bin", default="build/bin")
     ap.add_argument("--models-dir", default="build/bench-models")
     ap.add_argument("--out", default="build/half-cpu")
+    ap.add_argument("--bf16-dots", default="",
+                    help="comma-separated --cpu-bf16-dot forms (amx, avx512bf16) to time "
+                         "beside the default, each a column of its own")
     ap.add_argument("--kiln-flags", default="",
                     help="extra kiln-compile flags for every module, space-separated")
     args = ap.parse_args()
+    dots = [d for d in args.bf16_dots.split(",") if d]
+    kinds = KINDS + tuple(("bf16-" + d, ["--precision=bf16", "--cpu-bf16-dot=" + d])
+                          for d in dots)
     import onnxruntime as ort
     os.makedirs(args.out, exist_ok=True)
     options = ort.SessionOptions()
@@ -61,7 +70,7 @@ def main():
             shapes = ["--input-shape=%s:%s" % (k, "x".join(map(str, v.shape)))
                       for k, v in feeds.items()]
             kmods, errors = {}, {}
-            for kind, flags in KINDS:
+            for kind, flags in kinds:
                 kmod = os.path.join(args.out, "%s-b%d-%s.kmod" % (name, batch, kind))
                 subprocess.run([os.path.join(args.bin, "kiln-compile"), fp, "-o", kmod] +
                                shapes + flags + args.kiln_flags.split(), check=True)
@@ -87,16 +96,20 @@ def main():
                 row[kind + " err"] = errors[kind]
             rows.append(row)
             print("%s batch %d: %s" % (name, batch, ", ".join(
-                "%s %.1f ms (max abs err %.3g)" % (k, row[k], row[k + " err"]) for k, _ in KINDS)),
+                "%s %.1f ms (max abs err %.3g)" % (k, row[k], row[k + " err"]) for k, _ in kinds)),
                 flush=True)
     print()
-    print("| model | batch | f32 ms | bf16 ms | bf16 generic ms | fp16 ms | bf16 / f32 "
-          "| bf16 max abs err | fp16 max abs err | largest output |")
-    print("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
+    extra = "".join(" bf16 %s ms | bf16 / %s |" % (d, d) for d in dots)
+    print("| model | batch | f32 ms | bf16 ms | bf16 generic ms | fp16 ms |" + extra +
+          " bf16 / f32 | bf16 max abs err | fp16 max abs err | largest output |")
+    print("|---|---:|---:|---:|---:|---:|" + "---:|---:|" * len(dots) + "---:|---:|---:|---:|")
     for r in rows:
-        print("| %s | %d | %.1f | %.1f | %.1f | %.1f | %.2f | %.3g | %.3g | %.3g |" % (
-            r["model"], r["batch"], r["f32"], r["bf16"], r["bf16-generic"], r["fp16"],
-            r["bf16"] / r["f32"], r["bf16 err"], r["fp16 err"], r["range"]))
+        cells = "".join(" %.1f | %.2f |" % (r["bf16-" + d], r["bf16"] / r["bf16-" + d])
+                        for d in dots)
+        print(("| %s | %d | %.1f | %.1f | %.1f | %.1f |" % (
+            r["model"], r["batch"], r["f32"], r["bf16"], r["bf16-generic"], r["fp16"])) +
+            cells + (" %.2f | %.3g | %.3g | %.3g |" % (
+                r["bf16"] / r["f32"], r["bf16 err"], r["fp16 err"], r["range"])))
 
 
 if __name__ == "__main__":

@@ -96,6 +96,10 @@ bool kiln::CpuTarget::hasAmxInt8() const {
   return has("amx-tile") && has("amx-int8") && hasVnni();
 }
 
+bool kiln::CpuTarget::hasAmxBf16() const {
+  return has("amx-tile") && has("amx-bf16");
+}
+
 bool kiln::CpuTarget::hasBf16Dot(unsigned vectorBits) const {
   return has("avx512bf16") && (vectorBits >= 512 || has("avx512vl"));
 }
@@ -194,19 +198,25 @@ void kiln::buildCpuCodegenPipeline(OpPassManager &pm,
               : cpu->hasVnni256()                    ? "avxvnni"
               : cpu->has("avx2")                     ? "avx2"
                                                      : "generic";
-  bool amx = int8Dot == "amx";
-  bool vnni = int8Dot == "vnni" || amx, avxvnni = int8Dot == "avxvnni",
+  bool amxInt8 = int8Dot == "amx";
+  bool vnni = int8Dot == "vnni" || amxInt8, avxvnni = int8Dot == "avxvnni",
        avx2 = int8Dot == "avx2";
   std::string int8Gemm =
       avx2      ? "kiln-cpu-int8-gemm{register-tile-m=4 tile-vectors=1 "
                   "signed-dot=true}"
       : avxvnni ? "kiln-cpu-int8-gemm{register-tile-m=6 tile-vectors=1}"
-      : amx     ? "kiln-cpu-int8-gemm{amx=true}"
+      : amxInt8 ? "kiln-cpu-int8-gemm{amx=true}"
                 : "kiln-cpu-int8-gemm";
-  // bf16 products: AVX-512 BF16's vdpbf16ps where the CPU has it at this
+  // bf16 products: MatMuls of 16 rows or more with constant weights on
+  // AMX's tile multiply where the CPU has AMX-BF16; the rest (and all with
+  // avx512bf16) on AVX-512 BF16's vdpbf16ps where the CPU has it at this
   // vector width.
+  bool amxBf16 = options.bf16Dot == "amx" ||
+                 (options.bf16Dot == "auto" && cpu->hasAmxBf16());
   bool bf16Dot = options.bf16Dot == "avx512bf16" ||
-                 (options.bf16Dot == "auto" && cpu->hasBf16Dot(vectorBits));
+                 ((options.bf16Dot == "auto" || options.bf16Dot == "amx") &&
+                  cpu->hasBf16Dot(vectorBits));
+  bool amx = amxInt8 || amxBf16;
   // Rows up to which a 2:4 product runs sparse: where the weight's bytes
   // bound it. The dense tiles reuse each weight over 8 rows with AVX-512
   // and 6 with AVX2, and the sparse kernel's expansion costs more per
@@ -229,9 +239,9 @@ void kiln::buildCpuCodegenPipeline(OpPassManager &pm,
           : "scf-forall-to-for,";
   addPipeline(
       pm, "func.func(kiln-flatten-empty-tensors,kiln-fuse-elementwise," +
-              int8Gemm + ",kiln-cpu-depthwise-conv{" + bits +
-              "},kiln-cpu-image-loops{" + bits +
-              "},kiln-collapse-elementwise,kiln-conv-to-gemm{" + bits +
+              int8Gemm + (amxBf16 ? ",kiln-cpu-amx-bf16" : "") +
+              ",kiln-cpu-depthwise-conv{" + bits + "},kiln-cpu-image-loops{" +
+              bits + "},kiln-collapse-elementwise,kiln-conv-to-gemm{" + bits +
               "},kiln-sink-transposes),kiln-cpu-sparse-gemm{" + sparseBits +
               " max-rows=" + std::to_string(sparseMaxRows) +
               "},func.func(kiln-pack-weights{" + bits +

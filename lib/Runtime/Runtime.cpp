@@ -340,8 +340,9 @@ static Status checkCpuFeatures(const kiln::kmod::CodeObject &code,
         std::string(what) + " runs AMX tile products and needs " + names +
         ", which this CPU lacks or whose tile state the operating system " +
         "did not grant this process (Linux grants it from 5.16 on); compile " +
-        "the model with kiln-compile --cpu-int8-dot=vnni for code without " +
-        "AMX tiles");
+        "the model with kiln-compile --cpu-int8-dot=vnni (8-bit products) " +
+        "and --cpu-bf16-dot=avx512bf16 (bf16 ones) for code without AMX " +
+        "tiles");
   return Status::error(
       std::string(what) + " was compiled for the CPU '" + code.cpu() +
       "' and needs " + names + ", which this CPU lacks; compile the model " +

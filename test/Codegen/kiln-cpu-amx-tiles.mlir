@@ -165,3 +165,42 @@ func.func @fill_then_store(%x: memref<16x16x4xi8>, %y: memref<1x16x16x4xi8>, %c:
   }
   return
 }
+
+// -----
+
+// A bf16 product summed in f32 (kiln-cpu-amx-bf16's): x [32, 32, 2] and
+// y [2, 32, 16, 2] are 32 pairs of k (two steps of 16 pairs, 64 bytes per
+// tile row), after a zero fill of c: the accumulators start as zero tiles
+// (the fill goes), each product is tdpbf16ps (amx.tile_mulf) on tiles of
+// 16 x 32 bf16, y's tile rows 32 elements apart.
+
+#x = affine_map<(i, j, kq, kr) -> (i, kq, kr)>
+#y = affine_map<(i, j, kq, kr) -> (j floordiv 16, kq, j mod 16, kr)>
+#c = affine_map<(i, j, kq, kr) -> (i, j)>
+
+// CHECK-LABEL: func.func @bf16
+// CHECK-SAME:    %[[X:[^:]+]]: memref<32x32x2xbf16>, %[[Y:[^:]+]]: memref<2x32x16x2xbf16>, %[[C:[^:]+]]: memref<32x32xf32>
+// CHECK-NOT:     linalg.fill
+// CHECK-COUNT-4: amx.tile_zero : !amx.tile<16x16xf32>
+// CHECK:         scf.for %[[KQ:.+]] = %{{.+}} to %c32{{.*}} step %c16{{.*}} iter_args({{.+}}) -> (!llvm.x86_amx, !llvm.x86_amx, !llvm.x86_amx, !llvm.x86_amx)
+// CHECK-COUNT-2:   amx.tile_load %[[X]][%{{.+}}, %[[KQ]], %{{.+}}], %c64{{.*}} : memref<32x32x2xbf16> into !amx.tile<16x32xbf16>
+// CHECK-COUNT-2:   amx.tile_load %[[Y]][%{{.+}}, %[[KQ]], %{{.+}}, %{{.+}}], %c32{{.*}} : memref<2x32x16x2xbf16> into !amx.tile<16x32xbf16>
+// CHECK-COUNT-4:   amx.tile_mulf %{{.+}}, %{{.+}}, %{{.+}} : !amx.tile<16x32xbf16>, !amx.tile<16x32xbf16>, !amx.tile<16x16xf32>
+// CHECK-NOT:       amx.tile_muli
+// CHECK-COUNT-4: amx.tile_store %[[C]]
+// CHECK-NOT:     linalg.generic
+func.func @bf16(%x: memref<32x32x2xbf16>, %y: memref<2x32x16x2xbf16>, %c: memref<32x32xf32>) {
+  %zero = arith.constant 0.0 : f32
+  linalg.fill ins(%zero : f32) outs(%c : memref<32x32xf32>)
+  linalg.generic {indexing_maps = [#x, #y, #c], iterator_types = ["parallel", "parallel", "reduction", "reduction"]}
+      ins(%x, %y : memref<32x32x2xbf16>, memref<2x32x16x2xbf16>) outs(%c : memref<32x32xf32>)
+      attrs = {kiln.amx_tiles} {
+  ^bb0(%a: bf16, %b: bf16, %o: f32):
+    %ae = arith.extf %a : bf16 to f32
+    %be = arith.extf %b : bf16 to f32
+    %m = arith.mulf %ae, %be : f32
+    %s = arith.addf %o, %m : f32
+    linalg.yield %s : f32
+  }
+  return
+}

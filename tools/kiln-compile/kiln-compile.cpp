@@ -363,9 +363,12 @@ static cl::opt<std::string> cpuInt8Dot(
 static cl::opt<std::string> cpuBf16Dot(
     "cpu-bf16-dot",
     cl::desc("CPU target: how bf16 contractions (--precision=bf16) sum "
-             "their products: avx512bf16 (AVX-512 BF16's vdpbf16ps, two "
-             "products per f32 lane), generic (each value widened to f32, "
-             "then FMAs) or auto (avx512bf16 when the --cpu has it)"),
+             "their products: amx (AMX's tile multiply, for MatMuls and "
+             "Gemms of 16 rows or more with constant weights; the rest on "
+             "vdpbf16ps where the --cpu has it), avx512bf16 (AVX-512 BF16's "
+             "vdpbf16ps, two products per f32 lane), generic (each value "
+             "widened to f32, then FMAs) or auto (amx when the --cpu has "
+             "AMX-BF16, else avx512bf16 when it has AVX-512 BF16)"),
     cl::init("auto"), cl::cat(category));
 static cl::opt<std::string> sparsity(
     "sparsity",
@@ -1641,9 +1644,13 @@ int main(int argc, char **argv) {
   if (cpuInt8Dot == "vnni" && !targetCpu.hasVnni())
     return fail("--cpu-int8-dot=vnni needs AVX-512 VNNI, which the CPU '" +
                 targetCpu.name + "' lacks (see --cpu)");
-  if (cpuBf16Dot != "auto" && cpuBf16Dot != "avx512bf16" &&
-      cpuBf16Dot != "generic")
-    return fail("--cpu-bf16-dot must be auto, avx512bf16 or generic");
+  if (cpuBf16Dot != "auto" && cpuBf16Dot != "amx" &&
+      cpuBf16Dot != "avx512bf16" && cpuBf16Dot != "generic")
+    return fail("--cpu-bf16-dot must be auto, amx, avx512bf16 or generic");
+  if (cpuBf16Dot == "amx" && !targetCpu.hasAmxBf16())
+    return fail("--cpu-bf16-dot=amx needs AMX-TILE and AMX-BF16, which the "
+                "CPU '" +
+                targetCpu.name + "' lacks (see --cpu)");
   if (cpuBf16Dot == "avx512bf16" &&
       !targetCpu.hasBf16Dot(cpuVectorBits ? cpuVectorBits
                                           : targetCpu.vectorBits()))

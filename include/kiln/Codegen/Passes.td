@@ -681,22 +681,61 @@ def KilnCpuAvx2Dot : Pass<"kiln-cpu-avx2-dot", "::mlir::func::FuncOp"> {
                            "::mlir::math::MathDialect"];
 }
 
+def KilnCpuAmxBf16 : Pass<"kiln-cpu-amx-bf16", "::mlir::func::FuncOp"> {
+  let summary = "Writes bf16 MatMuls with constant weights as AMX tile "
+                "products";
+  let description = [{
+    For CPUs with AMX-BF16. Each contraction `acc[..., m, n] +=
+    extf(a[..., m, k]) * extf(b[k, n])` of bf16 operands summed in f32
+    (`kiln-mixed-precision`'s MatMuls and Gemms under
+    `--precision=bf16`), `b` a constant over `(k, n)` or `(n, k)`
+    (possibly behind reshapes) and at least 16 rows `m` (the leading dims
+    together), becomes an `scf.forall` over blocks of rows and columns,
+    each one `linalg.generic` marked `kiln.amx_tiles` for
+    `kiln-cpu-amx-tiles`: `c[i, j] += extf(x[i, kq, kr]) * extf(y[j
+    floordiv 16, kq, j mod 16, kr])`, with `x` the activations as
+    `[M16, K32 / 2, 2]` and `y` the weights packed at compile time into
+    `[N16 / 16, K32 / 2, 16, 2]` (pairs of `k` per 32-bit lane, AMX's
+    layout for `tdpbf16ps`), padded with zeros to whole tiles (16 rows and
+    columns, 32 `k`) and sliced back. A zero init becomes a zero fill of
+    each block; another init is padded and accumulated onto. Blocks of
+    columns keep a block's packed panel within `panel-bytes`, blocks of
+    rows make at least `parallel-chunks` blocks. Other contractions (fewer
+    rows, weights computed at run time such as attention's) are left to
+    `kiln-cpu-tile-and-vectorize`. Unlowered, a marked generic computes the
+    same sums in scalar loops.
+  }];
+  let options = [
+    Option<"panelBytes", "panel-bytes", "int64_t", "262144",
+           "Bytes of packed weights one block of columns may read">,
+    Option<"parallelChunks", "parallel-chunks", "int64_t", "8",
+           "Blocks to make at least, for threads">,
+  ];
+  let dependentDialects = ["::mlir::scf::SCFDialect",
+                           "::mlir::affine::AffineDialect",
+                           "::mlir::tensor::TensorDialect",
+                           "::mlir::linalg::LinalgDialect",
+                           "::mlir::arith::ArithDialect"];
+}
+
 def KilnCpuAmxTiles : Pass<"kiln-cpu-amx-tiles", "::mlir::func::FuncOp"> {
-  let summary = "Runs 8-bit tile products on AMX's tile multiply";
+  let summary = "Runs 8-bit and bf16 tile products on AMX's tile multiply";
   let description = [{
     After bufferization, each `linalg.generic` marked `kiln.amx_tiles` by
-    `kiln-cpu-int8-gemm{amx}`, `c[i, j] += ext(x[i, kq, kr]) * ext(y[j
-    floordiv 16, kq, j mod 16, kr])` over memrefs `x` (`[R, K4, 4]` i8),
-    `y` (`[J, K4, 16, 4]` i8) and `c` (`[R, C]` i32) with unit strides
-    within rows of 64 bytes, `R`, `C` and `K4` multiples of 16 (the mark's
-    promise where they are dynamic), becomes loops over blocks of 2 x 2
-    accumulator tiles (2 x 1, 1 x 2 and 1 x 1 at the ends; 16 x 16 int32
-    each, `amx.tile_load` from `c`, or `amx.tile_zero` where a zero fill of
-    `c` precedes the product with only memory-effect-free ops between:
-    the fill goes) that stay in tile registers across `k`: per step of 64
-    `k`, a tile of 16 rows of `x` and one of 16 `k` quads of `y` for each
-    row and column of tiles, one `amx.tile_muli` (`tdpbssd`, `tdpbsud`,
-    `tdpbusd` or `tdpbuud` by the operands' extensions) per accumulator.
+    `kiln-cpu-int8-gemm{amx}` or `kiln-cpu-amx-bf16`, `c[i, j] += ext(x[i,
+    kq, kr]) * ext(y[j floordiv 16, kq, j mod 16, kr])` over memrefs `x`
+    (`[R, KG, G]`), `y` (`[J, KG, 16, G]`) and `c` (`[R, C]`) -- i8 in
+    groups of G = 4 into i32, or bf16 in pairs (G = 2) into f32 -- with
+    unit strides within rows of 64 bytes, `R`, `C` and `KG` multiples of 16
+    (the mark's promise where they are dynamic), becomes loops over blocks
+    of 2 x 2 accumulator tiles (2 x 1, 1 x 2 and 1 x 1 at the ends; 16 x 16
+    int32 or f32 each, `amx.tile_load` from `c`, or `amx.tile_zero` where a
+    zero fill of `c` precedes the product with only memory-effect-free ops
+    between: the fill goes) that stay in tile registers across `k`: per
+    step of 16 groups of `k`, a tile of 16 rows of `x` and one of 16 groups
+    of `y` for each row and column of tiles, one `amx.tile_muli`
+    (`tdpbssd`, `tdpbsud`, `tdpbusd` or `tdpbuud` by the operands'
+    extensions) or `amx.tile_mulf` (`tdpbf16ps`) per accumulator.
     Every tile has the full 16 x 64-byte shape: LLVM's tile register
     allocation runs out of registers or spills once a function mixes
     shapes. The accumulators are carried through the `k` loop as

@@ -39,6 +39,8 @@ struct CpuTarget {
   /// AMX's 8-bit tile multiply (AMX-TILE and AMX-INT8), with hasVnni()
   /// for the products too small for tiles.
   bool hasAmxInt8() const;
+  /// AMX's bf16 tile multiply (AMX-TILE and AMX-BF16).
+  bool hasAmxBf16() const;
   /// vdpbf16ps on vectors of `vectorBits`: AVX-512 BF16, with AVX-512 VL
   /// below 512 bits.
   bool hasBf16Dot(unsigned vectorBits) const;
@@ -110,9 +112,12 @@ struct CpuPipelineOptions
   Option<std::string> bf16Dot{
       *this, "bf16-dot",
       llvm::cl::desc("How bf16 contractions (--precision=bf16) sum their "
-                     "products: avx512bf16 (vdpbf16ps, two per f32 lane), "
-                     "generic (each value widened to f32, then FMAs), or "
-                     "auto (avx512bf16 when the target CPU has it and "
+                     "products: amx (AMX's tile multiply for MatMuls of 16 "
+                     "rows or more with constant weights, the rest as "
+                     "auto's vdpbf16ps or generic), avx512bf16 (vdpbf16ps, "
+                     "two per f32 lane), generic (each value widened to "
+                     "f32, then FMAs), or auto (amx when the target CPU has "
+                     "AMX-BF16; avx512bf16 when it has AVX-512 BF16 and "
                      "vector-bits is 512, or 256 with AVX-512 VL)"),
       llvm::cl::init("auto")};
   Option<bool> fuseResiduals{

@@ -67,6 +67,7 @@ inline constexpr CpuFeature kCpuFeatures[] = {
     {"avx512bitalg", 7, 0, 2, 12, CpuState::Avx512},
     {"avx512vpopcntdq", 7, 0, 2, 14, CpuState::Avx512},
     {"avx512fp16", 7, 0, 3, 23, CpuState::Avx512},
+    {"amx-bf16", 7, 0, 3, 22, CpuState::Amx},
     {"amx-tile", 7, 0, 3, 24, CpuState::Amx},
     {"amx-int8", 7, 0, 3, 25, CpuState::Amx},
     {"avxvnni", 7, 1, 0, 4, CpuState::Avx},

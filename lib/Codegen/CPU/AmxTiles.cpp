@@ -1,20 +1,22 @@
 //===- AmxTiles.cpp - 8-bit tile products on AMX's tile multiply ----------===//
 //
-// After bufferization, the tile products that kiln-cpu-int8-gemm{amx}
-// marks `kiln.amx_tiles`,
+// After bufferization, the tile products that kiln-cpu-int8-gemm{amx} and
+// kiln-cpu-amx-bf16 mark `kiln.amx_tiles`,
 //
 //   c[i, j] += ext(x[i, kq, kr]) * ext(y[j floordiv 16, kq, j mod 16, kr])
 //
-// on memrefs x [R, K4, 4] and y [J, K4, 16, 4] (bytes) and c [R, C] (int32),
-// are AMX's own layouts: a tile of x is 16 of its rows by 64 bytes (16 k
-// quads), a tile of y 16 k quads by 16 columns of 4 bytes, and
-// tdpb[su][su]d multiplies the two into a 16 x 16 int32 tile. Each product
+// on memrefs x [R, KG, G] and y [J, KG, 16, G] and c [R, C] -- bytes in
+// groups of G = 4 summed in int32, or bf16 in pairs (G = 2) summed in f32
+// -- are AMX's own layouts: a tile of x is 16 of its rows by 64 bytes (16
+// groups of k), a tile of y 16 groups of k by 16 columns of 4 bytes, and
+// tdpb[su][su]d (tdpbf16ps) multiplies the two into a 16 x 16 int32 (f32)
+// tile. Each product
 // becomes loops over blocks of 2 x 2 accumulator tiles (then 2 x 1, 1 x 2
 // and 1 x 1 at the ends of c), loaded from c (or zero tiles where c was
 // just filled with zeros: the fill goes), kept in tile registers across k
 // and stored back.
 //
-// Every tile has the full 16 x 64-byte shape: R, C and K4 are multiples of
+// Every tile has the full 16 x 64-byte shape: R, C and KG are multiples of
 // 16 (the mark's promise where R or C is dynamic; kiln-cpu-int8-gemm pads
 // the operands). LLVM's tile register allocation runs out of registers, or
 // spills, once a function mixes shapes: 8 tiles of one shape are live in
@@ -53,13 +55,14 @@ using namespace mlir;
 namespace {
 
 using kiln::cpu::kAmxTile;
-constexpr int64_t kRowBytes = 64; // bytes of a tile row
 
 /// A marked product whose operands have the form above.
 struct Product {
   Value x, y, c;
   bool xSigned = true, ySigned = true;
-  int64_t k4 = 0; // k quads, a multiple of 16
+  bool isFloat = false; // bf16 pairs into f32, else bytes into int32
+  int64_t group = 4;    // k per 32-bit lane of a tile row
+  int64_t kg = 0;       // groups of k, a multiple of 16
   /// The fill of c with zeros before the product, when there is one:
   /// the accumulators then start as zero tiles instead of loads of c.
   linalg::FillOp zeroFill;
@@ -96,13 +99,18 @@ std::optional<Product> match(linalg::GenericOp op) {
   auto xt = dyn_cast<MemRefType>(p.x.getType());
   auto yt = dyn_cast<MemRefType>(p.y.getType());
   auto ct = dyn_cast<MemRefType>(p.c.getType());
-  if (!xt || !yt || !ct || !xt.getElementType().isInteger(8) ||
-      !yt.getElementType().isInteger(8) || !ct.getElementType().isInteger(32))
+  if (!xt || !yt || !ct || xt.getElementType() != yt.getElementType())
     return std::nullopt;
-  p.k4 = xt.getRank() == 3 ? xt.getDimSize(1) : 0;
-  if (p.k4 <= 0 || ShapedType::isDynamic(p.k4) || p.k4 % kAmxTile != 0 ||
-      !innerLayout(xt, {p.k4, 4}, {4, 1}) ||
-      !innerLayout(yt, {p.k4, kAmxTile, 4}, {kRowBytes, 4, 1}) ||
+  Type elt = xt.getElementType(), acc = ct.getElementType();
+  p.isFloat = elt.isBF16() && acc.isF32();
+  if (!p.isFloat && !(elt.isInteger(8) && acc.isInteger(32)))
+    return std::nullopt;
+  p.group = p.isFloat ? 2 : 4;
+  p.kg = xt.getRank() == 3 ? xt.getDimSize(1) : 0;
+  int64_t g = p.group;
+  if (p.kg <= 0 || ShapedType::isDynamic(p.kg) || p.kg % kAmxTile != 0 ||
+      !innerLayout(xt, {p.kg, g}, {g, 1}) ||
+      !innerLayout(yt, {p.kg, kAmxTile, g}, {kAmxTile * g, g, 1}) ||
       !innerLayout(ct, {ct.getRank() == 2 ? ct.getDimSize(1) : 0}, {1}))
     return std::nullopt;
 
@@ -117,9 +125,10 @@ std::optional<Product> match(linalg::GenericOp op) {
       !ShapedType::isDynamic(ct.getDimSize(1)) &&
       yt.getDimSize(0) * kAmxTile < ct.getDimSize(1))
     return std::nullopt;
-  // yield(out + ext(x) * ext(y)).
+  // yield(out + ext(x) * ext(y)): extf for bf16, so both sides signed.
   if (!kiln::cpu::isExtendedProductBody(op.getRegion().front(), p.xSigned,
-                                        p.ySigned))
+                                        p.ySigned) ||
+      (p.isFloat && !(p.xSigned && p.ySigned)))
     return std::nullopt;
   // Whole tiles: static rows and columns multiples of 16, as the mark
   // promises for dynamic ones.
@@ -131,12 +140,11 @@ std::optional<Product> match(linalg::GenericOp op) {
   Operation *prev = op->getPrevNode();
   while (prev && !isa<linalg::FillOp>(prev) && isMemoryEffectFree(prev))
     prev = prev->getPrevNode();
-  if (auto fill = dyn_cast_or_null<linalg::FillOp>(prev)) {
-    APInt v;
+  if (auto fill = dyn_cast_or_null<linalg::FillOp>(prev))
     if (fill.getOutputs()[0] == p.c &&
-        matchPattern(fill.getInputs()[0], m_ConstantInt(&v)) && v.isZero())
+        (matchPattern(fill.getInputs()[0], m_Zero()) ||
+         matchPattern(fill.getInputs()[0], m_PosZeroFloat())))
       p.zeroFill = fill;
-  }
   return p;
 }
 
@@ -165,7 +173,8 @@ struct Emitter {
   /// One block of rows x cols accumulator tiles at (i0, j0), loaded from
   /// c, summed over every k and stored back.
   void block(OpBuilder &b, Value i0, Value j0, int64_t rows, int64_t cols) {
-    Type i8 = b.getI8Type(), i32 = b.getI32Type();
+    Type elt = cast<MemRefType>(p.x.getType()).getElementType();
+    Type accElt = cast<MemRefType>(p.c.getType()).getElementType();
     MLIRContext *ctx = b.getContext();
     auto amxType = LLVM::LLVMX86AMXType::get(ctx);
     AffineExpr e0 = getAffineDimExpr(0, ctx);
@@ -179,8 +188,8 @@ struct Emitter {
       panelAt.push_back(
           affine::AffineApplyOp::create(b, loc, e0.floorDiv(kAmxTile) + q, j0));
     }
-    auto accType = amx::TileType::get({kAmxTile, kAmxTile}, i32);
-    auto tileType = amx::TileType::get({kAmxTile, kRowBytes}, i8);
+    auto accType = amx::TileType::get({kAmxTile, kAmxTile}, accElt);
+    auto tileType = amx::TileType::get({kAmxTile, kAmxTile * p.group}, elt);
     auto toAmx = [&](OpBuilder &nb, Value tile) {
       return UnrealizedConversionCastOp::create(nb, loc, TypeRange{amxType},
                                                 ValueRange{tile})
@@ -200,9 +209,9 @@ struct Emitter {
                                                  ValueRange{rowAt[r], colAt[q]},
                                                  cStride)
                              .getResult());
-    Value zero = idx(b, loc, 0), yStride = idx(b, loc, kRowBytes);
-    // One step of 16 k quads from kq0: the tiles of x and y, one product
-    // per accumulator.
+    Value zero = idx(b, loc, 0), yStride = idx(b, loc, kAmxTile * p.group);
+    // One step of 16 groups of k from kq0: the tiles of x and y, one
+    // product per accumulator.
     auto step = [&](OpBuilder &nb, Value kq0, SmallVector<Value> &tiles) {
       SmallVector<Value> xs, ys;
       for (int64_t r = 0; r < rows; ++r)
@@ -215,6 +224,10 @@ struct Emitter {
       for (int64_t r = 0; r < rows; ++r)
         for (int64_t q = 0; q < cols; ++q) {
           Value &t = tiles[r * cols + q];
+          if (p.isFloat) {
+            t = amx::TileMulFOp::create(nb, loc, t.getType(), xs[r], ys[q], t);
+            continue;
+          }
           auto mul =
               amx::TileMulIOp::create(nb, loc, t.getType(), xs[r], ys[q], t);
           mul.setIsZextLhs(!p.xSigned);
@@ -226,7 +239,7 @@ struct Emitter {
     for (Value t : accs)
       init.push_back(toAmx(b, t));
     auto loop = scf::ForOp::create(
-        b, loc, zero, idx(b, loc, p.k4), idx(b, loc, kAmxTile), init,
+        b, loc, zero, idx(b, loc, p.kg), idx(b, loc, kAmxTile), init,
         [&](OpBuilder &nb, Location, Value kq0, ValueRange carried) {
           SmallVector<Value> tiles;
           for (auto [i, v] : llvm::enumerate(carried))

@@ -175,14 +175,15 @@ Value kiln::cpu::applyEpilogueTo(OpBuilder &b, linalg::GenericOp epilogue,
   return map.lookup(body.getTerminator()->getOperand(0));
 }
 
-/// Whether `v` is block argument `arg` extended to a wider integer; sets
-/// `isSigned`.
-static bool extendedArg(Value v, unsigned arg, bool &isSigned) {
+/// Whether `v` is block argument `arg` extended to a wider integer (or,
+/// with `isFloat`, float); sets `isSigned` (true for floats).
+static bool extendedArg(Value v, unsigned arg, bool isFloat, bool &isSigned) {
   Operation *def = v.getDefiningOp();
-  if (!isa_and_nonnull<arith::ExtSIOp, arith::ExtUIOp>(def))
+  if (isFloat ? !isa_and_nonnull<arith::ExtFOp>(def)
+              : !isa_and_nonnull<arith::ExtSIOp, arith::ExtUIOp>(def))
     return false;
   auto ba = dyn_cast<BlockArgument>(def->getOperand(0));
-  isSigned = isa<arith::ExtSIOp>(def);
+  isSigned = !isa<arith::ExtUIOp>(def);
   return ba && ba.getOwner() == def->getBlock() && ba.getArgNumber() == arg;
 }
 
@@ -190,21 +191,24 @@ bool kiln::cpu::isExtendedProductBody(Block &body, bool &signed0,
                                       bool &signed1) {
   if (body.getOperations().size() != 5) // ext, ext, mul, add, yield
     return false;
-  auto add = body.getTerminator()->getOperand(0).getDefiningOp<arith::AddIOp>();
-  if (!add)
+  Operation *add = body.getTerminator()->getOperand(0).getDefiningOp();
+  bool isFloat = isa_and_nonnull<arith::AddFOp>(add);
+  if (!isFloat && !isa_and_nonnull<arith::AddIOp>(add))
     return false;
-  Value acc = add.getLhs(), prod = add.getRhs();
+  Value acc = add->getOperand(0), prod = add->getOperand(1);
   if (!isa<BlockArgument>(acc))
     std::swap(acc, prod);
   auto accArg = dyn_cast<BlockArgument>(acc);
-  auto mul = prod.getDefiningOp<arith::MulIOp>();
+  Operation *mul = prod.getDefiningOp();
   if (!accArg || accArg.getOwner() != &body || accArg.getArgNumber() != 2 ||
-      !mul)
+      !(isFloat ? isa_and_nonnull<arith::MulFOp>(mul)
+                : isa_and_nonnull<arith::MulIOp>(mul)))
     return false;
-  Value x = mul.getLhs(), y = mul.getRhs();
-  if (!extendedArg(x, 0, signed0))
+  Value x = mul->getOperand(0), y = mul->getOperand(1);
+  if (!extendedArg(x, 0, isFloat, signed0))
     std::swap(x, y);
-  return extendedArg(x, 0, signed0) && extendedArg(y, 1, signed1);
+  return extendedArg(x, 0, isFloat, signed0) &&
+         extendedArg(y, 1, isFloat, signed1);
 }
 
 SmallVector<AffineMap> kiln::cpu::amxTileMaps(MLIRContext *ctx) {

@@ -72,12 +72,13 @@ mlir::Value applyEpilogueTo(mlir::OpBuilder &b,
 /// body or scalars from outside.
 bool isElementwiseBody(mlir::Block &body);
 
-/// Whether `body` (of a contraction of inputs 0 and 1 into init 2, on
-/// integers) is exactly yield(out + ext(in0) * ext(in1)), each ext an extsi
-/// or extui of its own block argument; sets each side's signedness.
+/// Whether `body` (of a contraction of inputs 0 and 1 into init 2) is
+/// exactly yield(out + ext(in0) * ext(in1)), each ext an extsi or extui of
+/// its own block argument (integers; sets each side's signedness) or an
+/// extf (floats, both sides then signed).
 bool isExtendedProductBody(mlir::Block &body, bool &signed0, bool &signed1);
 
-/// Rows of an AMX tile, and int32 columns of an accumulator tile.
+/// Rows of an AMX tile, and 32-bit columns of an accumulator tile.
 constexpr int64_t kAmxTile = 16;
 
 /// The indexing maps of an AMX tile product (kiln::kAmxTilesAttr), over

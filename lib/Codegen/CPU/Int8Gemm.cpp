@@ -43,6 +43,7 @@
 #include "mlir/IR/DialectResourceBlobManager.h"
 #include "mlir/IR/Dominance.h"
 #include "mlir/IR/IRMapping.h"
+#include "mlir/IR/Matchers.h"
 #include "mlir/IR/PatternMatch.h"
 
 #include <cstring>
@@ -51,6 +52,7 @@
 #define DEBUG_TYPE "kiln-cpu-int8-gemm"
 
 namespace kiln {
+#define GEN_PASS_DEF_KILNCPUAMXBF16
 #define GEN_PASS_DEF_KILNCPUAVX2DOT
 #define GEN_PASS_DEF_KILNCPUINT8GEMM
 #define GEN_PASS_DEF_KILNCPUVNNIDOT
@@ -796,7 +798,8 @@ using kiln::cpu::kAmxTile;
 
 /// The tile product c[i, j] += ext(x[i, kq, kr]) * ext(y[j floordiv 16,
 /// kq, j mod 16, kr]) (x [R, K4, 4] and y [J, K4, 16, 4] bytes, c [R, C]
-/// int32; R, C and K4 multiples of 16), marked for kiln-cpu-amx-tiles.
+/// int32; or x [R, K2, 2] and y [J, K2, 16, 2] bf16, c f32; R, C and K4
+/// or K2 multiples of 16), marked for kiln-cpu-amx-tiles.
 Value amxProduct(OpBuilder &b, Location loc, Value x, Value y, Value c,
                  bool xSigned, bool ySigned) {
   SmallVector<AffineMap> maps = kiln::cpu::amxTileMaps(b.getContext());
@@ -805,11 +808,19 @@ Value amxProduct(OpBuilder &b, Location loc, Value x, Value y, Value c,
       b, loc, TypeRange{c.getType()}, ValueRange{x, y}, ValueRange{c}, maps,
       {IT::parallel, IT::parallel, IT::reduction, IT::reduction},
       [&](OpBuilder &nb, Location nl, ValueRange a) {
-        Type i32 = nb.getI32Type();
+        Type acc = a[2].getType();
+        if (isa<FloatType>(acc)) { // bf16 pairs summed in f32
+          Value prod = arith::MulFOp::create(
+              nb, nl, arith::ExtFOp::create(nb, nl, acc, a[0]),
+              arith::ExtFOp::create(nb, nl, acc, a[1]));
+          linalg::YieldOp::create(
+              nb, nl, ValueRange{arith::AddFOp::create(nb, nl, a[2], prod)});
+          return;
+        }
         auto ext = [&](Value v, bool isSigned) -> Value {
           if (isSigned)
-            return arith::ExtSIOp::create(nb, nl, i32, v);
-          return arith::ExtUIOp::create(nb, nl, i32, v);
+            return arith::ExtSIOp::create(nb, nl, acc, v);
+          return arith::ExtUIOp::create(nb, nl, acc, v);
         };
         Value prod = arith::MulIOp::create(nb, nl, ext(a[0], xSigned),
                                            ext(a[1], ySigned));
@@ -830,7 +841,7 @@ Value padTo(OpBuilder &b, Location loc, Value v, ArrayRef<int64_t> shape) {
   for (auto [have, want] : llvm::zip(t.getShape(), shape))
     hi.push_back(b.getIndexAttr(want - have));
   Value zero = arith::ConstantOp::create(
-      b, loc, b.getIntegerAttr(t.getElementType(), 0));
+      b, loc, cast<TypedAttr>(b.getZeroAttr(t.getElementType())));
   return tensor::PadOp::create(b, loc, t.clone(shape), v, lo, hi, zero);
 }
 
@@ -915,6 +926,169 @@ Value paddedInput(OpBuilder &b, Location loc, Int8Conv &cv, int64_t kp,
   return tensor::PadOp::create(b, loc, padded, x, lo, hi, zero);
 }
 
+/// A GEMM for AMX's tile multiply, acc[..., m, n] += a[..., m, k] * b[k,
+/// n]: a (the op's own operand, signed or not) and the constant b as [N][K]
+/// elements of `elt` (i8 summed in int32, or bf16 summed in f32), as raw
+/// bytes.
+struct AmxGemm {
+  Value a, init;
+  bool signedA = true;
+  Type elt;
+  int64_t m = 1, n = 0, k = 0;
+  std::vector<char> b; // element (n, k) at (n * K + k) * its size
+};
+
+/// The AMX form of the GEMM `g` (`op`): tile products with the activations'
+/// rows as the tiles' rows ([M16, KG, G]: G = 4 bytes or 2 bf16 of k per
+/// 32-bit lane, padded with zeros to multiples of 16 rows and 16 G k) and
+/// b packed into [N16 / 16, KG, 16, G] (N padded to 16 with zero
+/// columns), in an scf.forall over blocks of rows and columns. A zero
+/// init becomes a zero fill of each block (kiln-cpu-amx-tiles starts its
+/// tiles at zero); any other is padded and accumulated onto. The result
+/// is sliced back to [M, N].
+void rewriteAmxMatMul(RewriterBase &rewriter, linalg::LinalgOp op,
+                      const AmxGemm &g, int64_t panelBytes,
+                      int64_t parallelChunks) {
+  Location loc = op.getLoc();
+  MLIRContext *ctx = rewriter.getContext();
+  OpBuilder &b = rewriter;
+  b.setInsertionPoint(op);
+  auto ot = cast<RankedTensorType>(g.init.getType());
+  Type elt = g.elt, acc = ot.getElementType();
+  int64_t size = elt.getIntOrFloatBitWidth() / 8, group = 4 / size;
+  int64_t kp = llvm::alignTo(g.k, group * kAmxTile), kg = kp / group;
+  int64_t mp = llvm::alignTo(g.m, kAmxTile), np = llvm::alignTo(g.n, kAmxTile);
+  int64_t panels = np / kAmxTile;
+  std::vector<char> packed(panels * kg * kAmxTile * group * size, 0);
+  for (int64_t n = 0; n < g.n; ++n)
+    for (int64_t k = 0; k < g.k; ++k)
+      std::memcpy(&packed[((((n / kAmxTile) * kg + k / group) * kAmxTile +
+                            n % kAmxTile) *
+                               group +
+                           k % group) *
+                          size],
+                  &g.b[(n * g.k + k) * size], size);
+  Value bPacked = constantOf(
+      b, loc, RankedTensorType::get({panels, kg, kAmxTile, group}, elt),
+      packed);
+
+  Value a3 = tensor::ExpandShapeOp::create(
+      b, loc, RankedTensorType::get({mp, kg, group}, elt),
+      padTo(b, loc, collapseTo2D(b, loc, g.a), {mp, kp}),
+      SmallVector<ReassociationIndices>{{0}, {1, 2}});
+  auto fill = g.init.getDefiningOp<linalg::FillOp>();
+  bool zeroStart =
+      fill && (matchPattern(fill.getInputs()[0], m_Zero()) ||
+               matchPattern(fill.getInputs()[0], m_AnyZeroFloat()));
+  Value o2 = zeroStart
+                 ? tensor::EmptyOp::create(b, loc, {mp, np}, acc).getResult()
+                 : padTo(b, loc, collapseTo2D(b, loc, g.init), {mp, np});
+
+  // Blocks of columns whose packed panel (K x NB elements) fits the panel
+  // budget, in whole pairs of tiles where they divide N; blocks of rows
+  // in pairs of tiles, enough of them for the threads.
+  int64_t nr = panels % 2 == 0 ? 2 * kAmxTile : kAmxTile;
+  int64_t nb = columnBlock(np, nr, kp * size, panelBytes);
+  int64_t nBlocks = np / nb;
+  int64_t mBlock = blockSize(mp, 2 * kAmxTile, mp, nBlocks, parallelChunks);
+  int64_t mBlocks = llvm::divideCeil(mp, mBlock);
+  auto forall = scf::ForallOp::create(
+      b, loc,
+      ArrayRef<OpFoldResult>{b.getIndexAttr(mBlocks), b.getIndexAttr(nBlocks)},
+      ValueRange{o2}, std::nullopt);
+  b.setInsertionPointToStart(forall.getBody());
+  AffineExpr e0 = getAffineDimExpr(0, ctx);
+  Value m0 = affine::AffineApplyOp::create(b, loc, e0 * mBlock,
+                                           forall.getInductionVar(0));
+  Value n0 =
+      affine::AffineApplyOp::create(b, loc, e0 * nb, forall.getInductionVar(1));
+  Value panel0 = affine::AffineApplyOp::create(b, loc, e0 * (nb / kAmxTile),
+                                               forall.getInductionVar(1));
+  Value rows = blockExtent(b, loc, forall.getInductionVar(0), mBlock, mp);
+  Value shared = forall.getRegionIterArgs()[0];
+  int64_t dyn = ShapedType::kDynamic;
+  auto one = b.getIndexAttr(1), zero = b.getIndexAttr(0);
+  SmallVector<OpFoldResult> cOffs = {m0, n0},
+                            cSizes = {rows, b.getIndexAttr(nb)};
+  Value c = tensor::ExtractSliceOp::create(
+      b, loc, RankedTensorType::get({dyn, nb}, acc), shared, cOffs, cSizes,
+      SmallVector<OpFoldResult>(2, one));
+  if (zeroStart)
+    c = linalg::FillOp::create(
+            b, loc,
+            ValueRange{arith::ConstantOp::create(
+                b, loc, cast<TypedAttr>(b.getZeroAttr(acc)))},
+            ValueRange{c})
+            .getResult(0);
+  Value x = tensor::ExtractSliceOp::create(
+      b, loc, RankedTensorType::get({dyn, kg, group}, elt), a3,
+      SmallVector<OpFoldResult>{m0, zero, zero},
+      SmallVector<OpFoldResult>{rows, b.getIndexAttr(kg),
+                                b.getIndexAttr(group)},
+      SmallVector<OpFoldResult>(3, one));
+  Value y = tensor::ExtractSliceOp::create(
+      b, loc, RankedTensorType::get({nb / kAmxTile, kg, kAmxTile, group}, elt),
+      bPacked, SmallVector<OpFoldResult>{panel0, zero, zero, zero},
+      SmallVector<OpFoldResult>{b.getIndexAttr(nb / kAmxTile),
+                                b.getIndexAttr(kg), b.getIndexAttr(kAmxTile),
+                                b.getIndexAttr(group)},
+      SmallVector<OpFoldResult>(4, one));
+  Value prod = amxProduct(b, loc, x, y, c, g.signedA, /*ySigned=*/true);
+  b.setInsertionPointToStart(forall.getTerminator().getBody());
+  tensor::ParallelInsertSliceOp::create(b, loc, prod, shared, cOffs, cSizes,
+                                        SmallVector<OpFoldResult>(2, one));
+  b.setInsertionPointAfter(forall);
+  Value result = sliceTo(b, loc, forall.getResult(0), {g.m, g.n});
+  if (ot.getRank() != 2)
+    result = tensor::ExpandShapeOp::create(b, loc, ot, result,
+                                           leadingCollapse(ot.getRank()));
+  rewriter.replaceOp(op, result);
+}
+
+/// `op` as a bf16 AmxGemm, when it is one: Int8Gemm's form (see match) on
+/// bf16 operands summed in f32, the body out + extf(a) * extf(b).
+std::optional<AmxGemm> matchBf16(linalg::LinalgOp op) {
+  std::optional<kiln::GemmTypes> types = kiln::staticGemmTypes(op);
+  if (!types || !types->a.getElementType().isBF16() ||
+      !types->b.getElementType().isBF16() ||
+      !types->out.getElementType().isF32() || types->out.getRank() < 2)
+    return std::nullopt;
+  bool signedA = true, signedB = true;
+  if (!kiln::cpu::isExtendedProductBody(op->getRegion(0).front(), signedA,
+                                        signedB))
+    return std::nullopt;
+  std::optional<kiln::GemmDims> dims = kiln::gemmDims(op);
+  if (!dims)
+    return std::nullopt;
+  SmallVector<int64_t> ranges = op.getStaticLoopRanges();
+  AmxGemm g;
+  g.elt = types->a.getElementType();
+  g.n = ranges[dims->n];
+  g.k = ranges[dims->k];
+  std::optional<ArrayRef<char>> bytes =
+      constantBytes(op.getDpsInputOperand(1)->get());
+  if (!bytes || (int64_t)bytes->size() != 2 * g.n * g.k)
+    return std::nullopt;
+  for (int64_t i = 0; i + 1 < types->out.getRank(); ++i)
+    g.m *= types->out.getDimSize(i);
+  g.b.resize(2 * g.n * g.k);
+  for (int64_t n = 0; n < g.n; ++n)
+    for (int64_t k = 0; k < g.k; ++k)
+      std::memcpy(&g.b[2 * (n * g.k + k)],
+                  &(*bytes)[2 * (dims->nk ? n * g.k + k : k * g.n + n)], 2);
+  g.a = op.getDpsInputOperand(0)->get();
+  g.init = op.getDpsInitOperand(0)->get();
+  return g;
+}
+
+/// An Int8Gemm as an AmxGemm.
+AmxGemm amxGemm(Type i8, const Int8Gemm &g) {
+  AmxGemm a{g.a, g.init, g.signedA, i8, g.m, g.n, g.k, {}};
+  a.b.assign(reinterpret_cast<const char *>(g.b.data()),
+             reinterpret_cast<const char *>(g.b.data()) + g.b.size());
+  return a;
+}
+
 struct Int8GemmPass : public kiln::impl::KilnCpuInt8GemmBase<Int8GemmPass> {
   using Base::Base;
 
@@ -934,7 +1108,8 @@ struct Int8GemmPass : public kiln::impl::KilnCpuInt8GemmBase<Int8GemmPass> {
     // it keeps the register tiles, which broadcast its rows.
     for (auto &[op, g] : gemms) {
       if (amx && g.m >= kAmxTile)
-        rewriteAmx(rewriter, op, g);
+        rewriteAmxMatMul(rewriter, op, amxGemm(rewriter.getI8Type(), g),
+                         panelBytes, parallelChunks);
       else
         rewrite(rewriter, op, g);
     }
@@ -1095,89 +1270,6 @@ struct Int8GemmPass : public kiln::impl::KilnCpuInt8GemmBase<Int8GemmPass> {
       return;
     }
     rewriter.eraseOp(op);
-  }
-
-  /// The AMX form of the GEMM: acc[m, n] += a[m, k] * b[k, n] as tile
-  /// products with the activations' rows as the tiles' rows ([M16, K64 /
-  /// 4, 4]: padded with zeros to multiples of 16 rows and 64 k where they
-  /// are not) and b packed into [N / 16, K64 / 4, 16, 4], accumulating
-  /// onto the contraction's init (padded and sliced back with the rows).
-  void rewriteAmx(RewriterBase &rewriter, linalg::LinalgOp op,
-                  const Int8Gemm &g) {
-    Location loc = op.getLoc();
-    MLIRContext *ctx = rewriter.getContext();
-    OpBuilder &b = rewriter;
-    b.setInsertionPoint(op);
-    Type i8 = b.getI8Type(), i32 = b.getI32Type();
-    int64_t kp = llvm::alignTo(g.k, 4 * kAmxTile), k4 = kp / 4;
-    int64_t mp = llvm::alignTo(g.m, kAmxTile);
-    int64_t panels = g.n / kAmxTile;
-    std::vector<int8_t> packed(panels * k4 * kAmxTile * 4, 0);
-    for (int64_t n = 0; n < g.n; ++n)
-      for (int64_t k = 0; k < g.k; ++k)
-        packed[(((n / kAmxTile) * k4 + k / 4) * kAmxTile + n % kAmxTile) * 4 +
-               k % 4] = g.b[n * g.k + k];
-    Value bPacked = constantOf(b, loc, {panels, k4, kAmxTile, 4}, i8, packed);
-
-    Value a3 = tensor::ExpandShapeOp::create(
-        b, loc, RankedTensorType::get({mp, k4, 4}, i8),
-        padTo(b, loc, collapseTo2D(b, loc, g.a), {mp, kp}),
-        SmallVector<ReassociationIndices>{{0}, {1, 2}});
-    Value o2 = padTo(b, loc, collapseTo2D(b, loc, g.init), {mp, g.n});
-
-    // Blocks of columns whose packed panel (K x NB bytes) fits the panel
-    // budget, in whole pairs of tiles where they divide N; blocks of rows
-    // in pairs of tiles, enough of them for the threads.
-    int64_t nr = panels % 2 == 0 ? 2 * kAmxTile : kAmxTile;
-    int64_t nb = columnBlock(g.n, nr, kp, panelBytes);
-    int64_t nBlocks = g.n / nb;
-    int64_t mBlock = blockSize(mp, 2 * kAmxTile, mp, nBlocks, parallelChunks);
-    int64_t mBlocks = llvm::divideCeil(mp, mBlock);
-    auto forall =
-        scf::ForallOp::create(b, loc,
-                              ArrayRef<OpFoldResult>{b.getIndexAttr(mBlocks),
-                                                     b.getIndexAttr(nBlocks)},
-                              ValueRange{o2}, std::nullopt);
-    b.setInsertionPointToStart(forall.getBody());
-    AffineExpr e0 = getAffineDimExpr(0, ctx);
-    Value m0 = affine::AffineApplyOp::create(b, loc, e0 * mBlock,
-                                             forall.getInductionVar(0));
-    Value n0 = affine::AffineApplyOp::create(b, loc, e0 * nb,
-                                             forall.getInductionVar(1));
-    Value panel0 = affine::AffineApplyOp::create(b, loc, e0 * (nb / kAmxTile),
-                                                 forall.getInductionVar(1));
-    Value rows = blockExtent(b, loc, forall.getInductionVar(0), mBlock, mp);
-    Value shared = forall.getRegionIterArgs()[0];
-    int64_t dyn = ShapedType::kDynamic;
-    auto one = b.getIndexAttr(1), zero = b.getIndexAttr(0);
-    SmallVector<OpFoldResult> cOffs = {m0, n0},
-                              cSizes = {rows, b.getIndexAttr(nb)};
-    Value c = tensor::ExtractSliceOp::create(
-        b, loc, RankedTensorType::get({dyn, nb}, i32), shared, cOffs, cSizes,
-        SmallVector<OpFoldResult>(2, one));
-    Value x = tensor::ExtractSliceOp::create(
-        b, loc, RankedTensorType::get({dyn, k4, 4}, i8), a3,
-        SmallVector<OpFoldResult>{m0, zero, zero},
-        SmallVector<OpFoldResult>{rows, b.getIndexAttr(k4), b.getIndexAttr(4)},
-        SmallVector<OpFoldResult>(3, one));
-    Value y = tensor::ExtractSliceOp::create(
-        b, loc, RankedTensorType::get({nb / kAmxTile, k4, kAmxTile, 4}, i8),
-        bPacked, SmallVector<OpFoldResult>{panel0, zero, zero, zero},
-        SmallVector<OpFoldResult>{b.getIndexAttr(nb / kAmxTile),
-                                  b.getIndexAttr(k4), b.getIndexAttr(kAmxTile),
-                                  b.getIndexAttr(4)},
-        SmallVector<OpFoldResult>(4, one));
-    Value prod = amxProduct(b, loc, x, y, c, g.signedA, /*ySigned=*/true);
-    b.setInsertionPointToStart(forall.getTerminator().getBody());
-    tensor::ParallelInsertSliceOp::create(b, loc, prod, shared, cOffs, cSizes,
-                                          SmallVector<OpFoldResult>(2, one));
-    b.setInsertionPointAfter(forall);
-    Value result = sliceTo(b, loc, forall.getResult(0), {g.m, g.n});
-    auto ot = cast<RankedTensorType>(g.init.getType());
-    if (ot.getRank() != 2)
-      result = tensor::ExpandShapeOp::create(b, loc, ot, result,
-                                             leadingCollapse(ot.getRank()));
-    rewriter.replaceOp(op, result);
   }
 
   void rewriteConv(RewriterBase &rewriter, Int8Conv &cv) {
@@ -1740,6 +1832,23 @@ struct VnniDotPass : public kiln::impl::KilnCpuVnniDotBase<VnniDotPass> {
       for (Operation *op : chain)
         replaced.insert(op);
     }
+  }
+};
+
+struct AmxBf16Pass : public kiln::impl::KilnCpuAmxBf16Base<AmxBf16Pass> {
+  using Base::Base;
+
+  void runOnOperation() override {
+    SmallVector<std::pair<linalg::LinalgOp, AmxGemm>> gemms;
+    getOperation().walk([&](linalg::LinalgOp op) {
+      // Fewer than 16 rows would fill a fraction of each tile: those keep
+      // kiln-cpu-tile-and-vectorize's register tiles.
+      if (std::optional<AmxGemm> g = matchBf16(op); g && g->m >= kAmxTile)
+        gemms.emplace_back(op, std::move(*g));
+    });
+    IRRewriter rewriter(&getContext());
+    for (auto &[op, g] : gemms)
+      rewriteAmxMatMul(rewriter, op, g, panelBytes, parallelChunks);
   }
 };
 

@@ -211,7 +211,9 @@ struct PackWeightsPass
     getOperation().walk([&](linalg::LinalgOp op) { ops.push_back(op); });
     IRRewriter rewriter(&getContext());
     for (linalg::LinalgOp op : ops) {
-      if (!linalg::isaContractionOpInterface(op) || op.getNumDpsInputs() != 2 ||
+      // AMX tile products have their own packed layout.
+      if (op->hasAttr(kiln::kAmxTilesAttr) ||
+          !linalg::isaContractionOpInterface(op) || op.getNumDpsInputs() != 2 ||
           op.getNumDpsInits() != 1 || !op.hasPureTensorSemantics() ||
           llvm::any_of(op.getIndexingMapsArray(), [](AffineMap m) {
             return !m.isProjectedPermutation(/*allowZeroInResults=*/false);

@@ -348,7 +348,9 @@ namespace {
 std::optional<ContractionPlan>
 planContraction(linalg::LinalgOp op, unsigned vectorBits, int64_t registerTileM,
                 int64_t panelBytes, int64_t chunks, bool bf16Dot) {
-  if (!linalg::isaContractionOpInterface(op) || op.getNumDpsInits() != 1 ||
+  // AMX tile products run on kiln-cpu-amx-tiles.
+  if (op->hasAttr(kiln::kAmxTilesAttr) ||
+      !linalg::isaContractionOpInterface(op) || op.getNumDpsInits() != 1 ||
       !op.hasPureTensorSemantics())
     return std::nullopt;
   SmallVector<int64_t> ranges = op.getStaticLoopRanges();

@@ -13,6 +13,12 @@ def grid(rng, shape):
     return (rng.integers(-32, 33, size=shape) / 16).astype(np.float32)
 
 
+def grids(seed):
+    """grid() over a generator seeded with `seed`: grids(s)(2, 3)."""
+    rng = np.random.default_rng(seed)
+    return lambda *shape: grid(rng, shape)
+
+
 def write(out, name, nodes, inputs, weights, results):
     """`inputs`, `weights`: name -> array; `results`: output name ->
     (float64 value, numpy dtype of the output). Writes OUTDIR/m.onnx,
