@@ -363,9 +363,10 @@ static cl::opt<std::string> cpuInt8Dot(
 static cl::opt<std::string> cpuBf16Dot(
     "cpu-bf16-dot",
     cl::desc("CPU target: how bf16 contractions (--precision=bf16) sum "
-             "their products: amx (AMX's tile multiply, for MatMuls and "
-             "Gemms of 16 rows or more with constant weights; the rest on "
-             "vdpbf16ps where the --cpu has it), avx512bf16 (AVX-512 BF16's "
+             "their products: amx (AMX's tile multiply, for convolutions "
+             "and for MatMuls and Gemms of 16 rows or more, with constant "
+             "weights; the rest on vdpbf16ps where the --cpu has it), "
+             "avx512bf16 (AVX-512 BF16's "
              "vdpbf16ps, two products per f32 lane), generic (each value "
              "widened to f32, then FMAs) or auto (amx when the --cpu has "
              "AMX-BF16, else avx512bf16 when it has AVX-512 BF16)"),

@@ -682,15 +682,16 @@ def KilnCpuAvx2Dot : Pass<"kiln-cpu-avx2-dot", "::mlir::func::FuncOp"> {
 }
 
 def KilnCpuAmxBf16 : Pass<"kiln-cpu-amx-bf16", "::mlir::func::FuncOp"> {
-  let summary = "Writes bf16 MatMuls with constant weights as AMX tile "
-                "products";
+  let summary = "Writes bf16 MatMuls and convolutions with constant weights "
+                "as AMX tile products";
   let description = [{
     For CPUs with AMX-BF16. Each contraction `acc[..., m, n] +=
     extf(a[..., m, k]) * extf(b[k, n])` of bf16 operands summed in f32
     (`kiln-mixed-precision`'s MatMuls and Gemms under
     `--precision=bf16`), `b` a constant over `(k, n)` or `(n, k)`
-    (possibly behind reshapes) and at least 16 rows `m` (the leading dims
-    together), becomes an `scf.forall` over blocks of rows and columns,
+    (possibly behind reshapes, or a 2-D transpose: a Gemm's transB) and at
+    least 16 rows `m` (the leading dims together), becomes an `scf.forall`
+    over blocks of rows and columns,
     each one `linalg.generic` marked `kiln.amx_tiles` for
     `kiln-cpu-amx-tiles`: `c[i, j] += extf(x[i, kq, kr]) * extf(y[j
     floordiv 16, kq, j mod 16, kr])`, with `x` the activations as
@@ -704,6 +705,15 @@ def KilnCpuAmxBf16 : Pass<"kiln-cpu-amx-bf16", "::mlir::func::FuncOp"> {
     rows, weights computed at run time such as attention's) are left to
     `kiln-cpu-tile-and-vectorize`. Unlowered, a marked generic computes the
     same sums in scalar loops.
+
+    Each `linalg.conv_2d_nchw_fchw` of bf16 input and constant bf16
+    weights into f32 becomes the AMX form of `kiln-cpu-int8-gemm{amx}`'s
+    convolutions in pairs of `k`: `out[n, f, p] += w[f, k] * col[n, k,
+    p]` with the weights as the tiles' rows (`[F16, K32 / 2, 2]`, packed
+    at compile time) and the input's windows copied by the same vector
+    copy (lanes shuffled as 16-bit integers) into `[n, P16, K32 / 2, 16,
+    2]`, accumulating onto the padded init (the bias broadcast), the
+    result sliced back to `[n, F, P]`.
   }];
   let options = [
     Option<"panelBytes", "panel-bytes", "int64_t", "262144",
@@ -715,6 +725,7 @@ def KilnCpuAmxBf16 : Pass<"kiln-cpu-amx-bf16", "::mlir::func::FuncOp"> {
                            "::mlir::affine::AffineDialect",
                            "::mlir::tensor::TensorDialect",
                            "::mlir::linalg::LinalgDialect",
+                           "::mlir::vector::VectorDialect",
                            "::mlir::arith::ArithDialect"];
 }
 

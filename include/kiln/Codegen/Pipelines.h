@@ -112,8 +112,9 @@ struct CpuPipelineOptions
   Option<std::string> bf16Dot{
       *this, "bf16-dot",
       llvm::cl::desc("How bf16 contractions (--precision=bf16) sum their "
-                     "products: amx (AMX's tile multiply for MatMuls of 16 "
-                     "rows or more with constant weights, the rest as "
+                     "products: amx (AMX's tile multiply for convolutions "
+                     "and MatMuls of 16 rows or more with constant weights, "
+                     "the rest as "
                      "auto's vdpbf16ps or generic), avx512bf16 (vdpbf16ps, "
                      "two per f32 lane), generic (each value widened to "
                      "f32, then FMAs), or auto (amx when the target CPU has "

@@ -357,22 +357,38 @@ struct Int8Conv {
   std::vector<int8_t> w; // w[f * K + k]
   int64_t n, c, f, kh, kw, oh, ow, k;
   SmallVector<int64_t> strides, dilations;
+  /// The operands' element type and the k per 32-bit lane of AMX's tiles:
+  /// i8 in fours, or (kiln-cpu-amx-bf16's convolutions) bf16 in pairs,
+  /// whose weights are then `w16` (element (f, k) at f * K + k) not `w`.
+  Type elt;
+  int64_t group = 4;
+  std::vector<uint16_t> w16;
 };
 
-std::optional<Int8Conv> matchConv(linalg::Conv2DNchwFchwOp op) {
+/// `op` as an Int8Conv: int8 operands into int32, or with `bf16` bf16
+/// ones into f32.
+std::optional<Int8Conv> matchConv(linalg::Conv2DNchwFchwOp op,
+                                  bool bf16 = false) {
   auto xt = dyn_cast<RankedTensorType>(op.getInputs()[0].getType());
   auto wt = dyn_cast<RankedTensorType>(op.getInputs()[1].getType());
   auto ot = dyn_cast<RankedTensorType>(op.getOutputs()[0].getType());
   if (!xt || !wt || !ot || !xt.hasStaticShape() || !wt.hasStaticShape() ||
-      !ot.hasStaticShape() || !xt.getElementType().isInteger(8) ||
-      !wt.getElementType().isInteger(8) || !ot.getElementType().isInteger(32) ||
-      !op.hasPureTensorSemantics())
+      !ot.hasStaticShape() || !op.hasPureTensorSemantics())
     return std::nullopt;
+  Type elt = xt.getElementType();
+  if (bf16 ? !elt.isBF16() || !wt.getElementType().isBF16() ||
+                 !ot.getElementType().isF32()
+           : !elt.isInteger(8) || !wt.getElementType().isInteger(8) ||
+                 !ot.getElementType().isInteger(32))
+    return std::nullopt;
+  int64_t size = bf16 ? 2 : 1;
   std::optional<ArrayRef<char>> bytes = constantBytes(op.getInputs()[1]);
-  if (!bytes || (int64_t)bytes->size() != wt.getNumElements())
+  if (!bytes || (int64_t)bytes->size() != wt.getNumElements() * size)
     return std::nullopt;
   Int8Conv cv;
   cv.op = op;
+  cv.elt = elt;
+  cv.group = 4 / size;
   cv.n = xt.getDimSize(0);
   cv.c = xt.getDimSize(1);
   cv.f = wt.getDimSize(0);
@@ -383,6 +399,11 @@ std::optional<Int8Conv> matchConv(linalg::Conv2DNchwFchwOp op) {
   cv.k = cv.c * cv.kh * cv.kw;
   cv.strides = SmallVector<int64_t>(op.getStrides().getValues<int64_t>());
   cv.dilations = SmallVector<int64_t>(op.getDilations().getValues<int64_t>());
+  if (bf16) {
+    cv.w16.resize(cv.f * cv.k);
+    std::memcpy(cv.w16.data(), bytes->data(), bytes->size());
+    return cv;
+  }
   cv.w.resize(cv.f * cv.k);
   for (int64_t i = 0; i < cv.f * cv.k; ++i)
     cv.w[i] = static_cast<int8_t>((*bytes)[i]);
@@ -399,11 +420,12 @@ constexpr int64_t kMaxLayouts = 32;
 Value packWindowsScalar(OpBuilder &b, Location loc, Value x, const Int8Conv &cv,
                         int64_t panels, int64_t k4, bool flip) {
   MLIRContext *ctx = b.getContext();
-  Type i8 = b.getI8Type();
+  Type i8 = cv.elt;
+  int64_t g = cv.group;
   int64_t s0 = cv.strides[0], s1 = cv.strides[1];
   int64_t d0 = cv.dilations[0], d1 = cv.dilations[1];
   auto dim = [&](unsigned i) { return getAffineDimExpr(i, ctx); };
-  AffineExpr kx = dim(2) * 4 + dim(4), px = dim(1) * kLanes + dim(3);
+  AffineExpr kx = dim(2) * g + dim(4), px = dim(1) * kLanes + dim(3);
   int64_t window = cv.kh * cv.kw;
   AffineMap read = AffineMap::get(
       5, 0,
@@ -412,7 +434,7 @@ Value packWindowsScalar(OpBuilder &b, Location loc, Value x, const Int8Conv &cv,
        (px % cv.ow) * s1 + (kx % cv.kw) * d1},
       ctx);
   Value empty =
-      tensor::EmptyOp::create(b, loc, {cv.n, panels, k4, kLanes, 4}, i8);
+      tensor::EmptyOp::create(b, loc, {cv.n, panels, k4, kLanes, g}, i8);
   using IT = utils::IteratorType;
   Value col =
       linalg::GenericOp::create(
@@ -429,7 +451,7 @@ Value packWindowsScalar(OpBuilder &b, Location loc, Value x, const Int8Conv &cv,
           })
           .getResult(0);
   return tensor::CollapseShapeOp::create(
-      b, loc, RankedTensorType::get({cv.n, panels, k4, 4 * kLanes}, i8), col,
+      b, loc, RankedTensorType::get({cv.n, panels, k4, g * kLanes}, i8), col,
       SmallVector<ReassociationIndices>{{0}, {1}, {2}, {3, 4}});
 }
 
@@ -449,7 +471,8 @@ Value packWindowsScalar(OpBuilder &b, Location loc, Value x, const Int8Conv &cv,
 /// ones) loads each segment's bytes only.
 Value packWindows(OpBuilder &b, Location loc, Value x, const Int8Conv &cv,
                   int64_t panels, int64_t k4, bool flip = true) {
-  Type i8 = b.getI8Type();
+  Type i8 = cv.elt; // or bf16, in pairs of k (cv.group)
+  int64_t g4 = cv.group;
   int64_t s0 = cv.strides[0], s1 = cv.strides[1];
   int64_t d0 = cv.dilations[0], d1 = cv.dilations[1];
   int64_t window = cv.kh * cv.kw;
@@ -478,7 +501,7 @@ Value packWindows(OpBuilder &b, Location loc, Value x, const Int8Conv &cv,
         segs.push_back({row, col, pi, 1});
     }
 
-  auto packedType = RankedTensorType::get({cv.n, panels, k4, 4 * kLanes}, i8);
+  auto packedType = RankedTensorType::get({cv.n, panels, k4, g4 * kLanes}, i8);
   Value empty = tensor::EmptyOp::create(b, loc, packedType.getShape(), i8);
   auto forall = scf::ForallOp::create(
       b, loc,
@@ -493,9 +516,9 @@ Value packWindows(OpBuilder &b, Location loc, Value x, const Int8Conv &cv,
                                     b.getIndexAttr(0)};
   SmallVector<OpFoldResult> sizes = {b.getIndexAttr(1), b.getIndexAttr(1),
                                      b.getIndexAttr(k4),
-                                     b.getIndexAttr(4 * kLanes)};
+                                     b.getIndexAttr(g4 * kLanes)};
   SmallVector<OpFoldResult> ones(4, b.getIndexAttr(1));
-  auto panelType = RankedTensorType::get({k4, 4 * kLanes}, i8);
+  auto panelType = RankedTensorType::get({k4, g4 * kLanes}, i8);
   Value panel = tensor::ExtractSliceOp::create(b, loc, panelType, shared, offs,
                                                sizes, ones);
   Value q = arith::RemUIOp::create(b, loc, pb, idx(b, loc, period));
@@ -512,18 +535,23 @@ Value packWindows(OpBuilder &b, Location loc, Value x, const Int8Conv &cv,
     cases.push_back(c);
   auto sw = scf::IndexSwitchOp::create(b, loc, TypeRange{panelType}, q, cases,
                                        cases.size());
-  auto vt16 = VectorType::get({kLanes}, i8);
+  // The lanes are shuffled as integers of the element's width (LLVM's x86
+  // backend cannot legalize every bf16 vector op), read and written as
+  // the element type.
+  Type bits = b.getIntegerType(i8.getIntOrFloatBitWidth());
+  auto vt16 = VectorType::get({kLanes}, bits);
   int64_t total = xt.getNumElements();
   auto panelLoop = [&](OpBuilder &b, int64_t layout, bool whole) -> Value {
     auto loop = scf::ForOp::create(
         b, loc, zero, idx(b, loc, k4), one, ValueRange{panel},
         [&](OpBuilder &lb, Location, Value kq, ValueRange iter) {
-          Value pad =
-              arith::ConstantOp::create(lb, loc, lb.getI8IntegerAttr(0));
+          Value pad = arith::ConstantOp::create(
+              lb, loc, cast<TypedAttr>(lb.getZeroAttr(i8)));
+          auto zeroAttr = cast<TypedAttr>(lb.getZeroAttr(bits));
           SmallVector<Value> groups;
-          for (int64_t kr = 0; kr < 4; ++kr) {
+          for (int64_t kr = 0; kr < g4; ++kr) {
             Value k = arith::AddIOp::create(
-                lb, loc, arith::MulIOp::create(lb, loc, kq, idx(lb, loc, 4)),
+                lb, loc, arith::MulIOp::create(lb, loc, kq, idx(lb, loc, g4)),
                 idx(lb, loc, kr));
             Value c = arith::DivUIOp::create(lb, loc, k, idx(lb, loc, window));
             Value rem =
@@ -552,6 +580,9 @@ Value packWindows(OpBuilder &b, Location loc, Value x, const Int8Conv &cv,
               Value part = vector::TransferReadOp::create(
                   lb, loc, VectorType::get({span}, i8), flat, ValueRange{at},
                   pad, ArrayRef<bool>{true});
+              if (bits != i8)
+                part = vector::BitCastOp::create(
+                    lb, loc, VectorType::get({span}, bits), part);
               if (seg.length == kLanes && s1 == 1) {
                 v = part;
                 continue;
@@ -559,8 +590,7 @@ Value packWindows(OpBuilder &b, Location loc, Value x, const Int8Conv &cv,
               // Lanes of the segment from `part`, the others from `v`.
               if (!v)
                 v = arith::ConstantOp::create(
-                    lb, loc,
-                    DenseElementsAttr::get(vt16, lb.getI8IntegerAttr(0)));
+                    lb, loc, DenseElementsAttr::get(vt16, zeroAttr));
               SmallVector<int64_t> mask;
               for (int64_t l = 0; l < kLanes; ++l)
                 mask.push_back(l >= seg.lane && l < seg.lane + seg.length
@@ -570,19 +600,27 @@ Value packWindows(OpBuilder &b, Location loc, Value x, const Int8Conv &cv,
             }
             groups.push_back(v);
           }
-          // Byte 4 pi + kr of the panel row is lane pi of group kr.
+          // Element g4 pi + kr of the panel row is lane pi of group kr.
           SmallVector<int64_t> lowMask, mask;
           for (int64_t l = 0; l < 2 * kLanes; ++l)
             lowMask.push_back(l);
           for (int64_t pi = 0; pi < kLanes; ++pi)
-            for (int64_t kr = 0; kr < 4; ++kr)
+            for (int64_t kr = 0; kr < g4; ++kr)
               mask.push_back((kr / 2) * 2 * kLanes + (kr % 2) * kLanes + pi);
-          Value lo =
-              vector::ShuffleOp::create(lb, loc, groups[0], groups[1], lowMask);
-          Value hi =
-              vector::ShuffleOp::create(lb, loc, groups[2], groups[3], lowMask);
-          Value row = vector::ShuffleOp::create(lb, loc, lo, hi, mask);
-          auto vt64 = VectorType::get({4 * kLanes}, i8);
+          Value row;
+          if (g4 == 2) {
+            row =
+                vector::ShuffleOp::create(lb, loc, groups[0], groups[1], mask);
+          } else {
+            Value lo = vector::ShuffleOp::create(lb, loc, groups[0], groups[1],
+                                                 lowMask);
+            Value hi = vector::ShuffleOp::create(lb, loc, groups[2], groups[3],
+                                                 lowMask);
+            row = vector::ShuffleOp::create(lb, loc, lo, hi, mask);
+          }
+          auto vt64 = VectorType::get({g4 * kLanes}, i8);
+          if (bits != i8)
+            row = vector::BitCastOp::create(lb, loc, vt64, row);
           if (flip)
             row = arith::XOrIOp::create(
                 lb, loc, row,
@@ -902,6 +940,19 @@ Value collapseTo2D(OpBuilder &b, Location loc, Value v) {
                                          leadingCollapse(t.getRank()));
 }
 
+/// The scf.forall over a convolution's (image, block of channels, block of
+/// positions) that carries `out`; `b` is left at the start of its body.
+scf::ForallOp convBlocks(OpBuilder &b, Location loc, int64_t n, int64_t fBlocks,
+                         int64_t pBlocks, Value out) {
+  auto forall = scf::ForallOp::create(
+      b, loc,
+      ArrayRef<OpFoldResult>{b.getIndexAttr(n), b.getIndexAttr(fBlocks),
+                             b.getIndexAttr(pBlocks)},
+      ValueRange{out}, std::nullopt);
+  b.setInsertionPointToStart(forall.getBody());
+  return forall;
+}
+
 /// The convolution's input padded (with anything: those k meet zero
 /// weights, those p are not written) to cover channel (kp - 1) / (kh * kw)
 /// and the input row of output position pr - 1, for packWindows.
@@ -919,10 +970,11 @@ Value paddedInput(OpBuilder &b, Location loc, Int8Conv &cv, int64_t kp,
   SmallVector<OpFoldResult> lo(4, b.getIndexAttr(0)), hi = lo;
   hi[1] = b.getIndexAttr(padC);
   hi[2] = b.getIndexAttr(padH);
-  Value zero = arith::ConstantOp::create(b, loc, b.getI8IntegerAttr(0));
+  Value zero = arith::ConstantOp::create(
+      b, loc, cast<TypedAttr>(b.getZeroAttr(xt.getElementType())));
   auto padded = RankedTensorType::get(
       {cv.n, cv.c + padC, xt.getDimSize(2) + padH, xt.getDimSize(3)},
-      b.getI8Type());
+      xt.getElementType());
   return tensor::PadOp::create(b, loc, padded, x, lo, hi, zero);
 }
 
@@ -1046,7 +1098,8 @@ void rewriteAmxMatMul(RewriterBase &rewriter, linalg::LinalgOp op,
 }
 
 /// `op` as a bf16 AmxGemm, when it is one: Int8Gemm's form (see match) on
-/// bf16 operands summed in f32, the body out + extf(a) * extf(b).
+/// bf16 operands summed in f32, the body out + extf(a) * extf(b), b a
+/// constant or a 2-D transpose of one (a Gemm's transB).
 std::optional<AmxGemm> matchBf16(linalg::LinalgOp op) {
   std::optional<kiln::GemmTypes> types = kiln::staticGemmTypes(op);
   if (!types || !types->a.getElementType().isBF16() ||
@@ -1065,8 +1118,15 @@ std::optional<AmxGemm> matchBf16(linalg::LinalgOp op) {
   g.elt = types->a.getElementType();
   g.n = ranges[dims->n];
   g.k = ranges[dims->k];
-  std::optional<ArrayRef<char>> bytes =
-      constantBytes(op.getDpsInputOperand(1)->get());
+  // A Gemm's transB reads its constant through a transpose.
+  Value bv = op.getDpsInputOperand(1)->get();
+  bool nk = dims->nk;
+  if (auto t = bv.getDefiningOp<linalg::TransposeOp>();
+      t && t.getPermutation() == ArrayRef<int64_t>{1, 0}) {
+    bv = t.getInput();
+    nk = !nk;
+  }
+  std::optional<ArrayRef<char>> bytes = constantBytes(bv);
   if (!bytes || (int64_t)bytes->size() != 2 * g.n * g.k)
     return std::nullopt;
   for (int64_t i = 0; i + 1 < types->out.getRank(); ++i)
@@ -1075,7 +1135,7 @@ std::optional<AmxGemm> matchBf16(linalg::LinalgOp op) {
   for (int64_t n = 0; n < g.n; ++n)
     for (int64_t k = 0; k < g.k; ++k)
       std::memcpy(&g.b[2 * (n * g.k + k)],
-                  &(*bytes)[2 * (dims->nk ? n * g.k + k : k * g.n + n)], 2);
+                  &(*bytes)[2 * (nk ? n * g.k + k : k * g.n + n)], 2);
   g.a = op.getDpsInputOperand(0)->get();
   g.init = op.getDpsInitOperand(0)->get();
   return g;
@@ -1089,12 +1149,165 @@ AmxGemm amxGemm(Type i8, const Int8Gemm &g) {
   return a;
 }
 
+/// The AMX form of a quantized convolution: out[n, f, p] += w[f, k] *
+/// col[n, k, p] as tile products with the weights as the tiles' rows
+/// ([F16, K64 / 4, 4] bytes: channels and k padded with zeros to
+/// multiples of 16 and 64) and the windows copied as they are (signed)
+/// into [n, P16, K64 / 4, 16, 4], 16 positions by 4 k per 64-byte tile
+/// row. Both sides signed: no weight sums. Where the init is the same
+/// along each channel (QLinearConv's bias), the blocks are filled with
+/// zeros and the start is added where the sums are read (the
+/// requantization after, rebuilt; or an add; nothing where it is zero);
+/// any other init is padded to [n, F16, P16] and accumulated onto. The
+/// result is sliced back to [n, F, P]. A bf16 convolution (kiln-cpu-amx-bf16)
+/// is the same in pairs of k ([F16, K32 / 2, 2] weights, [n, P16, K32 / 2,
+/// 16, 2] windows) into f32, always onto its padded init.
+void rewriteConvAmx(RewriterBase &rewriter, Int8Conv &cv, int64_t panelBytes,
+                    int64_t parallelChunks) {
+  linalg::Conv2DNchwFchwOp op = cv.op;
+  Location loc = op.getLoc();
+  MLIRContext *ctx = rewriter.getContext();
+  OpBuilder &b = rewriter;
+  b.setInsertionPoint(op);
+  Type i8 = cv.elt; // or bf16
+  int64_t g4 = cv.group;
+  int64_t kp = llvm::alignTo(cv.k, g4 * kAmxTile), k4 = kp / g4;
+  int64_t fp = llvm::alignTo(cv.f, kAmxTile);
+  int64_t p = cv.oh * cv.ow;
+  int64_t panels = llvm::divideCeil(p, kAmxTile), pr = panels * kAmxTile;
+
+  // The weights padded to [fp, kp] (w16 for bf16, else w).
+  auto padWeights = [&](const auto &w) {
+    std::vector<std::decay_t<decltype(w[0])>> wp(fp * kp, 0);
+    for (int64_t f = 0; f < cv.f; ++f)
+      for (int64_t k = 0; k < cv.k; ++k)
+        wp[f * kp + k] = w[f * cv.k + k];
+    return constantOf(b, loc, {fp, k4, g4}, i8, wp);
+  };
+  Value wCst = cv.w16.empty() ? padWeights(cv.w) : padWeights(cv.w16);
+  Value col = tensor::ExpandShapeOp::create(
+      b, loc, RankedTensorType::get({cv.n, panels, k4, kAmxTile, g4}, i8),
+      packWindows(b, loc, paddedInput(b, loc, cv, kp, pr), cv, panels, k4,
+                  /*flip=*/false),
+      SmallVector<ReassociationIndices>{{0}, {1}, {2}, {3, 4}});
+
+  // Where the init is the same along each channel (QLinearConv's bias),
+  // the tiles start at zero and the start is added where the sums are
+  // read: in the requantization after the convolution, or in an add of
+  // its own. The init is then never written.
+  Value init = op.getOutputs()[0];
+  auto ot = cast<RankedTensorType>(init.getType());
+  Type i32 = ot.getElementType(); // or f32
+  std::optional<ChannelStart> start;
+  if (isa<IntegerType>(i32))
+    start = matchChannelStart(init, cv.f);
+  DominanceInfo dom(op->getParentOp());
+  linalg::GenericOp requant = start ? matchRequantize(op, dom) : nullptr;
+  SmallVector<ReassociationIndices> plane = {{0}, {1}, {2, 3}};
+  Value out =
+      start ? tensor::EmptyOp::create(b, loc, {cv.n, fp, pr}, i32).getResult()
+            : padTo(b, loc,
+                    tensor::CollapseShapeOp::create(
+                        b, loc, RankedTensorType::get({cv.n, cv.f, p}, i32),
+                        init, plane),
+                    {cv.n, fp, pr});
+
+  // Blocks of whole pairs of tiles: of the plane, so that a block's
+  // windows (kp bytes per position) fit the panel budget; of the
+  // channels, for threads. The last block of each is a whole number of
+  // tiles too.
+  int64_t pair = 2 * kAmxTile;
+  int64_t pBlock = blockSize(pr, pair, panelBytes / (kp * (4 / g4)), cv.n, 1);
+  int64_t pBlocks = llvm::divideCeil(pr, pBlock);
+  int64_t fBlock = blockSize(fp, pair, fp, cv.n * pBlocks, parallelChunks);
+  int64_t fBlocks = llvm::divideCeil(fp, fBlock);
+  scf::ForallOp forall = convBlocks(b, loc, cv.n, fBlocks, pBlocks, out);
+  AffineExpr e0 = getAffineDimExpr(0, ctx);
+  Value nIv = forall.getInductionVar(0);
+  Value f0 = affine::AffineApplyOp::create(b, loc, e0 * fBlock,
+                                           forall.getInductionVar(1));
+  Value p0 = affine::AffineApplyOp::create(b, loc, e0 * pBlock,
+                                           forall.getInductionVar(2));
+  Value rows = blockExtent(b, loc, forall.getInductionVar(1), fBlock, fp);
+  Value cols = blockExtent(b, loc, forall.getInductionVar(2), pBlock, pr);
+  Value pb0 = affine::AffineApplyOp::create(b, loc, e0.floorDiv(kAmxTile), p0);
+  Value pbs =
+      affine::AffineApplyOp::create(b, loc, e0.floorDiv(kAmxTile), cols);
+  Value shared = forall.getRegionIterArgs()[0];
+  int64_t dyn = ShapedType::kDynamic;
+  auto one = b.getIndexAttr(1), zero = b.getIndexAttr(0);
+  SmallVector<OpFoldResult> cOffs = {nIv, f0, p0}, cSizes = {one, rows, cols};
+  Value c = tensor::ExtractSliceOp::create(
+      b, loc, RankedTensorType::get({dyn, dyn}, i32), shared, cOffs, cSizes,
+      SmallVector<OpFoldResult>(3, one));
+  if (start)
+    c = linalg::FillOp::create(b, loc,
+                               ValueRange{arith::ConstantOp::create(
+                                   b, loc, b.getI32IntegerAttr(0))},
+                               ValueRange{c})
+            .getResult(0);
+  Value x = tensor::ExtractSliceOp::create(
+      b, loc, RankedTensorType::get({dyn, k4, g4}, i8), wCst,
+      SmallVector<OpFoldResult>{f0, zero, zero},
+      SmallVector<OpFoldResult>{rows, b.getIndexAttr(k4), b.getIndexAttr(g4)},
+      SmallVector<OpFoldResult>(3, one));
+  Value y = tensor::ExtractSliceOp::create(
+      b, loc, RankedTensorType::get({dyn, k4, kAmxTile, g4}, i8), col,
+      SmallVector<OpFoldResult>{nIv, pb0, zero, zero, zero},
+      SmallVector<OpFoldResult>{one, pbs, b.getIndexAttr(k4),
+                                b.getIndexAttr(kAmxTile), b.getIndexAttr(g4)},
+      SmallVector<OpFoldResult>(5, one));
+  Value prod = amxProduct(b, loc, x, y, c, /*xSigned=*/true, /*ySigned=*/true);
+  b.setInsertionPointToStart(forall.getTerminator().getBody());
+  tensor::ParallelInsertSliceOp::create(b, loc, prod, shared, cOffs, cSizes,
+                                        SmallVector<OpFoldResult>(3, one));
+  b.setInsertionPointAfter(forall);
+  Value sums = tensor::ExpandShapeOp::create(
+      b, loc, ot, sliceTo(b, loc, forall.getResult(0), {cv.n, cv.f, p}), plane);
+  // A start of zeros (ConvInteger without zero points) adds nothing.
+  bool zeroStart = start && !start->perChannel &&
+                   llvm::all_of(start->values, [](int32_t v) { return !v; });
+  if (!start || zeroStart) {
+    rewriter.replaceOp(op, sums);
+    return;
+  }
+  Value startPerChannel = start->perChannel
+                              ? start->perChannel
+                              : constantOf(b, loc, {cv.f}, i32, start->values);
+  if (requant) {
+    rewriter.setInsertionPoint(requant);
+    rewriter.replaceOp(requant,
+                       withChannelStart(rewriter, requant, op->getResult(0),
+                                        sums, startPerChannel));
+  } else {
+    // The sums plus the start, elementwise (the init's own op).
+    MLIRContext *ctx = b.getContext();
+    AffineMap id = AffineMap::getMultiDimIdentityMap(4, ctx);
+    AffineMap channel = AffineMap::get(4, 0, {getAffineDimExpr(1, ctx)}, ctx);
+    using IT = utils::IteratorType;
+    Value added =
+        linalg::GenericOp::create(
+            b, loc, TypeRange{ot}, ValueRange{sums, startPerChannel},
+            ValueRange{tensor::EmptyOp::create(b, loc, ot.getShape(), i32)},
+            {id, channel, id}, SmallVector<IT>(4, IT::parallel),
+            [](OpBuilder &nb, Location nl, ValueRange a) {
+              linalg::YieldOp::create(
+                  nb, nl,
+                  ValueRange{arith::AddIOp::create(nb, nl, a[0], a[1])});
+            })
+            .getResult(0);
+    rewriter.replaceOp(op, added);
+    return;
+  }
+  rewriter.eraseOp(op);
+}
+
 struct Int8GemmPass : public kiln::impl::KilnCpuInt8GemmBase<Int8GemmPass> {
   using Base::Base;
 
   void runOnOperation() override {
     SmallVector<std::pair<linalg::LinalgOp, Int8Gemm>> gemms;
-    SmallVector<Int8Conv> convs;
+    std::vector<Int8Conv> convs;
     getOperation().walk([&](linalg::LinalgOp op) {
       if (auto conv = dyn_cast<linalg::Conv2DNchwFchwOp>(op.getOperation())) {
         if (auto cv = matchConv(conv))
@@ -1115,161 +1328,10 @@ struct Int8GemmPass : public kiln::impl::KilnCpuInt8GemmBase<Int8GemmPass> {
     }
     for (Int8Conv &cv : convs) {
       if (amx)
-        rewriteConvAmx(rewriter, cv);
+        rewriteConvAmx(rewriter, cv, panelBytes, parallelChunks);
       else
         rewriteConv(rewriter, cv);
     }
-  }
-
-  /// The AMX form of a quantized convolution: out[n, f, p] += w[f, k] *
-  /// col[n, k, p] as tile products with the weights as the tiles' rows
-  /// ([F16, K64 / 4, 4] bytes: channels and k padded with zeros to
-  /// multiples of 16 and 64) and the windows copied as they are (signed)
-  /// into [n, P16, K64 / 4, 16, 4], 16 positions by 4 k per 64-byte tile
-  /// row. Both sides signed: no weight sums. Where the init is the same
-  /// along each channel (QLinearConv's bias), the blocks are filled with
-  /// zeros and the start is added where the sums are read (the
-  /// requantization after, rebuilt; or an add; nothing where it is zero);
-  /// any other init is padded to [n, F16, P16] and accumulated onto. The
-  /// result is sliced back to [n, F, P].
-  void rewriteConvAmx(RewriterBase &rewriter, Int8Conv &cv) {
-    linalg::Conv2DNchwFchwOp op = cv.op;
-    Location loc = op.getLoc();
-    MLIRContext *ctx = rewriter.getContext();
-    OpBuilder &b = rewriter;
-    b.setInsertionPoint(op);
-    Type i8 = b.getI8Type();
-    int64_t kp = llvm::alignTo(cv.k, 4 * kAmxTile), k4 = kp / 4;
-    int64_t fp = llvm::alignTo(cv.f, kAmxTile);
-    int64_t p = cv.oh * cv.ow;
-    int64_t panels = llvm::divideCeil(p, kAmxTile), pr = panels * kAmxTile;
-
-    std::vector<int8_t> wp(fp * kp, 0);
-    for (int64_t f = 0; f < cv.f; ++f)
-      for (int64_t k = 0; k < cv.k; ++k)
-        wp[f * kp + k] = cv.w[f * cv.k + k];
-    Value wCst = constantOf(b, loc, {fp, k4, 4}, i8, wp);
-    Value col = tensor::ExpandShapeOp::create(
-        b, loc, RankedTensorType::get({cv.n, panels, k4, kAmxTile, 4}, i8),
-        packWindows(b, loc, paddedInput(b, loc, cv, kp, pr), cv, panels, k4,
-                    /*flip=*/false),
-        SmallVector<ReassociationIndices>{{0}, {1}, {2}, {3, 4}});
-
-    // Where the init is the same along each channel (QLinearConv's bias),
-    // the tiles start at zero and the start is added where the sums are
-    // read: in the requantization after the convolution, or in an add of
-    // its own. The init is then never written.
-    Value init = op.getOutputs()[0];
-    auto ot = cast<RankedTensorType>(init.getType());
-    Type i32 = ot.getElementType();
-    std::optional<ChannelStart> start = matchChannelStart(init, cv.f);
-    DominanceInfo dom(op->getParentOp());
-    linalg::GenericOp requant = start ? matchRequantize(op, dom) : nullptr;
-    SmallVector<ReassociationIndices> plane = {{0}, {1}, {2, 3}};
-    Value out =
-        start ? tensor::EmptyOp::create(b, loc, {cv.n, fp, pr}, i32).getResult()
-              : padTo(b, loc,
-                      tensor::CollapseShapeOp::create(
-                          b, loc, RankedTensorType::get({cv.n, cv.f, p}, i32),
-                          init, plane),
-                      {cv.n, fp, pr});
-
-    // Blocks of whole pairs of tiles: of the plane, so that a block's
-    // windows (kp bytes per position) fit the panel budget; of the
-    // channels, for threads. The last block of each is a whole number of
-    // tiles too.
-    int64_t pair = 2 * kAmxTile;
-    int64_t pBlock = blockSize(pr, pair, panelBytes / kp, cv.n, 1);
-    int64_t pBlocks = llvm::divideCeil(pr, pBlock);
-    int64_t fBlock = blockSize(fp, pair, fp, cv.n * pBlocks, parallelChunks);
-    int64_t fBlocks = llvm::divideCeil(fp, fBlock);
-    auto forall = scf::ForallOp::create(
-        b, loc,
-        ArrayRef<OpFoldResult>{b.getIndexAttr(cv.n), b.getIndexAttr(fBlocks),
-                               b.getIndexAttr(pBlocks)},
-        ValueRange{out}, std::nullopt);
-    b.setInsertionPointToStart(forall.getBody());
-    AffineExpr e0 = getAffineDimExpr(0, ctx);
-    Value nIv = forall.getInductionVar(0);
-    Value f0 = affine::AffineApplyOp::create(b, loc, e0 * fBlock,
-                                             forall.getInductionVar(1));
-    Value p0 = affine::AffineApplyOp::create(b, loc, e0 * pBlock,
-                                             forall.getInductionVar(2));
-    Value rows = blockExtent(b, loc, forall.getInductionVar(1), fBlock, fp);
-    Value cols = blockExtent(b, loc, forall.getInductionVar(2), pBlock, pr);
-    Value pb0 =
-        affine::AffineApplyOp::create(b, loc, e0.floorDiv(kAmxTile), p0);
-    Value pbs =
-        affine::AffineApplyOp::create(b, loc, e0.floorDiv(kAmxTile), cols);
-    Value shared = forall.getRegionIterArgs()[0];
-    int64_t dyn = ShapedType::kDynamic;
-    auto one = b.getIndexAttr(1), zero = b.getIndexAttr(0);
-    SmallVector<OpFoldResult> cOffs = {nIv, f0, p0}, cSizes = {one, rows, cols};
-    Value c = tensor::ExtractSliceOp::create(
-        b, loc, RankedTensorType::get({dyn, dyn}, i32), shared, cOffs, cSizes,
-        SmallVector<OpFoldResult>(3, one));
-    if (start)
-      c = linalg::FillOp::create(b, loc,
-                                 ValueRange{arith::ConstantOp::create(
-                                     b, loc, b.getI32IntegerAttr(0))},
-                                 ValueRange{c})
-              .getResult(0);
-    Value x = tensor::ExtractSliceOp::create(
-        b, loc, RankedTensorType::get({dyn, k4, 4}, i8), wCst,
-        SmallVector<OpFoldResult>{f0, zero, zero},
-        SmallVector<OpFoldResult>{rows, b.getIndexAttr(k4), b.getIndexAttr(4)},
-        SmallVector<OpFoldResult>(3, one));
-    Value y = tensor::ExtractSliceOp::create(
-        b, loc, RankedTensorType::get({dyn, k4, kAmxTile, 4}, i8), col,
-        SmallVector<OpFoldResult>{nIv, pb0, zero, zero, zero},
-        SmallVector<OpFoldResult>{one, pbs, b.getIndexAttr(k4),
-                                  b.getIndexAttr(kAmxTile), b.getIndexAttr(4)},
-        SmallVector<OpFoldResult>(5, one));
-    Value prod =
-        amxProduct(b, loc, x, y, c, /*xSigned=*/true, /*ySigned=*/true);
-    b.setInsertionPointToStart(forall.getTerminator().getBody());
-    tensor::ParallelInsertSliceOp::create(b, loc, prod, shared, cOffs, cSizes,
-                                          SmallVector<OpFoldResult>(3, one));
-    b.setInsertionPointAfter(forall);
-    Value sums = tensor::ExpandShapeOp::create(
-        b, loc, ot, sliceTo(b, loc, forall.getResult(0), {cv.n, cv.f, p}),
-        plane);
-    // A start of zeros (ConvInteger without zero points) adds nothing.
-    bool zeroStart = start && !start->perChannel &&
-                     llvm::all_of(start->values, [](int32_t v) { return !v; });
-    if (!start || zeroStart) {
-      rewriter.replaceOp(op, sums);
-      return;
-    }
-    Value startPerChannel =
-        start->perChannel ? start->perChannel
-                          : constantOf(b, loc, {cv.f}, i32, start->values);
-    if (requant) {
-      rewriter.setInsertionPoint(requant);
-      rewriter.replaceOp(requant,
-                         withChannelStart(rewriter, requant, op->getResult(0),
-                                          sums, startPerChannel));
-    } else {
-      // The sums plus the start, elementwise (the init's own op).
-      MLIRContext *ctx = b.getContext();
-      AffineMap id = AffineMap::getMultiDimIdentityMap(4, ctx);
-      AffineMap channel = AffineMap::get(4, 0, {getAffineDimExpr(1, ctx)}, ctx);
-      using IT = utils::IteratorType;
-      Value added =
-          linalg::GenericOp::create(
-              b, loc, TypeRange{ot}, ValueRange{sums, startPerChannel},
-              ValueRange{tensor::EmptyOp::create(b, loc, ot.getShape(), i32)},
-              {id, channel, id}, SmallVector<IT>(4, IT::parallel),
-              [](OpBuilder &nb, Location nl, ValueRange a) {
-                linalg::YieldOp::create(
-                    nb, nl,
-                    ValueRange{arith::AddIOp::create(nb, nl, a[0], a[1])});
-              })
-              .getResult(0);
-      rewriter.replaceOp(op, added);
-      return;
-    }
-    rewriter.eraseOp(op);
   }
 
   void rewriteConv(RewriterBase &rewriter, Int8Conv &cv) {
@@ -1344,12 +1406,7 @@ struct Int8GemmPass : public kiln::impl::KilnCpuInt8GemmBase<Int8GemmPass> {
     int64_t fBlock = blockSize(cv.f, mr, cv.f, cv.n * pBlocks, parallelChunks);
     int64_t fBlocks = llvm::divideCeil(cv.f, fBlock);
 
-    auto forall = scf::ForallOp::create(
-        b, loc,
-        ArrayRef<OpFoldResult>{b.getIndexAttr(cv.n), b.getIndexAttr(fBlocks),
-                               b.getIndexAttr(pBlocks)},
-        ValueRange{out}, std::nullopt);
-    b.setInsertionPointToStart(forall.getBody());
+    scf::ForallOp forall = convBlocks(b, loc, cv.n, fBlocks, pBlocks, out);
     Value nIv = forall.getInductionVar(0);
     AffineExpr e0 = getAffineDimExpr(0, ctx);
     Value f0 = affine::AffineApplyOp::create(b, loc, e0 * fBlock,
@@ -1840,15 +1897,24 @@ struct AmxBf16Pass : public kiln::impl::KilnCpuAmxBf16Base<AmxBf16Pass> {
 
   void runOnOperation() override {
     SmallVector<std::pair<linalg::LinalgOp, AmxGemm>> gemms;
+    std::vector<Int8Conv> convs;
     getOperation().walk([&](linalg::LinalgOp op) {
-      // Fewer than 16 rows would fill a fraction of each tile: those keep
-      // kiln-cpu-tile-and-vectorize's register tiles.
-      if (std::optional<AmxGemm> g = matchBf16(op); g && g->m >= kAmxTile)
+      // Every NCHW 2-D convolution with constant weights; MatMuls of 16
+      // rows or more (fewer would fill a fraction of each tile: those keep
+      // kiln-cpu-tile-and-vectorize's register tiles).
+      if (auto conv = dyn_cast<linalg::Conv2DNchwFchwOp>(op.getOperation())) {
+        if (std::optional<Int8Conv> cv = matchConv(conv, /*bf16=*/true))
+          convs.push_back(std::move(*cv));
+      } else if (std::optional<AmxGemm> g = matchBf16(op);
+                 g && g->m >= kAmxTile) {
         gemms.emplace_back(op, std::move(*g));
+      }
     });
     IRRewriter rewriter(&getContext());
     for (auto &[op, g] : gemms)
       rewriteAmxMatMul(rewriter, op, g, panelBytes, parallelChunks);
+    for (Int8Conv &cv : convs)
+      rewriteConvAmx(rewriter, cv, panelBytes, parallelChunks);
   }
 };
 
