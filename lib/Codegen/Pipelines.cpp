@@ -207,10 +207,10 @@ void kiln::buildCpuCodegenPipeline(OpPassManager &pm,
       : avxvnni ? "kiln-cpu-int8-gemm{register-tile-m=6 tile-vectors=1}"
       : amxInt8 ? "kiln-cpu-int8-gemm{amx=true}"
                 : "kiln-cpu-int8-gemm";
-  // bf16 products: MatMuls of 16 rows or more with constant weights on
-  // AMX's tile multiply where the CPU has AMX-BF16; the rest (and all with
-  // avx512bf16) on AVX-512 BF16's vdpbf16ps where the CPU has it at this
-  // vector width.
+  // bf16 products: convolutions, and MatMuls of 16 rows or more, with
+  // constant weights on AMX's tile multiply where the CPU has AMX-BF16;
+  // the rest (and all with avx512bf16) on AVX-512 BF16's vdpbf16ps where
+  // the CPU has it at this vector width.
   bool amxBf16 = options.bf16Dot == "amx" ||
                  (options.bf16Dot == "auto" && cpu->hasAmxBf16());
   bool bf16Dot = options.bf16Dot == "avx512bf16" ||

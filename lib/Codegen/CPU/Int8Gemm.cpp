@@ -83,6 +83,18 @@ std::optional<ArrayRef<char>> constantBytes(Value v) {
   return cst ? kiln::rawConstantBytes(cst.getValue()) : std::nullopt;
 }
 
+/// A constant weight's raw bytes (elements of `size` bytes, [N][K] with
+/// `nk`, else [K][N]) as N rows of K elements.
+std::vector<char> weightRows(ArrayRef<char> bytes, bool nk, int64_t n,
+                             int64_t k, int64_t size) {
+  std::vector<char> rows(n * k * size);
+  for (int64_t i = 0; i < n; ++i)
+    for (int64_t j = 0; j < k; ++j)
+      std::memcpy(&rows[(i * k + j) * size],
+                  &bytes[(nk ? i * k + j : j * n + i) * size], size);
+  return rows;
+}
+
 /// `op` as an Int8Gemm, when it is one: static, one reduction dim k, the
 /// output's last dim n, a = out dims but n, then k (so that [M, K] is a
 /// collapse of it), b a signed constant over exactly (n, k), and the body
@@ -117,11 +129,8 @@ std::optional<Int8Gemm> match(linalg::LinalgOp op) {
     return std::nullopt;
   for (int64_t i = 0; i + 1 < ot.getRank(); ++i)
     g.m *= ot.getDimSize(i);
-  g.b.resize(g.n * g.k);
-  for (int64_t n = 0; n < g.n; ++n)
-    for (int64_t k = 0; k < g.k; ++k)
-      g.b[n * g.k + k] =
-          static_cast<int8_t>((*bytes)[nk ? n * g.k + k : k * g.n + n]);
+  std::vector<char> rows = weightRows(*bytes, nk, g.n, g.k, 1);
+  g.b.assign(rows.begin(), rows.end());
   g.a = aOp->get();
   g.init = out->get();
   g.signedA = signedA;
@@ -342,6 +351,10 @@ int64_t blockSize(int64_t size, int64_t unit, int64_t most, int64_t others,
   return llvm::divideCeilSigned(units, blocks) * unit;
 }
 
+/// The k per 32-bit lane of an AMX tile row of `elt`: four bytes, or two
+/// bf16.
+int64_t amxGroup(Type elt) { return 32 / elt.getIntOrFloatBitWidth(); }
+
 /// A quantized 2-D convolution, `conv_2d_nchw_fchw` of int8 input and
 /// constant int8 weights accumulating in int32, written directly in NCHW:
 /// the GEMM out[n, f, p] += w[f, k] * col[n, k, p] with the output plane p
@@ -357,11 +370,10 @@ struct Int8Conv {
   std::vector<int8_t> w; // w[f * K + k]
   int64_t n, c, f, kh, kw, oh, ow, k;
   SmallVector<int64_t> strides, dilations;
-  /// The operands' element type and the k per 32-bit lane of AMX's tiles:
-  /// i8 in fours, or (kiln-cpu-amx-bf16's convolutions) bf16 in pairs,
-  /// whose weights are then `w16` (element (f, k) at f * K + k) not `w`.
+  /// The operands' element type: i8, or (kiln-cpu-amx-bf16's
+  /// convolutions) bf16, whose weights are then `w16` (element (f, k) at
+  /// f * K + k) not `w`.
   Type elt;
-  int64_t group = 4;
   std::vector<uint16_t> w16;
 };
 
@@ -388,7 +400,6 @@ std::optional<Int8Conv> matchConv(linalg::Conv2DNchwFchwOp op,
   Int8Conv cv;
   cv.op = op;
   cv.elt = elt;
-  cv.group = 4 / size;
   cv.n = xt.getDimSize(0);
   cv.c = xt.getDimSize(1);
   cv.f = wt.getDimSize(0);
@@ -421,7 +432,7 @@ Value packWindowsScalar(OpBuilder &b, Location loc, Value x, const Int8Conv &cv,
                         int64_t panels, int64_t k4, bool flip) {
   MLIRContext *ctx = b.getContext();
   Type i8 = cv.elt;
-  int64_t g = cv.group;
+  int64_t g = amxGroup(i8);
   int64_t s0 = cv.strides[0], s1 = cv.strides[1];
   int64_t d0 = cv.dilations[0], d1 = cv.dilations[1];
   auto dim = [&](unsigned i) { return getAffineDimExpr(i, ctx); };
@@ -471,8 +482,8 @@ Value packWindowsScalar(OpBuilder &b, Location loc, Value x, const Int8Conv &cv,
 /// ones) loads each segment's bytes only.
 Value packWindows(OpBuilder &b, Location loc, Value x, const Int8Conv &cv,
                   int64_t panels, int64_t k4, bool flip = true) {
-  Type i8 = cv.elt; // or bf16, in pairs of k (cv.group)
-  int64_t g4 = cv.group;
+  Type i8 = cv.elt; // or bf16, in pairs of k
+  int64_t g4 = amxGroup(i8);
   int64_t s0 = cv.strides[0], s1 = cv.strides[1];
   int64_t d0 = cv.dilations[0], d1 = cv.dilations[1];
   int64_t window = cv.kh * cv.kw;
@@ -1007,7 +1018,7 @@ void rewriteAmxMatMul(RewriterBase &rewriter, linalg::LinalgOp op,
   b.setInsertionPoint(op);
   auto ot = cast<RankedTensorType>(g.init.getType());
   Type elt = g.elt, acc = ot.getElementType();
-  int64_t size = elt.getIntOrFloatBitWidth() / 8, group = 4 / size;
+  int64_t size = elt.getIntOrFloatBitWidth() / 8, group = amxGroup(elt);
   int64_t kp = llvm::alignTo(g.k, group * kAmxTile), kg = kp / group;
   int64_t mp = llvm::alignTo(g.m, kAmxTile), np = llvm::alignTo(g.n, kAmxTile);
   int64_t panels = np / kAmxTile;
@@ -1131,11 +1142,7 @@ std::optional<AmxGemm> matchBf16(linalg::LinalgOp op) {
     return std::nullopt;
   for (int64_t i = 0; i + 1 < types->out.getRank(); ++i)
     g.m *= types->out.getDimSize(i);
-  g.b.resize(2 * g.n * g.k);
-  for (int64_t n = 0; n < g.n; ++n)
-    for (int64_t k = 0; k < g.k; ++k)
-      std::memcpy(&g.b[2 * (n * g.k + k)],
-                  &(*bytes)[2 * (nk ? n * g.k + k : k * g.n + n)], 2);
+  g.b = weightRows(*bytes, nk, g.n, g.k, 2);
   g.a = op.getDpsInputOperand(0)->get();
   g.init = op.getDpsInitOperand(0)->get();
   return g;
@@ -1170,7 +1177,7 @@ void rewriteConvAmx(RewriterBase &rewriter, Int8Conv &cv, int64_t panelBytes,
   OpBuilder &b = rewriter;
   b.setInsertionPoint(op);
   Type i8 = cv.elt; // or bf16
-  int64_t g4 = cv.group;
+  int64_t g4 = amxGroup(i8);
   int64_t kp = llvm::alignTo(cv.k, g4 * kAmxTile), k4 = kp / g4;
   int64_t fp = llvm::alignTo(cv.f, kAmxTile);
   int64_t p = cv.oh * cv.ow;
