@@ -62,6 +62,10 @@ if all(f in flags for f in ("avx512f", "avx512dq", "avx512cd", "avx512bw", "avx5
 # AVX-512 BF16's vdpbf16ps runs here.
 if "avx512_bf16" in flags:
     config.available_features.add("cpu-avx512bf16")
+# The 2:4 int8 kernels run here: AVX-512 VBMI2's vpexpandb and AVX-512
+# VNNI's vpdpbusd.
+if all(f in flags for f in ("avx512_vbmi2", "avx512_vnni", "avx512bw")):
+    config.available_features.add("cpu-vbmi2-vnni")
 # AMX's 8-bit tile multiply runs here (the runtime asks Linux for the tile
 # state, which a kernel before 5.16 cannot give: then the modules refuse to
 # load and these tests fail, as they should).

@@ -15,7 +15,13 @@ With --model M.onnx: that model (its 2:4 weights pruned already, e.g. by
 prune_model.py) on --input NAME=FILE.npy inputs, compiled for their
 shapes.
 
-  python3 bench/sparsity/bench.py [--rows 1,2,4,8,16] [--layers 4]
+With --qdq: the MLP stack quantized by onnxruntime's quantize_static
+(mlp_stack.py --qdq: per-channel int8 weights, still 2:4), its products
+Kiln's int8 kernels (dense: VNNI; sparse: vpexpandb + VNNI) and ONNX
+Runtime's int8 ones; both Kiln modules are checked against ONNX Runtime's
+output within one quantization step of it.
+
+  python3 bench/sparsity/bench.py [--rows 1,2,4,8,16] [--layers 4] [--qdq]
       [--threads 2] [--rounds 3] [--iterations 100] [--bin build/bin]
       [--out build/sparsity-bench]
   python3 bench/sparsity/bench.py --model M.onnx --input NAME=X.npy ...
@@ -42,7 +48,8 @@ def run(cmd):
     return p.stdout + p.stderr
 
 
-def compare(a, label, model, inputs, expected, work, extra=()):
+def compare(a, label, model, inputs, expected, work, extra=(), atol=1e-4,
+            rtol=1e-4):
     """One table row: `inputs` maps input names to .npy paths (in input
     order), `expected` is ONNX Runtime's first output's .npy path."""
     import onnxruntime as ort
@@ -62,7 +69,7 @@ def compare(a, label, model, inputs, expected, work, extra=()):
         args += ["--input", p]
     for kmod in kmods.values():
         run([os.path.join(a.bin, "kiln-run"), kmod, "--expected", expected, "--rtol",
-             "1e-4", "--atol", "1e-4"] + args)
+             str(rtol), "--atol", str(atol)] + args)
     opts = ort.SessionOptions()
     opts.intra_op_num_threads = a.threads
     opts.inter_op_num_threads = 1
@@ -101,6 +108,8 @@ def main():
     ap.add_argument("--model")
     ap.add_argument("--input", action="append", default=[],
                     help="with --model: NAME=FILE.npy, in input order")
+    ap.add_argument("--qdq", action="store_true",
+                    help="the MLP stack quantized to int8 (QDQ)")
     ap.add_argument("--threads", type=int, default=2)
     ap.add_argument("--rounds", type=int, default=3)
     ap.add_argument("--iterations", type=int, default=100)
@@ -123,12 +132,20 @@ def main():
             d = os.path.join(a.out, "rows%d" % r)
             run([sys.executable, os.path.join(here, "mlp_stack.py"), d, "--layers",
                  str(a.layers), "--hidden", str(a.hidden), "--ffn", str(a.ffn),
-                 "--rows", str(r)])
-            rows.append(compare(a, "MLP stack, %d row%s" % (r, "s" if r > 1 else ""),
-                                os.path.join(d, "mlp_stack.onnx"),
+                 "--rows", str(r)] + (["--qdq"] if a.qdq else []))
+            label = "MLP stack%s, %d row%s" % (" int8" if a.qdq else "", r,
+                                               "s" if r > 1 else "")
+            tol = {}
+            if a.qdq:
+                with open(os.path.join(d, "qdq_step.txt")) as f:
+                    tol = {"atol": float(f.read()) * 1.001, "rtol": 0}
+            rows.append(compare(a, label,
+                                os.path.join(d, "mlp_stack_qdq.onnx" if a.qdq
+                                             else "mlp_stack.onnx"),
                                 {"x": os.path.join(d, "x.npy")},
-                                os.path.join(d, "expected.npy"), d,
-                                ["--cpu-sparse-max-rows=100000"]))
+                                os.path.join(d, "expected_qdq.npy" if a.qdq
+                                             else "expected.npy"), d,
+                                ["--cpu-sparse-max-rows=100000"], **tol))
     print("\n".join(HEADER + rows))
 
 

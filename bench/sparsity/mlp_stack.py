@@ -13,7 +13,11 @@ Writes into OUT: `mlp_stack.onnx` (Gemm with transB, as PyTorch's
 TorchScript exporter writes nn.Linear, or MatMul with --form matmul),
 `mlp_stack_dense.onnx` (the same weights before pruning, for
 --sparsity=force), `x.npy` and ONNX Runtime's outputs `expected.npy`,
-`expected_dense.npy`.
+`expected_dense.npy`. With --qdq also `mlp_stack_qdq.onnx`, the 2:4 model
+quantized by onnxruntime's quantize_static (QDQ, per-channel symmetric
+int8 weights, which stay 2:4: zero stays zero; int8 activations,
+calibrated on 8 seeded inputs), its ONNX Runtime output
+`expected_qdq.npy` and `qdq_step.txt`, the output's quantization step.
 """
 
 import argparse
@@ -76,6 +80,34 @@ def build(weights, rows, hidden, form):
     return model
 
 
+def write_qdq(a, rng, x):
+    import onnxruntime as ort
+    from onnxruntime.quantization import (CalibrationDataReader, QuantFormat,
+                                          QuantType, quantize_static)
+    samples = iter([{"x": rng.standard_normal(x.shape).astype(np.float32)}
+                    for _ in range(8)] + [{"x": x}])
+
+    class Reader(CalibrationDataReader):
+        def get_next(self):
+            return next(samples, None)
+
+    src = os.path.join(a.out, "mlp_stack.onnx")
+    qdq = os.path.join(a.out, "mlp_stack_qdq.onnx")
+    quantize_static(src, qdq, Reader(), quant_format=QuantFormat.QDQ,
+                    per_channel=True, activation_type=QuantType.QInt8,
+                    weight_type=QuantType.QInt8)
+    model = onnx.load(qdq)
+    inits = {i.name: i for i in model.graph.initializer}
+    last = [n for n in model.graph.node
+            if n.op_type == "DequantizeLinear" and n.output[0] == "y"]
+    step = float(numpy_helper.to_array(inits[last[0].input[1]]))
+    with open(os.path.join(a.out, "qdq_step.txt"), "w") as f:
+        f.write("%.9g\n" % step)
+    sess = ort.InferenceSession(qdq, providers=["CPUExecutionProvider"])
+    np.save(os.path.join(a.out, "expected_qdq.npy"),
+            sess.run(None, {"x": x})[0])
+
+
 def main():
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("out")
@@ -85,6 +117,7 @@ def main():
     p.add_argument("--rows", type=int, default=1)
     p.add_argument("--form", choices=["gemm", "matmul"], default="gemm")
     p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--qdq", action="store_true")
     a = p.parse_args()
     rng = np.random.default_rng(a.seed)
     dense, sparse = [], []
@@ -107,6 +140,8 @@ def main():
         sess = ort.InferenceSession(path, providers=["CPUExecutionProvider"])
         y = sess.run(None, {"x": x})[0]
         np.save(os.path.join(a.out, "expected" + name[9:] + ".npy"), y)
+    if a.qdq:
+        write_qdq(a, rng, x)
     print(f"wrote {a.out}/mlp_stack.onnx ({a.layers} layers, "
           f"{a.hidden}x{a.ffn}, {a.rows} rows, {a.form})")
 

@@ -237,8 +237,15 @@ void kiln::buildCpuCodegenPipeline(OpPassManager &pm,
       options.threads
           ? "scf-forall-to-parallel,convert-scf-to-openmp,canonicalize,"
           : "scf-forall-to-for,";
+  // 2:4 int8 products expand their weights with vpexpandb (AVX-512
+  // VBMI2) and multiply with the 512-bit vpdpbusd; they are taken before
+  // kiln-cpu-int8-gemm packs the dense ones.
+  bool expandBytes = vectorBits >= 512 && vnni && cpu->has("avx512vbmi2");
   addPipeline(
-      pm, "func.func(kiln-flatten-empty-tensors,kiln-fuse-elementwise," +
+      pm, "kiln-cpu-sparse-gemm{int8=true max-rows=" +
+              std::to_string(sparseMaxRows) +
+              (expandBytes ? "" : " expand-bytes=false") +
+              "},func.func(kiln-flatten-empty-tensors,kiln-fuse-elementwise," +
               int8Gemm + (amxBf16 ? ",kiln-cpu-amx-bf16" : "") +
               ",kiln-cpu-depthwise-conv{" + bits + "},kiln-cpu-image-loops{" +
               bits + "},kiln-collapse-elementwise,kiln-conv-to-gemm{" + bits +

@@ -373,8 +373,10 @@ static cl::opt<std::string> cpuBf16Dot(
     cl::init("auto"), cl::cat(category));
 static cl::opt<std::string> sparsity(
     "sparsity",
-    cl::desc("2:4 structured sparsity of MatMul/Gemm weights: off (the "
-             "default), on (weights that are already 2:4 along K, as "
+    cl::desc("2:4 structured sparsity of MatMul/Gemm weights (and on the "
+             "CPU of int8 QLinearMatMul/MatMulInteger weights: a QDQ model's, "
+             "or --precision=int8's): off (the default), on (weights that are "
+             "already 2:4 along K, as "
              "2:4-pruned training leaves them, run compressed where a "
              "sparse kernel is faster: kiln-sparsify, kiln-cpu-sparse-gemm) "
              "or force (the other eligible weights are first pruned to 2:4 "
@@ -1692,16 +1694,18 @@ int main(int argc, char **argv) {
   }
   if (sparsity != "off" && sparsity != "on" && sparsity != "force")
     return fail("--sparsity must be off, on or force");
-  // The CPU's sparse kernels are float32 (vexpandps or vpermps); the GPU's are
+  // The CPU's sparse kernels are float32 (vexpandps or vpermps) and int8
+  // (vpexpandb and vpdpbusd); the GPU's are
   // the 16-bit tensor cores' mma.sp.
   if (sparsity != "off" && gpuTarget && precision != "fp16" &&
       precision != "bf16")
     return fail("--sparsity on a GPU target runs 2:4 sparse tensor-core "
                 "products (mma.sp) in half precision: add --precision=fp16 "
                 "or --precision=bf16");
-  if (sparsity != "off" && !gpuTarget && precision != "fp32")
-    return fail("--sparsity on the CPU runs float32 products; it cannot be "
-                "combined with --precision=" +
+  if (sparsity != "off" && !gpuTarget && precision != "fp32" &&
+      precision != "int8")
+    return fail("--sparsity on the CPU runs float32 and int8 products; it "
+                "cannot be combined with --precision=" +
                 precision + " yet");
   if (cpuSparseMaxRows.getNumOccurrences() && cpuSparseMaxRows < 0)
     return fail("--cpu-sparse-max-rows must be 0 or more");

@@ -602,8 +602,8 @@ def KilnCpuInt8Gemm : Pass<"kiln-cpu-int8-gemm", "::mlir::func::FuncOp"> {
 }
 
 def KilnCpuSparseGemm : Pass<"kiln-cpu-sparse-gemm", "::mlir::ModuleOp"> {
-  let summary = "Runs 2:4-sparse float products with their weights "
-                "compressed, expanded in registers";
+  let summary = "Runs 2:4-sparse float and int8 products with their "
+                "weights compressed, expanded in registers";
   let description = [{
     A float32 contraction `out[..., m, n] += a[..., m, k] * b[k, n]` marked
     `kiln.sparsity = "2:4"` (by `kiln-sparsify`, carried by the lowering)
@@ -628,6 +628,20 @@ def KilnCpuSparseGemm : Pass<"kiln-cpu-sparse-gemm", "::mlir::ModuleOp"> {
     `kiln.avx2_permute` for `kiln-cpu-avx2-dot` to make one `vpermps` of.
     The weight bytes read are 53% of the dense ones.
 
+    With `int8`, the pass takes the int8 contractions instead
+    (`out[..., m, n] += ext(a[..., m, k]) * ext(b[k, n])` into int32, `b`
+    signed bytes: a QDQ model's or `--precision=int8`'s products, which
+    must reach it before `kiln-cpu-int8-gemm` packs them): per column and
+    chunk of 64 `k`, the 32 kept bytes (`[n / nc, k / 64, nc, 32]` i8)
+    and a 64-bit mask (`[n / nc, k / 64, nc]` i64), 62.5% of the dense
+    bytes. Each chunk is expanded with one `vector.expandload` of 64 bytes
+    (AVX-512 VBMI2's `vpexpandb`) and multiplied with 64 consecutive bytes
+    of each row in the plain vector ops that `kiln-cpu-vnni-dot` makes
+    one `vpdpbusd` of (signed rows read flipped, `a ^ 0x80`, and the sums
+    lowered by 128 times the column's weight sum). `expand-bytes` says the
+    CPU has `vpexpandb` and VNNI at 512 bits; without them the int8
+    products stay dense.
+
     It stays dense (its mark removed) with the reason recorded when it has
     more than `max-rows` rows (the dense register tiles reuse each weight
     element over 6 or 8 rows and win), its weight is under
@@ -646,6 +660,12 @@ def KilnCpuSparseGemm : Pass<"kiln-cpu-sparse-gemm", "::mlir::ModuleOp"> {
            "which a product stays dense">,
     Option<"minWeightBytes", "min-weight-bytes", "int64_t", "32768",
            "Dense weight bytes below which a product stays dense">,
+    Option<"int8", "int8", "bool", "false",
+           "Take the marked int8 products (i8 x i8 into i32) instead of the "
+           "float32 ones">,
+    Option<"expandBytes", "expand-bytes", "bool", "true",
+           "With int8: the CPU has AVX-512 VBMI2's vpexpandb and AVX-512 "
+           "VNNI (else the int8 products stay dense)">,
   ];
   let dependentDialects = ["::mlir::scf::SCFDialect",
                            "::mlir::memref::MemRefDialect",

@@ -78,6 +78,20 @@ bool isElementwiseBody(mlir::Block &body);
 /// extf (floats, both sides then signed).
 bool isExtendedProductBody(mlir::Block &body, bool &signed0, bool &signed1);
 
+/// The mark of a signed dot product's last add for kiln-cpu-avx2-dot.
+constexpr llvm::StringLiteral kAvx2DotAttr = "kiln.avx2_dot";
+
+/// int32 lanes of the 512-bit dot products below.
+constexpr int64_t kDotLanes = 16;
+
+/// acc + the sums of four products per lane: `u` (unsigned bytes) times
+/// `s` (signed bytes), both vector<64xi8>; acc vector<16xi32>. Plain
+/// vector ops (kiln-cpu-vnni-dot turns them into vpdpbusd where the CPU
+/// has it). With `signedU`, `u` is read as signed bytes too and the last
+/// add is marked for kiln-cpu-avx2-dot (`s` must hold no -128).
+mlir::Value dot4(mlir::OpBuilder &b, mlir::Location loc, mlir::Value acc,
+                 mlir::Value u, mlir::Value s, bool signedU = false);
+
 /// Rows of an AMX tile, and 32-bit columns of an accumulator tile.
 constexpr int64_t kAmxTile = 16;
 

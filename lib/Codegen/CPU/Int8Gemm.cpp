@@ -61,6 +61,28 @@ namespace kiln {
 
 using namespace mlir;
 
+/// The sums of four byte products per lane (see Epilogue.h).
+Value kiln::cpu::dot4(OpBuilder &b, Location loc, Value acc, Value u, Value s,
+                      bool signedU) {
+  auto vt = cast<VectorType>(acc.getType());
+  auto byteVec = VectorType::get({kDotLanes}, b.getI8Type());
+  for (int64_t q = 0; q < 4; ++q) {
+    SmallVector<int64_t> lanes;
+    for (int64_t l = 0; l < kDotLanes; ++l)
+      lanes.push_back(4 * l + q);
+    Value x = vector::ShuffleOp::create(b, loc, byteVec, u, u, lanes);
+    Value y = vector::ShuffleOp::create(b, loc, byteVec, s, s, lanes);
+    Value ex = signedU ? arith::ExtSIOp::create(b, loc, vt, x).getResult()
+                       : arith::ExtUIOp::create(b, loc, vt, x).getResult();
+    Value p = arith::MulIOp::create(b, loc, ex,
+                                    arith::ExtSIOp::create(b, loc, vt, y));
+    acc = arith::AddIOp::create(b, loc, acc, p);
+  }
+  if (signedU)
+    acc.getDefiningOp()->setAttr(kiln::cpu::kAvx2DotAttr, b.getUnitAttr());
+  return acc;
+}
+
 namespace {
 
 constexpr int64_t kLanes = 16; // int32 lanes of one 512-bit vector.
@@ -155,35 +177,6 @@ Value constantOf(OpBuilder &b, Location loc, ArrayRef<int64_t> shape, Type elt,
                                    data.size() * sizeof(T)));
 }
 
-/// The mark of a signed dot product's last add for kiln-cpu-avx2-dot.
-constexpr llvm::StringLiteral kAvx2DotAttr = "kiln.avx2_dot";
-
-/// acc + the sums of four products per lane: `u` (unsigned bytes) times
-/// `s` (signed bytes), both vector<64xi8>; acc vector<16xi32>. Plain
-/// vector ops (kiln-cpu-vnni-dot turns them into vpdpbusd where the CPU
-/// has it). With `signedU`, `u` is read as signed bytes too and the last
-/// add is marked for kiln-cpu-avx2-dot (`s` must hold no -128).
-Value dot4(OpBuilder &b, Location loc, Value acc, Value u, Value s,
-           bool signedU = false) {
-  auto vt = cast<VectorType>(acc.getType());
-  auto byteVec = VectorType::get({kLanes}, b.getI8Type());
-  for (int64_t q = 0; q < 4; ++q) {
-    SmallVector<int64_t> lanes;
-    for (int64_t l = 0; l < kLanes; ++l)
-      lanes.push_back(4 * l + q);
-    Value x = vector::ShuffleOp::create(b, loc, byteVec, u, u, lanes);
-    Value y = vector::ShuffleOp::create(b, loc, byteVec, s, s, lanes);
-    Value ex = signedU ? arith::ExtSIOp::create(b, loc, vt, x).getResult()
-                       : arith::ExtUIOp::create(b, loc, vt, x).getResult();
-    Value p = arith::MulIOp::create(b, loc, ex,
-                                    arith::ExtSIOp::create(b, loc, vt, y));
-    acc = arith::AddIOp::create(b, loc, acc, p);
-  }
-  if (signedU)
-    acc.getDefiningOp()->setAttr(kAvx2DotAttr, b.getUnitAttr());
-  return acc;
-}
-
 /// `v` (vector<64xi8>) xor 0x80 in every byte: unsigned bytes read as
 /// signed ones less 128, and back.
 Value flipBytes(OpBuilder &b, Location loc, Value v) {
@@ -253,10 +246,11 @@ kLoop(OpBuilder &b, Location loc, ValueRange accs, int64_t rows, int64_t nv,
     for (int64_t r = 0; r < rows; ++r) {
       Value row = rowBytes(nb, r, kq, inBounds);
       for (int64_t v = 0; v < nv; ++v)
-        out[r * nv + v] =
-            rowsUnsigned
-                ? dot4(nb, loc, out[r * nv + v], row, cols[v], signedDot)
-                : dot4(nb, loc, out[r * nv + v], cols[v], row, signedDot);
+        out[r * nv + v] = rowsUnsigned
+                              ? kiln::cpu::dot4(nb, loc, out[r * nv + v], row,
+                                                cols[v], signedDot)
+                              : kiln::cpu::dot4(nb, loc, out[r * nv + v],
+                                                cols[v], row, signedDot);
     }
     return out;
   };
@@ -1808,7 +1802,7 @@ struct Avx2DotPass : public kiln::impl::KilnCpuAvx2DotBase<Avx2DotPass> {
 
     SmallVector<arith::AddIOp> ends;
     getOperation().walk([&](arith::AddIOp add) {
-      if (add->hasAttr(kAvx2DotAttr))
+      if (add->hasAttr(kiln::cpu::kAvx2DotAttr))
         ends.push_back(add);
     });
     for (arith::AddIOp end : ends) {

@@ -1421,6 +1421,50 @@ Lowering::rawIntegerGemm(Operation *op,
   auto offsetType = RankedTensorType::get({channels}, b.getI32Type());
   Value offsetCst = arith::ConstantOp::create(
       b, loc, DenseIntElementsAttr::get(offsetType, ArrayRef(offset)));
+  if (conv && isPointwiseGemm(op)) {
+    // A 1x1 convolution of 1x1 planes (a QDQ Gemm, as kiln-fold-qdq
+    // writes one) is the product [M, C] x [F, C]ᵀ: computed as that
+    // contraction, which the CPU's GEMM kernels (dense, and 2:4 sparse
+    // where kiln-sparsify marked it) take.
+    int64_t m = at.getDimSize(0), c = at.getDimSize(1), f = wt.getDimSize(0);
+    SmallVector<ReassociationIndices> flat = {{0}, {1, 2, 3}};
+    Value a2 = tensor::CollapseShapeOp::create(
+        b, loc, RankedTensorType::get({m, c}, at.getElementType()), a, flat);
+    Value w2 = tensor::CollapseShapeOp::create(
+        b, loc, RankedTensorType::get({f, c}, wt.getElementType()), w, flat);
+    auto acc2Type = RankedTensorType::get({m, f}, b.getI32Type());
+    Value zero =
+        filled(b, loc, acc2Type, scalarConst(b, loc, b.getI32Type(), 0));
+    AffineExpr dm = getAffineDimExpr(0, ctx), dk = getAffineDimExpr(1, ctx),
+               dn = getAffineDimExpr(2, ctx);
+    SmallVector<AffineMap> maps = {AffineMap::get(3, 0, {dm, dk}, ctx),
+                                   AffineMap::get(3, 0, {dn, dk}, ctx),
+                                   AffineMap::get(3, 0, {dm, dn}, ctx)};
+    SmallVector<utils::IteratorType> iters = {utils::IteratorType::parallel,
+                                              utils::IteratorType::reduction,
+                                              utils::IteratorType::parallel};
+    auto product = linalg::GenericOp::create(
+        b, loc, TypeRange{acc2Type}, ValueRange{a2, w2}, ValueRange{zero}, maps,
+        iters, [&](OpBuilder &nb, Location nl, ValueRange args) {
+          Type i32 = nb.getI32Type();
+          Value p = arith::MulIOp::create(
+              nb, nl, arith::ExtSIOp::create(nb, nl, i32, args[0]),
+              arith::ExtSIOp::create(nb, nl, i32, args[1]));
+          linalg::YieldOp::create(
+              nb, nl, ValueRange{arith::AddIOp::create(nb, nl, args[2], p)});
+        });
+    if (Attribute sparsity = op->getAttr("kiln.sparsity"))
+      product->setAttr("kiln.sparsity", sparsity);
+    Value acc2 = elementwise(
+        b, loc, acc2Type, ValueRange{product.getResult(0), offsetCst},
+        [](OpBuilder &nb, Location nl, ValueRange v) -> Value {
+          return arith::AddIOp::create(nb, nl, v[0], v[1]);
+        },
+        {AffineMap::getMultiDimIdentityMap(2, ctx),
+         AffineMap::get(2, 0, {getAffineDimExpr(1, ctx)}, ctx)});
+    return tensor::ExpandShapeOp::create(b, loc, accType, acc2, flat)
+        .getResult();
+  }
   if (conv) {
     FailureOr<Value> acc =
         lowerConv(op, accType, a, w, offsetCst,

@@ -356,6 +356,40 @@ func.func @qlinear_conv_raw(%x: tensor<1x2x4x4xi8>) -> tensor<1x2x4x4xi8> {
 
 // -----
 
+// A 1x1 QLinearConv of 1x1 planes (a QDQ Gemm, as kiln-fold-qdq writes
+// one) is computed as the product of the [M, C] input and the [F, C]
+// weight, read along its rows (n, k), from zero, then the offsets (bias -
+// 3 * the weights' sums: [1 - 3 * 3, 2 - 3 * -1] = [-8, 5]) added per
+// column; kiln-sparsify's mark goes to the product.
+
+// CHECK-LABEL: func.func @qlinear_conv_gemm
+// CHECK-DAG:     %[[OFF:.+]] = arith.constant dense<[-8, 5]> : tensor<2xi32>
+// CHECK:         %[[A:.+]] = tensor.collapse_shape %{{.+}} {{\[\[}}0], [1, 2, 3]] : tensor<3x4x1x1xi8> into tensor<3x4xi8>
+// CHECK:         %[[W:.+]] = tensor.collapse_shape %{{.+}} {{\[\[}}0], [1, 2, 3]] : tensor<2x4x1x1xi8> into tensor<2x4xi8>
+// CHECK:         %[[Z:.+]] = linalg.fill ins(%{{.+}} : i32) outs(%{{.+}} : tensor<3x2xi32>)
+// CHECK:         %[[P:.+]] = linalg.generic {indexing_maps = [#[[MK:.+]], #[[NK:.+]], #[[MN:.+]]], iterator_types = ["parallel", "reduction", "parallel"]} ins(%[[A]], %[[W]] : tensor<3x4xi8>, tensor<2x4xi8>) outs(%[[Z]] : tensor<3x2xi32>) attrs = {kiln.sparsity = "2:4"}
+// CHECK:           arith.extsi
+// CHECK:           arith.extsi
+// CHECK:           arith.muli
+// CHECK:           arith.addi
+// CHECK:         linalg.generic {{.+}} ins(%[[P]], %[[OFF]] : tensor<3x2xi32>, tensor<2xi32>)
+// CHECK:         tensor.expand_shape %{{.+}} {{\[\[}}0], [1, 2, 3]] output_shape [3, 2, 1, 1] : tensor<3x2xi32> into tensor<3x2x1x1xi32>
+// CHECK-NOT:     linalg.conv_2d_nchw_fchw
+func.func @qlinear_conv_gemm(%x: tensor<3x4x1x1xi8>) -> tensor<3x2x1x1xi8> {
+  %xs = kiln.constant dense<0.5> : tensor<f32>
+  %xz = kiln.constant dense<3> : tensor<i8>
+  %w = kiln.constant dense<[[[[1]], [[0]], [[0]], [[2]]], [[[0]], [[-3]], [[2]], [[0]]]]> : tensor<2x4x1x1xi8>
+  %ws = kiln.constant dense<[0.25, 0.125]> : tensor<2xf32>
+  %wz = kiln.constant dense<0> : tensor<2xi8>
+  %ys = kiln.constant dense<1.0> : tensor<f32>
+  %yz = kiln.constant dense<0> : tensor<i8>
+  %bias = kiln.constant dense<[1, 2]> : tensor<2xi32>
+  %0 = kiln.qlinear_conv(%x, %xs, %xz, %w, %ws, %wz, %ys, %yz, %bias) {kiln.sparsity = "2:4"} : (tensor<3x4x1x1xi8>, tensor<f32>, tensor<i8>, tensor<2x4x1x1xi8>, tensor<2xf32>, tensor<2xi8>, tensor<f32>, tensor<i8>, tensor<2xi32>) -> tensor<3x2x1x1xi8>
+  return %0 : tensor<3x2x1x1xi8>
+}
+
+// -----
+
 // QLinearMatMul with uint8 activations and constant int8 weights: the
 // activations are flipped to int8 (xor -128, so the zero point 130 becomes
 // 2), the matmul sign-extends both, and an elementwise add applies

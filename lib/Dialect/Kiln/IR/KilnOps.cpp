@@ -480,6 +480,32 @@ Value kiln::getOnnxInput(Operation *op, unsigned index) {
   return index < op->getNumOperands() ? op->getOperand(index) : Value();
 }
 
+bool kiln::isPointwiseGemm(Operation *op) {
+  if (!isa<ConvIntegerOp, QLinearConvOp>(op) || op->getNumResults() != 1)
+    return false;
+  Value x = getOnnxInput(op, 0),
+        w = getOnnxInput(op, isa<QLinearConvOp>(op) ? 3 : 1);
+  auto xt = x ? dyn_cast<RankedTensorType>(x.getType()) : RankedTensorType();
+  auto wt = w ? dyn_cast<RankedTensorType>(w.getType()) : RankedTensorType();
+  auto yt = dyn_cast<RankedTensorType>(op->getResult(0).getType());
+  if (!xt || !wt || !yt || !xt.hasStaticShape() || !wt.hasStaticShape() ||
+      !yt.hasStaticShape() || xt.getRank() != 4 || wt.getRank() != 4 ||
+      yt.getRank() != 4)
+    return false;
+  auto group = op->getAttrOfType<IntegerAttr>("group");
+  if (group && group.getInt() != 1)
+    return false;
+  if (auto pads = op->getAttrOfType<DenseI64ArrayAttr>("pads"))
+    if (llvm::any_of(pads.asArrayRef(), [](int64_t p) { return p != 0; }))
+      return false;
+  // (With 1x1 kernels and planes, every auto_pad pads nothing.)
+  return xt.getDimSize(2) == 1 && xt.getDimSize(3) == 1 &&
+         wt.getDimSize(2) == 1 && wt.getDimSize(3) == 1 &&
+         wt.getDimSize(1) == xt.getDimSize(1) &&
+         yt.getShape() ==
+             ArrayRef<int64_t>{xt.getDimSize(0), wt.getDimSize(0), 1, 1};
+}
+
 std::string kiln::onnxNodeName(Location loc) {
   std::string name;
   loc->walk([&](Location l) {

@@ -1,9 +1,10 @@
 //===- Sparsify.cpp - 2:4 structured sparsity of contraction weights ------===//
 //
-// Finds the contractions whose constant weights are 2:4 sparse along the
-// reduction dim K (in every group of four consecutive k for one output
-// column n, at most two non-zeros: what 2:4 pruning in PyTorch and
-// NVIDIA's ASP leave in a Linear layer's [N, K] weight) and marks them
+// Finds the contractions (float MatMul and Gemm; the int8 QLinearMatMul
+// and MatMulInteger with zero weight zero points) whose constant weights
+// are 2:4 sparse along the reduction dim K (in every group of four consecutive
+// k for one output column n, at most two non-zeros: what 2:4 pruning in PyTorch
+// and NVIDIA's ASP leave in a Linear layer's [N, K] weight) and marks them
 // `kiln.sparsity = "2:4"`, which the lowering carries to the contraction
 // and the target's code generation turns into a sparse kernel. With
 // mode=force it first prunes the other eligible weights to 2:4 by
@@ -24,6 +25,7 @@
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/BuiltinAttributes.h"
+#include "mlir/IR/DialectResourceBlobManager.h"
 
 #include "llvm/Support/FormatVariadic.h"
 
@@ -49,6 +51,7 @@ struct Weight {
   ConstantOp constant;
   TransposeOp transpose; // Between the constant and the op, if any.
   bool nk = false;
+  unsigned index = 1; // The op's ONNX input that is the weight.
   int64_t k = 0, n = 0;
 };
 
@@ -103,24 +106,46 @@ struct SparsifyPass : public kiln::impl::KilnSparsifyBase<SparsifyPass> {
   /// Marks `op` 2:4 (pruning its weight first with mode=force) and returns
   /// "", or returns why it stays dense.
   std::string visit(Operation *op, NamedAttrList &entry) {
-    if (isa<ConvOp, ConvTransposeOp, ConvIntegerOp, QLinearConvOp>(op))
+    // A QDQ Gemm becomes a 1x1 integer convolution of 1x1 planes
+    // (kiln-fold-qdq), which the lowering computes as its product: its
+    // [F, C, 1, 1] weight is an [N, K] matrix.
+    bool pointwise = isPointwiseGemm(op);
+    if (isa<ConvOp, ConvTransposeOp, ConvIntegerOp, QLinearConvOp>(op) &&
+        !pointwise)
       return "a convolution: no sparse convolution kernels yet";
-    if (isa<MatMulIntegerOp, QLinearMatMulOp>(op))
-      return "an integer product: no sparse int8 kernels yet";
-    Value b = op->getOperand(1);
+    // The integer products (a QDQ model's, or --precision=int8's after
+    // kiln-fold-qdq): the weight is ONNX input 3 of the QLinear forms, 1
+    // of the Integer ones; its zero point input 5 or 3.
+    bool integer = isa<MatMulIntegerOp, QLinearMatMulOp>(op) || pointwise;
+    bool qlinear = isa<QLinearMatMulOp, QLinearConvOp>(op);
+    unsigned wIndex = qlinear ? 3 : 1;
+    Value b = getOnnxInput(op, wIndex);
     auto type = dyn_cast<RankedTensorType>(b.getType());
     if (!type || !type.hasStaticShape())
       return "the weight's shape is not static";
-    // float32 (the CPU's sparse kernels; the GPU's after --precision), or
-    // a model's own f16/bf16 (the GPU's).
     Type elt = type.getElementType();
-    if (!elt.isF32() && !elt.isF16() && !elt.isBF16())
+    if (integer) {
+      // The CPU's int8 kernel multiplies the stored bytes: signed ones,
+      // whose zeros are the weight's zeros (zero point 0).
+      if (!elt.isSignlessInteger(8))
+        return "the integer weight is not int8";
+      Value zp = getOnnxInput(op, qlinear ? 5 : 3);
+      if (zp) {
+        std::optional<SmallVector<int64_t>> z = constInts(zp);
+        if (!z || llvm::any_of(*z, [](int64_t v) { return v != 0; }))
+          return "the weight's zero point is not a constant 0";
+      }
+    } else if (!elt.isF32() && !elt.isF16() && !elt.isBF16()) {
+      // float32 (the CPU's sparse kernels; the GPU's after --precision),
+      // or a model's own f16/bf16 (the GPU's).
       return "the weight is not f32, f16 or bf16";
-    if (type.getRank() != 2)
+    }
+    if (type.getRank() != 2 && !pointwise)
       return "the weight is not a matrix (rank " +
              std::to_string(type.getRank()) + ")";
     Weight w;
-    w.nk = false;
+    w.nk = pointwise;
+    w.index = wIndex;
     if (auto gemm = dyn_cast<GemmOp>(op))
       w.nk = gemm.getTransB() != 0;
     Value src = b;
@@ -135,12 +160,21 @@ struct SparsifyPass : public kiln::impl::KilnSparsifyBase<SparsifyPass> {
     w.constant = src.getDefiningOp<ConstantOp>();
     if (!w.constant)
       return "the weight is not a constant";
-    std::optional<SmallVector<float>> values = constFloatsWidened(src);
+    std::optional<SmallVector<float>> values;
+    if (integer) {
+      // int8 values are exact as floats.
+      if (std::optional<SmallVector<int64_t>> ints = constInts(src))
+        values = llvm::map_to_vector(*ints, [](int64_t v) { return float(v); });
+    } else {
+      values = constFloatsWidened(src);
+    }
     if (!values)
       return "the weight's values cannot be read";
     auto st = cast<RankedTensorType>(src.getType());
     w.k = w.nk ? st.getDimSize(1) : st.getDimSize(0);
     w.n = w.nk ? st.getDimSize(0) : st.getDimSize(1);
+    if (pointwise && w.transpose)
+      return "the weight is not a constant";
     MLIRContext *ctx = op->getContext();
     auto i64 = [&](int64_t v) {
       return IntegerAttr::get(IntegerType::get(ctx, 64), v);
@@ -195,17 +229,34 @@ struct SparsifyPass : public kiln::impl::KilnSparsifyBase<SparsifyPass> {
     OpBuilder b(op);
     auto type = cast<RankedTensorType>(w.constant.getType());
     std::string name = onnxNodeName(op->getLoc());
-    Value pruned = floatConstant(b, w.constant.getLoc(), type, values,
-                                 (name.empty() ? "weight" : name) + "_2to4");
+    std::string prunedName = (name.empty() ? "weight" : name) + "_2to4";
+    Value pruned;
+    if (isa<IntegerType>(type.getElementType())) {
+      // int8: the kept bytes as they were (pruning by the stored values'
+      // magnitude is pruning by the weight's: one scale per column).
+      SmallVector<int8_t> bytes =
+          llvm::map_to_vector(values, [](float v) { return int8_t(v); });
+      ArrayRef<char> raw(reinterpret_cast<const char *>(bytes.data()),
+                         bytes.size());
+      ElementsAttr attr =
+          bytes.size() <= 8
+              ? ElementsAttr(DenseElementsAttr::getFromRawBuffer(type, raw))
+              : ElementsAttr(DenseResourceElementsAttr::get(
+                    type, prunedName,
+                    HeapAsmResourceBlob::allocateAndCopyWithAlign(raw, 64)));
+      pruned = ConstantOp::create(b, w.constant.getLoc(), type, attr);
+    } else {
+      pruned = floatConstant(b, w.constant.getLoc(), type, values, prunedName);
+    }
     if (w.transpose) {
       Operation *tr = w.transpose;
       if (!tr->hasOneUse()) {
         tr = b.clone(*tr);
-        op->setOperand(1, tr->getResult(0));
+        op->setOperand(w.index, tr->getResult(0));
       }
       tr->setOperand(0, pruned);
     } else {
-      op->setOperand(1, pruned);
+      op->setOperand(w.index, pruned);
     }
     MLIRContext *ctx = op->getContext();
     entry.append("pruned", IntegerAttr::get(IntegerType::get(ctx, 64), zeroed));

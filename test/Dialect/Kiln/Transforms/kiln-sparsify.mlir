@@ -111,3 +111,47 @@ func.func @half(%x: tensor<1x4xf16>, %y: tensor<1x4xbf16>) -> (tensor<1x2xf16>, 
   %b = kiln.matmul(%y, %v) : (tensor<1x4xbf16>, tensor<4x2xbf16>) -> tensor<1x2xbf16> loc("hb")
   return %a, %b : tensor<1x2xf16>, tensor<1x2xbf16>
 }
+
+// -----
+
+// The integer products (a QDQ model's, --precision=int8's): QLinearMatMul
+// and MatMulInteger with a constant int8 weight whose zero point is 0 are
+// checked on the stored bytes; a QDQ Gemm's 1x1 QLinearConv of 1x1 planes
+// (what kiln-fold-qdq writes) reads its [F, C, 1, 1] weight as [N, K].
+// Stay dense: a non-zero weight zero point, a uint8 weight, a 1x1
+// convolution of wider planes. Forced, the int8 weight keeps its two
+// largest magnitudes per group (3 and -4), written as int8.
+
+// CHECK: name = "qmm", op = "qlinear_matmul", reason = "", sparse = true, weight_bytes = 8 : i64
+// CHECK: name = "mmi", op = "matmul_integer", reason = "", sparse = true, weight_bytes = 8 : i64
+// CHECK: name = "qgemm", op = "qlinear_conv", reason = "", sparse = true, weight_bytes = 8 : i64
+// CHECK: name = "zp", op = "qlinear_matmul", reason = "the weight's zero point is not a constant 0", sparse = false
+// CHECK: name = "u8", op = "matmul_integer", reason = "the integer weight is not int8", sparse = false
+// CHECK: name = "plane", op = "qlinear_conv", reason = "a convolution: no sparse convolution kernels yet", sparse = false
+// CHECK: name = "qmm3", op = "qlinear_matmul", reason = "not 2:4 along K: 1 of 2 groups of four have more than two non-zeros", sparse = false
+// CHECK-LABEL: func.func @integer
+// CHECK:         kiln.qlinear_matmul({{.+}}) {kiln.sparsity = "2:4"}
+// CHECK:         kiln.matmul_integer({{.+}}) {kiln.sparsity = "2:4"
+// CHECK:         kiln.qlinear_conv({{.+}}) {kiln.sparsity = "2:4"}
+// FORCE: name = "qmm3", op = "qlinear_matmul", pruned = 1 : i64
+// FORCE-LABEL: func.func @integer
+// FORCE:         %[[P:.+]] = kiln.constant dense<{{\[\[}}0, 0], [3, 2], [-4, 0], [0, 1]]> : tensor<4x2xi8>
+// FORCE:         kiln.qlinear_matmul(%{{.+}}, %{{.+}}, %{{.+}}, %[[P]], {{.+}}) {kiln.sparsity = "2:4"}
+func.func @integer(%x: tensor<1x4xi8>, %img: tensor<1x4x1x1xi8>, %wide: tensor<1x4x2x2xi8>, %xu: tensor<1x4xui8>) -> (tensor<1x2xi8>, tensor<1x2xi32>, tensor<1x2x1x1xi8>, tensor<1x2xi8>, tensor<1x2xi32>, tensor<1x2x2x2xi8>, tensor<1x2xi8>) {
+  %s = kiln.constant dense<0.5> : tensor<f32>
+  %z = kiln.constant dense<0> : tensor<i8>
+  %z2 = kiln.constant dense<0> : tensor<2xi8>
+  %nz = kiln.constant dense<[0, 3]> : tensor<2xi8>
+  %w = kiln.constant dense<[[1, 0], [0, 2], [0, 0], [3, 4]]> : tensor<4x2xi8>
+  %a = kiln.qlinear_matmul(%x, %s, %z, %w, %s, %z2, %s, %z) : (tensor<1x4xi8>, tensor<f32>, tensor<i8>, tensor<4x2xi8>, tensor<f32>, tensor<2xi8>, tensor<f32>, tensor<i8>) -> tensor<1x2xi8> loc("qmm")
+  %b = kiln.matmul_integer(%x, %w) : (tensor<1x4xi8>, tensor<4x2xi8>) -> tensor<1x2xi32> loc("mmi")
+  %wc = kiln.constant dense<[[[[1]], [[0]], [[0]], [[2]]], [[[0]], [[3]], [[4]], [[0]]]]> : tensor<2x4x1x1xi8>
+  %c = kiln.qlinear_conv(%img, %s, %z, %wc, %s, %z2, %s, %z) : (tensor<1x4x1x1xi8>, tensor<f32>, tensor<i8>, tensor<2x4x1x1xi8>, tensor<f32>, tensor<2xi8>, tensor<f32>, tensor<i8>) -> tensor<1x2x1x1xi8> loc("qgemm")
+  %d = kiln.qlinear_matmul(%x, %s, %z, %w, %s, %nz, %s, %z) : (tensor<1x4xi8>, tensor<f32>, tensor<i8>, tensor<4x2xi8>, tensor<f32>, tensor<2xi8>, tensor<f32>, tensor<i8>) -> tensor<1x2xi8> loc("zp")
+  %wu = kiln.constant dense<[[1, 0], [0, 2], [0, 0], [3, 4]]> : tensor<4x2xui8>
+  %e = kiln.matmul_integer(%xu, %wu) : (tensor<1x4xui8>, tensor<4x2xui8>) -> tensor<1x2xi32> loc("u8")
+  %f = kiln.qlinear_conv(%wide, %s, %z, %wc, %s, %z2, %s, %z) : (tensor<1x4x2x2xi8>, tensor<f32>, tensor<i8>, tensor<2x4x1x1xi8>, tensor<f32>, tensor<2xi8>, tensor<f32>, tensor<i8>) -> tensor<1x2x2x2xi8> loc("plane")
+  %w3 = kiln.constant dense<[[1, 0], [3, 2], [-4, 0], [0, 1]]> : tensor<4x2xi8>
+  %g = kiln.qlinear_matmul(%x, %s, %z, %w3, %s, %z2, %s, %z) : (tensor<1x4xi8>, tensor<f32>, tensor<i8>, tensor<4x2xi8>, tensor<f32>, tensor<2xi8>, tensor<f32>, tensor<i8>) -> tensor<1x2xi8> loc("qmm3")
+  return %a, %b, %c, %d, %e, %f, %g : tensor<1x2xi8>, tensor<1x2xi32>, tensor<1x2x1x1xi8>, tensor<1x2xi8>, tensor<1x2xi32>, tensor<1x2x2x2xi8>, tensor<1x2xi8>
+}

@@ -54,6 +54,11 @@ mlir::Type getElementTypeFromOnnx(mlir::MLIRContext *ctx, int64_t dataType);
 /// input is absent.
 mlir::Value getOnnxInput(mlir::Operation *op, unsigned index);
 
+/// Whether `op` (a ConvInteger or QLinearConv) is a 1x1 convolution of
+/// 1x1 planes with static shapes, no pads and one group: the product of
+/// its [M, C] input and [F, C] weight, as kiln-fold-qdq writes a QDQ Gemm.
+bool isPointwiseGemm(mlir::Operation *op);
+
 /// The ONNX node an op comes from: the first name in its location (the
 /// importer names each node's ops so), or "".
 std::string onnxNodeName(mlir::Location loc);
