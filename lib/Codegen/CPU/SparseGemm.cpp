@@ -89,7 +89,6 @@ struct SparseGemm {
   std::vector<float> b; // [n][k] (int8 values exactly)
 };
 
-/// `op` as a SparseGemm, or why it is not one (a reason for the report).
 /// Whether `op` is an int8 product (i8 x i8 into i32): the kind the pass
 /// takes with int8=true.
 bool isInt8Product(linalg::GenericOp op) {
@@ -99,6 +98,7 @@ bool isInt8Product(linalg::GenericOp op) {
          types->out.getElementType().isInteger(32);
 }
 
+/// `op` as a SparseGemm, or why it is not one (a reason for the report).
 FailureOr<SparseGemm> match(linalg::GenericOp op, std::string &why) {
   why.clear();
   std::optional<kiln::GemmTypes> types = kiln::staticGemmTypes(op);

@@ -9,6 +9,8 @@
 #include "mlir/Interfaces/FunctionInterfaces.h"
 #include "mlir/Transforms/FoldUtils.h"
 
+#include "llvm/ADT/StringSet.h"
+
 #define DEBUG_TYPE "kiln-infer-shapes"
 
 namespace kiln {
@@ -69,6 +71,16 @@ struct InferShapesPass
     });
     if (walk.wasInterrupted())
       return signalPassFailure();
+    // Backward, in each function's body: the static shape a value must have
+    // where an op that keeps its operand's shape (or broadcasts it) has a
+    // static result, typically a declared graph output (a function's
+    // expanded ReduceL2: ReduceSum over run-time axes, then Sqrt and
+    // CastLike into the declared output).
+    getOperation()->walk([&](FunctionOpInterface fn) {
+      if (!fn.isExternal())
+        for (Block &block : fn.getFunctionBody())
+          refineBackward(block);
+    });
     if (auto main = dyn_cast_or_null<func::FuncOp>(
             SymbolTable::lookupSymbolIn(getOperation(), "main")))
       flattenSequenceResults(main);
@@ -85,6 +97,106 @@ struct InferShapesPass
       fn.setType(FunctionType::get(fn->getContext(), type.getInputs(),
                                    term->getOperandTypes()));
     });
+  }
+
+  /// Ops whose result has their first operand's shape, element by
+  /// element.
+  static bool keepsShape(Operation *op) {
+    static const llvm::StringSet<> names = {
+        "abs",        "acos",         "acosh",
+        "asin",       "asinh",        "atan",
+        "atanh",      "bitwise_not",  "cast",
+        "cast_like",  "ceil",         "celu",
+        "cos",        "cosh",         "elu",
+        "erf",        "exp",          "floor",
+        "gelu",       "hard_sigmoid", "hard_swish",
+        "identity",   "is_inf",       "is_nan",
+        "leaky_relu", "log",          "mish",
+        "neg",        "not",          "reciprocal",
+        "relu",       "round",        "selu",
+        "shrink",     "sigmoid",      "sign",
+        "sin",        "sinh",         "softplus",
+        "softsign",   "sqrt",         "swish",
+        "tan",        "tanh",         "thresholded_relu"};
+    return op->getDialect() &&
+           op->getDialect()->getNamespace() ==
+               KilnDialect::getDialectNamespace() &&
+           op->getNumResults() == 1 && op->getNumOperands() >= 1 &&
+           names.contains(op->getName().stripDialect());
+  }
+
+  /// Ops whose result broadcasts their operands (multidirectionally).
+  static bool broadcasts(Operation *op) {
+    static const llvm::StringSet<> names = {"add",        "sub",
+                                            "mul",        "div",
+                                            "pow",        "max",
+                                            "min",        "mod",
+                                            "and",        "or",
+                                            "xor",        "equal",
+                                            "greater",    "greater_or_equal",
+                                            "less",       "less_or_equal",
+                                            "prelu",      "bitwise_and",
+                                            "bitwise_or", "bitwise_xor"};
+    return op->getDialect() &&
+           op->getDialect()->getNamespace() ==
+               KilnDialect::getDialectNamespace() &&
+           op->getNumResults() == 1 &&
+           names.contains(op->getName().stripDialect());
+  }
+
+  /// The backward sweep of runOnOperation: in reverse order, an operand
+  /// that is an op's result gets the dims it must have: all of a
+  /// shape-keeping op's static result; of a broadcasting op's, each dim
+  /// that is 1 (an operand of the result's rank broadcasts to 1 only from
+  /// 1), and each dim whose other operands all have 1 there.
+  void refineBackward(Block &block) {
+    for (Operation &op : llvm::reverse(block)) {
+      if (op.getNumResults() != 1)
+        continue;
+      auto rt = dyn_cast<RankedTensorType>(op.getResult(0).getType());
+      if (!rt)
+        continue;
+      auto setShape = [&](Value v, ArrayRef<int64_t> shape) {
+        auto vt = dyn_cast<TensorType>(v.getType());
+        // (Not constants, nor the results of control flow, which follow
+        // what their regions yield.)
+        if (!vt || !isa<OpResult>(v) || isa<ConstantOp>(v.getDefiningOp()) ||
+            v.getDefiningOp()->getNumRegions() > 0)
+          return;
+        auto want = RankedTensorType::get(shape, vt.getElementType());
+        if (areCompatibleTypes(want, vt))
+          v.setType(refineType(vt, want));
+      };
+      if (keepsShape(&op)) {
+        if (rt.hasStaticShape())
+          setShape(op.getOperand(0), rt.getShape());
+        continue;
+      }
+      if (!broadcasts(&op))
+        continue;
+      for (OpOperand &o : op.getOpOperands()) {
+        auto ot = dyn_cast<RankedTensorType>(o.get().getType());
+        if (!ot || ot.getRank() != rt.getRank() || ot.hasStaticShape())
+          continue;
+        SmallVector<int64_t> shape(ot.getShape());
+        for (int64_t d = 0; d < rt.getRank(); ++d) {
+          if (!ShapedType::isDynamic(shape[d]) ||
+              ShapedType::isDynamic(rt.getDimSize(d)))
+            continue;
+          bool othersOne = true;
+          for (OpOperand &other : op.getOpOperands()) {
+            if (&other == &o)
+              continue;
+            auto t = dyn_cast<RankedTensorType>(other.get().getType());
+            int64_t at = t ? d - (rt.getRank() - t.getRank()) : -1;
+            othersOne &= t && (at < 0 || t.getDimSize(at) == 1);
+          }
+          if (rt.getDimSize(d) == 1 || othersOne)
+            shape[d] = rt.getDimSize(d);
+        }
+        setShape(o.get(), shape);
+      }
+    }
   }
 
   LogicalResult inferBlock(Block &block) {

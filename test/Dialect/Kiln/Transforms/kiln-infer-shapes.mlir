@@ -433,3 +433,49 @@ func.func @crop_grid_bitcast(%x: tensor<3x9x5xf32>, %theta: tensor<2x2x3xf32>, %
   %4 = kiln.bit_cast(%x) {to = 12 : i64} : (tensor<3x9x5xf32>) -> tensor<*xui32>
   return %0, %1, %2, %3, %4 : tensor<*xf32>, tensor<*xf32>, tensor<*xf32>, tensor<*xf32>, tensor<*xui32>
 }
+
+// -----
+
+// Backward: where an op that keeps its operand's shape has a static
+// result (a declared graph output), its operand is given that shape, up
+// the chain: ONNX's expanded ReduceL2 sums over axes that are a run-time
+// input, whose result the forward pass cannot know, then Cast, Sqrt and
+// CastLike into the declared [3, 1, 2].
+
+// CHECK-LABEL: func.func @backward_unary
+// CHECK:         kiln.reduce_sum{{.*}} -> tensor<3x1x2xf32>
+// CHECK:         kiln.cast{{.*}} -> tensor<3x1x2xf64>
+// CHECK:         kiln.sqrt{{.*}} -> tensor<3x1x2xf64>
+// CHECK:         kiln.cast_like{{.*}} -> tensor<3x1x2xf32>
+func.func @backward_unary(%x: tensor<3x2x2xf32>, %axes: tensor<1xi64>) -> tensor<3x1x2xf32> {
+  %0 = kiln.mul(%x, %x) : (tensor<3x2x2xf32>, tensor<3x2x2xf32>) -> tensor<3x2x2xf32>
+  %1 = kiln.reduce_sum(%0, %axes) {keepdims = 1 : i64} : (tensor<3x2x2xf32>, tensor<1xi64>) -> tensor<?x?x?xf32>
+  %2 = kiln.cast(%1) {to = f64} : (tensor<?x?x?xf32>) -> tensor<?x?x?xf64>
+  %3 = kiln.sqrt(%2) : (tensor<?x?x?xf64>) -> tensor<?x?x?xf64>
+  %4 = kiln.cast_like(%3, %x) : (tensor<?x?x?xf64>, tensor<3x2x2xf32>) -> tensor<3x1x2xf32>
+  return %4 : tensor<3x1x2xf32>
+}
+
+// -----
+
+// Through a broadcasting op: a result dim of 1 is 1 in every operand of
+// the result's rank; a dim where the other operand has 1 (or lacks the
+// dim) is the result's. Where both operands are unknown at an extent over
+// 1 nothing is refined (either may broadcast), and neither an argument
+// nor a constant changes.
+
+// CHECK-LABEL: func.func @backward_broadcast
+// CHECK:         %[[A:.+]] = kiln.reduce_max{{.*}} -> tensor<3x1x2xf32>
+// CHECK:         %[[B:.+]] = kiln.reduce_sum{{.*}} -> tensor<?x1x?xf32>
+// CHECK:         %[[C:.+]] = kiln.reduce_min{{.*}} -> tensor<?x1x?xf32>
+// CHECK:         kiln.add(%[[A]], %{{.+}}) : (tensor<3x1x2xf32>, tensor<1x1x1xf32>) -> tensor<3x1x2xf32>
+// CHECK:         kiln.add(%[[B]], %[[C]]) : (tensor<?x1x?xf32>, tensor<?x1x?xf32>) -> tensor<3x1x2xf32>
+func.func @backward_broadcast(%x: tensor<3x2x2xf32>, %axes: tensor<1xi64>) -> (tensor<3x1x2xf32>, tensor<3x1x2xf32>) {
+  %c = kiln.constant dense<1.0> : tensor<1x1x1xf32>
+  %a = kiln.reduce_max(%x, %axes) {keepdims = 1 : i64} : (tensor<3x2x2xf32>, tensor<1xi64>) -> tensor<?x?x?xf32>
+  %b = kiln.reduce_sum(%x, %axes) {keepdims = 1 : i64} : (tensor<3x2x2xf32>, tensor<1xi64>) -> tensor<?x?x?xf32>
+  %m = kiln.reduce_min(%x, %axes) {keepdims = 1 : i64} : (tensor<3x2x2xf32>, tensor<1xi64>) -> tensor<?x?x?xf32>
+  %0 = kiln.add(%a, %c) : (tensor<?x?x?xf32>, tensor<1x1x1xf32>) -> tensor<3x1x2xf32>
+  %1 = kiln.add(%b, %m) : (tensor<?x?x?xf32>, tensor<?x?x?xf32>) -> tensor<3x1x2xf32>
+  return %0, %1 : tensor<3x1x2xf32>, tensor<3x1x2xf32>
+}
