@@ -1421,6 +1421,18 @@ Lowering::rawIntegerGemm(Operation *op,
   auto offsetType = RankedTensorType::get({channels}, b.getI32Type());
   Value offsetCst = arith::ConstantOp::create(
       b, loc, DenseIntElementsAttr::get(offsetType, ArrayRef(offset)));
+  // A matmul's accumulator plus the offsets along its last dim.
+  auto addOffsets = [&](Value acc) -> Value {
+    auto t = cast<RankedTensorType>(acc.getType());
+    int64_t rank = t.getRank();
+    return elementwise(
+        b, loc, t, ValueRange{acc, offsetCst},
+        [](OpBuilder &nb, Location nl, ValueRange v) -> Value {
+          return arith::AddIOp::create(nb, nl, v[0], v[1]);
+        },
+        {AffineMap::getMultiDimIdentityMap(rank, ctx),
+         AffineMap::get(rank, 0, {getAffineDimExpr(rank - 1, ctx)}, ctx)});
+  };
   if (conv && isPointwiseGemm(op)) {
     // A 1x1 convolution of 1x1 planes (a QDQ Gemm, as kiln-fold-qdq
     // writes one) is the product [M, C] x [F, C]ᵀ: computed as that
@@ -1455,14 +1467,8 @@ Lowering::rawIntegerGemm(Operation *op,
         });
     if (Attribute sparsity = op->getAttr("kiln.sparsity"))
       product->setAttr("kiln.sparsity", sparsity);
-    Value acc2 = elementwise(
-        b, loc, acc2Type, ValueRange{product.getResult(0), offsetCst},
-        [](OpBuilder &nb, Location nl, ValueRange v) -> Value {
-          return arith::AddIOp::create(nb, nl, v[0], v[1]);
-        },
-        {AffineMap::getMultiDimIdentityMap(2, ctx),
-         AffineMap::get(2, 0, {getAffineDimExpr(1, ctx)}, ctx)});
-    return tensor::ExpandShapeOp::create(b, loc, accType, acc2, flat)
+    return tensor::ExpandShapeOp::create(b, loc, accType,
+                                         addOffsets(product.getResult(0)), flat)
         .getResult();
   }
   if (conv) {
@@ -1471,15 +1477,7 @@ Lowering::rawIntegerGemm(Operation *op,
                   scalarConst(b, loc, at.getElementType(), za));
     return failed(acc) ? Value() : *acc;
   }
-  Value acc = lowerMatMul(op, a, w, accType);
-  int64_t rank = accType.getRank();
-  return elementwise(
-      b, loc, accType, ValueRange{acc, offsetCst},
-      [](OpBuilder &nb, Location nl, ValueRange v) -> Value {
-        return arith::AddIOp::create(nb, nl, v[0], v[1]);
-      },
-      {AffineMap::getMultiDimIdentityMap(rank, ctx),
-       AffineMap::get(rank, 0, {getAffineDimExpr(rank - 1, ctx)}, ctx)});
+  return addOffsets(lowerMatMul(op, a, w, accType));
 }
 
 /// ConvInteger, MatMulInteger, QLinearConv and QLinearMatMul: the operands

@@ -99,6 +99,16 @@ struct InferShapesPass
     });
   }
 
+  /// Whether `op` is a kiln op of one result named (without the dialect)
+  /// in `names`.
+  static bool isKilnOpIn(Operation *op, const llvm::StringSet<> &names) {
+    return op->getDialect() &&
+           op->getDialect()->getNamespace() ==
+               KilnDialect::getDialectNamespace() &&
+           op->getNumResults() == 1 &&
+           names.contains(op->getName().stripDialect());
+  }
+
   /// Ops whose result has their first operand's shape, element by
   /// element.
   static bool keepsShape(Operation *op) {
@@ -118,11 +128,7 @@ struct InferShapesPass
         "sin",        "sinh",         "softplus",
         "softsign",   "sqrt",         "swish",
         "tan",        "tanh",         "thresholded_relu"};
-    return op->getDialect() &&
-           op->getDialect()->getNamespace() ==
-               KilnDialect::getDialectNamespace() &&
-           op->getNumResults() == 1 && op->getNumOperands() >= 1 &&
-           names.contains(op->getName().stripDialect());
+    return op->getNumOperands() >= 1 && isKilnOpIn(op, names);
   }
 
   /// Ops whose result broadcasts their operands (multidirectionally).
@@ -137,11 +143,7 @@ struct InferShapesPass
                                             "less",       "less_or_equal",
                                             "prelu",      "bitwise_and",
                                             "bitwise_or", "bitwise_xor"};
-    return op->getDialect() &&
-           op->getDialect()->getNamespace() ==
-               KilnDialect::getDialectNamespace() &&
-           op->getNumResults() == 1 &&
-           names.contains(op->getName().stripDialect());
+    return isKilnOpIn(op, names);
   }
 
   /// The backward sweep of runOnOperation: in reverse order, an operand

@@ -149,7 +149,8 @@ struct SparsifyPass : public kiln::impl::KilnSparsifyBase<SparsifyPass> {
     if (auto gemm = dyn_cast<GemmOp>(op))
       w.nk = gemm.getTransB() != 0;
     Value src = b;
-    if (auto tr = b.getDefiningOp<TransposeOp>()) {
+    // (A pointwise Gemm's 4-D weight is read as stored.)
+    if (auto tr = pointwise ? TransposeOp() : b.getDefiningOp<TransposeOp>()) {
       auto perm = tr.getPerm();
       if (!perm || (*perm)[0] == 1) {
         w.transpose = tr;
@@ -173,8 +174,6 @@ struct SparsifyPass : public kiln::impl::KilnSparsifyBase<SparsifyPass> {
     auto st = cast<RankedTensorType>(src.getType());
     w.k = w.nk ? st.getDimSize(1) : st.getDimSize(0);
     w.n = w.nk ? st.getDimSize(0) : st.getDimSize(1);
-    if (pointwise && w.transpose)
-      return "the weight is not a constant";
     MLIRContext *ctx = op->getContext();
     auto i64 = [&](int64_t v) {
       return IntegerAttr::get(IntegerType::get(ctx, 64), v);
