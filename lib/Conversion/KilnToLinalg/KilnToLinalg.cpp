@@ -645,6 +645,17 @@ scalarBody(Operation *op, Type elt, ArrayRef<bool> uns) {
     return [cst](OpBuilder &b, Location l, ValueRange a) -> Value {
       return math::Log1pOp::create(b, l, math::ExpOp::create(b, l, a[0]));
     };
+  if (name == "kiln.mish")
+    // x * tanh(softplus(x)); past 20, softplus(x) is x to f32 precision and
+    // tanh of it 1, where exp(x) would overflow to inf on the way.
+    return [cst](OpBuilder &b, Location l, ValueRange a) -> Value {
+      Value sp = math::Log1pOp::create(b, l, math::ExpOp::create(b, l, a[0]));
+      Value big = arith::CmpFOp::create(b, l, arith::CmpFPredicate::OGT, a[0],
+                                        cst(b, l, 20));
+      sp = arith::SelectOp::create(b, l, big, a[0], sp);
+      return arith::MulFOp::create(b, l, a[0],
+                                   math::TanhOp::create(b, l, sp).getResult());
+    };
   if (name == "kiln.softsign")
     return [cst](OpBuilder &b, Location l, ValueRange a) -> Value {
       Value d = arith::AddFOp::create(b, l, cst(b, l, 1),
@@ -755,7 +766,7 @@ bool lowersUnsigned(Operation *op) {
              BitwiseOrOp, BitwiseXorOp, BitwiseNotOp, QuantizeLinearOp,
              DequantizeLinearOp, DynamicQuantizeLinearOp, ConvIntegerOp,
              MatMulIntegerOp, QLinearConvOp, QLinearMatMulOp, NonZeroOp,
-             CompressOp, BitCastOp, CenterCropPadOp>(op);
+             CompressOp, BitCastOp, CenterCropPadOp, TopKOp>(op);
 }
 
 /// A lowered data-dependent result (keyed by its upper bound tensor): the
@@ -885,10 +896,10 @@ Value Lowering::lowerMatMul(Operation *op, Value a, Value bm,
   MLIRContext *ctx = b.getContext();
   bool vecA = at.getRank() == 1, vecB = bt.getRank() == 1;
   int64_t batch = rt.getRank() - (vecA ? 0 : 1) - (vecB ? 0 : 1);
-  int64_t nd = batch + 3; // batch..., m, k, n
-  AffineExpr m = getAffineDimExpr(batch, ctx),
-             k = getAffineDimExpr(batch + 1, ctx),
-             n = getAffineDimExpr(batch + 2, ctx);
+  // batch..., m (unless A is a vector), k, n (unless B is one).
+  int64_t kd = batch + (vecA ? 0 : 1), nd = kd + (vecB ? 1 : 2);
+  AffineExpr m = getAffineDimExpr(batch, ctx), k = getAffineDimExpr(kd, ctx),
+             n = getAffineDimExpr(kd + 1, ctx);
   auto batchExprs = [&](RankedTensorType t, int64_t inner) {
     SmallVector<AffineExpr> e;
     int64_t tb = t.getRank() - inner;
@@ -921,7 +932,7 @@ Value Lowering::lowerMatMul(Operation *op, Value a, Value bm,
                                  AffineMap::get(nd, 0, be, ctx),
                                  AffineMap::get(nd, 0, oe, ctx)};
   SmallVector<utils::IteratorType> iters(nd, utils::IteratorType::parallel);
-  iters[batch + 1] = utils::IteratorType::reduction;
+  iters[kd] = utils::IteratorType::reduction;
   bool f = isa<FloatType>(elt);
   auto body = [&](OpBuilder &nb, Location nl, ValueRange args) {
     Value p =
@@ -4448,6 +4459,8 @@ FailureOr<SmallVector<Value>> Lowering::lowerOp(Operation *op) {
             })
             .getResult(0));
   }
+  if (auto t = dyn_cast<TopKOp>(op))
+    return lowerTopK(b, t, uns[0]);
   for (auto entry :
        {lowerMiscOp, lowerRecurrentOp, lowerSamplingOp, lowerSignalOp,
         lowerDataDependentOp, lowerTrainingOp, lowerControlFlowOp})

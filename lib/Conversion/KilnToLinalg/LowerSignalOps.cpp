@@ -44,12 +44,15 @@ FloatType computeType(OpBuilder &b, Type elt) {
                      : cast<FloatType>(b.getF32Type());
 }
 
+} // namespace
+
 /// TopK by counting (the simple O(n^2) formulation): element j of a row
 /// has rank r when r elements precede it in the order (greater, or smaller
 /// when `largest` is 0; equal elements are ordered by index), and output
 /// position r takes the element of rank r. The result is always sorted,
-/// which also satisfies sorted = 0.
-FailureOr<SmallVector<Value>> lowerTopK(OpBuilder &b, TopKOp op) {
+/// which also satisfies sorted = 0. `unsignedX`: x's integers are unsigned.
+FailureOr<SmallVector<Value>> lowerTopK(OpBuilder &b, TopKOp op,
+                                        bool unsignedX) {
   Location loc = op.getLoc();
   MLIRContext *ctx = b.getContext();
   Value x = op.getX();
@@ -96,11 +99,13 @@ FailureOr<SmallVector<Value>> lowerTopK(OpBuilder &b, TopKOp op) {
               equal = arith::CmpFOp::create(nb, nl, arith::CmpFPredicate::OEQ,
                                             xi, xj);
             } else {
-              before =
-                  arith::CmpIOp::create(nb, nl,
-                                        largest ? arith::CmpIPredicate::sgt
-                                                : arith::CmpIPredicate::slt,
-                                        xi, xj);
+              before = arith::CmpIOp::create(
+                  nb, nl,
+                  largest ? (unsignedX ? arith::CmpIPredicate::ugt
+                                       : arith::CmpIPredicate::sgt)
+                          : (unsignedX ? arith::CmpIPredicate::ult
+                                       : arith::CmpIPredicate::slt),
+                  xi, xj);
               equal = arith::CmpIOp::create(nb, nl, arith::CmpIPredicate::eq,
                                             xi, xj);
             }
@@ -137,6 +142,8 @@ FailureOr<SmallVector<Value>> lowerTopK(OpBuilder &b, TopKOp op) {
       });
   return SmallVector<Value>{sel.getResult(0), sel.getResult(1)};
 }
+
+namespace {
 
 /// A generalized cosine window (Hann, Hamming, Blackman):
 /// w[n] = sum over m of (-1)^m coeffs[m] cos(2 pi m n / N), where N is the
@@ -662,8 +669,6 @@ FailureOr<SmallVector<Value>> lowerDet(OpBuilder &b, DetOp op) {
 } // namespace
 
 LoweringResult lowerSignalOp(OpBuilder &b, Operation *op) {
-  if (auto t = dyn_cast<TopKOp>(op))
-    return lowerTopK(b, t);
   if (isa<HannWindowOp>(op))
     return lowerCosineWindow(b, op, {0.5, 0.5});
   if (isa<HammingWindowOp>(op))

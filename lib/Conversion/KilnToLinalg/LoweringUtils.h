@@ -18,6 +18,10 @@
 
 #include <optional>
 
+namespace kiln {
+class TopKOp;
+} // namespace kiln
+
 namespace kiln::lowering {
 
 using mlir::ArrayRef;
@@ -108,7 +112,11 @@ LoweringResult lowerMiscOp(OpBuilder &b, Operation *op);
 LoweringResult lowerRecurrentOp(OpBuilder &b, Operation *op);
 /// GridSample, RoiAlign, MaxUnpool (LowerSamplingOps.cpp).
 LoweringResult lowerSamplingOp(OpBuilder &b, Operation *op);
-/// TopK, HannWindow, HammingWindow, BlackmanWindow, DFT, STFT,
+/// TopK (its x's integers signed or, with `unsignedX`, unsigned; by
+/// counting the elements that precede each: LowerSignalOps.cpp).
+FailureOr<SmallVector<Value>> lowerTopK(OpBuilder &b, TopKOp op,
+                                        bool unsignedX);
+/// HannWindow, HammingWindow, BlackmanWindow, DFT, STFT,
 /// MelWeightMatrix, Det (LowerSignalOps.cpp).
 LoweringResult lowerSignalOp(OpBuilder &b, Operation *op);
 /// If, Loop, Scan (LowerControlFlow.cpp).

@@ -180,6 +180,49 @@ func.func @matmuls(%a: tensor<2x3xf32>, %b: tensor<3x4xf32>, %c: tensor<5x2x3xf3
 
 // -----
 
+// Vector operands contribute no m (A) or n (B) loop: a dot product is one
+// reduction, a vector times a batch of matrices (batch, k, n), a batch of
+// matrices times a vector (batch..., m, k).
+
+// CHECK-DAG: #[[$K:.+]] = affine_map<(d0) -> (d0)>
+// CHECK-DAG: #[[$S:.+]] = affine_map<(d0) -> ()>
+// CHECK-DAG: #[[$VA:.+]] = affine_map<(d0, d1, d2) -> (d1)>
+// CHECK-DAG: #[[$VB:.+]] = affine_map<(d0, d1, d2) -> (d0, d1, d2)>
+// CHECK-DAG: #[[$VO:.+]] = affine_map<(d0, d1, d2) -> (d0, d2)>
+// CHECK-DAG: #[[$MA:.+]] = affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>
+// CHECK-DAG: #[[$MB:.+]] = affine_map<(d0, d1, d2, d3) -> (d3)>
+// CHECK-DAG: #[[$MO:.+]] = affine_map<(d0, d1, d2, d3) -> (d0, d1, d2)>
+// CHECK-LABEL: func.func @matmul_vectors
+// CHECK:         linalg.generic {indexing_maps = [#[[$K]], #[[$K]], #[[$S]]], iterator_types = ["reduction"]}
+// CHECK:         linalg.generic {indexing_maps = [#[[$VA]], #[[$VB]], #[[$VO]]], iterator_types = ["parallel", "reduction", "parallel"]}
+// CHECK:         linalg.generic {indexing_maps = [#[[$MA]], #[[$MB]], #[[$MO]]], iterator_types = ["parallel", "parallel", "parallel", "reduction"]}
+func.func @matmul_vectors(%v: tensor<3xf32>, %w: tensor<3xf32>, %b: tensor<2x3x4xf32>, %m: tensor<2x5x4x3xf32>) -> (tensor<f32>, tensor<2x4xf32>, tensor<2x5x4xf32>) {
+  %0 = kiln.matmul(%v, %w) : (tensor<3xf32>, tensor<3xf32>) -> tensor<f32>
+  %1 = kiln.matmul(%v, %b) : (tensor<3xf32>, tensor<2x3x4xf32>) -> tensor<2x4xf32>
+  %2 = kiln.matmul(%m, %w) : (tensor<2x5x4x3xf32>, tensor<3xf32>) -> tensor<2x5x4xf32>
+  return %0, %1, %2 : tensor<f32>, tensor<2x4xf32>, tensor<2x5x4xf32>
+}
+
+// -----
+
+// Mish is x * tanh(softplus(x)), softplus taken as x past 20 (where
+// exp(x) nears f32's range and log1p(exp(x)) is x to f32 precision).
+
+// CHECK-LABEL: func.func @mish
+// CHECK:         linalg.generic
+// CHECK:           %[[E:.+]] = math.exp %[[X:[^ ]+]] : f32
+// CHECK:           %[[SP:.+]] = math.log1p %[[E]] : f32
+// CHECK:           %[[BIG:.+]] = arith.cmpf ogt, %[[X]], %{{.+}} : f32
+// CHECK:           %[[S:.+]] = arith.select %[[BIG]], %[[X]], %[[SP]] : f32
+// CHECK:           %[[T:.+]] = math.tanh %[[S]] : f32
+// CHECK:           arith.mulf %[[X]], %[[T]] : f32
+func.func @mish(%x: tensor<2x3xf32>) -> tensor<2x3xf32> {
+  %0 = kiln.mish(%x) : (tensor<2x3xf32>) -> tensor<2x3xf32>
+  return %0 : tensor<2x3xf32>
+}
+
+// -----
+
 // Softmax goes through linalg.softmax's decomposition: max, exp, sum, div.
 
 // CHECK-LABEL: func.func @softmax

@@ -51,6 +51,26 @@ func.func @top_k_smallest_int(%x: tensor<4x3xi32>, %k: tensor<1xi64>) -> (tensor
 
 // -----
 
+// Unsigned integers compare unsigned: 2^63 and above are the largest
+// uint64 values, not negative ones.
+
+// CHECK-LABEL: func.func @top_k_unsigned
+// CHECK:         linalg.generic
+// CHECK:           arith.cmpi ugt, %{{.+}}, %{{.+}} : i64
+// CHECK-LABEL: func.func @top_k_signed
+// CHECK:         linalg.generic
+// CHECK:           arith.cmpi sgt, %{{.+}}, %{{.+}} : i64
+func.func @top_k_unsigned(%x: tensor<5xui64>, %k: tensor<1xi64>) -> (tensor<2xui64>, tensor<2xi64>) {
+  %v, %i = kiln.topk(%x, %k) : (tensor<5xui64>, tensor<1xi64>) -> (tensor<2xui64>, tensor<2xi64>)
+  return %v, %i : tensor<2xui64>, tensor<2xi64>
+}
+func.func @top_k_signed(%x: tensor<5xi64>, %k: tensor<1xi64>) -> (tensor<2xi64>, tensor<2xi64>) {
+  %v, %i = kiln.topk(%x, %k) : (tensor<5xi64>, tensor<1xi64>) -> (tensor<2xi64>, tensor<2xi64>)
+  return %v, %i : tensor<2xi64>, tensor<2xi64>
+}
+
+// -----
+
 // Hann (periodic): N is the run-time size; w = 0.5 - 0.5 cos(2 pi n / N).
 
 // CHECK-LABEL: func.func @hann_window

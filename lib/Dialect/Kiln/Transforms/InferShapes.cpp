@@ -71,9 +71,10 @@ struct InferShapesPass
     });
     if (walk.wasInterrupted())
       return signalPassFailure();
-    // Backward, in each function's body: the static shape a value must have
-    // where an op that keeps its operand's shape (or broadcasts it) has a
-    // static result, typically a declared graph output (a function's
+    // Backward, in each function's body and the regions in it: the static
+    // shape a value must have where an op that keeps its operand's shape
+    // (or broadcasts it) has a static result, typically a declared graph
+    // or loop-body output (a function's
     // expanded ReduceL2: ReduceSum over run-time axes, then Sqrt and
     // CastLike into the declared output).
     getOperation()->walk([&](FunctionOpInterface fn) {
@@ -151,8 +152,14 @@ struct InferShapesPass
   /// shape-keeping op's static result; of a broadcasting op's, each dim
   /// that is 1 (an operand of the result's rank broadcasts to 1 only from
   /// 1), and each dim whose other operands all have 1 there.
+  /// Regions are entered: a value in a Loop's or Scan's body (or an If's
+  /// branch) whose users have static results in every iteration has that
+  /// shape in every iteration.
   void refineBackward(Block &block) {
     for (Operation &op : llvm::reverse(block)) {
+      for (Region &region : op.getRegions())
+        for (Block &inner : region)
+          refineBackward(inner);
       if (op.getNumResults() != 1)
         continue;
       auto rt = dyn_cast<RankedTensorType>(op.getResult(0).getType());

@@ -479,3 +479,50 @@ func.func @backward_broadcast(%x: tensor<3x2x2xf32>, %axes: tensor<1xi64>) -> (t
   %1 = kiln.add(%b, %m) : (tensor<?x?x?xf32>, tensor<?x?x?xf32>) -> tensor<3x1x2xf32>
   return %0, %1 : tensor<3x1x2xf32>, tensor<3x1x2xf32>
 }
+
+// -----
+
+// Backward inside a Loop's body: the body's Add yields the declared [1]
+// every iteration, so the Slice at run-time positions it adds (ONNX's
+// test_loop11) is [1] too and lowers as a slice at run-time offsets.
+// Outside the body's op, the loop's own results are left to the body.
+
+// CHECK-LABEL: func.func @backward_loop_body
+// CHECK:         kiln.loop
+// CHECK:           kiln.slice{{.*}} -> tensor<1xf32>
+// CHECK:           kiln.add{{.*}} : (tensor<1xf32>, tensor<1xf32>) -> tensor<1xf32>
+func.func @backward_loop_body(%m: tensor<i64>, %cond: tensor<i1>, %y: tensor<1xf32>) -> (tensor<1xf32>, tensor<5x1xf32>) {
+  %zero = kiln.constant dense<0> : tensor<1xi64>
+  %one = kiln.constant dense<1> : tensor<i64>
+  %x = kiln.constant dense<[1.0, 2.0, 3.0, 4.0, 5.0]> : tensor<5xf32>
+  %r:2 = kiln.loop(%m, %cond, %y) : (tensor<i64>, tensor<i1>, tensor<1xf32>) -> (tensor<1xf32>, tensor<5x1xf32>) {
+  ^bb0(%i: tensor<i64>, %c: tensor<i1>, %yin: tensor<1xf32>):
+    %end = kiln.add(%i, %one) : (tensor<i64>, tensor<i64>) -> tensor<i64>
+    %s = kiln.unsqueeze(%i, %zero) : (tensor<i64>, tensor<1xi64>) -> tensor<1xi64>
+    %e = kiln.unsqueeze(%end, %zero) : (tensor<i64>, tensor<1xi64>) -> tensor<1xi64>
+    %slice = kiln.slice(%x, %s, %e) : (tensor<5xf32>, tensor<1xi64>, tensor<1xi64>) -> tensor<?xf32>
+    %yout = kiln.add(%yin, %slice) : (tensor<1xf32>, tensor<?xf32>) -> tensor<1xf32>
+    kiln.yield %c, %yout, %yout : tensor<i1>, tensor<1xf32>, tensor<1xf32>
+  }
+  return %r#0, %r#1 : tensor<1xf32>, tensor<5x1xf32>
+}
+
+// -----
+
+// Not refined: a body value whose user broadcasts it to a result dim over
+// 1 that the other operand also has (it could be 1 or that extent).
+
+// CHECK-LABEL: func.func @backward_loop_body_ambiguous
+// CHECK:           kiln.slice{{.*}} -> tensor<?xf32>
+func.func @backward_loop_body_ambiguous(%m: tensor<i64>, %cond: tensor<i1>, %y: tensor<3xf32>) -> tensor<3xf32> {
+  %zero = kiln.constant dense<0> : tensor<1xi64>
+  %x = kiln.constant dense<[1.0, 2.0, 3.0, 4.0, 5.0]> : tensor<5xf32>
+  %r = kiln.loop(%m, %cond, %y) : (tensor<i64>, tensor<i1>, tensor<3xf32>) -> tensor<3xf32> {
+  ^bb0(%i: tensor<i64>, %c: tensor<i1>, %yin: tensor<3xf32>):
+    %s = kiln.unsqueeze(%i, %zero) : (tensor<i64>, tensor<1xi64>) -> tensor<1xi64>
+    %slice = kiln.slice(%x, %zero, %s) : (tensor<5xf32>, tensor<1xi64>, tensor<1xi64>) -> tensor<?xf32>
+    %yout = kiln.add(%yin, %slice) : (tensor<3xf32>, tensor<?xf32>) -> tensor<3xf32>
+    kiln.yield %c, %yout : tensor<i1>, tensor<3xf32>
+  }
+  return %r : tensor<3xf32>
+}
