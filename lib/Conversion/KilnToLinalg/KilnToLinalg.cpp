@@ -4461,9 +4461,9 @@ FailureOr<SmallVector<Value>> Lowering::lowerOp(Operation *op) {
   }
   if (auto t = dyn_cast<TopKOp>(op))
     return lowerTopK(b, t, uns[0]);
-  for (auto entry :
-       {lowerMiscOp, lowerRecurrentOp, lowerSamplingOp, lowerSignalOp,
-        lowerDataDependentOp, lowerTrainingOp, lowerControlFlowOp})
+  for (auto entry : {lowerMiscOp, lowerRecurrentOp, lowerStateOp,
+                     lowerSamplingOp, lowerSignalOp, lowerDataDependentOp,
+                     lowerTrainingOp, lowerControlFlowOp})
     if (LoweringResult r = entry(b, op))
       return *r;
   return op->emitOpError("is not lowered to linalg yet"), failure();

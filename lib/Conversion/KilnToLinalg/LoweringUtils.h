@@ -119,6 +119,8 @@ FailureOr<SmallVector<Value>> lowerTopK(OpBuilder &b, TopKOp op,
 /// HannWindow, HammingWindow, BlackmanWindow, DFT, STFT,
 /// MelWeightMatrix, Det (LowerSignalOps.cpp).
 LoweringResult lowerSignalOp(OpBuilder &b, Operation *op);
+/// LinearAttention, CausalConvWithState, TensorScatter (LowerStateOps.cpp).
+LoweringResult lowerStateOp(OpBuilder &b, Operation *op);
 /// If, Loop, Scan (LowerControlFlow.cpp).
 LoweringResult lowerControlFlowOp(OpBuilder &b, Operation *op);
 /// For a Loop whose scan outputs are graph outputs as long as the

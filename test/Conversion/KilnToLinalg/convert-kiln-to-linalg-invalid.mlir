@@ -637,3 +637,35 @@ func.func @affine_grid_rank(%theta: tensor<1x3x4xf32>, %size: tensor<4xi64>) -> 
   %0 = kiln.affine_grid(%theta, %size) : (tensor<1x3x4xf32>, tensor<4xi64>) -> tensor<1x5x6x2xf32>
   return %0 : tensor<1x5x6x2xf32>
 }
+
+// -----
+
+func.func @linear_attention_needs_decay(%q: tensor<1x5x8xf32>, %k: tensor<1x5x4xf32>, %v: tensor<1x5x6xf32>, %beta: tensor<1x5x2xf32>) -> (tensor<1x5x12xf32>, tensor<1x2x2x3xf32>) {
+  // expected-error @+1 {{'kiln.linear_attention' op update_rule 'gated_delta' needs decay input}}
+  %o, %s = kiln.linear_attention(%q, %k, %v, none, none, %beta) {q_num_heads = 4 : i64, kv_num_heads = 2 : i64} : (tensor<1x5x8xf32>, tensor<1x5x4xf32>, tensor<1x5x6xf32>, tensor<1x5x2xf32>) -> (tensor<1x5x12xf32>, tensor<1x2x2x3xf32>)
+  return %o, %s : tensor<1x5x12xf32>, tensor<1x2x2x3xf32>
+}
+
+// -----
+
+func.func @linear_attention_heads(%q: tensor<1x5x9xf32>, %k: tensor<1x5x6xf32>, %v: tensor<1x5x6xf32>) -> (tensor<1x5x9xf32>, tensor<1x2x3x3xf32>) {
+  // expected-error @+1 {{'kiln.linear_attention' op q_num_heads 3 must be a positive multiple of kv_num_heads 2}}
+  %o, %s = kiln.linear_attention(%q, %k, %v) {q_num_heads = 3 : i64, kv_num_heads = 2 : i64, update_rule = "linear"} : (tensor<1x5x9xf32>, tensor<1x5x6xf32>, tensor<1x5x6xf32>) -> (tensor<1x5x9xf32>, tensor<1x2x3x3xf32>)
+  return %o, %s : tensor<1x5x9xf32>, tensor<1x2x3x3xf32>
+}
+
+// -----
+
+func.func @causal_conv_bad_weight(%x: tensor<1x2x5xf32>, %w: tensor<3x1x4xf32>) -> (tensor<1x2x5xf32>, tensor<1x2x3xf32>) {
+  // expected-error @+1 {{'kiln.causal_conv_with_state' op needs input [B, C, L] and weight [C, 1, k]}}
+  %y, %s = kiln.causal_conv_with_state(%x, %w, none, none) : (tensor<1x2x5xf32>, tensor<3x1x4xf32>) -> (tensor<1x2x5xf32>, tensor<1x2x3xf32>)
+  return %y, %s : tensor<1x2x5xf32>, tensor<1x2x3xf32>
+}
+
+// -----
+
+func.func @tensor_scatter_long_update(%c: tensor<2x4x5xf32>, %u: tensor<2x6x5xf32>) -> tensor<2x4x5xf32> {
+  // expected-error @+1 {{'kiln.tensor_scatter' op needs an update of the cache's shape but for at most its length along axis 1}}
+  %0 = kiln.tensor_scatter(%c, %u) : (tensor<2x4x5xf32>, tensor<2x6x5xf32>) -> tensor<2x4x5xf32>
+  return %0 : tensor<2x4x5xf32>
+}
