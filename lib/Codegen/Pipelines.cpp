@@ -184,6 +184,11 @@ void kiln::buildCpuCodegenPipeline(OpPassManager &pm,
   // kiln-compile --cpu-register-tile-m=N, kiln-run --benchmark --threads 2).
   int64_t registerTileM = options.registerTileM ? options.registerTileM
                                                 : (vectorBits >= 512 ? 8 : 6);
+  // The reduction in one sweep per row tile unless asked: 16 KiB chunks
+  // (a third of a 48 KiB L1) were not measurably faster on ResNet-50's
+  // 7x7 convolutions (docs/performance.md).
+  int64_t kChunkBytes =
+      options.kChunkBytes >= 0 ? options.kChunkBytes : int64_t(0);
   // 8-bit GEMMs: AMX's tile multiply where the CPU has it and 512-bit
   // code is generated (MatMuls of fewer than 16 rows on vpdpbusd
   // register tiles); else AVX-512 VNNI's vpdpbusd where the CPU has it;
@@ -254,6 +259,7 @@ void kiln::buildCpuCodegenPipeline(OpPassManager &pm,
               "},func.func(kiln-pack-weights{" + bits +
               "},kiln-clone-shared-inits,kiln-cpu-tile-and-vectorize{" + bits +
               " register-tile-m=" + std::to_string(registerTileM) +
+              " k-chunk-bytes=" + std::to_string(kChunkBytes) +
               (bf16Dot ? " bf16-dot=true" : "") +
               (options.fuseResiduals ? " fuse-residuals=true" : "") +
               "}),canonicalize,cse," + bufferizeAndPlan(false) +

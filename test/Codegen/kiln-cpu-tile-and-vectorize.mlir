@@ -3,6 +3,8 @@
 // RUN: kiln-opt %s -split-input-file -kiln-cpu-tile-and-vectorize="parallel-chunks=1" | FileCheck %s --check-prefix=NOCHUNK
 // RUN: kiln-opt %s -split-input-file -kiln-cpu-tile-and-vectorize -canonicalize | FileCheck %s --check-prefix=CANON
 // RUN: kiln-opt %s -split-input-file -kiln-cpu-tile-and-vectorize="fuse-residuals=true" | FileCheck %s --check-prefix=RES
+// RUN: kiln-opt %s -split-input-file -kiln-cpu-tile-and-vectorize="k-chunk-bytes=1024" | FileCheck %s --check-prefix=KCHUNK
+// RUN: kiln-opt %s -split-input-file -kiln-cpu-tile-and-vectorize="k-chunk-bytes=4096" | FileCheck %s --check-prefix=KWHOLE
 
 // A 12x32x64 f32 matmul: 6x16 register tiles (two AVX2 vectors wide), the
 // k loop innermost with the accumulator carried in registers (the
@@ -22,6 +24,25 @@
 // of 16 (K = 64 floats is 256 bytes a column).
 // PANEL-LABEL: func.func @matmul
 // PANEL:         scf.forall (%{{.+}}) = (0) to (32) step (16)
+
+// With 1 KiB chunks of the 16-column panel (16 k), the reduction is swept
+// around the row tiles: the first chunk's tiles sum into the init, a loop
+// over the middle chunks (k = 16, 32) and the last chunk's tiles each into
+// the sums so far; every tile keeps its accumulator in registers over its
+// 16 k.
+// KCHUNK-LABEL: func.func @matmul
+// KCHUNK:         %[[FIRST:.+]] = scf.for %{{.+}} = %c0 to %c12 step %c6
+// KCHUNK:           scf.for %{{.+}} = %c0 to %c16 step %c1
+// KCHUNK:         %[[MID:.+]] = scf.for %[[K:.+]] = %c16 to %c48 step %c16 iter_args(%{{.+}} = %[[FIRST]])
+// KCHUNK:           scf.for %{{.+}} = %c0 to %c12 step %c6
+// KCHUNK:             scf.for %{{.+}} = %c0 to %c16 step %c1
+// KCHUNK:               vector.contract
+// KCHUNK:         scf.for %{{.+}} = %c0 to %c12 step %c6 iter_args(%{{.+}} = %[[MID]])
+// KCHUNK:           scf.for %{{.+}} = %c0 to %c16 step %c1
+// A 4 KiB chunk holds the whole panel (64 k of 16 columns): one sweep.
+// KWHOLE-LABEL: func.func @matmul
+// KWHOLE-NOT:     to %c16 step %c1
+// KWHOLE:         scf.for %{{.+}} = %{{.+}} to %c64 step %c1
 func.func @matmul(%a: tensor<12x64xf32>, %b: tensor<64x32xf32>, %c: tensor<12x32xf32>) -> tensor<12x32xf32> {
   %0 = linalg.matmul ins(%a, %b : tensor<12x64xf32>, tensor<64x32xf32>) outs(%c : tensor<12x32xf32>) -> tensor<12x32xf32>
   return %0 : tensor<12x32xf32>

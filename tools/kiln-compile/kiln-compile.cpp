@@ -350,6 +350,14 @@ static cl::opt<int64_t> cpuRegisterTileM(
     cl::desc("CPU target: rows of a contraction's register tile (default: 8 "
              "with 512-bit vectors, else 6)"),
     cl::init(0), cl::cat(category));
+static cl::opt<int64_t> cpuKChunkBytes(
+    "cpu-k-chunk-bytes",
+    cl::desc("CPU target: sweep a contraction's reduction in chunks that "
+             "read this many bytes of each register tile's weight panel, "
+             "around the row tiles, so that each chunk of the weights is "
+             "read from memory once and then from L1 (default 0: each row "
+             "tile sweeps the whole panel)"),
+    cl::init(-1), cl::cat(category));
 static cl::opt<std::string> cpuInt8Dot(
     "cpu-int8-dot",
     cl::desc("CPU target: how 8-bit GEMMs sum their products: amx (AMX's "
@@ -812,6 +820,7 @@ LogicalResult lowerForCpu(ModuleOp module, PassManager &pm,
   cpuOptions.profile = profile;
   cpuOptions.vectorBits = cpuVectorBits;
   cpuOptions.registerTileM = cpuRegisterTileM;
+  cpuOptions.kChunkBytes = cpuKChunkBytes;
   cpuOptions.int8Dot = cpuInt8Dot;
   cpuOptions.bf16Dot = cpuBf16Dot;
   cpuOptions.sparseMaxRows = cpuSparseMaxRows;
@@ -1628,6 +1637,8 @@ int main(int argc, char **argv) {
                 "' (" + std::to_string(widest) + " bits; see --cpu)");
   if (cpuRegisterTileM < 0 || cpuRegisterTileM > 16)
     return fail("--cpu-register-tile-m must be 1 to 16 (0: the default)");
+  if (cpuKChunkBytes < -1)
+    return fail("--cpu-k-chunk-bytes must be 0 (one sweep) or more bytes");
   if (cpuInt8Dot != "auto" && cpuInt8Dot != "amx" && cpuInt8Dot != "vnni" &&
       cpuInt8Dot != "avxvnni" && cpuInt8Dot != "avx2" &&
       cpuInt8Dot != "generic")

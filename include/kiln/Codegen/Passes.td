@@ -1041,6 +1041,11 @@ def KilnCpuTileAndVectorize
     Option<"bf16Dot", "bf16-dot", "bool", "false",
            "Sum bf16 products two per lane with AVX-512 BF16's vdpbf16ps "
            "(x86vector.avx512.dot)">,
+    Option<"kChunkBytes", "k-chunk-bytes", "int64_t", "0",
+           "Sweep a contraction's reduction in chunks whose slice of a "
+           "register tile's panel takes this many bytes, around the "
+           "register tiles, where the panel is larger and the block has "
+           "several row tiles (0: one sweep per row tile)">,
   ];
   let dependentDialects = ["::mlir::scf::SCFDialect",
                            "::mlir::vector::VectorDialect",

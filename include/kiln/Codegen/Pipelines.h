@@ -98,6 +98,13 @@ struct CpuPipelineOptions
       llvm::cl::desc("Rows of a contraction's register tile (0: 8 with "
                      "512-bit vectors, else 6)"),
       llvm::cl::init(0)};
+  Option<int64_t> kChunkBytes{
+      *this, "k-chunk-bytes",
+      llvm::cl::desc("Bytes of a register tile's weight panel that one chunk "
+                     "of a contraction's reduction reads, swept around the "
+                     "row tiles (-1: the default, 0: one sweep per row "
+                     "tile)"),
+      llvm::cl::init(-1)};
   Option<std::string> int8Dot{
       *this, "int8-dot",
       llvm::cl::desc("How 8-bit GEMMs sum their products: amx (AMX's tile "

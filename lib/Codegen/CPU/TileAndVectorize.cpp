@@ -71,6 +71,10 @@ struct ContractionPlan {
   SmallVector<int64_t> inner;       ///< scf.for register tiles.
   SmallVector<int64_t> interchange; ///< Inner loop order: reductions last.
   SmallVector<int64_t> peel;        ///< Inner loops (dims) to peel.
+  /// The reduction dim swept in chunks of `kChunk` around the register
+  /// tiles (-1: none): each chunk of the weight panel is then read from
+  /// memory once and from L1 by every row tile of the block.
+  int64_t kDim = -1, kChunk = 0;
 };
 
 /// Marks the register tiles (the op's tiled clones) until they are
@@ -347,7 +351,8 @@ namespace {
 
 std::optional<ContractionPlan>
 planContraction(linalg::LinalgOp op, unsigned vectorBits, int64_t registerTileM,
-                int64_t panelBytes, int64_t chunks, bool bf16Dot) {
+                int64_t panelBytes, int64_t chunks, bool bf16Dot,
+                int64_t kChunkBytes) {
   // AMX tile products run on kiln-cpu-amx-tiles.
   if (op->hasAttr(kiln::kAmxTilesAttr) ||
       !linalg::isaContractionOpInterface(op) || op.getNumDpsInits() != 1 ||
@@ -465,6 +470,28 @@ planContraction(linalg::LinalgOp op, unsigned vectorBits, int64_t registerTileM,
         return getElementTypeOrSelf(v.getType()).isBF16();
       }))
     plan.inner[dims->k[0]] = 2;
+  // k in chunks whose nr-wide panel slice takes `kChunkBytes` (L1-sized):
+  // where the whole panel does not fit them and the block has several row
+  // tiles, each chunk of the panel is read once from memory (the weights
+  // of a late ResNet layer stream from DRAM) and then from L1 by every row
+  // tile, instead of every row tile sweeping the whole panel. At least two
+  // chunks; the last takes the remainder. Not in the loops of
+  // kiln-cpu-image-loops, whose tiles write into the loop's result.
+  if (kChunkBytes > 0 && dims->k.size() == 1 && jm >= 0 &&
+      !op->getParentOfType<scf::ForOp>()) {
+    int64_t kd = dims->k[0], kSize = ranges[kd];
+    int64_t inBytes = 4;
+    for (Value v : op.getDpsInputs())
+      inBytes = std::min<int64_t>(
+          inBytes,
+          getElementTypeOrSelf(v.getType()).getIntOrFloatBitWidth() / 8);
+    int64_t kc = (kChunkBytes / (nr * std::max<int64_t>(1, inBytes))) & ~1;
+    int64_t rows = plan.outer[jm] ? plan.outer[jm] : ranges[jm];
+    if (kc >= 16 && kSize >= 2 * kc && rows > plan.inner[jm]) {
+      plan.kDim = kd;
+      plan.kChunk = kc;
+    }
+  }
   for (int64_t d = 0; d < rank; ++d)
     if (!llvm::is_contained(dims->k, d))
       plan.interchange.push_back(d);
@@ -550,10 +577,96 @@ void vectorizeChain(RewriterBase &rewriter, Operation *target,
     rewriter.replaceOp(tile, vectorized->replacements);
 }
 
-/// Tiles `op` for the cache, then for registers, and peels the register
-/// loops that do not divide their dims, so that every register tile has a
-/// static shape (the peeled remainder is one smaller static tile). The
-/// register tiles are marked with `kRegisterTile`.
+/// A part of a contraction split along its reduction dim, and whether it
+/// computes the first or the last of the reduction.
+struct ReductionPart {
+  Operation *op;
+  bool first, last;
+};
+
+/// Splits `op` along its reduction dim `kDim` into chunks of `kc`: the
+/// first chunk (summing into op's init), an scf.for over the middle ones
+/// (each summing into the sums so far), and the last, which takes the
+/// remainder (kc to 2 kc - 1 of k). Each part is op's tiled implementation
+/// on its chunk, so its operands are static slices.
+FailureOr<SmallVector<ReductionPart>> splitReduction(RewriterBase &rewriter,
+                                                     Operation *op,
+                                                     int64_t kDim, int64_t kc) {
+  auto ti = cast<TilingInterface>(op);
+  Location loc = op->getLoc();
+  rewriter.setInsertionPoint(op);
+  SmallVector<Range> domain = ti.getIterationDomain(rewriter);
+  SmallVector<OpFoldResult> offsets, sizes;
+  for (const Range &r : domain) {
+    offsets.push_back(r.offset);
+    sizes.push_back(r.size);
+  }
+  std::optional<int64_t> kSize = getConstantIntValue(domain[kDim].size);
+  if (!kSize || *kSize < 2 * kc)
+    return failure();
+  int64_t lastOffset = (*kSize / kc - 1) * kc;
+  // The tiled implementation at k in [offset, offset + size), summing into
+  // `init` instead of a slice of op's init (all of it: k is not an output
+  // dim).
+  auto chunkAt = [&](OpFoldResult offset, int64_t size,
+                     Value init) -> Operation * {
+    offsets[kDim] = offset;
+    sizes[kDim] = rewriter.getIndexAttr(size);
+    FailureOr<TilingResult> t =
+        ti.getTiledImplementation(rewriter, offsets, sizes);
+    if (failed(t) || t->tiledOps.size() != 1 ||
+        t->tiledOps.front()->getNumResults() != 1 ||
+        t->tiledOps.front()->getResult(0).getType() != init.getType())
+      return nullptr;
+    Operation *tiled = t->tiledOps.front();
+    cast<DestinationStyleOpInterface>(tiled).getDpsInitsMutable()[0].set(init);
+    return tiled;
+  };
+  SmallVector<ReductionPart> parts;
+  Operation *first =
+      chunkAt(rewriter.getIndexAttr(0), kc,
+              cast<DestinationStyleOpInterface>(op).getDpsInits()[0]);
+  if (!first)
+    return failure();
+  parts.push_back({first, true, false});
+  Value sums = first->getResult(0);
+  if (lastOffset > kc) {
+    bool ok = true;
+    Operation *middle = nullptr;
+    auto loop = scf::ForOp::create(
+        rewriter, loc, arith::ConstantIndexOp::create(rewriter, loc, kc),
+        arith::ConstantIndexOp::create(rewriter, loc, lastOffset),
+        arith::ConstantIndexOp::create(rewriter, loc, kc), ValueRange{sums},
+        [&](OpBuilder &nb, Location nl, Value k, ValueRange iter) {
+          OpBuilder::InsertionGuard guard(rewriter);
+          rewriter.setInsertionPointToEnd(nb.getInsertionBlock());
+          middle = chunkAt(k, kc, iter[0]);
+          ok = middle != nullptr;
+          scf::YieldOp::create(rewriter, nl,
+                               ok ? middle->getResult(0) : iter[0]);
+        });
+    if (!ok)
+      return failure();
+    parts.push_back({middle, false, false});
+    sums = loop.getResult(0);
+    rewriter.setInsertionPointAfter(loop);
+  }
+  Operation *last =
+      chunkAt(rewriter.getIndexAttr(lastOffset), *kSize - lastOffset, sums);
+  if (!last)
+    return failure();
+  parts.push_back({last, false, true});
+  rewriter.replaceOp(op, last->getResults());
+  return parts;
+}
+
+/// Tiles `op` for the cache, then (with `plan.kChunk`) splits it into
+/// chunks of its reduction, then tiles each part for registers, and peels
+/// the register loops that do not divide their dims, so that every
+/// register tile has a static shape (the peeled remainder is one smaller
+/// static tile). The register tiles are marked with `kRegisterTile`; those
+/// of the first part start from `start`, those of the last apply the
+/// epilogue.
 LogicalResult tile(RewriterBase &rewriter, linalg::LinalgOp op,
                    const ContractionPlan &plan, std::optional<int64_t> epilogue,
                    std::optional<int64_t> start) {
@@ -567,32 +680,44 @@ LogicalResult tile(RewriterBase &rewriter, linalg::LinalgOp op,
       return failure();
     current = *tiled;
   }
-  scf::SCFTilingOptions inner;
-  inner.setTileSizes(asIndexAttrs(rewriter, plan.inner))
-      .setInterchange(plan.interchange);
-  rewriter.setInsertionPoint(current);
-  FailureOr<scf::SCFTilingResult> tiled =
-      scf::tileUsingSCF(rewriter, cast<TilingInterface>(current), inner);
-  if (failed(tiled))
-    return failure();
-  rewriter.replaceOp(current, tiled->replacements);
-  if (tiled->loops.size() != plan.interchange.size())
-    return success(); // Nothing to peel.
-  // The reduction loop is innermost (one reduction dim: checked by the
-  // caller); peeling clones it with its mark.
-  if (epilogue)
-    tiled->loops.back()->setAttr(kEpilogue,
-                                 rewriter.getI64IntegerAttr(*epilogue));
-  if (start)
-    tiled->loops.back()->setAttr(kStart, rewriter.getI64IntegerAttr(*start));
-  // Innermost first: peeling an outer loop clones the inner ones, peeled.
-  for (int64_t i = plan.interchange.size() - 1; i >= 0; --i) {
-    if (!llvm::is_contained(plan.peel, plan.interchange[i]))
-      continue;
-    auto loop = dyn_cast<scf::ForOp>(tiled->loops[i].getOperation());
-    scf::ForOp partial;
-    if (loop)
-      (void)scf::peelForLoopAndSimplifyBounds(rewriter, loop, partial);
+  SmallVector<ReductionPart> parts = {{current, true, true}};
+  if (plan.kChunk > 0) {
+    FailureOr<SmallVector<ReductionPart>> split =
+        splitReduction(rewriter, current, plan.kDim, plan.kChunk);
+    if (failed(split))
+      return failure();
+    parts = std::move(*split);
+  }
+  for (const ReductionPart &part : parts) {
+    if (!part.first)
+      part.op->removeAttr(kStart);
+    scf::SCFTilingOptions inner;
+    inner.setTileSizes(asIndexAttrs(rewriter, plan.inner))
+        .setInterchange(plan.interchange);
+    rewriter.setInsertionPoint(part.op);
+    FailureOr<scf::SCFTilingResult> tiled =
+        scf::tileUsingSCF(rewriter, cast<TilingInterface>(part.op), inner);
+    if (failed(tiled))
+      return failure();
+    rewriter.replaceOp(part.op, tiled->replacements);
+    if (tiled->loops.size() != plan.interchange.size())
+      continue; // Nothing to peel.
+    // The reduction loop is innermost (one reduction dim: checked by the
+    // caller); peeling clones it with its mark.
+    if (epilogue && part.last)
+      tiled->loops.back()->setAttr(kEpilogue,
+                                   rewriter.getI64IntegerAttr(*epilogue));
+    if (start && part.first)
+      tiled->loops.back()->setAttr(kStart, rewriter.getI64IntegerAttr(*start));
+    // Innermost first: peeling an outer loop clones the inner ones, peeled.
+    for (int64_t i = plan.interchange.size() - 1; i >= 0; --i) {
+      if (!llvm::is_contained(plan.peel, plan.interchange[i]))
+        continue;
+      auto loop = dyn_cast<scf::ForOp>(tiled->loops[i].getOperation());
+      scf::ForOp partial;
+      if (loop)
+        (void)scf::peelForLoopAndSimplifyBounds(rewriter, loop, partial);
+    }
   }
   return success();
 }
@@ -906,7 +1031,7 @@ struct TileAndVectorizePass
       relayoutVectorOperand(rewriter, op, /*minReuse=*/4);
     getOperation().walk([&](linalg::LinalgOp op) {
       auto plan = planContraction(op, vectorBits, registerTileM, panelBytes,
-                                  parallelChunks, bf16Dot);
+                                  parallelChunks, bf16Dot, kChunkBytes);
       if (!plan)
         return;
       work.emplace_back(op, std::move(*plan));
@@ -918,6 +1043,10 @@ struct TileAndVectorizePass
       if (!e && op.getNumReductionLoops() == 1 && fuseResiduals)
         if ((residuals.back() = kiln::cpu::findResidualEpilogue(op)))
           e = residuals.back()->op;
+      // A fused residual is read where the tiles write, found through
+      // slices of the whole result: not through a chunked reduction's.
+      if (residuals.back())
+        work.back().second.kChunk = 0;
       epilogues.push_back(e);
       if (e)
         taken.insert(e);
