@@ -2427,14 +2427,13 @@ FailureOr<SmallVector<Value>> Lowering::lowerOp(Operation *op) {
   }
   if (isa<QuantizeLinearOp, DequantizeLinearOp>(op)) {
     // y = saturate(round_half_even(x / scale) + zero_point), or
-    // y = (x - zero_point) * scale; scale and zero point are per tensor
-    // or per slice along `axis`.
+    // y = (x - zero_point) * scale; scale and zero point are per tensor,
+    // per slice along `axis`, or (block_size > 0) per block of block_size
+    // elements along `axis`: of x's rank, the axis dim ceil(n / block).
     bool quant = isa<QuantizeLinearOp>(op);
     Value x = getOnnxInput(op, 0), scale = getOnnxInput(op, 1),
           zp = getOnnxInput(op, 2);
-    if (intAttr(op, "block_size", 0) != 0)
-      return op->emitOpError("blocked quantization is not lowered yet"),
-             failure();
+    int64_t blockSize = intAttr(op, "block_size", 0);
     // To float8: y = saturate(x / scale + zero_point), rounded to the
     // nearest float8 (`saturate` as Cast's).
     bool toFloat4 = quant && isa<Float4E2M1FNType>(elt);
@@ -2447,8 +2446,37 @@ FailureOr<SmallVector<Value>> Lowering::lowerOp(Operation *op) {
     int64_t axis = intAttr(op, "axis", 1);
     if (axis < 0)
       axis += rank;
+    if (blockSize < 0 || (blockSize > 0 && (axis < 0 || axis >= rank)))
+      return op->emitOpError("block_size ")
+                 << blockSize << " along axis " << intAttr(op, "axis", 1)
+                 << " of a rank-" << rank << " tensor",
+             failure();
+    for (Value v : {scale, zp}) {
+      if (!v || blockSize == 0)
+        continue;
+      auto t = cast<RankedTensorType>(v.getType());
+      bool ok = t.getRank() == rank;
+      for (int64_t d = 0; ok && d < rank; ++d)
+        ok = t.getDimSize(d) ==
+             (d == axis ? llvm::divideCeil(rt.getDimSize(d), blockSize)
+                        : rt.getDimSize(d));
+      if (!ok)
+        return op->emitOpError("with block_size ")
+                   << blockSize << " along axis " << axis
+                   << " needs a scale and zero point of the input's shape "
+                      "but ceil(n / block_size) along the axis, not "
+                   << t,
+               failure();
+    }
     auto paramMap = [&](Value v) {
       auto t = cast<RankedTensorType>(v.getType());
+      if (blockSize > 0) {
+        SmallVector<AffineExpr> e;
+        for (int64_t d = 0; d < rank; ++d)
+          e.push_back(d == axis ? getAffineDimExpr(d, ctx).floorDiv(blockSize)
+                                : getAffineDimExpr(d, ctx));
+        return AffineMap::get(rank, 0, e, ctx);
+      }
       if (t.getRank() == 0 || t.getNumElements() == 1)
         return AffineMap::get(
             rank, 0,

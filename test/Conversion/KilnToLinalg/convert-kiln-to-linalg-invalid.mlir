@@ -669,3 +669,11 @@ func.func @tensor_scatter_long_update(%c: tensor<2x4x5xf32>, %u: tensor<2x6x5xf3
   %0 = kiln.tensor_scatter(%c, %u) : (tensor<2x4x5xf32>, tensor<2x6x5xf32>) -> tensor<2x4x5xf32>
   return %0 : tensor<2x4x5xf32>
 }
+
+// -----
+
+func.func @quantize_blocked_scale_shape(%x: tensor<3x10xf32>, %s: tensor<3x2xf32>, %z: tensor<3x2xi8>) -> tensor<3x10xi8> {
+  // expected-error @+1 {{with block_size 4 along axis 1 needs a scale and zero point of the input's shape but ceil(n / block_size) along the axis, not 'tensor<3x2xf32>'}}
+  %0 = kiln.quantize_linear(%x, %s, %z) {axis = 1 : i64, block_size = 4 : i64} : (tensor<3x10xf32>, tensor<3x2xf32>, tensor<3x2xi8>) -> tensor<3x10xi8>
+  return %0 : tensor<3x10xi8>
+}

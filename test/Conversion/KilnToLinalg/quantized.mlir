@@ -416,3 +416,20 @@ func.func @qlinear_matmul_raw_u8(%a: tensor<2x3xui8>) -> tensor<2x2xui8> {
   %0 = kiln.qlinear_matmul(%a, %as, %az, %b, %bs, %bz, %ys, %yz) : (tensor<2x3xui8>, tensor<f32>, tensor<ui8>, tensor<3x2xi8>, tensor<2xf32>, tensor<2xi8>, tensor<f32>, tensor<ui8>) -> tensor<2x2xui8>
   return %0 : tensor<2x2xui8>
 }
+
+// -----
+
+// Blocked (de)quantization: the scale and zero point are read at the
+// element's index with the axis' divided by block_size.
+
+// CHECK-DAG: #[[$BLK:.+]] = affine_map<(d0, d1) -> (d0, d1 floordiv 4)>
+// CHECK-LABEL: func.func @dequantize_blocked
+// CHECK:         linalg.generic {indexing_maps = [#{{.+}}, #[[$BLK]], #[[$BLK]], #{{.+}}]
+// CHECK-SAME:      ins(%{{.+}}, %{{.+}}, %{{.+}} : tensor<3x10xi8>, tensor<3x3xf32>, tensor<3x3xi8>)
+// CHECK:           arith.sitofp
+// CHECK:           arith.subf
+// CHECK:           arith.mulf
+func.func @dequantize_blocked(%x: tensor<3x10xi8>, %s: tensor<3x3xf32>, %z: tensor<3x3xi8>) -> tensor<3x10xf32> {
+  %0 = kiln.dequantize_linear(%x, %s, %z) {axis = 1 : i64, block_size = 4 : i64} : (tensor<3x10xi8>, tensor<3x3xf32>, tensor<3x3xi8>) -> tensor<3x10xf32>
+  return %0 : tensor<3x10xf32>
+}

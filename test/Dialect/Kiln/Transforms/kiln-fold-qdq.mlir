@@ -166,6 +166,26 @@ func.func @gemm_weight(%aq: tensor<4x3xi8>) -> tensor<4x2xf32> {
 
 // -----
 
+// A blockwise-quantized constant weight (block_size 2 along axis 1, the
+// last block short: 3 = 2 + 1; scales [[0.5, 1], [0.25, 2]], zero points
+// [[1, 0], [-2, 1]]) is evaluated per block: element (r, c) takes the
+// parameters at (r, c / 2).
+
+// CHECK-LABEL: func.func @gemm_weight_blocked
+// CHECK:         %[[W:.+]] = kiln.constant dense<{{\[}}[0.000000e+00, 1.000000e+00, 5.000000e+00], [0.000000e+00, 5.000000e-01, 2.000000e+00]]> : tensor<2x3xf32>
+// CHECK-NOT:     kiln.dequantize_linear
+// CHECK:         kiln.gemm(%{{.+}}, %[[W]])
+func.func @gemm_weight_blocked(%a: tensor<4x3xf32>) -> tensor<4x2xf32> {
+  %wq = kiln.constant dense<[[1, 3, 5], [-2, 0, 2]]> : tensor<2x3xi8>
+  %ws = kiln.constant dense<[[0.5, 1.0], [0.25, 2.0]]> : tensor<2x2xf32>
+  %wz = kiln.constant dense<[[1, 0], [-2, 1]]> : tensor<2x2xi8>
+  %w = kiln.dequantize_linear(%wq, %ws, %wz) {axis = 1 : i64, block_size = 2 : i64} : (tensor<2x3xi8>, tensor<2x2xf32>, tensor<2x2xi8>) -> tensor<2x3xf32>
+  %g = kiln.gemm(%a, %w) {transB = 1 : i64} : (tensor<4x3xf32>, tensor<2x3xf32>) -> tensor<4x2xf32>
+  return %g : tensor<4x2xf32>
+}
+
+// -----
+
 // A QDQ Gemm (a classifier's: transB, per-row weight scales of B [N, K],
 // the int32 bias) becomes the 1x1 QLinearConv it is: A reshaped to
 // [M, K, 1, 1], B's bytes as [N, K, 1, 1] (in the order they were), the
