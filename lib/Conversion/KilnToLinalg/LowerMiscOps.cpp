@@ -517,9 +517,156 @@ LoweringResult lowerAffineGrid(OpBuilder &b, AffineGridOp op) {
   return SmallVector<Value>{r};
 }
 
+/// Col2Im: output (n, c, y...) sums, over the flat kernel offset k (the
+/// reduction: the input's channels per output channel), the column of the
+/// block that covers y at that offset: offset (o...) of k by the block
+/// shape, t = y + pad_begin - o * dilation, in a block q = t / stride when
+/// t is a non-negative multiple of the stride and q is inside the grid of
+/// blocks. The block shape is read at run time (a graph input in ONNX's
+/// tests); the image dims are the output's.
+FailureOr<SmallVector<Value>> lowerCol2Im(OpBuilder &b, Col2ImOp op) {
+  Location loc = op.getLoc();
+  MLIRContext *ctx = b.getContext();
+  Value x = op.getInput(), blockShape = op.getBlockShape();
+  auto xt = cast<RankedTensorType>(x.getType());
+  auto rt = cast<RankedTensorType>(op.getOutput().getType());
+  auto bt = cast<RankedTensorType>(blockShape.getType());
+  int64_t spatial = rt.getRank() - 2;
+  if (xt.getRank() != 3 || spatial < 1 || bt.getRank() != 1 ||
+      bt.getDimSize(0) != spatial || xt.getDimSize(0) != rt.getDimSize(0) ||
+      rt.getDimSize(1) == 0 || xt.getDimSize(1) % rt.getDimSize(1) != 0)
+    return op.emitOpError("needs input [N, C * prod(block_shape), L], a "
+                          "block_shape of one value per image dim and an "
+                          "output [N, C, image dims...]"),
+           failure();
+  SmallVector<int64_t> dil = intsAttr(op, "dilations", {}),
+                       str = intsAttr(op, "strides", {}),
+                       pads = intsAttr(op, "pads", {});
+  if (dil.empty())
+    dil.assign(spatial, 1);
+  if (str.empty())
+    str.assign(spatial, 1);
+  if (pads.empty())
+    pads.assign(2 * spatial, 0);
+  if ((int64_t)dil.size() != spatial || (int64_t)str.size() != spatial ||
+      (int64_t)pads.size() != 2 * spatial ||
+      llvm::any_of(llvm::concat<int64_t>(dil, str),
+                   [](int64_t v) { return v < 1; }))
+    return op.emitOpError("needs ")
+               << spatial
+               << " dilations and strides (at least 1) and twice as many pads",
+           failure();
+  int64_t kernel = xt.getDimSize(1) / rt.getDimSize(1);
+  int64_t columns = xt.getDimSize(2);
+  // The block shape as index scalars, read once.
+  SmallVector<Value> block;
+  for (int64_t s = 0; s < spatial; ++s)
+    block.push_back(arith::IndexCastOp::create(
+        b, loc, b.getIndexType(),
+        convertScalar(
+            b, loc,
+            tensor::ExtractOp::create(
+                b, loc, blockShape,
+                ValueRange{arith::ConstantIndexOp::create(b, loc, s)}),
+            b.getI64Type())));
+  int64_t rank = rt.getRank();
+  // Loops (n, c, y..., k).
+  SmallVector<AffineExpr> out;
+  for (int64_t d = 0; d < rank; ++d)
+    out.push_back(getAffineDimExpr(d, ctx));
+  SmallVector<utils::IteratorType> iters(rank, utils::IteratorType::parallel);
+  iters.push_back(utils::IteratorType::reduction);
+  Type elt = rt.getElementType();
+  Value init = filled(b, loc, rt, scalarConst(b, loc, elt, 0));
+  // The kernel offsets' extent comes from an operand over k alone (its
+  // zeros are not read).
+  Value offsets = filled(b, loc, RankedTensorType::get({kernel}, elt),
+                         scalarConst(b, loc, elt, 0));
+  auto generic = linalg::GenericOp::create(
+      b, loc, TypeRange{rt}, ValueRange{offsets}, ValueRange{init},
+      ArrayRef<AffineMap>{
+          AffineMap::get(rank + 1, 0, {getAffineDimExpr(rank, ctx)}, ctx),
+          AffineMap::get(rank + 1, 0, out, ctx)},
+      iters, [&](OpBuilder &nb, Location nl, ValueRange a) {
+        auto idx = [&](int64_t v) -> Value {
+          return arith::ConstantIndexOp::create(nb, nl, v);
+        };
+        auto cmp = [&](arith::CmpIPredicate p, Value l, Value r) -> Value {
+          return arith::CmpIOp::create(nb, nl, p, l, r);
+        };
+        Value k = linalg::IndexOp::create(nb, nl, rank);
+        Value rest = k, valid = arith::ConstantIntOp::create(nb, nl, 1, 1);
+        Value column = idx(0), stride = idx(1);
+        // Innermost image dim first: its offset is k's lowest digit.
+        for (int64_t s = spatial - 1; s >= 0; --s) {
+          Value o = arith::RemUIOp::create(nb, nl, rest, block[s]);
+          rest = arith::DivUIOp::create(nb, nl, rest, block[s]);
+          Value y = linalg::IndexOp::create(nb, nl, 2 + s);
+          // t = y + pad_begin - o * dilation.
+          Value t = arith::SubIOp::create(
+              nb, nl, arith::AddIOp::create(nb, nl, y, idx(pads[s])),
+              arith::MulIOp::create(nb, nl, o, idx(dil[s])));
+          // Blocks along the dim: (image + pads - span) / stride + 1.
+          Value span = arith::AddIOp::create(
+              nb, nl,
+              arith::MulIOp::create(
+                  nb, nl, arith::SubIOp::create(nb, nl, block[s], idx(1)),
+                  idx(dil[s])),
+              idx(1));
+          Value grid = arith::AddIOp::create(
+              nb, nl,
+              arith::DivSIOp::create(
+                  nb, nl,
+                  arith::SubIOp::create(
+                      nb, nl,
+                      idx(rt.getDimSize(2 + s) + pads[s] + pads[spatial + s]),
+                      span),
+                  idx(str[s])),
+              idx(1));
+          Value q = arith::DivSIOp::create(nb, nl, t, idx(str[s]));
+          Value ok = arith::AndIOp::create(
+              nb, nl, cmp(arith::CmpIPredicate::sge, t, idx(0)),
+              cmp(arith::CmpIPredicate::eq,
+                  arith::RemSIOp::create(nb, nl, t, idx(str[s])), idx(0)));
+          ok = arith::AndIOp::create(
+              nb, nl, ok,
+              arith::AndIOp::create(nb, nl,
+                                    cmp(arith::CmpIPredicate::slt, q, grid),
+                                    cmp(arith::CmpIPredicate::sge, q, idx(0))));
+          valid = arith::AndIOp::create(nb, nl, valid, ok);
+          column = arith::AddIOp::create(
+              nb, nl, column, arith::MulIOp::create(nb, nl, q, stride));
+          stride = arith::MulIOp::create(nb, nl, stride, grid);
+        }
+        valid = arith::AndIOp::create(
+            nb, nl, valid,
+            arith::AndIOp::create(
+                nb, nl, cmp(arith::CmpIPredicate::sge, column, idx(0)),
+                cmp(arith::CmpIPredicate::slt, column, idx(columns))));
+        Value channel = arith::AddIOp::create(
+            nb, nl,
+            arith::MulIOp::create(nb, nl, linalg::IndexOp::create(nb, nl, 1),
+                                  idx(kernel)),
+            k);
+        Value safe = arith::SelectOp::create(nb, nl, valid, column, idx(0));
+        Value v = tensor::ExtractOp::create(
+            nb, nl, x,
+            ValueRange{linalg::IndexOp::create(nb, nl, 0), channel, safe});
+        v = arith::SelectOp::create(nb, nl, valid, v,
+                                    scalarConst(nb, nl, elt, 0));
+        Value sum = isa<FloatType>(elt)
+                        ? arith::AddFOp::create(nb, nl, a[1], v).getResult()
+                        : arith::AddIOp::create(nb, nl, a[1], v).getResult();
+        linalg::YieldOp::create(nb, nl, sum);
+      });
+  return SmallVector<Value>{generic.getResult(0)};
+}
+
 } // namespace
 
 LoweringResult lowerMiscOp(OpBuilder &b, Operation *op) {
+  if (auto c = dyn_cast<Col2ImOp>(op))
+    return lowerCol2Im(b, c);
   if (auto g = dyn_cast<AffineGridOp>(op))
     return lowerAffineGrid(b, g);
   if (auto c = dyn_cast<CenterCropPadOp>(op))

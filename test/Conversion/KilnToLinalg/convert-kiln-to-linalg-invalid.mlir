@@ -10,10 +10,10 @@ func.func @dynamic(%x: tensor<?x3xf32>) -> tensor<?x3xf32> {
 // -----
 
 // An op without a lowering is named, never silently dropped.
-func.func @unsupported(%x: tensor<1x4x9xf32>, %i: tensor<2xi64>, %k: tensor<2xi64>) -> tensor<1x1x4x4xf32> {
-  // expected-error @+1 {{'kiln.col2_im' op is not lowered to linalg yet}}
-  %0 = kiln.col2_im(%x, %i, %k) : (tensor<1x4x9xf32>, tensor<2xi64>, tensor<2xi64>) -> tensor<1x1x4x4xf32>
-  return %0 : tensor<1x1x4x4xf32>
+func.func @unsupported(%x: tensor<4xf32>) -> tensor<4xf32> {
+  // expected-error @+1 {{'kiln.bernoulli' op is not lowered to linalg yet}}
+  %0 = kiln.bernoulli(%x) : (tensor<4xf32>) -> tensor<4xf32>
+  return %0 : tensor<4xf32>
 }
 
 // -----
@@ -676,4 +676,12 @@ func.func @quantize_blocked_scale_shape(%x: tensor<3x10xf32>, %s: tensor<3x2xf32
   // expected-error @+1 {{with block_size 4 along axis 1 needs a scale and zero point of the input's shape but ceil(n / block_size) along the axis, not 'tensor<3x2xf32>'}}
   %0 = kiln.quantize_linear(%x, %s, %z) {axis = 1 : i64, block_size = 4 : i64} : (tensor<3x10xf32>, tensor<3x2xf32>, tensor<3x2xi8>) -> tensor<3x10xi8>
   return %0 : tensor<3x10xi8>
+}
+
+// -----
+
+func.func @col2im_channels(%x: tensor<1x5x6xf32>, %img: tensor<2xi64>, %blk: tensor<2xi64>) -> tensor<1x2x4x4xf32> {
+  // expected-error @+1 {{needs input [N, C * prod(block_shape), L], a block_shape of one value per image dim and an output [N, C, image dims...]}}
+  %0 = kiln.col2_im(%x, %img, %blk) : (tensor<1x5x6xf32>, tensor<2xi64>, tensor<2xi64>) -> tensor<1x2x4x4xf32>
+  return %0 : tensor<1x2x4x4xf32>
 }

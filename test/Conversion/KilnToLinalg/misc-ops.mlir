@@ -323,3 +323,26 @@ func.func @reduce_runtime_axes_ambiguous(%x: tensor<3x3xf32>, %axes: tensor<1xi6
   %0 = kiln.reduce_sum(%x, %axes) {keepdims = 0 : i64} : (tensor<3x3xf32>, tensor<1xi64>) -> tensor<3xf32>
   return %0 : tensor<3xf32>
 }
+
+// -----
+
+// Col2Im: one generic over (n, c, y, x, k) summing, for each of the 6
+// kernel offsets (k by the run-time block shape read once), the column of
+// the block covering the pixel, or zero where none does.
+
+// CHECK-DAG: #[[$K:.+]] = affine_map<(d0, d1, d2, d3, d4) -> (d4)>
+// CHECK-DAG: #[[$OUT:.+]] = affine_map<(d0, d1, d2, d3, d4) -> (d0, d1, d2, d3)>
+// CHECK-LABEL: func.func @col2im
+// CHECK-SAME:    %[[X:[^:]+]]: tensor<1x12x6xf32>, %{{[^:]+}}: tensor<2xi64>, %[[B:[^:]+]]: tensor<2xi64>
+// CHECK:         tensor.extract %[[B]][%{{.+}}] : tensor<2xi64>
+// CHECK:         tensor.extract %[[B]][%{{.+}}] : tensor<2xi64>
+// CHECK:         linalg.generic {indexing_maps = [#[[$K]], #[[$OUT]]], iterator_types = ["parallel", "parallel", "parallel", "parallel", "reduction"]} ins(%{{.+}} : tensor<6xf32>) outs(%{{.+}} : tensor<1x2x4x4xf32>)
+// CHECK:           arith.remui
+// CHECK:           arith.divui
+// CHECK:           %[[V:.+]] = tensor.extract %[[X]][%{{.+}}, %{{.+}}, %{{.+}}] : tensor<1x12x6xf32>
+// CHECK:           arith.select %{{.+}}, %[[V]]
+// CHECK:           arith.addf
+func.func @col2im(%x: tensor<1x12x6xf32>, %img: tensor<2xi64>, %blk: tensor<2xi64>) -> tensor<1x2x4x4xf32> {
+  %0 = kiln.col2_im(%x, %img, %blk) {strides = array<i64: 2, 1>} : (tensor<1x12x6xf32>, tensor<2xi64>, tensor<2xi64>) -> tensor<1x2x4x4xf32>
+  return %0 : tensor<1x2x4x4xf32>
+}
