@@ -14,6 +14,9 @@
 
 #include "llvm/Support/MathExtras.h"
 
+#include <functional>
+#include <limits>
+
 using namespace mlir;
 using namespace kiln;
 
@@ -227,6 +230,25 @@ Value fromF64(OpBuilder &b, Location loc, Value acc, RankedTensorType rt) {
                      });
 }
 
+/// Whether `rt` is the transform of `xt` along `axis`: complex (last dim
+/// 2), its other dims x's, its axis extent free (N, or N / 2 + 1 one-sided);
+/// with `irfft` (inverse and onesided) real (last dim 1) from a complex
+/// half spectrum of n / 2 + 1 bins, n being the result's axis extent.
+bool transformsAlong(RankedTensorType xt, RankedTensorType rt, int64_t axis,
+                     bool irfft) {
+  int64_t rank = xt.getRank();
+  if (rt.getRank() != rank || !isa<FloatType>(rt.getElementType()) ||
+      axis < 0 || axis >= rank - 1)
+    return false;
+  for (int64_t d = 0; d < rank - 1; ++d)
+    if (d != axis && rt.getDimSize(d) != xt.getDimSize(d))
+      return false;
+  if (irfft)
+    return rt.getDimSize(rank - 1) == 1 && xt.getDimSize(rank - 1) == 2 &&
+           xt.getDimSize(axis) == rt.getDimSize(axis) / 2 + 1;
+  return rt.getDimSize(rank - 1) == 2;
+}
+
 /// DFT as a direct sum: y[k] = sum over t < min(n, N) of x[t]
 /// e^(-i 2 pi k t / N) (divided by N and with the positive exponent when
 /// `inverse`), N being dft_length (run time) or the axis extent. x is real
@@ -234,42 +256,13 @@ Value fromF64(OpBuilder &b, Location loc, Value acc, RankedTensorType rt) {
 /// extent N or N / 2 + 1 (onesided) as the result type says. The sum is
 /// taken in f64: the ONNX reference computes in double, and f32 sums leave
 /// errors far above atol on the near-zero bins.
-FailureOr<SmallVector<Value>> lowerDFT(OpBuilder &b, DFTOp op) {
+Value dftAlong(OpBuilder &b, DFTOp op, int64_t axis) {
   Location loc = op.getLoc();
   MLIRContext *ctx = b.getContext();
   Value x = op.getInput();
   auto xt = cast<RankedTensorType>(x.getType());
   auto rt = cast<RankedTensorType>(op.getOutput().getType());
   int64_t rank = xt.getRank();
-  if (rank < 2 ||
-      (xt.getDimSize(rank - 1) != 1 && xt.getDimSize(rank - 1) != 2))
-    return op.emitOpError("needs an input whose last dim is 1 (real) or 2 "
-                          "(complex), got ")
-               << xt,
-           failure();
-  int64_t axis = -2;
-  if (Value axisV = getOnnxInput(op, 2)) {
-    std::optional<SmallVector<int64_t>> c = getConstantInts(axisV);
-    if (!c || c->size() != 1)
-      return op.emitOpError("needs a constant scalar axis"), failure();
-    axis = c->front();
-  }
-  int64_t rawAxis = axis;
-  if (axis < 0)
-    axis += rank;
-  if (axis < 0 || axis >= rank - 1)
-    return op.emitOpError("axis ")
-               << rawAxis << " is out of range for an input of rank " << rank,
-           failure();
-  bool shapeOk = rt.getRank() == rank && rt.getDimSize(rank - 1) == 2 &&
-                 isa<FloatType>(rt.getElementType());
-  for (int64_t d = 0; shapeOk && d < rank - 1; ++d)
-    shapeOk = d == axis || rt.getDimSize(d) == xt.getDimSize(d);
-  if (!shapeOk)
-    return op.emitOpError("result type ")
-               << rt << " is not the complex transform of " << xt
-               << " along axis " << axis,
-           failure();
   bool complex = xt.getDimSize(rank - 1) == 2;
   bool inverse = intAttr(op, "inverse", 0) != 0;
   Type ft = b.getF64Type();
@@ -324,7 +317,163 @@ FailureOr<SmallVector<Value>> lowerDFT(OpBuilder &b, DFTOp op) {
                 ValueRange{arith::AddFOp::create(nb, nl, a.back(), term)});
           })
           .getResult(0);
-  return SmallVector<Value>{fromF64(b, loc, r, rt)};
+  return fromF64(b, loc, r, rt);
+}
+
+/// The inverse of a one-sided transform (irfft): y[t] = (1/n) sum over
+/// k < n of Re(X[k] e^(i 2 pi k t / n)), n the result's axis extent, the
+/// bins past n / 2 the conjugates of X[n - k] (a real signal's spectrum is
+/// Hermitian). One generic over (dims of y, k), x read with tensor.extract
+/// at the folded bin; summed in f64.
+Value irfftAlong(OpBuilder &b, DFTOp op, int64_t axis) {
+  Location loc = op.getLoc();
+  MLIRContext *ctx = b.getContext();
+  Value x = op.getInput();
+  auto rt = cast<RankedTensorType>(op.getOutput().getType());
+  int64_t rank = rt.getRank(), n = rt.getDimSize(axis);
+  Type ft = b.getF64Type(), i64 = b.getI64Type();
+  auto accType = RankedTensorType::get(rt.getShape(), ft);
+  // The bins' extent comes from an operand over k alone (not read).
+  Value bins = filled(b, loc, RankedTensorType::get({n}, ft),
+                      scalarConst(b, loc, ft, 0));
+  SmallVector<AffineExpr> out;
+  for (int64_t d = 0; d < rank; ++d)
+    out.push_back(getAffineDimExpr(d, ctx));
+  SmallVector<IteratorType> iters(rank, IteratorType::parallel);
+  iters.push_back(IteratorType::reduction);
+  Value acc = filled(b, loc, accType, scalarConst(b, loc, ft, 0));
+  Value r =
+      linalg::GenericOp::create(
+          b, loc, TypeRange{accType}, ValueRange{bins}, ValueRange{acc},
+          {AffineMap::get(rank + 1, 0, {getAffineDimExpr(rank, ctx)}, ctx),
+           AffineMap::get(rank + 1, 0, out, ctx)},
+          iters,
+          [&](OpBuilder &nb, Location nl, ValueRange a) {
+            Value k = linalg::IndexOp::create(nb, nl, rank);
+            Value nIdx = arith::ConstantIndexOp::create(nb, nl, n);
+            Value upper = arith::CmpIOp::create(
+                nb, nl, arith::CmpIPredicate::ugt, k,
+                arith::ConstantIndexOp::create(nb, nl, n / 2));
+            Value bin = arith::SelectOp::create(
+                nb, nl, upper, arith::SubIOp::create(nb, nl, nIdx, k), k);
+            SmallVector<Value> at;
+            for (int64_t d = 0; d < rank - 1; ++d)
+              at.push_back(d == axis ? bin
+                                     : linalg::IndexOp::create(nb, nl, d));
+            at.push_back(arith::ConstantIndexOp::create(nb, nl, 0));
+            Value xr = tensor::ExtractOp::create(nb, nl, x, at);
+            at.back() = arith::ConstantIndexOp::create(nb, nl, 1);
+            Value xi = tensor::ExtractOp::create(nb, nl, x, at);
+            xr = convertScalar(nb, nl, xr, ft);
+            xi = convertScalar(nb, nl, xi, ft);
+            xi = arith::SelectOp::create(nb, nl, upper,
+                                         arith::NegFOp::create(nb, nl, xi), xi);
+            // Re((xr + i xi)(cos + i sin)) = xr cos - xi sin, theta =
+            // 2 pi ((k t) mod n) / n.
+            Value m = arith::RemUIOp::create(
+                nb, nl,
+                arith::MulIOp::create(
+                    nb, nl, arith::IndexCastOp::create(nb, nl, i64, k),
+                    indexI64(nb, nl, axis)),
+                scalarConst(nb, nl, i64, n));
+            Value theta = arith::MulFOp::create(
+                nb, nl, convertScalar(nb, nl, m, ft),
+                scalarConst(nb, nl, ft, 2 * llvm::numbers::pi / n));
+            Value term = arith::SubFOp::create(
+                nb, nl,
+                arith::MulFOp::create(nb, nl, xr,
+                                      math::CosOp::create(nb, nl, theta)),
+                arith::MulFOp::create(nb, nl, xi,
+                                      math::SinOp::create(nb, nl, theta)));
+            term =
+                arith::DivFOp::create(nb, nl, term, scalarConst(nb, nl, ft, n));
+            linalg::YieldOp::create(
+                nb, nl, ValueRange{arith::AddFOp::create(nb, nl, a[1], term)});
+          })
+          .getResult(0);
+  return fromF64(b, loc, r, rt);
+}
+
+/// DFT (see dftAlong and irfftAlong). A run-time axis (opset 20's input)
+/// is decided at run time among the axes along which the result type is
+/// the input's transform: an scf.if per such axis, NaNs for any other
+/// (which the result's shape rules out).
+FailureOr<SmallVector<Value>> lowerDFT(OpBuilder &b, DFTOp op) {
+  Location loc = op.getLoc();
+  Value x = op.getInput();
+  auto xt = cast<RankedTensorType>(x.getType());
+  auto rt = cast<RankedTensorType>(op.getOutput().getType());
+  int64_t rank = xt.getRank();
+  if (rank < 2 ||
+      (xt.getDimSize(rank - 1) != 1 && xt.getDimSize(rank - 1) != 2))
+    return op.emitOpError("needs an input whose last dim is 1 (real) or 2 "
+                          "(complex), got ")
+               << xt,
+           failure();
+  bool irfft = intAttr(op, "inverse", 0) != 0 && intAttr(op, "onesided", 0);
+  if (irfft && getOnnxInput(op, 1))
+    return op.emitOpError("an inverse one-sided transform with dft_length "
+                          "is not lowered yet"),
+           failure();
+  auto along = [&](int64_t axis) {
+    return irfft ? irfftAlong(b, op, axis) : dftAlong(b, op, axis);
+  };
+  Value axisV = getOnnxInput(op, 2);
+  std::optional<SmallVector<int64_t>> c =
+      axisV ? getConstantInts(axisV) : SmallVector<int64_t>{-2};
+  if (c) {
+    if (c->size() != 1)
+      return op.emitOpError("needs a scalar axis"), failure();
+    int64_t axis = c->front() < 0 ? c->front() + rank : c->front();
+    if (axis < 0 || axis >= rank - 1)
+      return op.emitOpError("axis ")
+                 << c->front() << " is out of range for an input of rank "
+                 << rank,
+             failure();
+    if (!transformsAlong(xt, rt, axis, irfft))
+      return op.emitOpError("result type ")
+                 << rt << " is not the "
+                 << (irfft ? "inverse one-sided" : "complex")
+                 << " transform of " << xt << " along axis " << axis,
+             failure();
+    return SmallVector<Value>{along(axis)};
+  }
+  SmallVector<int64_t> candidates;
+  for (int64_t a = 0; a < rank - 1; ++a)
+    if (transformsAlong(xt, rt, a, irfft))
+      candidates.push_back(a);
+  if (candidates.empty())
+    return op.emitOpError("result type ")
+               << rt << " is not the transform of " << xt << " along any axis",
+           failure();
+  Value axis =
+      convertScalar(b, loc, extractScalar(b, loc, axisV), b.getI64Type());
+  Value negative =
+      arith::CmpIOp::create(b, loc, arith::CmpIPredicate::slt, axis,
+                            scalarConst(b, loc, axis.getType(), 0));
+  axis = arith::SelectOp::create(
+      b, loc, negative,
+      arith::AddIOp::create(b, loc, axis,
+                            scalarConst(b, loc, axis.getType(), rank)),
+      axis);
+  std::function<Value(size_t)> build = [&](size_t i) -> Value {
+    if (i == candidates.size())
+      return filled(b, loc, rt,
+                    scalarConst(b, loc, rt.getElementType(),
+                                std::numeric_limits<double>::quiet_NaN()));
+    Value is = arith::CmpIOp::create(
+        b, loc, arith::CmpIPredicate::eq, axis,
+        scalarConst(b, loc, axis.getType(), candidates[i]));
+    auto ifOp = scf::IfOp::create(b, loc, TypeRange{rt}, is,
+                                  /*addThenBlock=*/true, /*addElseBlock=*/true);
+    OpBuilder::InsertionGuard guard(b);
+    b.setInsertionPointToStart(&ifOp.getThenRegion().front());
+    scf::YieldOp::create(b, loc, along(candidates[i]));
+    b.setInsertionPointToStart(&ifOp.getElseRegion().front());
+    scf::YieldOp::create(b, loc, build(i + 1));
+    return ifOp.getResult(0);
+  };
+  return SmallVector<Value>{build(0)};
 }
 
 /// STFT as a direct sum per frame: y[b, f, k] = sum over t < L of

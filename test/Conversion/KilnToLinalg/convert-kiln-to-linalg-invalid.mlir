@@ -342,10 +342,18 @@ func.func @dft_components(%x: tensor<1x10x3xf32>) -> tensor<1x10x2xf32> {
 
 // -----
 
-func.func @dft_axis_not_constant(%x: tensor<1x10x1xf32>, %a: tensor<i64>) -> tensor<1x10x2xf32> {
-  // expected-error @+1 {{'kiln.dft' op needs a constant scalar axis}}
-  %0 = kiln.dft(%x, none, %a) : (tensor<1x10x1xf32>, tensor<i64>) -> tensor<1x10x2xf32>
-  return %0 : tensor<1x10x2xf32>
+func.func @dft_axis_none_fits(%x: tensor<2x10x1xf32>, %a: tensor<i64>) -> tensor<3x7x2xf32> {
+  // expected-error @+1 {{'kiln.dft' op result type 'tensor<3x7x2xf32>' is not the transform of 'tensor<2x10x1xf32>' along any axis}}
+  %0 = kiln.dft(%x, none, %a) : (tensor<2x10x1xf32>, tensor<i64>) -> tensor<3x7x2xf32>
+  return %0 : tensor<3x7x2xf32>
+}
+
+// -----
+
+func.func @irfft_length(%x: tensor<1x6x2xf32>, %l: tensor<i64>) -> tensor<1x10x1xf32> {
+  // expected-error @+1 {{'kiln.dft' op an inverse one-sided transform with dft_length is not lowered yet}}
+  %0 = kiln.dft(%x, %l) {inverse = 1 : i64, onesided = 1 : i64} : (tensor<1x6x2xf32>, tensor<i64>) -> tensor<1x10x1xf32>
+  return %0 : tensor<1x10x1xf32>
 }
 
 // -----

@@ -280,3 +280,50 @@ func.func @det_batched(%x: tensor<2x3x3x3xf32>) -> tensor<2x3xf32> {
   %0 = kiln.det(%x) : (tensor<2x3x3x3xf32>) -> tensor<2x3xf32>
   return %0 : tensor<2x3xf32>
 }
+
+// -----
+
+// A run-time axis (opset 20): the result [1, 10, 10, 2] is x's transform
+// along axes 1 and 2 (and 0, of extent 1), so the axis, made non-negative,
+// picks one of three static transforms with scf.if; any other gives NaNs.
+
+// CHECK-LABEL: func.func @dft_runtime_axis
+// CHECK:         %[[A:.+]] = tensor.extract %{{.+}}[] : tensor<i64>
+// CHECK:         %[[NEG:.+]] = arith.cmpi slt, %[[A]], %{{.+}} : i64
+// CHECK:         %[[AX:.+]] = arith.select %[[NEG]]
+// CHECK:         arith.cmpi eq, %[[AX]], %c0_i64
+// CHECK:         scf.if
+// CHECK:           linalg.generic
+// CHECK:         } else {
+// CHECK:           arith.cmpi eq, %[[AX]], %c1_i64
+// CHECK:           scf.if
+// CHECK:             arith.cmpi eq, %[[AX]], %c2_i64
+// CHECK:             linalg.fill ins(%cst{{.*}} : f32)
+func.func @dft_runtime_axis(%x: tensor<1x10x10x1xf32>, %a: tensor<i64>) -> tensor<1x10x10x2xf32> {
+  %0 = kiln.dft(%x, none, %a) : (tensor<1x10x10x1xf32>, tensor<i64>) -> tensor<1x10x10x2xf32>
+  return %0 : tensor<1x10x10x2xf32>
+}
+
+// -----
+
+// An inverse one-sided transform (irfft): 6 bins to 10 real samples, one
+// generic over (dims of y, k < 10) that folds the bins past 5 onto their
+// conjugates (10 - k, imaginary part negated) and sums Re(X e^(i theta)) / 10.
+
+// CHECK-LABEL: func.func @irfft
+// CHECK:         linalg.generic {{.*}} iterator_types = ["parallel", "parallel", "parallel", "reduction"]} ins(%{{.+}} : tensor<10xf64>) outs(%{{.+}} : tensor<1x10x1xf64>)
+// CHECK:           %[[K:.+]] = linalg.index 3 : index
+// CHECK:           %[[UP:.+]] = arith.cmpi ugt, %[[K]], %c5 : index
+// CHECK:           %[[FOLD:.+]] = arith.subi %c10, %[[K]] : index
+// CHECK:           %[[BIN:.+]] = arith.select %[[UP]], %[[FOLD]], %[[K]] : index
+// CHECK:           tensor.extract %{{.+}}[%{{.+}}, %[[BIN]], %c0] : tensor<1x6x2xf32>
+// CHECK:           tensor.extract %{{.+}}[%{{.+}}, %[[BIN]], %c1] : tensor<1x6x2xf32>
+// CHECK:           arith.negf
+// CHECK-DAG:       math.cos
+// CHECK-DAG:       math.sin
+// CHECK:           arith.subf
+func.func @irfft(%x: tensor<1x6x2xf32>) -> tensor<1x10x1xf32> {
+  %a = kiln.constant dense<1> : tensor<i64>
+  %0 = kiln.dft(%x, none, %a) {inverse = 1 : i64, onesided = 1 : i64} : (tensor<1x6x2xf32>, tensor<i64>) -> tensor<1x10x1xf32>
+  return %0 : tensor<1x10x1xf32>
+}
