@@ -569,6 +569,29 @@ FailureOr<SmallVector<Value>> lowerCol2Im(OpBuilder &b, Col2ImOp op) {
                 b, loc, blockShape,
                 ValueRange{arith::ConstantIndexOp::create(b, loc, s)}),
             b.getI64Type())));
+  // Blocks along each image dim, once: (image + pads - span) / stride + 1,
+  // span = (block - 1) * dilation + 1.
+  SmallVector<Value> grids;
+  for (int64_t s = 0; s < spatial; ++s) {
+    auto idx = [&](int64_t v) -> Value {
+      return arith::ConstantIndexOp::create(b, loc, v);
+    };
+    Value span = arith::AddIOp::create(
+        b, loc,
+        arith::MulIOp::create(b, loc,
+                              arith::SubIOp::create(b, loc, block[s], idx(1)),
+                              idx(dil[s])),
+        idx(1));
+    grids.push_back(arith::AddIOp::create(
+        b, loc,
+        arith::DivSIOp::create(
+            b, loc,
+            arith::SubIOp::create(
+                b, loc, idx(rt.getDimSize(2 + s) + pads[s] + pads[spatial + s]),
+                span),
+            idx(str[s])),
+        idx(1)));
+  }
   int64_t rank = rt.getRank();
   // Loops (n, c, y..., k).
   SmallVector<AffineExpr> out;
@@ -606,23 +629,7 @@ FailureOr<SmallVector<Value>> lowerCol2Im(OpBuilder &b, Col2ImOp op) {
           Value t = arith::SubIOp::create(
               nb, nl, arith::AddIOp::create(nb, nl, y, idx(pads[s])),
               arith::MulIOp::create(nb, nl, o, idx(dil[s])));
-          // Blocks along the dim: (image + pads - span) / stride + 1.
-          Value span = arith::AddIOp::create(
-              nb, nl,
-              arith::MulIOp::create(
-                  nb, nl, arith::SubIOp::create(nb, nl, block[s], idx(1)),
-                  idx(dil[s])),
-              idx(1));
-          Value grid = arith::AddIOp::create(
-              nb, nl,
-              arith::DivSIOp::create(
-                  nb, nl,
-                  arith::SubIOp::create(
-                      nb, nl,
-                      idx(rt.getDimSize(2 + s) + pads[s] + pads[spatial + s]),
-                      span),
-                  idx(str[s])),
-              idx(1));
+          Value grid = grids[s];
           Value q = arith::DivSIOp::create(nb, nl, t, idx(str[s]));
           Value ok = arith::AndIOp::create(
               nb, nl, cmp(arith::CmpIPredicate::sge, t, idx(0)),
