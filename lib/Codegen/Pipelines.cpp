@@ -184,11 +184,11 @@ void kiln::buildCpuCodegenPipeline(OpPassManager &pm,
   // kiln-compile --cpu-register-tile-m=N, kiln-run --benchmark --threads 2).
   int64_t registerTileM = options.registerTileM ? options.registerTileM
                                                 : (vectorBits >= 512 ? 8 : 6);
-  // The reduction in one sweep per row tile unless asked: 16 KiB chunks
-  // (a third of a 48 KiB L1) were not measurably faster on ResNet-50's
-  // 7x7 convolutions (docs/performance.md).
-  int64_t kChunkBytes =
-      options.kChunkBytes >= 0 ? options.kChunkBytes : int64_t(0);
+  // -1 (the default): the pass chunks the reduction only where the panel
+  // is an operand read in place with rows wider than the register tile
+  // (weight-left MatMuls); 16 KiB chunks of packed weight panels were not
+  // faster on ResNet-50's 7x7 convolutions (docs/performance.md).
+  int64_t kChunkBytes = options.kChunkBytes;
   // 8-bit GEMMs: AMX's tile multiply where the CPU has it and 512-bit
   // code is generated (MatMuls of fewer than 16 rows on vpdpbusd
   // register tiles); else AVX-512 VNNI's vpdpbusd where the CPU has it;

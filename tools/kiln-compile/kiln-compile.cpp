@@ -355,8 +355,12 @@ static cl::opt<int64_t> cpuKChunkBytes(
     cl::desc("CPU target: sweep a contraction's reduction in chunks that "
              "read this many bytes of each register tile's weight panel, "
              "around the row tiles, so that each chunk of the weights is "
-             "read from memory once and then from L1 (default 0: each row "
-             "tile sweeps the whole panel)"),
+             "read from memory once and then from L1 (0: each row tile "
+             "sweeps the whole panel; default: 16 KiB chunks where the "
+             "panel is an activation read in place, as in a MatMul whose "
+             "weight is the left operand, and its slice is past 256 KiB "
+             "with at least 8 row tiles; packed weight panels in one "
+             "sweep)"),
     cl::init(-1), cl::cat(category));
 static cl::opt<std::string> cpuInt8Dot(
     "cpu-int8-dot",
@@ -1638,7 +1642,8 @@ int main(int argc, char **argv) {
   if (cpuRegisterTileM < 0 || cpuRegisterTileM > 16)
     return fail("--cpu-register-tile-m must be 1 to 16 (0: the default)");
   if (cpuKChunkBytes < -1)
-    return fail("--cpu-k-chunk-bytes must be 0 (one sweep) or more bytes");
+    return fail("--cpu-k-chunk-bytes must be 0 (one sweep) or more bytes "
+                "(-1: the default)");
   if (cpuInt8Dot != "auto" && cpuInt8Dot != "amx" && cpuInt8Dot != "vnni" &&
       cpuInt8Dot != "avxvnni" && cpuInt8Dot != "avx2" &&
       cpuInt8Dot != "generic")

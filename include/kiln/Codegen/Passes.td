@@ -1041,11 +1041,15 @@ def KilnCpuTileAndVectorize
     Option<"bf16Dot", "bf16-dot", "bool", "false",
            "Sum bf16 products two per lane with AVX-512 BF16's vdpbf16ps "
            "(x86vector.avx512.dot)">,
-    Option<"kChunkBytes", "k-chunk-bytes", "int64_t", "0",
+    Option<"kChunkBytes", "k-chunk-bytes", "int64_t", "-1",
            "Sweep a contraction's reduction in chunks whose slice of a "
            "register tile's panel takes this many bytes, around the "
            "register tiles, where the panel is larger and the block has "
-           "several row tiles (0: one sweep per row tile)">,
+           "several row tiles (0: one sweep per row tile; -1: 16 KiB "
+           "chunks where the panel is an operand read in place whose "
+           "rows are wider than the register tile, its slice larger "
+           "than panel-bytes and the block at least 8 row tiles, else "
+           "one sweep)">,
   ];
   let dependentDialects = ["::mlir::scf::SCFDialect",
                            "::mlir::vector::VectorDialect",
