@@ -188,7 +188,6 @@ void kiln::buildCpuCodegenPipeline(OpPassManager &pm,
   // is an operand read in place with rows wider than the register tile
   // (weight-left MatMuls); 16 KiB chunks of packed weight panels were not
   // faster on ResNet-50's 7x7 convolutions (docs/performance.md).
-  int64_t kChunkBytes = options.kChunkBytes;
   // 8-bit GEMMs: AMX's tile multiply where the CPU has it and 512-bit
   // code is generated (MatMuls of fewer than 16 rows on vpdpbusd
   // register tiles); else AVX-512 VNNI's vpdpbusd where the CPU has it;
@@ -259,7 +258,7 @@ void kiln::buildCpuCodegenPipeline(OpPassManager &pm,
               "},func.func(kiln-pack-weights{" + bits +
               "},kiln-clone-shared-inits,kiln-cpu-tile-and-vectorize{" + bits +
               " register-tile-m=" + std::to_string(registerTileM) +
-              " k-chunk-bytes=" + std::to_string(kChunkBytes) +
+              " k-chunk-bytes=" + std::to_string(options.kChunkBytes) +
               (bf16Dot ? " bf16-dot=true" : "") +
               (options.fuseResiduals ? " fuse-residuals=true" : "") +
               "}),canonicalize,cse," + bufferizeAndPlan(false) +

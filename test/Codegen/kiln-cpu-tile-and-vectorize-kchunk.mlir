@@ -37,21 +37,22 @@ func.func @weight_left(%w: tensor<512x4608xf32>, %x: tensor<4608x49xf32>) -> ten
 
 // -----
 
-// Negative: the same product with a short reduction (K = 256): the
-// block's slice (256 x 128 bytes) fits panel-bytes, one sweep.
+// Negative: the same product with a shorter reduction (K = 1024, which
+// forced chunks of 16 KiB would split): the block's slice (1024 x 128
+// bytes) fits panel-bytes, one sweep.
 
 // CHECK-LABEL: func.func @weight_left_short_k
 // CHECK-NOT:     step %c256
-// CHECK:         scf.for %{{.+}} = %c0 to %c256 step %c1
+// CHECK:         scf.for %{{.+}} = %c0 to %c1024 step %c1
 // CHECK-NOT:     step %c256
 #map = affine_map<(d0, d1, d2) -> (d0, d1)>
 #map1 = affine_map<(d0, d1, d2) -> (d1, d2)>
 #map2 = affine_map<(d0, d1, d2) -> (d0, d2)>
-func.func @weight_left_short_k(%w: tensor<512x256xf32>, %x: tensor<256x49xf32>) -> tensor<512x49xf32> {
+func.func @weight_left_short_k(%w: tensor<512x1024xf32>, %x: tensor<1024x49xf32>) -> tensor<512x49xf32> {
   %cst = arith.constant 0.000000e+00 : f32
   %0 = tensor.empty() : tensor<512x49xf32>
   %1 = linalg.fill ins(%cst : f32) outs(%0 : tensor<512x49xf32>) -> tensor<512x49xf32>
-  %2 = linalg.generic {indexing_maps = [#map, #map1, #map2], iterator_types = ["parallel", "reduction", "parallel"]} ins(%w, %x : tensor<512x256xf32>, tensor<256x49xf32>) outs(%1 : tensor<512x49xf32>) {
+  %2 = linalg.generic {indexing_maps = [#map, #map1, #map2], iterator_types = ["parallel", "reduction", "parallel"]} ins(%w, %x : tensor<512x1024xf32>, tensor<1024x49xf32>) outs(%1 : tensor<512x49xf32>) {
   ^bb0(%in: f32, %in_1: f32, %out: f32):
     %3 = arith.mulf %in, %in_1 : f32
     %4 = arith.addf %out, %3 : f32

@@ -484,44 +484,39 @@ planContraction(linalg::LinalgOp op, unsigned vectorBits, int64_t registerTileM,
   // touches a row's slice across two cache lines, and the block's slice
   // of the panel, past `panelBytes`, would come from L3 or memory for
   // every one of at least 8 row tiles (a MatMul of a [512, 4608] weight by
-  // a [4608, 49] activation: 0.5-0.7x the one-sweep time on 2 Zen 3
-  // cores). Packed panels (a constant weight laid out [N / nr, K, nr])
-  // are read contiguously and stay one sweep: chunks were 1.0-1.3x slower
-  // there (docs/performance.md).
-  int64_t chunkBytes = kChunkBytes;
-  if (kChunkBytes < 0) {
-    chunkBytes = 0;
-    if (dims->k.size() == 1 && jm >= 0) {
-      int64_t rows = plan.outer[jm] ? plan.outer[jm] : ranges[jm];
-      for (OpOperand *in : op.getDpsInputOperands()) {
-        auto type = dyn_cast<ShapedType>(in->get().getType());
-        AffineMap map = op.getMatchingIndexingMap(in);
-        if (!type || !type.hasStaticShape() || map.getNumResults() == 0 ||
-            map.getResults().back() != outMap.getResults().back())
-          continue;
-        int64_t eltBytes =
-            std::max<int64_t>(1, type.getElementTypeBitWidth() / 8);
-        int64_t rowBytes = type.getShape().back() * eltBytes;
-        int64_t sliceBytes = nr * eltBytes;
-        if (rowBytes <= sliceBytes)
-          continue;
-        int64_t touched = std::min<int64_t>(
-            rowBytes, int64_t(llvm::alignTo(sliceBytes, 64)) + 64);
-        if (k * touched > panelBytes && rows >= 8 * plan.inner[jm])
-          chunkBytes = 16384;
-      }
-    }
-  }
-  if (chunkBytes > 0 && dims->k.size() == 1 && jm >= 0 &&
-      !op->getParentOfType<scf::ForOp>()) {
+  // a [4608, 49] activation: 1.40-1.48x ONNX Runtime's time against
+  // 1.54-1.81x in one sweep on 2 Zen 3 cores). Packed panels (a constant weight
+  // laid out [N / nr, K, nr]) are read contiguously and stay one sweep: chunks
+  // were 1.0-1.3x slower there (docs/performance.md).
+  if (dims->k.size() == 1 && jm >= 0 && !op->getParentOfType<scf::ForOp>()) {
     int64_t kd = dims->k[0], kSize = ranges[kd];
+    int64_t rows = plan.outer[jm] ? plan.outer[jm] : ranges[jm];
+    auto widePanelPastBudget = [&](OpOperand *in) {
+      auto type = dyn_cast<ShapedType>(in->get().getType());
+      AffineMap map = op.getMatchingIndexingMap(in);
+      if (!type || !type.hasStaticShape() || map.getNumResults() == 0 ||
+          map.getResults().back() != outMap.getResults().back())
+        return false;
+      int64_t eltBytes =
+          std::max<int64_t>(1, type.getElementTypeBitWidth() / 8);
+      int64_t rowBytes = type.getShape().back() * eltBytes;
+      int64_t sliceBytes = nr * eltBytes;
+      int64_t touched = std::min<int64_t>(
+          rowBytes, int64_t(llvm::alignTo(sliceBytes, 64)) + 64);
+      return rowBytes > sliceBytes && k * touched > panelBytes;
+    };
+    int64_t chunkBytes =
+        kChunkBytes >= 0 ? kChunkBytes
+        : rows >= 8 * plan.inner[jm] &&
+                llvm::any_of(op.getDpsInputOperands(), widePanelPastBudget)
+            ? 16384
+            : 0;
     int64_t inBytes = 4;
     for (Value v : op.getDpsInputs())
       inBytes = std::min<int64_t>(
           inBytes,
           getElementTypeOrSelf(v.getType()).getIntOrFloatBitWidth() / 8);
     int64_t kc = (chunkBytes / (nr * std::max<int64_t>(1, inBytes))) & ~1;
-    int64_t rows = plan.outer[jm] ? plan.outer[jm] : ranges[jm];
     if (kc >= 16 && kSize >= 2 * kc && rows > plan.inner[jm]) {
       plan.kDim = kd;
       plan.kChunk = kc;
