@@ -11,6 +11,13 @@ its share of the roofline (the machine's measured peaks, see
   python3 bench/models/export.py           # build/bench-models/*.onnx
   python3 bench/roofline.py --models resnet50,mobilenet_v2 --batch 1 \\
       --threads 2 --top 8
+  python3 bench/roofline.py --models mobilenet_v2 --ort   # and ORT's, per op type
+
+With --ort it also profiles ONNX Runtime (its own per-node profiler, the
+same inputs and threads, each node's median over --runs runs) and prints
+the two side by side per ONNX op type; ORT's fused nodes count as the op
+they start from (FusedConv as Conv, FusedMatMul as MatMul, ...), as
+Kiln's fused regions are named after their first node.
 """
 import argparse
 import collections
@@ -31,10 +38,14 @@ import run as bench_run  # noqa: E402  (make_inputs: bench/run.py's inputs)
 
 def op_type(region):
     """The ONNX op type of a region name such as
-    '/layer1/layer1.0/conv1/Conv (scf.forall)' or 'Conv_3 (linalg.generic)'."""
+    '/layer1/layer1.0/conv1/Conv (scf.forall)' or 'Conv_3 (linalg.generic)',
+    or the fused op of 'Attention(/enc/layer.0/MatMul) (scf.forall #2)'."""
     node, _, op = region.partition(" (")
     if not op:  # no ONNX node: an op of the lowering's own (a copy)
         return region
+    fused = re.match(r"([A-Za-z]\w*)\(", node)
+    if fused:  # a fused op named after its chain's first node
+        return fused.group(1)
     last = node.rstrip("/").split("/")[-1]
     return re.sub(r"_\d+$", "", last) or node
 
@@ -73,6 +84,78 @@ def profile(a, model):
         prof = json.load(f)["profile"]
     prof["others_share"] = share
     return prof
+
+
+# ORT's fused kernels, counted as the ONNX op they start from.
+ORT_FUSED = {"FusedConv": "Conv", "FusedGemm": "Gemm", "FusedMatMul": "MatMul",
+             "NhwcFusedConv": "Conv", "QLinearConv": "Conv",
+             "BiasGelu": "Gelu", "FastGelu": "Gelu", "SkipLayerNormalization":
+             "LayerNormalization", "SimplifiedLayerNormalization":
+             "RMSNormalization", "SkipSimplifiedLayerNormalization":
+             "RMSNormalization"}
+
+
+def ort_profile(a, model):
+    """Each ORT node's median kernel time (ms) over a.runs profiled runs,
+    with its op type: {node name: (op type, ms)}."""
+    import numpy as np
+    import onnxruntime as ort
+    wd = os.path.join(a.work_dir, model)
+    os.makedirs(wd, exist_ok=True)
+    inputs, _ = bench_run.make_inputs(model, a.batch, wd, 0)
+    opts = ort.SessionOptions()
+    opts.intra_op_num_threads = a.threads
+    opts.inter_op_num_threads = 1
+    opts.enable_profiling = True
+    opts.profile_file_prefix = os.path.join(wd, "ort_profile_b%d" % a.batch)
+    sess = ort.InferenceSession(os.path.join(a.models_dir, model + ".onnx"),
+                                opts, providers=["CPUExecutionProvider"])
+    feed = {i.name: np.load(f) for i, f in zip(sess.get_inputs(), inputs)}
+    for _ in range(2):
+        sess.run(None, feed)
+    bench_run.wait_for_quiet(a.quiet_wait, 0.1,
+                             lambda m: print(m, file=sys.stderr))
+    for _ in range(a.runs):
+        sess.run(None, feed)
+    with open(sess.end_profiling()) as f:
+        events = json.load(f)
+    times = collections.defaultdict(list)
+    kinds = {}
+    for e in events:
+        if e.get("cat") != "Node" or not e["name"].endswith("_kernel_time"):
+            continue
+        node = e["name"][:-len("_kernel_time")]
+        times[node].append(e["dur"] / 1000.0)
+        kinds[node] = e.get("args", {}).get("op_name", node)
+    # The last a.runs runs (the two warm-up runs come first).
+    return {n: (kinds[n], sorted(t[-a.runs:])[len(t[-a.runs:]) // 2])
+            for n, t in times.items()}
+
+
+def report_side_by_side(model, prof, ort_nodes):
+    kiln = collections.Counter()
+    for r in prof["kernels"]:
+        kiln[op_type(r["name"])] += r["ms"]
+    ort_by = collections.Counter()
+    ort_n = collections.Counter()
+    for op, ms in ort_nodes.values():
+        op = ORT_FUSED.get(op, op)
+        ort_by[op] += ms
+        ort_n[op] += 1
+    kt, ot = sum(kiln.values()), sum(ort_by.values())
+    print("Kiln's profiled regions against ONNX Runtime's nodes (median "
+          "kernel times), per op type: %.2f ms and %.2f ms in all (%.2f)\n"
+          % (kt, ot, kt / ot if ot else float("nan")))
+    print("| op type | Kiln ms | ORT nodes | ORT ms | Kiln/ORT |")
+    print("|---|---|---|---|---|")
+    for op in sorted(set(kiln) | set(ort_by),
+                     key=lambda o: -max(kiln[o], ort_by[o])):
+        if max(kiln[op], ort_by[op]) < 0.01 * max(kt, ot):
+            continue
+        print("| %s | %.2f | %d | %.2f | %s |" % (
+            op, kiln[op], ort_n[op], ort_by[op],
+            fmt(kiln[op] / ort_by[op] if ort_by[op] else None, ".2f")))
+    print()
 
 
 def report(model, prof, top):
@@ -152,6 +235,8 @@ def main():
     p.add_argument("--top", type=int, default=8)
     p.add_argument("--runs", type=int, default=5,
                    help="profiled runs; each computation's median time")
+    p.add_argument("--ort", action="store_true",
+                   help="also profile ONNX Runtime; print both per op type")
     p.add_argument("--peaks", help="GFLOPS,GBPS instead of measured ceilings")
     p.add_argument("--quiet-wait", type=float, default=60,
                    help="seconds to wait at most for other load to settle")
@@ -162,7 +247,10 @@ def main():
                    default=os.path.join(ROOT, "build", "bench-roofline"))
     a = p.parse_args()
     for model in a.models.split(","):
-        peaks = report(model, profile(a, model), a.top)
+        prof = profile(a, model)
+        peaks = report(model, prof, a.top)
+        if a.ort:
+            report_side_by_side(model, prof, ort_profile(a, model))
     if peaks:
         print("Ceilings: %.1f GFLOP/s, %.1f GB/s (%s)." % (
             peaks["gflops_per_s"], peaks["gb_per_s"], peaks["how"]))

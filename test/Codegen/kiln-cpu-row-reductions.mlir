@@ -133,6 +133,56 @@ func.func @two_outputs(%x: memref<4x256xf32>, %s: memref<4xf32>, %q: memref<4xf3
 
 // -----
 
+// A tile of an scf.forall over rows, as LayerNorm's mean in a tile of 25
+// of 197 rows: the row count is dynamic (the last tile is shorter), the
+// row length static. The loop over rows runs to the tile's dim.
+
+// CHECK-LABEL: func.func @dynamic_rows
+// CHECK-SAME:    %[[X:[^:]+]]: memref<1x?x768xf32, strided<[151296, 768, 1], offset: ?>>
+// CHECK:         %[[ROWS:.+]] = memref.dim %[[X]], %c1
+// CHECK:         scf.for %{{.+}} = %{{.+}} to %[[ROWS]] step
+// CHECK:           vector.load %[[X]]{{.+}} vector<16xf32>
+// CHECK:           vector.reduction <add>
+// CHECK-NOT:     linalg.generic
+
+// AVX2-LABEL: func.func @dynamic_rows
+// AVX2:         memref.dim
+// AVX2:         vector.load {{.+}} vector<8xf32>
+// AVX2-NOT:     linalg.generic
+
+// A dynamic row length is left to the scalar loops (the chunks and the
+// tail are set at compile time).
+
+// CHECK-LABEL: func.func @dynamic_row_length
+// CHECK:         linalg.generic
+// AVX2-LABEL:  func.func @dynamic_row_length
+// AVX2:          linalg.generic
+
+#d3 = affine_map<(d0, d1, d2) -> (d0, d1, d2)>
+#d2 = affine_map<(d0, d1, d2) -> (d0, d1)>
+func.func @dynamic_rows(%x: memref<1x?x768xf32, strided<[151296, 768, 1], offset: ?>>,
+                        %out: memref<1x?xf32, strided<[197, 1], offset: ?>>) {
+  linalg.generic {indexing_maps = [#d3, #d2], iterator_types = ["parallel", "parallel", "reduction"]}
+      ins(%x : memref<1x?x768xf32, strided<[151296, 768, 1], offset: ?>>)
+      outs(%out : memref<1x?xf32, strided<[197, 1], offset: ?>>) {
+  ^bb0(%a: f32, %acc: f32):
+    %s = arith.addf %a, %acc : f32
+    linalg.yield %s : f32
+  }
+  return
+}
+func.func @dynamic_row_length(%x: memref<4x?xf32>, %out: memref<4xf32>) {
+  linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d0, d1)>, affine_map<(d0, d1) -> (d0)>], iterator_types = ["parallel", "reduction"]}
+      ins(%x : memref<4x?xf32>) outs(%out : memref<4xf32>) {
+  ^bb0(%a: f32, %acc: f32):
+    %s = arith.addf %a, %acc : f32
+    linalg.yield %s : f32
+  }
+  return
+}
+
+// -----
+
 // Left to the scalar loops: a reduction that is not the innermost loop, a
 // row read across its rows (strided), a row shorter than a vector, an
 // index computation, an accumulator read twice, and ops on tensors.

@@ -832,9 +832,12 @@ def KilnCpuRowReductions
 
     The sum is taken in a different order than the scalar loop's (lanes
     and accumulators, then the tree): float results may differ in the last
-    bits, as any vectorized reduction's do. Rows shorter than one vector
-    and ops with index computations (`linalg.index`) are left alone. It
-    runs after bufferization, before `convert-linalg-to-loops`.
+    bits, as any vectorized reduction's do. The parallel dims may be
+    dynamic (the tiles of an `scf.forall` over rows, the last one shorter:
+    the loops run to the operand's dim); the row's length must be static.
+    Rows shorter than one vector, rows of dynamic length and ops with index
+    computations (`linalg.index`) are left alone. It runs after
+    bufferization, before `convert-linalg-to-loops`.
   }];
   let options = [
     Option<"vectorBits", "vector-bits", "unsigned", "512",

@@ -15,6 +15,7 @@
 
 #include "mlir/Dialect/Affine/Utils.h"
 #include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Arith/Utils/Utils.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/Linalg/Transforms/Transforms.h"
 #include "mlir/Dialect/Math/IR/Math.h"
@@ -135,7 +136,7 @@ struct RowReduction {
   linalg::GenericOp op;
   SmallVector<Combiner> combiners; ///< by output
   SmallVector<bool> alongRow;      ///< by input: reads the reduced dim
-  SmallVector<int64_t> sizes;      ///< static loop ranges
+  SmallVector<int64_t> sizes;      ///< loop ranges (the reduced one static)
 };
 
 /// Whether `g` is a reduction of its innermost loop over inputs that are
@@ -149,8 +150,11 @@ std::optional<RowReduction> match(linalg::GenericOp g, int64_t width) {
     return std::nullopt;
   RowReduction rr;
   rr.op = g;
+  // The row's length must be static (it sets the vector chunks and the
+  // tail); the parallel dims may be dynamic, as in the tiles of an
+  // scf.forall whose last tile is shorter.
   rr.sizes = g.getStaticLoopRanges();
-  if (llvm::any_of(rr.sizes, ShapedType::isDynamic) || rr.sizes[r] < width)
+  if (ShapedType::isDynamic(rr.sizes[r]) || rr.sizes[r] < width)
     return std::nullopt;
   for (OpOperand *in : g.getDpsInputOperands()) {
     auto type = dyn_cast<MemRefType>(in->get().getType());
@@ -218,13 +222,18 @@ void rewrite(const RowReduction &rr, int64_t width, int64_t unroll) {
   Block *body = g.getBody();
   unsigned numInputs = g.getNumDpsInputs(), numOutputs = g.getNumDpsInits();
 
-  // The loops over the parallel dims.
+  // The loops over the parallel dims (a dynamic one's extent from the
+  // operand dim that gives it).
+  SmallVector<Range, 4> ranges =
+      cast<linalg::LinalgOp>(g.getOperation()).createLoopRanges(b, loc);
   SmallVector<Value> ivs;
   for (unsigned d = 0; d < r; ++d) {
+    Value ub = ShapedType::isDynamic(rr.sizes[d])
+                   ? getValueOrCreateConstantIndexOp(b, loc, ranges[d].size)
+                   : arith::ConstantIndexOp::create(b, loc, rr.sizes[d]);
     auto loop =
         scf::ForOp::create(b, loc, arith::ConstantIndexOp::create(b, loc, 0),
-                           arith::ConstantIndexOp::create(b, loc, rr.sizes[d]),
-                           arith::ConstantIndexOp::create(b, loc, 1));
+                           ub, arith::ConstantIndexOp::create(b, loc, 1));
     ivs.push_back(loop.getInductionVar());
     b.setInsertionPoint(loop.getBody()->getTerminator());
   }
