@@ -19,6 +19,7 @@
 #include "mlir/IR/Matchers.h"
 #include "mlir/IR/PatternMatch.h"
 #include "llvm/ADT/TypeSwitch.h"
+#include "llvm/Support/Format.h"
 #include <cstring>
 
 #define DEBUG_TYPE "convert-kiln-to-linalg"
@@ -4003,9 +4004,6 @@ FailureOr<SmallVector<Value>> Lowering::lowerOp(Operation *op) {
                         : str("coordinate_transformation_mode", "half_pixel");
     StringRef nearestMode =
         upsample ? "floor" : str("nearest_mode", "round_prefer_floor");
-    if (intAttr(op, "antialias", 0) != 0)
-      return op->emitOpError("antialiased resizing is not lowered yet"),
-             failure();
     // The axes that the scales, sizes and roi list (all by default);
     // axisAt[d]: d's place among them, or -1.
     SmallVector<int64_t> axes =
@@ -4106,7 +4104,301 @@ FailureOr<SmallVector<Value>> Lowering::lowerOp(Operation *op) {
              failure();
     float cubicA = floatAttr(op, "cubic_coeff_a", -0.75f);
     bool excludeOutside = intAttr(op, "exclude_outside", 0) != 0;
+    bool antialias = intAttr(op, "antialias", 0) != 0 && mode != "nearest";
+    if (antialias && runtimeScales && crop)
+      return op->emitOpError("antialiased tf_crop_and_resize needs constant "
+                             "scales or sizes (its filter's width follows "
+                             "the scale)"),
+             failure();
     Type f32 = b.getF32Type();
+    // Whether dim d is read at the output's own index.
+    auto unresized = [&](int64_t d) {
+      bool listed = axisAt[d] >= 0;
+      return xt.getDimSize(d) == rt.getDimSize(d) &&
+             (!runtimeScales || !listed) && scales[d] == 1.0 &&
+             (!crop || !listed);
+    };
+    // Element k of the 1-D tensor `t`, as f32.
+    auto readF32 = [&](OpBuilder &nb, Location nl, Value t,
+                       int64_t k) -> Value {
+      return convertScalar(
+          nb, nl,
+          tensor::ExtractOp::create(
+              nb, nl, t, ValueRange{arith::ConstantIndexOp::create(nb, nl, k)}),
+          f32);
+    };
+    // The scale (f32) of dim d: a constant, or read in the body from
+    // run-time scales or (with an aspect-ratio policy) sizes.
+    auto scaleOf = [&](OpBuilder &nb, Location nl, int64_t d) -> Value {
+      auto fc = [&](double v) { return scalarConst(nb, nl, f32, v); };
+      if (!runtimeScales || axisAt[d] < 0)
+        return fc(scales[d]);
+      auto at = [&](Value t, int64_t k) { return readF32(nb, nl, t, k); };
+      if (!sizesV)
+        return at(scalesV, axisAt[d]);
+      // The policy's scale over the run-time sizes.
+      Value s;
+      for (auto [k, ax] : llvm::enumerate(axes)) {
+        Value r =
+            arith::DivFOp::create(nb, nl, at(sizesV, k), fc(xt.getDimSize(ax)));
+        s = !s ? r
+            : policy == "not_larger"
+                ? arith::MinimumFOp::create(nb, nl, s, r).getResult()
+                : arith::MaximumFOp::create(nb, nl, s, r).getResult();
+      }
+      return s;
+    };
+    // The source coordinate (f32) of output index `i` along resized dim
+    // `d`; where a crop reaches outside the input, `outside` is set.
+    auto sourceCoord = [&](OpBuilder &nb, Location nl, int64_t d, Value i,
+                           Value &outside) -> Value {
+      auto fc = [&](double v) { return scalarConst(nb, nl, f32, v); };
+      int64_t in = xt.getDimSize(d), out = rt.getDimSize(d);
+      bool listed = axisAt[d] >= 0;
+      Value xf = arith::UIToFPOp::create(
+          nb, nl, f32,
+          arith::IndexCastUIOp::create(nb, nl, nb.getI64Type(), i));
+      Value c;
+      Value s = scaleOf(nb, nl, d);
+      if (ctm == "align_corners") {
+        // x * (in - 1) / (resized length - 1), the resized length
+        // being in * scale (not rounded) where scales are given.
+        Value den =
+            hasScales
+                ? arith::SubFOp::create(
+                      nb, nl, arith::MulFOp::create(nb, nl, fc(in), s), fc(1))
+                      .getResult()
+                : fc(out - 1);
+        c = out == 1 ? fc(0)
+                     : arith::DivFOp::create(
+                           nb, nl,
+                           arith::MulFOp::create(nb, nl, xf, fc(in - 1)), den)
+                           .getResult();
+      } else if (ctm == "asymmetric") {
+        c = arith::DivFOp::create(nb, nl, xf, s);
+      } else if (ctm == "pytorch_half_pixel" && out == 1) {
+        c = fc(0);
+      } else if (ctm == "tf_half_pixel_for_nn") {
+        c = arith::DivFOp::create(
+            nb, nl, arith::AddFOp::create(nb, nl, xf, fc(0.5)), s);
+      } else if (crop) {
+        // The roi (read at run time) gives the normalized start and
+        // end of the crop along d; samples outside the input take
+        // the extrapolation value.
+        auto roiAt = [&](int64_t k) { return readF32(nb, nl, roi, k); };
+        // A dim the roi does not list: the whole of it, [0, 1].
+        Value st = listed ? roiAt(axisAt[d]) : fc(0),
+              en = listed ? roiAt(numAxes + axisAt[d]) : fc(1);
+        Value span = fc(in - 1);
+        if (out > 1)
+          c = arith::AddFOp::create(
+              nb, nl, arith::MulFOp::create(nb, nl, st, span),
+              arith::MulFOp::create(
+                  nb, nl, xf,
+                  arith::DivFOp::create(
+                      nb, nl,
+                      arith::MulFOp::create(
+                          nb, nl, arith::SubFOp::create(nb, nl, en, st), span),
+                      fc(out - 1))));
+        else
+          c = arith::MulFOp::create(
+              nb, nl,
+              arith::MulFOp::create(
+                  nb, nl, arith::AddFOp::create(nb, nl, st, en), fc(0.5)),
+              span);
+        outside = arith::OrIOp::create(
+            nb, nl, outside,
+            arith::OrIOp::create(
+                nb, nl,
+                arith::CmpFOp::create(nb, nl, arith::CmpFPredicate::OLT, c,
+                                      fc(0)),
+                arith::CmpFOp::create(nb, nl, arith::CmpFPredicate::OGT, c,
+                                      span)));
+      } else { // half_pixel, pytorch_half_pixel, half_pixel_symmetric
+        c = arith::SubFOp::create(
+            nb, nl,
+            arith::DivFOp::create(
+                nb, nl, arith::AddFOp::create(nb, nl, xf, fc(0.5)), s),
+            fc(0.5));
+        if (ctm == "half_pixel_symmetric") {
+          // Shifted so that the resized extent (in * scale, rounded
+          // to `out`) stays centred on the input's: by
+          // in / 2 * (1 - out / (in * scale)).
+          Value adjustment = arith::DivFOp::create(
+              nb, nl, fc(out), arith::MulFOp::create(nb, nl, fc(in), s));
+          c = arith::AddFOp::create(
+              nb, nl, c,
+              arith::MulFOp::create(
+                  nb, nl, fc(in / 2.0),
+                  arith::SubFOp::create(nb, nl, fc(1), adjustment)));
+        }
+      }
+
+      return c;
+    };
+    // An integral float clamped into [0, in - 1] of dim d, as an index.
+    auto clampIndex = [&](OpBuilder &nb, Location nl, Value fi,
+                          int64_t d) -> Value {
+      Value lo =
+          arith::MaximumFOp::create(nb, nl, fi, scalarConst(nb, nl, f32, 0));
+      Value hi = arith::MinimumFOp::create(
+          nb, nl, lo, scalarConst(nb, nl, f32, xt.getDimSize(d) - 1));
+      return arith::IndexCastOp::create(
+          nb, nl, nb.getIndexType(),
+          arith::FPToSIOp::create(nb, nl, nb.getI64Type(), hi));
+    };
+    // Weight `w` of the tap at (integral float) `pos` of dim d, or 0 where
+    // the tap lies outside the input (exclude_outside).
+    auto zeroOutside = [&](OpBuilder &nb, Location nl, Value w, Value pos,
+                           int64_t d) -> Value {
+      auto fc = [&](double v) { return scalarConst(nb, nl, f32, v); };
+      Value inside = arith::AndIOp::create(
+          nb, nl,
+          arith::CmpFOp::create(nb, nl, arith::CmpFPredicate::OGE, pos, fc(0)),
+          arith::CmpFOp::create(nb, nl, arith::CmpFPredicate::OLE, pos,
+                                fc(xt.getDimSize(d) - 1)));
+      return arith::SelectOp::create(nb, nl, inside, w, fc(0));
+    };
+    // Keys' cubic convolution kernel with coefficient A at `dist` >= 0
+    // (zero from 2 on).
+    auto keys = [&](OpBuilder &nb, Location nl, Value dist) -> Value {
+      auto fc = [&](double v) { return scalarConst(nb, nl, f32, v); };
+      Value d2 = arith::MulFOp::create(nb, nl, dist, dist);
+      Value d3 = arith::MulFOp::create(nb, nl, d2, dist);
+      // |d| <= 1: (A+2)d^3 - (A+3)d^2 + 1
+      Value near = arith::AddFOp::create(
+          nb, nl,
+          arith::SubFOp::create(
+              nb, nl, arith::MulFOp::create(nb, nl, d3, fc(cubicA + 2)),
+              arith::MulFOp::create(nb, nl, d2, fc(cubicA + 3))),
+          fc(1));
+      // 1 < |d| < 2: A d^3 - 5A d^2 + 8A d - 4A
+      Value far = arith::SubFOp::create(
+          nb, nl,
+          arith::AddFOp::create(
+              nb, nl,
+              arith::SubFOp::create(
+                  nb, nl, arith::MulFOp::create(nb, nl, d3, fc(cubicA)),
+                  arith::MulFOp::create(nb, nl, d2, fc(5 * cubicA))),
+              arith::MulFOp::create(nb, nl, dist, fc(8 * cubicA))),
+          fc(4 * cubicA));
+      Value isNear =
+          arith::CmpFOp::create(nb, nl, arith::CmpFPredicate::OLE, dist, fc(1));
+      Value isFar =
+          arith::CmpFOp::create(nb, nl, arith::CmpFPredicate::OLT, dist, fc(2));
+      return arith::SelectOp::create(
+          nb, nl, isNear, near,
+          arith::SelectOp::create(nb, nl, isFar, far, fc(0)));
+    };
+    bool cubic = mode == "cubic";
+    if (antialias) {
+      // Separable, one linalg.generic per resized dim: a sum over the taps
+      // of the filter stretched by 1 / scale when downscaling (by 1 when
+      // upscaling), its weights normalized to sum 1, as the ONNX reference
+      // computes. The taps around the source coordinate c start at
+      // ceil(c) - 1 + first; their count follows the scale.
+      // Stages between the first and the last are f32.
+      constexpr int64_t kMaxTaps = 256;
+      Value cur = x;
+      SmallVector<int64_t> shape(xt.getShape());
+      SmallVector<int64_t> dims;
+      for (int64_t d = 0; d < rank; ++d)
+        if (!unresized(d))
+          dims.push_back(d);
+      for (size_t k = 0; k < dims.size(); ++k) {
+        int64_t d = dims[k];
+        shape[d] = rt.getDimSize(d);
+        auto stageType =
+            RankedTensorType::get(shape, k + 1 == dims.size() ? elt : f32);
+        // The filter's scale, at most 1. Read at run time, it is at least
+        // out / in (the output's extent is the floor of in times given
+        // scales) or (out - 1/2) / in (rounded, for a policy over sizes):
+        // that bound sizes the window, and a larger scale gives its outer
+        // taps zero weight.
+        bool runtime = runtimeScales && axisAt[d] >= 0;
+        double out = rt.getDimSize(d);
+        double s = std::min(
+            runtime ? (sizesV ? out - 0.5 : out) / xt.getDimSize(d) : scales[d],
+            1.0);
+        if (!(s > 0))
+          return op->emitOpError("needs a positive scale along axis ") << d,
+                 failure();
+        int64_t first = int64_t(std::floor(-(cubic ? 2.0 : 1.0) / s)) + 1;
+        int64_t taps = 2 - 2 * first;
+        auto printedScale = [](double v) {
+          std::string text;
+          llvm::raw_string_ostream(text) << llvm::format("%g", v);
+          return text;
+        };
+        if (taps > kMaxTaps)
+          return op->emitOpError("antialiased downscaling along axis ")
+                     << d << " by " << printedScale(s) << " needs " << taps
+                     << " taps; at most " << kMaxTaps << " are lowered",
+                 failure();
+        Value src = cur;
+        cur = elementwise(
+            b, loc, stageType, ValueRange{},
+            [&](OpBuilder &nb, Location nl, ValueRange) -> Value {
+              auto fc = [&](double v) { return scalarConst(nb, nl, f32, v); };
+              SmallVector<Value> coords;
+              for (int64_t e = 0; e < rank; ++e)
+                coords.push_back(linalg::IndexOp::create(nb, nl, e));
+              Value outside = scalarConst(nb, nl, nb.getI1Type(), 0);
+              Value c = sourceCoord(nb, nl, d, coords[d], outside);
+              Value base = arith::SubFOp::create(
+                  nb, nl, math::CeilOp::create(nb, nl, c), fc(1));
+              Value sv = runtime ? arith::MinimumFOp::create(
+                                       nb, nl, scaleOf(nb, nl, d), fc(1))
+                                       .getResult()
+                                 : fc(s);
+              // s * ratio, ratio = c - base in (0, 1].
+              Value sr = arith::MulFOp::create(
+                  nb, nl, arith::SubFOp::create(nb, nl, c, base), sv);
+              SmallVector<Value> weights, index;
+              Value wsum = fc(0);
+              for (int64_t t = 0; t < taps; ++t) {
+                Value pos = arith::AddFOp::create(nb, nl, base, fc(first + t));
+                Value dist = math::AbsFOp::create(
+                    nb, nl,
+                    arith::SubFOp::create(
+                        nb, nl,
+                        arith::MulFOp::create(nb, nl, sv, fc(first + t)), sr));
+                Value w =
+                    cubic
+                        ? keys(nb, nl, dist)
+                        : arith::MaximumFOp::create(
+                              nb, nl,
+                              arith::SubFOp::create(nb, nl, fc(1), dist), fc(0))
+                              .getResult();
+                if (excludeOutside)
+                  w = zeroOutside(nb, nl, w, pos, d);
+                weights.push_back(w);
+                index.push_back(clampIndex(nb, nl, pos, d));
+                wsum = arith::AddFOp::create(nb, nl, wsum, w);
+              }
+              Value acc = fc(0);
+              for (int64_t t = 0; t < taps; ++t) {
+                coords[d] = index[t];
+                Value v = convertScalar(
+                    nb, nl, tensor::ExtractOp::create(nb, nl, src, coords),
+                    f32);
+                acc = arith::AddFOp::create(
+                    nb, nl, acc, arith::MulFOp::create(nb, nl, v, weights[t]));
+              }
+              acc = arith::DivFOp::create(nb, nl, acc, wsum);
+              if (crop)
+                acc = arith::SelectOp::create(nb, nl, outside,
+                                              fc(extrapolation), acc);
+              return convertScalar(nb, nl, acc, stageType.getElementType());
+            });
+      }
+      if (cur.getType() != rt)
+        cur = elementwise(b, loc, rt, ValueRange{cur},
+                          [&](OpBuilder &nb, Location nl, ValueRange a) {
+                            return convertScalar(nb, nl, a[0], elt);
+                          });
+      return one(cur);
+    }
     return one(elementwise(
         b, loc, rt, ValueRange{},
         [&](OpBuilder &nb, Location nl, ValueRange) -> Value {
@@ -4126,136 +4418,13 @@ FailureOr<SmallVector<Value>> Lowering::lowerOp(Operation *op) {
           };
           for (int64_t d = 0; d < rank; ++d) {
             Value i = linalg::IndexOp::create(nb, nl, d);
-            int64_t in = xt.getDimSize(d), out = rt.getDimSize(d);
-            bool listed = axisAt[d] >= 0;
-            if (in == out && (!runtimeScales || !listed) && scales[d] == 1.0 &&
-                (!crop || !listed)) {
+            if (unresized(d)) {
               fixed[d] = i;
               continue;
             }
-            Value xf = arith::UIToFPOp::create(
-                nb, nl, f32,
-                arith::IndexCastUIOp::create(nb, nl, nb.getI64Type(), i));
-            Value c;
-            auto at = [&](Value t, int64_t k) {
-              return convertScalar(
-                  nb, nl,
-                  tensor::ExtractOp::create(
-                      nb, nl, t,
-                      ValueRange{arith::ConstantIndexOp::create(nb, nl, k)}),
-                  f32);
-            };
-            Value s;
-            if (!runtimeScales || !listed) {
-              s = fc(scales[d]);
-            } else if (!sizesV) {
-              s = at(scalesV, axisAt[d]);
-            } else {
-              // The policy's scale over the run-time sizes.
-              for (auto [k, ax] : llvm::enumerate(axes)) {
-                Value r = arith::DivFOp::create(nb, nl, at(sizesV, k),
-                                                fc(xt.getDimSize(ax)));
-                s = !s ? r
-                    : policy == "not_larger"
-                        ? arith::MinimumFOp::create(nb, nl, s, r).getResult()
-                        : arith::MaximumFOp::create(nb, nl, s, r).getResult();
-              }
-            }
-            if (ctm == "align_corners") {
-              // x * (in - 1) / (resized length - 1), the resized length
-              // being in * scale (not rounded) where scales are given.
-              Value den =
-                  hasScales
-                      ? arith::SubFOp::create(
-                            nb, nl, arith::MulFOp::create(nb, nl, fc(in), s),
-                            fc(1))
-                            .getResult()
-                      : fc(out - 1);
-              c = out == 1
-                      ? fc(0)
-                      : arith::DivFOp::create(
-                            nb, nl,
-                            arith::MulFOp::create(nb, nl, xf, fc(in - 1)), den)
-                            .getResult();
-            } else if (ctm == "asymmetric") {
-              c = arith::DivFOp::create(nb, nl, xf, s);
-            } else if (ctm == "pytorch_half_pixel" && out == 1) {
-              c = fc(0);
-            } else if (ctm == "tf_half_pixel_for_nn") {
-              c = arith::DivFOp::create(
-                  nb, nl, arith::AddFOp::create(nb, nl, xf, fc(0.5)), s);
-            } else if (crop) {
-              // The roi (read at run time) gives the normalized start and
-              // end of the crop along d; samples outside the input take
-              // the extrapolation value.
-              auto roiAt = [&](int64_t k) {
-                return convertScalar(
-                    nb, nl,
-                    tensor::ExtractOp::create(
-                        nb, nl, roi,
-                        ValueRange{arith::ConstantIndexOp::create(nb, nl, k)}),
-                    f32);
-              };
-              // A dim the roi does not list: the whole of it, [0, 1].
-              Value st = listed ? roiAt(axisAt[d]) : fc(0),
-                    en = listed ? roiAt(numAxes + axisAt[d]) : fc(1);
-              Value span = fc(in - 1);
-              if (out > 1)
-                c = arith::AddFOp::create(
-                    nb, nl, arith::MulFOp::create(nb, nl, st, span),
-                    arith::MulFOp::create(
-                        nb, nl, xf,
-                        arith::DivFOp::create(
-                            nb, nl,
-                            arith::MulFOp::create(
-                                nb, nl, arith::SubFOp::create(nb, nl, en, st),
-                                span),
-                            fc(out - 1))));
-              else
-                c = arith::MulFOp::create(
-                    nb, nl,
-                    arith::MulFOp::create(
-                        nb, nl, arith::AddFOp::create(nb, nl, st, en), fc(0.5)),
-                    span);
-              outside = arith::OrIOp::create(
-                  nb, nl, outside,
-                  arith::OrIOp::create(
-                      nb, nl,
-                      arith::CmpFOp::create(nb, nl, arith::CmpFPredicate::OLT,
-                                            c, fc(0)),
-                      arith::CmpFOp::create(nb, nl, arith::CmpFPredicate::OGT,
-                                            c, span)));
-            } else { // half_pixel, pytorch_half_pixel, half_pixel_symmetric
-              c = arith::SubFOp::create(
-                  nb, nl,
-                  arith::DivFOp::create(
-                      nb, nl, arith::AddFOp::create(nb, nl, xf, fc(0.5)), s),
-                  fc(0.5));
-              if (ctm == "half_pixel_symmetric") {
-                // Shifted so that the resized extent (in * scale, rounded
-                // to `out`) stays centred on the input's: by
-                // in / 2 * (1 - out / (in * scale)).
-                Value adjustment = arith::DivFOp::create(
-                    nb, nl, fc(out), arith::MulFOp::create(nb, nl, fc(in), s));
-                c = arith::AddFOp::create(
-                    nb, nl, c,
-                    arith::MulFOp::create(
-                        nb, nl, fc(in / 2.0),
-                        arith::SubFOp::create(nb, nl, fc(1), adjustment)));
-              }
-            }
-            coord[d] = c;
+            coord[d] = sourceCoord(nb, nl, d, i, outside);
             resized.push_back(d);
           }
-          auto clampIndex = [&](Value fi, int64_t d) -> Value {
-            // fi: an integral float; clamp into [0, in-1] as an index.
-            Value lo = arith::MaximumFOp::create(nb, nl, fi, fc(0));
-            Value hi =
-                arith::MinimumFOp::create(nb, nl, lo, fc(xt.getDimSize(d) - 1));
-            return arith::IndexCastOp::create(
-                nb, nl, nb.getIndexType(),
-                arith::FPToSIOp::create(nb, nl, nb.getI64Type(), hi));
-          };
           if (mode == "nearest") {
             SmallVector<Value> coords(fixed.begin(), fixed.end());
             for (int64_t d : resized) {
@@ -4270,11 +4439,10 @@ FailureOr<SmallVector<Value>> Lowering::lowerOp(Operation *op) {
               else // round_prefer_floor
                 r = math::CeilOp::create(
                     nb, nl, arith::SubFOp::create(nb, nl, c, fc(0.5)));
-              coords[d] = clampIndex(r, d);
+              coords[d] = clampIndex(nb, nl, r, d);
             }
             return finish(tensor::ExtractOp::create(nb, nl, x, coords));
           }
-          bool cubic = mode == "cubic";
           if (!cubic && mode != "linear")
             return Value();
           // Taps and weights per resized axis.
@@ -4288,35 +4456,7 @@ FailureOr<SmallVector<Value>> Lowering::lowerOp(Operation *op) {
             if (!cubic) {
               ws = {arith::SubFOp::create(nb, nl, fc(1), t), t};
             } else {
-              // Keys' cubic convolution with coefficient A.
-              auto w = [&](Value dist) -> Value {
-                // dist in [0, 2): piecewise cubic.
-                Value d1 = dist;
-                Value d2 = arith::MulFOp::create(nb, nl, d1, d1);
-                Value d3 = arith::MulFOp::create(nb, nl, d2, d1);
-                // |d| <= 1: (A+2)d^3 - (A+3)d^2 + 1
-                Value near = arith::AddFOp::create(
-                    nb, nl,
-                    arith::SubFOp::create(
-                        nb, nl,
-                        arith::MulFOp::create(nb, nl, d3, fc(cubicA + 2)),
-                        arith::MulFOp::create(nb, nl, d2, fc(cubicA + 3))),
-                    fc(1));
-                // 1 < |d| < 2: A d^3 - 5A d^2 + 8A d - 4A
-                Value far = arith::SubFOp::create(
-                    nb, nl,
-                    arith::AddFOp::create(
-                        nb, nl,
-                        arith::SubFOp::create(
-                            nb, nl,
-                            arith::MulFOp::create(nb, nl, d3, fc(cubicA)),
-                            arith::MulFOp::create(nb, nl, d2, fc(5 * cubicA))),
-                        arith::MulFOp::create(nb, nl, d1, fc(8 * cubicA))),
-                    fc(4 * cubicA));
-                Value isNear = arith::CmpFOp::create(
-                    nb, nl, arith::CmpFPredicate::OLE, d1, fc(1));
-                return arith::SelectOp::create(nb, nl, isNear, near, far);
-              };
+              auto w = [&](Value dist) { return keys(nb, nl, dist); };
               ws = {w(arith::AddFOp::create(nb, nl, t, fc(1))), w(t),
                     w(arith::SubFOp::create(nb, nl, fc(1), t)),
                     w(arith::SubFOp::create(nb, nl, fc(2), t))};
@@ -4326,16 +4466,9 @@ FailureOr<SmallVector<Value>> Lowering::lowerOp(Operation *op) {
               Value pos =
                   arith::AddFOp::create(nb, nl, base, fc(cubic ? k - 1 : k));
               Value w = ws[k];
-              if (cubic && excludeOutside) {
-                Value inside = arith::AndIOp::create(
-                    nb, nl,
-                    arith::CmpFOp::create(nb, nl, arith::CmpFPredicate::OGE,
-                                          pos, fc(0)),
-                    arith::CmpFOp::create(nb, nl, arith::CmpFPredicate::OLE,
-                                          pos, fc(xt.getDimSize(d) - 1)));
-                w = arith::SelectOp::create(nb, nl, inside, w, fc(0));
-              }
-              tapIdx[d].push_back(clampIndex(pos, d));
+              if (cubic && excludeOutside)
+                w = zeroOutside(nb, nl, w, pos, d);
+              tapIdx[d].push_back(clampIndex(nb, nl, pos, d));
               tapW[d].push_back(w);
               wsum = arith::AddFOp::create(nb, nl, wsum, w);
             }

@@ -423,6 +423,26 @@ func.func @crop_without_roi(%x: tensor<1x1x4x4xf32>, %sizes: tensor<4xi64>) -> t
 
 // -----
 
+// A crop's output extent does not bound the scale, which sizes the
+// antialiasing filter: run-time scales are refused.
+func.func @antialias_crop_runtime_scales(%x: tensor<1x1x8x8xf32>, %roi: tensor<8xf32>, %s: tensor<4xf32>) -> tensor<1x1x4x4xf32> {
+  // expected-error @+1 {{'kiln.resize' op antialiased tf_crop_and_resize needs constant scales or sizes (its filter's width follows the scale)}}
+  %0 = kiln.resize(%x, %roi, %s, none) {antialias = 1 : i64, coordinate_transformation_mode = "tf_crop_and_resize", mode = "linear"} : (tensor<1x1x8x8xf32>, tensor<8xf32>, tensor<4xf32>) -> tensor<1x1x4x4xf32>
+  return %0 : tensor<1x1x4x4xf32>
+}
+
+// -----
+
+// Downscaling by 1/256 with the cubic filter would take 1024 taps a sample.
+func.func @antialias_too_wide(%x: tensor<1x1x1x2048xf32>) -> tensor<1x1x1x8xf32> {
+  %s = kiln.constant dense<[1.0, 1.0, 1.0, 0.00390625]> : tensor<4xf32>
+  // expected-error @+1 {{'kiln.resize' op antialiased downscaling along axis 3 by 0.00390625 needs 1024 taps; at most 256 are lowered}}
+  %0 = kiln.resize(%x, none, %s, none) {antialias = 1 : i64, mode = "cubic"} : (tensor<1x1x1x2048xf32>, tensor<4xf32>) -> tensor<1x1x1x8xf32>
+  return %0 : tensor<1x1x1x8xf32>
+}
+
+// -----
+
 func.func @momentum_mode(%r: tensor<f32>, %t: tensor<i64>, %x: tensor<2xf32>, %g: tensor<2xf32>, %v: tensor<2xf32>) -> (tensor<2xf32>, tensor<2xf32>) {
   // expected-error @+1 {{'kiln.momentum' op mode 'heavy_ball' is not one of 'standard', 'nesterov'}}
   %0:2 = kiln.momentum(%r, %t, %x, %g, %v) {alpha = 0.9 : f32, beta = 0.1 : f32, mode = "heavy_ball", norm_coefficient = 0.0 : f32} : (tensor<f32>, tensor<i64>, tensor<2xf32>, tensor<2xf32>, tensor<2xf32>) -> (tensor<2xf32>, tensor<2xf32>)
