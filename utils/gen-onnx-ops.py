@@ -72,7 +72,8 @@ for name in """IsNaN IsInf Where Cast CastLike MatMul Gemm Conv ConvTranspose
     ReduceMin ReduceProd ReduceL1 ReduceL2 ReduceLogSum ReduceLogSumExp
     ReduceSumSquare ArgMax ArgMin Dropout QuantizeLinear DequantizeLinear
     DepthToSpace SpaceToDepth EyeLike Trilu OneHot TopK Resize
-    ScatterElements ScatterND GatherND CenterCropPad AffineGrid BitCast""".split():
+    ScatterElements ScatterND GatherND CenterCropPad AffineGrid BitCast
+    DeformConv""".split():
     SHAPE_RULES[name] = "custom"
 
 # Ops with constant folders (lib/Dialect/Kiln/IR/KilnFolders.cpp).

@@ -1,8 +1,9 @@
-//===- LowerSamplingOps.cpp - GridSample, RoiAlign, MaxUnpool to linalg --===//
+//===- LowerSamplingOps.cpp - GridSample, RoiAlign, MaxUnpool, DeformConv -===//
 //
 // Part of convert-kiln-to-linalg (see KilnToLinalg.cpp). Each op becomes one
 // linalg.generic over its output whose body computes where to read and
-// gathers with tensor.extract, so no two iterations write the same element.
+// gathers with tensor.extract, so no two iterations write the same element
+// (DeformConv: one over its sampled columns, then a contraction).
 //
 //===----------------------------------------------------------------------===//
 
@@ -549,6 +550,208 @@ FailureOr<Value> lowerMaxUnpool(OpBuilder &b, MaxUnpoolOp op) {
       });
 }
 
+/// DeformConv (2-D): a Conv each of whose taps reads X at its window
+/// position moved by a learned offset (per offset group, tap and output
+/// position), bilinearly with zeros outside the input, times the
+/// optional mask, as the ONNX reference (GridSample, align_corners) and
+/// torchvision's deform_conv2d do. Two generics: the sampled columns
+/// S[n, c, kh, kw, oh, ow], then their contraction with W per group
+/// (S and W expanded to [.., G, C / G, ..]), plus the bias.
+FailureOr<Value> lowerDeformConv(OpBuilder &b, DeformConvOp op) {
+  Location loc = op.getLoc();
+  MLIRContext *ctx = b.getContext();
+  Value x = op.getX(), w = op.getW(), offset = op.getOffset(), bias = op.getB(),
+        mask = op.getMask();
+  auto xt = cast<RankedTensorType>(x.getType());
+  auto wt = cast<RankedTensorType>(w.getType());
+  auto ot = cast<RankedTensorType>(offset.getType());
+  auto rt = cast<RankedTensorType>(op.getY().getType());
+  if (xt.getRank() != 4 || wt.getRank() != 4 || ot.getRank() != 4 ||
+      rt.getRank() != 4)
+    return op.emitOpError("only the 2-D form (4-D input, weight and "
+                          "offset) is lowered"),
+           failure();
+  Type elt = rt.getElementType();
+  if (!isFloat(elt) || !isFloat(wt) || !isFloat(ot))
+    return op.emitOpError("needs float input, weight and offset"), failure();
+  int64_t batch = xt.getDimSize(0), channels = xt.getDimSize(1),
+          height = xt.getDimSize(2), width = xt.getDimSize(3);
+  int64_t filters = wt.getDimSize(0), groupChannels = wt.getDimSize(1),
+          kh = wt.getDimSize(2), kw = wt.getDimSize(3);
+  int64_t outH = rt.getDimSize(2), outW = rt.getDimSize(3);
+  int64_t group = op.getGroup(), offsetGroup = op.getOffsetGroup();
+  if (group <= 0 || offsetGroup <= 0 || channels != groupChannels * group ||
+      filters % group || channels % offsetGroup)
+    return op.emitOpError("needs C = C/group of W times group (")
+               << channels << " vs " << groupChannels << " x " << group
+               << "), output channels divisible by group and C by "
+                  "offset_group ("
+               << offsetGroup << ")",
+           failure();
+  if (auto ks = op.getKernelShape();
+      ks && (ks->size() != 2 || (*ks)[0] != kh || (*ks)[1] != kw))
+    return op.emitOpError("kernel_shape does not match the weight's"),
+           failure();
+  int64_t taps = kh * kw;
+  if (ot.getShape() !=
+      ArrayRef<int64_t>{batch, offsetGroup * 2 * taps, outH, outW})
+    return op.emitOpError("needs an offset of shape [")
+               << batch << ", " << offsetGroup * 2 * taps << ", " << outH
+               << ", " << outW << "], got " << ot,
+           failure();
+  if (mask && cast<RankedTensorType>(mask.getType()).getShape() !=
+                  ArrayRef<int64_t>{batch, offsetGroup * taps, outH, outW})
+    return op.emitOpError("needs a mask of shape [")
+               << batch << ", " << offsetGroup * taps << ", " << outH << ", "
+               << outW << "]",
+           failure();
+  if (bias &&
+      cast<RankedTensorType>(bias.getType()).getNumElements() != filters)
+    return op.emitOpError("needs a bias of ") << filters << " values",
+           failure();
+  auto ints = [](std::optional<ArrayRef<int64_t>> a, size_t n, int64_t dflt) {
+    SmallVector<int64_t> v =
+        a ? SmallVector<int64_t>(*a) : SmallVector<int64_t>(n, dflt);
+    return v.size() == n ? v : SmallVector<int64_t>();
+  };
+  SmallVector<int64_t> strides = ints(op.getStrides(), 2, 1),
+                       dilations = ints(op.getDilations(), 2, 1),
+                       pads = ints(op.getPads(), 4, 0);
+  if (strides.empty() || dilations.empty() || pads.empty())
+    return op.emitOpError("needs 2 strides, 2 dilations and 4 pads"), failure();
+  Type ct = elt.isF64() ? b.getF64Type() : b.getF32Type();
+  int64_t perOffsetGroup = channels / offsetGroup;
+  auto colsType =
+      RankedTensorType::get({batch, channels, kh, kw, outH, outW}, ct);
+  Value cols = elementwise(
+      b, loc, colsType, ValueRange{},
+      [&](OpBuilder &nb, Location nl, ValueRange) -> Value {
+        auto fc = [&](double v) { return scalarConst(nb, nl, ct, v); };
+        auto ic = [&](int64_t v) { return indexConst(nb, nl, v); };
+        SmallVector<Value> idx;
+        for (int64_t d = 0; d < 6; ++d)
+          idx.push_back(linalg::IndexOp::create(nb, nl, d));
+        Value n = idx[0], c = idx[1], oh = idx[4], ow = idx[5];
+        Value g = arith::DivUIOp::create(nb, nl, c, ic(perOffsetGroup));
+        Value tap = arith::AddIOp::create(
+            nb, nl, arith::MulIOp::create(nb, nl, idx[2], ic(kw)), idx[3]);
+        Value gTap = arith::AddIOp::create(
+            nb, nl, arith::MulIOp::create(nb, nl, g, ic(taps)), tap);
+        // The sample's position along dim k (0: rows, 1: columns): the
+        // window's tap plus its offset, channel 2 * (g * taps + tap) + k.
+        auto position = [&](int64_t k) -> Value {
+          Value ch = arith::AddIOp::create(
+              nb, nl, arith::MulIOp::create(nb, nl, gTap, ic(2)), ic(k));
+          Value off =
+              convertScalar(nb, nl,
+                            tensor::ExtractOp::create(
+                                nb, nl, offset, ValueRange{n, ch, oh, ow}),
+                            ct);
+          Value base = indexToFloat(nb, nl, k ? ow : oh, ct);
+          Value p = arith::AddFOp::create(
+              nb, nl, arith::MulFOp::create(nb, nl, base, fc(strides[k])),
+              fc(-pads[k]));
+          p = arith::AddFOp::create(
+              nb, nl, p,
+              arith::MulFOp::create(nb, nl,
+                                    indexToFloat(nb, nl, idx[2 + k], ct),
+                                    fc(dilations[k])));
+          return arith::AddFOp::create(nb, nl, p, off);
+        };
+        Value py = position(0), px = position(1);
+        Value y0 = math::FloorOp::create(nb, nl, py);
+        Value x0 = math::FloorOp::create(nb, nl, px);
+        Value fy = arith::SubFOp::create(nb, nl, py, y0);
+        Value fx = arith::SubFOp::create(nb, nl, px, x0);
+        // Sum of the four corners, each zero outside the input.
+        Value acc = fc(0);
+        for (int64_t dy = 0; dy < 2; ++dy)
+          for (int64_t dx = 0; dx < 2; ++dx) {
+            Value yy =
+                dy ? arith::AddFOp::create(nb, nl, y0, fc(1)).getResult() : y0;
+            Value xx =
+                dx ? arith::AddFOp::create(nb, nl, x0, fc(1)).getResult() : x0;
+            Value wy = dy ? fy : arith::SubFOp::create(nb, nl, fc(1), fy);
+            Value wx = dx ? fx : arith::SubFOp::create(nb, nl, fc(1), fx);
+            Value out =
+                arith::OrIOp::create(nb, nl, outside(nb, nl, yy, 0, height - 1),
+                                     outside(nb, nl, xx, 0, width - 1));
+            // NaN positions read nothing either.
+            Value nan = arith::CmpFOp::create(nb, nl, arith::CmpFPredicate::UNO,
+                                              yy, xx);
+            out = arith::OrIOp::create(nb, nl, out, nan);
+            Value v = convertScalar(
+                nb, nl,
+                tensor::ExtractOp::create(
+                    nb, nl, x,
+                    ValueRange{n, c, floatToIndex(nb, nl, yy, height),
+                               floatToIndex(nb, nl, xx, width)}),
+                ct);
+            Value term = arith::MulFOp::create(
+                nb, nl, v, arith::MulFOp::create(nb, nl, wy, wx));
+            acc = arith::AddFOp::create(
+                nb, nl, acc, arith::SelectOp::create(nb, nl, out, fc(0), term));
+          }
+        if (mask)
+          acc = arith::MulFOp::create(
+              nb, nl, acc,
+              convertScalar(nb, nl,
+                            tensor::ExtractOp::create(
+                                nb, nl, mask, ValueRange{n, gTap, oh, ow}),
+                            ct));
+        return acc;
+      });
+  // Y[n, g, f, oh, ow] = sum over (c, i, j) of S[n, g, c, i, j, oh, ow] *
+  // W[g, f, c, i, j].
+  int64_t perGroup = filters / group;
+  auto colsG = RankedTensorType::get(
+      {batch, group, groupChannels, kh, kw, outH, outW}, ct);
+  auto wG = RankedTensorType::get({group, perGroup, groupChannels, kh, kw},
+                                  wt.getElementType());
+  auto yG = RankedTensorType::get({batch, group, perGroup, outH, outW}, ct);
+  auto dim = [&](unsigned d) { return getAffineDimExpr(d, ctx); };
+  // Dims: n g f oh ow | c i j.
+  AffineMap colsMap = AffineMap::get(
+      8, 0, {dim(0), dim(1), dim(5), dim(6), dim(7), dim(3), dim(4)}, ctx);
+  AffineMap wMap =
+      AffineMap::get(8, 0, {dim(1), dim(2), dim(5), dim(6), dim(7)}, ctx);
+  AffineMap yMap =
+      AffineMap::get(8, 0, {dim(0), dim(1), dim(2), dim(3), dim(4)}, ctx);
+  using IT = utils::IteratorType;
+  SmallVector<IT> iters(5, IT::parallel);
+  iters.append(3, IT::reduction);
+  Value y =
+      linalg::GenericOp::create(
+          b, loc, TypeRange{yG},
+          ValueRange{reshapeTo(b, loc, cols, colsG), reshapeTo(b, loc, w, wG)},
+          ValueRange{filled(b, loc, yG, scalarConst(b, loc, ct, 0))},
+          ArrayRef<AffineMap>{colsMap, wMap, yMap}, iters,
+          [&](OpBuilder &nb, Location nl, ValueRange a) {
+            Value prod = arith::MulFOp::create(nb, nl, a[0],
+                                               convertScalar(nb, nl, a[1], ct));
+            linalg::YieldOp::create(
+                nb, nl, ValueRange{arith::AddFOp::create(nb, nl, a[2], prod)});
+          })
+          .getResult(0);
+  y = reshapeTo(b, loc, y, RankedTensorType::get(rt.getShape(), ct));
+  AffineMap ident = AffineMap::getMultiDimIdentityMap(4, ctx);
+  SmallVector<Value> ins{y};
+  SmallVector<AffineMap> maps{ident};
+  if (bias) {
+    ins.push_back(bias);
+    maps.push_back(AffineMap::get(4, 0, {dim(1)}, ctx));
+  }
+  return elementwise(
+      b, loc, rt, ins,
+      [&](OpBuilder &nb, Location nl, ValueRange a) -> Value {
+        Value v = a[0];
+        if (a.size() > 1)
+          v = arith::AddFOp::create(nb, nl, v, convertScalar(nb, nl, a[1], ct));
+        return convertScalar(nb, nl, v, elt);
+      },
+      maps);
+}
+
 } // namespace
 
 LoweringResult lowerSamplingOp(OpBuilder &b, Operation *op) {
@@ -559,6 +762,8 @@ LoweringResult lowerSamplingOp(OpBuilder &b, Operation *op) {
     result = lowerRoiAlign(b, ra);
   else if (auto mu = dyn_cast<MaxUnpoolOp>(op))
     result = lowerMaxUnpool(b, mu);
+  else if (auto dc = dyn_cast<DeformConvOp>(op))
+    result = lowerDeformConv(b, dc);
   else
     return std::nullopt;
   if (failed(result))

@@ -110,7 +110,7 @@ using LoweringResult = std::optional<FailureOr<SmallVector<Value>>>;
 LoweringResult lowerMiscOp(OpBuilder &b, Operation *op);
 /// RNN, GRU, LSTM (LowerRecurrentOps.cpp).
 LoweringResult lowerRecurrentOp(OpBuilder &b, Operation *op);
-/// GridSample, RoiAlign, MaxUnpool (LowerSamplingOps.cpp).
+/// GridSample, RoiAlign, MaxUnpool, DeformConv (LowerSamplingOps.cpp).
 LoweringResult lowerSamplingOp(OpBuilder &b, Operation *op);
 /// TopK (its x's integers signed or, with `unsignedX`, unsigned; by
 /// counting the elements that precede each: LowerSignalOps.cpp).

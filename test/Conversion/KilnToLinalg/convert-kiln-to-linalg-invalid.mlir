@@ -713,3 +713,21 @@ func.func @col2im_channels(%x: tensor<1x5x6xf32>, %img: tensor<2xi64>, %blk: ten
   %0 = kiln.col2_im(%x, %img, %blk) : (tensor<1x5x6xf32>, tensor<2xi64>, tensor<2xi64>) -> tensor<1x2x4x4xf32>
   return %0 : tensor<1x2x4x4xf32>
 }
+
+// -----
+
+// DeformConv's offsets: 2 channels per tap and offset group.
+func.func @deform_conv_offset_channels(%x: tensor<1x4x6x6xf32>, %w: tensor<6x4x3x3xf32>, %o: tensor<1x10x4x4xf32>) -> tensor<1x6x4x4xf32> {
+  // expected-error @+1 {{'kiln.deform_conv' op needs an offset of shape [1, 18, 4, 4], got 'tensor<1x10x4x4xf32>'}}
+  %0 = kiln.deform_conv(%x, %w, %o, none, none) : (tensor<1x4x6x6xf32>, tensor<6x4x3x3xf32>, tensor<1x10x4x4xf32>) -> tensor<1x6x4x4xf32>
+  return %0 : tensor<1x6x4x4xf32>
+}
+
+// -----
+
+// Only the 2-D form of DeformConv is lowered.
+func.func @deform_conv_1d(%x: tensor<1x2x8xf32>, %w: tensor<3x2x3xf32>, %o: tensor<1x6x6xf32>) -> tensor<1x3x6xf32> {
+  // expected-error @+1 {{'kiln.deform_conv' op only the 2-D form (4-D input, weight and offset) is lowered}}
+  %0 = kiln.deform_conv(%x, %w, %o, none, none) : (tensor<1x2x8xf32>, tensor<3x2x3xf32>, tensor<1x6x6xf32>) -> tensor<1x3x6xf32>
+  return %0 : tensor<1x3x6xf32>
+}

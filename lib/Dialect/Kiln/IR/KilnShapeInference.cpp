@@ -474,6 +474,30 @@ INFER(GemmOp) {
   return success();
 }
 
+/// Conv's output shape (and DeformConv's) for ranked X and W: the window
+/// arithmetic over X's spatial dims, W's output channels, the channel
+/// counts checked against `group`.
+static LogicalResult convShape(Operation *op, RankedTensorType x,
+                               RankedTensorType w, int64_t group,
+                               SmallVectorImpl<int64_t> &shape) {
+  if (failed(checkConvRanks(op, x, w)))
+    return failure();
+  SmallVector<int64_t> kernel =
+      intsAttr(op, "kernel_shape")
+          .value_or(SmallVector<int64_t>(w.getShape().drop_front(2)));
+  int64_t c = x.getDimSize(1), wc = w.getDimSize(1);
+  if (group <= 0)
+    return op->emitOpError("group must be positive");
+  if (!ShapedType::isDynamic(c) && !ShapedType::isDynamic(wc) &&
+      c != wc * group)
+    return op->emitOpError("input has ") << c << " channels but weight expects "
+                                         << wc << " x group " << group;
+  if (int64_t f = w.getDimSize(0); !ShapedType::isDynamic(f) && f % group)
+    return op->emitOpError("weight has ")
+           << f << " output channels, not a multiple of group " << group;
+  return windowShape(op, x, kernel, w.getDimSize(0), shape);
+}
+
 INFER(ConvOp) {
   auto x = ranked(getX()), w = ranked(getW());
   Type elt = elementOf(getX());
@@ -481,25 +505,38 @@ INFER(ConvOp) {
     types.push_back(unranked(elt));
     return success();
   }
-  if (failed(checkConvRanks(*this, x, w)))
-    return failure();
-  SmallVector<int64_t> kernel =
-      intsAttr(*this, "kernel_shape")
-          .value_or(SmallVector<int64_t>(w.getShape().drop_front(2)));
-  int64_t group = getGroup();
-  int64_t c = x.getDimSize(1), wc = w.getDimSize(1);
-  if (group <= 0)
-    return emitOpError("group must be positive");
-  if (!ShapedType::isDynamic(c) && !ShapedType::isDynamic(wc) &&
-      c != wc * group)
-    return emitOpError("input has ") << c << " channels but weight expects "
-                                     << wc << " x group " << group;
-  if (int64_t f = w.getDimSize(0); !ShapedType::isDynamic(f) && f % group)
-    return emitOpError("weight has ")
-           << f << " output channels, not a multiple of group " << group;
   SmallVector<int64_t> shape;
-  if (failed(windowShape(*this, x, kernel, w.getDimSize(0), shape)))
+  if (failed(convShape(*this, x, w, getGroup(), shape)))
     return failure();
+  types.push_back(RankedTensorType::get(shape, elt));
+  return success();
+}
+
+// DeformConv: Conv's output shape; the offsets' (and mask's) spatial
+// dims are the output's, and give them where the window arithmetic
+// cannot.
+INFER(DeformConvOp) {
+  auto x = ranked(getX()), w = ranked(getW()), off = ranked(getOffset());
+  Type elt = elementOf(getX());
+  if (!x || !w) {
+    types.push_back(unranked(elt));
+    return success();
+  }
+  if (int64_t(getOffsetGroup()) <= 0)
+    return emitOpError("offset_group must be positive");
+  SmallVector<int64_t> shape;
+  if (failed(convShape(*this, x, w, getGroup(), shape)))
+    return failure();
+  if (off && off.getRank() == x.getRank()) {
+    for (int64_t d = 2; d < x.getRank(); ++d) {
+      int64_t o = off.getDimSize(d);
+      if (ShapedType::isDynamic(shape[d]))
+        shape[d] = o;
+      else if (!ShapedType::isDynamic(o) && o != shape[d])
+        return emitOpError("offset has spatial dim ")
+               << d << " of " << o << " but the window gives " << shape[d];
+    }
+  }
   types.push_back(RankedTensorType::get(shape, elt));
   return success();
 }

@@ -85,3 +85,13 @@ func.func @bit_cast_string(%x: tensor<2xf32>) -> tensor<*xf32> {
   %0 = kiln.bit_cast(%x) {to = 8 : i64} : (tensor<2xf32>) -> tensor<*xf32>
   return %0 : tensor<*xf32>
 }
+
+// -----
+
+// DeformConv's offsets cover the output: spatial dims that contradict the
+// window are refused.
+func.func @deform_conv_offset_dims(%x: tensor<1x4x9x9xf32>, %w: tensor<8x4x3x3xf32>, %o: tensor<1x18x5x5xf32>) -> tensor<*xf32> {
+  // expected-error @+1 {{'kiln.deform_conv' op offset has spatial dim 2 of 5 but the window gives 7}}
+  %0 = kiln.deform_conv(%x, %w, %o, none, none) : (tensor<1x4x9x9xf32>, tensor<8x4x3x3xf32>, tensor<1x18x5x5xf32>) -> tensor<*xf32>
+  return %0 : tensor<*xf32>
+}

@@ -526,3 +526,17 @@ func.func @backward_loop_body_ambiguous(%m: tensor<i64>, %cond: tensor<i1>, %y: 
   }
   return %r : tensor<3xf32>
 }
+
+// -----
+
+// DeformConv: Conv's window arithmetic, or the offsets' spatial dims
+// where the input's are unknown.
+
+// CHECK-LABEL: func.func @deform_conv
+// CHECK:         kiln.deform_conv{{.*}} -> tensor<1x8x7x4xf32>
+// CHECK:         kiln.deform_conv{{.*}} -> tensor<1x8x5x6xf32>
+func.func @deform_conv(%x: tensor<1x4x9x9xf32>, %w: tensor<8x2x3x3xf32>, %o: tensor<1x18x7x4xf32>, %y: tensor<1x4x?x?xf32>, %o2: tensor<1x18x5x6xf32>) -> (tensor<?x?x?x?xf32>, tensor<?x?x?x?xf32>) {
+  %0 = kiln.deform_conv(%x, %w, %o, none, none) {group = 2 : i64, strides = array<i64: 1, 2>} : (tensor<1x4x9x9xf32>, tensor<8x2x3x3xf32>, tensor<1x18x7x4xf32>) -> tensor<?x?x?x?xf32>
+  %1 = kiln.deform_conv(%y, %w, %o2, none, none) {group = 2 : i64} : (tensor<1x4x?x?xf32>, tensor<8x2x3x3xf32>, tensor<1x18x5x6xf32>) -> tensor<?x?x?x?xf32>
+  return %0, %1 : tensor<?x?x?x?xf32>, tensor<?x?x?x?xf32>
+}

@@ -499,7 +499,7 @@ def Kiln_DFTOp : Kiln_OnnxOp<"dft", "DFT", 20, 20, "soo", "s",
 }
 
 def Kiln_DeformConvOp : Kiln_OnnxOp<"deform_conv", "DeformConv", 22, 19, "sssoo", "s",
-    [Pure, AttrSizedOperandSegments]> {
+    [Pure, DeclareOpInterfaceMethods<Kiln_InferResultTypesOpInterface>, AttrSizedOperandSegments]> {
   let arguments = (ins
     AnyType:$X,
     AnyType:$W,
