@@ -303,8 +303,12 @@ LogicalResult kiln::emitPtx(ModuleOp module, StringRef toolkitPath,
   // fewer registers for occupancy and spill instead. A lower bound on
   // resident blocks of 65536 / (256 x threads) lets every kernel use all
   // the 255 registers a thread can have (256 allocated); ptxas still takes
-  // only what the kernel needs.
+  // only what the kernel needs. The bound is at most 16, the fewest
+  // resident blocks an SM of sm_75 or later can hold: ptxas ignores a
+  // larger one (a one-thread kernel's 256) and falls back to its own
+  // budget, which spilled Col2Im's 5-D kernel on sm_80.
   constexpr int64_t kRegistersPerThread = 256;
+  constexpr int64_t kMaxBlocksBound = 16;
   copy->walk([&](LLVM::LLVMFuncOp f) {
     auto threads = f->getAttrOfType<DenseI32ArrayAttr>("nvvm.maxntid");
     if (!f->hasAttr("nvvm.kernel") || !threads || f->hasAttr("nvvm.minctasm"))
@@ -312,7 +316,8 @@ LogicalResult kiln::emitPtx(ModuleOp module, StringRef toolkitPath,
     int64_t n = 1;
     for (int32_t t : threads.asArrayRef())
       n *= t;
-    int64_t blocks = std::max<int64_t>(1, 65536 / (kRegistersPerThread * n));
+    int64_t blocks = std::clamp<int64_t>(65536 / (kRegistersPerThread * n), 1,
+                                         kMaxBlocksBound);
     f->setAttr("nvvm.minctasm",
                IntegerAttr::get(IntegerType::get(f->getContext(), 32), blocks));
   });

@@ -4323,18 +4323,22 @@ FailureOr<SmallVector<Value>> Lowering::lowerOp(Operation *op) {
         if (!(s > 0))
           return op->emitOpError("needs a positive scale along axis ") << d,
                  failure();
-        int64_t first = int64_t(std::floor(-(cubic ? 2.0 : 1.0) / s)) + 1;
-        int64_t taps = 2 - 2 * first;
-        auto printedScale = [](double v) {
+        // In doubles until bounded: a tiny scale would overflow int64_t.
+        double firstF = std::floor(-(cubic ? 2.0 : 1.0) / s) + 1;
+        double tapsF = 2 - 2 * firstF;
+        auto printed = [](const char *fmt, double v) {
           std::string text;
-          llvm::raw_string_ostream(text) << llvm::format("%g", v);
+          llvm::raw_string_ostream(text) << llvm::format(fmt, v);
           return text;
         };
-        if (taps > kMaxTaps)
+        if (tapsF > kMaxTaps)
           return op->emitOpError("antialiased downscaling along axis ")
-                     << d << " by " << printedScale(s) << " needs " << taps
-                     << " taps; at most " << kMaxTaps << " are lowered",
+                     << d << " by " << printed("%g", s) << " needs "
+                     << printed("%g", tapsF) << " taps; at most " << kMaxTaps
+                     << " are lowered",
                  failure();
+        auto first = static_cast<int64_t>(firstF);
+        auto taps = static_cast<int64_t>(tapsF);
         Value src = cur;
         cur = elementwise(
             b, loc, stageType, ValueRange{},

@@ -1,4 +1,4 @@
-//===- LowerMiscOps.cpp - Einsum, LRN, ReverseSequence, MVN, Det to linalg ===//
+//===- LowerMiscOps.cpp - Einsum, LRN, MVN, TfIdfVectorizer, ... to linalg ===//
 //
 // Part of convert-kiln-to-linalg (see KilnToLinalg.cpp).
 //
@@ -9,6 +9,8 @@
 #include "kiln/Dialect/Kiln/IR/KilnOps.h"
 
 #include "llvm/ADT/StringSet.h"
+
+#include <map>
 
 using namespace mlir;
 using namespace kiln;
@@ -669,6 +671,228 @@ FailureOr<SmallVector<Value>> lowerCol2Im(OpBuilder &b, Col2ImOp op) {
   return SmallVector<Value>{generic.getResult(0)};
 }
 
+/// TfIdfVectorizer over integer n-grams: one generic over the output
+/// [B, O] (or [O]); element (b, j) counts, for each pool n-gram whose
+/// ngram_indexes entry is j, its occurrences in row b at every skip
+/// distance d in 1..max_skip_count + 1 (unigrams at d = 1 only, as skips
+/// do not change them), then weighs the count by `mode` (TF: the count;
+/// IDF: its column's weight, or 1, where the count is positive; TFIDF:
+/// the weight times the count). The pool is
+/// folded at compile time into per-column lists (CSR: each column's
+/// first entry, each entry's length and tokens padded to
+/// max_gram_length), as constants the body loops over; the ONNX
+/// reference's trie gives the same counts. Work per row is the pool size
+/// times the row length times the skip distances.
+LoweringResult lowerTfIdfVectorizer(OpBuilder &b, TfIdfVectorizerOp op) {
+  Location loc = op.getLoc();
+  Value x = op.getX();
+  auto xt = cast<RankedTensorType>(x.getType());
+  auto rt = cast<RankedTensorType>(op.getY().getType());
+  if (op.getPoolStrings() && !op.getPoolStrings()->empty())
+    return op.emitOpError("string n-grams (pool_strings) are not lowered; "
+                          "integer pools (pool_int64s) are"),
+           failure();
+  auto xe = dyn_cast<IntegerType>(xt.getElementType());
+  if (!xe || (xe.getWidth() != 32 && xe.getWidth() != 64) ||
+      (xt.getRank() != 1 && xt.getRank() != 2))
+    return op.emitOpError("needs an int32 or int64 input of rank 1 or 2, got ")
+               << xt,
+           failure();
+  StringRef mode = op.getMode();
+  if (mode != "TF" && mode != "IDF" && mode != "TFIDF")
+    return op.emitOpError("mode '") << mode << "' is not TF, IDF or TFIDF",
+           failure();
+  int64_t minLen = op.getMinGramLength(), maxLen = op.getMaxGramLength(),
+          maxSkip = op.getMaxSkipCount();
+  if (minLen < 1 || maxLen < minLen || maxSkip < 0)
+    return op.emitOpError("needs 1 <= min_gram_length <= max_gram_length "
+                          "and max_skip_count >= 0"),
+           failure();
+  ArrayRef<int64_t> pool =
+      op.getPoolInt64s() ? *op.getPoolInt64s() : ArrayRef<int64_t>();
+  ArrayRef<int64_t> counts = op.getNgramCounts(),
+                    indexes = op.getNgramIndexes();
+  // The n-grams of the sizes counted, by content (a repeated n-gram
+  // counts toward its last index, as the reference's trie keeps), with
+  // their output column.
+  std::map<SmallVector<int64_t>, int64_t> columnOf;
+  int64_t gramId = 0, outSize = 0;
+  for (auto [i, start] : llvm::enumerate(counts)) {
+    int64_t n = i + 1;
+    int64_t end = i + 1 < counts.size() ? counts[i + 1]
+                                        : static_cast<int64_t>(pool.size());
+    if (start < 0 || end < start || end > static_cast<int64_t>(pool.size()))
+      return op.emitOpError("ngram_counts must be nondecreasing offsets into "
+                            "the pool of ")
+                 << pool.size(),
+             failure();
+    for (int64_t g = 0; g < (end - start) / n; ++g, ++gramId) {
+      if (gramId >= static_cast<int64_t>(indexes.size()) || indexes[gramId] < 0)
+        return op.emitOpError("needs a nonnegative ngram_indexes entry for "
+                              "each of the pool's n-grams"),
+               failure();
+      if (n >= minLen && n <= maxLen)
+        columnOf[SmallVector<int64_t>(pool.slice(start + g * n, n))] =
+            indexes[gramId];
+    }
+  }
+  // The output's width: the largest of ngram_indexes, plus one.
+  for (int64_t j : indexes)
+    outSize = std::max(outSize, j + 1);
+  SmallVector<int64_t> expected;
+  if (xt.getRank() == 2)
+    expected.push_back(xt.getDimSize(0));
+  expected.push_back(outSize);
+  if (rt.getShape() != ArrayRef<int64_t>(expected) ||
+      !rt.getElementType().isF32())
+    return op.emitOpError("needs a float32 result of shape [")
+               << llvm::make_range(expected.begin(), expected.end())
+               << "], got " << rt,
+           failure();
+  // weights[g] weighs the pool's n-gram g, i.e. output column
+  // ngram_indexes[g] (as ONNX Runtime reads them; a column named twice
+  // takes its last n-gram's).
+  ArrayRef<float> weights =
+      op.getWeights() ? *op.getWeights() : ArrayRef<float>();
+  if (!weights.empty() && static_cast<int64_t>(weights.size()) < gramId)
+    return op.emitOpError("needs a weight for each of the pool's ")
+               << gramId << " n-grams, got " << weights.size(),
+           failure();
+  SmallVector<float> columnWeight(outSize, 0.0f);
+  if (!weights.empty())
+    for (int64_t g = 0; g < gramId; ++g)
+      columnWeight[indexes[g]] = weights[g];
+  // Per column, its n-grams: columnStart[j]..columnStart[j + 1] index the
+  // entries (length and tokens).
+  SmallVector<SmallVector<const SmallVector<int64_t> *>> byColumn(outSize);
+  for (auto &[gram, col] : columnOf)
+    byColumn[col].push_back(&gram);
+  SmallVector<int64_t> columnStart{0}, entryLen, entryTok;
+  for (auto &grams : byColumn) {
+    for (const SmallVector<int64_t> *g : grams) {
+      entryLen.push_back(g->size());
+      for (int64_t k = 0; k < maxLen; ++k)
+        entryTok.push_back(k < static_cast<int64_t>(g->size()) ? (*g)[k] : 0);
+    }
+    columnStart.push_back(entryLen.size());
+  }
+  int64_t entries = entryLen.size();
+  Type i64 = b.getI64Type();
+  auto constant = [&](ArrayRef<int64_t> shape, ArrayRef<int64_t> values) {
+    auto t = RankedTensorType::get(shape, i64);
+    return arith::ConstantOp::create(b, loc, DenseElementsAttr::get(t, values))
+        .getResult();
+  };
+  Value starts = constant({outSize + 1}, columnStart);
+  Value lens =
+      constant({std::max<int64_t>(entries, 1)},
+               entries ? ArrayRef<int64_t>(entryLen) : ArrayRef<int64_t>{0});
+  SmallVector<int64_t> tokPad(maxLen, 0);
+  Value toks = constant({std::max<int64_t>(entries, 1), maxLen},
+                        entries ? ArrayRef<int64_t>(entryTok)
+                                : ArrayRef<int64_t>(tokPad));
+  Value weightsV;
+  if (!weights.empty())
+    weightsV = arith::ConstantOp::create(
+        b, loc,
+        DenseElementsAttr::get(RankedTensorType::get({outSize}, b.getF32Type()),
+                               ArrayRef<float>(columnWeight)));
+  int64_t rowLen = xt.getDimSize(xt.getRank() - 1);
+  bool batched = xt.getRank() == 2;
+  Value y = elementwise(
+      b, loc, rt, ValueRange{},
+      [&](OpBuilder &nb, Location nl, ValueRange) -> Value {
+        auto ic = [&](int64_t v) -> Value {
+          return arith::ConstantIndexOp::create(nb, nl, v);
+        };
+        auto asIndex = [&](Value v) -> Value {
+          return arith::IndexCastOp::create(nb, nl, nb.getIndexType(), v);
+        };
+        Value row =
+            batched ? linalg::IndexOp::create(nb, nl, 0).getResult() : Value();
+        Value col = linalg::IndexOp::create(nb, nl, batched ? 1 : 0);
+        Value lo = asIndex(tensor::ExtractOp::create(nb, nl, starts, col));
+        Value next = arith::AddIOp::create(nb, nl, col, ic(1));
+        Value hi = asIndex(tensor::ExtractOp::create(nb, nl, starts, next));
+        Value zero = arith::ConstantIntOp::create(nb, nl, i64, 0);
+        auto perEntry = scf::ForOp::create(
+            nb, nl, lo, hi, ic(1), ValueRange{zero},
+            [&](OpBuilder &eb, Location el, Value e, ValueRange acc) {
+              Value n = asIndex(tensor::ExtractOp::create(eb, el, lens, e));
+              Value unigram = arith::CmpIOp::create(
+                  eb, el, arith::CmpIPredicate::eq, n, ic(1));
+              Value skips = arith::SelectOp::create(eb, el, unigram, ic(1),
+                                                    ic(maxSkip + 1));
+              auto perSkip = scf::ForOp::create(
+                  eb, el, ic(0), skips, ic(1), acc,
+                  [&](OpBuilder &db, Location dl, Value dm1, ValueRange acc2) {
+                    Value d = arith::AddIOp::create(db, dl, dm1, ic(1));
+                    Value span = arith::MulIOp::create(
+                        db, dl, d, arith::SubIOp::create(db, dl, n, ic(1)));
+                    // Starts s with s + d * (n - 1) < rowLen.
+                    Value upper = arith::MaxSIOp::create(
+                        db, dl, arith::SubIOp::create(db, dl, ic(rowLen), span),
+                        ic(0));
+                    auto perStart = scf::ForOp::create(
+                        db, dl, ic(0), upper, ic(1), acc2,
+                        [&](OpBuilder &sb, Location sl, Value s,
+                            ValueRange acc3) {
+                          Value ok = arith::ConstantIntOp::create(
+                              sb, sl, sb.getI1Type(), 1);
+                          for (int64_t k = 0; k < maxLen; ++k) {
+                            Value pos = arith::MinSIOp::create(
+                                sb, sl,
+                                arith::AddIOp::create(
+                                    sb, sl, s,
+                                    arith::MulIOp::create(sb, sl, d, ic(k))),
+                                ic(rowLen - 1));
+                            SmallVector<Value> at;
+                            if (batched)
+                              at.push_back(row);
+                            at.push_back(pos);
+                            Value tok =
+                                tensor::ExtractOp::create(sb, sl, x, at);
+                            if (xe.getWidth() != 64)
+                              tok = arith::ExtSIOp::create(sb, sl, i64, tok);
+                            Value want = tensor::ExtractOp::create(
+                                sb, sl, toks, ValueRange{e, ic(k)});
+                            Value same = arith::CmpIOp::create(
+                                sb, sl, arith::CmpIPredicate::eq, tok, want);
+                            Value beyond = arith::CmpIOp::create(
+                                sb, sl, arith::CmpIPredicate::sle, n, ic(k));
+                            ok = arith::AndIOp::create(
+                                sb, sl, ok,
+                                arith::OrIOp::create(sb, sl, beyond, same));
+                          }
+                          Value c = arith::AddIOp::create(
+                              sb, sl, acc3[0],
+                              arith::ExtUIOp::create(sb, sl, i64, ok));
+                          scf::YieldOp::create(sb, sl, c);
+                        });
+                    scf::YieldOp::create(db, dl, perStart.getResult(0));
+                  });
+              scf::YieldOp::create(eb, el, perSkip.getResult(0));
+            });
+        Value count = perEntry.getResult(0);
+        Type f32 = nb.getF32Type();
+        Value tf = arith::SIToFPOp::create(nb, nl, f32, count);
+        Value w =
+            weightsV
+                ? tensor::ExtractOp::create(nb, nl, weightsV, col).getResult()
+                : scalarConst(nb, nl, f32, 1);
+        if (mode == "TF")
+          return tf;
+        if (mode == "TFIDF")
+          return weightsV ? arith::MulFOp::create(nb, nl, w, tf).getResult()
+                          : tf;
+        Value seen = arith::CmpIOp::create(nb, nl, arith::CmpIPredicate::sgt,
+                                           count, zero);
+        return arith::SelectOp::create(nb, nl, seen, w,
+                                       scalarConst(nb, nl, f32, 0));
+      });
+  return SmallVector<Value>{y};
+}
+
 } // namespace
 
 LoweringResult lowerMiscOp(OpBuilder &b, Operation *op) {
@@ -686,6 +910,8 @@ LoweringResult lowerMiscOp(OpBuilder &b, Operation *op) {
     return lowerReverseSequence(b, r);
   if (auto m = dyn_cast<MeanVarianceNormalizationOp>(op))
     return lowerMeanVarianceNormalization(b, m);
+  if (auto t = dyn_cast<TfIdfVectorizerOp>(op))
+    return lowerTfIdfVectorizer(b, t);
   return std::nullopt;
 }
 

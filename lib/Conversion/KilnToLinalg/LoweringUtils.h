@@ -105,8 +105,8 @@ Value padTensor(OpBuilder &b, Location loc, Value x, ArrayRef<int64_t> low,
 /// op) when it is but cannot be lowered, else the replacement values.
 using LoweringResult = std::optional<FailureOr<SmallVector<Value>>>;
 
-/// Einsum, LRN, ReverseSequence, MeanVarianceNormalization
-/// (LowerMiscOps.cpp).
+/// Col2Im, AffineGrid, CenterCropPad, Einsum, LRN, ReverseSequence,
+/// MeanVarianceNormalization, TfIdfVectorizer (LowerMiscOps.cpp).
 LoweringResult lowerMiscOp(OpBuilder &b, Operation *op);
 /// RNN, GRU, LSTM (LowerRecurrentOps.cpp).
 LoweringResult lowerRecurrentOp(OpBuilder &b, Operation *op);

@@ -731,3 +731,30 @@ func.func @deform_conv_1d(%x: tensor<1x2x8xf32>, %w: tensor<3x2x3xf32>, %o: tens
   %0 = kiln.deform_conv(%x, %w, %o, none, none) : (tensor<1x2x8xf32>, tensor<3x2x3xf32>, tensor<1x6x6xf32>) -> tensor<1x3x6xf32>
   return %0 : tensor<1x3x6xf32>
 }
+
+// -----
+
+// TfIdfVectorizer: string pools are not lowered.
+func.func @tfidf_strings(%x: tensor<4xi64>) -> tensor<2xf32> {
+  // expected-error @+1 {{'kiln.tf_idf_vectorizer' op string n-grams (pool_strings) are not lowered; integer pools (pool_int64s) are}}
+  %0 = kiln.tf_idf_vectorizer(%x) {max_gram_length = 1 : i64, max_skip_count = 0 : i64, min_gram_length = 1 : i64, mode = "TF", ngram_counts = array<i64: 0>, ngram_indexes = array<i64: 0, 1>, pool_strings = ["a", "b"]} : (tensor<4xi64>) -> tensor<2xf32>
+  return %0 : tensor<2xf32>
+}
+
+// -----
+
+// TfIdfVectorizer: a weight per pool n-gram.
+func.func @tfidf_short_weights(%x: tensor<4xi64>) -> tensor<2xf32> {
+  // expected-error @+1 {{'kiln.tf_idf_vectorizer' op needs a weight for each of the pool's 2 n-grams, got 1}}
+  %0 = kiln.tf_idf_vectorizer(%x) {max_gram_length = 1 : i64, max_skip_count = 0 : i64, min_gram_length = 1 : i64, mode = "TFIDF", ngram_counts = array<i64: 0>, ngram_indexes = array<i64: 0, 1>, pool_int64s = array<i64: 3, 4>, weights = array<f32: 1.0>} : (tensor<4xi64>) -> tensor<2xf32>
+  return %0 : tensor<2xf32>
+}
+
+// -----
+
+// TfIdfVectorizer: the output is [B, max(ngram_indexes) + 1] floats.
+func.func @tfidf_result_shape(%x: tensor<2x4xi64>) -> tensor<2x3xf32> {
+  // expected-error @+1 {{'kiln.tf_idf_vectorizer' op needs a float32 result of shape [2, 2], got 'tensor<2x3xf32>'}}
+  %0 = kiln.tf_idf_vectorizer(%x) {max_gram_length = 1 : i64, max_skip_count = 0 : i64, min_gram_length = 1 : i64, mode = "TF", ngram_counts = array<i64: 0>, ngram_indexes = array<i64: 0, 1>, pool_int64s = array<i64: 3, 4>} : (tensor<2x4xi64>) -> tensor<2x3xf32>
+  return %0 : tensor<2x3xf32>
+}
