@@ -303,10 +303,12 @@ LogicalResult kiln::emitPtx(ModuleOp module, StringRef toolkitPath,
   // fewer registers for occupancy and spill instead. A lower bound on
   // resident blocks of 65536 / (256 x threads) lets every kernel use all
   // the 255 registers a thread can have (256 allocated); ptxas still takes
-  // only what the kernel needs. The bound is at most 16, the fewest
-  // resident blocks an SM of sm_75 or later can hold: ptxas ignores a
-  // larger one (a one-thread kernel's 256) and falls back to its own
-  // budget, which spilled Col2Im's 5-D kernel on sm_80.
+  // only what the kernel needs. Registers go to whole warps, so a block's
+  // threads count rounded up to 32 (a one-thread kernel at 16 blocks got
+  // 128 registers and spilled DFT's on sm_80), and the bound is at most
+  // 16, the fewest resident blocks an SM of sm_75 or later holds: ptxas
+  // ignores a larger one and falls back to its own budget (Col2Im's 5-D
+  // kernel spilled under it).
   constexpr int64_t kRegistersPerThread = 256;
   constexpr int64_t kMaxBlocksBound = 16;
   copy->walk([&](LLVM::LLVMFuncOp f) {
@@ -316,6 +318,7 @@ LogicalResult kiln::emitPtx(ModuleOp module, StringRef toolkitPath,
     int64_t n = 1;
     for (int32_t t : threads.asArrayRef())
       n *= t;
+    n = llvm::alignTo(n, 32);
     int64_t blocks = std::clamp<int64_t>(65536 / (kRegistersPerThread * n), 1,
                                          kMaxBlocksBound);
     f->setAttr("nvvm.minctasm",
