@@ -265,6 +265,7 @@ void kiln::buildCpuCodegenPipeline(OpPassManager &pm,
               (options.profile ? "kiln-profile-regions," : "") +
               "buffer-deallocation-pipeline,"
               "func.func(kiln-copy-to-linalg," +
+              (options.prefetchPanels ? "kiln-cpu-prefetch-panels," : "") +
               (amx ? "kiln-cpu-amx-tiles," : "") +
               (vnni ? "kiln-cpu-vnni-dot," : "") +
               (avxvnni ? "kiln-cpu-vnni-dot{bits=256}," : "") +

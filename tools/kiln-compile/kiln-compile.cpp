@@ -395,6 +395,14 @@ static cl::opt<std::string> sparsity(
              "by magnitude, which changes the outputs). --report lists every "
              "contraction, sparse or dense and why"),
     cl::init("off"), cl::cat(category));
+static cl::opt<bool> cpuPrefetchPanels(
+    "cpu-prefetch-panels",
+    cl::desc("CPU target: in the row tiles after the first of a contraction "
+             "with a constant weight, prefetch the next block's weight panel "
+             "into L2, so that weights that no cache holds stream from "
+             "memory while the FMAs run (default on; "
+             "kiln-cpu-prefetch-panels)"),
+    cl::init(true), cl::cat(category));
 static cl::opt<bool> cpuFuseResiduals(
     "cpu-fuse-residuals",
     cl::desc("CPU target: compute a residual Add + Relu after a convolution "
@@ -829,6 +837,7 @@ LogicalResult lowerForCpu(ModuleOp module, PassManager &pm,
   cpuOptions.bf16Dot = cpuBf16Dot;
   cpuOptions.sparseMaxRows = cpuSparseMaxRows;
   cpuOptions.fuseResiduals = cpuFuseResiduals;
+  cpuOptions.prefetchPanels = cpuPrefetchPanels;
   kiln::buildCpuCodegenPipeline(pm, cpuOptions);
   if (failed(pm.run(module)))
     return failure();

@@ -811,6 +811,39 @@ def KilnCpuVnniDot : Pass<"kiln-cpu-vnni-dot", "::mlir::func::FuncOp"> {
   let dependentDialects = ["::mlir::LLVM::LLVMDialect"];
 }
 
+def KilnCpuPrefetchPanels
+    : Pass<"kiln-cpu-prefetch-panels", "::mlir::func::FuncOp"> {
+  let summary = "Prefetches the next block's weight panel into L2 while a "
+                "register-tiled contraction's later row tiles run";
+  let description = [{
+    Finds the loops that `kiln-cpu-tile-and-vectorize` writes for a
+    contraction with a constant weight: an `scf.forall` over blocks, in
+    each block an `scf.for` of at least two row tiles, in each an innermost
+    `scf.for` over k that reads vectors of the block's weight, a
+    `memref.subview` (made in the forall) of a view of a constant global
+    that is one contiguous region (every dim after the first whole, as
+    `kiln-pack-weights`' [N / nr, K, nr] panels are sliced) of at least
+    `min-bytes`. In every step of the k loops of the row tiles after the
+    first it adds a `memref.prefetch` (read, locality 2: prefetcht1 on
+    x86, into L2) of a line of the region that follows the block's, the
+    lines advancing evenly over those tiles' steps (up to `max-per-step`
+    lines a step where the region has more lines than the steps). The
+    first row tile streams its own block; the blocks after it find theirs
+    in L2, read from memory at an even rate while the FMAs run, instead
+    of at the first row tile's rate while the others leave the memory
+    idle. The addresses are clamped to the global; a prefetch changes no
+    value. It runs after bufferization, before `convert-linalg-to-loops`.
+  }];
+  let options = [
+    Option<"minBytes", "min-bytes", "int64_t", "32768",
+           "Blocks of the weight smaller than this are not prefetched">,
+    Option<"maxPerStep", "max-per-step", "int64_t", "4",
+           "Most prefetches a k step issues">,
+  ];
+  let dependentDialects = ["::mlir::arith::ArithDialect",
+                           "::mlir::memref::MemRefDialect"];
+}
+
 def KilnCpuRowReductions
     : Pass<"kiln-cpu-row-reductions", "::mlir::func::FuncOp"> {
   let summary = "Computes reductions over contiguous rows with vector "

@@ -105,6 +105,12 @@ struct CpuPipelineOptions
                      "row tiles (-1: the default, 0: one sweep per row "
                      "tile)"),
       llvm::cl::init(-1)};
+  Option<bool> prefetchPanels{
+      *this, "prefetch-panels",
+      llvm::cl::desc("Prefetch the next block's weight panel into L2 in the "
+                     "later row tiles of a contraction with a constant "
+                     "weight (kiln-cpu-prefetch-panels)"),
+      llvm::cl::init(true)};
   Option<std::string> int8Dot{
       *this, "int8-dot",
       llvm::cl::desc("How 8-bit GEMMs sum their products: amx (AMX's tile "
