@@ -171,3 +171,25 @@ func.func @unpackable_plane(%x: tensor<1x8x10x10xf32>, %w: tensor<16x8x1x1xf32>,
   %0 = linalg.conv_2d_nchw_fchw {dilations = dense<1> : tensor<2xi64>, strides = dense<1> : tensor<2xi64>} ins(%x, %w : tensor<1x8x10x10xf32>, tensor<16x8x1x1xf32>) outs(%acc : tensor<1x16x10x10xf32>) -> tensor<1x16x10x10xf32>
   return %0 : tensor<1x16x10x10xf32>
 }
+
+// -----
+
+// A 12x12 plane (144 = 9 x 16) with 32 output channels. With 512-bit
+// vectors (16 f32 lanes) its register tile along the plane would be one
+// vector wide (144 is not a multiple of 32): 8 accumulators, a broadcast
+// per FMA, so it goes channels-last, tiles two vectors of channels wide.
+// With 256-bit vectors the 16-wide tile is two vectors and divides the
+// plane: it stays NCHW, its panel packed.
+
+// RUN: kiln-opt %s -split-input-file --kiln-conv-to-gemm=vector-bits=512 | FileCheck %s --check-prefix=WIDE
+// CHECK-LABEL: func.func @one_vector_tile
+// CHECK-NOT:     linalg.transpose
+// CHECK:         linalg.generic {{.+}} ins(%{{.+}}, %{{.+}} : tensor<32x8xf32>, tensor<1x9x8x16xf32>) outs(%{{.+}} : tensor<1x32x9x16xf32>)
+// CHECK-NOT:     linalg.transpose
+// WIDE-LABEL:    func.func @one_vector_tile
+// WIDE:          linalg.generic {{.+}} ins(%{{.+}}, %{{.+}} : tensor<1x144x8xf32>, tensor<32x8xf32>) outs(%{{.+}} : tensor<1x144x32xf32>)
+// WIDE:          linalg.transpose
+func.func @one_vector_tile(%x: tensor<1x8x12x12xf32>, %w: tensor<32x8x1x1xf32>, %acc: tensor<1x32x12x12xf32>) -> tensor<1x32x12x12xf32> {
+  %0 = linalg.conv_2d_nchw_fchw {dilations = dense<1> : tensor<2xi64>, strides = dense<1> : tensor<2xi64>} ins(%x, %w : tensor<1x8x12x12xf32>, tensor<32x8x1x1xf32>) outs(%acc : tensor<1x32x12x12xf32>) -> tensor<1x32x12x12xf32>
+  return %0 : tensor<1x32x12x12xf32>
+}

@@ -322,7 +322,13 @@ def KilnConvToGemm : Pass<"kiln-conv-to-gemm", "::mlir::func::FuncOp"> {
     channels first, the position `pb * nr + pi`
     split into row and column by a floordiv and a mod. A
     plane that no tile width divides and is wider than two vectors (14x14
-    = 196) goes channels-last (below) when its output channels allow.
+    = 196) goes channels-last (below) when its output channels allow, and
+    so does one whose tile would be a single vector wide (28x28 = 49 x 16
+    with 16 f32 lanes: 8 accumulators and a broadcast per FMA; ResNet-50's
+    28x28 3x3 convolutions at 40-43% of the FMA roofline so, 59-66%
+    channels-last, and the model's profiled time 56-60 -> 50-53 ms on 2
+    AVX-512 cores: `python3 bench/roofline.py --models resnet50 --batch 1
+    --threads 2 --runs 7`, alternated).
 
     A convolution whose output plane `p` has fewer than
     `channels-last-below` elements (ResNet-50's 7x7 planes) has too few

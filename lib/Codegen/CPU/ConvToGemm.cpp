@@ -56,7 +56,10 @@ bool kiln::convToGemmChannelsLast(linalg::Conv2DNchwFchwOp conv,
       1, vectorBits / cast<FloatType>(ot.getElementType()).getWidth());
   int64_t f = wt.getDimSize(0), p = ot.getDimSize(2) * ot.getDimSize(3);
   int64_t nr = kiln::cpuRegisterTileWidth(p, lanes);
-  bool packable = packPanels && nr < p && p % nr == 0;
+  // A plane whose tile width is one vector (28x28 = 49 x 16 with AVX-512
+  // f32) would run 8 x 16 tiles, 8 accumulators, a broadcast per FMA;
+  // channels-last its tiles are two vectors of output channels wide.
+  bool packable = packPanels && nr < p && p % nr == 0 && nr >= 2 * lanes;
   return f % (2 * lanes) == 0 &&
          (p < channelsLastBelow || (packPanels && !packable && p > 2 * lanes));
 }
