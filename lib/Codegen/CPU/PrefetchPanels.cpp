@@ -78,12 +78,11 @@ bool viewsConstantGlobal(Value v) {
   return false;
 }
 
-/// The block of a constant weight that `read` reads in `forall`: the
+/// The block of a constant weight that a read of `base` reads in `forall`: the
 /// subview, made in the forall, of a view of a constant global made outside
 /// it, through the subviews between them; null where the read is of
 /// something else or the block is not one contiguous region of the view.
-memref::SubViewOp weightBlock(Operation *read, Value base,
-                              scf::ForallOp forall) {
+memref::SubViewOp weightBlock(Value base, scf::ForallOp forall) {
   Value v = base;
   while (auto sv = v.getDefiningOp<memref::SubViewOp>()) {
     Value src = sv.getSource();
@@ -132,7 +131,7 @@ struct PrefetchPanelsPass
           base = l.getBase();
         if (!base || !isa<MemRefType>(base.getType()))
           continue;
-        memref::SubViewOp block = weightBlock(&op, base, forall);
+        memref::SubViewOp block = weightBlock(base, forall);
         if (!block)
           continue;
         MemRefType type = block.getType();
