@@ -328,7 +328,8 @@ def KilnConvToGemm : Pass<"kiln-conv-to-gemm", "::mlir::func::FuncOp"> {
     28x28 3x3 convolutions at 40-43% of the FMA roofline so, 59-66%
     channels-last, and the model's profiled time 56-60 -> 50-53 ms on 2
     AVX-512 cores: `python3 bench/roofline.py --models resnet50 --batch 1
-    --threads 2 --runs 7`, alternated).
+    --threads 2 --runs 7`, alternated between builds of commits 94de1e6
+    and 6400e6f).
 
     A convolution whose output plane `p` has fewer than
     `channels-last-below` elements (ResNet-50's 7x7 planes) has too few

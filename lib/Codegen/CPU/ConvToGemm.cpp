@@ -44,6 +44,12 @@ std::optional<kiln::PlanePad> kiln::zeroPlanePad(Value x) {
   return kiln::planePad(x, /*zeroOnly=*/true);
 }
 
+/// Whether register tiles `nr` wide split the plane `p` into whole
+/// packed panels.
+static bool tilesDividePlane(int64_t p, int64_t nr) {
+  return nr < p && p % nr == 0;
+}
+
 bool kiln::convToGemmChannelsLast(linalg::Conv2DNchwFchwOp conv,
                                   unsigned vectorBits,
                                   int64_t channelsLastBelow, bool packPanels) {
@@ -59,7 +65,7 @@ bool kiln::convToGemmChannelsLast(linalg::Conv2DNchwFchwOp conv,
   // A plane whose tile width is one vector (28x28 = 49 x 16 with AVX-512
   // f32) would run 8 x 16 tiles, 8 accumulators, a broadcast per FMA;
   // channels-last its tiles are two vectors of output channels wide.
-  bool packable = packPanels && nr < p && p % nr == 0 && nr >= 2 * lanes;
+  bool packable = packPanels && tilesDividePlane(p, nr) && nr >= 2 * lanes;
   return f % (2 * lanes) == 0 &&
          (p < channelsLastBelow || (packPanels && !packable && p > 2 * lanes));
 }
@@ -408,7 +414,7 @@ LogicalResult convToGemm(RewriterBase &b, linalg::Conv2DNchwFchwOp conv,
       std::max<int64_t>(1, vectorBits / cast<FloatType>(accElt).getWidth());
   // nr: the register tile's width along the plane, were it vectorized so.
   int64_t nr = kiln::cpuRegisterTileWidth(p, lanes);
-  bool packable = packPanels && nr < p && p % nr == 0;
+  bool packable = packPanels && tilesDividePlane(p, nr);
   if (kiln::convToGemmChannelsLast(conv, vectorBits, channelsLastBelow,
                                    packPanels)) {
     // out[n, p, f] += col[n, p, k] * w[f, k], back to NCHW at the end.

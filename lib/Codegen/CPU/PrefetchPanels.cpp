@@ -52,14 +52,11 @@ namespace {
 
 constexpr int64_t kLineBytes = 64;
 
-/// The constant trip count of `loop`, or none.
-std::optional<int64_t> tripCount(scf::ForOp loop) {
-  std::optional<int64_t> lb = getConstantIntValue(loop.getLowerBound());
-  std::optional<int64_t> ub = getConstantIntValue(loop.getUpperBound());
-  std::optional<int64_t> step = getConstantIntValue(loop.getStep());
-  if (!lb || !ub || !step || *step <= 0 || *ub <= *lb)
-    return std::nullopt;
-  return llvm::divideCeil(*ub - *lb, *step);
+/// The constant trip count of `loop` (upstream's), 0 where it is not
+/// constant.
+int64_t tripCount(scf::ForOp loop) {
+  std::optional<APInt> n = loop.getStaticTripCount();
+  return n ? n->getSExtValue() : 0;
 }
 
 /// Whether `v` is a view (reshapes and casts) of a constant global.
@@ -117,11 +114,12 @@ struct PrefetchPanelsPass
     // Per k loop, the weight blocks it reads (one prefetch stream each).
     llvm::MapVector<Operation *, SmallVector<memref::SubViewOp>> work;
     getOperation().walk([&](scf::ForOp kLoop) {
-      if (!kLoop.getBody()->getOps<scf::ForOp>().empty() || !tripCount(kLoop))
+      if (!kLoop.getBody()->getOps<scf::ForOp>().empty() ||
+          tripCount(kLoop) < 1)
         return;
       auto rows = dyn_cast<scf::ForOp>(kLoop->getParentOp());
       auto forall = kLoop->getParentOfType<scf::ForallOp>();
-      if (!rows || !forall || tripCount(rows).value_or(0) < 2)
+      if (!rows || !forall || tripCount(rows) < 2)
         return;
       for (Operation &op : kLoop.getBody()->without_terminator()) {
         Value base;
@@ -162,7 +160,7 @@ struct PrefetchPanelsPass
     int64_t region = type.getNumElements();
     int64_t total = srcType.getNumElements();
     int64_t lines = llvm::divideCeil(region, lineElts);
-    int64_t k = *tripCount(kLoop), tiles = *tripCount(rows);
+    int64_t k = tripCount(kLoop), tiles = tripCount(rows);
     int64_t steps = (tiles - 1) * k;
     int64_t perStep =
         std::min<int64_t>(maxPerStep, llvm::divideCeil(lines, steps));
@@ -185,8 +183,6 @@ struct PrefetchPanelsPass
     auto cst = [&](int64_t v) {
       return arith::ConstantIndexOp::create(cb, loc, v).getResult();
     };
-    // In the row loop (invariant in the k loop): the tile's index, and
-    // where its stream starts.
     // The iteration's index, at the start of `loop`'s body.
     auto iteration = [&](scf::ForOp loop) -> Value {
       b.setInsertionPointToStart(loop.getBody());
@@ -194,6 +190,8 @@ struct PrefetchPanelsPass
                                          loop.getLowerBound());
       return arith::DivUIOp::create(b, loc, from, loop.getStep());
     };
+    // In the row loop (invariant in the k loop): the tile's index, and
+    // where its stream starts.
     Value t = iteration(rows);
     Value first =
         arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, t, cst(0));
