@@ -116,6 +116,58 @@ func.func @taps_major(%x: tensor<1x2x7x7xf32>) -> tensor<1x16x7x7xf32> {
 
 // -----
 
+// A strided 1x1 convolution of an NCHW input that no transpose computes
+// (ResNet's downsamples after an NCHW block) copies the positions it
+// reads straight from NCHW, a quarter of the input at stride 2, instead of
+// transposing the whole input first.
+
+// CHECK-DAG: #[[$STRIDED:.+]] = affine_map<(d0, d1, d2, d3, d4, d5) -> (d0, d3, d1 * 2 + d4, d2 * 2 + d5)>
+// CHECK-LABEL: func.func @strided_pointwise
+// CHECK-SAME:    %[[X:[^:]+]]: tensor<1x8x8x8xf32>
+// CHECK-NOT:     linalg.transpose ins(%[[X]]
+// CHECK:         linalg.generic {indexing_maps = [#[[$STRIDED]], #{{.+}}], {{.*}} ins(%[[X]] : tensor<1x8x8x8xf32>) outs(%{{.+}} : tensor<1x4x4x8x1x1xf32>)
+// CHECK:         linalg.generic {{.+}} ins(%{{.+}}, %{{.+}} : tensor<1x16x8xf32>, tensor<16x8xf32>) outs(%{{.+}} : tensor<1x16x16xf32>)
+func.func @strided_pointwise(%x: tensor<1x8x8x8xf32>) -> tensor<1x16x4x4xf32> {
+  %w = arith.constant dense<[[[[0.0]], [[1.0]], [[2.0]], [[3.0]], [[4.0]], [[5.0]], [[6.0]], [[7.0]]], [[[8.0]], [[9.0]], [[10.0]], [[11.0]], [[12.0]], [[13.0]], [[14.0]], [[15.0]]], [[[16.0]], [[17.0]], [[18.0]], [[19.0]], [[20.0]], [[21.0]], [[22.0]], [[23.0]]], [[[24.0]], [[25.0]], [[26.0]], [[27.0]], [[28.0]], [[29.0]], [[30.0]], [[31.0]]], [[[32.0]], [[33.0]], [[34.0]], [[35.0]], [[36.0]], [[37.0]], [[38.0]], [[39.0]]], [[[40.0]], [[41.0]], [[42.0]], [[43.0]], [[44.0]], [[45.0]], [[46.0]], [[47.0]]], [[[48.0]], [[49.0]], [[50.0]], [[51.0]], [[52.0]], [[53.0]], [[54.0]], [[55.0]]], [[[56.0]], [[57.0]], [[58.0]], [[59.0]], [[60.0]], [[61.0]], [[62.0]], [[63.0]]], [[[64.0]], [[65.0]], [[66.0]], [[67.0]], [[68.0]], [[69.0]], [[70.0]], [[71.0]]], [[[72.0]], [[73.0]], [[74.0]], [[75.0]], [[76.0]], [[77.0]], [[78.0]], [[79.0]]], [[[80.0]], [[81.0]], [[82.0]], [[83.0]], [[84.0]], [[85.0]], [[86.0]], [[87.0]]], [[[88.0]], [[89.0]], [[90.0]], [[91.0]], [[92.0]], [[93.0]], [[94.0]], [[95.0]]], [[[96.0]], [[97.0]], [[98.0]], [[99.0]], [[100.0]], [[101.0]], [[102.0]], [[103.0]]], [[[104.0]], [[105.0]], [[106.0]], [[107.0]], [[108.0]], [[109.0]], [[110.0]], [[111.0]]], [[[112.0]], [[113.0]], [[114.0]], [[115.0]], [[116.0]], [[117.0]], [[118.0]], [[119.0]]], [[[120.0]], [[121.0]], [[122.0]], [[123.0]], [[124.0]], [[125.0]], [[126.0]], [[127.0]]]]> : tensor<16x8x1x1xf32>
+  %zero = arith.constant 0.0 : f32
+  %e = tensor.empty() : tensor<1x16x4x4xf32>
+  %acc = linalg.fill ins(%zero : f32) outs(%e : tensor<1x16x4x4xf32>) -> tensor<1x16x4x4xf32>
+  %0 = linalg.conv_2d_nchw_fchw {dilations = dense<1> : tensor<2xi64>, strides = dense<2> : tensor<2xi64>} ins(%x, %w : tensor<1x8x8x8xf32>, tensor<16x8x1x1xf32>) outs(%acc : tensor<1x16x4x4xf32>) -> tensor<1x16x4x4xf32>
+  return %0 : tensor<1x16x4x4xf32>
+}
+
+// -----
+
+// Negative: where a transpose (a channels-last result brought back to
+// NCHW, here with a Relu in the same generic) feeds the input, through
+// elementwise ops and the reshapes kiln-collapse-elementwise leaves, the
+// whole input is transposed to channels-last, which kiln-sink-transposes
+// cancels.
+
+// CHECK-LABEL: func.func @strided_pointwise_after_transpose
+// CHECK:         %[[R:.+]] = linalg.generic {{.+}} ins(%{{.+}} : tensor<1x8x8x8xf32>) outs(%{{.+}} : tensor<1x8x8x8xf32>)
+// CHECK:         %[[F:.+]] = tensor.collapse_shape %[[R]]
+// CHECK:         %[[E:.+]] = tensor.expand_shape %[[F]]
+// CHECK:         linalg.transpose ins(%[[E]] : tensor<1x8x8x8xf32>) outs(%{{.+}} : tensor<1x8x8x8xf32>) permutation = [0, 2, 3, 1]
+func.func @strided_pointwise_after_transpose(%nhwc: tensor<1x8x8x8xf32>) -> tensor<1x16x4x4xf32> {
+  %w = arith.constant dense<[[[[0.0]], [[1.0]], [[2.0]], [[3.0]], [[4.0]], [[5.0]], [[6.0]], [[7.0]]], [[[8.0]], [[9.0]], [[10.0]], [[11.0]], [[12.0]], [[13.0]], [[14.0]], [[15.0]]], [[[16.0]], [[17.0]], [[18.0]], [[19.0]], [[20.0]], [[21.0]], [[22.0]], [[23.0]]], [[[24.0]], [[25.0]], [[26.0]], [[27.0]], [[28.0]], [[29.0]], [[30.0]], [[31.0]]], [[[32.0]], [[33.0]], [[34.0]], [[35.0]], [[36.0]], [[37.0]], [[38.0]], [[39.0]]], [[[40.0]], [[41.0]], [[42.0]], [[43.0]], [[44.0]], [[45.0]], [[46.0]], [[47.0]]], [[[48.0]], [[49.0]], [[50.0]], [[51.0]], [[52.0]], [[53.0]], [[54.0]], [[55.0]]], [[[56.0]], [[57.0]], [[58.0]], [[59.0]], [[60.0]], [[61.0]], [[62.0]], [[63.0]]], [[[64.0]], [[65.0]], [[66.0]], [[67.0]], [[68.0]], [[69.0]], [[70.0]], [[71.0]]], [[[72.0]], [[73.0]], [[74.0]], [[75.0]], [[76.0]], [[77.0]], [[78.0]], [[79.0]]], [[[80.0]], [[81.0]], [[82.0]], [[83.0]], [[84.0]], [[85.0]], [[86.0]], [[87.0]]], [[[88.0]], [[89.0]], [[90.0]], [[91.0]], [[92.0]], [[93.0]], [[94.0]], [[95.0]]], [[[96.0]], [[97.0]], [[98.0]], [[99.0]], [[100.0]], [[101.0]], [[102.0]], [[103.0]]], [[[104.0]], [[105.0]], [[106.0]], [[107.0]], [[108.0]], [[109.0]], [[110.0]], [[111.0]]], [[[112.0]], [[113.0]], [[114.0]], [[115.0]], [[116.0]], [[117.0]], [[118.0]], [[119.0]]], [[[120.0]], [[121.0]], [[122.0]], [[123.0]], [[124.0]], [[125.0]], [[126.0]], [[127.0]]]]> : tensor<16x8x1x1xf32>
+  %zero = arith.constant 0.0 : f32
+  %re = tensor.empty() : tensor<1x8x8x8xf32>
+  %r = linalg.generic {indexing_maps = [affine_map<(d0, d1, d2, d3) -> (d0, d2, d3, d1)>, affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>], iterator_types = ["parallel", "parallel", "parallel", "parallel"]} ins(%nhwc : tensor<1x8x8x8xf32>) outs(%re : tensor<1x8x8x8xf32>) {
+  ^bb0(%in: f32, %out: f32):
+    %m = arith.maximumf %in, %zero : f32
+    linalg.yield %m : f32
+  } -> tensor<1x8x8x8xf32>
+  %flat = tensor.collapse_shape %r [[0, 1, 2, 3]] : tensor<1x8x8x8xf32> into tensor<512xf32>
+  %x = tensor.expand_shape %flat [[0, 1, 2, 3]] output_shape [1, 8, 8, 8] : tensor<512xf32> into tensor<1x8x8x8xf32>
+  %e = tensor.empty() : tensor<1x16x4x4xf32>
+  %acc = linalg.fill ins(%zero : f32) outs(%e : tensor<1x16x4x4xf32>) -> tensor<1x16x4x4xf32>
+  %0 = linalg.conv_2d_nchw_fchw {dilations = dense<1> : tensor<2xi64>, strides = dense<2> : tensor<2xi64>} ins(%x, %w : tensor<1x8x8x8xf32>, tensor<16x8x1x1xf32>) outs(%acc : tensor<1x16x4x4xf32>) -> tensor<1x16x4x4xf32>
+  return %0 : tensor<1x16x4x4xf32>
+}
+
+// -----
+
 // Any other accumulator is transposed into the channels-last layout.
 
 // CHECK-LABEL: func.func @other_init

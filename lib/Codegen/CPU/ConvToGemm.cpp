@@ -44,6 +44,31 @@ std::optional<kiln::PlanePad> kiln::zeroPlanePad(Value x) {
   return kiln::planePad(x, /*zeroOnly=*/true);
 }
 
+/// Whether `x` is computed, through elementwise generics and reshapes
+/// (kiln-collapse-elementwise's), from a transpose
+/// (a channels-last result brought back to NCHW), which
+/// kiln-sink-transposes cancels against a consumer's transpose to
+/// channels-last when that consumer reads `x` whole.
+static bool fedByTransposes(Value x, int depth = 8) {
+  Operation *def = x.getDefiningOp();
+  if (!def || depth == 0)
+    return false;
+  if (isa<linalg::TransposeOp>(def))
+    return true;
+  if (isa<tensor::ExpandShapeOp, tensor::CollapseShapeOp>(def))
+    return fedByTransposes(def->getOperand(0), depth - 1);
+  auto g = dyn_cast<linalg::GenericOp>(def);
+  if (!g || g.getNumLoops() != g.getNumParallelLoops())
+    return false;
+  for (OpOperand *in : g.getDpsInputOperands()) {
+    AffineMap map = g.getMatchingIndexingMap(in);
+    if ((map.isPermutation() && !map.isIdentity()) ||
+        fedByTransposes(in->get(), depth - 1))
+      return true;
+  }
+  return false;
+}
+
 /// Whether register tiles `nr` wide split the plane `p` into whole
 /// packed panels.
 static bool tilesDividePlane(int64_t p, int64_t nr) {
@@ -418,7 +443,17 @@ LogicalResult convToGemm(RewriterBase &b, linalg::Conv2DNchwFchwOp conv,
   if (kiln::convToGemmChannelsLast(conv, vectorBits, channelsLastBelow,
                                    packPanels)) {
     // out[n, p, f] += col[n, p, k] * w[f, k], back to NCHW at the end.
-    Value wTaps = pointwise ? nullptr : kiln::tapsMajorWeights(b, loc, w);
+    // A strided 1x1 convolution (ResNet's downsamples) of an NCHW input
+    // that no transpose computes copies the positions it reads straight
+    // from NCHW (below, kh = kw = 1), a quarter of the input at stride 2,
+    // instead of transposing all of it to channels-last first (layer2.0's
+    // 56x56x256 input on ResNet-50). One that a transpose feeds keeps the
+    // whole-input transpose, which kiln-sink-transposes cancels.
+    bool stridedPointwise = kh == 1 && kw == 1 && !pointwise &&
+                            !kiln::zeroPlanePad(x) && !fedByTransposes(x);
+    Value wTaps = pointwise || stridedPointwise
+                      ? nullptr
+                      : kiln::tapsMajorWeights(b, loc, w);
     Value lhs;  // [f, k]
     Value cols; // [n, p, k]
     auto colsType = RankedTensorType::get({n, p, k}, elt);
