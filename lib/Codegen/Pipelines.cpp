@@ -49,7 +49,7 @@ std::string bufferizeAndPlan(bool gpu, bool attentionInputsLive = false) {
 void kiln::buildKilnToLinalgPipeline(
     OpPassManager &pm, bool fuseLayers, StringRef halfType,
     ArrayRef<std::string> keepNodes, bool foldQdq, StringRef sparsity,
-    function_ref<void(OpPassManager &)> afterGraph) {
+    bool sparseConvolutions, function_ref<void(OpPassManager &)> afterGraph) {
   pm.addPass(createCanonicalizerPass());
   pm.addPass(createKilnInferShapes());
   if (foldQdq)
@@ -60,6 +60,7 @@ void kiln::buildKilnToLinalgPipeline(
   if (!sparsity.empty() && sparsity != "off") {
     KilnSparsifyOptions options;
     options.mode = sparsity.str();
+    options.convolutions = sparseConvolutions;
     pm.addPass(createKilnSparsify(options));
   }
   if (!halfType.empty()) {
@@ -338,10 +339,13 @@ void kiln::buildGpuCodegenPipeline(OpPassManager &pm,
                              options.testMutation == "keep-split-counters";
   addPipeline(
       pm,
+      // The marked convolutions are compressed once they are channels-last
+      // (K = (kh, kw, c)), the other products before.
       std::string("kiln-gpu-sparse-weights,func.func(kiln-flatten-empty-"
-                  "tensors,") +
-          (options.channelsLast ? "kiln-gpu-channels-last,kiln-sink-transposes,"
-                                : "") +
+                  "tensors") +
+          (options.channelsLast ? ",kiln-gpu-channels-last" : "") +
+          "),kiln-gpu-sparse-weights{convolutions=true},func.func(" +
+          (options.channelsLast ? "kiln-sink-transposes," : "") +
           (options.fp8 ? "kiln-gpu-fold-dequantize," : "") +
           "kiln-fuse-elementwise{fold-transposes=true},kiln-gpu-fold-pads,"
           "kiln-gpu-k-major-weights),"

@@ -385,9 +385,11 @@ static cl::opt<std::string> cpuBf16Dot(
     cl::init("auto"), cl::cat(category));
 static cl::opt<std::string> sparsity(
     "sparsity",
-    cl::desc("2:4 structured sparsity of MatMul/Gemm weights (and on the "
-             "CPU of int8 QLinearMatMul/MatMulInteger weights: a QDQ model's, "
-             "or --precision=int8's): off (the default), on (weights that are "
+    cl::desc("2:4 structured sparsity of MatMul/Gemm weights (on the CPU "
+             "also of int8 QLinearMatMul/MatMulInteger weights: a QDQ model's, "
+             "or --precision=int8's; on a GPU target also of 2-D Conv weights, "
+             "2:4 along the input channels at each window tap): off (the "
+             "default), on (weights that are "
              "already 2:4 along K, as "
              "2:4-pruned training leaves them, run compressed where a "
              "sparse kernel is faster: kiln-sparsify, kiln-cpu-sparse-gemm) "
@@ -978,7 +980,7 @@ int calibrationModule(ModuleOp module, unsigned first,
   addGraphPasses(pm);
   extra(pm);
   kiln::buildKilnToLinalgPipeline(
-      pm, fuseLayers, "", {}, true, "",
+      pm, fuseLayers, "", {}, true, "", true,
       [](OpPassManager &pm) { addUserPipelines(pm, "graph"); });
   if (failed(pm.run(*copy)))
     return 1;
@@ -1100,6 +1102,8 @@ int measurePruning(ModuleOp module) {
           [](OpPassManager &pm) {
             kiln::KilnSparsifyOptions options;
             options.mode = "force";
+            // Convolutions are pruned where their sparse kernels run.
+            options.convolutions = target != "cpu";
             pm.addPass(kiln::createKilnSparsify(options));
           },
           prunedBytes, prunedKeys))
@@ -1859,7 +1863,7 @@ int main(int argc, char **argv) {
   kiln::buildKilnToLinalgPipeline(
       stage1, fuseLayers, halfType,
       std::vector<std::string>(keepPrecision.begin(), keepPrecision.end()),
-      foldQdq, sparsity,
+      foldQdq, sparsity, /*sparseConvolutions=*/gpuTarget,
       [](OpPassManager &pm) { addUserPipelines(pm, "graph"); });
   addUserPipelines(stage1, "kiln-to-linalg");
   if (failed(stage1.run(*module)))

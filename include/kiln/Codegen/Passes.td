@@ -1479,7 +1479,24 @@ def KilnGpuSparseWeights : Pass<"kiln-gpu-sparse-weights", "::mlir::ModuleOp"> {
     name, `kernel` (sparse or dense), the reason for dense (not half
     precision, not a constant weight, not 2:4 after rounding), and the
     weight's bytes dense and compressed (`kiln-compile --report`).
+
+    With `convolutions` (a second run, after `kiln-gpu-channels-last`) it
+    takes the marked 2-D convolutions instead (`kiln-sparsify` marks those
+    2:4 along their input channels at each window tap, as NVIDIA's ASP
+    prunes them): a `linalg.conv_2d_nhwc_fhwc` whose constant weight is
+    `[F, KH, KW, C]` in f16 or bf16 is the product above with N = F and
+    K = (kh, kw, c), the order in which `kiln-gpu-contractions` walks the
+    implicit GEMM's reduction, so it is compressed the same way and its
+    kernel reads the input in place as before; one left NCHW (channels
+    not in whole 16-byte runs, or `--gpu-channels-last=false`) walks K as
+    (c, kh, kw), where the groups are not consecutive, and stays dense
+    with that reason.
   }];
+  let options = [
+    Option<"convolutions", "convolutions", "bool", "false",
+           "Take the marked 2-D convolutions (after kiln-gpu-channels-last) "
+           "instead of the other products">,
+  ];
   let dependentDialects = ["::mlir::memref::MemRefDialect",
                            "::mlir::bufferization::BufferizationDialect"];
 }

@@ -154,13 +154,16 @@ struct CpuPipelineOptions
 /// `halfType` (f16 or bf16; empty: none) runs kiln-mixed-precision with it
 /// after the fusions, the nodes of `keepNodes` staying float32;
 /// `foldQdq` runs kiln-fold-qdq first; `sparsity` (on or force; empty or
-/// off: none) runs kiln-sparsify with that mode after the fusions;
+/// off: none) runs kiln-sparsify with that mode after the fusions, taking
+/// 2-D convolutions too where `sparseConvolutions` (the GPU's sparse
+/// kernels run them; the CPU's do not);
 /// `afterGraph` adds passes after all the graph passes, before the lowering
 /// (kiln-compile's --pipeline-after=graph:...).
 void buildKilnToLinalgPipeline(
     mlir::OpPassManager &pm, bool fuseLayers = true,
     llvm::StringRef halfType = "", llvm::ArrayRef<std::string> keepNodes = {},
     bool foldQdq = false, llvm::StringRef sparsity = "",
+    bool sparseConvolutions = true,
     llvm::function_ref<void(mlir::OpPassManager &)> afterGraph = {});
 
 /// Linalg on tensors to the LLVM dialect for the host CPU: elementwise

@@ -90,6 +90,10 @@ LogicalResult toChannelsLast(RewriterBase &b, linalg::Conv2DNchwFchwOp conv,
   auto nhwc = linalg::Conv2DNhwcFhwcOp::create(
       b, loc, TypeRange{acc.getType()}, ValueRange{input, filter},
       ValueRange{acc}, conv.getStrides(), conv.getDilations());
+  // kiln-sparsify's mark, for kiln-gpu-sparse-weights{convolutions}: the
+  // reordered weight's K is (kh, kw, c).
+  if (Attribute sparsity = conv->getAttr("kiln.sparsity"))
+    nhwc->setAttr("kiln.sparsity", sparsity);
   b.replaceOp(conv, kiln::transposed(b, loc, nhwc.getResult(0), toNchw));
   if (auto padOp = x.getDefiningOp<tensor::PadOp>();
       padOp && padOp->use_empty())

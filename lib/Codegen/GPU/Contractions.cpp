@@ -627,14 +627,25 @@ bool useSparseWeight(Contraction &c, std::string &why) {
     };
     int64_t kDim = attr("kiln.sparse_k_dim");
     AffineMap map = c.maps[i];
-    if (!c.batch.empty() || c.k.size() != 1 || map.getNumResults() != 2 ||
-        kDim < 0 || kDim > 1) {
-      why = "the product has batch dims or several reduction dims";
+    // The weight is read [K, N] or [N, K] (kDim 0 or 1); with several
+    // reduction dims (a channels-last convolution's (kh, kw, c)), [N, K...]
+    // with its K dims those of the product, in order: the flattened K
+    // that the compressed rows hold.
+    bool multiK = c.k.size() > 1;
+    if (!c.batch.empty() || kDim < 0 || kDim > 1 ||
+        map.getNumResults() != 1 + c.k.size() || (multiK && kDim != 1)) {
+      why = "the product has batch dims, or reads the weight with other "
+            "dims than its rows and K";
       return false;
     }
-    auto kExpr = dyn_cast<AffineDimExpr>(map.getResult(kDim));
-    auto nExpr = dyn_cast<AffineDimExpr>(map.getResult(1 - kDim));
-    if (!kExpr || !nExpr || kExpr.getPosition() != c.k.front()) {
+    auto nExpr = dyn_cast<AffineDimExpr>(map.getResult(kDim == 1 ? 0 : 1));
+    bool alongK = true;
+    for (auto [j, kd] : llvm::enumerate(c.k)) {
+      auto kExpr =
+          dyn_cast<AffineDimExpr>(map.getResult(kDim == 1 ? 1 + j : 0));
+      alongK &= kExpr && kExpr.getPosition() == kd;
+    }
+    if (!nExpr || !alongK) {
       why = "the weight is not read along the product's K";
       return false;
     }
@@ -642,7 +653,7 @@ bool useSparseWeight(Contraction &c, std::string &why) {
     ArrayRef<unsigned> rows = c.a == i ? c.m : c.n;
     if (rows.size() != 1 || rows.front() != nd ||
         c.sizes[nd] != attr("kiln.sparse_n") ||
-        c.sizes[c.k.front()] != attr("kiln.sparse_k")) {
+        c.extent(c.k) != attr("kiln.sparse_k")) {
       why = "the product's M and K are not the weight's";
       return false;
     }

@@ -16,6 +16,15 @@
 //     row g + 8r, group 4h + c: the first's in the low two bits, the
 //     second's in the high two (always in increasing order).
 //
+// A 2-D convolution marked 2:4 (along its input channels) is taken by a
+// second run of the pass (`convolutions`), after kiln-gpu-channels-last
+// has made it a `linalg.conv_2d_nhwc_fhwc` with a constant [F, KH, KW, C]
+// weight: that is the [N, K] weight above with N = F and K = (kh, kw, c),
+// the order in which kiln-gpu-contractions walks the implicit GEMM's
+// reduction, so each group of four consecutive k is four input channels
+// of one window tap. A convolution left NCHW walks K as (c, kh, kw) and
+// stays dense.
+//
 // A group with fewer than two non-zeros keeps zeros to make two; rows and
 // groups past N and K are zero. That is 56.25% of the dense bytes (half
 // the values plus 4 bits per group of four).
@@ -63,7 +72,7 @@ namespace {
 /// A marked contraction's weight: the constant (possibly behind a 2-D
 /// transpose) and its values as [n][k] bits.
 struct SparseWeight {
-  linalg::GenericOp op;
+  linalg::LinalgOp op;
   arith::ConstantOp constant;
   OpOperand *use = nullptr; // where the constant is read
   bool nk = false;          // the constant is [N, K]
@@ -71,6 +80,22 @@ struct SparseWeight {
   Type elt;
   std::vector<uint16_t> w; // [n][k]
 };
+
+/// The start of `op`'s SparseWeight over `elt`, or (`half` false) why
+/// the sparse tiles, which are f16/bf16, cannot take `what`.
+FailureOr<SparseWeight> halfWeight(linalg::LinalgOp op, Type elt, bool half,
+                                   StringRef what, std::string &why) {
+  if (!half) {
+    why = ("a float32 " + what +
+           " (--keep-precision?): the sparse tensor-core kernels are f16/bf16")
+              .str();
+    return failure();
+  }
+  SparseWeight s;
+  s.op = op;
+  s.elt = elt;
+  return s;
+}
 
 /// `op`'s weight, or why it has none the sparse kernel takes.
 FailureOr<SparseWeight> match(linalg::GenericOp op, std::string &why) {
@@ -81,14 +106,11 @@ FailureOr<SparseWeight> match(linalg::GenericOp op, std::string &why) {
     return failure();
   }
   Type elt = types->b.getElementType();
-  if (!elt.isF16() && !elt.isBF16()) {
-    why = "a float32 product (--keep-precision?): the sparse tensor-core "
-          "kernels are f16/bf16";
+  FailureOr<SparseWeight> start =
+      halfWeight(op, elt, elt.isF16() || elt.isBF16(), "product", why);
+  if (failed(start))
     return failure();
-  }
-  SparseWeight s;
-  s.op = op;
-  s.elt = elt;
+  SparseWeight s = std::move(*start);
   s.nk = dims->nk;
   s.use = op.getDpsInputOperand(1);
   Value b = s.use->get();
@@ -136,6 +158,47 @@ FailureOr<SparseWeight> match(linalg::GenericOp op, std::string &why) {
     for (int64_t k = 0; k < s.k; ++k)
       std::memcpy(&s.w[n * s.k + k],
                   src + 2 * (s.nk ? n * s.k + k : k * s.n + n), 2);
+  return s;
+}
+
+/// A channels-last convolution's weight (what kiln-gpu-channels-last
+/// writes: a constant [F, KH, KW, C] read at (f, kh, kw, c)), as the
+/// product's [N, K] with N = F and K = (kh, kw, c), the order in which
+/// kiln-gpu-contractions walks the convolution's reduction; or why the
+/// sparse kernel cannot take it.
+FailureOr<SparseWeight> matchConv(linalg::Conv2DNhwcFhwcOp op,
+                                  std::string &why) {
+  auto xt = dyn_cast<RankedTensorType>(op.getDpsInputs()[0].getType());
+  auto wt = dyn_cast<RankedTensorType>(op.getDpsInputs()[1].getType());
+  if (!xt || !wt || !xt.hasStaticShape() || !wt.hasStaticShape() ||
+      !op.hasPureTensorSemantics()) {
+    why = "not a static convolution on tensors";
+    return failure();
+  }
+  Type elt = wt.getElementType();
+  FailureOr<SparseWeight> start = halfWeight(
+      op, elt, (elt.isF16() || elt.isBF16()) && xt.getElementType() == elt,
+      "convolution", why);
+  if (failed(start))
+    return failure();
+  SparseWeight s = std::move(*start);
+  s.nk = true;
+  s.use = op.getDpsInputOperand(1);
+  s.constant = s.use->get().getDefiningOp<arith::ConstantOp>();
+  if (!s.constant) {
+    why = "the weight is not a constant";
+    return failure();
+  }
+  s.n = wt.getDimSize(0);
+  s.k = wt.getDimSize(1) * wt.getDimSize(2) * wt.getDimSize(3);
+  std::optional<ArrayRef<char>> bytes =
+      kiln::rawConstantBytes(s.constant.getValue());
+  if (!bytes || static_cast<int64_t>(bytes->size()) != s.n * s.k * 2) {
+    why = "the weight's values cannot be read";
+    return failure();
+  }
+  s.w.resize(s.n * s.k);
+  std::memcpy(s.w.data(), bytes->data(), bytes->size());
   return s;
 }
 
@@ -210,10 +273,23 @@ ElementsAttr raw(RankedTensorType type, StringRef name, ArrayRef<char> data) {
 
 struct GpuSparseWeightsPass
     : public kiln::impl::KilnGpuSparseWeightsBase<GpuSparseWeightsPass> {
+  using Base::Base;
   void runOnOperation() override {
     ModuleOp module = getOperation();
     MLIRContext *ctx = &getContext();
-    SmallVector<linalg::GenericOp> marked = kiln::sparsityMarked(module);
+    // The products; with `convolutions` (after kiln-gpu-channels-last),
+    // the convolutions, which are marked as named ops.
+    SmallVector<linalg::LinalgOp> marked;
+    if (!convolutions) {
+      for (linalg::GenericOp op : kiln::sparsityMarked(module))
+        marked.push_back(op);
+    } else {
+      module.walk([&](linalg::LinalgOp op) {
+        if (op->hasAttr("kiln.sparsity") &&
+            isa<linalg::Conv2DNhwcFhwcOp, linalg::Conv2DNchwFchwOp>(op))
+          marked.push_back(op);
+      });
+    }
     if (marked.empty())
       return;
     SymbolTable symbols(module);
@@ -223,12 +299,22 @@ struct GpuSparseWeightsPass
     // A constant that several products read the same way is compressed
     // once: its weight global, by (constant, k is the constant's dim 1).
     DenseMap<std::pair<Operation *, unsigned>, memref::GlobalOp> done;
-    for (linalg::GenericOp op : marked) {
+    for (linalg::LinalgOp op : marked) {
       NamedAttrList entry;
       entry.append("name",
                    StringAttr::get(ctx, kiln::onnxNodeName(op.getLoc())));
       std::string why;
-      FailureOr<SparseWeight> s = match(op, why);
+      FailureOr<SparseWeight> s = failure();
+      if (auto generic = dyn_cast<linalg::GenericOp>(op.getOperation()))
+        s = match(generic, why);
+      else if (auto conv =
+                   dyn_cast<linalg::Conv2DNhwcFhwcOp>(op.getOperation()))
+        s = matchConv(conv, why);
+      else
+        why = "an NCHW convolution (channels not in whole 16-byte runs, or "
+              "--gpu-channels-last=false): its kernel walks K as (c, kh, "
+              "kw), where the 2:4 groups of input channels are not "
+              "consecutive";
       if (succeeded(s)) {
         entry.append("dense_bytes", i64(s->n * s->k * 2));
         if (int64_t bad = denseGroups(*s))

@@ -1040,11 +1040,13 @@ FailureOr<Value> Lowering::lowerConv(Operation *op, RankedTensorType rt,
   };
   if (group == 1 && n == 2) {
     // The named op: codegen recognizes it (the CPU path turns it into a
-    // GEMM over an im2col copy).
-    return linalg::Conv2DNchwFchwOp::create(b, loc, TypeRange{rt},
-                                            ValueRange{xp, w}, accInit(),
-                                            stridesAttr, dilAttr)
-        .getResult(0);
+    // GEMM over an im2col copy). kiln-sparsify's mark goes with it.
+    auto conv = linalg::Conv2DNchwFchwOp::create(b, loc, TypeRange{rt},
+                                                 ValueRange{xp, w}, accInit(),
+                                                 stridesAttr, dilAttr);
+    if (Attribute sparsity = op->getAttr("kiln.sparsity"))
+      conv->setAttr("kiln.sparsity", sparsity);
+    return conv.getResult(0);
   }
   if (group == 1 || n != 2) {
     // A contraction whose loops run (n, f, c, k..., o...): the innermost

@@ -113,3 +113,57 @@ func.func @kn_edges(%x: memref<24x48xf16>, %out: memref<24x40xf32>) {
   }
   return
 }
+
+// -----
+
+// A channels-last convolution (what kiln-gpu-channels-last writes) whose
+// [F = 64, KH = 1, KW = 2, C = 16] weight kiln-gpu-sparse-weights
+// compressed as [N = 64, K = 32], K = (kh, kw, c): the product's three
+// reduction dims in that order. The weight is the tile's A, read from the
+// kept values and metadata; the input is read in place (the implicit
+// GEMM's B, K = 32 over (kh, kw, c)).
+// CHECK-LABEL: func.func @conv_nhwc
+// CHECK-DAG: %[[VALS:.*]] = memref.get_global @kiln_sparse_values : memref<1024xf16>
+// CHECK-DAG: %[[META:.*]] = memref.get_global @kiln_sparse_meta : memref<64xi32>
+// CHECK: gpu.launch
+// CHECK: nvgpu.device_async_copy %[[VALS]]
+// CHECK: memref.load %[[META]][%{{.*}}] : memref<64xi32>
+// CHECK: nvvm.mma.sp.sync {{.*}} {shape = #nvvm.shape<m = 16, n = 8, k = 32>}
+// CHECK-NOT: nvgpu.mma.sync
+memref.global "private" constant @kiln_sparse_values : memref<1024xf16> = dense<0.0>
+memref.global "private" constant @kiln_sparse_meta : memref<64xi32> = dense<1145324612>
+memref.global "private" constant @kiln_sparse_weight : memref<64x1x2x16xf16> = dense<0.0> {kiln.sparse_k = 32 : i64, kiln.sparse_k_dim = 1 : i64, kiln.sparse_meta = @kiln_sparse_meta, kiln.sparse_n = 64 : i64, kiln.sparse_values = @kiln_sparse_values}
+func.func @conv_nhwc(%x: memref<1x4x5x16xf16>, %out: memref<1x4x4x64xf32>) {
+  %w = memref.get_global @kiln_sparse_weight : memref<64x1x2x16xf16>
+  linalg.conv_2d_nhwc_fhwc {dilations = dense<1> : tensor<2xi64>, strides = dense<1> : tensor<2xi64>} ins(%x, %w : memref<1x4x5x16xf16>, memref<64x1x2x16xf16>) outs(%out : memref<1x4x4x64xf32>)
+  return
+}
+
+// -----
+
+// A compressed convolution weight read with its reduction dims in another
+// order than the product's (here (c, kw) of a [F, C, KW] weight against
+// loops (kw, c)): the flattened K of its rows is not the one the tile
+// walks, so the product reads the dense weight, and a warning says why.
+// CHECK: warning: kiln-gpu-contractions: the 2:4 weight of node '' is read dense: the weight is not read along the product's K
+// CHECK-LABEL: func.func @conv_k_order
+// CHECK-NOT: nvvm.mma.sp.sync
+// CHECK: nvgpu.mma.sync
+#in = affine_map<(n, ow, f, kw, c) -> (n, ow + kw, c)>
+#wt = affine_map<(n, ow, f, kw, c) -> (f, c, kw)>
+#ot = affine_map<(n, ow, f, kw, c) -> (n, ow, f)>
+memref.global "private" constant @kiln_sparse_values : memref<1024xf16> = dense<0.0>
+memref.global "private" constant @kiln_sparse_meta : memref<64xi32> = dense<1145324612>
+memref.global "private" constant @kiln_sparse_weight : memref<64x16x2xf16> = dense<0.0> {kiln.sparse_k = 32 : i64, kiln.sparse_k_dim = 1 : i64, kiln.sparse_meta = @kiln_sparse_meta, kiln.sparse_n = 64 : i64, kiln.sparse_values = @kiln_sparse_values}
+func.func @conv_k_order(%x: memref<1x33x16xf16>, %out: memref<1x32x64xf32>) {
+  %w = memref.get_global @kiln_sparse_weight : memref<64x16x2xf16>
+  linalg.generic {indexing_maps = [#in, #wt, #ot], iterator_types = ["parallel", "parallel", "parallel", "reduction", "reduction"]} ins(%x, %w : memref<1x33x16xf16>, memref<64x16x2xf16>) outs(%out : memref<1x32x64xf32>) {
+  ^bb0(%a: f16, %b: f16, %acc: f32):
+    %0 = arith.extf %a : f16 to f32
+    %1 = arith.extf %b : f16 to f32
+    %2 = arith.mulf %0, %1 : f32
+    %3 = arith.addf %acc, %2 : f32
+    linalg.yield %3 : f32
+  }
+  return
+}

@@ -1,4 +1,5 @@
 // RUN: kiln-opt %s -split-input-file -kiln-gpu-sparse-weights | FileCheck %s
+// RUN: kiln-opt %s -split-input-file -kiln-gpu-sparse-weights=convolutions=true | FileCheck %s --check-prefix=CONV
 
 #a = affine_map<(m, k, n) -> (m, k)>
 #b = affine_map<(m, k, n) -> (k, n)>
@@ -166,4 +167,35 @@ func.func @shared(%x: tensor<3x32xf16>, %init: tensor<3x16xf32>) -> (tensor<3x16
       linalg.yield %3 : f32
     } -> tensor<3x16xf32> loc("zero")
   return %r, %r2, %r3 : tensor<3x16xf32>, tensor<3x16xf32>, tensor<3x16xf32>
+}
+
+// -----
+
+// Convolutions (the second run, convolutions=true, after
+// kiln-gpu-channels-last): a channels-last one whose constant weight is
+// [F = 16, KH = 1, KW = 2, C = 16] is the product's [N = 16, K = 32] with
+// K = (kh, kw, c): here the rows of @nk's weight, so the same kept values
+// and metadata. A marked NCHW convolution stays dense: its kernel walks K
+// as (c, kh, kw). The first run leaves both marked, for the second.
+
+// CONV:       module attributes {kiln.sparse_kernels = [{dense_bytes = 1024 : i64, kernel = "sparse", name = "conv", sparse_bytes = 576 : i64}, {kernel = "dense", name = "nchw", reason = "an NCHW convolution (channels not in whole 16-byte runs, or --gpu-channels-last=false): its kernel walks K as (c, kh, kw), where the 2:4 groups of input channels are not consecutive"}]}
+// CONV-DAG:   memref.global "private" constant @kiln_sparse_weight : memref<16x1x2x16xf16> = dense<{{.+}}> {alignment = 64 : i64, kiln.sparse_k = 32 : i64, kiln.sparse_k_dim = 1 : i64, kiln.sparse_meta = @kiln_sparse_meta, kiln.sparse_n = 16 : i64, kiln.sparse_values = @kiln_sparse_values}
+// CONV-DAG:   memref.global "private" constant @kiln_sparse_meta : memref<16xi32> = dense<[-572684152, -286374844, -572684152, -286374844, -572684152, -286374844, -572684152, -286374844, -572684152, -286374844, -572684152, -286374844, -572684152, -286374844, -572684152, -286374844]>
+// CONV-DAG:   memref.global "private" constant @kiln_sparse_values : memref<256xf16> = dense<"0x{{(003C0040)+}}">
+// CONV-LABEL: func.func @convolutions
+// CONV:         %[[G:.+]] = memref.get_global @kiln_sparse_weight : memref<16x1x2x16xf16>
+// CONV:         %[[W:.+]] = bufferization.to_tensor %[[G]] restrict : memref<16x1x2x16xf16> to tensor<16x1x2x16xf16>
+// CONV:         linalg.conv_2d_nhwc_fhwc {dilations = dense<1> : tensor<2xi64>, strides = dense<1> : tensor<2xi64>} ins(%{{.+}}, %[[W]] : tensor<1x4x5x16xf16>, tensor<16x1x2x16xf16>)
+// CONV-NOT:     kiln.sparsity
+// CONV:         linalg.conv_2d_nchw_fchw
+// CONV-NOT:     kiln.sparsity
+// CHECK-LABEL: func.func @convolutions
+// CHECK:         linalg.conv_2d_nhwc_fhwc {{.+}}kiln.sparsity = "2:4"
+// CHECK:         linalg.conv_2d_nchw_fchw {{.+}}kiln.sparsity = "2:4"
+func.func @convolutions(%x: tensor<1x4x5x16xf16>, %init: tensor<1x4x4x16xf32>, %xn: tensor<1x16x4x5xf16>, %initn: tensor<1x16x4x4xf32>) -> (tensor<1x4x4x16xf32>, tensor<1x16x4x4xf32>) {
+  %w = arith.constant dense<[[[[1.0, 0.0, 2.0, 0.0, 1.0, 0.0, 2.0, 0.0, 1.0, 0.0, 2.0, 0.0, 1.0, 0.0, 2.0, 0.0], [1.0, 2.0, 0.0, 0.0, 1.0, 2.0, 0.0, 0.0, 1.0, 2.0, 0.0, 0.0, 1.0, 2.0, 0.0, 0.0]]], [[[1.0, 0.0, 2.0, 0.0, 1.0, 0.0, 2.0, 0.0, 1.0, 0.0, 2.0, 0.0, 1.0, 0.0, 2.0, 0.0], [1.0, 2.0, 0.0, 0.0, 1.0, 2.0, 0.0, 0.0, 1.0, 2.0, 0.0, 0.0, 1.0, 2.0, 0.0, 0.0]]], [[[1.0, 0.0, 2.0, 0.0, 1.0, 0.0, 2.0, 0.0, 1.0, 0.0, 2.0, 0.0, 1.0, 0.0, 2.0, 0.0], [1.0, 2.0, 0.0, 0.0, 1.0, 2.0, 0.0, 0.0, 1.0, 2.0, 0.0, 0.0, 1.0, 2.0, 0.0, 0.0]]], [[[1.0, 0.0, 2.0, 0.0, 1.0, 0.0, 2.0, 0.0, 1.0, 0.0, 2.0, 0.0, 1.0, 0.0, 2.0, 0.0], [1.0, 2.0, 0.0, 0.0, 1.0, 2.0, 0.0, 0.0, 1.0, 2.0, 0.0, 0.0, 1.0, 2.0, 0.0, 0.0]]], [[[1.0, 0.0, 2.0, 0.0, 1.0, 0.0, 2.0, 0.0, 1.0, 0.0, 2.0, 0.0, 1.0, 0.0, 2.0, 0.0], [1.0, 2.0, 0.0, 0.0, 1.0, 2.0, 0.0, 0.0, 1.0, 2.0, 0.0, 0.0, 1.0, 2.0, 0.0, 0.0]]], [[[1.0, 0.0, 2.0, 0.0, 1.0, 0.0, 2.0, 0.0, 1.0, 0.0, 2.0, 0.0, 1.0, 0.0, 2.0, 0.0], [1.0, 2.0, 0.0, 0.0, 1.0, 2.0, 0.0, 0.0, 1.0, 2.0, 0.0, 0.0, 1.0, 2.0, 0.0, 0.0]]], [[[1.0, 0.0, 2.0, 0.0, 1.0, 0.0, 2.0, 0.0, 1.0, 0.0, 2.0, 0.0, 1.0, 0.0, 2.0, 0.0], [1.0, 2.0, 0.0, 0.0, 1.0, 2.0, 0.0, 0.0, 1.0, 2.0, 0.0, 0.0, 1.0, 2.0, 0.0, 0.0]]], [[[1.0, 0.0, 2.0, 0.0, 1.0, 0.0, 2.0, 0.0, 1.0, 0.0, 2.0, 0.0, 1.0, 0.0, 2.0, 0.0], [1.0, 2.0, 0.0, 0.0, 1.0, 2.0, 0.0, 0.0, 1.0, 2.0, 0.0, 0.0, 1.0, 2.0, 0.0, 0.0]]], [[[0.0, 1.0, 0.0, 2.0, 0.0, 1.0, 0.0, 2.0, 0.0, 1.0, 0.0, 2.0, 0.0, 1.0, 0.0, 2.0], [0.0, 0.0, 1.0, 2.0, 0.0, 0.0, 1.0, 2.0, 0.0, 0.0, 1.0, 2.0, 0.0, 0.0, 1.0, 2.0]]], [[[0.0, 1.0, 0.0, 2.0, 0.0, 1.0, 0.0, 2.0, 0.0, 1.0, 0.0, 2.0, 0.0, 1.0, 0.0, 2.0], [0.0, 0.0, 1.0, 2.0, 0.0, 0.0, 1.0, 2.0, 0.0, 0.0, 1.0, 2.0, 0.0, 0.0, 1.0, 2.0]]], [[[0.0, 1.0, 0.0, 2.0, 0.0, 1.0, 0.0, 2.0, 0.0, 1.0, 0.0, 2.0, 0.0, 1.0, 0.0, 2.0], [0.0, 0.0, 1.0, 2.0, 0.0, 0.0, 1.0, 2.0, 0.0, 0.0, 1.0, 2.0, 0.0, 0.0, 1.0, 2.0]]], [[[0.0, 1.0, 0.0, 2.0, 0.0, 1.0, 0.0, 2.0, 0.0, 1.0, 0.0, 2.0, 0.0, 1.0, 0.0, 2.0], [0.0, 0.0, 1.0, 2.0, 0.0, 0.0, 1.0, 2.0, 0.0, 0.0, 1.0, 2.0, 0.0, 0.0, 1.0, 2.0]]], [[[0.0, 1.0, 0.0, 2.0, 0.0, 1.0, 0.0, 2.0, 0.0, 1.0, 0.0, 2.0, 0.0, 1.0, 0.0, 2.0], [0.0, 0.0, 1.0, 2.0, 0.0, 0.0, 1.0, 2.0, 0.0, 0.0, 1.0, 2.0, 0.0, 0.0, 1.0, 2.0]]], [[[0.0, 1.0, 0.0, 2.0, 0.0, 1.0, 0.0, 2.0, 0.0, 1.0, 0.0, 2.0, 0.0, 1.0, 0.0, 2.0], [0.0, 0.0, 1.0, 2.0, 0.0, 0.0, 1.0, 2.0, 0.0, 0.0, 1.0, 2.0, 0.0, 0.0, 1.0, 2.0]]], [[[0.0, 1.0, 0.0, 2.0, 0.0, 1.0, 0.0, 2.0, 0.0, 1.0, 0.0, 2.0, 0.0, 1.0, 0.0, 2.0], [0.0, 0.0, 1.0, 2.0, 0.0, 0.0, 1.0, 2.0, 0.0, 0.0, 1.0, 2.0, 0.0, 0.0, 1.0, 2.0]]], [[[0.0, 1.0, 0.0, 2.0, 0.0, 1.0, 0.0, 2.0, 0.0, 1.0, 0.0, 2.0, 0.0, 1.0, 0.0, 2.0], [0.0, 0.0, 1.0, 2.0, 0.0, 0.0, 1.0, 2.0, 0.0, 0.0, 1.0, 2.0, 0.0, 0.0, 1.0, 2.0]]]]> : tensor<16x1x2x16xf16>
+  %c = linalg.conv_2d_nhwc_fhwc {dilations = dense<1> : tensor<2xi64>, strides = dense<1> : tensor<2xi64>, kiln.sparsity = "2:4"} ins(%x, %w : tensor<1x4x5x16xf16>, tensor<16x1x2x16xf16>) outs(%init : tensor<1x4x4x16xf32>) -> tensor<1x4x4x16xf32> loc("conv")
+  %wn = arith.constant dense<0.0> : tensor<16x16x1x2xf16>
+  %n = linalg.conv_2d_nchw_fchw {dilations = dense<1> : tensor<2xi64>, strides = dense<1> : tensor<2xi64>, kiln.sparsity = "2:4"} ins(%xn, %wn : tensor<1x16x4x5xf16>, tensor<16x16x1x2xf16>) outs(%initn : tensor<1x16x4x4xf32>) -> tensor<1x16x4x4xf32> loc("nchw")
+  return %c, %n : tensor<1x4x4x16xf32>, tensor<1x16x4x4xf32>
 }

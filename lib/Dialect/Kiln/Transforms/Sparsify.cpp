@@ -1,10 +1,13 @@
 //===- Sparsify.cpp - 2:4 structured sparsity of contraction weights ------===//
 //
 // Finds the contractions (float MatMul and Gemm; the int8 QLinearMatMul
-// and MatMulInteger with zero weight zero points) whose constant weights
-// are 2:4 sparse along the reduction dim K (in every group of four consecutive
-// k for one output column n, at most two non-zeros: what 2:4 pruning in PyTorch
-// and NVIDIA's ASP leave in a Linear layer's [N, K] weight) and marks them
+// and MatMulInteger with zero weight zero points; float 2-D convolutions)
+// whose constant weights are 2:4 sparse along the reduction dim K (in every
+// group of four consecutive k for one output column n, at most two
+// non-zeros: what 2:4 pruning in PyTorch and NVIDIA's ASP leave in a Linear
+// layer's [N, K] weight; for a convolution's [F, C, KH, KW] weight, groups
+// of four input channels c at each output channel and window tap, as ASP
+// prunes convolutions) and marks them
 // `kiln.sparsity = "2:4"`, which the lowering carries to the contraction
 // and the target's code generation turns into a sparse kernel. With
 // mode=force it first prunes the other eligible weights to 2:4 by
@@ -53,7 +56,17 @@ struct Weight {
   bool nk = false;
   unsigned index = 1; // The op's ONNX input that is the weight.
   int64_t k = 0, n = 0;
+  /// A convolution's window taps (KH * KW): its [F, C, KH, KW] weight is
+  /// read as n = F * taps columns (f, tap) by k = C channels.
+  int64_t taps = 0;
 };
+
+/// The position in the constant of `wt`'s element at column `n`, row `k`.
+int64_t elementIndex(const Weight &wt, int64_t n, int64_t k) {
+  if (wt.taps)
+    return ((n / wt.taps) * wt.k + k) * wt.taps + n % wt.taps;
+  return wt.nk ? n * wt.k + k : k * wt.n + n;
+}
 
 /// The number of groups of four along K (for each n) with more than two
 /// non-zeros in `w`, read as [K, N] or [N, K]; `alongN` counts groups
@@ -62,7 +75,7 @@ int64_t denseGroups(ArrayRef<float> w, const Weight &wt, bool alongN) {
   int64_t outer = alongN ? wt.k : wt.n, inner = alongN ? wt.n : wt.k;
   auto at = [&](int64_t o, int64_t i) {
     int64_t kk = alongN ? o : i, nn = alongN ? i : o;
-    return wt.nk ? w[nn * wt.k + kk] : w[kk * wt.n + nn];
+    return w[elementIndex(wt, nn, kk)];
   };
   int64_t bad = 0;
   for (int64_t o = 0; o < outer; ++o)
@@ -110,9 +123,14 @@ struct SparsifyPass : public kiln::impl::KilnSparsifyBase<SparsifyPass> {
     // (kiln-fold-qdq), which the lowering computes as its product: its
     // [F, C, 1, 1] weight is an [N, K] matrix.
     bool pointwise = isPointwiseGemm(op);
-    if (isa<ConvOp, ConvTransposeOp, ConvIntegerOp, QLinearConvOp>(op) &&
-        !pointwise)
-      return "a convolution: no sparse convolution kernels yet";
+    if (isa<ConvTransposeOp, ConvIntegerOp, QLinearConvOp>(op) && !pointwise)
+      return "a transposed or integer convolution: no sparse kernels for it";
+    if (auto conv = dyn_cast<ConvOp>(op)) {
+      if (!convolutions)
+        return "a convolution: this target runs convolutions dense (the "
+               "GPU's mma.sp kernels take them)";
+      return visitConv(conv, entry);
+    }
     // The integer products (a QDQ model's, or --precision=int8's after
     // kiln-fold-qdq): the weight is ONNX input 3 of the QLinear forms, 1
     // of the Integer ones; its zero point input 5 or 3.
@@ -202,6 +220,60 @@ struct SparsifyPass : public kiln::impl::KilnSparsifyBase<SparsifyPass> {
     return "";
   }
 
+  /// A float 2-D convolution: its constant [F, C, KH, KW] weight 2:4
+  /// along C at each (f, kh, kw), the groups of four consecutive k of the
+  /// GEMM a channels-last kernel runs (K = (kh, kw, c)).
+  std::string visitConv(ConvOp op, NamedAttrList &entry) {
+    if (op.getGroup() != 1)
+      return "a grouped convolution (group " + std::to_string(op.getGroup()) +
+             ")";
+    Value b = op.getW();
+    auto type = dyn_cast<RankedTensorType>(b.getType());
+    if (!type || !type.hasStaticShape())
+      return "the weight's shape is not static";
+    if (type.getRank() != 4)
+      return "not a 2-D convolution (a rank-" + std::to_string(type.getRank()) +
+             " weight)";
+    Type elt = type.getElementType();
+    if (!elt.isF32() && !elt.isF16() && !elt.isBF16())
+      return "the weight is not f32, f16 or bf16";
+    Weight w;
+    w.nk = true;
+    w.index = 1;
+    w.constant = b.getDefiningOp<ConstantOp>();
+    if (!w.constant)
+      return "the weight is not a constant";
+    std::optional<SmallVector<float>> values = constFloatsWidened(b);
+    if (!values)
+      return "the weight's values cannot be read";
+    int64_t f = type.getDimSize(0), c = type.getDimSize(1);
+    w.taps = type.getDimSize(2) * type.getDimSize(3);
+    w.n = f * w.taps;
+    w.k = c;
+    MLIRContext *ctx = op->getContext();
+    auto i64 = [&](int64_t v) {
+      return IntegerAttr::get(IntegerType::get(ctx, 64), v);
+    };
+    entry.append("k", i64(c * w.taps));
+    entry.append("n", i64(f));
+    entry.append("weight_bytes",
+                 i64(type.getNumElements() * elt.getIntOrFloatBitWidth() / 8));
+    if (c % 4 != 0)
+      return llvm::formatv("C = {0} input channels is not a multiple of 4", c)
+          .str();
+    int64_t groups = c / 4 * w.n;
+    int64_t bad = denseGroups(*values, w, false);
+    if (bad > 0 && mode != "force")
+      return llvm::formatv("not 2:4 along the input channels: {0} of {1} "
+                           "groups of four have more than two non-zeros",
+                           bad, groups)
+          .str();
+    if (bad > 0)
+      prune(op, w, *values, entry);
+    op->setAttr("kiln.sparsity", StringAttr::get(ctx, "2:4"));
+    return "";
+  }
+
   /// mode=force: keeps the two largest magnitudes of each group of four
   /// along K (the first on ties) and gives `op` the pruned constant.
   void prune(Operation *op, Weight w, SmallVector<float> &values,
@@ -214,7 +286,7 @@ struct SparsifyPass : public kiln::impl::KilnSparsifyBase<SparsifyPass> {
       for (int64_t g = 0; g < w.k; g += 4) {
         int64_t idx[4];
         for (int64_t j = 0; j < 4; ++j)
-          idx[j] = w.nk ? n * w.k + g + j : (g + j) * w.n + n;
+          idx[j] = elementIndex(w, n, g + j);
         std::stable_sort(idx, idx + 4, [&](int64_t a, int64_t b) {
           return std::fabs(values[a]) > std::fabs(values[b]);
         });

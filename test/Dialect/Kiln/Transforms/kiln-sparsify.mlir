@@ -1,6 +1,7 @@
 // RUN: kiln-opt %s -split-input-file -kiln-sparsify | FileCheck %s
 // RUN: kiln-opt %s -split-input-file -kiln-sparsify=mode=force | FileCheck %s --check-prefix=FORCE
 // RUN: not kiln-opt %s -kiln-sparsify=mode=always 2>&1 | FileCheck %s --check-prefix=MODE
+// RUN: kiln-opt %s -split-input-file -kiln-sparsify=convolutions=false | FileCheck %s --check-prefix=NOCONV
 
 // MODE: mode must be on or force, not 'always'
 
@@ -69,12 +70,12 @@ func.func @gemm_axes(%x: tensor<4x4xf32>) -> (tensor<4x4xf32>, tensor<4x4xf32>) 
 
 // Not eligible, each with its reason: a weight that is a function
 // argument (not a constant), K not a multiple of 4, a float64 weight, a
-// convolution. Forcing prunes none of them.
+// grouped convolution. Forcing prunes none of them.
 
 // CHECK: name = "runtime_weight", op = "matmul", reason = "the weight is not a constant", sparse = false
 // CHECK: name = "k6", op = "matmul", reason = "K = 6 is not a multiple of 4", sparse = false
 // CHECK: name = "double", op = "matmul", reason = "the weight is not f32, f16 or bf16", sparse = false
-// CHECK: name = "conv", op = "conv", reason = "a convolution: no sparse convolution kernels yet", sparse = false
+// CHECK: name = "conv", op = "conv", reason = "a grouped convolution (group 2)", sparse = false
 // CHECK-LABEL: func.func @ineligible
 // CHECK-NOT:     kiln.sparsity =
 // FORCE-LABEL: func.func @ineligible
@@ -86,9 +87,48 @@ func.func @ineligible(%x: tensor<1x8xf32>, %v: tensor<8x4xf32>, %x6: tensor<1x6x
   %b = kiln.matmul(%x6, %w6) : (tensor<1x6xf32>, tensor<6x4xf32>) -> tensor<1x4xf32> loc("k6")
   %wh = kiln.constant dense<0.0> : tensor<8x4xf64>
   %c = kiln.matmul(%h, %wh) : (tensor<1x8xf64>, tensor<8x4xf64>) -> tensor<1x4xf64> loc("double")
-  %wc = kiln.constant dense<0.0> : tensor<4x8x1x1xf32>
-  %d = kiln.conv(%img, %wc) : (tensor<1x8x4x4xf32>, tensor<4x8x1x1xf32>) -> tensor<1x4x4x4xf32> loc("conv")
+  %wc = kiln.constant dense<0.0> : tensor<4x4x1x1xf32>
+  %d = kiln.conv(%img, %wc) {group = 2 : i64} : (tensor<1x8x4x4xf32>, tensor<4x4x1x1xf32>) -> tensor<1x4x4x4xf32> loc("conv")
   return %a, %b, %c, %d : tensor<1x4xf32>, tensor<1x4xf32>, tensor<1x4xf64>, tensor<1x4x4x4xf32>
+}
+
+// -----
+
+// 2-D convolutions: 2:4 along the input channels c at each output channel
+// and window tap. %w (f = 2, c = 4, 1x2 taps) keeps two channels per tap:
+// marked, K = C x taps = 8, N = F = 2. %t has four non-zero channels at
+// tap 0 (one at tap 1): not marked, and forcing keeps that tap's two
+// largest (3 and -4). Stay dense: 6 channels, a runtime
+// weight, a 1-D convolution. With convolutions=false (the CPU target)
+// none is marked.
+
+// CHECK: name = "c24", op = "conv", reason = "", sparse = true, weight_bytes = 64 : i64
+// CHECK: name = "taps", op = "conv", reason = "not 2:4 along the input channels: 1 of 2 groups of four have more than two non-zeros", sparse = false
+// CHECK: name = "c6", op = "conv", reason = "C = 6 input channels is not a multiple of 4", sparse = false
+// CHECK: name = "wrt", op = "conv", reason = "the weight is not a constant", sparse = false
+// CHECK: name = "c1d", op = "conv", reason = "not a 2-D convolution (a rank-3 weight)", sparse = false
+// CHECK-LABEL: func.func @convolutions
+// CHECK:         kiln.conv(%{{.+}}, %{{.+}}) {kiln.sparsity = "2:4"}
+// CHECK-NOT:     kiln.sparsity =
+// FORCE: name = "taps", op = "conv", pruned = 2 : i64
+// FORCE-LABEL: func.func @convolutions
+// FORCE:         %[[P:.+]] = kiln.constant dense<{{\[\[\[}}[0.000000e+00, 0.000000e+00]], {{\[\[}}0.000000e+00, 2.000000e+00]], {{\[\[}}3.000000e+00, 0.000000e+00]], {{\[\[}}-4.000000e+00, 0.000000e+00]]]]> : tensor<1x4x1x2xf32>
+// FORCE:         kiln.conv(%{{.+}}, %[[P]]) {kiln.sparsity = "2:4"}
+// NOCONV: name = "c24", op = "conv", reason = "a convolution: this target runs convolutions dense (the GPU's mma.sp kernels take them)", sparse = false
+// NOCONV-LABEL: func.func @convolutions
+// NOCONV-NOT:     kiln.sparsity =
+// NOCONV:         return
+func.func @convolutions(%x: tensor<1x4x3x3xf32>, %x6: tensor<1x6x3x3xf32>, %v: tensor<2x4x1x2xf32>, %x1: tensor<1x4x5xf32>) -> (tensor<1x2x3x2xf32>, tensor<1x1x3x2xf32>, tensor<1x1x3x2xf32>, tensor<1x2x3x2xf32>, tensor<1x2x4xf32>) {
+  %w = kiln.constant dense<[[[[1.0, 0.0]], [[0.0, 2.0]], [[3.0, 4.0]], [[0.0, 0.0]]], [[[0.0, 5.0]], [[6.0, 0.0]], [[0.0, 7.0]], [[8.0, 0.0]]]]> : tensor<2x4x1x2xf32>
+  %a = kiln.conv(%x, %w) : (tensor<1x4x3x3xf32>, tensor<2x4x1x2xf32>) -> tensor<1x2x3x2xf32> loc("c24")
+  %t = kiln.constant dense<[[[[1.0, 0.0]], [[0.5, 2.0]], [[3.0, 0.0]], [[-4.0, 0.0]]]]> : tensor<1x4x1x2xf32>
+  %b = kiln.conv(%x, %t) : (tensor<1x4x3x3xf32>, tensor<1x4x1x2xf32>) -> tensor<1x1x3x2xf32> loc("taps")
+  %w6 = kiln.constant dense<0.0> : tensor<1x6x1x2xf32>
+  %c = kiln.conv(%x6, %w6) : (tensor<1x6x3x3xf32>, tensor<1x6x1x2xf32>) -> tensor<1x1x3x2xf32> loc("c6")
+  %d = kiln.conv(%x, %v) : (tensor<1x4x3x3xf32>, tensor<2x4x1x2xf32>) -> tensor<1x2x3x2xf32> loc("wrt")
+  %w1 = kiln.constant dense<0.0> : tensor<2x4x2xf32>
+  %e = kiln.conv(%x1, %w1) : (tensor<1x4x5xf32>, tensor<2x4x2xf32>) -> tensor<1x2x4xf32> loc("c1d")
+  return %a, %b, %c, %d, %e : tensor<1x2x3x2xf32>, tensor<1x1x3x2xf32>, tensor<1x1x3x2xf32>, tensor<1x2x3x2xf32>, tensor<1x2x4xf32>
 }
 
 // -----
@@ -127,7 +167,7 @@ func.func @half(%x: tensor<1x4xf16>, %y: tensor<1x4xbf16>) -> (tensor<1x2xf16>, 
 // CHECK: name = "qgemm", op = "qlinear_conv", reason = "", sparse = true, weight_bytes = 8 : i64
 // CHECK: name = "zp", op = "qlinear_matmul", reason = "the weight's zero point is not a constant 0", sparse = false
 // CHECK: name = "u8", op = "matmul_integer", reason = "the integer weight is not int8", sparse = false
-// CHECK: name = "plane", op = "qlinear_conv", reason = "a convolution: no sparse convolution kernels yet", sparse = false
+// CHECK: name = "plane", op = "qlinear_conv", reason = "a transposed or integer convolution: no sparse kernels for it", sparse = false
 // CHECK: name = "qmm3", op = "qlinear_matmul", reason = "not 2:4 along K: 1 of 2 groups of four have more than two non-zeros", sparse = false
 // CHECK-LABEL: func.func @integer
 // CHECK:         kiln.qlinear_matmul({{.+}}) {kiln.sparsity = "2:4"}

@@ -262,9 +262,18 @@ def KilnSparsify : Pass<"kiln-sparsify", "::mlir::ModuleOp"> {
     op reads a new constant (a weight shared with other ops is left to
     them).
 
-    Not eligible, with the reason recorded: K not a multiple of 4, a
-    weight that is not a constant float matrix, convolutions and integer
-    products (no sparse kernels for them yet). The module gets
+    A 2-D `Conv` (group 1) whose weight is a constant f32, f16 or bf16
+    `[F, C, KH, KW]` is 2:4 when every group of four consecutive input
+    channels c at each output channel f and window tap (kh, kw) has at
+    most two non-zeros (how NVIDIA's ASP prunes convolutions: the groups
+    are consecutive k of the channels-last GEMM, K = (kh, kw, c)), and
+    `force` prunes along c the same way; with `convolutions=false` (the
+    CPU target, whose convolutions run dense) they stay unmarked.
+
+    Not eligible, with the reason recorded: K (C for a convolution) not a
+    multiple of 4, a weight that is not a constant float matrix (4-D for
+    a convolution), grouped, transposed and integer convolutions
+    (no sparse kernels for them yet). The module gets
     `kiln.sparsity_layers`: per contraction its node name, op, whether it
     is marked, the reason when not, K, N, the weight's bytes, and with
     `force` how many values were zeroed and the pruned share of the
@@ -281,6 +290,9 @@ def KilnSparsify : Pass<"kiln-sparsify", "::mlir::ModuleOp"> {
     Option<"mode", "mode", "std::string", "\"on\"",
            "on: mark the weights that are 2:4; force: prune the others to "
            "2:4 by magnitude first">,
+    Option<"convolutions", "convolutions", "bool", "true",
+           "Take 2-D convolutions too (false: they stay dense, as on the "
+           "CPU target)">,
   ];
   let dependentDialects = ["::kiln::KilnDialect"];
 }
