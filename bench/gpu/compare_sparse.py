@@ -7,10 +7,14 @@ Two steps, as the rest of the GPU kit (bench/gpu/pack.py):
 
   python3 bench/gpu/compare_sparse.py pack --bin build/bin --out DIR \\
       [--chip sm_90a] [--shapes 4096x3072x768,...] [--precision fp16]
+      [--convs 32x256x14x14:256x3x3,...]
 
 compiles, here, for each product MxNxK a float32 ONNX Gemm
 y[M,N] = x[M,K] W[N,K]^T (transB=1: a Linear layer) whose constant W is
-2:4 along K (seeded, pruned by magnitude), twice with
+2:4 along K (seeded, pruned by magnitude), and for each convolution
+BxCxHxW:FxKHxKW a float32 ONNX Conv (stride 1, padded to keep the plane)
+whose constant W [F, C, KH, KW] is 2:4 along its input channels at each
+output channel and tap (as NVIDIA's ASP prunes convolutions), twice with
 `--precision=fp16` (or bf16): dense, and with `--sparsity=on`. The
 weights travel in the modules (dense: 2 bytes a value; sparse: 56%), not
 as files: the run step draws W again from its seed and checks its hash.
@@ -18,8 +22,8 @@ On the GPU machine,
 
   python3 bench/gpu/compare_sparse.py run DIR --bin PACK/bin
 
-draws x, takes F.linear(x, W) in half precision on the GPU (cuBLAS) as
-the reference, checks and times both Kiln modules with `kiln-run
+draws x, takes F.linear(x, W) (F.conv2d for a convolution: cuDNN) in
+half precision on the GPU (cuBLAS) as the reference, checks and times both Kiln modules with `kiln-run
 --device=cuda --resident` (each also converts x to half precision and y
 back to float32: two small kernels more than the product), times cuBLAS,
 and where PyTorch can, the same product with W as
@@ -62,6 +66,19 @@ def weight(n, k, seed):
     return (g * mask).reshape(n, k)
 
 
+def conv_weight(f, c, kh, kw, seed):
+    """W [F, C, KH, KW], float32, at most two non-zeros in each group of
+    four input channels at each (f, kh, kw) (the two of largest magnitude
+    kept)."""
+    w = np.random.default_rng(seed).standard_normal((f, c, kh, kw)).astype(np.float32)
+    w *= np.float32(1.0 / np.sqrt(c * kh * kw))
+    g = w.reshape(f, c // 4, 4, kh, kw)
+    order = np.argsort(-np.abs(g), axis=2, kind="stable")
+    mask = np.zeros_like(g, dtype=bool)
+    np.put_along_axis(mask, order[:, :, :2], True, axis=2)
+    return (g * mask).reshape(f, c, kh, kw)
+
+
 def digest(w):
     return hashlib.sha256(w.tobytes()).hexdigest()
 
@@ -76,18 +93,54 @@ def gemm_model(path, m, n, k, w):
         [numpy_helper.from_array(w, "w")]), path)
 
 
+def conv_model(path, b, c, h, wd, f, kh, kw, w):
+    from onnx import TensorProto, helper, numpy_helper
+    save_model(helper.make_graph(
+        [helper.make_node("Conv", ["x", "w"], ["y"], name="conv", kernel_shape=[kh, kw],
+                          pads=[kh // 2, kw // 2, kh // 2, kw // 2])],
+        "sparse_conv",
+        [helper.make_tensor_value_info("x", TensorProto.FLOAT, [b, c, h, wd])],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, [b, f, h, wd])],
+        [numpy_helper.from_array(w, "w")]), path)
+
+
+def parse_conv(spec):
+    """BxCxHxW:FxKHxKW (odd KH, KW) as (b, c, h, w, f, kh, kw)."""
+    x, k = spec.split(":")
+    b, c, h, wd = (int(v) for v in x.split("x"))
+    f, kh, kw = (int(v) for v in k.split("x"))
+    if c % 4 or kh % 2 == 0 or kw % 2 == 0:
+        sys.exit("compare_sparse.py: %s: C must be a multiple of 4, KH and KW odd" % spec)
+    return b, c, h, wd, f, kh, kw
+
+
 def pack(args):
     os.makedirs(args.out, exist_ok=True)
     entries = []
-    for i, shape in enumerate(args.shapes.split(",")):
-        m, n, k = (int(v) for v in shape.split("x"))
-        if k % 4:
-            sys.exit("compare_sparse.py: K = %d is not a multiple of 4" % k)
+    jobs = [("gemm", s) for s in args.shapes.split(",") if s] + \
+        [("conv", s) for s in args.convs.split(",") if s]
+    for i, (op, shape) in enumerate(jobs):
         seed = 100 + i
-        w = weight(n, k, seed)
-        name = "sparse-%s-%dx%dx%d" % (args.precision, m, n, k)
+        if op == "gemm":
+            m, n, k = (int(v) for v in shape.split("x"))
+            if k % 4:
+                sys.exit("compare_sparse.py: K = %d is not a multiple of 4" % k)
+            w = weight(n, k, seed)
+            name = "sparse-%s-%dx%dx%d" % (args.precision, m, n, k)
+            entry = {"op": "gemm", "m": m, "n": n, "k": k}
+        else:
+            b, c, h, wd, f, kh, kw = parse_conv(shape)
+            w = conv_weight(f, c, kh, kw, seed)
+            name = "sparse-%s-conv-%dx%dx%dx%d-%dx%dx%d" % (args.precision, b, c, h, wd, f,
+                                                           kh, kw)
+            # The implicit GEMM: M output channels, N positions, K = (kh, kw, c).
+            entry = {"op": "conv", "b": b, "c": c, "h": h, "w": wd, "f": f, "kh": kh,
+                     "kw": kw, "m": f, "n": b * h * wd, "k": c * kh * kw}
         onnx_path = os.path.join(args.out, name + ".onnx")
-        gemm_model(onnx_path, m, n, k, w)
+        if op == "gemm":
+            gemm_model(onnx_path, m, n, k, w)
+        else:
+            conv_model(onnx_path, b, c, h, wd, f, kh, kw, w)
         modules = {}
         for kind, flags in (("dense", []), ("sparse", ["--sparsity=on", "--report"])):
             kmod = "%s-%s.kmod" % (name, kind)
@@ -103,8 +156,9 @@ def pack(args):
             modules[kind] = kmod
             print("compare_sparse.py: %s compiled for %s" % (kmod, args.chip), flush=True)
         os.remove(onnx_path)
-        entries.append({"m": m, "n": n, "k": k, "seed": seed, "sha256": digest(w),
-                        "precision": args.precision, "modules": modules})
+        entry.update({"seed": seed, "sha256": digest(w), "precision": args.precision,
+                      "modules": modules})
+        entries.append(entry)
     with open(os.path.join(args.out, "manifest.json"), "w") as f:
         json.dump({"chip": args.chip, "entries": entries}, f, indent=1)
 
@@ -153,21 +207,35 @@ def run(args):
     tmp = tempfile.mkdtemp()
     for e in manifest["entries"]:
         m, n, k = e["m"], e["n"], e["k"]
-        w = weight(n, k, e["seed"])
+        conv = e.get("op") == "conv"
+        w = conv_weight(e["f"], e["c"], e["kh"], e["kw"], e["seed"]) if conv else \
+            weight(n, k, e["seed"])
         if digest(w) != e["sha256"]:
             sys.exit("compare_sparse.py: this numpy draws another W for seed %d than the "
                      "packing machine's; the references would be wrong" % e["seed"])
         dt = getattr(torch, TORCH_DTYPE[e["precision"]])
         g = torch.Generator(device=dev).manual_seed(1)
-        x = torch.randn(m, k, device=dev, generator=g)
+        shape = (e["b"], e["c"], e["h"], e["w"]) if conv else (m, k)
+        x = torch.randn(*shape, device=dev, generator=g)
         xh, wh = x.to(dt), torch.from_numpy(w).to(dev).to(dt)
-        ref = F.linear(xh, wh).float()
+        if conv:
+            pad = (e["kh"] // 2, e["kw"] // 2)
+
+            def product():
+                return F.conv2d(xh, wh, padding=pad)
+        else:
+            def product():
+                return F.linear(xh, wh)
+        ref = product().float()
         save_npy(os.path.join(tmp, "x.npy"), x)
         save_npy(os.path.join(tmp, "ref.npy"), ref)
         atol = 2e-3 * float(ref.abs().max())
-        row = {"precision": e["precision"], "m": m, "n": n, "k": k,
-               "torch_ms": timer(lambda: F.linear(xh, wh), args.warmup, args.iterations)}
+        row = {"precision": e["precision"] + (" conv %dx%d" % (e["kh"], e["kw"]) if conv else ""),
+               "m": m, "n": n, "k": k,
+               "torch_ms": timer(product, args.warmup, args.iterations)}
         try:
+            if conv:
+                raise ValueError("PyTorch has no semi-structured sparse convolution")
             from torch.sparse import to_sparse_semi_structured
             ws = to_sparse_semi_structured(wh)
             err = float((F.linear(xh, ws).float() - ref).abs().max())
@@ -188,7 +256,7 @@ def run(args):
 
     def ms(v):
         return "%.3f" % v if v else "-"
-    lines = ["| type | M | N | K | cuBLAS ms | PyTorch 2:4 ms | Kiln dense ms | Kiln 2:4 ms "
+    lines = ["| type | M | N | K | cuBLAS/cuDNN ms | PyTorch 2:4 ms | Kiln dense ms | Kiln 2:4 ms "
              "| Kiln 2:4 / dense | Kiln 2:4 / PyTorch 2:4 | checks (Kiln dense, 2:4; PyTorch 2:4) |",
              "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|"]
     for r in rows:
@@ -206,6 +274,10 @@ def main():
     p, r = add_steps(ap, "2:4 sparse and dense")
     p.add_argument("--shapes", default="4096x3072x768,4096x768x3072,128x3072x768",
                    help="MxNxK products: M rows of x, N and K of the weight")
+    p.add_argument("--convs", default="",
+                   help="BxCxHxW:FxKHxKW convolutions (stride 1, same padding), e.g. "
+                        "32x256x14x14:256x3x3 (ResNet-50's layer3 at batch 32); their "
+                        "M N K in the table are the implicit GEMM's: F, B*H*W, C*KH*KW")
     p.add_argument("--precision", choices=sorted(TORCH_DTYPE), default="fp16")
     r.add_argument("--device", choices=["cuda", "emulator"], default="cuda",
                    help="emulator: check the script and modules without a GPU")

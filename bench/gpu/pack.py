@@ -25,7 +25,8 @@ running needs there:
                            (--gemm-shapes, --gemm-dtypes), timed there
                            against torch.matmul
   sparse/                  bench/gpu/compare_sparse.py's 2:4 Linear
-                           products, dense and sparse (--sparse-shapes;
+                           products and convolutions, dense and sparse
+                           (--sparse-shapes, --sparse-convs;
                            only when --parts names it: their weights are
                            about 20 MB), timed there against cuBLAS and
                            PyTorch's semi-structured sparse products
@@ -274,6 +275,10 @@ def main():
     ap.add_argument("--gemm-layouts", default="nn,nt")
     ap.add_argument("--gemm-variant", action="append", default=[],
                     help="NAME=FLAGS: kiln-compile flags for the gemm part (repeatable)")
+    ap.add_argument("--sparse-convs", default="32x256x14x14:256x3x3,32x128x28x28:128x3x3",
+                    help="with --parts ...,sparse: compare_sparse.py's convolutions "
+                         "BxCxHxW:FxKHxKW (default: ResNet-50's layer3 and layer2 3x3 "
+                         "convolutions at batch 32)")
     ap.add_argument("--sparse-shapes", default="4096x3072x768,4096x768x3072,128x3072x768",
                     help="the sparse part's MxNxK Linear products (x [M,K], W [N,K])")
     ap.add_argument("--sparse-precision", default="fp16", help="fp16 or bf16")
@@ -305,7 +310,8 @@ def main():
     if "sparse" in parts:
         run([sys.executable, os.path.join(HERE, "compare_sparse.py"), "pack", "--bin", args.bin,
              "--out", os.path.join(stage, "sparse"), "--chip", args.chip,
-             "--shapes", args.sparse_shapes, "--precision", args.sparse_precision])
+             "--shapes", args.sparse_shapes, "--convs", args.sparse_convs,
+             "--precision", args.sparse_precision])
     # Weights (random or trained floats) hardly compress: the fastest preset.
     with tarfile.open(args.out, "w:xz", preset=0) as t:
         t.add(stage, arcname="gpu-pack")
