@@ -59,11 +59,16 @@ def weight(n, k, seed):
     along K (the two of largest magnitude kept)."""
     w = np.random.default_rng(seed).standard_normal((n, k)).astype(np.float32)
     w *= np.float32(1.0 / np.sqrt(k))
-    g = w.reshape(n, k // 4, 4)
+    return keep_two_of_four(w.reshape(n, k // 4, 4)).reshape(n, k)
+
+
+def keep_two_of_four(g):
+    """`g` with only the two largest magnitudes (the first on ties) of
+    each group of four along its axis 2."""
     order = np.argsort(-np.abs(g), axis=2, kind="stable")
     mask = np.zeros_like(g, dtype=bool)
     np.put_along_axis(mask, order[:, :, :2], True, axis=2)
-    return (g * mask).reshape(n, k)
+    return g * mask
 
 
 def conv_weight(f, c, kh, kw, seed):
@@ -72,11 +77,7 @@ def conv_weight(f, c, kh, kw, seed):
     kept)."""
     w = np.random.default_rng(seed).standard_normal((f, c, kh, kw)).astype(np.float32)
     w *= np.float32(1.0 / np.sqrt(c * kh * kw))
-    g = w.reshape(f, c // 4, 4, kh, kw)
-    order = np.argsort(-np.abs(g), axis=2, kind="stable")
-    mask = np.zeros_like(g, dtype=bool)
-    np.put_along_axis(mask, order[:, :, :2], True, axis=2)
-    return (g * mask).reshape(f, c, kh, kw)
+    return keep_two_of_four(w.reshape(f, c // 4, 4, kh, kw)).reshape(f, c, kh, kw)
 
 
 def digest(w):

@@ -81,20 +81,42 @@ struct SparseWeight {
   std::vector<uint16_t> w; // [n][k]
 };
 
-/// The start of `op`'s SparseWeight over `elt`, or (`half` false) why
-/// the sparse tiles, which are f16/bf16, cannot take `what`.
-FailureOr<SparseWeight> halfWeight(linalg::LinalgOp op, Type elt, bool half,
-                                   StringRef what, std::string &why) {
-  if (!half) {
-    why = ("a float32 " + what +
-           " (--keep-precision?): the sparse tensor-core kernels are f16/bf16")
-              .str();
+/// Why a float32 `what` stays dense.
+std::string float32Reason(StringRef what) {
+  return ("a float32 " + what +
+          " (--keep-precision?): the sparse tensor-core kernels are f16/bf16")
+      .str();
+}
+
+/// Reads `s.constant` (a splat, or raw bytes laid out [N, K] when `s.nk`,
+/// else [K, N]) into `s.w`; fails with `why` where it has no constant or
+/// its values cannot be read.
+LogicalResult readBits(SparseWeight &s, std::string &why) {
+  if (!s.constant) {
+    why = "the weight is not a constant";
     return failure();
   }
-  SparseWeight s;
-  s.op = op;
-  s.elt = elt;
-  return s;
+  s.w.resize(s.n * s.k);
+  // A splat (all zeros, say) is the same value everywhere.
+  auto dense = dyn_cast<DenseElementsAttr>(s.constant.getValue());
+  if (dense && dense.isSplat()) {
+    uint16_t bits = static_cast<uint16_t>(
+        dense.getSplatValue<APFloat>().bitcastToAPInt().getZExtValue());
+    std::fill(s.w.begin(), s.w.end(), bits);
+    return success();
+  }
+  std::optional<ArrayRef<char>> bytes =
+      kiln::rawConstantBytes(s.constant.getValue());
+  if (!bytes || static_cast<int64_t>(bytes->size()) != s.n * s.k * 2) {
+    why = "the weight's values cannot be read";
+    return failure();
+  }
+  const char *src = bytes->data();
+  for (int64_t n = 0; n < s.n; ++n)
+    for (int64_t k = 0; k < s.k; ++k)
+      std::memcpy(&s.w[n * s.k + k],
+                  src + 2 * (s.nk ? n * s.k + k : k * s.n + n), 2);
+  return success();
 }
 
 /// `op`'s weight, or why it has none the sparse kernel takes.
@@ -106,11 +128,13 @@ FailureOr<SparseWeight> match(linalg::GenericOp op, std::string &why) {
     return failure();
   }
   Type elt = types->b.getElementType();
-  FailureOr<SparseWeight> start =
-      halfWeight(op, elt, elt.isF16() || elt.isBF16(), "product", why);
-  if (failed(start))
+  if (!elt.isF16() && !elt.isBF16()) {
+    why = float32Reason("product");
     return failure();
-  SparseWeight s = std::move(*start);
+  }
+  SparseWeight s;
+  s.op = op;
+  s.elt = elt;
   s.nk = dims->nk;
   s.use = op.getDpsInputOperand(1);
   Value b = s.use->get();
@@ -134,30 +158,8 @@ FailureOr<SparseWeight> match(linalg::GenericOp op, std::string &why) {
   SmallVector<int64_t> ranges = op.getStaticLoopRanges();
   s.n = ranges[dims->n];
   s.k = ranges[dims->k];
-  if (!s.constant) {
-    why = "the weight is not a constant";
+  if (failed(readBits(s, why)))
     return failure();
-  }
-  s.w.resize(s.n * s.k);
-  // A splat (all zeros, say) is the same value everywhere.
-  auto dense = dyn_cast<DenseElementsAttr>(s.constant.getValue());
-  if (dense && dense.isSplat()) {
-    uint16_t bits = static_cast<uint16_t>(
-        dense.getSplatValue<APFloat>().bitcastToAPInt().getZExtValue());
-    std::fill(s.w.begin(), s.w.end(), bits);
-    return s;
-  }
-  std::optional<ArrayRef<char>> bytes =
-      kiln::rawConstantBytes(s.constant.getValue());
-  if (!bytes || static_cast<int64_t>(bytes->size()) != s.n * s.k * 2) {
-    why = "the weight's values cannot be read";
-    return failure();
-  }
-  const char *src = bytes->data();
-  for (int64_t n = 0; n < s.n; ++n)
-    for (int64_t k = 0; k < s.k; ++k)
-      std::memcpy(&s.w[n * s.k + k],
-                  src + 2 * (s.nk ? n * s.k + k : k * s.n + n), 2);
   return s;
 }
 
@@ -176,29 +178,20 @@ FailureOr<SparseWeight> matchConv(linalg::Conv2DNhwcFhwcOp op,
     return failure();
   }
   Type elt = wt.getElementType();
-  FailureOr<SparseWeight> start = halfWeight(
-      op, elt, (elt.isF16() || elt.isBF16()) && xt.getElementType() == elt,
-      "convolution", why);
-  if (failed(start))
+  if ((!elt.isF16() && !elt.isBF16()) || xt.getElementType() != elt) {
+    why = float32Reason("convolution");
     return failure();
-  SparseWeight s = std::move(*start);
+  }
+  SparseWeight s;
+  s.op = op;
+  s.elt = elt;
   s.nk = true;
   s.use = op.getDpsInputOperand(1);
   s.constant = s.use->get().getDefiningOp<arith::ConstantOp>();
-  if (!s.constant) {
-    why = "the weight is not a constant";
-    return failure();
-  }
   s.n = wt.getDimSize(0);
   s.k = wt.getDimSize(1) * wt.getDimSize(2) * wt.getDimSize(3);
-  std::optional<ArrayRef<char>> bytes =
-      kiln::rawConstantBytes(s.constant.getValue());
-  if (!bytes || static_cast<int64_t>(bytes->size()) != s.n * s.k * 2) {
-    why = "the weight's values cannot be read";
+  if (failed(readBits(s, why)))
     return failure();
-  }
-  s.w.resize(s.n * s.k);
-  std::memcpy(s.w.data(), bytes->data(), bytes->size());
   return s;
 }
 

@@ -192,30 +192,43 @@ struct SparsifyPass : public kiln::impl::KilnSparsifyBase<SparsifyPass> {
     auto st = cast<RankedTensorType>(src.getType());
     w.k = w.nk ? st.getDimSize(1) : st.getDimSize(0);
     w.n = w.nk ? st.getDimSize(0) : st.getDimSize(1);
+    return check(op, w, *values, elt, entry);
+  }
+
+  /// Records `w`'s K, N and bytes in `entry`; marks `op` 2:4 where its
+  /// `values` are (pruning them first with mode=force) and returns "", or
+  /// returns why it stays dense.
+  std::string check(Operation *op, Weight &w, SmallVector<float> &values,
+                    Type elt, NamedAttrList &entry) {
     MLIRContext *ctx = op->getContext();
     auto i64 = [&](int64_t v) {
       return IntegerAttr::get(IntegerType::get(ctx, 64), v);
     };
-    entry.append("k", i64(w.k));
-    entry.append("n", i64(w.n));
+    // A convolution's product: K = C x taps, N = F.
+    int64_t taps = std::max<int64_t>(w.taps, 1);
+    entry.append("k", i64(w.k * taps));
+    entry.append("n", i64(w.n / taps));
     entry.append("weight_bytes",
                  i64(w.k * w.n * elt.getIntOrFloatBitWidth() / 8));
     if (w.k % 4 != 0)
-      return llvm::formatv("K = {0} is not a multiple of 4", w.k).str();
+      return (w.taps ? llvm::formatv(
+                           "C = {0} input channels is not a multiple of 4", w.k)
+                     : llvm::formatv("K = {0} is not a multiple of 4", w.k))
+          .str();
     int64_t groups = w.k / 4 * w.n;
-    int64_t bad = denseGroups(*values, w, false);
+    int64_t bad = denseGroups(values, w, false);
     if (bad > 0 && mode != "force") {
       std::string why =
-          llvm::formatv("not 2:4 along K: {0} of {1} groups of four have more "
-                        "than two non-zeros",
-                        bad, groups)
+          llvm::formatv("not 2:4 along {0}: {1} of {2} groups of four have "
+                        "more than two non-zeros",
+                        w.taps ? "the input channels" : "K", bad, groups)
               .str();
-      if (w.n % 4 == 0 && denseGroups(*values, w, true) == 0)
+      if (!w.taps && w.n % 4 == 0 && denseGroups(values, w, true) == 0)
         why += " (it is 2:4 along N, which is not the reduction dim)";
       return why;
     }
     if (bad > 0)
-      prune(op, w, *values, entry);
+      prune(op, w, values, entry);
     op->setAttr("kiln.sparsity", StringAttr::get(ctx, "2:4"));
     return "";
   }
@@ -246,32 +259,10 @@ struct SparsifyPass : public kiln::impl::KilnSparsifyBase<SparsifyPass> {
     std::optional<SmallVector<float>> values = constFloatsWidened(b);
     if (!values)
       return "the weight's values cannot be read";
-    int64_t f = type.getDimSize(0), c = type.getDimSize(1);
     w.taps = type.getDimSize(2) * type.getDimSize(3);
-    w.n = f * w.taps;
-    w.k = c;
-    MLIRContext *ctx = op->getContext();
-    auto i64 = [&](int64_t v) {
-      return IntegerAttr::get(IntegerType::get(ctx, 64), v);
-    };
-    entry.append("k", i64(c * w.taps));
-    entry.append("n", i64(f));
-    entry.append("weight_bytes",
-                 i64(type.getNumElements() * elt.getIntOrFloatBitWidth() / 8));
-    if (c % 4 != 0)
-      return llvm::formatv("C = {0} input channels is not a multiple of 4", c)
-          .str();
-    int64_t groups = c / 4 * w.n;
-    int64_t bad = denseGroups(*values, w, false);
-    if (bad > 0 && mode != "force")
-      return llvm::formatv("not 2:4 along the input channels: {0} of {1} "
-                           "groups of four have more than two non-zeros",
-                           bad, groups)
-          .str();
-    if (bad > 0)
-      prune(op, w, *values, entry);
-    op->setAttr("kiln.sparsity", StringAttr::get(ctx, "2:4"));
-    return "";
+    w.n = type.getDimSize(0) * w.taps;
+    w.k = type.getDimSize(1);
+    return check(op, w, *values, elt, entry);
   }
 
   /// mode=force: keeps the two largest magnitudes of each group of four
