@@ -80,27 +80,35 @@ def build(weights, rows, hidden, form):
     return model
 
 
-def write_qdq(a, rng, x):
-    import onnxruntime as ort
+def quantize_qdq(src, dst, samples):
+    """onnxruntime's quantize_static of `src` into `dst` (QDQ, per-channel
+    symmetric int8 weights, int8 activations), calibrated on `samples`
+    (feed dicts); returns the quantization step of its output "y"."""
     from onnxruntime.quantization import (CalibrationDataReader, QuantFormat,
                                           QuantType, quantize_static)
-    samples = iter([{"x": rng.standard_normal(x.shape).astype(np.float32)}
-                    for _ in range(8)] + [{"x": x}])
+    it = iter(samples)
 
     class Reader(CalibrationDataReader):
         def get_next(self):
-            return next(samples, None)
+            return next(it, None)
 
-    src = os.path.join(a.out, "mlp_stack.onnx")
-    qdq = os.path.join(a.out, "mlp_stack_qdq.onnx")
-    quantize_static(src, qdq, Reader(), quant_format=QuantFormat.QDQ,
+    quantize_static(src, dst, Reader(), quant_format=QuantFormat.QDQ,
                     per_channel=True, activation_type=QuantType.QInt8,
                     weight_type=QuantType.QInt8)
-    model = onnx.load(qdq)
+    model = onnx.load(dst)
     inits = {i.name: i for i in model.graph.initializer}
     last = [n for n in model.graph.node
             if n.op_type == "DequantizeLinear" and n.output[0] == "y"]
-    step = float(numpy_helper.to_array(inits[last[0].input[1]]))
+    return float(numpy_helper.to_array(inits[last[0].input[1]]))
+
+
+def write_qdq(a, rng, x):
+    import onnxruntime as ort
+    samples = [{"x": rng.standard_normal(x.shape).astype(np.float32)}
+               for _ in range(8)] + [{"x": x}]
+    src = os.path.join(a.out, "mlp_stack.onnx")
+    qdq = os.path.join(a.out, "mlp_stack_qdq.onnx")
+    step = quantize_qdq(src, qdq, samples)
     with open(os.path.join(a.out, "qdq_step.txt"), "w") as f:
         f.write("%.9g\n" % step)
     sess = ort.InferenceSession(qdq, providers=["CPUExecutionProvider"])

@@ -177,16 +177,20 @@ struct FiberScheduler {
     unsigned linear = running->thread.linear, lane = linear % 32;
     Warp &w = warps[linear / 32];
     size_t words = kind == KILN_EMU_MMA_SP_M16N8K32_F16 ||
-                           kind == KILN_EMU_MMA_SP_M16N8K32_BF16
+                           kind == KILN_EMU_MMA_SP_M16N8K32_BF16 ||
+                           kind == KILN_EMU_MMA_SP_M16N8K64_S8
                        ? 14
                        : 10;
     uint32_t n = collective(0xffffffffu, [&](int slot, unsigned l) {
       std::memcpy(w.mmaRegs[slot][l], in, sizeof(uint32_t) * words);
     });
-    bool s8 = kind == KILN_EMU_MMA_M16N8K32_S8;
+    bool s8 = kind == KILN_EMU_MMA_M16N8K32_S8 ||
+              kind == KILN_EMU_MMA_SP_M16N8K64_S8;
     if (w.decoded != n) {
       w.decoded = n;
-      if (s8)
+      if (kind == KILN_EMU_MMA_SP_M16N8K64_S8)
+        multiplySparseS8(w.mmaRegs[n & 1], w.di);
+      else if (s8)
         multiplyS8(w.mmaRegs[n & 1], w.di);
       else if (kind == KILN_EMU_MMA_M16N8K32_E4M3)
         multiplyE4m3(w.mmaRegs[n & 1], w.d);
@@ -272,6 +276,71 @@ struct FiberScheduler {
           sum += static_cast<int64_t>(a[i][k]) * b[k][j];
         sum = std::clamp<int64_t>(sum, INT32_MIN, INT32_MAX);
         d[i][j] = static_cast<int32_t>(sum);
+      }
+  }
+
+  /// D = A * B + C of one warp's registers for mma.sp m16n8k64 s8
+  /// (row.col, s32 accumulators, .satfinite). With g = lane / 4 and
+  /// t = lane % 4, A register i holds kept bytes 4t + 16 (i / 2) to
+  /// 4t + 16 (i / 2) + 3 of row g + 8 (i % 2) (the kept values of dense
+  /// columns 8t + 32 (i / 2) to 8t + 32 (i / 2) + 7); B register i column
+  /// g, rows 4t + 16 i to 4t + 16 i + 3; C registers 8 to 11 as for the
+  /// other shapes. The metadata (PTX ISA, "sparse mma.m16n8k64 with
+  /// .u8/.s8", its metadata figures): the selector is 0 and every lane
+  /// gives a word; lane 4g + t holds the groups of row g + 8 (t % 2), dense
+  /// columns 32 (t / 2) to 32 (t / 2) + 31, group q of them in bits 4q to
+  /// 4q + 3 (the first kept position in the low two bits, the second,
+  /// greater one in the high two).
+  static void multiplySparseS8(const uint32_t (*regs)[kMmaRegs],
+                               int32_t (*d)[8]) {
+    int32_t kept[16][32], a[16][64] = {}, b[64][8], c[16][8];
+    auto s8 = [](uint32_t bits) {
+      return static_cast<int32_t>(static_cast<int8_t>(bits & 0xff));
+    };
+    for (unsigned lane = 0; lane < 32; ++lane) {
+      unsigned g = lane / 4, t = lane % 4;
+      const uint32_t *r = regs[lane];
+      for (unsigned i = 0; i < 4; ++i)
+        for (unsigned e = 0; e < 4; ++e) {
+          kept[g + 8 * (i % 2)][4 * t + 16 * (i / 2) + e] = s8(r[i] >> 8 * e);
+          b[4 * t + 16 * i + e][g] = s8(r[4 + i] >> 8 * e);
+        }
+      for (unsigned i = 0; i < 4; ++i)
+        c[g + 8 * (i / 2)][2 * t + i % 2] = static_cast<int32_t>(r[8 + i]);
+    }
+    // The kept bytes are all in place: expand them by each lane's word.
+    for (unsigned lane = 0; lane < 32; ++lane) {
+      unsigned g = lane / 4, t = lane % 4;
+      const uint32_t *r = regs[lane];
+      if (r[13] != 0) {
+        std::fprintf(stderr,
+                     "kiln emulator: mma.sp m16n8k64 with sparsity selector "
+                     "%u in lane %u (it must be 0)\n",
+                     r[13], lane);
+        std::abort();
+      }
+      unsigned row = g + 8 * (t % 2);
+      for (unsigned q = 0; q < 8; ++q) {
+        unsigned nib = r[12] >> 4 * q & 0xf, i0 = nib & 3, i1 = nib >> 2;
+        if (i0 >= i1) {
+          std::fprintf(stderr,
+                       "kiln emulator: mma.sp metadata 0x%x of lane %u gives "
+                       "positions %u and %u (two increasing positions)\n",
+                       r[12], lane, i0, i1);
+          std::abort();
+        }
+        unsigned group = 8 * (t / 2) + q;
+        a[row][4 * group + i0] = kept[row][2 * group];
+        a[row][4 * group + i1] = kept[row][2 * group + 1];
+      }
+    }
+    for (int i = 0; i < 16; ++i)
+      for (int j = 0; j < 8; ++j) {
+        int64_t sum = c[i][j];
+        for (int k = 0; k < 64; ++k)
+          sum += static_cast<int64_t>(a[i][k]) * b[k][j];
+        d[i][j] = static_cast<int32_t>(
+            std::clamp<int64_t>(sum, INT32_MIN, INT32_MAX));
       }
   }
 
@@ -534,7 +603,7 @@ void hookMma(int32_t kind, const uint32_t *in, float *out) {
                          "says does not synchronize\n");
     std::abort();
   }
-  if (kind < KILN_EMU_MMA_M16N8K8_TF32 || kind > KILN_EMU_MMA_M16N8K32_E4M3) {
+  if (kind < KILN_EMU_MMA_M16N8K8_TF32 || kind > KILN_EMU_MMA_SP_M16N8K64_S8) {
     std::fprintf(stderr, "kiln emulator: unknown mma kind %d\n", kind);
     std::abort();
   }

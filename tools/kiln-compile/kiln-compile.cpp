@@ -385,9 +385,9 @@ static cl::opt<std::string> cpuBf16Dot(
     cl::init("auto"), cl::cat(category));
 static cl::opt<std::string> sparsity(
     "sparsity",
-    cl::desc("2:4 structured sparsity of MatMul/Gemm weights (on the CPU "
-             "also of int8 QLinearMatMul/MatMulInteger weights: a QDQ model's, "
-             "or --precision=int8's; on a GPU target also of 2-D Conv weights, "
+    cl::desc("2:4 structured sparsity of MatMul/Gemm weights (also of int8 "
+             "QLinearMatMul/MatMulInteger weights: a QDQ model's, or "
+             "--precision=int8's; on a GPU target also of 2-D Conv weights, "
              "2:4 along the input channels at each window tap): off (the "
              "default), on (weights that are "
              "already 2:4 along K, as "
@@ -1010,6 +1010,22 @@ int calibrationModule(ModuleOp module, unsigned first,
   return 0;
 }
 
+/// The contractions that kiln-gpu-sparse-weights or kiln-cpu-sparse-gemm
+/// gave a sparse kernel, and the reason the first dense one names.
+std::pair<unsigned, std::string> sparseKernels(ModuleOp module) {
+  unsigned sparse = 0;
+  std::string reason;
+  if (auto kernels = module->getAttrOfType<ArrayAttr>("kiln.sparse_kernels"))
+    for (auto k : kernels.getAsRange<DictionaryAttr>()) {
+      auto kind = k.getAs<StringAttr>("kernel");
+      if (kind && kind.getValue() == "sparse")
+        ++sparse;
+      else if (auto why = k.getAs<StringAttr>("reason"); why && reason.empty())
+        reason = why.getValue().str();
+    }
+  return {sparse, reason};
+}
+
 /// --report's list of the contractions under --sparsity: kiln-sparsify's
 /// `kiln.sparsity_layers` (2:4 or why not), with kiln-cpu-sparse-gemm's
 /// `kiln.sparse_kernels` (the kernel, or why it stays dense) by node name.
@@ -1300,6 +1316,17 @@ int compileForGpu(ModuleOp module, kiln::kmod::Module &kmod,
   kiln::buildGpuCodegenPipeline(pm, options);
   if (failed(pm.run(module)))
     return 1;
+  // --sparsity that found nothing to run sparse says so without --report
+  // too (a float32 model needs --precision for the sparse tensor cores).
+  if (sparsity != "off") {
+    auto [sparse, reason] = sparseKernels(module);
+    if (!sparse)
+      llvm::errs() << "kiln-compile: warning: --sparsity=" << sparsity
+                   << ": no contraction runs 2:4 sparse"
+                   << (reason.empty() ? std::string(" (no 2:4 weights)")
+                                      : " (" + reason + ")")
+                   << "\n";
+  }
   readMemoryPlan(module, kmod);
   if (std::string error; !checkLimits(kmod, error))
     return fail(error);
@@ -1724,13 +1751,14 @@ int main(int argc, char **argv) {
   if (sparsity != "off" && sparsity != "on" && sparsity != "force")
     return fail("--sparsity must be off, on or force");
   // The CPU's sparse kernels are float32 (vexpandps or vpermps) and int8
-  // (vpexpandb and vpdpbusd); the GPU's are
-  // the 16-bit tensor cores' mma.sp.
+  // (vpexpandb and vpdpbusd); the GPU's are the tensor cores' mma.sp of
+  // f16, bf16 and int8 (a QDQ model's, or --precision=int8's) products.
   if (sparsity != "off" && gpuTarget && precision != "fp16" &&
-      precision != "bf16")
+      precision != "bf16" && precision != "int8" && precision != "fp32")
     return fail("--sparsity on a GPU target runs 2:4 sparse tensor-core "
-                "products (mma.sp) in half precision: add --precision=fp16 "
-                "or --precision=bf16");
+                "products (mma.sp) of f16, bf16 and int8 values: it cannot "
+                "be combined with --precision=" +
+                precision);
   if (sparsity != "off" && !gpuTarget && precision != "fp32" &&
       precision != "int8")
     return fail("--sparsity on the CPU runs float32 and int8 products; it "

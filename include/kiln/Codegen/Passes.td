@@ -1449,35 +1449,40 @@ def KilnExpandFloat8 : Pass<"kiln-expand-float8"> {
 }
 
 def KilnGpuSparseWeights : Pass<"kiln-gpu-sparse-weights", "::mlir::ModuleOp"> {
-  let summary = "Compresses the 2:4 weights of half-precision products in "
-                "the layout of the sparse tensor cores (mma.sp)";
+  let summary = "Compresses the 2:4 weights of half-precision and int8 "
+                "products in the layout of the sparse tensor cores (mma.sp)";
   let description = [{
     Runs first in the GPU code generation, on tensors. A contraction
     `out[..., m, n] += a[..., m, k] * w[k, n]` (or `w[n, k]`; the weight
-    possibly behind a 2-D transpose) over f16 or bf16 that `kiln-sparsify`
-    marked `kiln.sparsity = "2:4"`, whose weight is a constant with at most
-    two non-zeros in each group of four consecutive `k` of a column `n`,
-    gets the weight compressed for `mma.sp.sync` m16n8k32 with the weight
-    as the A operand (rows `n`, K rounded up to Kp, a multiple of 32):
+    possibly behind a 2-D transpose) over f16, bf16 or int8 (signed bytes
+    into i32) that `kiln-sparsify` marked `kiln.sparsity = "2:4"`, whose
+    weight is a constant with at most two non-zeros in each group of four
+    consecutive `k` of a column `n`, gets the weight compressed for
+    `mma.sp.sync` with the weight as the A operand (rows `n`, K rounded up
+    to Kp, a multiple of S, the k of one mma.sp: m16n8k32 for 16-bit
+    values, S = 32; m16n8k64 for int8, S = 64):
 
     * `kiln_sparse_values`, `[N][Kp / 2]`: per row, the two kept values of
       each group of four `k`, in `k` order (zeros where a group has fewer
       than two non-zeros);
-    * `kiln_sparse_meta`, `[ceil(N / 16)][Kp / 32][8][2]` i32: per 16 rows
-      and 32 `k`, the metadata register of lane `4g + h` under sparsity
-      selector 0: bits `16r + 4c` to `16r + 4c + 3` hold the positions
-      within their group of the kept values of row `g + 8r`, group
-      `4h + c` (the first in the low two bits; increasing).
+    * `kiln_sparse_meta`, `[ceil(N / 16)][Kp / S][W]` i32: per 16 rows and
+      S `k`, the metadata registers of one mma.sp by lane. m16n8k32
+      (W = 16, sparsity selector 0): lane `4g + h`'s bits `16r + 4c` to
+      `16r + 4c + 3` hold the positions within their group of the kept
+      values of row `g + 8r`, group `4h + c` (the first in the low two
+      bits; increasing). m16n8k64 (W = 32, every lane): lane `4g + t`'s
+      bits `4q` to `4q + 3` hold those of row `g + 8 (t % 2)`, group
+      `8 (t / 2) + q`.
 
-    56.25% of the dense weight bytes. The weight becomes a private global
+    56.25% of the dense weight bytes (int8: 62.5%). The weight becomes a private global
     `kiln_sparse_weight` whose attributes name the compressed globals,
     read by the contraction through `bufferization.to_tensor`, so the mark
     survives the fusions that rebuild the contraction; `kiln-gpu-split-k`
     leaves such a product whole, and `kiln-gpu-contractions` builds its
     sparse kernel. The mark is removed from every contraction; the
     module's `kiln.sparse_kernels` gets, per marked contraction, its node
-    name, `kernel` (sparse or dense), the reason for dense (not half
-    precision, not a constant weight, not 2:4 after rounding), and the
+    name, `kernel` (sparse or dense), the reason for dense (float32, not
+    a constant weight, not 2:4 after rounding), and the
     weight's bytes dense and compressed (`kiln-compile --report`).
 
     With `convolutions` (a second run, after `kiln-gpu-channels-last`) it

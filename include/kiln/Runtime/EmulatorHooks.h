@@ -76,6 +76,10 @@
 /* mma.sync m16n8k32 row.col f32.e4m3.e4m3.f32: A: 4 regs (four float8
    e4m3 each), B: 2, C: 4 (f32). */
 #define KILN_EMU_MMA_M16N8K32_E4M3 6
+/* mma.sp.sync m16n8k64 row.col s32.s8.s8.s32 .satfinite (2:4 sparse A,
+   16 x 32 kept bytes): A: 4 regs (four s8 each), B: 4, C: 4 (s32),
+   metadata: 1, selector: 1 (0); `out` receives the D registers' s32 bits. */
+#define KILN_EMU_MMA_SP_M16N8K64_S8 7
 
 /* Special registers, the argument of KILN_EMU_HOOK_SREG. */
 #define KILN_EMU_SREG_TID_X 0

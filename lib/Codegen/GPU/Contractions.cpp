@@ -853,13 +853,14 @@ public:
                    : ldsm ? std::max<int64_t>(stages, 1)
                           : 1;
     // A 2:4 weight's kept values are staged [m][k / 2]; its K is padded
-    // to a multiple of 32 (one mma.sp step), which the step along K must
-    // be and divide.
-    sparse = half && this->c.sparse;
+    // to a multiple of one mma.sp step (sparseK: 32, 8-bit 64), which the
+    // step along K must be and divide.
+    sparse = (half || int8) && this->c.sparse;
     if (sparse) {
-      kp = (this->c.extent(this->c.k) + 31) / 32 * 32;
-      if (bk < 32 || bk % 32 || kp % bk)
-        bk = 32;
+      int64_t sk = sparseK();
+      kp = (this->c.extent(this->c.k) + sk - 1) / sk * sk;
+      if (bk < sk || bk % sk || kp % bk)
+        bk = sk;
     }
     // 8-bit fragments have no transposing ldmatrix: both tiles are
     // k-contiguous, an operand whose fast side is m or n transposed as it
@@ -917,9 +918,9 @@ public:
   /// group of up to 16 bytes.
   bool isSparse() const { return sparse; }
   bool sparseFits() const {
-    int64_t groups = bm * bk / 16;
+    int64_t groups = bm * bk / 2 * elementBytes() / 16;
     return groups >= threads() && groups % threads() == 0 &&
-           bk * bn >= threads() * 8;
+           bk * bn * elementBytes() >= threads() * 16;
   }
   std::string tileName() const {
     return std::to_string(bm) + "x" + std::to_string(bn) + "x" +
@@ -958,6 +959,11 @@ private:
   /// block's metadata that this lane reads (`metaLane`).
   bool sparse = false;
   int64_t kp = 0;
+  /// The k of one mma.sp: m16n8k32 for 16-bit operands, m16n8k64 for
+  /// 8-bit ones; and the metadata words of one (kiln-gpu-sparse-weights
+  /// lays them out in the order of the lanes that give them).
+  int64_t sparseK() const { return bytes ? 64 : 32; }
+  int64_t sparseMetaWords() const { return bytes ? 32 : 16; }
   Value sparseValues, sparseMeta, metaLane;
   /// Shared-memory buffers of each operand's tile: with more than one,
   /// the tiles of the next `stages - 1` steps of K are copied (cp.async
@@ -1181,9 +1187,10 @@ private:
   /// One step of K's products into the accumulators `acc`.
   void simtCompute(OpBuilder &b, SmallVectorImpl<Value> &acc);
   void mmaCompute(OpBuilder &b, SmallVectorImpl<Value> &acc, Value stage);
-  /// One step of K's products with a 2:4 A: per 32 k, mma.sp m16n8k32
-  /// with the A fragment's kept values, two B fragments of 16 k and the
-  /// metadata word of the tile's 16-row block, step `kt` of K.
+  /// One step of K's products with a 2:4 A: per sparseK() k, one mma.sp
+  /// (m16n8k32, 8-bit: m16n8k64) with the A fragment's kept values, two
+  /// ldmatrix halves of B and the metadata word of the tile's 16-row
+  /// block, step `kt` of K.
   void sparseCompute(OpBuilder &b, SmallVectorImpl<Value> &acc, Value stage,
                      Value kt);
   Value mmaSp(OpBuilder &b, ArrayRef<Value> aRegs, ArrayRef<Value> bRegs,
@@ -1483,10 +1490,16 @@ void TileBuilder::locateThread(OpBuilder &b, Value tid) {
   kLane = kind == TileKind::Tf32 ? t : mul(b, t, 2);
   if (!ldsm)
     return;
-  // mma.sp's selector 0: lanes 4g and 4g + 1 give the metadata of rows g
-  // and g + 8 for k 0-15 and 16-31 (word 2g + h of a block's 16); the
-  // other two lanes' registers are not read.
-  if (sparse) {
+  // mma.sp m16n8k32's selector 0: lanes 4g and 4g + 1 give the metadata
+  // of rows g and g + 8 for k 0-15 and 16-31 (word 2g + h of a block's 16);
+  // the other two lanes' registers are not read. m16n8k64 (8-bit): every
+  // lane gives its word (lane 4g + t: row g + 8 (t % 2), k 32 (t / 2) to
+  // 32 (t / 2) + 31), word `lane` of a block's 32.
+  if (sparse && bytes) {
+    metaLane = mutation == Mutation::SwapSparseMeta
+                   ? arith::XOrIOp::create(b, loc, lane, cst(b, 2)).getResult()
+                   : lane;
+  } else if (sparse) {
     Value h = rem(b, lane, 2);
     if (mutation == Mutation::SwapSparseMeta)
       h = arith::SubIOp::create(b, loc, cst(b, 1), h);
@@ -1674,9 +1687,10 @@ void TileBuilder::mmaCompute(OpBuilder &b, SmallVectorImpl<Value> &acc,
 void TileBuilder::stageSparseTile(OpBuilder &b, Value tid, Value m0, Value kt,
                                   Value stage, Value valid,
                                   SmallVectorImpl<Value> &tokens) {
-  // Groups of 8 kept values (16 bytes): `perRow` per tile row, each
-  // thread the groups tid + r * threads (sparseFits: whole rounds).
-  constexpr int64_t width = 8;
+  // Groups of 16 bytes of kept values (8 16-bit or 16 8-bit ones):
+  // `perRow` per tile row, each thread the groups tid + r * threads
+  // (sparseFits: whole rounds).
+  int64_t width = 16 / elementBytes();
   int64_t cols = bk / 2, perRow = cols / width, rowLength = kp / 2;
   int64_t rows = c.extent(c.m), groups = bm * perRow;
   auto group = VectorType::get({width}, c.inType);
@@ -1718,26 +1732,35 @@ void TileBuilder::stageSparseTile(OpBuilder &b, Value tid, Value m0, Value kt,
 
 Value TileBuilder::mmaSp(OpBuilder &b, ArrayRef<Value> aRegs,
                          ArrayRef<Value> bRegs, Value meta, Value acc) {
-  // f16 registers go as vector<2xf16>; bf16 ones as i32 with their PTX
-  // type named (as for nvvm.mma.sync).
-  bool bf = kind == TileKind::BFloat;
-  auto reg = [&](Value row) { return bf ? fragmentRegister(b, row) : row; };
+  // f16 registers go as vector<2xf16>; bf16 and s8 ones as i32 with their
+  // PTX type named (as for nvvm.mma.sync). s8 products (m16n8k64) sum into
+  // s32 accumulators, clamped as the dense tiles' mma.sync are.
+  bool asWords = kind == TileKind::BFloat || int8;
+  auto reg = [&](Value row) { return asWords ? fragmentRegister(b, row) : row; };
   SmallVector<Value> a, bb;
   for (Value r : aRegs)
     a.push_back(reg(r));
   for (Value r : bRegs)
     bb.push_back(reg(r));
   SmallVector<Value> cRegs = accumulatorRegs(b, acc);
-  auto f32 = b.getF32Type();
-  auto resultTy = LLVM::LLVMStructType::getLiteral(ctx, {f32, f32, f32, f32});
+  Type accElt = int8 ? Type(b.getI32Type()) : Type(b.getF32Type());
+  auto resultTy = LLVM::LLVMStructType::getLiteral(
+      ctx, {accElt, accElt, accElt, accElt});
   Value selector = arith::ConstantOp::create(b, loc, b.getI32IntegerAttr(0));
   std::optional<std::array<NVVM::MMATypes, 2>> types;
-  if (bf)
+  std::optional<NVVM::MMAIntOverflow> overflow;
+  if (kind == TileKind::BFloat)
     types = std::array<NVVM::MMATypes, 2>{NVVM::MMATypes::bf16,
                                           NVVM::MMATypes::bf16};
-  Value d =
-      NVVM::MmaSpOp::create(b, loc, resultTy, a, bb, cRegs, meta, selector,
-                            ArrayRef<int64_t>{16, 8, 32}, std::nullopt, types);
+  if (int8) {
+    types =
+        std::array<NVVM::MMATypes, 2>{NVVM::MMATypes::s8, NVVM::MMATypes::s8};
+    overflow = NVVM::MMAIntOverflow::satfinite;
+  }
+  Value d = NVVM::MmaSpOp::create(b, loc, resultTy, a, bb, cRegs, meta,
+                                  selector,
+                                  ArrayRef<int64_t>{16, 8, sparseK()},
+                                  overflow, types);
   return accumulatorFrom(b, d, acc);
 }
 
@@ -1752,30 +1775,36 @@ void TileBuilder::sparseCompute(OpBuilder &b, SmallVectorImpl<Value> &acc,
       out.push_back(vector::ExtractOp::create(b, loc, regs, i));
     return out;
   };
-  // The metadata of 16-row block `blk` at step `kt`, 32 k `ks`: word
-  // metaLane of its 16. Blocks past M (a tile overhanging it) read the
-  // last block's: their kept values are zeros.
-  int64_t blocks = (c.extent(c.m) + 15) / 16, steps = kp / 32;
-  for (int64_t ks = 0; ks < bk / 32; ++ks) {
+  // The metadata of 16-row block `blk` at mma.sp step `step` (sk k, kept
+  // values sk / 2): word metaLane of its sparseMetaWords(). Blocks past M
+  // (a tile overhanging it) read the last block's: their kept values are
+  // zeros.
+  int64_t sk = sparseK(), words = sparseMetaWords();
+  int64_t blocks = (c.extent(c.m) + 15) / 16, steps = kp / sk;
+  for (int64_t ks = 0; ks < bk / sk; ++ks) {
     SmallVector<SmallVector<Value>> aFrag, bFrag;
     SmallVector<Value> meta;
     for (int64_t mi = 0; mi < miCount(); ++mi) {
-      // The kept values of 16 rows and 32 k: a 16x16 tile, loaded as a
-      // dense A fragment (registers 0-3 of ldmatrix .x4).
-      Value regs = ldmatrix(true, cst(b, 16 * ks), add(b, warpRow, 16 * mi));
+      // The kept values of 16 rows and sk k: a tile of 16 rows of 32
+      // bytes, loaded as a dense A fragment (registers 0-3 of ldmatrix
+      // .x4).
+      Value regs =
+          ldmatrix(true, cst(b, sk / 2 * ks), add(b, warpRow, 16 * mi));
       aFrag.push_back(rowsOf(regs, {0, 1, 2, 3}));
       Value blk = div(b, add(b, add(b, mTile0, warpRow), 16 * mi), 16);
       if (c.extent(c.m) % bm)
         blk = arith::MinUIOp::create(b, loc, blk, cst(b, blocks - 1));
-      Value step = add(b, mul(b, kt, bk / 32), ks);
-      Value at = add(b, mul(b, add(b, mul(b, blk, steps), step), 16), metaLane);
+      Value step = add(b, mul(b, kt, bk / sk), ks);
+      Value at =
+          add(b, mul(b, add(b, mul(b, blk, steps), step), words), metaLane);
       meta.push_back(memref::LoadOp::create(b, loc, sparseMeta, at));
     }
-    // B: 32 k of 8 columns in four registers, k 8j + 2t and the next.
+    // B: sk k of 8 columns in four registers, each a quarter of them
+    // (16-bit: k 8j + 2t and the next; 8-bit: 16j + 4t to 16j + 4t + 3).
     for (int64_t pair = 0; pair < niCount() / 2; ++pair) {
       Value col = add(b, warpCol, 16 * pair);
-      Value lo = ldmatrix(false, cst(b, 32 * ks), col);
-      Value hi = ldmatrix(false, cst(b, 32 * ks + 16), col);
+      Value lo = ldmatrix(false, cst(b, sk * ks), col);
+      Value hi = ldmatrix(false, cst(b, sk * ks + sk / 2), col);
       for (int64_t f = 0; f < 2; ++f) {
         SmallVector<Value> regs = rowsOf(lo, {2 * f, 2 * f + 1});
         regs.append(rowsOf(hi, {2 * f, 2 * f + 1}));

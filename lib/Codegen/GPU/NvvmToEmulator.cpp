@@ -92,6 +92,16 @@ multiplicandType(std::optional<NVVM::MMATypes> named, Value a) {
   return std::nullopt;
 }
 
+/// Whether an mma (dense or sparse) multiplies s8 by s8 into four s32
+/// registers, clamped (.satfinite), as the emulator's s8 kinds do.
+template <typename MmaOp>
+bool s8Satfinite(MmaOp mma) {
+  return mma.getMultiplicandAPtxType() == NVVM::MMATypes::s8 &&
+         mma.getMultiplicandBPtxType() == NVVM::MMATypes::s8 &&
+         mma.getIntOverflowBehavior() == NVVM::MMAIntOverflow::satfinite &&
+         f32Result(mma.getRes(), /*s32=*/true);
+}
+
 /// The emulator's number of `mma`'s shape and input type, or -1. Only
 /// f32 accumulators (four f32 results), or s32 ones of s8 products
 /// (.satfinite), and row.col layouts.
@@ -102,11 +112,7 @@ int mmaKind(NVVM::MmaOp mma) {
       shape.getN() != 8 || mma.getOperandA().size() != 4 ||
       mma.getOperandB().size() != 2 || mma.getOperandC().size() != 4)
     return -1;
-  if (shape.getK() == 32 &&
-      mma.getMultiplicandAPtxType() == NVVM::MMATypes::s8 &&
-      mma.getMultiplicandBPtxType() == NVVM::MMATypes::s8 &&
-      mma.getIntOverflowBehavior() == NVVM::MMAIntOverflow::satfinite &&
-      f32Result(mma.getRes(), /*s32=*/true))
+  if (shape.getK() == 32 && s8Satfinite(mma))
     return KILN_EMU_MMA_M16N8K32_S8;
   if (!f32Result(mma.getRes()))
     return -1;
@@ -122,13 +128,18 @@ int mmaKind(NVVM::MmaOp mma) {
 }
 
 /// The emulator's number of `mma`'s shape and input type (2:4 sparse
-/// m16n8k32 f16 or bf16 with f32 accumulators, row.col), or -1.
+/// m16n8k32 f16 or bf16 with f32 accumulators, or m16n8k64 s8 with s32
+/// ones and .satfinite; row.col, plain or ordered metadata, which agree on
+/// the increasing positions the emulator requires), or -1.
 int mmaSpKind(NVVM::MmaSpOp mma) {
   NVVM::MMAShapeAttr shape = mma.getShapeAttr();
-  if (shape.getM() != 16 || shape.getN() != 8 || shape.getK() != 32 ||
-      mma.getKind() || mma.getOrderedMetadata() ||
+  if (shape.getM() != 16 || shape.getN() != 8 || mma.getKind() ||
       mma.getOperandA().size() != 4 || mma.getOperandB().size() != 4 ||
-      mma.getOperandC().size() != 4 || !f32Result(mma.getRes()))
+      mma.getOperandC().size() != 4)
+    return -1;
+  if (shape.getK() == 64 && s8Satfinite(mma))
+    return KILN_EMU_MMA_SP_M16N8K64_S8;
+  if (shape.getK() != 32 || !f32Result(mma.getRes()))
     return -1;
   std::optional<NVVM::MMATypes> type = multiplicandType(
       mma.getMultiplicandAPtxType(), mma.getOperandA().front());

@@ -1,20 +1,27 @@
 //===- SparseWeights.cpp - 2:4 weights compressed for mma.sp --------------===//
 //
-// A half-precision contraction `out[..., m, n] += a[..., m, k] * w[k, n]`
-// (or w[n, k]) that kiln-sparsify marked 2:4 and whose weight `w` is a
-// constant with at most two non-zeros in every group of four consecutive
-// k of a column n gets `w` compressed in the layout the sparse tensor
-// cores read (`mma.sp` m16n8k32, the weight as its A operand: rows are n,
-// the reduction k). With K rounded up to Kp, a multiple of 32:
+// A half-precision or int8 contraction `out[..., m, n] += a[..., m, k] *
+// w[k, n]` (or w[n, k]) that kiln-sparsify marked 2:4 and whose weight `w`
+// is a constant with at most two non-zeros in every group of four
+// consecutive k of a column n gets `w` compressed in the layout the sparse
+// tensor cores read (`mma.sp`, the weight as its A operand: rows are n, the
+// reduction k). f16 and bf16 weights take m16n8k32, int8 ones (signed
+// products into s32) m16n8k64; with S that K step (32 or 64) and K rounded
+// up to Kp, a multiple of S:
 //
-//   kiln_sparse_values [N][Kp / 2]           f16 or bf16
+//   kiln_sparse_values [N][Kp / 2]           f16, bf16 or i8
 //     per row, the two kept values of each group of four k, in k order;
-//   kiln_sparse_meta   [ceil(N / 16)][Kp / 32][8][2]   i32
-//     per 16 rows and 32 k, the 16 metadata words of mma.sp's selector 0:
-//     word (g, h) (the register of lane 4g + h) holds in bits 16r + 4c to
-//     16r + 4c + 3 the positions within their group of the kept values of
-//     row g + 8r, group 4h + c: the first's in the low two bits, the
-//     second's in the high two (always in increasing order).
+//   kiln_sparse_meta   [ceil(N / 16)][Kp / S][W]   i32
+//     per 16 rows and S k, the W metadata words of one mma.sp, in the
+//     order of the lanes that give them. Each group's code is 4 bits: the
+//     position within its group of the first kept value in the low two
+//     bits, the second's in the high two (always in increasing order).
+//     m16n8k32 (W = 16, selector 0): word (g, h), the register of lane
+//     4g + h, holds in bits 16r + 4c to 16r + 4c + 3 the code of row
+//     g + 8r, group 4h + c. m16n8k64 (W = 32, every lane): word 4g + t
+//     holds in bits 4q to 4q + 3 the code of row g + 8 (t % 2), group
+//     8 (t / 2) + q (PTX ISA, the metadata figures of sparse
+//     mma.m16n8k64 with .u8/.s8).
 //
 // A 2-D convolution marked 2:4 (along its input channels) is taken by a
 // second run of the pass (`convolutions`), after kiln-gpu-channels-last
@@ -26,8 +33,9 @@
 // stays dense.
 //
 // A group with fewer than two non-zeros keeps zeros to make two; rows and
-// groups past N and K are zero. That is 56.25% of the dense bytes (half
-// the values plus 4 bits per group of four).
+// groups past N and K are zero. That is 56.25% of the dense bytes for
+// f16/bf16 (half the values plus 4 bits per group of four), 62.5% for
+// int8.
 //
 // The weight itself becomes a private memref global whose attributes
 // name the two compressed globals (`kiln.sparse_values`,
@@ -70,7 +78,7 @@ using namespace mlir;
 namespace {
 
 /// A marked contraction's weight: the constant (possibly behind a 2-D
-/// transpose) and its values as [n][k] bits.
+/// transpose) and its values as [n][k] bits (int8: the byte, zero-extended).
 struct SparseWeight {
   linalg::LinalgOp op;
   arith::ConstantOp constant;
@@ -79,12 +87,27 @@ struct SparseWeight {
   int64_t n = 0, k = 0;
   Type elt;
   std::vector<uint16_t> w; // [n][k]
+
+  bool int8() const { return elt.isInteger(8); }
+  int64_t elementBytes() const { return int8() ? 1 : 2; }
+  /// The k of one mma.sp (m16n8k32 for 16-bit values, m16n8k64 for 8-bit
+  /// ones), and the metadata words of one.
+  int64_t kStep() const { return int8() ? 64 : 32; }
+  int64_t metaWords() const { return int8() ? 32 : 16; }
+  int64_t paddedK() const { return (k + kStep() - 1) / kStep() * kStep(); }
+  bool isZero(uint16_t bits) const {
+    return int8() ? bits == 0 : (bits & 0x7fff) == 0; // f16/bf16: +-0
+  }
+  StringRef typeName() const {
+    return int8() ? "int8" : elt.isF16() ? "f16" : "bf16";
+  }
 };
 
 /// Why a float32 `what` stays dense.
 std::string float32Reason(StringRef what) {
   return ("a float32 " + what +
-          " (--keep-precision?): the sparse tensor-core kernels are f16/bf16")
+          ": the sparse tensor-core kernels are f16, bf16 and int8 "
+          "(--precision=fp16, bf16 or int8; --keep-precision?)")
       .str();
 }
 
@@ -100,23 +123,32 @@ LogicalResult readBits(SparseWeight &s, std::string &why) {
   // A splat (all zeros, say) is the same value everywhere.
   auto dense = dyn_cast<DenseElementsAttr>(s.constant.getValue());
   if (dense && dense.isSplat()) {
-    uint16_t bits = static_cast<uint16_t>(
-        dense.getSplatValue<APFloat>().bitcastToAPInt().getZExtValue());
-    std::fill(s.w.begin(), s.w.end(), bits);
+    APInt bits = s.int8() ? dense.getSplatValue<APInt>()
+                          : dense.getSplatValue<APFloat>().bitcastToAPInt();
+    std::fill(s.w.begin(), s.w.end(),
+              static_cast<uint16_t>(bits.getZExtValue()));
     return success();
   }
+  int64_t eb = s.elementBytes();
   std::optional<ArrayRef<char>> bytes =
       kiln::rawConstantBytes(s.constant.getValue());
-  if (!bytes || static_cast<int64_t>(bytes->size()) != s.n * s.k * 2) {
+  if (!bytes || static_cast<int64_t>(bytes->size()) != s.n * s.k * eb) {
     why = "the weight's values cannot be read";
     return failure();
   }
   const char *src = bytes->data();
   for (int64_t n = 0; n < s.n; ++n)
-    for (int64_t k = 0; k < s.k; ++k)
-      std::memcpy(&s.w[n * s.k + k],
-                  src + 2 * (s.nk ? n * s.k + k : k * s.n + n), 2);
+    for (int64_t k = 0; k < s.k; ++k) {
+      uint16_t bits = 0;
+      std::memcpy(&bits, src + eb * (s.nk ? n * s.k + k : k * s.n + n), eb);
+      s.w[n * s.k + k] = bits;
+    }
   return success();
+}
+
+/// Whether `t` is a weight type the sparse kernels take.
+bool sparseElementType(Type t) {
+  return t.isF16() || t.isBF16() || t.isSignlessInteger(8);
 }
 
 /// `op`'s weight, or why it has none the sparse kernel takes.
@@ -128,8 +160,12 @@ FailureOr<SparseWeight> match(linalg::GenericOp op, std::string &why) {
     return failure();
   }
   Type elt = types->b.getElementType();
-  if (!elt.isF16() && !elt.isBF16()) {
+  if (elt.isF32()) {
     why = float32Reason("product");
+    return failure();
+  }
+  if (!sparseElementType(elt) || types->a.getElementType() != elt) {
+    why = "the product's operands are not both f16, bf16 or int8";
     return failure();
   }
   SparseWeight s;
@@ -178,8 +214,12 @@ FailureOr<SparseWeight> matchConv(linalg::Conv2DNhwcFhwcOp op,
     return failure();
   }
   Type elt = wt.getElementType();
-  if ((!elt.isF16() && !elt.isBF16()) || xt.getElementType() != elt) {
+  if (elt.isF32()) {
     why = float32Reason("convolution");
+    return failure();
+  }
+  if (!sparseElementType(elt) || xt.getElementType() != elt) {
+    why = "the convolution's operands are not both f16, bf16 or int8";
     return failure();
   }
   SparseWeight s;
@@ -195,8 +235,6 @@ FailureOr<SparseWeight> matchConv(linalg::Conv2DNhwcFhwcOp op,
   return s;
 }
 
-bool isZero(uint16_t bits) { return (bits & 0x7fff) == 0; }
-
 /// Groups of four along k with more than two non-zeros.
 int64_t denseGroups(const SparseWeight &s) {
   int64_t bad = 0;
@@ -204,18 +242,19 @@ int64_t denseGroups(const SparseWeight &s) {
     for (int64_t k = 0; k < s.k; k += 4) {
       int nz = 0;
       for (int64_t j = k; j < std::min(k + 4, s.k); ++j)
-        nz += !isZero(s.w[n * s.k + j]);
+        nz += !s.isZero(s.w[n * s.k + j]);
       bad += nz > 2;
     }
   return bad;
 }
 
-/// The compressed values and metadata of `s` (see the file comment).
-void compress(const SparseWeight &s, std::vector<uint16_t> &values,
+/// The compressed values (raw bytes) and metadata of `s` (see the file
+/// comment).
+void compress(const SparseWeight &s, std::vector<char> &values,
               std::vector<uint32_t> &meta) {
-  int64_t kp = (s.k + 31) / 32 * 32, groups = kp / 4;
-  int64_t blocks = (s.n + 15) / 16, steps = kp / 32;
-  values.assign(s.n * kp / 2, 0);
+  int64_t kp = s.paddedK(), groups = kp / 4, eb = s.elementBytes();
+  int64_t blocks = (s.n + 15) / 16, steps = kp / s.kStep();
+  values.assign(s.n * kp / 2 * eb, 0);
   // The 4-bit code of each group of each row (16-row blocks: past N, the
   // code of a zero group).
   std::vector<uint8_t> codes(blocks * 16 * groups, 0x4);
@@ -224,7 +263,7 @@ void compress(const SparseWeight &s, std::vector<uint16_t> &values,
       int pos[2], kept = 0;
       for (int j = 0; j < 4; ++j) {
         int64_t k = 4 * q + j;
-        if (k < s.k && !isZero(s.w[n * s.k + k]))
+        if (k < s.k && !s.isZero(s.w[n * s.k + k]))
           pos[kept++] = j;
       }
       // Fewer than two non-zeros: zeros at the first free positions.
@@ -235,23 +274,37 @@ void compress(const SparseWeight &s, std::vector<uint16_t> &values,
         std::swap(pos[0], pos[1]);
       for (int i = 0; i < 2; ++i) {
         int64_t k = 4 * q + pos[i];
-        values[n * kp / 2 + 2 * q + i] = k < s.k ? s.w[n * s.k + k] : 0;
+        uint16_t bits = k < s.k ? s.w[n * s.k + k] : 0;
+        std::memcpy(&values[(n * kp / 2 + 2 * q + i) * eb], &bits, eb);
       }
       codes[n * groups + q] = static_cast<uint8_t>(pos[0] | pos[1] << 2);
     }
-  meta.assign(blocks * steps * 16, 0);
+  int64_t words = s.metaWords();
+  meta.assign(blocks * steps * words, 0);
+  auto code = [&](int64_t row, int64_t group) -> uint32_t {
+    return codes[row * groups + group];
+  };
   for (int64_t blk = 0; blk < blocks; ++blk)
-    for (int64_t st = 0; st < steps; ++st)
-      for (int64_t g = 0; g < 8; ++g)
-        for (int64_t h = 0; h < 2; ++h) {
-          uint32_t word = 0;
-          for (int64_t r = 0; r < 2; ++r)
-            for (int64_t c = 0; c < 4; ++c) {
-              int64_t row = 16 * blk + g + 8 * r, q = 8 * st + 4 * h + c;
-              word |= uint32_t(codes[row * groups + q]) << (16 * r + 4 * c);
-            }
-          meta[((blk * steps + st) * 8 + g) * 2 + h] = word;
+    for (int64_t st = 0; st < steps; ++st) {
+      uint32_t *out = &meta[(blk * steps + st) * words];
+      for (int64_t g = 0; g < 8; ++g) {
+        if (s.int8()) {
+          // m16n8k64: lane 4g + t, row g + 8 (t % 2), groups 8 (t / 2)..
+          for (int64_t t = 0; t < 4; ++t)
+            for (int64_t q = 0; q < 8; ++q)
+              out[4 * g + t] |= code(16 * blk + g + 8 * (t % 2),
+                                     16 * st + 8 * (t / 2) + q)
+                                << 4 * q;
+          continue;
         }
+        // m16n8k32: word 2g + h, rows g and g + 8, groups 4h..4h + 3.
+        for (int64_t h = 0; h < 2; ++h)
+          for (int64_t r = 0; r < 2; ++r)
+            for (int64_t c = 0; c < 4; ++c)
+              out[2 * g + h] |= code(16 * blk + g + 8 * r, 8 * st + 4 * h + c)
+                                << (16 * r + 4 * c);
+      }
+    }
 }
 
 /// `data` as the elements of `type`: inline up to 4 KiB (readable in the
@@ -308,12 +361,25 @@ struct GpuSparseWeightsPass
               "--gpu-channels-last=false): its kernel walks K as (c, kh, "
               "kw), where the 2:4 groups of input channels are not "
               "consecutive";
+      // Kept values [N][Kp/2], metadata words per 16 rows and mma.sp
+      // step (see compress).
+      int64_t sparseBytes = 0;
       if (succeeded(s)) {
-        entry.append("dense_bytes", i64(s->n * s->k * 2));
+        int64_t kp = s->paddedK(), denseBytes = s->n * s->k * s->elementBytes();
+        sparseBytes = s->n * kp / 2 * s->elementBytes() +
+                      (s->n + 15) / 16 * (kp / s->kStep()) * s->metaWords() * 4;
+        entry.append("dense_bytes", i64(denseBytes));
         if (int64_t bad = denseGroups(*s))
           why = llvm::formatv("not 2:4 along K in {0}: {1} groups of four "
                               "have more than two non-zeros",
-                              s->elt.isF16() ? "f16" : "bf16", bad)
+                              s->typeName(), bad)
+                    .str();
+        else if (sparseBytes >= denseBytes)
+          // A short K padded to one mma.sp step: the kernel would read
+          // more bytes than the dense one.
+          why = llvm::formatv("K = {0} pads to {1}: the compressed weight "
+                              "({2} bytes) is not smaller than the dense one",
+                              s->k, kp, sparseBytes)
                     .str();
       }
       op->removeAttr("kiln.sparsity");
@@ -326,15 +392,11 @@ struct GpuSparseWeightsPass
       Location loc = op.getLoc();
       auto weightType = cast<RankedTensorType>(s->constant.getType());
       memref::GlobalOp &weight = done[{s->constant, s->nk ? 1u : 0u}];
-      // Kept values [N][Kp/2] (2 bytes each), metadata 64 bytes per 16
-      // rows and 32 k (see compress).
-      int64_t kp = (s->k + 31) / 32 * 32;
-      entry.append("sparse_bytes",
-                   i64(s->n * kp + (s->n + 15) / 16 * (kp / 32) * 64));
+      entry.append("sparse_bytes", i64(sparseBytes));
       entry.append("kernel", StringAttr::get(ctx, "sparse"));
       kernels.push_back(entry.getDictionary(ctx));
       if (!weight) {
-        std::vector<uint16_t> values;
+        std::vector<char> values;
         std::vector<uint32_t> meta;
         compress(*s, values, meta);
         weight = compressedWeight(b, module, symbols, *s, values, meta);
@@ -355,7 +417,7 @@ struct GpuSparseWeightsPass
   /// weight global that names them.
   memref::GlobalOp compressedWeight(OpBuilder &b, ModuleOp module,
                                     SymbolTable &symbols, SparseWeight &s,
-                                    ArrayRef<uint16_t> values,
+                                    ArrayRef<char> values,
                                     ArrayRef<uint32_t> meta) {
     Location loc = s.op.getLoc();
     auto i64 = [&](int64_t v) { return b.getI64IntegerAttr(v); };
@@ -367,10 +429,8 @@ struct GpuSparseWeightsPass
                                      raw(type, name, data));
     };
     memref::GlobalOp valuesGlobal =
-        global("kiln_sparse_values", s.elt,
-               ArrayRef<char>(reinterpret_cast<const char *>(values.data()),
-                              values.size() * 2),
-               values.size());
+        global("kiln_sparse_values", s.elt, values,
+               static_cast<int64_t>(values.size()) / s.elementBytes());
     memref::GlobalOp metaGlobal =
         global("kiln_sparse_meta", b.getI32Type(),
                ArrayRef<char>(reinterpret_cast<const char *>(meta.data()),

@@ -167,3 +167,42 @@ func.func @conv_k_order(%x: memref<1x33x16xf16>, %out: memref<1x32x64xf32>) {
   }
   return
 }
+
+// -----
+
+#x = affine_map<(m, k, n) -> (m, k)>
+#w = affine_map<(m, k, n) -> (n, k)>
+#o = affine_map<(m, k, n) -> (m, n)>
+
+// An int8 product (signed bytes into i32) with a compressed [N = 64,
+// K = 64] weight: 8-bit tiles step 64 k, one mma.sp m16n8k64 (s8 into s32,
+// .satfinite) per 16x8 tile; the kept bytes arrive in [stage][m][32 + 16]
+// tiles by 16-byte cp.async copies (16 values), and each lane reads its
+// own metadata word (32 per 16 rows and 64 k).
+// CHECK-LABEL: func.func @sparse_int8
+// CHECK-DAG: %[[VALS:.*]] = memref.get_global @kiln_sparse_values : memref<2048xi8>
+// CHECK-DAG: %[[META:.*]] = memref.get_global @kiln_sparse_meta : memref<128xi32>
+// CHECK: gpu.launch
+// CHECK-SAME: workgroup(%[[AS:.*]] : memref<3x64x48xi8, #gpu.address_space<workgroup>>, %{{.*}} : memref<3x64x80xi8, #gpu.address_space<workgroup>>)
+// CHECK: nvgpu.device_async_copy %[[VALS]][%{{.*}}], %[[AS]][%{{.*}}, %{{.*}}, %{{.*}}], 16 {bypassL1} : memref<2048xi8> to memref<3x64x48xi8, #gpu.address_space<workgroup>>
+// CHECK: scf.for
+// CHECK: memref.load %[[META]][%{{.*}}] : memref<128xi32>
+// CHECK-COUNT-8: nvvm.mma.sp.sync {{.*}} sparseMetadata[%{{.*}}] selector[%{{.*}}] {intOverflowBehavior = #nvvm.mma_int_overflow<satfinite>, multiplicandAPtxType = #nvvm.mma_type<s8>, multiplicandBPtxType = #nvvm.mma_type<s8>, shape = #nvvm.shape<m = 16, n = 8, k = 64>} : (i32, i32, i32) -> !llvm.struct<(i32, i32, i32, i32)>
+// CHECK-NOT: nvgpu.mma.sync
+// CHECK-NOT: memref<64x64xi8>
+memref.global "private" constant @kiln_sparse_values : memref<2048xi8> = dense<0>
+memref.global "private" constant @kiln_sparse_meta : memref<128xi32> = dense<1145324612>
+memref.global "private" constant @kiln_sparse_weight : memref<4096xi8> = dense<0> {kiln.sparse_k = 64 : i64, kiln.sparse_k_dim = 1 : i64, kiln.sparse_meta = @kiln_sparse_meta, kiln.sparse_n = 64 : i64, kiln.sparse_values = @kiln_sparse_values}
+func.func @sparse_int8(%x: memref<40x64xi8>, %out: memref<40x64xi32>) {
+  %g = memref.get_global @kiln_sparse_weight : memref<4096xi8>
+  %w = memref.expand_shape %g [[0, 1]] output_shape [64, 64] : memref<4096xi8> into memref<64x64xi8>
+  linalg.generic {indexing_maps = [#x, #w, #o], iterator_types = ["parallel", "reduction", "parallel"]} ins(%x, %w : memref<40x64xi8>, memref<64x64xi8>) outs(%out : memref<40x64xi32>) {
+  ^bb0(%a: i8, %b: i8, %acc: i32):
+    %0 = arith.extsi %a : i8 to i32
+    %1 = arith.extsi %b : i8 to i32
+    %2 = arith.muli %0, %1 : i32
+    %3 = arith.addi %acc, %2 : i32
+    linalg.yield %3 : i32
+  }
+  return
+}

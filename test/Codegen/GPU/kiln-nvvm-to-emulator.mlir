@@ -138,6 +138,31 @@ llvm.func @mma_sp(%a: i32, %c: f32, %h: vector<2xf16>, %meta: i32, %p: !llvm.ptr
 
 // -----
 
+// mma.sp.sync m16n8k64 s8 (.satfinite, s32 accumulators) becomes kind 7
+// with 14 words, its D registers read back as i32.
+// CHECK-LABEL: llvm.func @mma_sp_s8(
+// CHECK-DAG: %[[N:.*]] = llvm.mlir.constant(14 : i32) : i32
+// CHECK-DAG: llvm.alloca %[[N]] x i32
+// CHECK: %[[KIND:.*]] = llvm.mlir.constant(7 : i32) : i32
+// CHECK: llvm.call %{{.*}}(%[[KIND]], %{{.*}}, %{{.*}}) : !llvm.ptr, (i32, !llvm.ptr, !llvm.ptr) -> ()
+// CHECK-COUNT-4: llvm.load %{{.*}} : !llvm.ptr -> i32
+// CHECK-NOT: nvvm.
+llvm.func @mma_sp_s8(%a: i32, %c: i32, %meta: i32, %p: !llvm.ptr) attributes {nvvm.kernel} {
+  %sel = llvm.mlir.constant(0 : i32) : i32
+  %d = nvvm.mma.sp.sync A[%a, %a, %a, %a] B[%a, %a, %a, %a] C[%c, %c, %c, %c]
+    sparseMetadata[%meta] selector[%sel]
+    {intOverflowBehavior = #nvvm.mma_int_overflow<satfinite>,
+     multiplicandAPtxType = #nvvm.mma_type<s8>,
+     multiplicandBPtxType = #nvvm.mma_type<s8>,
+     shape = #nvvm.shape<m = 16, n = 8, k = 64>}
+    : (i32, i32, i32) -> !llvm.struct<(i32, i32, i32, i32)>
+  %x = llvm.extractvalue %d[0] : !llvm.struct<(i32, i32, i32, i32)>
+  llvm.store %x, %p : i32, !llvm.ptr
+  llvm.return
+}
+
+// -----
+
 // ldmatrix becomes hook 4 with the number of matrices and whether it
 // transposes (layout col), the lane's row address, and a stack array of
 // four words that its registers are loaded back from. A cp.async copy is

@@ -44,6 +44,39 @@ def sparse_conv_weight(rng, f, c, kh, kw):
     return w
 
 
+def cnn_graph(rng, channels, size):
+    """x[2, C0, size, size] -> Conv 3x3 pad 1 (W1 [C1, C0, 3, 3]) + b1 ->
+    Relu -> Conv 3x3 stride 2 (W2 [C2, C1, 3, 3]) + b2 -> Relu -> Conv 1x1
+    (W3 [C3, C2, 1, 1]) -> y, its weights 2:4 along the input channels."""
+    c0, c1, c2, c3 = channels
+    w1 = sparse_conv_weight(rng, c1, c0, 3, 3)
+    w2 = sparse_conv_weight(rng, c2, c1, 3, 3)
+    w3 = sparse_conv_weight(rng, c3, c2, 1, 1)
+    b1 = rng.standard_normal(c1).astype(np.float32) * 0.1
+    b2 = rng.standard_normal(c2).astype(np.float32) * 0.1
+    out = (size - 3) // 2 + 1
+    return helper.make_graph(
+        [
+            helper.make_node("Conv", ["x", "w1", "b1"], ["c1"], name="conv1",
+                             kernel_shape=[3, 3], pads=[1, 1, 1, 1]),
+            helper.make_node("Relu", ["c1"], ["r1"], name="relu1"),
+            helper.make_node("Conv", ["r1", "w2", "b2"], ["c2"], name="conv2",
+                             kernel_shape=[3, 3], strides=[2, 2]),
+            helper.make_node("Relu", ["c2"], ["r2"], name="relu2"),
+            helper.make_node("Conv", ["r2", "w3"], ["y"], name="conv3",
+                             kernel_shape=[1, 1]),
+        ],
+        "sparse_conv",
+        [helper.make_tensor_value_info("x", TensorProto.FLOAT,
+                                       [2, c0, size, size])],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT,
+                                       [2, c3, out, out])],
+        [numpy_helper.from_array(w1, "w1"), numpy_helper.from_array(b1, "b1"),
+         numpy_helper.from_array(w2, "w2"), numpy_helper.from_array(b2, "b2"),
+         numpy_helper.from_array(w3, "w3")],
+    )
+
+
 def save(model, path):
     onnx.checker.check_model(model)
     onnx.save(model, path)
@@ -65,29 +98,7 @@ def main():
     os.makedirs(out, exist_ok=True)
     rng = np.random.default_rng(11)
 
-    w1 = sparse_conv_weight(rng, 40, 16, 3, 3)
-    w2 = sparse_conv_weight(rng, 24, 40, 3, 3)
-    w3 = sparse_conv_weight(rng, 16, 24, 1, 1)
-    b1 = rng.standard_normal(40).astype(np.float32) * 0.1
-    b2 = rng.standard_normal(24).astype(np.float32) * 0.1
-    graph = helper.make_graph(
-        [
-            helper.make_node("Conv", ["x", "w1", "b1"], ["c1"], name="conv1",
-                             kernel_shape=[3, 3], pads=[1, 1, 1, 1]),
-            helper.make_node("Relu", ["c1"], ["r1"], name="relu1"),
-            helper.make_node("Conv", ["r1", "w2", "b2"], ["c2"], name="conv2",
-                             kernel_shape=[3, 3], strides=[2, 2]),
-            helper.make_node("Relu", ["c2"], ["r2"], name="relu2"),
-            helper.make_node("Conv", ["r2", "w3"], ["y"], name="conv3",
-                             kernel_shape=[1, 1]),
-        ],
-        "sparse_conv",
-        [helper.make_tensor_value_info("x", TensorProto.FLOAT, [2, 16, 10, 10])],
-        [helper.make_tensor_value_info("y", TensorProto.FLOAT, [2, 16, 4, 4])],
-        [numpy_helper.from_array(w1, "w1"), numpy_helper.from_array(b1, "b1"),
-         numpy_helper.from_array(w2, "w2"), numpy_helper.from_array(b2, "b2"),
-         numpy_helper.from_array(w3, "w3")],
-    )
+    graph = cnn_graph(rng, [16, 40, 24, 16], 10)
     write(out, "conv", graph,
           rng.standard_normal((2, 16, 10, 10)).astype(np.float32))
 

@@ -123,13 +123,13 @@ struct SparsifyPass : public kiln::impl::KilnSparsifyBase<SparsifyPass> {
     // (kiln-fold-qdq), which the lowering computes as its product: its
     // [F, C, 1, 1] weight is an [N, K] matrix.
     bool pointwise = isPointwiseGemm(op);
-    if (isa<ConvTransposeOp, ConvIntegerOp, QLinearConvOp>(op) && !pointwise)
-      return "a transposed or integer convolution: no sparse kernels for it";
-    if (auto conv = dyn_cast<ConvOp>(op)) {
+    if (isa<ConvTransposeOp>(op))
+      return "a transposed convolution: no sparse kernels for it";
+    if (isa<ConvOp, ConvIntegerOp, QLinearConvOp>(op) && !pointwise) {
       if (!convolutions)
         return "a convolution: this target runs convolutions dense (the "
                "GPU's mma.sp kernels take them)";
-      return visitConv(conv, entry);
+      return visitConv(op, entry);
     }
     // The integer products (a QDQ model's, or --precision=int8's after
     // kiln-fold-qdq): the weight is ONNX input 3 of the QLinear forms, 1
@@ -143,16 +143,8 @@ struct SparsifyPass : public kiln::impl::KilnSparsifyBase<SparsifyPass> {
       return "the weight's shape is not static";
     Type elt = type.getElementType();
     if (integer) {
-      // The CPU's int8 kernel multiplies the stored bytes: signed ones,
-      // whose zeros are the weight's zeros (zero point 0).
-      if (!elt.isSignlessInteger(8))
-        return "the integer weight is not int8";
-      Value zp = getOnnxInput(op, qlinear ? 5 : 3);
-      if (zp) {
-        std::optional<SmallVector<int64_t>> z = constInts(zp);
-        if (!z || llvm::any_of(*z, [](int64_t v) { return v != 0; }))
-          return "the weight's zero point is not a constant 0";
-      }
+      if (std::string why = integerWeightReason(op, elt); !why.empty())
+        return why;
     } else if (!elt.isF32() && !elt.isF16() && !elt.isBF16()) {
       // float32 (the CPU's sparse kernels; the GPU's after --precision),
       // or a model's own f16/bf16 (the GPU's).
@@ -179,20 +171,41 @@ struct SparsifyPass : public kiln::impl::KilnSparsifyBase<SparsifyPass> {
     w.constant = src.getDefiningOp<ConstantOp>();
     if (!w.constant)
       return "the weight is not a constant";
-    std::optional<SmallVector<float>> values;
-    if (integer) {
-      // int8 values are exact as floats.
-      if (std::optional<SmallVector<int64_t>> ints = constInts(src))
-        values = llvm::map_to_vector(*ints, [](int64_t v) { return float(v); });
-    } else {
-      values = constFloatsWidened(src);
-    }
+    std::optional<SmallVector<float>> values = weightValues(src, integer);
     if (!values)
       return "the weight's values cannot be read";
     auto st = cast<RankedTensorType>(src.getType());
     w.k = w.nk ? st.getDimSize(1) : st.getDimSize(0);
     w.n = w.nk ? st.getDimSize(0) : st.getDimSize(1);
     return check(op, w, *values, elt, entry);
+  }
+
+  /// Why the weight (of element type `elt`) of the integer product or
+  /// convolution `op` cannot be checked on its stored bytes, or "": the
+  /// sparse int8 kernels multiply those bytes, signed ones, whose zeros
+  /// are the weight's zeros where its zero point (ONNX input 5 of the
+  /// QLinear forms, 3 of the Integer ones) is 0.
+  static std::string integerWeightReason(Operation *op, Type elt) {
+    if (!elt.isSignlessInteger(8))
+      return "the integer weight is not int8";
+    bool qlinear = isa<QLinearMatMulOp, QLinearConvOp>(op);
+    if (Value zp = getOnnxInput(op, qlinear ? 5 : 3)) {
+      std::optional<SmallVector<int64_t>> z = constInts(zp);
+      if (!z || llvm::any_of(*z, [](int64_t v) { return v != 0; }))
+        return "the weight's zero point is not a constant 0";
+    }
+    return "";
+  }
+
+  /// The values of the constant weight `src` as floats (int8 ones are
+  /// exact as floats), or nothing where they cannot be read.
+  static std::optional<SmallVector<float>> weightValues(Value src,
+                                                        bool integer) {
+    if (!integer)
+      return constFloatsWidened(src);
+    if (std::optional<SmallVector<int64_t>> ints = constInts(src))
+      return llvm::map_to_vector(*ints, [](int64_t v) { return float(v); });
+    return std::nullopt;
   }
 
   /// Records `w`'s K, N and bytes in `entry`; marks `op` 2:4 where its
@@ -233,14 +246,27 @@ struct SparsifyPass : public kiln::impl::KilnSparsifyBase<SparsifyPass> {
     return "";
   }
 
-  /// A float 2-D convolution: its constant [F, C, KH, KW] weight 2:4
-  /// along C at each (f, kh, kw), the groups of four consecutive k of the
-  /// GEMM a channels-last kernel runs (K = (kh, kw, c)).
-  std::string visitConv(ConvOp op, NamedAttrList &entry) {
-    if (op.getGroup() != 1)
-      return "a grouped convolution (group " + std::to_string(op.getGroup()) +
-             ")";
-    Value b = op.getW();
+  /// A 2-D convolution (float, or the int8 ConvInteger and QLinearConv of
+  /// a QDQ model or --precision=int8): its constant [F, C, KH, KW] weight
+  /// 2:4 along C at each (f, kh, kw), the groups of four consecutive k of
+  /// the GEMM a channels-last kernel runs (K = (kh, kw, c)). An int8
+  /// weight is checked on its stored bytes, whose zeros are the weight's
+  /// zeros where its zero point is 0.
+  std::string visitConv(Operation *op, NamedAttrList &entry) {
+    int64_t group = 1;
+    if (auto conv = dyn_cast<ConvOp>(op))
+      group = conv.getGroup();
+    else if (auto conv = dyn_cast<ConvIntegerOp>(op))
+      group = conv.getGroup();
+    else if (auto conv = dyn_cast<QLinearConvOp>(op))
+      group = conv.getGroup();
+    if (group != 1)
+      return "a grouped convolution (group " + std::to_string(group) + ")";
+    bool integer = !isa<ConvOp>(op);
+    Weight w;
+    w.nk = true;
+    w.index = isa<QLinearConvOp>(op) ? 3 : 1;
+    Value b = getOnnxInput(op, w.index);
     auto type = dyn_cast<RankedTensorType>(b.getType());
     if (!type || !type.hasStaticShape())
       return "the weight's shape is not static";
@@ -248,15 +274,16 @@ struct SparsifyPass : public kiln::impl::KilnSparsifyBase<SparsifyPass> {
       return "not a 2-D convolution (a rank-" + std::to_string(type.getRank()) +
              " weight)";
     Type elt = type.getElementType();
-    if (!elt.isF32() && !elt.isF16() && !elt.isBF16())
+    if (integer) {
+      if (std::string why = integerWeightReason(op, elt); !why.empty())
+        return why;
+    } else if (!elt.isF32() && !elt.isF16() && !elt.isBF16()) {
       return "the weight is not f32, f16 or bf16";
-    Weight w;
-    w.nk = true;
-    w.index = 1;
+    }
     w.constant = b.getDefiningOp<ConstantOp>();
     if (!w.constant)
       return "the weight is not a constant";
-    std::optional<SmallVector<float>> values = constFloatsWidened(b);
+    std::optional<SmallVector<float>> values = weightValues(b, integer);
     if (!values)
       return "the weight's values cannot be read";
     w.taps = type.getDimSize(2) * type.getDimSize(3);

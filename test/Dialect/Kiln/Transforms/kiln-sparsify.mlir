@@ -158,8 +158,12 @@ func.func @half(%x: tensor<1x4xf16>, %y: tensor<1x4xbf16>) -> (tensor<1x2xf16>, 
 // and MatMulInteger with a constant int8 weight whose zero point is 0 are
 // checked on the stored bytes; a QDQ Gemm's 1x1 QLinearConv of 1x1 planes
 // (what kiln-fold-qdq writes) reads its [F, C, 1, 1] weight as [N, K].
-// Stay dense: a non-zero weight zero point, a uint8 weight, a 1x1
-// convolution of wider planes. Forced, the int8 weight keeps its two
+// Other integer convolutions (a 1x1 one of wider planes, a 3x3 one) are
+// checked as convolutions: 2:4 along the input channels at each tap (the
+// GPU's sparse kernels), on the CPU not marked (NOCONV). Stay dense: a
+// non-zero weight zero point (of a product and of a 3x3 convolution), a
+// uint8 weight, an integer convolution of two groups. Forced, the int8
+// weight keeps its two
 // largest magnitudes per group (3 and -4), written as int8.
 
 // CHECK: name = "qmm", op = "qlinear_matmul", reason = "", sparse = true, weight_bytes = 8 : i64
@@ -167,17 +171,24 @@ func.func @half(%x: tensor<1x4xf16>, %y: tensor<1x4xbf16>) -> (tensor<1x2xf16>, 
 // CHECK: name = "qgemm", op = "qlinear_conv", reason = "", sparse = true, weight_bytes = 8 : i64
 // CHECK: name = "zp", op = "qlinear_matmul", reason = "the weight's zero point is not a constant 0", sparse = false
 // CHECK: name = "u8", op = "matmul_integer", reason = "the integer weight is not int8", sparse = false
-// CHECK: name = "plane", op = "qlinear_conv", reason = "a transposed or integer convolution: no sparse kernels for it", sparse = false
+// CHECK: k = 4 : i64, n = 2 : i64, name = "plane", op = "qlinear_conv", reason = "", sparse = true, weight_bytes = 8 : i64
+// CHECK: k = 36 : i64, n = 2 : i64, name = "win", op = "conv_integer", reason = "", sparse = true, weight_bytes = 72 : i64
+// CHECK: name = "winzp", op = "conv_integer", reason = "the weight's zero point is not a constant 0", sparse = false
+// CHECK: name = "grouped", op = "qlinear_conv", reason = "a grouped convolution (group 2)", sparse = false
+// NOCONV: name = "plane", op = "qlinear_conv", reason = "a convolution: this target runs convolutions dense (the GPU's mma.sp kernels take them)", sparse = false
+// NOCONV: name = "win", op = "conv_integer", reason = "a convolution: this target runs convolutions dense (the GPU's mma.sp kernels take them)", sparse = false
 // CHECK: name = "qmm3", op = "qlinear_matmul", reason = "not 2:4 along K: 1 of 2 groups of four have more than two non-zeros", sparse = false
 // CHECK-LABEL: func.func @integer
 // CHECK:         kiln.qlinear_matmul({{.+}}) {kiln.sparsity = "2:4"}
 // CHECK:         kiln.matmul_integer({{.+}}) {kiln.sparsity = "2:4"
 // CHECK:         kiln.qlinear_conv({{.+}}) {kiln.sparsity = "2:4"}
+// CHECK:         kiln.qlinear_conv({{.+}}) {kiln.sparsity = "2:4"}
+// CHECK:         kiln.conv_integer({{.+}}) {kiln.sparsity = "2:4"}
 // FORCE: name = "qmm3", op = "qlinear_matmul", pruned = 1 : i64
 // FORCE-LABEL: func.func @integer
 // FORCE:         %[[P:.+]] = kiln.constant dense<{{\[\[}}0, 0], [3, 2], [-4, 0], [0, 1]]> : tensor<4x2xi8>
 // FORCE:         kiln.qlinear_matmul(%{{.+}}, %{{.+}}, %{{.+}}, %[[P]], {{.+}}) {kiln.sparsity = "2:4"}
-func.func @integer(%x: tensor<1x4xi8>, %img: tensor<1x4x1x1xi8>, %wide: tensor<1x4x2x2xi8>, %xu: tensor<1x4xui8>) -> (tensor<1x2xi8>, tensor<1x2xi32>, tensor<1x2x1x1xi8>, tensor<1x2xi8>, tensor<1x2xi32>, tensor<1x2x2x2xi8>, tensor<1x2xi8>) {
+func.func @integer(%x: tensor<1x4xi8>, %img: tensor<1x4x1x1xi8>, %wide: tensor<1x4x2x2xi8>, %xu: tensor<1x4xui8>, %wide3: tensor<1x4x3x3xi8>) -> (tensor<1x2xi8>, tensor<1x2xi32>, tensor<1x2x1x1xi8>, tensor<1x2xi8>, tensor<1x2xi32>, tensor<1x2x2x2xi8>, tensor<1x2x1x1xi32>, tensor<1x2x1x1xi32>, tensor<1x2x2x2xi8>, tensor<1x2xi8>) {
   %s = kiln.constant dense<0.5> : tensor<f32>
   %z = kiln.constant dense<0> : tensor<i8>
   %z2 = kiln.constant dense<0> : tensor<2xi8>
@@ -191,7 +202,13 @@ func.func @integer(%x: tensor<1x4xi8>, %img: tensor<1x4x1x1xi8>, %wide: tensor<1
   %wu = kiln.constant dense<[[1, 0], [0, 2], [0, 0], [3, 4]]> : tensor<4x2xui8>
   %e = kiln.matmul_integer(%xu, %wu) : (tensor<1x4xui8>, tensor<4x2xui8>) -> tensor<1x2xi32> loc("u8")
   %f = kiln.qlinear_conv(%wide, %s, %z, %wc, %s, %z2, %s, %z) : (tensor<1x4x2x2xi8>, tensor<f32>, tensor<i8>, tensor<2x4x1x1xi8>, tensor<f32>, tensor<2xi8>, tensor<f32>, tensor<i8>) -> tensor<1x2x2x2xi8> loc("plane")
+  %ww = kiln.constant dense<[[[[1, 0, 2], [0, 1, 0], [3, 0, 0]], [[0, 0, 1], [2, 0, 0], [0, 4, 0]], [[0, 5, 0], [0, 0, 0], [0, 0, 6]], [[2, 0, 0], [0, 3, 0], [0, 0, 0]]], [[[0, 0, 0], [0, 0, 0], [0, 0, 0]], [[1, 1, 1], [1, 1, 1], [1, 1, 1]], [[0, 0, 0], [0, 0, 0], [0, 0, 0]], [[2, 2, 2], [2, 2, 2], [2, 2, 2]]]]> : tensor<2x4x3x3xi8>
+  %h = kiln.conv_integer(%wide3, %ww) : (tensor<1x4x3x3xi8>, tensor<2x4x3x3xi8>) -> tensor<1x2x1x1xi32> loc("win")
+  %one = kiln.constant dense<1> : tensor<i8>
+  %i = kiln.conv_integer(%wide3, %ww, %z, %one) : (tensor<1x4x3x3xi8>, tensor<2x4x3x3xi8>, tensor<i8>, tensor<i8>) -> tensor<1x2x1x1xi32> loc("winzp")
+  %wg = kiln.constant dense<[[[[1]], [[0]]], [[[0]], [[3]]]]> : tensor<2x2x1x1xi8>
+  %j = kiln.qlinear_conv(%wide, %s, %z, %wg, %s, %z2, %s, %z) {group = 2 : i64} : (tensor<1x4x2x2xi8>, tensor<f32>, tensor<i8>, tensor<2x2x1x1xi8>, tensor<f32>, tensor<2xi8>, tensor<f32>, tensor<i8>) -> tensor<1x2x2x2xi8> loc("grouped")
   %w3 = kiln.constant dense<[[1, 0], [3, 2], [-4, 0], [0, 1]]> : tensor<4x2xi8>
   %g = kiln.qlinear_matmul(%x, %s, %z, %w3, %s, %z2, %s, %z) : (tensor<1x4xi8>, tensor<f32>, tensor<i8>, tensor<4x2xi8>, tensor<f32>, tensor<2xi8>, tensor<f32>, tensor<i8>) -> tensor<1x2xi8> loc("qmm3")
-  return %a, %b, %c, %d, %e, %f, %g : tensor<1x2xi8>, tensor<1x2xi32>, tensor<1x2x1x1xi8>, tensor<1x2xi8>, tensor<1x2xi32>, tensor<1x2x2x2xi8>, tensor<1x2xi8>
+  return %a, %b, %c, %d, %e, %f, %h, %i, %j, %g : tensor<1x2xi8>, tensor<1x2xi32>, tensor<1x2x1x1xi8>, tensor<1x2xi8>, tensor<1x2xi32>, tensor<1x2x2x2xi8>, tensor<1x2x1x1xi32>, tensor<1x2x1x1xi32>, tensor<1x2x2x2xi8>, tensor<1x2xi8>
 }

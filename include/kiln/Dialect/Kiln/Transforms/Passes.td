@@ -262,8 +262,15 @@ def KilnSparsify : Pass<"kiln-sparsify", "::mlir::ModuleOp"> {
     op reads a new constant (a weight shared with other ops is left to
     them).
 
+    The int8 products of a QDQ model or of `--precision=int8`
+    (`QLinearMatMul`, `MatMulInteger`, and the 1x1 `QLinearConv` of 1x1
+    planes that `kiln-fold-qdq` writes for a QDQ `Gemm`) are checked the
+    same way on their stored bytes where the weight is a constant int8
+    tensor of zero point 0 (its zeros are then the weight's zeros).
+
     A 2-D `Conv` (group 1) whose weight is a constant f32, f16 or bf16
-    `[F, C, KH, KW]` is 2:4 when every group of four consecutive input
+    `[F, C, KH, KW]` (or a `QLinearConv` or `ConvInteger` whose weight is
+    int8 of zero point 0) is 2:4 when every group of four consecutive input
     channels c at each output channel f and window tap (kh, kw) has at
     most two non-zeros (how NVIDIA's ASP prunes convolutions: the groups
     are consecutive k of the channels-last GEMM, K = (kh, kw, c)), and
@@ -271,9 +278,9 @@ def KilnSparsify : Pass<"kiln-sparsify", "::mlir::ModuleOp"> {
     CPU target, whose convolutions run dense) they stay unmarked.
 
     Not eligible, with the reason recorded: K (C for a convolution) not a
-    multiple of 4, a weight that is not a constant float matrix (4-D for
-    a convolution), grouped, transposed and integer convolutions
-    (no sparse kernels for them yet). The module gets
+    multiple of 4, a weight that is not a constant float (or int8) matrix
+    (4-D for a convolution), a non-zero weight zero point, grouped and
+    transposed convolutions (no sparse kernels for them yet). The module gets
     `kiln.sparsity_layers`: per contraction its node name, op, whether it
     is marked, the reason when not, K, N, the weight's bytes, and with
     `force` how many values were zeroed and the pruned share of the
