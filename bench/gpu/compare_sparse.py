@@ -34,6 +34,17 @@ wall-clock times that mean nothing): a check of the script and the
 modules on small shapes.
 
 The check is compare_gemm.py's: |kiln - ref| <= 1e-2 |ref| + 2e-3 max|ref|.
+
+With `--precision int8` the models are integer ones instead: MatMulInteger
+y[M,N] = x[M,K] W[K,N] and ConvInteger, int8 x (drawn from a seed in
+[-127, 127]) and a constant int8 W 2:4 along K (the float weight above,
+scaled to [-127, 127]), int32 outputs. Kiln runs them on the int8 tensor
+cores (mma.sync s8, and mma.sp m16n8k64 s8 sparse); the reference is
+exact (the product in float64 on the GPU, rounded; every partial sum is an
+integer far below 2^53) and every Kiln module must equal it. cuBLAS's
+time is torch._int_mm's (int8 into int32), a convolution's cuDNN time is
+its fp16 F.conv2d (PyTorch has no int8 convolution on the GPU), and
+PyTorch's 2:4 time, where it runs int8, to_sparse_semi_structured's.
 """
 
 import argparse
@@ -51,7 +62,12 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from compare_gemm import (add_steps, print_table, save_model, save_npy,  # noqa: E402
                           time_cuda)
 
-TORCH_DTYPE = {"fp16": "float16", "bf16": "bfloat16"}
+TORCH_DTYPE = {"fp16": "float16", "bf16": "bfloat16", "int8": "int8"}
+
+
+def int8_weight(w):
+    """A float 2:4 weight as int8 in [-127, 127] (zeros stay zeros)."""
+    return np.round(w * (127.0 / np.abs(w).max())).astype(np.int8)
 
 
 def weight(n, k, seed):
@@ -86,6 +102,15 @@ def digest(w):
 
 def gemm_model(path, m, n, k, w):
     from onnx import TensorProto, helper, numpy_helper
+    if w.dtype == np.int8:
+        # x[M,K] (int8) times W^T [K,N]: the product of the float model.
+        save_model(helper.make_graph(
+            [helper.make_node("MatMulInteger", ["x", "w"], ["y"], name="linear")],
+            "sparse_gemm_int8",
+            [helper.make_tensor_value_info("x", TensorProto.INT8, [m, k])],
+            [helper.make_tensor_value_info("y", TensorProto.INT32, [m, n])],
+            [numpy_helper.from_array(np.ascontiguousarray(w.T), "w")]), path)
+        return
     save_model(helper.make_graph(
         [helper.make_node("Gemm", ["x", "w"], ["y"], name="linear", transB=1)],
         "sparse_gemm",
@@ -96,12 +121,16 @@ def gemm_model(path, m, n, k, w):
 
 def conv_model(path, b, c, h, wd, f, kh, kw, w):
     from onnx import TensorProto, helper, numpy_helper
+    integer = w.dtype == np.int8
     save_model(helper.make_graph(
-        [helper.make_node("Conv", ["x", "w"], ["y"], name="conv", kernel_shape=[kh, kw],
+        [helper.make_node("ConvInteger" if integer else "Conv", ["x", "w"], ["y"],
+                          name="conv", kernel_shape=[kh, kw],
                           pads=[kh // 2, kw // 2, kh // 2, kw // 2])],
         "sparse_conv",
-        [helper.make_tensor_value_info("x", TensorProto.FLOAT, [b, c, h, wd])],
-        [helper.make_tensor_value_info("y", TensorProto.FLOAT, [b, f, h, wd])],
+        [helper.make_tensor_value_info("x", TensorProto.INT8 if integer else TensorProto.FLOAT,
+                                       [b, c, h, wd])],
+        [helper.make_tensor_value_info("y", TensorProto.INT32 if integer else TensorProto.FLOAT,
+                                       [b, f, h, wd])],
         [numpy_helper.from_array(w, "w")]), path)
 
 
@@ -127,11 +156,15 @@ def pack(args):
             if k % 4:
                 sys.exit("compare_sparse.py: K = %d is not a multiple of 4" % k)
             w = weight(n, k, seed)
+            if args.precision == "int8":
+                w = int8_weight(w)
             name = "sparse-%s-%dx%dx%d" % (args.precision, m, n, k)
             entry = {"op": "gemm", "m": m, "n": n, "k": k}
         else:
             b, c, h, wd, f, kh, kw = parse_conv(shape)
             w = conv_weight(f, c, kh, kw, seed)
+            if args.precision == "int8":
+                w = int8_weight(w)
             name = "sparse-%s-conv-%dx%dx%dx%d-%dx%dx%d" % (args.precision, b, c, h, wd, f,
                                                            kh, kw)
             # The implicit GEMM: M output channels, N positions, K = (kh, kw, c).
@@ -145,8 +178,10 @@ def pack(args):
         modules = {}
         for kind, flags in (("dense", []), ("sparse", ["--sparsity=on", "--report"])):
             kmod = "%s-%s.kmod" % (name, kind)
+            # An integer model runs its int8 products as they are.
+            precision = [] if args.precision == "int8" else ["--precision=" + args.precision]
             cmd = [os.path.join(args.bin, "kiln-compile"), onnx_path, "--target=" + args.chip,
-                   "--precision=" + args.precision, "-o", os.path.join(args.out, kmod)] + flags
+                   "-o", os.path.join(args.out, kmod)] + precision + flags
             p = subprocess.run(cmd, capture_output=True, text=True)
             if p.returncode:
                 sys.exit("compare_sparse.py: %s failed:\n%s" % (" ".join(cmd), p.stderr))
@@ -175,6 +210,8 @@ def time_cpu(fn, warmup, iterations):
 
 
 def kiln_time(args, module, x_path, ref_path, atol, tmp):
+    """Kiln's mean time of `module` and its check against the reference
+    (within 1e-2 relative and `atol`; exact where `atol` is 0)."""
     result = os.path.join(tmp, "r.json")
     if os.path.exists(result):
         os.remove(result)
@@ -182,8 +219,8 @@ def kiln_time(args, module, x_path, ref_path, atol, tmp):
               ["--device=emulator", "--benchmark"])
     cmd = [os.path.join(args.bin, "kiln-run"), os.path.join(args.dir, module)] + device + [
            "--warmup", str(args.warmup), "--iterations", str(args.iterations),
-           "--json", result, "--input", x_path, "--expected", ref_path, "--rtol", "1e-2",
-           "--atol", "%g" % atol]
+           "--json", result, "--input", x_path, "--expected", ref_path,
+           "--rtol", "1e-2" if atol else "0", "--atol", "%g" % atol]
     try:
         p = subprocess.run(cmd, capture_output=True, text=True, timeout=args.timeout)
     except subprocess.TimeoutExpired:
@@ -211,35 +248,60 @@ def run(args):
         conv = e.get("op") == "conv"
         w = conv_weight(e["f"], e["c"], e["kh"], e["kw"], e["seed"]) if conv else \
             weight(n, k, e["seed"])
+        integer = e["precision"] == "int8"
+        if integer:
+            w = int8_weight(w)
         if digest(w) != e["sha256"]:
             sys.exit("compare_sparse.py: this numpy draws another W for seed %d than the "
                      "packing machine's; the references would be wrong" % e["seed"])
         dt = getattr(torch, TORCH_DTYPE[e["precision"]])
         g = torch.Generator(device=dev).manual_seed(1)
         shape = (e["b"], e["c"], e["h"], e["w"]) if conv else (m, k)
-        x = torch.randn(*shape, device=dev, generator=g)
-        xh, wh = x.to(dt), torch.from_numpy(w).to(dev).to(dt)
-        if conv:
-            pad = (e["kh"] // 2, e["kw"] // 2)
+        pad = (e["kh"] // 2, e["kw"] // 2) if conv else None
+        if integer:
+            # Exact: int8 values, float64 sums of integers below 2^53.
+            x = torch.randint(-127, 128, shape, device=dev, generator=g, dtype=torch.int8)
+            wi = torch.from_numpy(w).to(dev)
+            ref = (F.conv2d(x.double(), wi.double(), padding=pad) if conv else
+                   x.double() @ wi.double().t()).round().to(torch.int32)
+            xh, wh = x, wi
+            if conv:
+                # Timed: cuDNN's fp16 convolution of the same shape.
+                xf, wf = x.half(), wi.half()
 
-            def product():
-                return F.conv2d(xh, wh, padding=pad)
+                def product():
+                    return F.conv2d(xf, wf, padding=pad)
+            else:
+                wt = wi.t()  # [K, N], column-major (a view of W [N, K])
+
+                def product():
+                    return torch._int_mm(x, wt)
+            atol = 0.0
         else:
-            def product():
-                return F.linear(xh, wh)
-        ref = product().float()
+            x = torch.randn(*shape, device=dev, generator=g)
+            xh, wh = x.to(dt), torch.from_numpy(w).to(dev).to(dt)
+            if conv:
+                def product():
+                    return F.conv2d(xh, wh, padding=pad)
+            else:
+                def product():
+                    return F.linear(xh, wh)
+            ref = product().float()
+            atol = 2e-3 * float(ref.abs().max())
         save_npy(os.path.join(tmp, "x.npy"), x)
         save_npy(os.path.join(tmp, "ref.npy"), ref)
-        atol = 2e-3 * float(ref.abs().max())
         row = {"precision": e["precision"] + (" conv %dx%d" % (e["kh"], e["kw"]) if conv else ""),
-               "m": m, "n": n, "k": k,
-               "torch_ms": timer(product, args.warmup, args.iterations)}
+               "m": m, "n": n, "k": k}
+        try:
+            row["torch_ms"] = timer(product, args.warmup, args.iterations)
+        except RuntimeError as ex:  # torch._int_mm refuses some shapes
+            print("compare_sparse.py: PyTorch's product: %s" % str(ex).splitlines()[0][:120])
         try:
             if conv:
                 raise ValueError("PyTorch has no semi-structured sparse convolution")
             from torch.sparse import to_sparse_semi_structured
             ws = to_sparse_semi_structured(wh)
-            err = float((F.linear(xh, ws).float() - ref).abs().max())
+            err = float((F.linear(xh, ws).double() - ref.double()).abs().max())
             row["torch_sparse_ms"] = timer(lambda: F.linear(xh, ws), args.warmup,
                                            args.iterations)
             row["torch_sparse_check"] = "ok" if err <= atol else "max err %.3g" % err
@@ -262,8 +324,8 @@ def run(args):
              "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|"]
     for r in rows:
         kd, ks, ts = r.get("kiln_dense_ms"), r.get("kiln_sparse_ms"), r.get("torch_sparse_ms")
-        lines.append("| %s | %d | %d | %d | %.3f | %s | %s | %s | %s | %s | %s, %s; %s |" % (
-            r["precision"], r["m"], r["n"], r["k"], r["torch_ms"], ms(ts), ms(kd), ms(ks),
+        lines.append("| %s | %d | %d | %d | %s | %s | %s | %s | %s | %s | %s, %s; %s |" % (
+            r["precision"], r["m"], r["n"], r["k"], ms(r.get("torch_ms")), ms(ts), ms(kd), ms(ks),
             "%.2f" % (ks / kd) if ks and kd else "-", "%.2f" % (ks / ts) if ks and ts else "-",
             r["kiln_dense_check"], r["kiln_sparse_check"], r["torch_sparse_check"]))
     print_table(args, "2:4 sparse products", device, manifest["chip"], "\n".join(lines))
@@ -279,7 +341,9 @@ def main():
                    help="BxCxHxW:FxKHxKW convolutions (stride 1, same padding), e.g. "
                         "32x256x14x14:256x3x3 (ResNet-50's layer3 at batch 32); their "
                         "M N K in the table are the implicit GEMM's: F, B*H*W, C*KH*KW")
-    p.add_argument("--precision", choices=sorted(TORCH_DTYPE), default="fp16")
+    p.add_argument("--precision", choices=sorted(TORCH_DTYPE), default="fp16",
+                   help="fp16 or bf16 (float models compiled with --precision), or int8 "
+                        "(MatMulInteger and ConvInteger models)")
     r.add_argument("--device", choices=["cuda", "emulator"], default="cuda",
                    help="emulator: check the script and modules without a GPU")
     args = ap.parse_args()

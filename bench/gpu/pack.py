@@ -281,7 +281,8 @@ def main():
                          "convolutions at batch 32)")
     ap.add_argument("--sparse-shapes", default="4096x3072x768,4096x768x3072,128x3072x768",
                     help="the sparse part's MxNxK Linear products (x [M,K], W [N,K])")
-    ap.add_argument("--sparse-precision", default="fp16", help="fp16 or bf16")
+    ap.add_argument("--sparse-precision", default="fp16",
+                    help="fp16, bf16 or int8 (compare_sparse.py's --precision)")
     args = ap.parse_args()
     parts = args.parts.split(",")
     stage = args.out + ".d"
