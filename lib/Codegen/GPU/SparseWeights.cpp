@@ -60,6 +60,7 @@
 #include "mlir/Dialect/Bufferization/IR/Bufferization.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/IR/BuiltinAttributes.h"
 #include "mlir/IR/DialectResourceBlobManager.h"
 #include "mlir/IR/SymbolTable.h"
@@ -189,6 +190,22 @@ FailureOr<SparseWeight> match(linalg::GenericOp op, std::string &why) {
       s.use = &tr.getInputMutable();
       b = tr.getInput();
     }
+  }
+  // A reshape of the constant (a QDQ Gemm's [F, C, 1, 1] weight collapsed
+  // to [F, C], where the constant is a resource that does not fold): the
+  // same bytes in the same order, so the global replaces the reshape's
+  // source and the kernel finds it through the view.
+  if (isa_and_nonnull<tensor::CollapseShapeOp, tensor::ExpandShapeOp>(
+          b.getDefiningOp()) &&
+      b.getDefiningOp()->getOperand(0).getDefiningOp<arith::ConstantOp>()) {
+    Operation *reshape = b.getDefiningOp();
+    if (!reshape->hasOneUse()) {
+      OpBuilder ob(reshape);
+      reshape = ob.clone(*reshape);
+      s.use->set(reshape->getResult(0));
+    }
+    s.use = &reshape->getOpOperand(0);
+    b = reshape->getOperand(0);
   }
   s.constant = b.getDefiningOp<arith::ConstantOp>();
   SmallVector<int64_t> ranges = op.getStaticLoopRanges();
