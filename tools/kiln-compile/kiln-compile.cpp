@@ -1458,6 +1458,15 @@ int compileForGpu(ModuleOp module, kiln::kmod::Module &kmod,
   return writeWhole(outputFile, kiln::serializeModule(kmod));
 }
 
+/// The error for `what`, an option that applies to ONNX inputs only, on
+/// an input read as MLIR (by its name).
+std::string notOnnx(StringRef what) {
+  return (what + " applies to ONNX inputs only: '" + inputFile +
+          "' is read as MLIR (a model is read as ONNX when its name ends in "
+          ".onnx or .onnxtxt)")
+      .str();
+}
+
 /// Compiles for a batch range, a length range or both: checks that the
 /// samples of a batch (the positions of a sequence) are computed
 /// independently, compiles the model for each chunk batch and length
@@ -1466,7 +1475,7 @@ int compileForGpu(ModuleOp module, kiln::kmod::Module &kmod,
 int compileBatchRange(int argc, char **argv, MLIRContext &context,
                       const std::vector<kiln::compile::ShapeSpec> &specs) {
   if (!kiln::isOnnxFileName(inputFile))
-    return fail("--input-shape applies to ONNX inputs only");
+    return fail(notOnnx("--input-shape"));
   if (target != "cpu")
     return fail("a batch or length range (--input-shape=NAME:MIN..MAX...) "
                 "is for the CPU target so far");
@@ -1823,10 +1832,9 @@ int main(int argc, char **argv) {
     module = kiln::importOnnxFile(inputFile, &context, options);
   } else {
     if (!inputShapes.empty())
-      return fail("--input-shape applies to ONNX inputs only");
+      return fail(notOnnx("--input-shape"));
     if (!inputSequences.empty() || !absentInputs.empty())
-      return fail("--input-sequence and --input-absent apply to ONNX inputs "
-                  "only");
+      return fail(notOnnx("--input-sequence and --input-absent"));
     module = parseSourceFile<ModuleOp>(inputFile, sourceMgr, &context);
   }
   if (!module)
