@@ -83,7 +83,7 @@ def build(weights, rows, hidden, form):
 def quantize_qdq(src, dst, samples):
     """onnxruntime's quantize_static of `src` into `dst` (QDQ, per-channel
     symmetric int8 weights, int8 activations), calibrated on `samples`
-    (feed dicts); returns the quantization step of its output "y"."""
+    (feed dicts); returns the quantization step of its first output."""
     from onnxruntime.quantization import (CalibrationDataReader, QuantFormat,
                                           QuantType, quantize_static)
     it = iter(samples)
@@ -97,8 +97,9 @@ def quantize_qdq(src, dst, samples):
                     weight_type=QuantType.QInt8)
     model = onnx.load(dst)
     inits = {i.name: i for i in model.graph.initializer}
+    out = model.graph.output[0].name
     last = [n for n in model.graph.node
-            if n.op_type == "DequantizeLinear" and n.output[0] == "y"]
+            if n.op_type == "DequantizeLinear" and n.output[0] == out]
     return float(numpy_helper.to_array(inits[last[0].input[1]]))
 
 
