@@ -24,17 +24,17 @@ import onnx
 from onnx import numpy_helper
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from mlp_stack import quantize_qdq  # noqa: E402
+from mlp_stack import prune_2of4, quantize_qdq  # noqa: E402
 
 
 def prune_int8(w):
-    """[F, C, KH, KW] int8 with the two largest |w| of each four c kept."""
+    """[F, C, KH, KW] int8 with the two largest |w| of each four c kept:
+    mlp_stack.prune_2of4 on the [C, F * KH * KW] view (int8 values are
+    exact as float32)."""
     f, c, kh, kw = w.shape
-    g = w.reshape(f, c // 4, 4, kh, kw).astype(np.int32)
-    order = np.argsort(-np.abs(g), axis=2, kind="stable")
-    keep = np.zeros(g.shape, dtype=bool)
-    np.put_along_axis(keep, order[:, :, :2], True, axis=2)
-    return np.where(keep, g, 0).astype(np.int8).reshape(f, c, kh, kw)
+    kn = w.transpose(1, 0, 2, 3).reshape(c, f * kh * kw).astype(np.float32)
+    p = prune_2of4(kn).astype(np.int8)
+    return np.ascontiguousarray(p.reshape(c, f, kh, kw).transpose(1, 0, 2, 3))
 
 
 def main():

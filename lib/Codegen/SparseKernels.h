@@ -23,6 +23,16 @@ namespace kiln {
 /// AVX2 `vpermps` once the module is bufferized.
 constexpr llvm::StringLiteral kAvx2PermuteAttr = "kiln.avx2_permute";
 
+/// The k of one `mma.sp` on weights of `bytes`-byte elements (m16n8k32
+/// for f16/bf16, m16n8k64 for int8), and the metadata words of one, which
+/// kiln-gpu-sparse-weights lays out in the order of the lanes that give
+/// them and kiln-gpu-contractions reads back (16: the lane pairs of
+/// sparsity selector 0; 32: every lane).
+constexpr int64_t sparseMmaK(int64_t bytes) { return bytes == 1 ? 64 : 32; }
+constexpr int64_t sparseMetaWords(int64_t bytes) {
+  return bytes == 1 ? 32 : 16;
+}
+
 /// The generic ops of `module` marked `kiln.sparsity` (by kiln-sparsify,
 /// carried by the lowering).
 inline llvm::SmallVector<mlir::linalg::GenericOp>

@@ -184,8 +184,8 @@ struct FiberScheduler {
     uint32_t n = collective(0xffffffffu, [&](int slot, unsigned l) {
       std::memcpy(w.mmaRegs[slot][l], in, sizeof(uint32_t) * words);
     });
-    bool s8 = kind == KILN_EMU_MMA_M16N8K32_S8 ||
-              kind == KILN_EMU_MMA_SP_M16N8K64_S8;
+    bool s8 =
+        kind == KILN_EMU_MMA_M16N8K32_S8 || kind == KILN_EMU_MMA_SP_M16N8K64_S8;
     if (w.decoded != n) {
       w.decoded = n;
       if (kind == KILN_EMU_MMA_SP_M16N8K64_S8)
@@ -241,9 +241,12 @@ struct FiberScheduler {
   /// register i column g, rows 4t + 16 i to 4t + 16 i + 3; C as for the
   /// other shapes. Each byte goes through `byte`, each C register through
   /// `acc`.
+  /// With `bRegs` 4 (mma.sp m16n8k64), B's registers are 4 to 7 (rows 0
+  /// to 63) and C's 8 to 11.
   template <typename T, typename Byte, typename Acc>
   static void byteFragments(const uint32_t (*regs)[kMmaRegs], Byte byte,
-                            Acc acc, T (*a)[32], T (*b)[8], T (*c)[8]) {
+                            Acc acc, T (*a)[32], T (*b)[8], T (*c)[8],
+                            unsigned bRegs = 2) {
     for (unsigned lane = 0; lane < 32; ++lane) {
       unsigned g = lane / 4, t = lane % 4;
       const uint32_t *r = regs[lane];
@@ -251,11 +254,11 @@ struct FiberScheduler {
         for (unsigned e = 0; e < 4; ++e)
           a[g + 8 * (i % 2)][4 * t + 16 * (i / 2) + e] =
               byte(r[i] >> (8 * e) & 0xff);
-      for (unsigned i = 0; i < 2; ++i)
+      for (unsigned i = 0; i < bRegs; ++i)
         for (unsigned e = 0; e < 4; ++e)
           b[4 * t + 16 * i + e][g] = byte(r[4 + i] >> (8 * e) & 0xff);
       for (unsigned i = 0; i < 4; ++i)
-        c[g + 8 * (i / 2)][2 * t + i % 2] = acc(r[6 + i]);
+        c[g + 8 * (i / 2)][2 * t + i % 2] = acc(r[4 + bRegs + i]);
     }
   }
 
@@ -295,19 +298,11 @@ struct FiberScheduler {
                                int32_t (*d)[8]) {
     int32_t kept[16][32], a[16][64] = {}, b[64][8], c[16][8];
     auto s8 = [](uint32_t bits) {
-      return static_cast<int32_t>(static_cast<int8_t>(bits & 0xff));
+      return static_cast<int32_t>(static_cast<int8_t>(bits));
     };
-    for (unsigned lane = 0; lane < 32; ++lane) {
-      unsigned g = lane / 4, t = lane % 4;
-      const uint32_t *r = regs[lane];
-      for (unsigned i = 0; i < 4; ++i)
-        for (unsigned e = 0; e < 4; ++e) {
-          kept[g + 8 * (i % 2)][4 * t + 16 * (i / 2) + e] = s8(r[i] >> 8 * e);
-          b[4 * t + 16 * i + e][g] = s8(r[4 + i] >> 8 * e);
-        }
-      for (unsigned i = 0; i < 4; ++i)
-        c[g + 8 * (i / 2)][2 * t + i % 2] = static_cast<int32_t>(r[8 + i]);
-    }
+    auto s32 = [](uint32_t bits) { return static_cast<int32_t>(bits); };
+    // A's registers hold the kept bytes as a dense m16n8k32 A's hold A.
+    byteFragments(regs, s8, s32, kept, b, c, /*bRegs=*/4);
     // The kept bytes are all in place: expand them by each lane's word.
     for (unsigned lane = 0; lane < 32; ++lane) {
       unsigned g = lane / 4, t = lane % 4;

@@ -43,6 +43,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "../SparseKernels.h"
 #include "kiln/Codegen/CostModel.h"
 #include "kiln/Codegen/Passes.h"
 
@@ -959,11 +960,11 @@ private:
   /// block's metadata that this lane reads (`metaLane`).
   bool sparse = false;
   int64_t kp = 0;
-  /// The k of one mma.sp: m16n8k32 for 16-bit operands, m16n8k64 for
-  /// 8-bit ones; and the metadata words of one (kiln-gpu-sparse-weights
-  /// lays them out in the order of the lanes that give them).
-  int64_t sparseK() const { return bytes ? 64 : 32; }
-  int64_t sparseMetaWords() const { return bytes ? 32 : 16; }
+  /// The k of one mma.sp and its metadata words (kiln::sparseMmaK).
+  int64_t sparseK() const { return kiln::sparseMmaK(elementBytes()); }
+  int64_t sparseMetaWords() const {
+    return kiln::sparseMetaWords(elementBytes());
+  }
   Value sparseValues, sparseMeta, metaLane;
   /// Shared-memory buffers of each operand's tile: with more than one,
   /// the tiles of the next `stages - 1` steps of K are copied (cp.async
@@ -1736,7 +1737,9 @@ Value TileBuilder::mmaSp(OpBuilder &b, ArrayRef<Value> aRegs,
   // PTX type named (as for nvvm.mma.sync). s8 products (m16n8k64) sum into
   // s32 accumulators, clamped as the dense tiles' mma.sync are.
   bool asWords = kind == TileKind::BFloat || int8;
-  auto reg = [&](Value row) { return asWords ? fragmentRegister(b, row) : row; };
+  auto reg = [&](Value row) {
+    return asWords ? fragmentRegister(b, row) : row;
+  };
   SmallVector<Value> a, bb;
   for (Value r : aRegs)
     a.push_back(reg(r));
@@ -1744,8 +1747,8 @@ Value TileBuilder::mmaSp(OpBuilder &b, ArrayRef<Value> aRegs,
     bb.push_back(reg(r));
   SmallVector<Value> cRegs = accumulatorRegs(b, acc);
   Type accElt = int8 ? Type(b.getI32Type()) : Type(b.getF32Type());
-  auto resultTy = LLVM::LLVMStructType::getLiteral(
-      ctx, {accElt, accElt, accElt, accElt});
+  auto resultTy =
+      LLVM::LLVMStructType::getLiteral(ctx, {accElt, accElt, accElt, accElt});
   Value selector = arith::ConstantOp::create(b, loc, b.getI32IntegerAttr(0));
   std::optional<std::array<NVVM::MMATypes, 2>> types;
   std::optional<NVVM::MMAIntOverflow> overflow;
@@ -1758,8 +1761,7 @@ Value TileBuilder::mmaSp(OpBuilder &b, ArrayRef<Value> aRegs,
     overflow = NVVM::MMAIntOverflow::satfinite;
   }
   Value d = NVVM::MmaSpOp::create(b, loc, resultTy, a, bb, cRegs, meta,
-                                  selector,
-                                  ArrayRef<int64_t>{16, 8, sparseK()},
+                                  selector, ArrayRef<int64_t>{16, 8, sparseK()},
                                   overflow, types);
   return accumulatorFrom(b, d, acc);
 }

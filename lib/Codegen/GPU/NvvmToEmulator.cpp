@@ -94,8 +94,7 @@ multiplicandType(std::optional<NVVM::MMATypes> named, Value a) {
 
 /// Whether an mma (dense or sparse) multiplies s8 by s8 into four s32
 /// registers, clamped (.satfinite), as the emulator's s8 kinds do.
-template <typename MmaOp>
-bool s8Satfinite(MmaOp mma) {
+template <typename MmaOp> bool s8Satfinite(MmaOp mma) {
   return mma.getMultiplicandAPtxType() == NVVM::MMATypes::s8 &&
          mma.getMultiplicandBPtxType() == NVVM::MMATypes::s8 &&
          mma.getIntOverflowBehavior() == NVVM::MMAIntOverflow::satfinite &&

@@ -91,11 +91,17 @@ struct SparseWeight {
 
   bool int8() const { return elt.isInteger(8); }
   int64_t elementBytes() const { return int8() ? 1 : 2; }
-  /// The k of one mma.sp (m16n8k32 for 16-bit values, m16n8k64 for 8-bit
-  /// ones), and the metadata words of one.
-  int64_t kStep() const { return int8() ? 64 : 32; }
-  int64_t metaWords() const { return int8() ? 32 : 16; }
+  /// The k of one mma.sp and its metadata words (kiln::sparseMmaK).
+  int64_t kStep() const { return kiln::sparseMmaK(elementBytes()); }
+  int64_t metaWords() const { return kiln::sparseMetaWords(elementBytes()); }
   int64_t paddedK() const { return (k + kStep() - 1) / kStep() * kStep(); }
+  int64_t denseBytes() const { return n * k * elementBytes(); }
+  /// Kept values [N][Kp / 2] and metadata words per 16 rows and mma.sp
+  /// step (see compress).
+  int64_t sparseBytes() const {
+    return n * paddedK() / 2 * elementBytes() +
+           (n + 15) / 16 * (paddedK() / kStep()) * metaWords() * 4;
+  }
   bool isZero(uint16_t bits) const {
     return int8() ? bits == 0 : (bits & 0x7fff) == 0; // f16/bf16: +-0
   }
@@ -152,6 +158,18 @@ bool sparseElementType(Type t) {
   return t.isF16() || t.isBF16() || t.isSignlessInteger(8);
 }
 
+/// `op`, cloned for `use` (which then reads the clone) where another op
+/// reads it too: a view of the weight that this product alone reads, so
+/// that the compressed global can replace its source.
+Operation *ownedBy(Operation *op, OpOperand *use) {
+  if (op->hasOneUse())
+    return op;
+  OpBuilder ob(op);
+  Operation *clone = ob.clone(*op);
+  use->set(clone->getResult(0));
+  return clone;
+}
+
 /// `op`'s weight, or why it has none the sparse kernel takes.
 FailureOr<SparseWeight> match(linalg::GenericOp op, std::string &why) {
   std::optional<kiln::GemmTypes> types = kiln::staticGemmTypes(op);
@@ -181,11 +199,7 @@ FailureOr<SparseWeight> match(linalg::GenericOp op, std::string &why) {
       // A transpose that another op reads too: this product gets its own,
       // which kiln-fuse-elementwise folds into it (one with two readers
       // stays a kernel, and the product would not see the weight).
-      if (!tr->hasOneUse()) {
-        OpBuilder ob(tr);
-        tr = cast<linalg::TransposeOp>(ob.clone(*tr));
-        s.use->set(tr->getResult(0));
-      }
+      tr = cast<linalg::TransposeOp>(ownedBy(tr, s.use));
       s.nk = !s.nk;
       s.use = &tr.getInputMutable();
       b = tr.getInput();
@@ -198,12 +212,7 @@ FailureOr<SparseWeight> match(linalg::GenericOp op, std::string &why) {
   if (isa_and_nonnull<tensor::CollapseShapeOp, tensor::ExpandShapeOp>(
           b.getDefiningOp()) &&
       b.getDefiningOp()->getOperand(0).getDefiningOp<arith::ConstantOp>()) {
-    Operation *reshape = b.getDefiningOp();
-    if (!reshape->hasOneUse()) {
-      OpBuilder ob(reshape);
-      reshape = ob.clone(*reshape);
-      s.use->set(reshape->getResult(0));
-    }
+    Operation *reshape = ownedBy(b.getDefiningOp(), s.use);
     s.use = &reshape->getOpOperand(0);
     b = reshape->getOperand(0);
   }
@@ -301,27 +310,25 @@ void compress(const SparseWeight &s, std::vector<char> &values,
   auto code = [&](int64_t row, int64_t group) -> uint32_t {
     return codes[row * groups + group];
   };
-  for (int64_t blk = 0; blk < blocks; ++blk)
-    for (int64_t st = 0; st < steps; ++st) {
-      uint32_t *out = &meta[(blk * steps + st) * words];
-      for (int64_t g = 0; g < 8; ++g) {
-        if (s.int8()) {
-          // m16n8k64: lane 4g + t, row g + 8 (t % 2), groups 8 (t / 2)..
-          for (int64_t t = 0; t < 4; ++t)
-            for (int64_t q = 0; q < 8; ++q)
-              out[4 * g + t] |= code(16 * blk + g + 8 * (t % 2),
-                                     16 * st + 8 * (t / 2) + q)
-                                << 4 * q;
-          continue;
-        }
-        // m16n8k32: word 2g + h, rows g and g + 8, groups 4h..4h + 3.
-        for (int64_t h = 0; h < 2; ++h)
-          for (int64_t r = 0; r < 2; ++r)
-            for (int64_t c = 0; c < 4; ++c)
-              out[2 * g + h] |= code(16 * blk + g + 8 * r, 8 * st + 4 * h + c)
-                                << (16 * r + 4 * c);
-      }
+  // The row and group of nibble q of word w (of block blk, step st).
+  auto nibble = [&](int64_t blk, int64_t st, int64_t w, int64_t q) {
+    if (s.int8()) {
+      // m16n8k64, lane w = 4g + t: row g + 8 (t % 2), group 8 (t / 2) + q.
+      int64_t g = w / 4, t = w % 4;
+      return std::pair(16 * blk + g + 8 * (t % 2), 16 * st + 8 * (t / 2) + q);
     }
+    // m16n8k32, word w = 2g + h (lane 4g + h), q = 4r + c: row g + 8r,
+    // group 4h + c.
+    int64_t g = w / 2, h = w % 2;
+    return std::pair(16 * blk + g + 8 * (q / 4), 8 * st + 4 * h + q % 4);
+  };
+  for (int64_t blk = 0; blk < blocks; ++blk)
+    for (int64_t st = 0; st < steps; ++st)
+      for (int64_t w = 0; w < words; ++w)
+        for (int64_t q = 0; q < 8; ++q) {
+          auto [row, group] = nibble(blk, st, w, q);
+          meta[(blk * steps + st) * words + w] |= code(row, group) << 4 * q;
+        }
 }
 
 /// `data` as the elements of `type`: inline up to 4 KiB (readable in the
@@ -378,25 +385,19 @@ struct GpuSparseWeightsPass
               "--gpu-channels-last=false): its kernel walks K as (c, kh, "
               "kw), where the 2:4 groups of input channels are not "
               "consecutive";
-      // Kept values [N][Kp/2], metadata words per 16 rows and mma.sp
-      // step (see compress).
-      int64_t sparseBytes = 0;
       if (succeeded(s)) {
-        int64_t kp = s->paddedK(), denseBytes = s->n * s->k * s->elementBytes();
-        sparseBytes = s->n * kp / 2 * s->elementBytes() +
-                      (s->n + 15) / 16 * (kp / s->kStep()) * s->metaWords() * 4;
-        entry.append("dense_bytes", i64(denseBytes));
+        entry.append("dense_bytes", i64(s->denseBytes()));
         if (int64_t bad = denseGroups(*s))
           why = llvm::formatv("not 2:4 along K in {0}: {1} groups of four "
                               "have more than two non-zeros",
                               s->typeName(), bad)
                     .str();
-        else if (sparseBytes >= denseBytes)
+        else if (s->sparseBytes() >= s->denseBytes())
           // A short K padded to one mma.sp step: the kernel would read
           // more bytes than the dense one.
           why = llvm::formatv("K = {0} pads to {1}: the compressed weight "
                               "({2} bytes) is not smaller than the dense one",
-                              s->k, kp, sparseBytes)
+                              s->k, s->paddedK(), s->sparseBytes())
                     .str();
       }
       op->removeAttr("kiln.sparsity");
@@ -409,7 +410,7 @@ struct GpuSparseWeightsPass
       Location loc = op.getLoc();
       auto weightType = cast<RankedTensorType>(s->constant.getType());
       memref::GlobalOp &weight = done[{s->constant, s->nk ? 1u : 0u}];
-      entry.append("sparse_bytes", i64(sparseBytes));
+      entry.append("sparse_bytes", i64(s->sparseBytes()));
       entry.append("kernel", StringAttr::get(ctx, "sparse"));
       kernels.push_back(entry.getDictionary(ctx));
       if (!weight) {
