@@ -26,7 +26,8 @@ def main():
     ap.add_argument("--version", default="1.22.0")
     ap.add_argument("--out")
     args = ap.parse_args()
-    out = args.out or os.path.join("build", "onnx-tests-" + args.version)
+    out = os.path.normpath(
+        args.out or os.path.join("build", "onnx-tests-" + args.version))
     if os.path.isdir(os.path.join(out, "node")):
         print(out)
         return 0

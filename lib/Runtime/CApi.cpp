@@ -142,6 +142,18 @@ kiln_status kiln_module_composite_info(const kiln_module *module, size_t index,
   return nullptr;
 }
 
+kiln_status kiln_module_composite_run_time_count(const kiln_module *module,
+                                                 size_t index,
+                                                 int *out_run_time_count) {
+  if (!module || !out_run_time_count)
+    return cError("kiln_module_composite_run_time_count: null argument");
+  const auto &all = module->module->composites();
+  if (index >= all.size())
+    return cError("kiln_module_composite_run_time_count: index out of range");
+  *out_run_time_count = all[index].runTimeCount ? 1 : 0;
+  return nullptr;
+}
+
 kiln_status kiln_module_tensor_info(const kiln_module *module, int is_output,
                                     size_t index, const char **out_name,
                                     int32_t *out_dtype, size_t *out_rank,

@@ -627,7 +627,8 @@ Status Module::loadFromMemory(const void *data, size_t size,
     module->compositeInfos.push_back(
         {q.name(), q.output(), static_cast<DType>(q.dtype()),
          static_cast<size_t>(q.first()), static_cast<size_t>(q.length()),
-         static_cast<CompositeInfo::Kind>(q.kind()), q.absent()});
+         static_cast<CompositeInfo::Kind>(q.kind()), q.absent(),
+         q.run_time_count()});
 
   if (cpuCode) {
     if (Status s = checkCpuFeatures(*cpuCode, "the module's code"); !s.ok())

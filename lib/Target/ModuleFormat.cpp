@@ -359,7 +359,11 @@ bool kiln::parseModuleInPlace(const void *data, size_t size,
         !kmod::CompositeSignature::Kind_IsValid(q.kind()) ||
         (q.absent() && (!optional || q.length() != 0)) ||
         (q.kind() == kmod::CompositeSignature::OPTIONAL_TENSOR &&
-         q.length() != (q.absent() ? 0 : 1))) {
+         q.length() != (q.absent() ? 0 : 1)) ||
+        (q.run_time_count() &&
+         (!q.output() || q.absent() || q.first() + q.length() >= count ||
+          module.outputs(q.first() + q.length()).dtype() != 7 /*INT64*/ ||
+          module.outputs(q.first() + q.length()).shape_size() != 0))) {
       error = "the module's sequence or optional '" + q.name() + "' is invalid";
       return false;
     }
@@ -372,7 +376,7 @@ bool kiln::parseModuleInPlace(const void *data, size_t size,
         return false;
       }
     }
-    nextFirst[side] = q.first() + q.length();
+    nextFirst[side] = q.first() + q.length() + (q.run_time_count() ? 1 : 0);
   }
   if (module.outputs_size() == 0 && module.composites().empty()) {
     error = "the module has no outputs";

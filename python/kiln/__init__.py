@@ -190,7 +190,7 @@ def _parse_report(text):
 
 _KINDS = {0: "sequence", 1: "optional_tensor", 2: "optional_sequence"}
 Composite = namedtuple(
-    "Composite", "name output dtype first length kind absent")
+    "Composite", "name output dtype first length kind absent run_time_count")
 
 
 def _expand_composites(module, inputs):
@@ -249,9 +249,12 @@ class Module:
         """The graph's sequence and optional inputs and outputs, compiled
         for what they hold: a Composite each (kind "sequence",
         "optional_tensor" or "optional_sequence"; `length` tensors from
-        `first` in `inputs` or `outputs`, named NAME[i] for a sequence)."""
-        return [Composite(n, o, np.dtype(_DTYPES.get(d, np.uint8)), f, l, _KINDS[k], a)
-                for n, o, d, f, l, k, a in self._module.composites]
+        `first` in `inputs` or `outputs`, named NAME[i] for a sequence).
+        An output with `run_time_count` has at most `length` tensors; the
+        output after them, NAME.length or NAME.present, says how many a run
+        gave (an optional: 1 present, 0 absent)."""
+        return [Composite(n, o, np.dtype(_DTYPES.get(d, np.uint8)), f, l, _KINDS[k], a, r)
+                for n, o, d, f, l, k, a, r in self._module.composites]
 
     @property
     def graph_name(self):
@@ -442,11 +445,25 @@ class Session:
                 shape = tuple(self._session.output_shape(k))
                 a = a.reshape(-1)[:int(np.prod(shape))].reshape(shape)
             result[o.name] = a
-        # Sequence outputs as lists, by the graph's name.
+        # Sequence outputs as lists, by the graph's name; those of a run-time
+        # length as long as the run made them, optionals present at run time
+        # as their value or None.
         for c in self.module.composites:
-            if c.output and c.kind == "sequence":
-                result[c.name] = [result.pop("%s[%d]" % (c.name, i))
-                                  for i in range(c.length)]
+            if not c.output:
+                continue
+            count = c.length
+            if c.run_time_count:
+                count = int(result.pop(c.name + (".length" if c.kind == "sequence"
+                                                 else ".present")))
+            if c.kind == "sequence":
+                elements = [result.pop("%s[%d]" % (c.name, i)) for i in range(c.length)]
+                result[c.name] = elements[:count]
+            elif c.run_time_count and c.kind == "optional_sequence":
+                elements = [result.pop("%s[%d]" % (c.name, i)) for i in range(c.length)]
+                result[c.name] = elements if count else None
+            elif c.run_time_count:
+                value = result.pop(c.name)
+                result[c.name] = value if count else None
         return result
 
     def run(self, inputs):

@@ -97,14 +97,15 @@ NB_MODULE(_kiln, m) {
                    [](const Module &m) { return infos(m.outputs()); })
       .def_prop_ro("composites",
                    [](const Module &m) {
-                     // (name, output, dtype, first, length, kind, absent);
-                     // kind 0 sequence, 1 optional tensor, 2 optional
-                     // sequence.
+                     // (name, output, dtype, first, length, kind, absent,
+                     // run_time_count); kind 0 sequence, 1 optional
+                     // tensor, 2 optional sequence.
                      nb::list out;
                      for (const CompositeInfo &c : m.composites())
                        out.append(nb::make_tuple(
                            c.name, c.output, static_cast<int>(c.dtype), c.first,
-                           c.length, static_cast<int>(c.kind), c.absent));
+                           c.length, static_cast<int>(c.kind), c.absent,
+                           c.runTimeCount));
                      return out;
                    })
       .def_prop_ro("graph_name", &Module::graphName)

@@ -326,3 +326,46 @@ def test_sequences_and_optionals(tmp_path):
         kiln.Session(absent).run({"xs": xs, "o": o})
     with pytest.raises(kiln.KilnRuntimeError, match="a sequence of 2 tensors in the module, got 1"):
         kiln.Session(m).run({"xs": xs[:1], "o": o})
+
+
+def test_run_time_sequence_length_and_presence(tmp_path):
+    """A sequence split by a run-time size comes back as long as the run
+    made it, an optional present in one If branch only as its value or
+    None."""
+    F = TensorProto.FLOAT
+    opt_t = helper.make_optional_type_proto(helper.make_tensor_type_proto(F, [2, 5]))
+    then_g = helper.make_graph(
+        [helper.make_node("Relu", ["x"], ["r"]), helper.make_node("Optional", ["r"], ["a"])],
+        "then", [], [helper.make_value_info("a", opt_t)])
+    else_g = helper.make_graph(
+        [helper.make_node("Optional", [], ["b"], type=helper.make_tensor_type_proto(F, [2, 5]))],
+        "else", [], [helper.make_value_info("b", opt_t)])
+    graph = helper.make_graph(
+        [helper.make_node("SplitToSequence", ["x", "s"], ["chunks"], axis=1),
+         helper.make_node("If", ["c"], ["o"], then_branch=then_g, else_branch=else_g)],
+        "rt",
+        [helper.make_tensor_value_info("x", F, [2, 5]),
+         helper.make_tensor_value_info("s", TensorProto.INT64, []),
+         helper.make_tensor_value_info("c", TensorProto.BOOL, [])],
+        [helper.make_value_info("chunks", helper.make_sequence_type_proto(
+            helper.make_tensor_type_proto(F, [2, None]))),
+         helper.make_value_info("o", opt_t)])
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 18)])
+    model.ir_version = 8
+    path = str(tmp_path / "rt.onnx")
+    onnx.save(model, path)
+    m = kiln.compile(path)
+    counts = {c.name: (c.kind, c.length, c.run_time_count) for c in m.composites}
+    assert counts == {"chunks": ("sequence", 5, True), "o": ("optional_tensor", 1, True)}
+    x = np.arange(10, dtype=np.float32).reshape(2, 5) - 4
+    session = kiln.Session(m)
+    for s, c in [(2, True), (5, False), (1, True)]:
+        got = session.run({"x": x, "s": np.array(s, dtype=np.int64), "c": np.array(c)})
+        want = [x[:, k:k + s] for k in range(0, 5, s)]
+        assert len(got["chunks"]) == len(want)
+        for g, w in zip(got["chunks"], want):
+            np.testing.assert_array_equal(g, w)
+        if c:
+            np.testing.assert_array_equal(got["o"], np.maximum(x, 0))
+        else:
+            assert got["o"] is None

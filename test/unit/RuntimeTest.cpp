@@ -195,6 +195,10 @@ TEST(Runtime, ReadsAndChecksComposites) {
     EXPECT_EQ(first, 0u);
     EXPECT_EQ(length, 1u);
     EXPECT_EQ(absent, 0);
+    int runTimeCount = -1;
+    ASSERT_EQ(kiln_module_composite_run_time_count(cm, 0, &runTimeCount),
+              nullptr);
+    EXPECT_EQ(runTimeCount, 0);
     kiln_status bad = kiln_module_composite_info(
         cm, 1, nullptr, nullptr, nullptr, nullptr, nullptr, nullptr);
     ASSERT_NE(bad, nullptr);
@@ -221,6 +225,8 @@ TEST(Runtime, ReadsAndChecksComposites) {
     c.set_absent(true); // absent, yet one tensor
   }));
   EXPECT_TRUE(refused([](Sig &c) { c.set_kind(static_cast<Sig::Kind>(9)); }));
+  // A run-time count belongs to an output, with an int64 scalar after it.
+  EXPECT_TRUE(refused([](Sig &c) { c.set_run_time_count(true); }));
   // Two sequences over the same tensor.
   kiln::kmod::Module twice = proto;
   *twice.add_composites() = twice.composites(0);

@@ -672,6 +672,7 @@ bool collectSignature(func::FuncOp fn, kiln::kmod::Module &module,
       q->set_length(static_cast<int32_t>(length.getInt()));
       q->set_kind(*k);
       q->set_absent(d.contains("absent"));
+      q->set_run_time_count(d.contains("run_time_count"));
     }
   }
   return true;

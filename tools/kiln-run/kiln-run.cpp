@@ -483,7 +483,9 @@ static bool loadComposite(const kiln::rt::CompositeInfo &q,
     bool present = false, isSequence = false;
     if (!kiln::files::loadOptional(f, present, isSequence, elements, error))
       return false;
-    if (present == q.absent) {
+    if (q.runTimeCount && !present) {
+      // Absent at run time: none of its tensors, presence 0.
+    } else if (present == q.absent) {
       error = "'" + f + "': " + side + " '" + q.name + "' is " +
               (q.absent ? "absent" : "present") + " in the module, the file " +
               (present ? "holds a value" : "holds none") +
@@ -499,6 +501,30 @@ static bool loadComposite(const kiln::rt::CompositeInfo &q,
               (isSequence ? "sequence" : "tensor");
       return false;
     }
+  }
+  if (q.runTimeCount) {
+    // At most `length` tensors, then their count (an optional's presence).
+    int64_t count = static_cast<int64_t>(elements.size());
+    if (q.kind != Kind::Sequence && !elements.empty())
+      count = 1;
+    if (elements.size() > q.length ||
+        (q.kind != Kind::Sequence && !elements.empty() &&
+         elements.size() != q.length)) {
+      error = "'" + f + "': output '" + q.name + "' has at most " +
+              std::to_string(q.length) + " tensors in the module, the file " +
+              std::to_string(elements.size());
+      return false;
+    }
+    for (Loaded &e : elements)
+      out.push_back(std::move(e));
+    for (size_t i = elements.size(); i < q.length; ++i) {
+      Loaded &skipped = out.emplace_back();
+      skipped.unchecked = true;
+    }
+    Loaded &n = out.emplace_back();
+    n.dtype = kiln::rt::DType::Int64;
+    n.bytes.assign(reinterpret_cast<const char *>(&count), sizeof(count));
+    return true;
   }
   if (elements.size() != q.length) {
     error = "'" + f + "': " + side + " '" + q.name + "' is a sequence of " +
@@ -526,7 +552,7 @@ static bool loadGraphFiles(const kiln::rt::Module &module, bool output,
       composites.push_back(&q);
   size_t graphCount = tensors.size() + composites.size();
   for (const auto *q : composites)
-    graphCount -= q->length;
+    graphCount -= q->length + (q->runTimeCount ? 1 : 0);
   if (files.size() > graphCount) {
     error = "the module has " + std::to_string(graphCount) +
             (output ? " outputs, " : " inputs, ") +
@@ -540,7 +566,8 @@ static bool loadGraphFiles(const kiln::rt::Module &module, bool output,
     if (q != composites.end() && (*q)->first == next) {
       if (!loadComposite(**q, f, out, error))
         return false;
-      next += (*q++)->length;
+      next += (*q)->length + ((*q)->runTimeCount ? 1 : 0);
+      ++q;
       continue;
     }
     if (!loadTensor(f, out.emplace_back(), error))
@@ -700,9 +727,24 @@ int main(int argc, char **argv) {
     for (const auto &q : module->composites()) {
       using Kind = kiln::rt::CompositeInfo::Kind;
       const char *side = q.output ? "output" : "input ";
-      if (q.kind == Kind::Sequence)
+      if (q.kind == Kind::Sequence && q.runTimeCount)
+        std::printf("  %s %s: sequence of at most %zu %s tensors (its length "
+                    "in %s.length)\n",
+                    side, q.name.c_str(), q.length,
+                    kiln::rt::dtypeName(q.dtype), q.name.c_str());
+      else if (q.kind == Kind::Sequence)
         std::printf("  %s %s: sequence of %zu %s tensors\n", side,
                     q.name.c_str(), q.length, kiln::rt::dtypeName(q.dtype));
+      else if (q.runTimeCount)
+        std::printf(
+            "  %s %s: optional %s, present or not at run time "
+            "(%s.present)\n",
+            side, q.name.c_str(),
+            q.kind == Kind::OptionalTensor
+                ? "tensor"
+                : ("sequence of " + std::to_string(q.length) + " tensors")
+                      .c_str(),
+            q.name.c_str());
       else
         std::printf("  %s %s: optional %s, %s\n", side, q.name.c_str(),
                     q.kind == Kind::OptionalTensor ? "tensor" : "sequence",
@@ -798,6 +840,12 @@ int main(int argc, char **argv) {
   for (size_t i = 0; i < wantFiles.size(); ++i) {
     Loaded &want = wantFiles[i];
     const HostTensor &got = outputs[i];
+    if (want.unchecked) {
+      std::printf("output %s: not compared (past the expected sequence's "
+                  "length, or of an absent optional)\n",
+                  got.info.name.c_str());
+      continue;
+    }
     want.dtype = fileDtype(want.dtype, got.info.dtype);
     if (want.dtype != got.info.dtype || want.shape != got.info.shape) {
       std::printf("output %s: MISMATCH: expected %s%s, got %s%s\n",

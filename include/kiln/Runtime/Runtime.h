@@ -243,7 +243,8 @@ Status measurePeaks(Device device, int threads, DevicePeaks &out);
 /// `outputs()`): a sequence's elements, named NAME[0], NAME[1], ...; an
 /// optional tensor's value, named NAME; an optional sequence's elements. An
 /// empty sequence or an absent optional has none; `first` is where they
-/// would be, in graph order.
+/// would be, in graph order. One whose count is known only at run time
+/// has one more output after its tensors, see `runTimeCount`.
 struct CompositeInfo {
   enum class Kind { Sequence, OptionalTensor, OptionalSequence };
   std::string name;
@@ -254,6 +255,13 @@ struct CompositeInfo {
   Kind kind = Kind::Sequence;
   /// An optional compiled without a value.
   bool absent = false;
+  /// An output whose count is known only at run time (a sequence split
+  /// by a run-time size, an optional an If gives in one branch only):
+  /// `length` is the most tensors it can have, and the output after them
+  /// (`first + length`, an int64 scalar named NAME.length or NAME.present)
+  /// holds how many of them the run gave: a sequence's length, an
+  /// optional's presence (1 or 0).
+  bool runTimeCount = false;
 };
 
 class Module {

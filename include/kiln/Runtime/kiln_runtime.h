@@ -79,6 +79,15 @@ kiln_status kiln_module_composite_info(const kiln_module *module, size_t index,
                                        int *out_is_output, int *out_kind,
                                        size_t *out_first, size_t *out_length,
                                        int *out_absent);
+/* Whether output composite `index` has a count known only at run time (a
+   sequence split by a run-time size, an optional one If branch leaves
+   absent): its `length` tensors are the most it can have, and the output
+   after them (`first + length`, an int64 scalar named NAME.length or
+   NAME.present) holds how many a run gave (an optional: 1 when present, 0
+   when absent). */
+kiln_status kiln_module_composite_run_time_count(const kiln_module *module,
+                                                 size_t index,
+                                                 int *out_run_time_count);
 
 kiln_status kiln_session_create(kiln_module *module,
                                 kiln_session **out_session);

@@ -829,6 +829,8 @@ LogicalResult Lowering::lower(Operation *op) {
     SmallVector<int64_t> shape(t.getShape());
     shape[d.dim] = d.bound;
     r.setType(t.clone(shape));
+    // A Slice's result type showed its data-dependent dim; it is static now.
+    op->setAttr("kiln.data_dependent", UnitAttr::get(op->getContext()));
   }
   if (failed(checkControlFlowTypes(op)))
     return failure();
@@ -3034,7 +3036,9 @@ FailureOr<SmallVector<Value>> Lowering::lowerOp(Operation *op) {
       axis += rt.getRank();
     return one(concatAlong(b, loc, concat.getInputs(), axis, rt));
   }
-  if (auto slice = dyn_cast<SliceOp>(op)) {
+  // A Slice of data-dependent extent: lowerDataDependentOp.
+  if (auto slice = dyn_cast<SliceOp>(op);
+      slice && !op->hasAttr("kiln.data_dependent")) {
     auto xt = cast<RankedTensorType>(slice.getData().getType());
     auto starts = getConstantInts(slice.getStarts());
     std::optional<SmallVector<int64_t>> axes, steps;

@@ -1,12 +1,13 @@
-//===- LowerDataDependentOps.cpp - NonZero, Compress, Unique, NMS ---------===//
+//===- LowerDataDependentOps.cpp - NonZero, Compress, Unique, NMS, Slice --===//
 //
 // Part of convert-kiln-to-linalg (see KilnToLinalg.cpp). NonMaxSuppression,
-// NonZero, Compress and Unique have results whose extent along one dim
-// depends on the values of their inputs. Each is computed into a tensor of
-// the static upper bound of that extent, by scf.for loops that carry the
-// tensors, together with the count of valid entries along the dim (the
-// entries past it are unspecified). The pass returns both from the function
-// (such results may only be graph outputs) and the runtime reports the
+// NonZero, Compress, Unique and a Slice with run-time starts or ends (the
+// elements of a sequence split or indexed at run time) have results whose
+// extent along one dim depends on the values of their inputs. Each is computed
+// into a tensor of the static upper bound of that extent, by scf.for loops that
+// carry the tensors, together with the count of valid entries along the dim
+// (the entries past it are unspecified). The pass returns both from the
+// function (such results may only be graph outputs) and the runtime reports the
 // valid part.
 //
 //===----------------------------------------------------------------------===//
@@ -205,6 +206,72 @@ FailureOr<SmallVector<Value>> lowerCompress(OpBuilder &b, CompressOp op) {
              return SmallVector<Value>{out, count};
            });
   return SmallVector<Value>{r[0], r[1]};
+}
+
+/// The one axis a Slice with run-time starts or ends cuts at run time, for
+/// a static input and a single constant axis of step 1: the shape of its
+/// result along it depends on the values of the starts and ends.
+std::optional<int64_t> runTimeSliceAxis(SliceOp op) {
+  auto xt = dyn_cast<RankedTensorType>(op.getData().getType());
+  if (!xt || !xt.hasStaticShape() || xt.getRank() == 0)
+    return std::nullopt;
+  if (getConstantInts(op.getStarts()) && getConstantInts(op.getEnds()))
+    return std::nullopt;
+  std::optional<SmallVector<int64_t>> axes =
+      op.getAxes()
+          ? getConstantInts(op.getAxes())
+          : std::optional<SmallVector<int64_t>>(SmallVector<int64_t>{0});
+  if (!axes || axes->size() != 1 || (!op.getAxes() && xt.getRank() != 1))
+    return std::nullopt;
+  if (op.getSteps()) {
+    std::optional<SmallVector<int64_t>> steps = getConstantInts(op.getSteps());
+    if (!steps || steps->size() != 1 || (*steps)[0] != 1)
+      return std::nullopt;
+  }
+  int64_t a = (*axes)[0] < 0 ? (*axes)[0] + xt.getRank() : (*axes)[0];
+  if (a < 0 || a >= xt.getRank())
+    return std::nullopt;
+  return a;
+}
+
+/// output = Slice(data, starts, ends, [axis]) with run-time starts or
+/// ends: the slices along the axis from the start (negative: from the
+/// end; clamped to the extent) to the end, copied to the front of a tensor
+/// of the input's shape.
+FailureOr<SmallVector<Value>> lowerRunTimeSlice(OpBuilder &b, SliceOp op,
+                                                int64_t axis) {
+  Location loc = op.getLoc();
+  auto rt = cast<RankedTensorType>(op.getOutput().getType());
+  auto xt = cast<RankedTensorType>(op.getData().getType());
+  Type i64 = b.getI64Type();
+  Value dim = scalarConst(b, loc, i64, xt.getDimSize(axis));
+  Value zero = scalarConst(b, loc, i64, 0);
+  auto bound = [&](Value t) {
+    Value v = scalarOf(b, loc, t);
+    if (v.getType() != i64)
+      v = arith::ExtSIOp::create(b, loc, i64, v);
+    Value negative = less(b, loc, v, zero);
+    v = arith::SelectOp::create(b, loc, negative,
+                                arith::AddIOp::create(b, loc, v, dim), v);
+    v = arith::MaxSIOp::create(b, loc, v, zero);
+    return arith::MinSIOp::create(b, loc, v, dim).getResult();
+  };
+  Value start = bound(op.getStarts()), end = bound(op.getEnds());
+  Value count = arith::MaxSIOp::create(
+      b, loc, arith::SubIOp::create(b, loc, end, start), zero);
+  auto toIndex = [&](Value v) {
+    return arith::IndexCastOp::create(b, loc, b.getIndexType(), v).getResult();
+  };
+  Value from = toIndex(start);
+  Value init = filled(b, loc, rt, scalarConst(b, loc, rt.getElementType(), 0));
+  Value c0 = indexConst(b, loc, 0);
+  Value out = loop(b, loc, c0, toIndex(count), {init},
+                   [&](OpBuilder &nb, Location nl, Value i, ValueRange acc) {
+                     Value src = arith::AddIOp::create(nb, nl, from, i);
+                     return SmallVector<Value>{
+                         copySlice(nb, nl, op.getData(), src, acc[0], i, axis)};
+                   })[0];
+  return SmallVector<Value>{out, toIndex(count)};
 }
 
 /// Whether box `j` of batch `batch` is suppressed by box `i`: their
@@ -531,7 +598,16 @@ SmallVector<DataDependentResult> dataDependentResults(Operation *op) {
       r.clear();
     return r;
   }
-  if (auto nz = dyn_cast<NonZeroOp>(op)) {
+  if (auto slice = dyn_cast<SliceOp>(op)) {
+    // Data-dependent where inference left the cut axis unknown; the lowering
+    // marks the op once it gives the result its bound.
+    std::optional<int64_t> axis = runTimeSliceAxis(slice);
+    auto rt = dyn_cast<RankedTensorType>(slice.getOutput().getType());
+    if (axis && rt && rt.getRank() == rankOf(slice.getData()) &&
+        (op->hasAttr("kiln.data_dependent") ||
+         (rt.isDynamicDim(*axis) && rt.getNumDynamicDims() == 1)))
+      r.push_back({0, *axis, staticType(slice.getData()).getDimSize(*axis)});
+  } else if (auto nz = dyn_cast<NonZeroOp>(op)) {
     if (auto xt = staticType(nz.getX()); xt && rankOf(nz.getY()) == 2)
       r.push_back({0, 1, xt.getNumElements()});
   } else if (auto c = dyn_cast<CompressOp>(op)) {
@@ -585,7 +661,11 @@ SmallVector<DataDependentResult> dataDependentResults(Operation *op) {
 
 LoweringResult lowerDataDependentOp(OpBuilder &b, Operation *op) {
   FailureOr<SmallVector<Value>> r = failure();
-  if (auto nz = dyn_cast<NonZeroOp>(op))
+  if (auto slice = dyn_cast<SliceOp>(op)) {
+    if (dataDependentResults(op).empty())
+      return std::nullopt;
+    r = lowerRunTimeSlice(b, slice, *runTimeSliceAxis(slice));
+  } else if (auto nz = dyn_cast<NonZeroOp>(op))
     r = lowerNonZero(b, nz);
   else if (auto c = dyn_cast<CompressOp>(op))
     r = lowerCompress(b, c);

@@ -121,3 +121,49 @@ func.func @returned_and_consumed(%x: tensor<4xi32>) -> (tensor<?xi32>, tensor<?x
   %1 = kiln.neg(%y) : (tensor<?xi32>) -> tensor<?xi32>
   return %y, %1 : tensor<?xi32>, tensor<?xi32>
 }
+
+// -----
+
+// A Slice with run-time starts and ends along one axis (an element of a
+// sequence split or indexed at run time): the start and end are wrapped
+// and clamped to [0, 5], and slices start..end-1 copied to the front of a
+// tensor of the input's shape; the count is end - start, at least 0.
+// CHECK-LABEL: func.func @slice_run_time
+// CHECK-SAME:    -> (tensor<2x5xf32> {kiln.dynamic_dim = 1 : i64, kiln.extent_result = 1 : i64}, tensor<i64>)
+// CHECK:         arith.maxsi
+// CHECK:         arith.minsi
+// CHECK:         %[[D:.+]] = arith.subi
+// CHECK:         %[[C:.+]] = arith.maxsi %[[D]]
+// CHECK:         %[[N:.+]] = arith.index_cast %[[C]] : i64 to index
+// CHECK:         %[[R:.+]] = scf.for %[[I:.+]] = %{{.+}} to %[[N]] step %{{.+}} iter_args(%[[OUT:.+]] = %{{.+}}) -> (tensor<2x5xf32>)
+// CHECK:           %[[SRC:.+]] = arith.addi %{{.+}}, %[[I]] : index
+// CHECK:           tensor.extract_slice %{{.+}}[0, %[[SRC]]] [2, 1] [1, 1] : tensor<2x5xf32> to tensor<2x1xf32>
+// CHECK:           tensor.insert_slice %{{.+}} into %[[OUT]][0, %[[I]]] [2, 1] [1, 1]
+// CHECK:         return %[[R]], %{{.+}} : tensor<2x5xf32>, tensor<i64>
+func.func @slice_run_time(%x: tensor<2x5xf32>, %s: tensor<1xi64>, %e: tensor<1xi64>) -> tensor<2x?xf32> {
+  %a = kiln.constant dense<1> : tensor<1xi64>
+  %0 = kiln.slice(%x, %s, %e, %a) : (tensor<2x5xf32>, tensor<1xi64>, tensor<1xi64>, tensor<1xi64>) -> tensor<2x?xf32>
+  return %0 : tensor<2x?xf32>
+}
+
+// -----
+
+// Only a graph output may have such an extent.
+func.func @slice_run_time_used(%x: tensor<5xf32>, %s: tensor<1xi64>, %e: tensor<1xi64>) -> tensor<?xf32> {
+  // expected-error @+1 {{'kiln.slice' op result #0: a data-dependent shape is supported only on a graph output}}
+  %0 = kiln.slice(%x, %s, %e) : (tensor<5xf32>, tensor<1xi64>, tensor<1xi64>) -> tensor<?xf32>
+  %1 = kiln.neg(%0) : (tensor<?xf32>) -> tensor<?xf32>
+  return %1 : tensor<?xf32>
+}
+
+// -----
+
+// A step other than 1 is not data-dependent here: the general lowering
+// needs the static shape.
+func.func @slice_run_time_step(%x: tensor<5xf32>, %s: tensor<1xi64>, %e: tensor<1xi64>) -> tensor<?xf32> {
+  %a = kiln.constant dense<0> : tensor<1xi64>
+  %st = kiln.constant dense<2> : tensor<1xi64>
+  // expected-error @+1 {{'kiln.slice' op needs static shapes to lower}}
+  %0 = kiln.slice(%x, %s, %e, %a, %st) : (tensor<5xf32>, tensor<1xi64>, tensor<1xi64>, tensor<1xi64>, tensor<1xi64>) -> tensor<?xf32>
+  return %0 : tensor<?xf32>
+}

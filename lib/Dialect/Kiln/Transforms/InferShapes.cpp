@@ -241,6 +241,12 @@ struct InferShapesPass
   /// replaced by the element, a constant, a Concat; the sequence ops left
   /// unused are erased at the end.
   DenseMap<Value, SmallVector<Value>> sequences;
+  /// Known sequences whose length is known only at run time (their
+  /// elements in `sequences` are the most they can have; the rest are
+  /// empty or unspecified), and optionals (Optional ops) whose presence
+  /// is: a rank-0 tensor<i64> with the length, or 1 for present and 0 for
+  /// absent.
+  DenseMap<Value, Value> counts;
   SmallVector<Operation *> sequenceOps;
 
   /// A constant scalar position into a sequence of `size` elements
@@ -266,14 +272,19 @@ struct InferShapesPass
     st.addTypes(types);
     st.addAttributes(attrs);
     Operation *op = b.create(st);
-    // Folding would erase the op (its operands may be constants).
+    if (failed(inferUnfolded(op)))
+      return failure();
+    return op;
+  }
+
+  /// Infers the types of an op just created, without folding it (which
+  /// would erase it: its operands may be constants).
+  LogicalResult inferUnfolded(Operation *op) {
     bool fold = foldOps;
     foldOps = false;
     LogicalResult inferred = inferOp(op);
     foldOps = fold;
-    if (failed(inferred))
-      return failure();
-    return op;
+    return inferred;
   }
 
   Value i64Constant(Operation *at, ArrayRef<int64_t> values, bool scalar) {
@@ -284,6 +295,309 @@ struct InferShapesPass
         b.getI64Type());
     return ConstantOp::create(b, at->getLoc(), type,
                               DenseElementsAttr::get(type, values));
+  }
+
+  /// A kiln op of `name` on scalars or small index tensors, before `at`:
+  /// its one result.
+  FailureOr<Value> scalarOp(Operation *at, StringRef name, ValueRange operands,
+                            Type elt, ArrayRef<NamedAttribute> attrs = {}) {
+    FailureOr<Operation *> op =
+        create(at, name, operands, {UnrankedTensorType::get(elt)}, attrs);
+    if (failed(op))
+      return failure();
+    return (*op)->getResult(0);
+  }
+
+  /// A position into a sequence of `size` elements known only at run time,
+  /// as a rank-0 tensor<i64>, negative ones counted from the end.
+  FailureOr<Value> runTimePosition(Operation *at, Value position,
+                                   int64_t size) {
+    Builder b(at->getContext());
+    Type i64 = b.getI64Type();
+    auto pt = dyn_cast<RankedTensorType>(position.getType());
+    if (!pt || !pt.hasStaticShape() || pt.getNumElements() != 1 ||
+        !isa<IntegerType>(pt.getElementType()))
+      return at->emitOpError("needs a position of one integer, got ")
+             << position.getType();
+    FailureOr<Value> p = position;
+    if (pt.getRank() != 0)
+      p = scalarOp(at, "kiln.reshape", {position, i64Constant(at, {}, false)},
+                   pt.getElementType());
+    if (succeeded(p) && pt.getElementType() != i64)
+      p = scalarOp(at, "kiln.cast", {*p}, i64,
+                   {b.getNamedAttr("to", TypeAttr::get(i64))});
+    if (failed(p))
+      return failure();
+    FailureOr<Value> negative = scalarOp(
+        at, "kiln.less", {*p, i64Constant(at, {0}, true)}, b.getI1Type());
+    FailureOr<Value> wrapped =
+        scalarOp(at, "kiln.add", {*p, i64Constant(at, {size}, true)}, i64);
+    if (failed(negative) || failed(wrapped))
+      return failure();
+    return scalarOp(at, "kiln.where", {*negative, *wrapped, *p}, i64);
+  }
+
+  /// `p` compared with the constant `k` by the kiln op `name` (`kiln.equal`,
+  /// `kiln.greater`): a rank-0 tensor<i1>.
+  FailureOr<Value> compare(Operation *at, StringRef name, Value p, int64_t k) {
+    return scalarOp(at, name, {p, i64Constant(at, {k}, true)},
+                    IntegerType::get(at->getContext(), 1));
+  }
+
+  /// The first of `values` whose condition in `conds` (rank-0 booleans, one
+  /// fewer than the values) holds at run time, else the last value. Values
+  /// of one static type are chosen among by Where. Values of one rank whose
+  /// shapes differ along one axis are concatenated along it and the chosen
+  /// one sliced out at run time: its extent along that axis depends on the
+  /// data, which a graph output can have (an output sequence's element).
+  FailureOr<Value> choose(Operation *at, ArrayRef<Value> conds,
+                          ArrayRef<Value> values) {
+    assert(conds.size() + 1 == values.size() && "one condition per value");
+    if (values.size() == 1)
+      return values[0];
+    SmallVector<RankedTensorType> types;
+    for (Value v : values) {
+      auto t = dyn_cast<RankedTensorType>(v.getType());
+      if (!t || !t.hasStaticShape())
+        return at->emitOpError("chooses at run time among sequence "
+                               "elements of unknown shape (")
+               << v.getType() << ")";
+      types.push_back(t);
+    }
+    Type elt = types[0].getElementType();
+    if (llvm::all_equal(types)) {
+      Value r = values.back();
+      for (int64_t k = conds.size() - 1; k >= 0; --k) {
+        FailureOr<Value> w =
+            scalarOp(at, "kiln.where", {conds[k], values[k], r}, elt);
+        if (failed(w))
+          return failure();
+        r = *w;
+      }
+      return r;
+    }
+    std::optional<int64_t> axis;
+    for (RankedTensorType t : types) {
+      if (t.getRank() != types[0].getRank() || t.getElementType() != elt)
+        return at->emitOpError("chooses at run time among sequence elements "
+                               "of different ranks or types (")
+               << types[0] << " and " << t << ")";
+      for (int64_t d = 0; d < t.getRank(); ++d)
+        if (t.getDimSize(d) != types[0].getDimSize(d)) {
+          if (axis && *axis != d)
+            return at->emitOpError("chooses at run time among sequence "
+                                   "elements whose shapes differ along more "
+                                   "than one axis (")
+                   << types[0] << " and " << t << ")";
+          axis = d;
+        }
+    }
+    Builder b(at->getContext());
+    FailureOr<Value> pool =
+        scalarOp(at, "kiln.concat", values, elt,
+                 {b.getNamedAttr("axis", b.getI64IntegerAttr(*axis))});
+    if (failed(pool))
+      return failure();
+    SmallVector<int64_t> offsets;
+    int64_t offset = 0;
+    for (RankedTensorType t : types) {
+      offsets.push_back(offset);
+      offset += t.getDimSize(*axis);
+    }
+    offsets.push_back(offset);
+    Type i64 = b.getI64Type();
+    Value start = i64Constant(at, {offsets[values.size() - 1]}, false);
+    Value end = i64Constant(at, {offsets[values.size()]}, false);
+    for (int64_t k = conds.size() - 1; k >= 0; --k) {
+      FailureOr<Value> s = scalarOp(
+          at, "kiln.where",
+          {conds[k], i64Constant(at, {offsets[k]}, false), start}, i64);
+      FailureOr<Value> e = scalarOp(
+          at, "kiln.where",
+          {conds[k], i64Constant(at, {offsets[k + 1]}, false), end}, i64);
+      if (failed(s) || failed(e))
+        return failure();
+      start = *s;
+      end = *e;
+    }
+    OpBuilder ob(at);
+    auto slice =
+        SliceOp::create(ob, at->getLoc(), UnrankedTensorType::get(elt), *pool,
+                        start, end, i64Constant(at, {*axis}, false), Value());
+    if (failed(inferUnfolded(slice)))
+      return failure();
+    return slice.getResult();
+  }
+
+  /// SequenceInsert at a position known only at run time into a sequence
+  /// of known elements: element i of the result is the input's element i
+  /// before the position, the tensor at it, the input's element i - 1
+  /// after it.
+  FailureOr<SmallVector<Value>> insertAtRunTime(SequenceInsertOp op,
+                                                ArrayRef<Value> list) {
+    int64_t n = list.size();
+    FailureOr<Value> p = runTimePosition(op, op.getPosition(), n);
+    if (failed(p))
+      return failure();
+    SmallVector<Value> next;
+    for (int64_t i = 0; i <= n; ++i) {
+      SmallVector<Value> conds, values;
+      if (i < n) {
+        FailureOr<Value> after = compare(op, "kiln.greater", *p, i);
+        if (failed(after))
+          return failure();
+        conds.push_back(*after);
+        values.push_back(list[i]);
+      }
+      if (i > 0) {
+        FailureOr<Value> at = compare(op, "kiln.equal", *p, i);
+        if (failed(at))
+          return failure();
+        conds.push_back(*at);
+      }
+      values.push_back(op.getTensor());
+      if (i > 0)
+        values.push_back(list[i - 1]);
+      FailureOr<Value> e = choose(op, conds, values);
+      if (failed(e))
+        return failure();
+      next.push_back(*e);
+    }
+    return next;
+  }
+
+  /// SequenceErase at a position known only at run time: element i of the
+  /// result is the input's element i before the position, i + 1 from it.
+  FailureOr<SmallVector<Value>> eraseAtRunTime(SequenceEraseOp op,
+                                               ArrayRef<Value> list) {
+    int64_t n = list.size();
+    FailureOr<Value> p = runTimePosition(op, op.getPosition(), n);
+    if (failed(p))
+      return failure();
+    SmallVector<Value> next;
+    for (int64_t i = 0; i + 1 < n; ++i) {
+      FailureOr<Value> after = compare(op, "kiln.greater", *p, i);
+      if (failed(after))
+        return failure();
+      FailureOr<Value> e = choose(op, {*after}, {list[i], list[i + 1]});
+      if (failed(e))
+        return failure();
+      next.push_back(*e);
+    }
+    return next;
+  }
+
+  /// SequenceAt at a position known only at run time: the element there.
+  FailureOr<Value> atRunTime(SequenceAtOp op, ArrayRef<Value> list) {
+    int64_t n = list.size();
+    FailureOr<Value> p = runTimePosition(op, op.getPosition(), n);
+    if (failed(p))
+      return failure();
+    SmallVector<Value> conds;
+    for (int64_t k = 0; k + 1 < n; ++k) {
+      FailureOr<Value> c = compare(op, "kiln.equal", *p, k);
+      if (failed(c))
+        return failure();
+      conds.push_back(*c);
+    }
+    return choose(op, conds, list);
+  }
+
+  /// SplitToSequence of a static input by a 1-D split of static length
+  /// whose values are known only at run time: element k is the slice from
+  /// the sum of the split's first k values, as long as its value k (its
+  /// extent along the axis depends on the data).
+  FailureOr<SmallVector<Value>> splitAtRunTime(SplitToSequenceOp op,
+                                               int64_t axis) {
+    Value split = op.getSplit();
+    auto st = cast<RankedTensorType>(split.getType());
+    Builder b(op->getContext());
+    Type i64 = b.getI64Type();
+    if (st.getElementType() != i64) {
+      FailureOr<Value> c = scalarOp(op, "kiln.cast", {split}, i64,
+                                    {b.getNamedAttr("to", TypeAttr::get(i64))});
+      if (failed(c))
+        return failure();
+      split = *c;
+    }
+    Type elt = getElementTypeOrSelf(op.getInput().getType());
+    Value start = i64Constant(op, {0}, false);
+    SmallVector<Value> parts;
+    for (int64_t k = 0; k < st.getDimSize(0); ++k) {
+      OpBuilder ob(op);
+      auto size =
+          SliceOp::create(ob, op->getLoc(), UnrankedTensorType::get(i64), split,
+                          i64Constant(op, {k}, false),
+                          i64Constant(op, {k + 1}, false), Value(), Value());
+      if (failed(inferUnfolded(size)))
+        return failure();
+      FailureOr<Value> end = scalarOp(op, "kiln.add", {start, size}, i64);
+      if (failed(end))
+        return failure();
+      auto part = SliceOp::create(
+          ob, op->getLoc(), UnrankedTensorType::get(elt), op.getInput(), start,
+          *end, i64Constant(op, {axis}, false), Value());
+      if (failed(inferUnfolded(part)))
+        return failure();
+      parts.push_back(part.getResult());
+      start = *end;
+    }
+    return parts;
+  }
+
+  /// SplitToSequence of a static input into parts of a size known only at
+  /// run time (a scalar split; the last part may be shorter): as many parts
+  /// as the axis has entries, part k the slice from k * size, and the
+  /// length ceil(extent / size), known at run time. A size below 1 is taken
+  /// as 1 (ONNX leaves it undefined).
+  FailureOr<bool> splitByRunTimeSize(SplitToSequenceOp op, int64_t axis,
+                                     int64_t extent) {
+    Builder b(op->getContext());
+    Type i64 = b.getI64Type();
+    Value size = op.getSplit();
+    Type elt = getElementTypeOrSelf(size.getType());
+    if (!isa<IntegerType>(elt))
+      return false;
+    FailureOr<Value> s = size;
+    if (elt != i64)
+      s = scalarOp(op, "kiln.cast", {size}, i64,
+                   {b.getNamedAttr("to", TypeAttr::get(i64))});
+    if (succeeded(s))
+      s = scalarOp(op, "kiln.max", {*s, i64Constant(op, {1}, true)}, i64);
+    FailureOr<Value> rounded =
+        failed(s) ? s
+                  : scalarOp(op, "kiln.add",
+                             {*s, i64Constant(op, {extent - 1}, true)}, i64);
+    FailureOr<Value> length =
+        failed(rounded) ? rounded
+                        : scalarOp(op, "kiln.div", {*rounded, *s}, i64);
+    FailureOr<Value> step =
+        failed(s) ? s
+                  : scalarOp(op, "kiln.reshape",
+                             {*s, i64Constant(op, {1}, false)}, i64);
+    if (failed(length) || failed(step))
+      return failure();
+    Type xElt = getElementTypeOrSelf(op.getInput().getType());
+    SmallVector<Value> parts;
+    OpBuilder ob(op);
+    for (int64_t k = 0; k < extent; ++k) {
+      FailureOr<Value> start =
+          scalarOp(op, "kiln.mul", {*step, i64Constant(op, {k}, false)}, i64);
+      FailureOr<Value> end =
+          failed(start) ? start
+                        : scalarOp(op, "kiln.add", {*start, *step}, i64);
+      if (failed(end))
+        return failure();
+      auto part = SliceOp::create(
+          ob, op->getLoc(), UnrankedTensorType::get(xElt), op.getInput(),
+          *start, *end, i64Constant(op, {axis}, false), Value());
+      if (failed(inferUnfolded(part)))
+        return failure();
+      parts.push_back(part.getResult());
+    }
+    sequences[op.getResult()] = parts;
+    counts[op.getResult()] = *length;
+    return true;
   }
 
   /// Whether `op` runs once per run of its function: in the function's
@@ -380,6 +694,23 @@ struct InferShapesPass
       auto it = sequences.find(v);
       return it == sequences.end() ? nullptr : &it->second;
     };
+    // A sequence of run-time length has its length and passes through
+    // Identity; the other ops on it stay (and fail to lower).
+    if (llvm::any_of(op->getOperands(),
+                     [&](Value v) { return counts.contains(v); })) {
+      if (auto len = dyn_cast<SequenceLengthOp>(op)) {
+        len.getResult().replaceAllUsesWith(counts[len.getInputSequence()]);
+        op->erase();
+        return true;
+      }
+      auto id = dyn_cast<IdentityOp>(op);
+      if (!id || !isa<SeqType>(id.getInput().getType()))
+        return false;
+      sequences[id.getResult()] = sequences[id.getInput()];
+      counts[id.getResult()] = counts[id.getInput()];
+      sequenceOps.push_back(op);
+      return true;
+    }
     if (auto e = dyn_cast<SequenceEmptyOp>(op)) {
       sequences[e.getResult()] = {};
     } else if (auto c = dyn_cast<SequenceConstructOp>(op)) {
@@ -391,8 +722,16 @@ struct InferShapesPass
       int64_t n = list->size();
       std::optional<int64_t> at =
           ins.getPosition() ? position(ins.getPosition(), n, true) : n;
-      if (!at)
-        return false;
+      if (!at) {
+        if (getConstantInts(ins.getPosition()))
+          return false; // Out of range: the op's verifier says so.
+        FailureOr<SmallVector<Value>> next = insertAtRunTime(ins, *list);
+        if (failed(next))
+          return failure();
+        sequences[ins.getResult()] = *next;
+        sequenceOps.push_back(op);
+        return true;
+      }
       SmallVector<Value> next(*list);
       next.insert(next.begin() + *at, ins.getTensor());
       sequences[ins.getResult()] = next;
@@ -403,8 +742,16 @@ struct InferShapesPass
       int64_t n = list->size();
       std::optional<int64_t> at =
           er.getPosition() ? position(er.getPosition(), n, false) : n - 1;
-      if (!at)
-        return false;
+      if (!at) {
+        if (getConstantInts(er.getPosition()))
+          return false;
+        FailureOr<SmallVector<Value>> next = eraseAtRunTime(er, *list);
+        if (failed(next))
+          return failure();
+        sequences[er.getResult()] = *next;
+        sequenceOps.push_back(op);
+        return true;
+      }
       SmallVector<Value> next(*list);
       next.erase(next.begin() + *at);
       sequences[er.getResult()] = next;
@@ -436,9 +783,25 @@ struct InferShapesPass
       } else {
         std::optional<SmallVector<int64_t>> split =
             getConstantInts(sp.getSplit());
+        auto st = cast<ShapedType>(sp.getSplit().getType());
+        if (!split && st.hasRank() && st.getRank() == 0) {
+          FailureOr<bool> parts = splitByRunTimeSize(sp, axis, extent);
+          if (failed(parts) || !*parts)
+            return parts;
+          sequenceOps.push_back(op);
+          return true;
+        }
+        if (!split && st.hasRank() && st.getRank() == 1 &&
+            st.hasStaticShape()) {
+          FailureOr<SmallVector<Value>> parts = splitAtRunTime(sp, axis);
+          if (failed(parts))
+            return failure();
+          sequences[sp.getResult()] = *parts;
+          sequenceOps.push_back(op);
+          return true;
+        }
         if (!split)
           return false;
-        auto st = cast<ShapedType>(sp.getSplit().getType());
         if (st.getRank() == 0) {
           if ((*split)[0] <= 0)
             return false;
@@ -475,8 +838,16 @@ struct InferShapesPass
         return false;
       std::optional<int64_t> i =
           position(at.getPosition(), list->size(), false);
-      if (!i)
-        return false;
+      if (!i) {
+        if (list->empty() || getConstantInts(at.getPosition()))
+          return false;
+        FailureOr<Value> element = atRunTime(at, *list);
+        if (failed(element))
+          return failure();
+        at.getResult().replaceAllUsesWith(*element);
+        op->erase();
+        return true;
+      }
       at.getResult().replaceAllUsesWith((*list)[*i]);
       op->erase();
       return true;
@@ -525,15 +896,31 @@ struct InferShapesPass
   /// the graph states: no input, a plain tensor, or an Optional op with or
   /// without its input. False when `op` is not one or it does not.
   bool resolveOptional(Operation *op) {
-    auto present = [](Value v) -> std::optional<bool> {
+    auto present = [&](Value v) -> std::optional<bool> {
       if (!v)
         return false;
       if (isa<TensorType, SeqType>(v.getType()))
         return true;
+      if (counts.contains(v))
+        return std::nullopt;
       if (auto o = v.getDefiningOp<OptionalOp>())
         return o.getInput() != nullptr;
       return std::nullopt;
     };
+    if (auto has = dyn_cast<OptionalHasElementOp>(op);
+        has && has.getInput() && counts.contains(has.getInput())) {
+      // Present at run time: the presence (0 or 1) as a boolean.
+      Builder b(op->getContext());
+      FailureOr<Operation *> cast =
+          create(op, "kiln.cast", {counts[has.getInput()]},
+                 {RankedTensorType::get({}, b.getI1Type())},
+                 {b.getNamedAttr("to", TypeAttr::get(b.getI1Type()))});
+      if (failed(cast))
+        return false;
+      has.getOutput().replaceAllUsesWith((*cast)->getResult(0));
+      op->erase();
+      return true;
+    }
     if (auto has = dyn_cast<OptionalHasElementOp>(op)) {
       std::optional<bool> known = present(has.getInput());
       if (!known)
@@ -732,9 +1119,24 @@ struct InferShapesPass
     return expandSequenceResults(op);
   }
 
+  /// What an optional value holds where the graph states it: through
+  /// Identity to an Optional op, its input (null: absent); nullopt
+  /// elsewhere.
+  static std::optional<Value> optionalValue(Value v) {
+    while (auto id = v.getDefiningOp<IdentityOp>())
+      v = id.getInput();
+    if (auto o = v.getDefiningOp<OptionalOp>())
+      return o.getInput();
+    return std::nullopt;
+  }
+
   /// An If whose branches yield, for a sequence result, known sequences of
   /// one length and element types: the If yields their elements instead,
-  /// and the result is a known sequence of its new results.
+  /// and the result is a known sequence of its new results. For an
+  /// optional result that one branch leaves absent and the other gives a
+  /// tensor or a known sequence: the If yields its tensors (zeros from the
+  /// absent branch) and its presence, an i64 of 0 or 1, and the result is
+  /// an Optional of them present at run time (`counts`).
   LogicalResult expandSequenceResults(IfOp op) {
     if (!runsOnce(op))
       return success();
@@ -743,30 +1145,82 @@ struct InferShapesPass
     if (yields[0]->getNumOperands() != op->getNumResults() ||
         yields[1]->getNumOperands() != op->getNumResults())
       return success();
-    SmallVector<std::optional<size_t>> lengths;
+    // Per result: how it is expanded.
+    struct Expansion {
+      enum Kind { Keep, Sequence, Optional } kind = Keep;
+      // The values each branch yields for it (a sequence's elements, an
+      // optional's tensor or elements; empty for an absent one).
+      SmallVector<Value> values[2];
+      bool present[2] = {true, true};
+      bool heldSequence = false;
+    };
+    SmallVector<Expansion> plan;
     SmallVector<Type> types;
     bool any = false;
+    auto sameTypes = [](ArrayRef<Value> a, ArrayRef<Value> b) {
+      return a.size() == b.size() && llvm::all_of(llvm::zip(a, b), [](auto p) {
+               return std::get<0>(p).getType() == std::get<1>(p).getType();
+             });
+    };
     for (OpResult result : op->getResults()) {
       unsigned i = result.getResultNumber();
-      std::optional<size_t> length;
+      Expansion &e = plan.emplace_back();
       if (isa<SeqType>(result.getType())) {
         auto a = sequences.find(yields[0]->getOperand(i));
         auto b = sequences.find(yields[1]->getOperand(i));
         if (a != sequences.end() && b != sequences.end() &&
-            a->second.size() == b->second.size() &&
-            llvm::all_of(llvm::zip(a->second, b->second), [](auto p) {
-              return std::get<0>(p).getType() == std::get<1>(p).getType();
-            }))
-          length = a->second.size();
+            !counts.contains(a->first) && !counts.contains(b->first) &&
+            sameTypes(a->second, b->second)) {
+          e.kind = Expansion::Sequence;
+          e.values[0] = a->second;
+          e.values[1] = b->second;
+        }
+      } else if (auto opt = dyn_cast<OptType>(result.getType())) {
+        std::optional<Value> held[2] = {
+            optionalValue(yields[0]->getOperand(i)),
+            optionalValue(yields[1]->getOperand(i))};
+        bool ok = held[0] && held[1];
+        e.heldSequence = isa<SeqType>(opt.getValueType());
+        for (unsigned r = 0; ok && r < 2; ++r) {
+          e.present[r] = *held[r] != nullptr;
+          if (!e.present[r])
+            continue;
+          if (counts.contains(*held[r])) {
+            ok = false;
+          } else if (e.heldSequence) {
+            auto it = sequences.find(*held[r]);
+            ok = it != sequences.end();
+            if (ok)
+              e.values[r] = it->second;
+          } else {
+            e.values[r] = {*held[r]};
+          }
+        }
+        // A present branch's tensors, of static types, stand for the
+        // absent branch's.
+        if (ok && e.present[0] != e.present[1]) {
+          unsigned from = e.present[0] ? 0 : 1;
+          ok = llvm::all_of(e.values[from], [](Value v) {
+            auto t = dyn_cast<RankedTensorType>(v.getType());
+            return t && t.hasStaticShape();
+          });
+        } else {
+          ok = false; // Both present or both absent: nothing at run time.
+        }
+        if (ok)
+          e.kind = Expansion::Optional;
       }
-      lengths.push_back(length);
-      if (!length) {
+      if (e.kind == Expansion::Keep) {
         types.push_back(result.getType());
         continue;
       }
       any = true;
-      for (Value v : sequences[yields[0]->getOperand(i)])
+      unsigned from = e.present[0] ? 0 : 1;
+      for (Value v : e.values[from])
         types.push_back(v.getType());
+      if (e.kind == Expansion::Optional)
+        types.push_back(
+            RankedTensorType::get({}, IntegerType::get(op->getContext(), 64)));
     }
     if (!any)
       return success();
@@ -781,46 +1235,76 @@ struct InferShapesPass
     for (unsigned r = 0; r < 2; ++r) {
       expanded->getRegion(r).takeBody(op->getRegion(r));
       Operation *yield = expanded->getRegion(r).front().getTerminator();
+      OpBuilder yb(yield);
       SmallVector<Value> values;
       for (auto [i, v] : llvm::enumerate(yield->getOperands())) {
-        if (lengths[i])
-          llvm::append_range(values, sequences[v]);
-        else
+        const Expansion &e = plan[i];
+        if (e.kind == Expansion::Keep) {
           values.push_back(v);
+          continue;
+        }
+        if (e.kind == Expansion::Sequence || e.present[r]) {
+          llvm::append_range(values, e.values[r]);
+        } else {
+          for (Value w : e.values[1 - r]) {
+            auto t = cast<RankedTensorType>(w.getType());
+            values.push_back(ConstantOp::create(
+                yb, op.getLoc(), t, cast<ElementsAttr>(yb.getZeroAttr(t))));
+          }
+        }
+        if (e.kind == Expansion::Optional)
+          values.push_back(i64Constant(yield, {e.present[r] ? 1 : 0}, true));
       }
       yield->setOperands(values);
     }
     unsigned next = 0;
     for (OpResult result : op->getResults()) {
       unsigned i = result.getResultNumber();
-      if (!lengths[i]) {
+      const Expansion &e = plan[i];
+      if (e.kind == Expansion::Keep) {
         result.replaceAllUsesWith(expanded->getResult(next++));
         continue;
       }
-      ValueRange elements = expanded->getResults().slice(next, *lengths[i]);
-      next += *lengths[i];
-      Value seq;
-      if (elements.empty())
-        seq = SequenceEmptyOp::create(b, op.getLoc(), result.getType(),
-                                      /*dtype=*/IntegerAttr());
-      else
-        seq = SequenceConstructOp::create(b, op.getLoc(), result.getType(),
-                                          elements);
-      sequences[seq] = SmallVector<Value>(elements);
-      sequenceOps.push_back(seq.getDefiningOp());
-      result.replaceAllUsesWith(seq);
+      size_t n = e.values[e.present[0] ? 0 : 1].size();
+      ValueRange elements = expanded->getResults().slice(next, n);
+      next += n;
+      Value held;
+      if (e.kind == Expansion::Optional && !e.heldSequence) {
+        held = elements[0];
+      } else {
+        Type seqType = result.getType();
+        if (auto opt = dyn_cast<OptType>(seqType))
+          seqType = opt.getValueType();
+        if (elements.empty())
+          held = SequenceEmptyOp::create(b, op.getLoc(), seqType,
+                                         /*dtype=*/IntegerAttr());
+        else
+          held = SequenceConstructOp::create(b, op.getLoc(), seqType, elements);
+        sequences[held] = SmallVector<Value>(elements);
+        sequenceOps.push_back(held.getDefiningOp());
+      }
+      if (e.kind == Expansion::Sequence) {
+        result.replaceAllUsesWith(held);
+        continue;
+      }
+      auto opt = OptionalOp::create(b, op.getLoc(), result.getType(), held,
+                                    /*type_=*/TypeAttr());
+      counts[opt.getResult()] = expanded->getResult(next++);
+      result.replaceAllUsesWith(opt.getResult());
     }
     op->erase();
     return success();
   }
 
   /// @main's sequence results of known elements become those elements
-  /// (named NAME[i]), recorded in its `kiln.sequences` as the importer
-  /// records sequence inputs.
+  /// (named NAME[i]), and its optional results whose presence the graph
+  /// states become their value (NAME, or a sequence's NAME[i]) or nothing,
+  /// recorded in its `kiln.composites` as the importer records composite
+  /// inputs.
   void flattenSequenceResults(func::FuncOp fn) {
     Operation *ret = fn.getFunctionBody().back().getTerminator();
     if (llvm::none_of(ret->getOperandTypes(),
-                      [](Type t) { return isa<SeqType>(t); }))
+                      [](Type t) { return isa<SeqType, OptType>(t); }))
       return;
     Builder b(fn.getContext());
     SmallVector<Value> values;
@@ -830,28 +1314,83 @@ struct InferShapesPass
       llvm::append_range(entries, existing.getValue());
     for (auto [i, v] : llvm::enumerate(ret->getOperands())) {
       DictionaryAttr dict = fn.getResultAttrDict(i);
-      auto it = sequences.find(v);
-      if (!isa<SeqType>(v.getType()) || it == sequences.end()) {
+      auto keep = [&, v = v] {
         values.push_back(v);
         attrs.push_back(dict ? dict : b.getDictionaryAttr({}));
+      };
+      StringRef kind = "sequence";
+      Value seq = v;
+      bool absent = false;
+      // The run-time length of a sequence, or presence of an optional.
+      Value count;
+      if (isa<OptType>(v.getType())) {
+        Value opt = v;
+        while (auto id = opt.getDefiningOp<IdentityOp>())
+          opt = id.getInput();
+        std::optional<Value> held = optionalValue(opt);
+        if (!held) {
+          keep();
+          continue;
+        }
+        count = counts.lookup(opt);
+        seq = *held;
+        absent = !seq;
+        Type valueType = cast<OptType>(v.getType()).getValueType();
+        kind =
+            isa<SeqType>(valueType) ? "optional_sequence" : "optional_tensor";
+      } else if (!isa<SeqType>(v.getType())) {
+        keep();
         continue;
+      }
+      SmallVector<Value> elements;
+      if (seq && isa<SeqType>(seq.getType())) {
+        auto it = sequences.find(seq);
+        if (it == sequences.end() || (count && counts.contains(seq))) {
+          keep();
+          continue;
+        }
+        elements = it->second;
+        if (!count)
+          count = counts.lookup(seq);
+      } else if (seq) {
+        elements.push_back(seq);
       }
       auto named = dict ? dict.getAs<StringAttr>("kiln.name") : StringAttr();
       std::string name = named ? named.str() : "output" + std::to_string(i);
-      Type elt =
-          getElementTypeOrSelf(cast<SeqType>(v.getType()).getElementType());
-      entries.push_back(b.getDictionaryAttr(
-          {b.getNamedAttr("name", b.getStringAttr(name)),
-           b.getNamedAttr("output", b.getUnitAttr()),
-           b.getNamedAttr("kind", b.getStringAttr("sequence")),
-           b.getNamedAttr("first", b.getI64IntegerAttr(values.size())),
-           b.getNamedAttr("length", b.getI64IntegerAttr(it->second.size())),
-           b.getNamedAttr("element_type", TypeAttr::get(elt))}));
-      for (auto [k, e] : llvm::enumerate(it->second)) {
+      Type valueType = v.getType();
+      if (auto opt = dyn_cast<OptType>(valueType))
+        valueType = opt.getValueType();
+      if (auto st = dyn_cast<SeqType>(valueType))
+        valueType = st.getElementType();
+      SmallVector<NamedAttribute> entry = {
+          b.getNamedAttr("name", b.getStringAttr(name)),
+          b.getNamedAttr("output", b.getUnitAttr()),
+          b.getNamedAttr("kind", b.getStringAttr(kind)),
+          b.getNamedAttr("first", b.getI64IntegerAttr(values.size())),
+          b.getNamedAttr("length", b.getI64IntegerAttr(elements.size())),
+          b.getNamedAttr("element_type",
+                         TypeAttr::get(getElementTypeOrSelf(valueType)))};
+      if (absent)
+        entry.push_back(b.getNamedAttr("absent", b.getUnitAttr()));
+      if (count)
+        entry.push_back(b.getNamedAttr("run_time_count", b.getUnitAttr()));
+      entries.push_back(b.getDictionaryAttr(entry));
+      for (auto [k, e] : llvm::enumerate(elements)) {
         values.push_back(e);
+        std::string elementName = kind == "optional_tensor"
+                                      ? name
+                                      : name + "[" + std::to_string(k) + "]";
+        attrs.push_back(b.getDictionaryAttr(
+            {b.getNamedAttr("kiln.name", b.getStringAttr(elementName))}));
+      }
+      // After the tensors: how many the run gave (a sequence) or whether
+      // it holds them (an optional, 1 or 0).
+      if (count) {
+        values.push_back(count);
         attrs.push_back(b.getDictionaryAttr({b.getNamedAttr(
             "kiln.name",
-            b.getStringAttr(name + "[" + std::to_string(k) + "]"))}));
+            b.getStringAttr(name +
+                            (kind == "sequence" ? ".length" : ".present")))}));
       }
     }
     ret->setOperands(values);

@@ -95,3 +95,24 @@ func.func @deform_conv_offset_dims(%x: tensor<1x4x9x9xf32>, %w: tensor<8x4x3x3xf
   %0 = kiln.deform_conv(%x, %w, %o, none, none) : (tensor<1x4x9x9xf32>, tensor<8x4x3x3xf32>, tensor<1x18x5x5xf32>) -> tensor<*xf32>
   return %0 : tensor<*xf32>
 }
+
+// -----
+
+// A run-time position among elements whose shapes differ along two axes:
+// no one run-time Slice gives each.
+func.func @run_time_position_two_axes(%a: tensor<2x3xf32>, %b: tensor<4x5xf32>, %p: tensor<i64>) -> tensor<*xf32> {
+  %s = kiln.sequence_construct(%a, %b) : (tensor<2x3xf32>, tensor<4x5xf32>) -> !kiln.seq<tensor<*xf32>>
+  // expected-error @+1 {{'kiln.sequence_at' op chooses at run time among sequence elements whose shapes differ along more than one axis ('tensor<2x3xf32>' and 'tensor<4x5xf32>')}}
+  %e = kiln.sequence_at(%s, %p) : (!kiln.seq<tensor<*xf32>>, tensor<i64>) -> tensor<*xf32>
+  return %e : tensor<*xf32>
+}
+
+// -----
+
+// A run-time position given as a float.
+func.func @run_time_position_float(%a: tensor<2xf32>, %b: tensor<2xf32>, %p: tensor<f32>) -> tensor<*xf32> {
+  %s = kiln.sequence_construct(%a, %b) : (tensor<2xf32>, tensor<2xf32>) -> !kiln.seq<tensor<*xf32>>
+  // expected-error @+1 {{'kiln.sequence_at' op needs a position of one integer, got 'tensor<f32>'}}
+  %e = kiln.sequence_at(%s, %p) : (!kiln.seq<tensor<*xf32>>, tensor<f32>) -> tensor<*xf32>
+  return %e : tensor<*xf32>
+}

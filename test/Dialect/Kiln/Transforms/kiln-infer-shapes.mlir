@@ -192,8 +192,8 @@ func.func @if_constant(%x: tensor<2xf32>, %c: tensor<i1>) -> (tensor<*xf32>, ten
 // Sequences of known length (constant positions) are resolved: SequenceAt
 // becomes the element, SequenceLength a constant, ConcatFromSequence a
 // Concat (with new_axis, of the elements unsqueezed); the sequence ops
-// left without uses go. A position known only at run time keeps its
-// sequence.
+// left without uses go. A position known only at run time (wrapped when
+// negative) chooses among elements of one type by Where.
 
 // CHECK-LABEL: func.func @sequences
 // CHECK-SAME:    (%[[A:.+]]: tensor<2x3xf32>, %[[B:.+]]: tensor<2x3xf32>, %[[P:.+]]: tensor<i64>)
@@ -201,8 +201,15 @@ func.func @if_constant(%x: tensor<2xf32>, %c: tensor<i1>) -> (tensor<*xf32>, ten
 // CHECK:         %[[UA:.+]] = kiln.unsqueeze(%[[A]], %{{.+}}) : (tensor<2x3xf32>, tensor<1xi64>) -> tensor<1x2x3xf32>
 // CHECK:         %[[UB:.+]] = kiln.unsqueeze(%[[B]], %{{.+}}) : (tensor<2x3xf32>, tensor<1xi64>) -> tensor<1x2x3xf32>
 // CHECK:         %[[CAT:.+]] = kiln.concat(%[[UA]], %{{.+}}, %[[UB]]) {axis = 0 : i64} : (tensor<1x2x3xf32>, tensor<1x2x3xf32>, tensor<1x2x3xf32>) -> tensor<3x2x3xf32>
-// CHECK:         %[[DYN:.+]] = kiln.sequence_at(%{{.+}}, %[[P]])
-// CHECK:         return %[[B]], %[[N]], %[[CAT]], %[[DYN]] : tensor<2x3xf32>, tensor<i64>, tensor<3x2x3xf32>, tensor<*xf32>
+// CHECK:         %[[NEG:.+]] = kiln.less(%[[P]], %{{.+}})
+// CHECK:         %[[WRAP:.+]] = kiln.add(%[[P]], %{{.+}})
+// CHECK:         %[[PN:.+]] = kiln.where(%[[NEG]], %[[WRAP]], %[[P]])
+// CHECK:         %[[IS0:.+]] = kiln.equal(%[[PN]], %{{.+}})
+// CHECK:         %[[IS1:.+]] = kiln.equal(%[[PN]], %{{.+}})
+// CHECK:         %[[W1:.+]] = kiln.where(%[[IS1]], %[[A]], %[[B]]) : (tensor<i1>, tensor<2x3xf32>, tensor<2x3xf32>) -> tensor<2x3xf32>
+// CHECK:         %[[DYN:.+]] = kiln.where(%[[IS0]], %[[A]], %[[W1]])
+// CHECK-NOT:     kiln.sequence_at
+// CHECK:         return %[[B]], %[[N]], %[[CAT]], %[[DYN]] : tensor<2x3xf32>, tensor<i64>, tensor<3x2x3xf32>, tensor<2x3xf32>
 func.func @sequences(%a: tensor<2x3xf32>, %b: tensor<2x3xf32>, %p: tensor<i64>) -> (tensor<*xf32>, tensor<*xi64>, tensor<*xf32>, tensor<*xf32>) {
   %s0 = kiln.sequence_construct(%a, %b) : (tensor<2x3xf32>, tensor<2x3xf32>) -> !kiln.seq<tensor<*xf32>>
   %c0 = kiln.constant dense<0> : tensor<i64>
@@ -231,6 +238,113 @@ func.func @split_to_sequence(%x: tensor<2x3xf32>) -> tensor<*xf32> {
   %c1 = kiln.constant dense<1> : tensor<i64>
   %e = kiln.sequence_at(%t, %c1) : (!kiln.seq<tensor<*xf32>>, tensor<i64>) -> tensor<*xf32>
   return %e : tensor<*xf32>
+}
+
+// -----
+
+// SequenceInsert at a run-time position into elements whose shapes differ
+// along one axis: each result element is a run-time Slice of its
+// candidates' concatenation (element 0: xs[0] after the position, else t),
+// of data-dependent extent; @main's sequence result becomes those elements.
+
+// CHECK-LABEL: func.func @main
+// CHECK-SAME:    -> (tensor<?x3xf32> {kiln.name = "ys[0]"}, tensor<?x3xf32> {kiln.name = "ys[1]"}, tensor<?x3xf32> {kiln.name = "ys[2]"})
+// CHECK-SAME:    kiln.composites = [{element_type = f32, first = 0 : i64, kind = "sequence", length = 3 : i64, name = "ys", output}]
+// CHECK:         %[[P:.+]] = kiln.reshape(%arg3, %{{.+}}) : (tensor<1xi64>, tensor<0xi64>) -> tensor<i64>
+// CHECK:         %[[PN:.+]] = kiln.where(%{{.+}}, %{{.+}}, %[[P]])
+// CHECK:         %[[AFTER0:.+]] = kiln.greater(%[[PN]], %{{.+}})
+// CHECK:         %[[POOL0:.+]] = kiln.concat(%arg0, %arg2) {axis = 0 : i64} : (tensor<2x3xf32>, tensor<4x3xf32>) -> tensor<6x3xf32>
+// CHECK-DAG:     %[[T0:.+]] = kiln.constant dense<2> : tensor<1xi64>
+// CHECK-DAG:     %[[X0:.+]] = kiln.constant dense<0> : tensor<1xi64>
+// CHECK:         %[[S0:.+]] = kiln.where(%[[AFTER0]], %[[X0]], %[[T0]])
+// CHECK:         %[[E0:.+]] = kiln.where(%[[AFTER0]], %{{.+}}, %{{.+}})
+// CHECK:         %[[Y0:.+]] = kiln.slice(%[[POOL0]], %[[S0]], %[[E0]], %{{.+}}) : (tensor<6x3xf32>, tensor<1xi64>, tensor<1xi64>, tensor<1xi64>) -> tensor<?x3xf32>
+// CHECK:         kiln.concat(%arg1, %arg2, %arg0) {axis = 0 : i64} : (tensor<5x3xf32>, tensor<4x3xf32>, tensor<2x3xf32>) -> tensor<11x3xf32>
+// CHECK:         kiln.concat(%arg2, %arg1) {axis = 0 : i64} : (tensor<4x3xf32>, tensor<5x3xf32>) -> tensor<9x3xf32>
+// CHECK:         return %[[Y0]], %{{.+}}, %{{.+}} : tensor<?x3xf32>, tensor<?x3xf32>, tensor<?x3xf32>
+func.func @main(%a: tensor<2x3xf32>, %b: tensor<5x3xf32>, %t: tensor<4x3xf32>, %p: tensor<1xi64>) -> (!kiln.seq<tensor<*xf32>> {kiln.name = "ys"}) {
+  %s = kiln.sequence_construct(%a, %b) : (tensor<2x3xf32>, tensor<5x3xf32>) -> !kiln.seq<tensor<*xf32>>
+  %r = kiln.sequence_insert(%s, %t, %p) : (!kiln.seq<tensor<*xf32>>, tensor<4x3xf32>, tensor<1xi64>) -> !kiln.seq<tensor<*xf32>>
+  return %r : !kiln.seq<tensor<*xf32>>
+}
+
+// -----
+
+// SplitToSequence by a split of run-time values: part k is the Slice from
+// the running sum of the first k sizes (cast to i64) to that plus size k.
+
+// CHECK-LABEL: func.func @main
+// CHECK-SAME:    -> (tensor<?x6xf32> {kiln.name = "parts[0]"}, tensor<?x6xf32> {kiln.name = "parts[1]"})
+// CHECK:         %[[SPLIT:.+]] = kiln.cast(%arg1) {to = i64} : (tensor<2xi32>) -> tensor<2xi64>
+// CHECK:         %[[Z:.+]] = kiln.constant dense<0> : tensor<1xi64>
+// CHECK:         %[[N0:.+]] = kiln.slice(%[[SPLIT]], %{{.+}}, %{{.+}}) : (tensor<2xi64>, tensor<1xi64>, tensor<1xi64>) -> tensor<1xi64>
+// CHECK:         %[[END0:.+]] = kiln.add(%[[Z]], %[[N0]])
+// CHECK:         %[[P0:.+]] = kiln.slice(%arg0, %[[Z]], %[[END0]], %{{.+}}) : (tensor<3x6xf32>, tensor<1xi64>, tensor<1xi64>, tensor<1xi64>) -> tensor<?x6xf32>
+// CHECK:         %[[N1:.+]] = kiln.slice(%[[SPLIT]], %{{.+}}, %{{.+}})
+// CHECK:         %[[END1:.+]] = kiln.add(%[[END0]], %[[N1]])
+// CHECK:         %[[P1:.+]] = kiln.slice(%arg0, %[[END0]], %[[END1]], %{{.+}})
+// CHECK:         return %[[P0]], %[[P1]]
+func.func @main(%x: tensor<3x6xf32>, %split: tensor<2xi32>) -> (!kiln.seq<tensor<*xf32>> {kiln.name = "parts"}) {
+  %s = kiln.split_to_sequence(%x, %split) {axis = 0 : i64} : (tensor<3x6xf32>, tensor<2xi32>) -> !kiln.seq<tensor<*xf32>>
+  return %s : !kiln.seq<tensor<*xf32>>
+}
+
+// -----
+
+// By a scalar split of run-time value: as many parts as the axis has
+// entries (part k from k * size), a run-time length ceil(4 / size) (the
+// size at least 1) that SequenceLength reads, and @main's result gives the
+// parts and then `chunks.length`.
+
+// CHECK-LABEL: func.func @main
+// CHECK-SAME:    -> (tensor<2x?xf32> {kiln.name = "chunks[0]"}, tensor<2x?xf32> {kiln.name = "chunks[1]"}, tensor<2x?xf32> {kiln.name = "chunks[2]"}, tensor<2x?xf32> {kiln.name = "chunks[3]"}, tensor<i64> {kiln.name = "chunks.length"}, tensor<i64>)
+// CHECK-SAME:    kiln.composites = [{element_type = f32, first = 0 : i64, kind = "sequence", length = 4 : i64, name = "chunks", output, run_time_count}]
+// CHECK:         %[[S:.+]] = kiln.max(%arg1, %{{.+}}) : (tensor<i64>, tensor<i64>) -> tensor<i64>
+// CHECK:         %[[R:.+]] = kiln.add(%[[S]], %{{.+}})
+// CHECK:         %[[LEN:.+]] = kiln.div(%[[R]], %[[S]])
+// CHECK:         %[[STEP:.+]] = kiln.reshape(%[[S]], %{{.+}}) : (tensor<i64>, tensor<1xi64>) -> tensor<1xi64>
+// CHECK-COUNT-4: kiln.slice(%arg0, %{{.+}}, %{{.+}}, %{{.+}}) : (tensor<2x4xf32>, tensor<1xi64>, tensor<1xi64>, tensor<1xi64>) -> tensor<2x?xf32>
+// CHECK:         return {{.*}}, %[[LEN]], %[[LEN]] :
+func.func @main(%x: tensor<2x4xf32>, %size: tensor<i64>) -> (!kiln.seq<tensor<*xf32>> {kiln.name = "chunks"}, tensor<*xi64>) {
+  %s = kiln.split_to_sequence(%x, %size) {axis = 1 : i64} : (tensor<2x4xf32>, tensor<i64>) -> !kiln.seq<tensor<*xf32>>
+  %n = kiln.sequence_length(%s) : (!kiln.seq<tensor<*xf32>>) -> tensor<*xi64>
+  return %s, %n : !kiln.seq<tensor<*xf32>>, tensor<*xi64>
+}
+
+// -----
+
+// An If whose branches give an optional present in one only: the If yields
+// the tensor (zeros from the absent branch) and a presence, 1 or 0, that
+// OptionalHasElement reads; @main's optional result becomes the tensor and
+// `o.present`. An optional graph input passed through Identity becomes its
+// elements.
+
+// CHECK-LABEL: func.func @main
+// CHECK-SAME:    -> (tensor<3xf32> {kiln.name = "o"}, tensor<i64> {kiln.name = "o.present"}, tensor<i1>, tensor<2xf32> {kiln.name = "i[0]"})
+// CHECK-SAME:    kiln.composites = [{element_type = f32, first = 0 : i64, kind = "optional_tensor", length = 1 : i64, name = "o", output, run_time_count}, {element_type = f32, first = 3 : i64, kind = "optional_sequence", length = 1 : i64, name = "i", output}]
+// CHECK:         %[[IF:.+]]:2 = kiln.if(%arg0) : (tensor<i1>) -> (tensor<3xf32>, tensor<i64>)
+// CHECK:           %[[R:.+]] = kiln.relu(%arg1)
+// CHECK:           %[[ONE:.+]] = kiln.constant dense<1> : tensor<i64>
+// CHECK:           kiln.yield %[[R]], %[[ONE]] : tensor<3xf32>, tensor<i64>
+// CHECK:           %[[Z:.+]] = kiln.constant dense<0.000000e+00> : tensor<3xf32>
+// CHECK:           %[[NONE:.+]] = kiln.constant dense<0> : tensor<i64>
+// CHECK:           kiln.yield %[[Z]], %[[NONE]] : tensor<3xf32>, tensor<i64>
+// CHECK:         %[[HAS:.+]] = kiln.cast(%[[IF]]#1) {to = i1} : (tensor<i64>) -> tensor<i1>
+// CHECK:         return %[[IF]]#0, %[[IF]]#1, %[[HAS]], %arg2
+func.func @main(%c: tensor<i1>, %x: tensor<3xf32>, %e: tensor<2xf32>) -> (!kiln.opt<tensor<3xf32>> {kiln.name = "o"}, tensor<*xi1>, !kiln.opt<!kiln.seq<tensor<2xf32>>> {kiln.name = "i"}) {
+  %o = kiln.if(%c) : (tensor<i1>) -> !kiln.opt<tensor<3xf32>> {
+    %r = kiln.relu(%x) : (tensor<3xf32>) -> tensor<3xf32>
+    %0 = kiln.optional(%r) : (tensor<3xf32>) -> !kiln.opt<tensor<3xf32>>
+    kiln.yield %0 : !kiln.opt<tensor<3xf32>>
+  } {
+    %0 = kiln.optional() {type_ = tensor<3xf32>} : () -> !kiln.opt<tensor<3xf32>>
+    kiln.yield %0 : !kiln.opt<tensor<3xf32>>
+  }
+  %has = kiln.optional_has_element(%o) : (!kiln.opt<tensor<3xf32>>) -> tensor<*xi1>
+  %s = kiln.sequence_construct(%e) : (tensor<2xf32>) -> !kiln.seq<tensor<2xf32>>
+  %i = kiln.optional(%s) : (!kiln.seq<tensor<2xf32>>) -> !kiln.opt<!kiln.seq<tensor<2xf32>>>
+  %j = kiln.identity(%i) : (!kiln.opt<!kiln.seq<tensor<2xf32>>>) -> !kiln.opt<!kiln.seq<tensor<2xf32>>>
+  return %o, %has, %j : !kiln.opt<tensor<3xf32>>, tensor<*xi1>, !kiln.opt<!kiln.seq<tensor<2xf32>>>
 }
 
 // -----
