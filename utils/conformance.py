@@ -62,7 +62,8 @@ def read_proto(proto, path):
 def sequence_flag(name, seq):
     """--input-sequence for a SequenceProto's elements' shapes."""
     return "--input-sequence=%s:%s" % (
-        name, ",".join("x".join(str(d) for d in t.dims) for t in seq.tensor_values))
+        name, ",".join("x".join(str(d) for d in t.dims) if t.dims else "scalar"
+                       for t in seq.tensor_values))
 
 
 def input_shapes(test_dir):

@@ -1974,6 +1974,9 @@ LogicalResult kiln::parseInputSequence(StringRef spec,
   if (!list.empty())
     list.split(elements, ',');
   for (StringRef e : elements) {
+    // A scalar element is `scalar` (NAME: alone is an empty sequence).
+    if (e == "scalar")
+      e = "";
     OnnxImportOptions one;
     if (failed(parseInputShape((name + ":" + e).str(), one, error)))
       return failure();

@@ -930,6 +930,37 @@ Status Session::runRaw(const void *const *inputs, void *const *outputs) {
     packPrefix(static_cast<uint8_t *>(outputs[i]), info.shape, d,
                info.maxExtent, extent, dtypeSize(info.dtype));
   }
+  return checkCounts(outputs);
+}
+
+/// The count outputs of the sequences of run-time length and optionals of
+/// run-time presence: a sequence longer than the tensors the module holds
+/// (a Loop that appends to it ran past the iterations it was unrolled for)
+/// fails the run.
+Status Session::checkCounts(const void *const *outputs) const {
+  for (const CompositeInfo &q : mod->composites()) {
+    if (!q.output || !q.runTimeCount ||
+        q.first + q.length >= mod->outputs().size())
+      continue;
+    int64_t count = 0;
+    std::memcpy(&count, outputs[q.first + q.length], sizeof(count));
+    bool sequence = q.kind == CompositeInfo::Kind::Sequence;
+    int64_t most = sequence ? static_cast<int64_t>(q.length) : 1;
+    if (count >= 0 && count <= most)
+      continue;
+    if (sequence && count > most)
+      return Status::error(
+          "sequence output '" + q.name + "' has more than the " +
+          std::to_string(most) +
+          " elements the module holds: a Loop that appends to it ran "
+          "more iterations than it was compiled for (kiln-compile "
+          "--max-sequence-loop-trips)");
+    return Status::error("the module's code gave " +
+                         std::string(sequence ? "sequence" : "optional") +
+                         " output '" + q.name + "' a count of " +
+                         std::to_string(count) + ", outside [0, " +
+                         std::to_string(most) + "]");
+  }
   return Status::success();
 }
 

@@ -264,8 +264,8 @@ static cl::opt<bool> batchVariant("batch-variant", cl::Hidden, cl::init(false),
 static cl::list<std::string> inputSequences(
     "input-sequence",
     cl::desc("The elements' shapes of a sequence input, NAME:DxD,DxD,... "
-             "(one shape per element; NAME: for an empty sequence); "
-             "repeatable"),
+             "(one shape per element, `scalar` for a rank-0 one; NAME: for "
+             "an empty sequence); repeatable"),
     cl::cat(category));
 static cl::list<std::string> absentInputs(
     "input-absent",
@@ -278,6 +278,13 @@ static cl::list<std::string> inputValues(
              "element, or one for all); the compiler folds on it (an If on it "
              "disappears) and the module refuses other values; repeatable"),
     cl::cat(category));
+static cl::opt<int64_t> maxSequenceLoopTrips(
+    "max-sequence-loop-trips",
+    cl::desc("A Loop whose trip count is known only at run time and that "
+             "appends to sequences the graph returns is unrolled this many "
+             "times, its iterations predicated; a run that needs more is "
+             "refused (default 16, at most 4096)"),
+    cl::init(16), cl::cat(category));
 static cl::opt<bool>
     parallel("parallel",
              cl::desc("Run parallel loops on OpenMP threads (default on; "
@@ -1845,6 +1852,14 @@ int main(int argc, char **argv) {
     if (!pinInputValue(*module, spec, error))
       return fail("--input-value: " + error);
   }
+  if (maxSequenceLoopTrips < 0 || maxSequenceLoopTrips > 4096)
+    return fail("--max-sequence-loop-trips must be in [0, 4096], got " +
+                std::to_string(maxSequenceLoopTrips));
+  // Read by kiln-infer-shapes (whose option has the same default).
+  if (maxSequenceLoopTrips.getNumOccurrences())
+    (*module)->setAttr(
+        "kiln.max_sequence_loop_trips",
+        Builder(&context).getI64IntegerAttr(maxSequenceLoopTrips));
   if (!lengthMasks.empty()) {
     std::vector<std::pair<std::string, int64_t>> masks;
     for (StringRef m : lengthMasks) {

@@ -416,6 +416,7 @@ public:
   const Module &module() const { return *mod; }
 
 private:
+  Status checkCounts(const void *const *outputs) const;
   std::shared_ptr<const Module> mod;
   Device dev = Device::Cpu;
   Status initStatus;

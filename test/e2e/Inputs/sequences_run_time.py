@@ -25,6 +25,14 @@ outputs for them, for test/e2e/sequence-run-time.test:
                        empty Optional: an optional tensor output present
                        at run time or not, and OptionalHasElement of it.
       OUTDIR/maybe_true/, OUTDIR/maybe_false/
+  OUTDIR/grow.onnx     A Loop of run-time trip count M and condition c
+                       whose body appends Slice(1..5, 0, i + 1) to a
+                       sequence and adds 1 to a carried count, and whose
+                       condition is i + 1 < L: a sequence output of
+                       run-time length and the count.
+      OUTDIR/grow_M_C_L/ for (M, c, L) in (3, true, 100), (7, true, 100),
+                       (0, true, 100), (4, false, 100), (10, true, 2),
+                       (20, true, 100)
   OUTDIR/at_inserted.onnx  SequenceAt at a run-time position of a sequence
                        whose elements' shapes are known only at run time
                        (not supported: an error).
@@ -172,6 +180,52 @@ def main(out):
     for c in (True, False):
         run(path, {"c": np.array(c), "x": x},
             os.path.join(out, "maybe_%s" % str(c).lower()))
+
+    # A Loop of run-time trip count M and condition that appends a growing
+    # Slice of a constant and carries a count; the body's condition is
+    # iter + 1 < L.
+    body = helper.make_graph(
+        [helper.make_node("Constant", [], ["x"], value=numpy_helper.from_array(
+            np.arange(1, 6, dtype=np.float32), "x")),
+         helper.make_node("Constant", [], ["one"], value=numpy_helper.from_array(
+            np.array(1, dtype=np.int64), "one")),
+         helper.make_node("Constant", [], ["zero"], value=numpy_helper.from_array(
+            np.array([0], dtype=np.int64), "zero")),
+         helper.make_node("Constant", [], ["axes"], value=numpy_helper.from_array(
+            np.array([0], dtype=np.int64), "axes")),
+         helper.make_node("Constant", [], ["fone"], value=numpy_helper.from_array(
+            np.array([1], dtype=np.float32), "fone")),
+         helper.make_node("Add", ["i", "one"], ["next"]),
+         helper.make_node("Unsqueeze", ["next", "axes"], ["end"]),
+         helper.make_node("Slice", ["x", "zero", "end"], ["part"]),
+         helper.make_node("SequenceInsert", ["seq_in", "part"], ["seq_out"]),
+         helper.make_node("Add", ["acc_in", "fone"], ["acc_out"]),
+         helper.make_node("Less", ["next", "L"], ["cond_out"])],
+        "body",
+        [helper.make_tensor_value_info("i", I64, []),
+         helper.make_tensor_value_info("cond_in", B, []),
+         helper.make_value_info("seq_in", seq_type(F, [None])),
+         helper.make_tensor_value_info("acc_in", F, [1])],
+        [helper.make_tensor_value_info("cond_out", B, []),
+         helper.make_value_info("seq_out", seq_type(F, [None])),
+         helper.make_tensor_value_info("acc_out", F, [1])])
+    g = helper.make_graph(
+        [helper.make_node("SequenceEmpty", [], ["empty"], dtype=F),
+         helper.make_node("Constant", [], ["acc0"], value=numpy_helper.from_array(
+            np.array([0], dtype=np.float32), "acc0")),
+         helper.make_node("Loop", ["M", "c", "empty", "acc0"], ["parts", "count"],
+                          body=body)],
+        "grow",
+        [helper.make_tensor_value_info("M", I64, []),
+         helper.make_tensor_value_info("c", B, []),
+         helper.make_tensor_value_info("L", I64, [])],
+        [helper.make_value_info("parts", seq_type(F, [None])),
+         helper.make_tensor_value_info("count", F, [1])])
+    path = save(g, os.path.join(out, "grow.onnx"))
+    for m, c, limit in [(3, True, 100), (7, True, 100), (0, True, 100),
+                        (4, False, 100), (10, True, 2), (20, True, 100)]:
+        run(path, {"M": scalar(m), "c": np.array(c), "L": scalar(limit)},
+            os.path.join(out, "grow_%d_%s_%d" % (m, str(c).lower(), limit)))
 
     # SequenceAt at a run-time position of elements chosen at run time.
     g = helper.make_graph(

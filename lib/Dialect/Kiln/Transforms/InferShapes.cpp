@@ -45,6 +45,7 @@ Type withoutDim(Type t, int64_t axis) {
 
 struct InferShapesPass
     : public kiln::impl::KilnInferShapesBase<InferShapesPass> {
+  using KilnInferShapesBase::KilnInferShapesBase;
   OperationFolder *folder = nullptr;
   /// Whether inferred ops are folded (not the ops `create` makes).
   bool foldOps = true;
@@ -308,6 +309,21 @@ struct InferShapesPass
     return (*op)->getResult(0);
   }
 
+  /// A tensor of one integer (static shape) as a rank-0 tensor<i64>.
+  FailureOr<Value> scalarI64(Operation *at, Value v) {
+    auto t = cast<RankedTensorType>(v.getType());
+    Type i64 = IntegerType::get(at->getContext(), 64);
+    FailureOr<Value> r = v;
+    if (t.getRank() != 0)
+      r = scalarOp(at, "kiln.reshape", {v, i64Constant(at, {}, false)},
+                   t.getElementType());
+    if (succeeded(r) && t.getElementType() != i64)
+      r = scalarOp(at, "kiln.cast", {*r}, i64,
+                   {NamedAttribute(StringAttr::get(at->getContext(), "to"),
+                                   TypeAttr::get(i64))});
+    return r;
+  }
+
   /// A position into a sequence of `size` elements known only at run time,
   /// as a rank-0 tensor<i64>, negative ones counted from the end.
   FailureOr<Value> runTimePosition(Operation *at, Value position,
@@ -319,13 +335,7 @@ struct InferShapesPass
         !isa<IntegerType>(pt.getElementType()))
       return at->emitOpError("needs a position of one integer, got ")
              << position.getType();
-    FailureOr<Value> p = position;
-    if (pt.getRank() != 0)
-      p = scalarOp(at, "kiln.reshape", {position, i64Constant(at, {}, false)},
-                   pt.getElementType());
-    if (succeeded(p) && pt.getElementType() != i64)
-      p = scalarOp(at, "kiln.cast", {*p}, i64,
-                   {b.getNamedAttr("to", TypeAttr::get(i64))});
+    FailureOr<Value> p = scalarI64(at, position);
     if (failed(p))
       return failure();
     FailureOr<Value> negative = scalarOp(
@@ -1443,6 +1453,8 @@ struct InferShapesPass
                             /*firstYield=*/1)))
       return failure();
     FailureOr<bool> unrolled = unrollSequenceLoop(op);
+    if (succeeded(unrolled) && !*unrolled)
+      unrolled = unrollBoundedSequenceLoop(op);
     if (failed(unrolled) || *unrolled)
       return failure(failed(unrolled));
     Operation *yield = body.getTerminator();
@@ -1510,6 +1522,234 @@ struct InferShapesPass
     }
     for (unsigned k = 0; k < carried; ++k)
       op->getResult(k).replaceAllUsesWith(current[k]);
+    op->erase();
+    return true;
+  }
+
+  /// The elements of a known sequence of compile-time length, or of an
+  /// optional whose presence the graph states holding one (none when
+  /// absent); nullopt otherwise.
+  std::optional<SmallVector<Value>> knownElements(Value v) {
+    if (isa<OptType>(v.getType())) {
+      if (counts.contains(v))
+        return std::nullopt;
+      std::optional<Value> held = optionalValue(v);
+      if (!held)
+        return std::nullopt;
+      if (!*held)
+        return SmallVector<Value>();
+      v = *held;
+    }
+    auto it = sequences.find(v);
+    if (!isa<SeqType>(v.getType()) || it == sequences.end() ||
+        counts.contains(v))
+      return std::nullopt;
+    return it->second;
+  }
+
+  /// The bound of `unrollBoundedSequenceLoop`: the module's
+  /// `kiln.max_sequence_loop_trips` (kiln-compile
+  /// --max-sequence-loop-trips), else the pass option.
+  int64_t sequenceLoopBound(Operation *op) {
+    if (auto module = op->getParentOfType<ModuleOp>())
+      if (auto a = module->getAttrOfType<IntegerAttr>(
+              "kiln.max_sequence_loop_trips"))
+        return a.getInt();
+    return maxSequenceLoopTrips;
+  }
+
+  /// A Loop that runs once per run of its function, whose trip count or
+  /// condition is known only at run time, that carries static tensors and
+  /// known sequences it only appends to, and whose sequences @main
+  /// returns: its body `sequenceLoopBound` times, inlined, iteration i
+  /// running (its carried tensors taken, its appends counted) where the
+  /// ones before ran, its condition held and i < M. Each sequence result
+  /// has every element an iteration could append and a run-time length;
+  /// where the loop would run beyond the bound, that length is one more
+  /// than its elements, which the runtime refuses. False when the loop is
+  /// not one.
+  FailureOr<bool> unrollBoundedSequenceLoop(LoopOp op) {
+    Block &body = op.getBody().front();
+    Operation *yield = body.getTerminator();
+    unsigned carried = op.getVInitial().size();
+    int64_t bound = sequenceLoopBound(op);
+    if (bound <= 0 || bound > kMaxUnrolledTrips || !runsOnce(op) ||
+        getLoopTripCount(op) || op->getNumResults() != carried ||
+        yield->getNumOperands() != 1 + carried ||
+        body.getNumArguments() != 2 + carried ||
+        body.getArgument(0).getType() !=
+            RankedTensorType::get({}, IntegerType::get(op->getContext(), 64)))
+      return false;
+    // What it carries: static tensors, and known sequences (or optionals
+    // of one, or absent, that become sequences) whose results only the
+    // function returns.
+    bool anySequence = false;
+    SmallVector<SmallVector<Value>> lists(carried);
+    SmallVector<bool> isSequence(carried, false);
+    for (auto [k, init] : llvm::enumerate(op.getVInitial())) {
+      if (isa<SeqType, OptType>(init.getType())) {
+        std::optional<SmallVector<Value>> list = knownElements(init);
+        if (!list || !isa<SeqType>(op->getResult(k).getType()) ||
+            llvm::any_of(op->getResult(k).getUsers(),
+                         [](Operation *u) { return !isa<func::ReturnOp>(u); }))
+          return false;
+        lists[k] = *list;
+        isSequence[k] = true;
+        anySequence = true;
+        continue;
+      }
+      auto t = dyn_cast<RankedTensorType>(init.getType());
+      if (!t || !t.hasStaticShape())
+        return false;
+    }
+    // Only @main's results carry a run-time length (its signature).
+    auto fn = op->getParentOfType<func::FuncOp>();
+    if (!anySequence || !fn || fn.getSymName() != "main")
+      return false;
+    Builder b(op->getContext());
+    Type i1 = b.getI1Type(), i64 = b.getI64Type();
+    // The trip count M as a rank-0 i64 (none: no bound).
+    FailureOr<Value> m = Value();
+    if (Value tripCount = op.getM()) {
+      auto mt = dyn_cast<RankedTensorType>(tripCount.getType());
+      if (!mt || !mt.hasStaticShape() || mt.getNumElements() != 1)
+        return false;
+      m = scalarI64(op, tripCount);
+      if (failed(m))
+        return failure();
+    }
+    auto boolType = RankedTensorType::get({}, i1);
+    Value cond = op.getCond();
+    if (!cond) {
+      OpBuilder ob(op);
+      cond = ConstantOp::create(ob, op.getLoc(), boolType,
+                                DenseElementsAttr::get(boolType, true));
+    }
+    // Whether iteration i runs, given that i - 1 did and `c` holds.
+    auto runs = [&](Value before, Value c, int64_t i) -> FailureOr<Value> {
+      FailureOr<Value> r = c;
+      if (before)
+        r = scalarOp(op, "kiln.and", {before, c}, i1);
+      if (succeeded(r) && *m) {
+        FailureOr<Value> below =
+            scalarOp(op, "kiln.less", {i64Constant(op, {i}, true), *m}, i1);
+        r = failed(below) ? below : scalarOp(op, "kiln.and", {*r, *below}, i1);
+      }
+      return r;
+    };
+    FailureOr<Value> active = runs(Value(), cond, 0);
+    if (failed(active))
+      return failure();
+    // Per carried value: a tensor's value, or a sequence's elements and
+    // run-time length.
+    SmallVector<Value> current(op.getVInitial());
+    SmallVector<Value> lengths(carried);
+    for (unsigned k = 0; k < carried; ++k)
+      if (isSequence[k])
+        lengths[k] = i64Constant(op, {(int64_t)lists[k].size()}, true);
+    OpBuilder ob(op);
+    auto sequenceOf = [&](Type type, ArrayRef<Value> elements) -> Value {
+      Value seq =
+          elements.empty()
+              ? SequenceEmptyOp::create(ob, op.getLoc(), type,
+                                        /*dtype=*/IntegerAttr())
+                    .getResult()
+              : SequenceConstructOp::create(ob, op.getLoc(), type, elements)
+                    .getResult();
+      sequences[seq] = SmallVector<Value>(elements);
+      sequenceOps.push_back(seq.getDefiningOp());
+      return seq;
+    };
+    for (int64_t i = 0; i < bound; ++i) {
+      IRMapping mapping;
+      Value iter = i64Constant(op, {i}, /*scalar=*/true);
+      if (iter.getType() != body.getArgument(0).getType())
+        return false;
+      mapping.map(body.getArgument(0), iter);
+      mapping.map(body.getArgument(1), cond);
+      // An iteration runs only where the ones before did: it sees what
+      // they made (an optional present after the first).
+      for (unsigned k = 0; k < carried; ++k) {
+        Value arg = current[k];
+        if (lengths[k] && i > 0) {
+          Type type = body.getArgument(2 + k).getType();
+          auto opt = dyn_cast<OptType>(type);
+          arg = sequenceOf(opt ? opt.getValueType() : type, lists[k]);
+          if (opt)
+            arg = OptionalOp::create(ob, op.getLoc(), opt, arg,
+                                     /*type_=*/TypeAttr());
+        }
+        mapping.map(body.getArgument(2 + k), arg);
+      }
+      FailureOr<SmallVector<Value>> yielded = inlineCopy(ob, body, mapping);
+      if (failed(yielded))
+        return failure();
+      for (unsigned k = 0; k < carried; ++k) {
+        Value y = (*yielded)[1 + k];
+        if (!lengths[k]) {
+          if (y.getType() != current[k].getType())
+            return op.emitOpError("carried value #")
+                   << k << " is " << current[k].getType()
+                   << " before an iteration and " << y.getType() << " after it";
+          FailureOr<Value> next =
+              scalarOp(op, "kiln.where", {*active, y, current[k]},
+                       getElementTypeOrSelf(y.getType()));
+          if (failed(next))
+            return failure();
+          current[k] = *next;
+          continue;
+        }
+        // A sequence: kept, or appended to.
+        std::optional<SmallVector<Value>> made = knownElements(y);
+        size_t n = lists[k].size();
+        if (!made || made->size() < n ||
+            !llvm::equal(ArrayRef<Value>(*made).take_front(n), lists[k]))
+          return op.emitOpError("carried sequence #")
+                 << k
+                 << " changes other than by appending in an iteration; "
+                    "with a trip count known only at run time, Kiln "
+                    "supports loops that append (pin the trip count with "
+                    "--input-value)";
+        if (made->size() > n) {
+          FailureOr<Value> grown =
+              scalarOp(op, "kiln.add",
+                       {lengths[k],
+                        i64Constant(op, {(int64_t)(made->size() - n)}, true)},
+                       i64);
+          FailureOr<Value> next =
+              failed(grown) ? grown
+                            : scalarOp(op, "kiln.where",
+                                       {*active, *grown, lengths[k]}, i64);
+          if (failed(next))
+            return failure();
+          lengths[k] = *next;
+          lists[k] = *made;
+        }
+      }
+      cond = (*yielded)[0];
+      active = runs(*active, cond, i + 1);
+      if (failed(active))
+        return failure();
+    }
+    // `active` now says whether iteration `bound` would run: then each
+    // sequence's length is one more than its elements.
+    for (unsigned k = 0; k < carried; ++k) {
+      Value result = op->getResult(k);
+      if (!lengths[k]) {
+        result.replaceAllUsesWith(current[k]);
+        continue;
+      }
+      FailureOr<Value> length = scalarOp(
+          op, "kiln.where",
+          {*active, i64Constant(op, {(int64_t)lists[k].size() + 1}, true),
+           lengths[k]},
+          i64);
+      if (failed(length))
+        return failure();
+      Value seq = sequenceOf(result.getType(), lists[k]);
+      counts[seq] = *length;
+      result.replaceAllUsesWith(seq);
+    }
     op->erase();
     return true;
   }

@@ -116,3 +116,21 @@ func.func @run_time_position_float(%a: tensor<2xf32>, %b: tensor<2xf32>, %p: ten
   %e = kiln.sequence_at(%s, %p) : (!kiln.seq<tensor<*xf32>>, tensor<f32>) -> tensor<*xf32>
   return %e : tensor<*xf32>
 }
+
+// -----
+
+// A Loop of run-time trip count that edits a sequence other than by
+// appending: its iterations cannot be predicated, and the error says so.
+module attributes {kiln.max_sequence_loop_trips = 3 : i64} {
+func.func @main(%x: tensor<2xf32>, %m: tensor<i64>) -> (!kiln.seq<tensor<*xf32>> {kiln.name = "s"}) {
+  %s = kiln.sequence_construct(%x, %x) : (tensor<2xf32>, tensor<2xf32>) -> !kiln.seq<tensor<*xf32>>
+  %t = kiln.constant dense<true> : tensor<i1>
+  // expected-error @+1 {{'kiln.loop' op carried sequence #0 changes other than by appending in an iteration; with a trip count known only at run time, Kiln supports loops that append (pin the trip count with --input-value)}}
+  %r = kiln.loop(%m, %t, %s) : (tensor<i64>, tensor<i1>, !kiln.seq<tensor<*xf32>>) -> !kiln.seq<tensor<*xf32>> {
+  ^bb0(%i: tensor<i64>, %ci: tensor<i1>, %acc: !kiln.seq<tensor<*xf32>>):
+    %1 = kiln.sequence_erase(%acc) : (!kiln.seq<tensor<*xf32>>) -> !kiln.seq<tensor<*xf32>>
+    kiln.yield %ci, %1 : tensor<i1>, !kiln.seq<tensor<*xf32>>
+  }
+  return %r : !kiln.seq<tensor<*xf32>>
+}
+}

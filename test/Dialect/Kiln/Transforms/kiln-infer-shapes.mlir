@@ -349,6 +349,47 @@ func.func @main(%c: tensor<i1>, %x: tensor<3xf32>, %e: tensor<2xf32>) -> (!kiln.
 
 // -----
 
+// In @main, a Loop of run-time trip count M that appends to a sequence it
+// returns is unrolled max-sequence-loop-trips times (3 here, from the
+// module attribute): iteration i runs where i - 1 did, its condition held
+// and i < M; a carried tensor is taken where it runs, the length counted
+// where it appends; past the bound the length is 4, one more than the
+// elements, which the runtime refuses.
+
+// CHECK-LABEL: func.func @main
+// CHECK-SAME:    -> (tensor<2xf32> {kiln.name = "s[0]"}, tensor<2xf32> {kiln.name = "s[1]"}, tensor<2xf32> {kiln.name = "s[2]"}, tensor<i64> {kiln.name = "s.length"}, tensor<2xf32>)
+// CHECK-SAME:    kiln.composites = [{element_type = f32, first = 0 : i64, kind = "sequence", length = 3 : i64, name = "s", output, run_time_count}]
+// CHECK-NOT:     kiln.loop
+// CHECK:         %[[RUN0:.+]] = kiln.less(%{{.+}}, %arg1) : (tensor<i64>, tensor<i64>) -> tensor<i1>
+// CHECK:         %[[A0:.+]] = kiln.and(%arg2, %[[RUN0]])
+// CHECK:         %[[Y0:.+]] = kiln.add(%arg0, %arg0)
+// CHECK:         %[[N1:.+]] = kiln.add(%{{.+}}, %{{.+}}) : (tensor<i64>, tensor<i64>) -> tensor<i64>
+// CHECK:         %[[L1:.+]] = kiln.where(%[[A0]], %[[N1]], %{{.+}}) : (tensor<i1>, tensor<i64>, tensor<i64>) -> tensor<i64>
+// CHECK:         %[[V1:.+]] = kiln.where(%[[A0]], %[[Y0]], %arg0) : (tensor<i1>, tensor<2xf32>, tensor<2xf32>) -> tensor<2xf32>
+// CHECK:         %[[A1:.+]] = kiln.and(%[[A0]], %arg2)
+// CHECK:         kiln.add(%[[V1]], %[[V1]])
+// CHECK:         kiln.add(%{{.+}}, %{{.+}}) : (tensor<2xf32>, tensor<2xf32>) -> tensor<2xf32>
+// CHECK:         %[[THREE:.+]] = kiln.constant dense<3> : tensor<i64>
+// CHECK:         kiln.less(%[[THREE]], %arg1)
+// CHECK:         %[[OVER:.+]] = kiln.and(
+// CHECK:         %[[FOUR:.+]] = kiln.constant dense<4> : tensor<i64>
+// CHECK:         %[[LEN:.+]] = kiln.where(%[[OVER]], %[[FOUR]], %{{.+}}) : (tensor<i1>, tensor<i64>, tensor<i64>) -> tensor<i64>
+// CHECK:         return %[[Y0]], %{{.+}}, %{{.+}}, %[[LEN]], %{{.+}} :
+module attributes {kiln.max_sequence_loop_trips = 3 : i64} {
+func.func @main(%x: tensor<2xf32>, %m: tensor<i64>, %c: tensor<i1>) -> (!kiln.seq<tensor<*xf32>> {kiln.name = "s"}, tensor<*xf32>) {
+  %e = kiln.sequence_empty() {dtype = 1 : i64} : () -> !kiln.seq<tensor<*xf32>>
+  %r:2 = kiln.loop(%m, %c, %e, %x) : (tensor<i64>, tensor<i1>, !kiln.seq<tensor<*xf32>>, tensor<2xf32>) -> (!kiln.seq<tensor<*xf32>>, tensor<*xf32>) {
+  ^bb0(%i: tensor<i64>, %ci: tensor<i1>, %acc: !kiln.seq<tensor<*xf32>>, %v: tensor<2xf32>):
+    %0 = kiln.add(%v, %v) : (tensor<2xf32>, tensor<2xf32>) -> tensor<2xf32>
+    %1 = kiln.sequence_insert(%acc, %0) : (!kiln.seq<tensor<*xf32>>, tensor<2xf32>) -> !kiln.seq<tensor<*xf32>>
+    kiln.yield %ci, %1, %0 : tensor<i1>, !kiln.seq<tensor<*xf32>>, tensor<2xf32>
+  }
+  return %r#0, %r#1 : !kiln.seq<tensor<*xf32>>, tensor<*xf32>
+}
+}
+
+// -----
+
 // OptionalHasElement and OptionalGetElement whose answer the graph states
 // are resolved: no input (false), a plain tensor (true; the element is the
 // tensor), an Optional op with its input (true; the element is that input)
@@ -439,7 +480,8 @@ func.func @if_sequences(%c: tensor<i1>, %x: tensor<2xf32>) -> (tensor<*xf32>, !k
 // -----
 
 // A Loop over a known sequence with a constant trip count is unrolled;
-// one whose trip count is an argument stays.
+// one whose trip count is an argument stays outside @main (whose results
+// alone can carry a run-time length).
 
 // CHECK-LABEL: func.func @loop_over_sequence
 // CHECK:         %[[E0:.+]] = kiln.sigmoid(%arg0) : (tensor<4xf32>) -> tensor<4xf32>

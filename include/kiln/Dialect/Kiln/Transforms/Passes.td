@@ -33,7 +33,21 @@ def KilnInferShapes : Pass<"kiln-infer-shapes"> {
     outputs) is unrolled. `@main`'s sequence results of known elements
     become those elements, named `NAME[i]` and recorded in its
     `kiln.composites` attribute for the module's signature.
+
+    A Loop whose trip count or condition is known only at run time and
+    that appends to sequences the function returns is unrolled
+    `max-sequence-loop-trips` times (a module attribute
+    `kiln.max_sequence_loop_trips` overrides the option), each iteration
+    predicated on the ones before running and its condition: the sequences
+    get a run-time length, one more than the bound when the loop would run
+    longer (the runtime then refuses the run).
   }];
+  let options = [
+    Option<"maxSequenceLoopTrips", "max-sequence-loop-trips", "int64_t",
+           "16",
+           "The most iterations a Loop of run-time trip count that appends "
+           "to sequences is unrolled for">,
+  ];
   let dependentDialects = ["::kiln::KilnDialect"];
 }
 
