@@ -34,8 +34,8 @@ def KilnInferShapes : Pass<"kiln-infer-shapes"> {
     become those elements, named `NAME[i]` and recorded in its
     `kiln.composites` attribute for the module's signature.
 
-    A Loop whose trip count or condition is known only at run time and
-    that appends to sequences the function returns is unrolled
+    A Loop in `@main` whose trip count or condition is known only at run
+    time and that appends to sequences `@main` returns is unrolled
     `max-sequence-loop-trips` times (a module attribute
     `kiln.max_sequence_loop_trips` overrides the option), each iteration
     predicated on the ones before running and its condition: the sequences
