@@ -449,21 +449,21 @@ class Session:
         # length as long as the run made them, optionals present at run time
         # as their value or None.
         for c in self.module.composites:
-            if not c.output:
+            if not c.output or (c.kind != "sequence" and not c.run_time_count):
                 continue
             count = c.length
             if c.run_time_count:
                 count = int(result.pop(c.name + (".length" if c.kind == "sequence"
                                                  else ".present")))
-            if c.kind == "sequence":
-                elements = [result.pop("%s[%d]" % (c.name, i)) for i in range(c.length)]
-                result[c.name] = elements[:count]
-            elif c.run_time_count and c.kind == "optional_sequence":
-                elements = [result.pop("%s[%d]" % (c.name, i)) for i in range(c.length)]
-                result[c.name] = elements if count else None
-            elif c.run_time_count:
+            if c.kind == "optional_tensor":
                 value = result.pop(c.name)
                 result[c.name] = value if count else None
+                continue
+            elements = [result.pop("%s[%d]" % (c.name, i)) for i in range(c.length)]
+            if c.kind == "sequence":
+                result[c.name] = elements[:count]
+            else:
+                result[c.name] = elements if count else None
         return result
 
     def run(self, inputs):

@@ -552,7 +552,7 @@ static bool loadGraphFiles(const kiln::rt::Module &module, bool output,
       composites.push_back(&q);
   size_t graphCount = tensors.size() + composites.size();
   for (const auto *q : composites)
-    graphCount -= q->length + (q->runTimeCount ? 1 : 0);
+    graphCount -= q->span();
   if (files.size() > graphCount) {
     error = "the module has " + std::to_string(graphCount) +
             (output ? " outputs, " : " inputs, ") +
@@ -566,8 +566,7 @@ static bool loadGraphFiles(const kiln::rt::Module &module, bool output,
     if (q != composites.end() && (*q)->first == next) {
       if (!loadComposite(**q, f, out, error))
         return false;
-      next += (*q)->length + ((*q)->runTimeCount ? 1 : 0);
-      ++q;
+      next += (*q++)->span();
       continue;
     }
     if (!loadTensor(f, out.emplace_back(), error))

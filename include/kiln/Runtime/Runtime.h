@@ -262,6 +262,9 @@ struct CompositeInfo {
   /// holds how many of them the run gave: a sequence's length, an
   /// optional's presence (1 or 0).
   bool runTimeCount = false;
+  /// How many of the module's tensors it spans from `first`: its own, then
+  /// the count output.
+  size_t span() const { return length + (runTimeCount ? 1 : 0); }
 };
 
 class Module {

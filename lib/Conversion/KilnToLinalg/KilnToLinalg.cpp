@@ -829,8 +829,6 @@ LogicalResult Lowering::lower(Operation *op) {
     SmallVector<int64_t> shape(t.getShape());
     shape[d.dim] = d.bound;
     r.setType(t.clone(shape));
-    // A Slice's result type showed its data-dependent dim; it is static now.
-    op->setAttr("kiln.data_dependent", UnitAttr::get(op->getContext()));
   }
   if (failed(checkControlFlowTypes(op)))
     return failure();
@@ -870,7 +868,12 @@ LogicalResult Lowering::lower(Operation *op) {
     b.replaceOp(op, empties);
     return success();
   }
-  auto results = lowerOp(op);
+  // Ops of data-dependent results (but a Loop's, lowerControlFlowOp's) give
+  // the valid extents too.
+  LoweringResult dependent = std::nullopt;
+  if (!dataDependent.empty())
+    dependent = lowerDataDependentOp(b, op, dataDependent);
+  auto results = dependent ? *dependent : lowerOp(op);
   if (failed(results))
     return failure();
   // The valid extents of the data-dependent results follow the results.
@@ -3036,9 +3039,7 @@ FailureOr<SmallVector<Value>> Lowering::lowerOp(Operation *op) {
       axis += rt.getRank();
     return one(concatAlong(b, loc, concat.getInputs(), axis, rt));
   }
-  // A Slice of data-dependent extent: lowerDataDependentOp.
-  if (auto slice = dyn_cast<SliceOp>(op);
-      slice && !op->hasAttr("kiln.data_dependent")) {
+  if (auto slice = dyn_cast<SliceOp>(op)) {
     auto xt = cast<RankedTensorType>(slice.getData().getType());
     auto starts = getConstantInts(slice.getStarts());
     std::optional<SmallVector<int64_t>> axes, steps;
@@ -4632,9 +4633,9 @@ FailureOr<SmallVector<Value>> Lowering::lowerOp(Operation *op) {
   }
   if (auto t = dyn_cast<TopKOp>(op))
     return lowerTopK(b, t, uns[0]);
-  for (auto entry : {lowerMiscOp, lowerRecurrentOp, lowerStateOp,
-                     lowerSamplingOp, lowerSignalOp, lowerDataDependentOp,
-                     lowerTrainingOp, lowerControlFlowOp})
+  for (auto entry :
+       {lowerMiscOp, lowerRecurrentOp, lowerStateOp, lowerSamplingOp,
+        lowerSignalOp, lowerTrainingOp, lowerControlFlowOp})
     if (LoweringResult r = entry(b, op))
       return *r;
   return op->emitOpError("is not lowered to linalg yet"), failure();

@@ -599,13 +599,11 @@ SmallVector<DataDependentResult> dataDependentResults(Operation *op) {
     return r;
   }
   if (auto slice = dyn_cast<SliceOp>(op)) {
-    // Data-dependent where inference left the cut axis unknown; the lowering
-    // marks the op once it gives the result its bound.
+    // Data-dependent where inference left the cut axis unknown.
     std::optional<int64_t> axis = runTimeSliceAxis(slice);
     auto rt = dyn_cast<RankedTensorType>(slice.getOutput().getType());
     if (axis && rt && rt.getRank() == rankOf(slice.getData()) &&
-        (op->hasAttr("kiln.data_dependent") ||
-         (rt.isDynamicDim(*axis) && rt.getNumDynamicDims() == 1)))
+        rt.isDynamicDim(*axis) && rt.getNumDynamicDims() == 1)
       r.push_back({0, *axis, staticType(slice.getData()).getDimSize(*axis)});
   } else if (auto nz = dyn_cast<NonZeroOp>(op)) {
     if (auto xt = staticType(nz.getX()); xt && rankOf(nz.getY()) == 2)
@@ -659,13 +657,13 @@ SmallVector<DataDependentResult> dataDependentResults(Operation *op) {
   return r;
 }
 
-LoweringResult lowerDataDependentOp(OpBuilder &b, Operation *op) {
+LoweringResult
+lowerDataDependentOp(OpBuilder &b, Operation *op,
+                     ArrayRef<DataDependentResult> dataDependent) {
   FailureOr<SmallVector<Value>> r = failure();
-  if (auto slice = dyn_cast<SliceOp>(op)) {
-    if (dataDependentResults(op).empty())
-      return std::nullopt;
-    r = lowerRunTimeSlice(b, slice, *runTimeSliceAxis(slice));
-  } else if (auto nz = dyn_cast<NonZeroOp>(op))
+  if (auto slice = dyn_cast<SliceOp>(op))
+    r = lowerRunTimeSlice(b, slice, dataDependent.front().dim);
+  else if (auto nz = dyn_cast<NonZeroOp>(op))
     r = lowerNonZero(b, nz);
   else if (auto c = dyn_cast<CompressOp>(op))
     r = lowerCompress(b, c);
@@ -680,7 +678,7 @@ LoweringResult lowerDataDependentOp(OpBuilder &b, Operation *op) {
   // The lowerings give the results and then the valid extent, the same for
   // every data-dependent result: one count tensor per such result.
   Value count = r->pop_back_val();
-  for (size_t i = 0, e = dataDependentResults(op).size(); i < e; ++i)
+  for (size_t i = 0, e = dataDependent.size(); i < e; ++i)
     r->push_back(countTensor(b, op->getLoc(), count));
   return r;
 }

@@ -141,16 +141,20 @@ struct DataDependentResult {
   int64_t dim;
   int64_t bound;
 };
-/// The data-dependent results of NonMaxSuppression, NonZero, Compress and
-/// Unique, in result order (LowerDataDependentOps.cpp). Empty for other ops
-/// and where the inputs have no static shape.
+/// The data-dependent results of NonMaxSuppression, NonZero, Compress,
+/// Unique, a Slice with run-time starts or ends, and a Loop's scan outputs
+/// (`loopScanBound`), in result order (LowerDataDependentOps.cpp). Empty
+/// for other ops and where the inputs have no static shape.
 SmallVector<DataDependentResult> dataDependentResults(Operation *op);
-/// NonMaxSuppression, NonZero, Compress, Unique (LowerDataDependentOps.cpp),
-/// once the results of `dataDependentResults` have their upper bound types:
-/// the replacements of the results (their valid part a prefix along the
+/// NonMaxSuppression, NonZero, Compress, Unique, Slice
+/// (LowerDataDependentOps.cpp), once `dataDependent`, what
+/// `dataDependentResults` gave before, have their upper bound types: the
+/// replacements of the results (their valid part a prefix along the
 /// data-dependent dim), then one tensor<i64> per data-dependent result with
 /// its valid extent.
-LoweringResult lowerDataDependentOp(OpBuilder &b, Operation *op);
+LoweringResult
+lowerDataDependentOp(OpBuilder &b, Operation *op,
+                     ArrayRef<DataDependentResult> dataDependent);
 
 } // namespace kiln::lowering
 

@@ -95,14 +95,15 @@ def scalar(v):
 def main(out):
     # SequenceInsert and SequenceAt at run-time positions, elements of
     # three shapes.
+    insert_inputs = [helper.make_value_info("xs", seq_type(F, [None, 3])),
+                     helper.make_tensor_value_info("t", F, [4, 3]),
+                     helper.make_tensor_value_info("p", I64, []),
+                     helper.make_tensor_value_info("q", I64, [])]
     g = helper.make_graph(
         [helper.make_node("SequenceInsert", ["xs", "t", "p"], ["ys"]),
          helper.make_node("SequenceAt", ["xs", "q"], ["at"])],
         "insert",
-        [helper.make_value_info("xs", seq_type(F, [None, 3])),
-         helper.make_tensor_value_info("t", F, [4, 3]),
-         helper.make_tensor_value_info("p", I64, []),
-         helper.make_tensor_value_info("q", I64, [])],
+        insert_inputs,
         [helper.make_value_info("ys", seq_type(F, [None, 3])),
          helper.make_tensor_value_info("at", F, [None, 3])])
     path = save(g, os.path.join(out, "insert.onnx"))
@@ -232,10 +233,7 @@ def main(out):
         [helper.make_node("SequenceInsert", ["xs", "t", "p"], ["ys"]),
          helper.make_node("SequenceAt", ["ys", "q"], ["at"])],
         "at_inserted",
-        [helper.make_value_info("xs", seq_type(F, [None, 3])),
-         helper.make_tensor_value_info("t", F, [4, 3]),
-         helper.make_tensor_value_info("p", I64, []),
-         helper.make_tensor_value_info("q", I64, [])],
+        insert_inputs,
         [helper.make_tensor_value_info("at", F, [None, 3])])
     save(g, os.path.join(out, "at_inserted.onnx"))
 

@@ -309,19 +309,40 @@ struct InferShapesPass
     return (*op)->getResult(0);
   }
 
+  /// An integer tensor cast to i64 where it is not.
+  FailureOr<Value> toI64(Operation *at, Value v) {
+    Type i64 = IntegerType::get(at->getContext(), 64);
+    if (getElementTypeOrSelf(v.getType()) == i64)
+      return v;
+    return scalarOp(at, "kiln.cast", {v}, i64,
+                    {NamedAttribute(StringAttr::get(at->getContext(), "to"),
+                                    TypeAttr::get(i64))});
+  }
+
   /// A tensor of one integer (static shape) as a rank-0 tensor<i64>.
   FailureOr<Value> scalarI64(Operation *at, Value v) {
     auto t = cast<RankedTensorType>(v.getType());
-    Type i64 = IntegerType::get(at->getContext(), 64);
-    FailureOr<Value> r = v;
-    if (t.getRank() != 0)
-      r = scalarOp(at, "kiln.reshape", {v, i64Constant(at, {}, false)},
-                   t.getElementType());
-    if (succeeded(r) && t.getElementType() != i64)
-      r = scalarOp(at, "kiln.cast", {*r}, i64,
-                   {NamedAttribute(StringAttr::get(at->getContext(), "to"),
-                                   TypeAttr::get(i64))});
-    return r;
+    if (t.getRank() == 0)
+      return toI64(at, v);
+    FailureOr<Value> r =
+        scalarOp(at, "kiln.reshape", {v, i64Constant(at, {}, false)},
+                 t.getElementType());
+    return failed(r) ? r : toI64(at, *r);
+  }
+
+  /// A Slice of `data` along `axis` from `start` to `end` (tensor<1xi64>
+  /// values), before `at`, inferred: where they are known only at run time,
+  /// its extent along the axis depends on the data.
+  FailureOr<Value> sliceAlong(Operation *at, Value data, Value start, Value end,
+                              int64_t axis) {
+    OpBuilder b(at);
+    auto slice = SliceOp::create(
+        b, at->getLoc(),
+        UnrankedTensorType::get(getElementTypeOrSelf(data.getType())), data,
+        start, end, i64Constant(at, {axis}, false), Value());
+    if (failed(inferUnfolded(slice)))
+      return failure();
+    return slice.getResult();
   }
 
   /// A position into a sequence of `size` elements known only at run time,
@@ -430,13 +451,7 @@ struct InferShapesPass
       start = *s;
       end = *e;
     }
-    OpBuilder ob(at);
-    auto slice =
-        SliceOp::create(ob, at->getLoc(), UnrankedTensorType::get(elt), *pool,
-                        start, end, i64Constant(at, {*axis}, false), Value());
-    if (failed(inferUnfolded(slice)))
-      return failure();
-    return slice.getResult();
+    return sliceAlong(at, *pool, start, end, *axis);
   }
 
   /// SequenceInsert at a position known only at run time into a sequence
@@ -519,37 +534,27 @@ struct InferShapesPass
   /// extent along the axis depends on the data).
   FailureOr<SmallVector<Value>> splitAtRunTime(SplitToSequenceOp op,
                                                int64_t axis) {
-    Value split = op.getSplit();
-    auto st = cast<RankedTensorType>(split.getType());
-    Builder b(op->getContext());
-    Type i64 = b.getI64Type();
-    if (st.getElementType() != i64) {
-      FailureOr<Value> c = scalarOp(op, "kiln.cast", {split}, i64,
-                                    {b.getNamedAttr("to", TypeAttr::get(i64))});
-      if (failed(c))
-        return failure();
-      split = *c;
-    }
-    Type elt = getElementTypeOrSelf(op.getInput().getType());
+    auto st = cast<RankedTensorType>(op.getSplit().getType());
+    FailureOr<Value> split = toI64(op, op.getSplit());
+    if (failed(split))
+      return failure();
+    Type i64 = IntegerType::get(op->getContext(), 64);
     Value start = i64Constant(op, {0}, false);
     SmallVector<Value> parts;
     for (int64_t k = 0; k < st.getDimSize(0); ++k) {
       OpBuilder ob(op);
       auto size =
-          SliceOp::create(ob, op->getLoc(), UnrankedTensorType::get(i64), split,
-                          i64Constant(op, {k}, false),
+          SliceOp::create(ob, op->getLoc(), UnrankedTensorType::get(i64),
+                          *split, i64Constant(op, {k}, false),
                           i64Constant(op, {k + 1}, false), Value(), Value());
       if (failed(inferUnfolded(size)))
         return failure();
       FailureOr<Value> end = scalarOp(op, "kiln.add", {start, size}, i64);
-      if (failed(end))
+      FailureOr<Value> part =
+          failed(end) ? end : sliceAlong(op, op.getInput(), start, *end, axis);
+      if (failed(part))
         return failure();
-      auto part = SliceOp::create(
-          ob, op->getLoc(), UnrankedTensorType::get(elt), op.getInput(), start,
-          *end, i64Constant(op, {axis}, false), Value());
-      if (failed(inferUnfolded(part)))
-        return failure();
-      parts.push_back(part.getResult());
+      parts.push_back(*part);
       start = *end;
     }
     return parts;
@@ -562,48 +567,38 @@ struct InferShapesPass
   /// as 1 (ONNX leaves it undefined).
   FailureOr<bool> splitByRunTimeSize(SplitToSequenceOp op, int64_t axis,
                                      int64_t extent) {
-    Builder b(op->getContext());
-    Type i64 = b.getI64Type();
-    Value size = op.getSplit();
-    Type elt = getElementTypeOrSelf(size.getType());
-    if (!isa<IntegerType>(elt))
+    if (!isa<IntegerType>(getElementTypeOrSelf(op.getSplit().getType())))
       return false;
-    FailureOr<Value> s = size;
-    if (elt != i64)
-      s = scalarOp(op, "kiln.cast", {size}, i64,
-                   {b.getNamedAttr("to", TypeAttr::get(i64))});
-    if (succeeded(s))
-      s = scalarOp(op, "kiln.max", {*s, i64Constant(op, {1}, true)}, i64);
-    FailureOr<Value> rounded =
-        failed(s) ? s
-                  : scalarOp(op, "kiln.add",
-                             {*s, i64Constant(op, {extent - 1}, true)}, i64);
-    FailureOr<Value> length =
-        failed(rounded) ? rounded
-                        : scalarOp(op, "kiln.div", {*rounded, *s}, i64);
-    FailureOr<Value> step =
-        failed(s) ? s
-                  : scalarOp(op, "kiln.reshape",
-                             {*s, i64Constant(op, {1}, false)}, i64);
-    if (failed(length) || failed(step))
+    Type i64 = IntegerType::get(op->getContext(), 64);
+    FailureOr<Value> s = toI64(op, op.getSplit());
+    if (failed(s))
       return failure();
-    Type xElt = getElementTypeOrSelf(op.getInput().getType());
+    s = scalarOp(op, "kiln.max", {*s, i64Constant(op, {1}, true)}, i64);
+    if (failed(s))
+      return failure();
+    FailureOr<Value> rounded = scalarOp(
+        op, "kiln.add", {*s, i64Constant(op, {extent - 1}, true)}, i64);
+    if (failed(rounded))
+      return failure();
+    FailureOr<Value> length = scalarOp(op, "kiln.div", {*rounded, *s}, i64);
+    if (failed(length))
+      return failure();
+    FailureOr<Value> step =
+        scalarOp(op, "kiln.reshape", {*s, i64Constant(op, {1}, false)}, i64);
+    if (failed(step))
+      return failure();
     SmallVector<Value> parts;
-    OpBuilder ob(op);
     for (int64_t k = 0; k < extent; ++k) {
       FailureOr<Value> start =
           scalarOp(op, "kiln.mul", {*step, i64Constant(op, {k}, false)}, i64);
       FailureOr<Value> end =
           failed(start) ? start
                         : scalarOp(op, "kiln.add", {*start, *step}, i64);
-      if (failed(end))
+      FailureOr<Value> part =
+          failed(end) ? end : sliceAlong(op, op.getInput(), *start, *end, axis);
+      if (failed(part))
         return failure();
-      auto part = SliceOp::create(
-          ob, op->getLoc(), UnrankedTensorType::get(xElt), op.getInput(),
-          *start, *end, i64Constant(op, {axis}, false), Value());
-      if (failed(inferUnfolded(part)))
-        return failure();
-      parts.push_back(part.getResult());
+      parts.push_back(*part);
     }
     sequences[op.getResult()] = parts;
     counts[op.getResult()] = *length;
@@ -1129,15 +1124,34 @@ struct InferShapesPass
     return expandSequenceResults(op);
   }
 
-  /// What an optional value holds where the graph states it: through
-  /// Identity to an Optional op, its input (null: absent); nullopt
-  /// elsewhere.
-  static std::optional<Value> optionalValue(Value v) {
+  /// The Optional op an optional value comes from, through Identity; null
+  /// where the graph does not state it.
+  static OptionalOp optionalOp(Value v) {
     while (auto id = v.getDefiningOp<IdentityOp>())
       v = id.getInput();
-    if (auto o = v.getDefiningOp<OptionalOp>())
+    return v.getDefiningOp<OptionalOp>();
+  }
+
+  /// What an optional value holds where the graph states it: its Optional
+  /// op's input (null: absent); nullopt elsewhere.
+  static std::optional<Value> optionalValue(Value v) {
+    if (OptionalOp o = optionalOp(v))
       return o.getInput();
     return std::nullopt;
+  }
+
+  /// A SequenceEmpty or SequenceConstruct of `elements` at `b`, recorded
+  /// as a known sequence (erased at the end if unused).
+  Value knownSequence(OpBuilder &b, Location loc, Type type,
+                      ArrayRef<Value> elements) {
+    Value seq =
+        elements.empty()
+            ? SequenceEmptyOp::create(b, loc, type, /*dtype=*/IntegerAttr())
+                  .getResult()
+            : SequenceConstructOp::create(b, loc, type, elements).getResult();
+    sequences[seq] = SmallVector<Value>(elements);
+    sequenceOps.push_back(seq.getDefiningOp());
+    return seq;
   }
 
   /// An If whose branches yield, for a sequence result, known sequences of
@@ -1285,13 +1299,8 @@ struct InferShapesPass
         Type seqType = result.getType();
         if (auto opt = dyn_cast<OptType>(seqType))
           seqType = opt.getValueType();
-        if (elements.empty())
-          held = SequenceEmptyOp::create(b, op.getLoc(), seqType,
-                                         /*dtype=*/IntegerAttr());
-        else
-          held = SequenceConstructOp::create(b, op.getLoc(), seqType, elements);
-        sequences[held] = SmallVector<Value>(elements);
-        sequenceOps.push_back(held.getDefiningOp());
+        held = knownSequence(b, op.getLoc(), seqType,
+                             SmallVector<Value>(elements));
       }
       if (e.kind == Expansion::Sequence) {
         result.replaceAllUsesWith(held);
@@ -1334,16 +1343,13 @@ struct InferShapesPass
       // The run-time length of a sequence, or presence of an optional.
       Value count;
       if (isa<OptType>(v.getType())) {
-        Value opt = v;
-        while (auto id = opt.getDefiningOp<IdentityOp>())
-          opt = id.getInput();
-        std::optional<Value> held = optionalValue(opt);
-        if (!held) {
+        OptionalOp opt = optionalOp(v);
+        if (!opt) {
           keep();
           continue;
         }
-        count = counts.lookup(opt);
-        seq = *held;
+        count = counts.lookup(opt.getResult());
+        seq = opt.getInput();
         absent = !seq;
         Type valueType = cast<OptType>(v.getType()).getValueType();
         kind =
@@ -1531,14 +1537,12 @@ struct InferShapesPass
   /// absent); nullopt otherwise.
   std::optional<SmallVector<Value>> knownElements(Value v) {
     if (isa<OptType>(v.getType())) {
-      if (counts.contains(v))
+      OptionalOp opt = optionalOp(v);
+      if (!opt || counts.contains(opt.getResult()))
         return std::nullopt;
-      std::optional<Value> held = optionalValue(v);
-      if (!held)
-        return std::nullopt;
-      if (!*held)
+      if (!opt.getInput())
         return SmallVector<Value>();
-      v = *held;
+      v = opt.getInput();
     }
     auto it = sequences.find(v);
     if (!isa<SeqType>(v.getType()) || it == sequences.end() ||
@@ -1585,7 +1589,6 @@ struct InferShapesPass
     // function returns.
     bool anySequence = false;
     SmallVector<SmallVector<Value>> lists(carried);
-    SmallVector<bool> isSequence(carried, false);
     for (auto [k, init] : llvm::enumerate(op.getVInitial())) {
       if (isa<SeqType, OptType>(init.getType())) {
         std::optional<SmallVector<Value>> list = knownElements(init);
@@ -1594,7 +1597,6 @@ struct InferShapesPass
                          [](Operation *u) { return !isa<func::ReturnOp>(u); }))
           return false;
         lists[k] = *list;
-        isSequence[k] = true;
         anySequence = true;
         continue;
       }
@@ -1644,28 +1646,13 @@ struct InferShapesPass
     // run-time length.
     SmallVector<Value> current(op.getVInitial());
     SmallVector<Value> lengths(carried);
-    for (unsigned k = 0; k < carried; ++k)
-      if (isSequence[k])
+    for (auto [k, init] : llvm::enumerate(op.getVInitial()))
+      if (isa<SeqType, OptType>(init.getType()))
         lengths[k] = i64Constant(op, {(int64_t)lists[k].size()}, true);
     OpBuilder ob(op);
-    auto sequenceOf = [&](Type type, ArrayRef<Value> elements) -> Value {
-      Value seq =
-          elements.empty()
-              ? SequenceEmptyOp::create(ob, op.getLoc(), type,
-                                        /*dtype=*/IntegerAttr())
-                    .getResult()
-              : SequenceConstructOp::create(ob, op.getLoc(), type, elements)
-                    .getResult();
-      sequences[seq] = SmallVector<Value>(elements);
-      sequenceOps.push_back(seq.getDefiningOp());
-      return seq;
-    };
     for (int64_t i = 0; i < bound; ++i) {
       IRMapping mapping;
-      Value iter = i64Constant(op, {i}, /*scalar=*/true);
-      if (iter.getType() != body.getArgument(0).getType())
-        return false;
-      mapping.map(body.getArgument(0), iter);
+      mapping.map(body.getArgument(0), i64Constant(op, {i}, /*scalar=*/true));
       mapping.map(body.getArgument(1), cond);
       // An iteration runs only where the ones before did: it sees what
       // they made (an optional present after the first).
@@ -1674,7 +1661,8 @@ struct InferShapesPass
         if (lengths[k] && i > 0) {
           Type type = body.getArgument(2 + k).getType();
           auto opt = dyn_cast<OptType>(type);
-          arg = sequenceOf(opt ? opt.getValueType() : type, lists[k]);
+          arg = knownSequence(ob, op.getLoc(), opt ? opt.getValueType() : type,
+                              lists[k]);
           if (opt)
             arg = OptionalOp::create(ob, op.getLoc(), opt, arg,
                                      /*type_=*/TypeAttr());
@@ -1746,7 +1734,7 @@ struct InferShapesPass
           i64);
       if (failed(length))
         return failure();
-      Value seq = sequenceOf(result.getType(), lists[k]);
+      Value seq = knownSequence(ob, op.getLoc(), result.getType(), lists[k]);
       counts[seq] = *length;
       result.replaceAllUsesWith(seq);
     }
