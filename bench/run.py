@@ -35,6 +35,22 @@ Compile peak RSS (JSON only) is kiln-compile's.
   python3 bench/run.py [--models resnet50,bert_base] [--batches 1,8]
       [--threads 2] [--iterations 10] [--warmup 3] [--rounds 3]
       [--round-seconds S] [--write-docs]
+
+The model zoo: with --zoo DIR (a directory written by bench/zoo/zoo.py) it
+does the same for every file of DIR/manifest.json that was exported (each at
+the input shapes the manifest gives, every one pinned with --input-shape;
+token ids within the vocabulary, attention masks all ones; --models and
+--exporters select files; a _novi file identical to its twin is skipped).
+Its reference outputs come from ONNX Runtime with basic graph optimizations
+(--ort-reference-opt; the extended ones approximate, e.g. a DequantizeLinear'd
+weight's MatMul on quantized activations), its timing from the default ones.
+It prints one table (model, exporter, compile time, match, Kiln and ORT p50,
+their ratio, peak RSS) with the geometric mean and the worst of the ratios,
+and saves it as zoo.md beside results.json in the work dir (default
+build/bench-zoo):
+
+  python3 bench/run.py --zoo build/zoo-small [--models resnet18,bert]
+      [--exporters torchscript,dynamo,onnx] [--no-novi] [--compile-timeout 300]
 """
 
 import argparse
@@ -111,7 +127,11 @@ def wait_for_quiet(max_wait, threshold, log):
 # Protocol: one JSON object a line on stdin, one JSON answer a line on stdout.
 # --------------------------------------------------------------------------
 
-def ort_worker(model, threads, inputs):
+ORT_LEVELS = {"all": "ORT_ENABLE_ALL", "extended": "ORT_ENABLE_EXTENDED",
+              "basic": "ORT_ENABLE_BASIC", "disable": "ORT_DISABLE_ALL"}
+
+
+def ort_worker(model, threads, inputs, level="all"):
     import onnxruntime as ort
 
     base_rss = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
@@ -119,6 +139,8 @@ def ort_worker(model, threads, inputs):
     opts = ort.SessionOptions()
     opts.intra_op_num_threads = threads
     opts.inter_op_num_threads = 1
+    opts.graph_optimization_level = getattr(ort.GraphOptimizationLevel,
+                                            ORT_LEVELS[level])
     t = time.perf_counter()
     sess = ort.InferenceSession(model, opts, providers=["CPUExecutionProvider"])
     load_s = time.perf_counter() - t
@@ -159,11 +181,11 @@ def ort_worker(model, threads, inputs):
 
 
 class OrtWorker:
-    def __init__(self, model, threads, inputs, log):
+    def __init__(self, model, threads, inputs, log, level="all"):
         self.log = open(log, "w")
         self.p = subprocess.Popen(
             [sys.executable, os.path.abspath(__file__), "--ort-worker", model,
-             str(threads)] + inputs,
+             str(threads), level] + inputs,
             stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=self.log,
             text=True)
         self.hello = self._read()
@@ -255,18 +277,39 @@ def first_error(proc, what):
 # The benchmark of one model at one batch size.
 # --------------------------------------------------------------------------
 
-def make_inputs(model, batch, workdir, seed):
+def peer_specs(model, batch):
+    """A peer model's inputs as zoo specs: [{name, dtype, shape[, low,
+    high]}], integers in [low, high)."""
+    specs = []
+    for name, (dtype, dims) in export.input_specs(model).items():
+        s = {"name": name, "dtype": dtype,
+             "shape": [batch if d is None else d for d in dims]}
+        if name == "attention_mask":
+            s.update(low=1, high=2)
+        elif dtype == "int64":
+            s.update(low=0, high=export.vocab_size(model))
+        specs.append(s)
+    return specs
+
+
+def make_inputs(model, batch, workdir, seed, specs=None, tag=None):
+    """Writes fixed-seed inputs as .npy: normal floats, integers in the
+    spec's [low, high) (a constant where that holds one value: attention
+    masks); specs default to the peer model's (peer_specs)."""
     rng = np.random.default_rng(seed)
     files, shapes = [], []
-    for name, (dtype, dims) in export.input_specs(model).items():
-        shape = [batch if d is None else d for d in dims]
-        if name == "attention_mask":
-            x = np.ones(shape, dtype=np.int64)
-        elif dtype == "int64":
-            x = rng.integers(0, export.vocab_size(model), size=shape, dtype=np.int64)
+    for s in specs or peer_specs(model, batch):
+        name, dtype, shape = s["name"], np.dtype(s["dtype"]), s["shape"]
+        if dtype.kind in "iub":
+            lo, hi = s.get("low", 0), s.get("high", 2)
+            if hi - lo == 1:
+                x = np.full(shape, lo, dtype=dtype)
+            else:
+                x = rng.integers(lo, hi, size=shape).astype(dtype)
         else:
-            x = rng.standard_normal(shape).astype(np.float32)
-        path = os.path.join(workdir, "%s_b%d.%s.npy" % (model, batch, name))
+            x = rng.standard_normal(shape).astype(dtype)
+        path = os.path.join(workdir, "%s.%s.npy" % (tag or "%s_b%d" % (model, batch),
+                                                     name))
         np.save(path, x)
         files.append(path)
         shapes.append("--input-shape=%s:%s" % (name, "x".join(map(str, shape))))
@@ -285,15 +328,24 @@ def cmdline(argv):
     return shlex.join(rel(x) for x in argv)
 
 
-def bench_one(a, model, batch, log):
+def bench_one(a, model, batch, log, zoo=None):
+    """One model at one batch; zoo: a manifest entry of bench/zoo/zoo.py
+    (its file in a.zoo, its inputs' shapes and ranges)."""
     r = {"model": model, "batch": batch, "threads": a.threads,
          "kiln_build": a.kiln_rev or ("commit " + git_rev()),
          "loadavg_start": os.getloadavg()[0]}
-    onnx_path = os.path.join(a.models_dir, model + ".onnx")
-    tag = "%s_b%d" % (model, batch)
+    if zoo:
+        onnx_path = os.path.join(a.zoo, zoo["file"])
+        tag = os.path.splitext(zoo["file"])[0]
+        r.update(file=zoo["file"], exporter=zoo["exporter"],
+                 variant=zoo.get("variant", ""))
+    else:
+        onnx_path = os.path.join(a.models_dir, model + ".onnx")
+        tag = "%s_b%d" % (model, batch)
     wd = a.work_dir
     kmod = os.path.join(wd, tag + ".kmod")
-    inputs, shape_args = make_inputs(model, batch, wd, a.seed)
+    inputs, shape_args = make_inputs(model, batch, wd, a.seed,
+                                     zoo["inputs"] if zoo else None, tag)
 
     # 1. Compile.
     compile_argv = [a.kiln_compile, onnx_path] + shape_args + ["-o", kmod, "--report"]
@@ -340,9 +392,23 @@ def bench_one(a, model, batch, log):
         r["ort_load_s"] = ort_w.hello["load_s"]
         expected = [os.path.join(wd, "%s.ort.%s.npy" % (tag, n))
                     for n in ort_w.hello["outputs"]]
-        first = ort_w.ask(cmd="outputs", paths=expected)
+        ref_level = a.ort_reference_opt or "all"
+        first = ort_w.ask(cmd="outputs", paths=expected if ref_level == "all" else
+                          [p[:-4] + ".timed.npy" for p in expected])
         r["ort_first_ms"] = first["first_ms"]
         r["ort_max_abs"] = first["max_abs"]
+        if ref_level != "all":
+            # The reference outputs from a session at another optimization
+            # level, in a process of its own (the timed one's RSS stays its own).
+            try:
+                ref = OrtWorker(onnx_path, a.threads, inputs,
+                                os.path.join(wd, tag + ".ort-ref.log"), ref_level)
+                r["ort_max_abs"] = ref.ask(cmd="outputs", paths=expected)["max_abs"]
+                ref.close()
+                r["ort_reference_opt"] = ref_level
+            except Exception as e:
+                r["ort_error"] = "reference session (%s): %s" % (ref_level, e)
+                expected = []
 
     # 3. Check Kiln's outputs against ONNX Runtime's.
     kiln_ok = "kiln_error" not in r
@@ -534,17 +600,115 @@ def table(results):
 def failures(results, show=lambda s: s):
     out = []
     for r in results:
+        what = r.get("file") or "%s, batch %d" % (r["model"], r["batch"])
         if "kiln_error" in r:
-            out.append("- **%s, batch %d** (%s): `%s`\n\n  ```sh\n  %s\n  ```" % (
-                r["model"], r["batch"], r.get("kiln_stage"), show(r["kiln_error"]),
+            out.append("- **%s** (%s): `%s`\n\n  ```sh\n  %s\n  ```" % (
+                what, r.get("kiln_stage"), show(r["kiln_error"]),
                 show(r.get("kiln_error_cmd", r.get("compile_cmd")))))
         elif r.get("match") == "FAIL":
-            out.append("- **%s, batch %d** (wrong outputs): `%s`\n\n  ```sh\n  %s\n  ```" % (
-                r["model"], r["batch"], show(r["mismatch"]), show(r.get("check_cmd"))))
+            out.append("- **%s** (wrong outputs): `%s`\n\n  ```sh\n  %s\n  ```" % (
+                what, show(r["mismatch"]), show(r.get("check_cmd"))))
         if "ort_error" in r:
-            out.append("- **%s, batch %d** (ONNX Runtime): `%s`" % (
-                r["model"], r["batch"], r["ort_error"]))
+            out.append("- **%s** (ONNX Runtime): `%s`" % (what, r["ort_error"]))
     return "\n".join(out) if out else "None."
+
+
+def zoo_table(results):
+    """The --zoo report: one row a file, then the geometric mean and the
+    worst of the Kiln/ORT latency ratios."""
+    head = ("| model | exporter | compile (s) | match | Kiln p50 (ms) | ORT p50 (ms) "
+            "| Kiln/ORT | Kiln peak RSS (MiB) | ORT peak RSS (MiB) |")
+    rows = [head, "|" + "|".join(["---"] * (head.count("|") - 1)) + "|"]
+    for r in results:
+        exp = r.get("exporter", "-") + ("_" + r["variant"] if r.get("variant") else "")
+        if r.get("kiln_stage") == "compile":
+            match = "compile error: " + r["kiln_error"]
+        elif "kiln_error" in r:
+            match = "%s error: %s" % (r.get("kiln_stage"), r["kiln_error"])
+        elif r.get("match") == "pass":
+            match = "yes (%.1e)" % (r.get("max_abs_err") or 0.0)
+        elif r.get("match") == "FAIL":
+            match = "NO (max err %s, %s of range)" % (
+                fmt(r.get("max_abs_err"), "%.2g"), fmt(r.get("range_rel_err"), "%.2g"))
+            if r.get("max_abs_err") is None:
+                match = "NO: " + r.get("mismatch", "")
+        else:
+            match = r.get("match") or ("ORT: " + r["ort_error"] if "ort_error" in r
+                                       else "-")
+        rows.append("| %s | %s | %s | %s | %s | %s | %s | %s | %s |" % (
+            r["model"], exp,
+            fmt(r.get("compile_s"), "%.1f"), match.replace("|", "/"),
+            fmt(r.get("kiln_ms"), "%.3f"),
+            fmt(r.get("ort_ms"), "%.3f") if "ort_error" not in r else "fails",
+            fmt(r.get("ratio"), "%.2f"),
+            fmt(r.get("kiln_rss"), "%.0f", MiB), fmt(r.get("ort_rss"), "%.0f", MiB)))
+    ratios = [(r["ratio"], r.get("file", r["model"])) for r in results if r.get("ratio")]
+    ok = sum(1 for r in results if r.get("match") == "pass")
+    comp = sum(1 for r in results if r.get("compile_s") is not None
+               and r.get("kiln_stage") != "compile")
+    rows.append("")
+    rows.append("%d files: %d compiled, %d match ONNX Runtime." % (len(results), comp, ok))
+    if ratios:
+        gm = float(np.exp(np.mean(np.log([x for x, _ in ratios]))))
+        worst = max(ratios)
+        rows.append("Kiln/ORT latency over %d timed files: geometric mean %.2f, "
+                    "worst %.2f (%s)." % (len(ratios), gm, worst[0], worst[1]))
+    return "\n".join(rows)
+
+
+def run_zoo(a, p, log):
+    """--zoo DIR: every exported file of DIR/manifest.json (bench/zoo/zoo.py)."""
+    with open(os.path.join(a.zoo, "manifest.json")) as f:
+        manifest = json.load(f)
+    models = set(a.models.split(",")) if a.models else None
+    exporters = set(a.exporters.split(",")) if a.exporters else None
+    todo, skipped = [], []
+    for e in manifest["files"]:
+        if models and e["model"] not in models:
+            continue
+        if exporters and e["exporter"] not in exporters:
+            continue
+        if e.get("variant") == "novi" and a.no_novi:
+            continue
+        if e.get("status") != "ok":
+            skipped.append("%s: not exported (%s)" % (e["file"], e.get("error", "")))
+        elif e.get("identical_to"):
+            skipped.append("%s: identical to %s" % (e["file"], e["identical_to"]))
+        else:
+            todo.append(e)
+    if models and not any(e["model"] in models for e in manifest["files"]):
+        p.error("no model %s in %s" % (a.models, a.zoo))
+    results = []
+    json_path = os.path.join(a.work_dir, "results.json")
+    t0 = time.perf_counter()
+    for i, e in enumerate(todo):
+        batch = e["inputs"][0]["shape"][0] if e["inputs"] and e["inputs"][0]["shape"] else 1
+        log("%s (%d/%d)" % (e["file"], i + 1, len(todo)))
+        try:
+            r = bench_one(a, e["model"], batch, log, zoo=e)
+        except Exception as ex:  # keep going with the other files
+            r = {"model": e["model"], "batch": batch, "threads": a.threads,
+                 "file": e["file"], "exporter": e["exporter"],
+                 "variant": e.get("variant", ""),
+                 "ort_error": "%s: %s" % (type(ex).__name__, ex)}
+            log("  FAILED: %s" % r["ort_error"])
+        results.append(r)
+        with open(json_path, "w") as f:
+            json.dump(results, f, indent=1)
+    total = time.perf_counter() - t0
+    with open(json_path, "w") as f:
+        json.dump({"results": results, "total_s": total, "argv": sys.argv[1:],
+                   "skipped": skipped}, f, indent=1)
+    report = zoo_table(results)
+    if skipped:
+        report += "\n\nNot run:\n" + "\n".join("- " + x for x in skipped)
+    report += "\n\nKiln failures:\n" + failures(results)
+    with open(os.path.join(a.work_dir, "zoo.md"), "w") as f:
+        f.write("# Kiln on the model zoo (%s)\n\n%s\n" % (rel(a.zoo), report))
+    print()
+    print(report)
+    print("\n%d files in %.0f s; numbers in %s" % (len(results), total, rel(json_path)))
+    return 0
 
 
 def machine():
@@ -752,13 +916,36 @@ and ORT reference outputs are written by `bench/run.py` into
     print("wrote %s and %s" % (a.docs, png))
 
 
+def set_defaults(a):
+    """The defaults that depend on --zoo."""
+    if a.work_dir is None:
+        a.work_dir = os.path.join(ROOT, "build", "bench-zoo" if a.zoo else "bench-run")
+    if a.compile_timeout is None:
+        a.compile_timeout = 300 if a.zoo else 3600
+    if a.ort_reference_opt is None and a.zoo:
+        a.ort_reference_opt = "basic"
+    return a
+
+
 def main():
     if len(sys.argv) > 1 and sys.argv[1] == "--ort-worker":
-        ort_worker(sys.argv[2], int(sys.argv[3]), sys.argv[4:])
+        ort_worker(sys.argv[2], int(sys.argv[3]), sys.argv[5:], sys.argv[4])
         return 0
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    p.add_argument("--models", default=",".join(export.MODELS),
-                   help="comma-separated, from: " + ",".join(export.MODELS))
+    p.add_argument("--models",
+                   help="comma-separated, from: " + ",".join(export.MODELS) +
+                   " (default: all); with --zoo, zoo model names")
+    p.add_argument("--zoo", metavar="DIR",
+                   help="benchmark the files of a directory written by "
+                   "bench/zoo/zoo.py (its manifest.json) instead")
+    p.add_argument("--exporters",
+                   help="with --zoo: only these exporters (torchscript,dynamo,onnx)")
+    p.add_argument("--no-novi", action="store_true",
+                   help="with --zoo: skip the _novi files")
+    p.add_argument("--ort-reference-opt", choices=sorted(ORT_LEVELS),
+                   help="ONNX Runtime's graph optimizations for the reference "
+                   "outputs (default: basic with --zoo, else all, the timed "
+                   "session's)")
     p.add_argument("--batches", default="1,8")
     p.add_argument("--threads", type=int, default=2)
     p.add_argument("--iterations", type=int, default=10,
@@ -783,10 +970,12 @@ def main():
     p.add_argument("--atol", type=float, default=1e-4)
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--models-dir", default=os.path.join(ROOT, "build", "bench-models"))
-    p.add_argument("--work-dir", default=os.path.join(ROOT, "build", "bench-run"))
+    p.add_argument("--work-dir",
+                   help="default build/bench-run (build/bench-zoo with --zoo)")
     p.add_argument("--kiln-compile", default=os.path.join(ROOT, "build", "bin", "kiln-compile"))
     p.add_argument("--kiln-run", default=os.path.join(ROOT, "build", "bin", "kiln-run"))
-    p.add_argument("--compile-timeout", type=float, default=3600)
+    p.add_argument("--compile-timeout", type=float,
+                   help="seconds (default 3600; 300 with --zoo)")
     p.add_argument("--compile-mem-limit", type=float, default=16,
                    help="address-space limit of kiln-compile in GiB")
     p.add_argument("--run-timeout", type=float, default=1800)
@@ -801,7 +990,14 @@ def main():
     p.add_argument("--from-json", metavar="RESULTS",
                    help="run nothing: print (and with --write-docs write) the "
                         "report of an earlier run's results.json")
-    a = p.parse_args()
+    a = set_defaults(p.parse_args())
+    if a.zoo:
+        os.makedirs(a.work_dir, exist_ok=True)
+        t0 = time.perf_counter()
+
+        def log(msg):
+            print("[%6.0f s] %s" % (time.perf_counter() - t0, msg), flush=True)
+        return run_zoo(a, p, log)
     if a.from_json:
         # Several results.json, comma-separated: a later run's row replaces
         # an earlier run's row of the same model and batch when it has Kiln
@@ -844,12 +1040,12 @@ def main():
         if a.write_docs:
             # The settings of the (first) run that made the results.
             builds = sorted({x.get("kiln_build") for x in results} - {None})
-            r = p.parse_args(argvs[0] + ["--docs", a.docs])
+            r = set_defaults(p.parse_args(argvs[0] + ["--docs", a.docs]))
             r.kiln_rev = builds[0] if len(builds) == 1 else (
                 "builds as named in the table's last column" if builds else None)
             write_docs(r, results, total, argvs, redone)
         return 0
-    models = [m for m in a.models.split(",") if m]
+    models = [m for m in (a.models or ",".join(export.MODELS)).split(",") if m]
     for m in models:
         if m not in export.MODELS:
             p.error("unknown model %s" % m)

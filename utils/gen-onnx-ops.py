@@ -57,7 +57,8 @@ for name in """Relu LeakyRelu Sigmoid Tanh Erf Gelu HardSigmoid HardSwish Softpl
     Floor Ceil Round Sign Sin Cos Tan Asin Acos Atan Sinh Cosh Asinh Acosh Atanh
     Not BitwiseNot Identity Softmax LogSoftmax Hardmax LRN Shrink Clip
     MeanVarianceNormalization InstanceNormalization LpNormalization
-    CumSum CumProd RotaryEmbedding Swish""".split():
+    CumSum CumProd RotaryEmbedding Swish GroupNormalization RMSNormalization
+    ReverseSequence Scatter""".split():
     SHAPE_RULES[name] = "same"
 for name in """Add Sub Mul Div Pow Mod BitShift BitwiseAnd BitwiseOr BitwiseXor
     Sum Mean Min Max PRelu""".split():
@@ -73,7 +74,8 @@ for name in """IsNaN IsInf Where Cast CastLike MatMul Gemm Conv ConvTranspose
     ReduceSumSquare ArgMax ArgMin Dropout QuantizeLinear DequantizeLinear
     DepthToSpace SpaceToDepth EyeLike Trilu OneHot TopK Resize
     ScatterElements ScatterND GatherND CenterCropPad AffineGrid BitCast
-    DeformConv""".split():
+    DeformConv RNN GRU LSTM DynamicQuantizeLinear Einsum MatMulInteger
+    QLinearMatMul ConvInteger QLinearConv GridSample RoiAlign""".split():
     SHAPE_RULES[name] = "custom"
 
 # Ops with constant folders (lib/Dialect/Kiln/IR/KilnFolders.cpp).

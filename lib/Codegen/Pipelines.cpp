@@ -54,6 +54,7 @@ void kiln::buildKilnToLinalgPipeline(
   pm.addPass(createKilnInferShapes());
   if (foldQdq)
     pm.addPass(createKilnFoldQdq());
+  pm.addPass(createKilnFoldConstants());
   if (fuseLayers)
     pm.addPass(createKilnFuseLayers());
   pm.addPass(createKilnFoldBatchNorm());

@@ -29,6 +29,8 @@
 #include "mlir/IR/PatternMatch.h"
 #include "mlir/Interfaces/SideEffectInterfaces.h"
 
+#include <cstring>
+
 #define DEBUG_TYPE "kiln-pack-weights"
 
 namespace kiln {
@@ -39,6 +41,11 @@ namespace kiln {
 using namespace mlir;
 
 namespace {
+
+/// Weights of at least this many bytes whose n no register tile divides are
+/// padded to whole panels (about an L2 cache: below it the unpacked rows
+/// stay cached between steps of k).
+constexpr int64_t kPadWeightsFromBytes = 1 << 20;
 
 /// A constant seen through the ops that only reorder its elements: its
 /// bytes, its shape as the transpose sees it, and `perm` (the constant's
@@ -77,10 +84,28 @@ std::optional<ConstantView> viewConstant(Value v) {
   return ConstantView{*bytes, shape, perm, eltBytes};
 }
 
+/// `view` with its dim `dim` extended to `extent` by zeros.
+std::vector<char> zeroExtended(const ConstantView &view, int64_t dim,
+                               int64_t extent) {
+  int64_t outer = 1, inner = view.eltBytes;
+  for (int64_t d = 0; d < dim; ++d)
+    outer *= view.shape[d];
+  for (int64_t d = dim + 1; d < (int64_t)view.shape.size(); ++d)
+    inner *= view.shape[d];
+  int64_t from = view.shape[dim] * inner, to = extent * inner;
+  std::vector<char> data(outer * to, 0);
+  for (int64_t o = 0; o < outer; ++o)
+    std::memcpy(data.data() + o * to, view.bytes.data() + o * from, from);
+  return data;
+}
+
 /// Rewrites `op` to read its constant operand `b` (index 1 or 0) in panels
-/// of `nr` along dim `jn`.
+/// of `nr` along dim `jn`. When `nr` does not divide n, the weight is
+/// padded with zero columns to `paddedN` (a multiple of `nr`), the
+/// contraction computes that many outputs into a padded accumulator, and
+/// the first n are its result.
 void pack(RewriterBase &rewriter, linalg::LinalgOp op, unsigned bIndex,
-          const ConstantView &view, int64_t jn, int64_t nr) {
+          ConstantView view, int64_t jn, int64_t nr, int64_t paddedN) {
   MLIRContext *ctx = op.getContext();
   unsigned numDims = op.getNumLoops();
   unsigned ji = numDims; // The new innermost dim: n % nr; jn becomes n / nr.
@@ -89,6 +114,17 @@ void pack(RewriterBase &rewriter, linalg::LinalgOp op, unsigned bIndex,
   OpOperand *bOperand = op.getDpsInputOperand(bIndex);
   AffineMap bMap = op.getMatchingIndexingMap(bOperand);
   Value oldB = bOperand->get();
+  int64_t n = ranges[jn];
+  std::vector<char> paddedBytes;
+  if (paddedN != n) {
+    std::optional<unsigned> nPos =
+        bMap.getResultPosition(getAffineDimExpr(jn, ctx));
+    int64_t constDim = view.perm[*nPos];
+    paddedBytes = zeroExtended(view, constDim, paddedN);
+    view.bytes = paddedBytes;
+    view.shape[constDim] = paddedN;
+    ranges[jn] = paddedN;
+  }
 
   // The packed operand's dims (loop dims) in order: the operand's dims
   // without jn, n / nr just before the first reduction dim, n % nr last.
@@ -172,8 +208,30 @@ void pack(RewriterBase &rewriter, linalg::LinalgOp op, unsigned bIndex,
   maps.push_back(AffineMap::get(numDims + 1, 0, outResults, ctx));
   iters.push_back(utils::IteratorType::parallel);
 
-  auto initType = cast<RankedTensorType>(init->get().getType());
-  int64_t rank = initType.getRank();
+  Location initLoc = loc;
+  Value initValue = init->get();
+  auto resultType = cast<RankedTensorType>(initValue.getType());
+  int64_t rank = resultType.getRank();
+  if (paddedN != n) {
+    // The padded columns' accumulators start anywhere: they are dropped.
+    SmallVector<OpFoldResult> low(rank, rewriter.getIndexAttr(0)),
+        high(rank, rewriter.getIndexAttr(0));
+    high.back() = rewriter.getIndexAttr(paddedN - n);
+    Value zero = arith::ConstantOp::create(
+        rewriter, initLoc, rewriter.getZeroAttr(resultType.getElementType()));
+    initValue =
+        tensor::PadOp::create(rewriter, initLoc,
+                              RankedTensorType::get(
+                                  [&] {
+                                    SmallVector<int64_t> shape(
+                                        resultType.getShape());
+                                    shape.back() = paddedN;
+                                    return shape;
+                                  }(),
+                                  resultType.getElementType()),
+                              initValue, low, high, zero);
+  }
+  auto initType = cast<RankedTensorType>(initValue.getType());
   SmallVector<int64_t> expandedShape(initType.getShape());
   expandedShape.back() /= nr;
   expandedShape.push_back(nr);
@@ -184,7 +242,7 @@ void pack(RewriterBase &rewriter, linalg::LinalgOp op, unsigned bIndex,
   auto expandedType =
       RankedTensorType::get(expandedShape, initType.getElementType());
   Value expandedInit = tensor::ExpandShapeOp::create(
-      rewriter, loc, expandedType, init->get(), assoc);
+      rewriter, loc, expandedType, initValue, assoc);
   auto generic =
       linalg::GenericOp::create(rewriter, loc, TypeRange{expandedType}, inputs,
                                 ValueRange{expandedInit}, maps, iters);
@@ -192,6 +250,14 @@ void pack(RewriterBase &rewriter, linalg::LinalgOp op, unsigned bIndex,
                              generic.getRegion().begin());
   Value result = tensor::CollapseShapeOp::create(rewriter, loc, initType,
                                                  generic.getResult(0), assoc);
+  if (paddedN != n) {
+    SmallVector<OpFoldResult> offsets(rank, rewriter.getIndexAttr(0)), sizes,
+        unit(rank, rewriter.getIndexAttr(1));
+    for (int64_t d : resultType.getShape())
+      sizes.push_back(rewriter.getIndexAttr(d));
+    result = tensor::ExtractSliceOp::create(rewriter, loc, resultType, result,
+                                            offsets, sizes, unit);
+  }
   rewriter.replaceOp(op, result);
   // The unpacked weight and the ops that only reordered it, once unused.
   for (Operation *def = oldB.getDefiningOp();
@@ -266,9 +332,23 @@ struct PackWeightsPass
            w /= 2)
         if (n % w == 0)
           nr = w;
-      if (n % nr != 0)
-        continue; // No width divides n.
-      pack(rewriter, op, *bIndex, *view, jn, nr);
+      // No width divides n (an 8210-word vocabulary, a prime class
+      // count): a weight past the caches gets the panels of the widest
+      // register tile, the last one padded with zero columns. Unpacked,
+      // each step of k would jump a whole row (or gather a lane at a time)
+      // through memory; a small weight stays in cache and keeps its
+      // peeled remainder.
+      int64_t paddedN = n;
+      if (n % nr != 0) {
+        int64_t weightBytes = view->eltBytes;
+        for (int64_t d : view->shape)
+          weightBytes *= d;
+        if (weightBytes < kPadWeightsFromBytes)
+          continue;
+        nr = kiln::cpuRegisterTileWidth(n, lanes);
+        paddedN = llvm::alignTo(n, nr);
+      }
+      pack(rewriter, op, *bIndex, *view, jn, nr, paddedN);
     }
   }
 };

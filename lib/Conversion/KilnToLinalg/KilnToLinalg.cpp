@@ -511,6 +511,21 @@ scalarBody(Operation *op, Type elt, ArrayRef<bool> uns) {
       return r;
     };
   }
+  if ((name == "kiln.abs" || name == "kiln.neg") && !f) {
+    // Integers (T5's relative-position buckets take Abs of int64): |x| of
+    // an unsigned value is itself; -x wraps as two's complement does.
+    bool abs = name == "kiln.abs";
+    return [abs, u, cst](OpBuilder &b, Location l, ValueRange a) -> Value {
+      if (abs && u)
+        return a[0];
+      Value neg = arith::SubIOp::create(b, l, cst(b, l, 0), a[0]);
+      if (!abs)
+        return neg;
+      Value negative = arith::CmpIOp::create(b, l, arith::CmpIPredicate::slt,
+                                             a[0], cst(b, l, 0));
+      return arith::SelectOp::create(b, l, negative, neg, a[0]);
+    };
+  }
   if (name == "kiln.sign")
     return [f, cst](OpBuilder &b, Location l, ValueRange a) -> Value {
       Value zero = cst(b, l, 0);
@@ -767,7 +782,7 @@ bool lowersUnsigned(Operation *op) {
              BitwiseOrOp, BitwiseXorOp, BitwiseNotOp, QuantizeLinearOp,
              DequantizeLinearOp, DynamicQuantizeLinearOp, ConvIntegerOp,
              MatMulIntegerOp, QLinearConvOp, QLinearMatMulOp, NonZeroOp,
-             CompressOp, BitCastOp, CenterCropPadOp, TopKOp>(op);
+             CompressOp, BitCastOp, CenterCropPadOp, TopKOp, AbsOp>(op);
 }
 
 /// A lowered data-dependent result (keyed by its upper bound tensor): the
@@ -786,6 +801,12 @@ public:
 private:
   FailureOr<SmallVector<Value>> lowerOp(Operation *op);
   Value lowerMatMul(Operation *op, Value a, Value bm, RankedTensorType rt);
+  using TapInputFn = function_ref<std::pair<Value, Value>(
+      OpBuilder &, Location, Value, Value, int64_t)>;
+  Value convTransposeAsGemm(Operation *op, Value x, Value w, Value bias,
+                            RankedTensorType rt, ArrayRef<int64_t> kernel,
+                            ArrayRef<int64_t> strides, ArrayRef<int64_t> dil,
+                            ArrayRef<int64_t> pads, TapInputFn tapInput);
   std::optional<Value> rawIntegerGemm(Operation *op,
                                       llvm::function_ref<bool(unsigned)> flag);
   FailureOr<Value> lowerConv(Operation *op, RankedTensorType rt, Value x,
@@ -990,6 +1011,99 @@ SmallVector<int64_t> windowPads(Operation *op, RankedTensorType x,
   return pads;
 }
 
+/// A 2-D ConvTranspose of one group as a GEMM and a placement of its taps:
+///
+///   cols[n, (f, kh, kw), (ih, iw)] = sum_c w[c, (f, kh, kw)] * x[n, c, (ih, iw)]
+///   y[n, f, oh, ow] = bias[f] + sum of cols[n, f, kh, kw, ih, iw] over the
+///                     taps with ih*s + kh*d - pad = oh (and likewise w)
+///
+/// The product is MatMul's contraction (the CPU's packed GEMM, the GPU's
+/// tiled kernel); the placement reads each product once. Where the taps do
+/// not overlap (stride = kernel, no dilation or padding: the 2x2 stride-2
+/// upsampling of U-Nets and text detectors) the placement is a transpose:
+/// y viewed as [n, f, ih, kh, iw, kw] is cols permuted.
+Value Lowering::convTransposeAsGemm(Operation *op, Value x, Value w,
+                                    Value bias, RankedTensorType rt,
+                                    ArrayRef<int64_t> kernel,
+                                    ArrayRef<int64_t> strides,
+                                    ArrayRef<int64_t> dil,
+                                    ArrayRef<int64_t> pads,
+                                    TapInputFn tapInput) {
+  Location loc = op->getLoc();
+  MLIRContext *ctx = b.getContext();
+  auto xt = cast<RankedTensorType>(x.getType());
+  auto wt = cast<RankedTensorType>(w.getType());
+  Type elt = rt.getElementType();
+  int64_t n = xt.getDimSize(0), c = xt.getDimSize(1), ih = xt.getDimSize(2),
+          iw = xt.getDimSize(3), f = wt.getDimSize(1), kh = kernel[0],
+          kw = kernel[1];
+  auto type = [&](ArrayRef<int64_t> shape) {
+    return RankedTensorType::get(shape, elt);
+  };
+  Value wFlat = reshapeTo(b, loc, w, type({c, f * kh * kw}));
+  Value a = linalg::TransposeOp::create(b, loc, wFlat,
+                                        emptyLike(b, loc, type({f * kh * kw, c})),
+                                        ArrayRef<int64_t>{1, 0})
+                .getResult()[0];
+  Value cols = lowerMatMul(op, a, reshapeTo(b, loc, x, type({n, c, ih * iw})),
+                           type({n, f * kh * kw, ih * iw}));
+  Value cols6 = reshapeTo(b, loc, cols, type({n, f, kh, kw, ih, iw}));
+  auto d = [&](unsigned i) { return getAffineDimExpr(i, ctx); };
+  auto addBias = [&](OpBuilder &nb, Location nl, ValueRange v) -> Value {
+    return v.size() > 1 ? arith::AddFOp::create(nb, nl, v[0], v[1]).getResult()
+                        : v[0];
+  };
+  SmallVector<Value> ins = {cols6};
+  if (bias)
+    ins.push_back(bias);
+  bool disjoint = strides[0] == kh && strides[1] == kw && dil[0] == 1 &&
+                  dil[1] == 1 && llvm::all_of(pads, [](int64_t p) {
+                    return p == 0;
+                  }) &&
+                  rt.getDimSize(2) == ih * kh && rt.getDimSize(3) == iw * kw;
+  if (disjoint) {
+    // Dims (n, f, ih, kh, iw, kw) of the output viewed at six dims.
+    SmallVector<AffineMap> maps = {
+        AffineMap::get(6, 0, {d(0), d(1), d(3), d(5), d(2), d(4)}, ctx)};
+    if (bias)
+      maps.push_back(AffineMap::get(6, 0, {d(1)}, ctx));
+    Value y6 = elementwise(b, loc, type({n, f, ih, kh, iw, kw}), ins, addBias,
+                           maps);
+    return reshapeTo(b, loc, y6, rt);
+  }
+  // Overlapping taps: over (n, f, oh, ow, kh, kw), each output sums the
+  // products of the taps that land on it, from the bias (or zero).
+  Value init =
+      bias ? elementwise(b, loc, rt, ValueRange{bias}, addBias,
+                         {AffineMap::get(4, 0, {d(1)}, ctx)})
+           : filled(b, loc, rt, scalarConst(b, loc, elt, 0));
+  Value extents = tensor::EmptyOp::create(b, loc, kernel, elt);
+  using IT = utils::IteratorType;
+  SmallVector<IT> iters = {IT::parallel, IT::parallel,  IT::parallel,
+                           IT::parallel, IT::reduction, IT::reduction};
+  return linalg::GenericOp::create(
+             b, loc, TypeRange{rt}, ValueRange{extents}, ValueRange{init},
+             {AffineMap::get(6, 0, {d(4), d(5)}, ctx),
+              AffineMap::get(6, 0, {d(0), d(1), d(2), d(3)}, ctx)},
+             iters,
+             [&](OpBuilder &nb, Location nl, ValueRange args) {
+               auto idx = [&](int64_t i) -> Value {
+                 return linalg::IndexOp::create(nb, nl, i);
+               };
+               Value k0 = idx(4), k1 = idx(5);
+               auto [i0, ok0] = tapInput(nb, nl, idx(2), k0, 0);
+               auto [i1, ok1] = tapInput(nb, nl, idx(3), k1, 1);
+               Value v = tensor::ExtractOp::create(
+                   nb, nl, cols6, ValueRange{idx(0), idx(1), k0, k1, i0, i1});
+               Value sum = arith::AddFOp::create(nb, nl, args[1], v);
+               Value ok = arith::AndIOp::create(nb, nl, ok0, ok1);
+               linalg::YieldOp::create(
+                   nb, nl,
+                   ValueRange{arith::SelectOp::create(nb, nl, ok, sum, args[1])});
+             })
+      .getResult(0);
+}
+
 FailureOr<Value> Lowering::lowerConv(Operation *op, RankedTensorType rt,
                                      Value x, Value w, Value bias,
                                      Value padValue) {
@@ -1113,6 +1227,47 @@ FailureOr<Value> Lowering::lowerConv(Operation *op, RankedTensorType rt,
                                       AffineMap::get(6, 0, outExprs, ctx)},
                                      iters, multiplyAccumulate)
         .getResult(0);
+  }
+  // Up to this many groups, each group is its own convolution.
+  constexpr int64_t kMaxSplitGroups = 16;
+  if (group <= kMaxSplitGroups && c % group == 0 && f % group == 0) {
+    // A few groups (AlexNet's 2, ShuffleNet's 3 to 8, a grouped 3x3's 4):
+    // one named convolution per group on its channels' slices of the
+    // padded input, the weight and the accumulator (which starts as the
+    // bias), written back in place. Each is the fast path an ungrouped
+    // convolution takes (a GEMM over an im2col copy on the CPU); the
+    // grouped named op has no such lowering and ran its loops generically.
+    Value acc = accInit();
+    int64_t cg = c / group, fg = f / group;
+    // The slice of `v` along `dim` at [offset, offset + size), whole
+    // elsewhere; `into` writes `part` back there instead.
+    auto bounds = [&](Value v, int64_t dim, int64_t offset, int64_t size) {
+      auto t = cast<RankedTensorType>(v.getType());
+      SmallVector<OpFoldResult> offsets(t.getRank(), b.getIndexAttr(0)),
+          sizes, unit(t.getRank(), b.getIndexAttr(1));
+      offsets[dim] = b.getIndexAttr(offset);
+      for (int64_t d = 0; d < t.getRank(); ++d)
+        sizes.push_back(b.getIndexAttr(d == dim ? size : t.getDimSize(d)));
+      return std::make_tuple(offsets, sizes, unit);
+    };
+    auto slice = [&](Value v, int64_t dim, int64_t offset, int64_t size) {
+      auto [offsets, sizes, unit] = bounds(v, dim, offset, size);
+      return tensor::ExtractSliceOp::create(b, loc, v, offsets, sizes, unit)
+          .getResult();
+    };
+    for (int64_t g = 0; g < group; ++g) {
+      Value init = slice(acc, 1, g * fg, fg);
+      Value part =
+          linalg::Conv2DNchwFchwOp::create(
+              b, loc, TypeRange{init.getType()},
+              ValueRange{slice(xp, 1, g * cg, cg), slice(w, 0, g * fg, fg)},
+              init, stridesAttr, dilAttr)
+              .getResult(0);
+      auto [offsets, sizes, unit] = bounds(acc, 1, g * fg, fg);
+      acc = tensor::InsertSliceOp::create(b, loc, part, acc, offsets, sizes,
+                                          unit);
+    }
+    return acc;
   }
   auto xg = RankedTensorType::get({xpt.getDimSize(0), group, c / group,
                                    xpt.getDimSize(2), xpt.getDimSize(3)},
@@ -3908,6 +4063,35 @@ FailureOr<SmallVector<Value>> Lowering::lowerOp(Operation *op) {
         pads[i + ns] = total - pads[i];
       }
     }
+    // The input position tap k of output position o reads along spatial
+    // dim i: (o + pad - k*d) / s, valid when that divides, is >= 0 and is
+    // in range. Out-of-range positions are clamped to 0 (and masked).
+    auto tapInput = [&](OpBuilder &nb, Location nl, Value o, Value k,
+                        int64_t i) -> std::pair<Value, Value> {
+      auto cidx = [&](int64_t v) -> Value {
+        return arith::ConstantIndexOp::create(nb, nl, v);
+      };
+      Value num = arith::SubIOp::create(
+          nb, nl, arith::AddIOp::create(nb, nl, o, cidx(pads[i])),
+          arith::MulIOp::create(nb, nl, k, cidx(dil[i])));
+      Value nonneg = arith::CmpIOp::create(nb, nl, arith::CmpIPredicate::sge,
+                                           num, cidx(0));
+      Value divisible = arith::CmpIOp::create(
+          nb, nl, arith::CmpIPredicate::eq,
+          arith::RemSIOp::create(nb, nl, num, cidx(strides[i])), cidx(0));
+      Value in = arith::DivSIOp::create(nb, nl, num, cidx(strides[i]));
+      Value below = arith::CmpIOp::create(nb, nl, arith::CmpIPredicate::slt,
+                                          in, cidx(xt.getDimSize(i + 2)));
+      Value valid = arith::AndIOp::create(
+          nb, nl, nonneg, arith::AndIOp::create(nb, nl, divisible, below));
+      return {arith::SelectOp::create(nb, nl, valid, in, cidx(0)), valid};
+    };
+    Type xElt = xt.getElementType();
+    if (group == 1 && ns == 2 && isa<FloatType>(elt) && xElt == elt &&
+        wt.getElementType() == elt && xt.hasStaticShape() &&
+        wt.hasStaticShape() && rt.hasStaticShape())
+      return one(convTransposeAsGemm(op, x, w, bias, rt, kernel, strides, dil,
+                                     pads, tapInput));
     // Dims: n, f(out channel), o..., then reductions c(in group), k...
     int64_t nd = 2 + ns + 1 + ns;
     SmallVector<utils::IteratorType> iters(nd, utils::IteratorType::parallel);
@@ -3947,33 +4131,12 @@ FailureOr<SmallVector<Value>> Lowering::lowerOp(Operation *op) {
               SmallVector<Value> xCoords = {idx(0), cin};
               SmallVector<Value> wCoords = {cin, fin};
               for (int64_t i = 0; i < ns; ++i) {
-                Value o = idx(2 + i), k = idx(3 + ns + i);
-                // num = o + pad - k*d, as signed index arithmetic.
-                Value num = arith::SubIOp::create(
-                    nb, nl, arith::AddIOp::create(nb, nl, o, cidx(pads[i])),
-                    arith::MulIOp::create(nb, nl, k, cidx(dil[i])));
-                Value nonneg = arith::CmpIOp::create(
-                    nb, nl, arith::CmpIPredicate::sge, num, cidx(0));
-                Value divisible = arith::CmpIOp::create(
-                    nb, nl, arith::CmpIPredicate::eq,
-                    arith::RemSIOp::create(nb, nl, num, cidx(strides[i])),
-                    cidx(0));
-                Value in =
-                    arith::DivSIOp::create(nb, nl, num, cidx(strides[i]));
-                Value below =
-                    arith::CmpIOp::create(nb, nl, arith::CmpIPredicate::slt, in,
-                                          cidx(xt.getDimSize(i + 2)));
-                valid = arith::AndIOp::create(
-                    nb, nl, valid,
-                    arith::AndIOp::create(
-                        nb, nl, nonneg,
-                        arith::AndIOp::create(nb, nl, divisible, below)));
+                Value k = idx(3 + ns + i);
+                auto [in, ok] = tapInput(nb, nl, idx(2 + i), k, i);
+                valid = arith::AndIOp::create(nb, nl, valid, ok);
                 xCoords.push_back(in);
                 wCoords.push_back(k);
               }
-              for (size_t i = 2; i < xCoords.size(); ++i)
-                xCoords[i] =
-                    arith::SelectOp::create(nb, nl, valid, xCoords[i], cidx(0));
               Value xv = tensor::ExtractOp::create(nb, nl, x, xCoords);
               Value wv = tensor::ExtractOp::create(nb, nl, w, wCoords);
               Value prod = arith::MulFOp::create(nb, nl, xv, wv);

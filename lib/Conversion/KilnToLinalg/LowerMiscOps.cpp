@@ -18,74 +18,7 @@ using namespace kiln;
 namespace kiln::lowering {
 namespace {
 
-/// One term of an einsum equation: its labels, with the ellipsis (if any)
-/// as '.'.
-using Term = SmallVector<char>;
-
-/// A term as written, the ellipsis as "...".
-std::string termString(const Term &t) {
-  std::string s;
-  for (char c : t)
-    s += c == '.' ? std::string("...") : std::string(1, c);
-  return s;
-}
-
-/// Parses "ab,bc->ac" (or the implicit form "ab,bc") into the input terms
-/// and the output term. Fails with the reason in `error`.
-LogicalResult parseEinsum(StringRef eq, size_t numInputs,
-                          SmallVector<Term> &inputs, Term &output,
-                          std::string &error) {
-  std::string compact;
-  for (char c : eq)
-    if (c != ' ')
-      compact.push_back(c);
-  StringRef s(compact);
-  auto [lhs, rhs] = s.split("->");
-  bool explicitOut = s.contains("->");
-  auto parseTerm = [&](StringRef t, Term &term) -> LogicalResult {
-    for (size_t i = 0; i < t.size(); ++i) {
-      if (t.substr(i).starts_with("...")) {
-        if (llvm::is_contained(term, '.')) {
-          error = "has two ellipses in one term";
-          return failure();
-        }
-        term.push_back('.');
-        i += 2;
-      } else if (std::isalpha(static_cast<unsigned char>(t[i]))) {
-        term.push_back(t[i]);
-      } else {
-        error = (Twine("has an invalid character '") + Twine(t[i]) + "'").str();
-        return failure();
-      }
-    }
-    return success();
-  };
-  SmallVector<StringRef> parts;
-  lhs.split(parts, ',');
-  if (parts.size() != numInputs) {
-    error = "names " + std::to_string(parts.size()) +
-            " inputs but the op has " + std::to_string(numInputs);
-    return failure();
-  }
-  for (StringRef p : parts)
-    if (failed(parseTerm(p, inputs.emplace_back())))
-      return failure();
-  if (explicitOut)
-    return parseTerm(rhs, output);
-  // Implicit output: the ellipsis, then the labels used exactly once, in
-  // alphabetical order.
-  std::map<char, int> uses;
-  bool ellipsis = false;
-  for (const Term &t : inputs)
-    for (char c : t)
-      c == '.' ? (void)(ellipsis = true) : (void)++uses[c];
-  if (ellipsis)
-    output.push_back('.');
-  for (auto [c, n] : uses)
-    if (n == 1)
-      output.push_back(c);
-  return success();
-}
+using Term = EinsumTerm;
 
 /// Einsum as one linalg.generic: a loop per label (and per ellipsis dim),
 /// reduction over the labels absent from the output, the product of the
@@ -109,7 +42,7 @@ FailureOr<SmallVector<Value>> lowerEinsum(OpBuilder &b, EinsumOp op) {
     int64_t labels = llvm::count_if(term, [](char c) { return c != '.'; });
     bool ellipsis = llvm::is_contained(term, '.');
     if (ellipsis ? r < labels : r != labels)
-      return op.emitOpError("term ") << termString(term) << " has " << labels
+      return op.emitOpError("term ") << einsumTermString(term) << " has " << labels
                                      << " labels for an input of rank " << r,
              failure();
     if (ellipsis)

@@ -58,8 +58,10 @@ func.func @conv1d(%x: tensor<1x3x9xf32>, %w: tensor<4x3x2xf32>) -> tensor<1x4x4x
 
 // A depthwise convolution (one input and one output channel per group) is
 // one generic over (n, c, oh, ow, kh, kw) on the operands as they are: the
-// weight's second dim is read at 0. Other grouped convolutions use the
-// NGCHW form on reshaped operands.
+// weight's second dim is read at 0. Other grouped convolutions of up to 16
+// groups are one NCHW convolution per group on its channel slices of the
+// input, the weight and the accumulator; more groups use the NGCHW form on
+// reshaped operands.
 
 // CHECK-DAG:   #[[$DWIN:.+]] = affine_map<(d0, d1, d2, d3, d4, d5) -> (d0, d1, d2 + d4, d3 + d5)>
 // CHECK-DAG:   #[[$DWW:.+]] = affine_map<(d0, d1, d2, d3, d4, d5) -> (d1, 0, d4, d5)>
@@ -71,10 +73,19 @@ func.func @conv1d(%x: tensor<1x3x9xf32>, %w: tensor<4x3x2xf32>) -> tensor<1x4x4x
 // CHECK:           arith.mulf
 // CHECK:           arith.addf
 // CHECK-NOT:     linalg.conv_2d_ngchw_gfchw
-// CHECK-LABEL: func.func @grouped
-// CHECK:         tensor.expand_shape %{{.+}} {{\[}}[0], [1, 2], [3], [4]] output_shape [1, 2, 2, 8, 8]
+// CHECK-LABEL: func.func @grouped(
+// CHECK-NOT:     linalg.conv_2d_ngchw_gfchw
+// CHECK-DAG:     %[[X0:.+]] = tensor.extract_slice %[[X:.+]][0, 0, 0, 0] [1, 2, 8, 8] [1, 1, 1, 1]
+// CHECK-DAG:     %[[X1:.+]] = tensor.extract_slice %[[X]][0, 2, 0, 0] [1, 2, 8, 8] [1, 1, 1, 1]
+// CHECK-DAG:     %[[W0:.+]] = tensor.extract_slice %[[W:.+]][0, 0, 0, 0] [3, 2, 3, 3] [1, 1, 1, 1]
+// CHECK-DAG:     %[[W1:.+]] = tensor.extract_slice %[[W]][3, 0, 0, 0] [3, 2, 3, 3] [1, 1, 1, 1]
+// CHECK-DAG:     linalg.conv_2d_nchw_fchw {{.*}}ins(%[[X0]], %[[W0]] : tensor<1x2x8x8xf32>, tensor<3x2x3x3xf32>)
+// CHECK-DAG:     linalg.conv_2d_nchw_fchw {{.*}}ins(%[[X1]], %[[W1]] : tensor<1x2x8x8xf32>, tensor<3x2x3x3xf32>)
+// CHECK-DAG:     tensor.insert_slice %{{.+}} into %{{.+}}[0, 3, 0, 0] [1, 3, 6, 6] [1, 1, 1, 1]
+// CHECK-LABEL: func.func @many_groups
+// CHECK:         tensor.expand_shape %{{.+}} {{\[}}[0], [1, 2], [3], [4]] output_shape [1, 24, 2, 8, 8]
 // CHECK:         linalg.conv_2d_ngchw_gfchw
-// CHECK-SAME:      -> tensor<1x2x3x6x6xf32>
+// CHECK-SAME:      -> tensor<1x24x2x6x6xf32>
 func.func @depthwise(%x: tensor<1x4x8x8xf32>, %w: tensor<4x1x3x3xf32>) -> tensor<1x4x6x6xf32> {
   %0 = kiln.conv(%x, %w) {group = 4 : i64} : (tensor<1x4x8x8xf32>, tensor<4x1x3x3xf32>) -> tensor<1x4x6x6xf32>
   return %0 : tensor<1x4x6x6xf32>
@@ -82,6 +93,10 @@ func.func @depthwise(%x: tensor<1x4x8x8xf32>, %w: tensor<4x1x3x3xf32>) -> tensor
 func.func @grouped(%x: tensor<1x4x8x8xf32>, %w: tensor<6x2x3x3xf32>) -> tensor<1x6x6x6xf32> {
   %0 = kiln.conv(%x, %w) {group = 2 : i64} : (tensor<1x4x8x8xf32>, tensor<6x2x3x3xf32>) -> tensor<1x6x6x6xf32>
   return %0 : tensor<1x6x6x6xf32>
+}
+func.func @many_groups(%x: tensor<1x48x8x8xf32>, %w: tensor<48x2x3x3xf32>) -> tensor<1x48x6x6xf32> {
+  %0 = kiln.conv(%x, %w) {group = 24 : i64} : (tensor<1x48x8x8xf32>, tensor<48x2x3x3xf32>) -> tensor<1x48x6x6xf32>
+  return %0 : tensor<1x48x6x6xf32>
 }
 
 // -----

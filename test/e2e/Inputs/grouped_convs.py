@@ -8,6 +8,10 @@ exact outputs:
   causal_dw_1d  depthwise, kernel 4 padded on the left only (a causal
                 convolution, as Mamba's and CausalConvWithState's)
   grouped_3d    group 2, strides (1, 2, 1), uneven pads, a bias
+  grouped_2d_g2 group 2 (AlexNet's), 3x3 stride 2, pads, a bias, batch 2:
+                one convolution per group on channel slices
+  grouped_2d_g4 group 4, 3x3 dilation 2, uneven pads, no bias
+  grouped_2d_g24 group 24 (past the per-group split), 3x3, a bias
 
 Values are multiples of 1/16 in [-2, 2] (exact_model.grid): every sum is
 exact in f32, so the outputs must equal numpy's exactly.
@@ -36,11 +40,17 @@ def main():
         "x_g1": grid([2, 12, 20]),
         "x_dw": grid([1, 8, 16]),
         "x_g3": grid([1, 8, 5, 6, 7]),
+        "x_2d": grid([2, 8, 9, 11]),
+        "x_2d4": grid([1, 16, 10, 9]),
+        "x_2d24": grid([1, 48, 6, 7]),
     }
     weights = {
         "w_g1": grid([18, 4, 3]), "b_g1": grid([18]),
         "w_dw": grid([8, 1, 4]),
         "w_g3": grid([12, 4, 3, 2, 3]), "b_g3": grid([12]),
+        "w_2d": grid([6, 4, 3, 3]), "b_2d": grid([6]),
+        "w_2d4": grid([12, 4, 3, 3]),
+        "w_2d24": grid([48, 2, 3, 3]), "b_2d24": grid([48]),
     }
     specs = [
         ("grouped_1d", ["x_g1", "w_g1", "b_g1"],
@@ -48,6 +58,12 @@ def main():
         ("causal_dw_1d", ["x_dw", "w_dw"], dict(group=8, pads=[3, 0])),
         ("grouped_3d", ["x_g3", "w_g3", "b_g3"],
          dict(group=2, strides=[1, 2, 1], pads=[1, 0, 1, 1, 0, 1])),
+        ("grouped_2d_g2", ["x_2d", "w_2d", "b_2d"],
+         dict(group=2, strides=[2, 2], pads=[1, 1, 1, 1])),
+        ("grouped_2d_g4", ["x_2d4", "w_2d4"],
+         dict(group=4, dilations=[2, 2], pads=[2, 1, 0, 2])),
+        ("grouped_2d_g24", ["x_2d24", "w_2d24", "b_2d24"],
+         dict(group=24, pads=[1, 1, 1, 1])),
     ]
     f64 = {k: v.astype(np.float64) for k, v in {**inputs, **weights}.items()}
     nodes, results = [], {}

@@ -3,10 +3,11 @@
 for them as .npy files (input_K.npy, output_K.npy), the reference Kiln's
 end-to-end tests compare with. --onnx-reference computes the outputs with
 the ONNX reference evaluator instead, for what ONNX Runtime does not
-implement.
+implement; --basic-optimizations runs ONNX Runtime without the graph
+rewrites that approximate.
 
   ort_reference.py MODEL.onnx OUTDIR [--shape NAME:DxD ...] [--seed N]
-      [--onnx-reference]
+      [--onnx-reference] [--basic-optimizations]
 """
 import argparse
 import os
@@ -23,6 +24,11 @@ def main():
     ap.add_argument("--shape", action="append", default=[])
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--onnx-reference", action="store_true")
+    ap.add_argument("--basic-optimizations", action="store_true",
+                    help="run ONNX Runtime with basic graph optimizations "
+                    "only: its extended ones approximate some graphs (a "
+                    "MatMul of a dequantized int8 weight is run on "
+                    "dynamically quantized activations)")
     args = ap.parse_args()
     shapes = {}
     for s in args.shape:
@@ -49,6 +55,9 @@ def main():
     else:
         opts = ort.SessionOptions()
         opts.intra_op_num_threads = 1
+        if args.basic_optimizations:
+            opts.graph_optimization_level = (
+                ort.GraphOptimizationLevel.ORT_ENABLE_BASIC)
         sess = ort.InferenceSession(args.model, opts, providers=["CPUExecutionProvider"])
         outputs = sess.run(None, feeds)
     for k, y in enumerate(outputs):

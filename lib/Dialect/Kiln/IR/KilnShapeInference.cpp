@@ -12,6 +12,11 @@
 #include "mlir/IR/Matchers.h"
 #include "mlir/IR/TypeUtilities.h"
 
+#include "llvm/ADT/StringExtras.h"
+
+#include <cctype>
+#include <map>
+
 using namespace mlir;
 using namespace kiln;
 
@@ -413,15 +418,18 @@ INFER(CastLikeOp) {
   return success();
 }
 
-INFER(MatMulOp) {
-  auto a = ranked(getA()), b = ranked(getB());
-  Type elt = elementOf(getA());
+/// MatMul's result shape (numpy matmul: batch dims broadcast, a rank-1
+/// operand promoted and its dim dropped), with element type `elt`: shared by
+/// MatMul, MatMulInteger and QLinearMatMul.
+static LogicalResult inferMatMulLike(Operation *op, Value lhs, Value rhs,
+                                     Type elt, SmallVectorImpl<Type> &types) {
+  auto a = ranked(lhs), b = ranked(rhs);
   if (!a || !b) {
     types.push_back(unranked(elt));
     return success();
   }
   if (a.getRank() == 0 || b.getRank() == 0)
-    return emitOpError("operands must have rank >= 1");
+    return op->emitOpError("operands must have rank >= 1");
   SmallVector<int64_t> as(a.getShape()), bs(b.getShape());
   bool vecA = as.size() == 1, vecB = bs.size() == 1;
   if (vecA)
@@ -430,10 +438,11 @@ INFER(MatMulOp) {
     bs.push_back(1);
   int64_t k1 = as.back(), k2 = bs[bs.size() - 2];
   if (!ShapedType::isDynamic(k1) && !ShapedType::isDynamic(k2) && k1 != k2)
-    return emitOpError("contraction dimensions differ: ") << k1 << " vs " << k2;
+    return op->emitOpError("contraction dimensions differ: ")
+           << k1 << " vs " << k2;
   SmallVector<ArrayRef<int64_t>> batch = {ArrayRef(as).drop_back(2),
                                           ArrayRef(bs).drop_back(2)};
-  auto shape = broadcastStaticShapes(*this, batch);
+  auto shape = broadcastStaticShapes(op, batch);
   if (failed(shape))
     return failure();
   if (!vecA)
@@ -442,6 +451,20 @@ INFER(MatMulOp) {
     shape->push_back(bs.back());
   types.push_back(RankedTensorType::get(*shape, elt));
   return success();
+}
+
+INFER(MatMulOp) {
+  return inferMatMulLike(*this, getA(), getB(), elementOf(getA()), types);
+}
+
+INFER(MatMulIntegerOp) {
+  return inferMatMulLike(*this, getA(), getB(),
+                         IntegerType::get(getContext(), 32), types);
+}
+
+INFER(QLinearMatMulOp) {
+  return inferMatMulLike(*this, getA(), getB(), elementOf(getYZeroPoint()),
+                         types);
 }
 
 INFER(GemmOp) {
@@ -498,18 +521,36 @@ static LogicalResult convShape(Operation *op, RankedTensorType x,
   return windowShape(op, x, kernel, w.getDimSize(0), shape);
 }
 
-INFER(ConvOp) {
-  auto x = ranked(getX()), w = ranked(getW());
-  Type elt = elementOf(getX());
+/// Conv's result for operands `x` and `w` with element type `elt`: shared
+/// by Conv, ConvInteger and QLinearConv.
+static LogicalResult inferConvLike(Operation *op, Value xv, Value wv,
+                                   int64_t group, Type elt,
+                                   SmallVectorImpl<Type> &types) {
+  auto x = ranked(xv), w = ranked(wv);
   if (!x || !w) {
     types.push_back(unranked(elt));
     return success();
   }
   SmallVector<int64_t> shape;
-  if (failed(convShape(*this, x, w, getGroup(), shape)))
+  if (failed(convShape(op, x, w, group, shape)))
     return failure();
   types.push_back(RankedTensorType::get(shape, elt));
   return success();
+}
+
+INFER(ConvOp) {
+  return inferConvLike(*this, getX(), getW(), getGroup(), elementOf(getX()),
+                       types);
+}
+
+INFER(ConvIntegerOp) {
+  return inferConvLike(*this, getX(), getW(), getGroup(),
+                       IntegerType::get(getContext(), 32), types);
+}
+
+INFER(QLinearConvOp) {
+  return inferConvLike(*this, getX(), getW(), getGroup(),
+                       elementOf(getYZeroPoint()), types);
 }
 
 // DeformConv: Conv's output shape; the offsets' (and mask's) spatial
@@ -1395,5 +1436,241 @@ INFER(BitCastOp) {
            << width(from) << " bits): BitCast keeps the bit width";
   auto x = ranked(getInput());
   types.push_back(x ? tensorOf(x.getShape(), to) : unranked(to));
+  return success();
+}
+
+/// RNN, GRU and LSTM: Y is [seq, directions, batch, hidden] ([batch, seq,
+/// directions, hidden] with layout 1) and the final states Y_h (and LSTM's
+/// Y_c) are [directions, batch, hidden] ([batch, directions, hidden]). The
+/// hidden size is the attribute, or R's last dim. Outputs the node leaves
+/// out are absent from the op: `present` says which of Y, Y_h, Y_c are
+/// there.
+static LogicalResult inferRecurrent(Operation *op, Value xv, Value rv,
+                                    std::optional<uint64_t> hiddenAttr,
+                                    StringRef direction, int64_t layout,
+                                    ArrayRef<bool> present,
+                                    SmallVectorImpl<Type> &types) {
+  Type elt = elementOf(xv);
+  auto x = ranked(xv), r = ranked(rv);
+  int64_t dirs = direction == "bidirectional" ? 2 : 1;
+  // The diagnostics are the lowering's, which checks the same.
+  if (direction != "forward" && direction != "reverse" &&
+      direction != "bidirectional")
+    return op->emitOpError("unknown direction '") << direction << "'";
+  if (layout != 0 && layout != 1)
+    return op->emitOpError("unknown layout ") << layout;
+  if ((x && x.getRank() != 3) || (r && r.getRank() != 3))
+    return op->emitOpError("needs X and R of rank 3");
+  int64_t hidden = hiddenAttr ? static_cast<int64_t>(*hiddenAttr)
+                              : (r ? r.getDimSize(2) : kDyn);
+  if (hiddenAttr && r && !ShapedType::isDynamic(r.getDimSize(2)) &&
+      r.getDimSize(2) != hidden)
+    return op->emitOpError("hidden_size ")
+           << hidden << " disagrees with R's shape " << r;
+  int64_t seq = x ? x.getDimSize(layout ? 1 : 0) : kDyn;
+  int64_t batch = x ? x.getDimSize(layout ? 0 : 1) : kDyn;
+  for (auto [i, has] : llvm::enumerate(present)) {
+    if (!has)
+      continue;
+    SmallVector<int64_t> shape;
+    if (i == 0)
+      shape = layout ? SmallVector<int64_t>{batch, seq, dirs, hidden}
+                     : SmallVector<int64_t>{seq, dirs, batch, hidden};
+    else
+      shape = layout ? SmallVector<int64_t>{batch, dirs, hidden}
+                     : SmallVector<int64_t>{dirs, batch, hidden};
+    types.push_back(RankedTensorType::get(shape, elt));
+  }
+  return success();
+}
+
+INFER(RNNOp) {
+  return inferRecurrent(*this, getX(), getR(), getHiddenSize(), getDirection(),
+                        getLayout(), {bool(getY()), bool(getYH())}, types);
+}
+
+INFER(GRUOp) {
+  return inferRecurrent(*this, getX(), getR(), getHiddenSize(), getDirection(),
+                        getLayout(), {bool(getY()), bool(getYH())}, types);
+}
+
+INFER(LSTMOp) {
+  return inferRecurrent(*this, getX(), getR(), getHiddenSize(), getDirection(),
+                        getLayout(),
+                        {bool(getY()), bool(getYH()), bool(getYC())}, types);
+}
+
+// y has x's shape in uint8; the scale (f32) and zero point (uint8) are
+// scalars.
+INFER(DynamicQuantizeLinearOp) {
+  auto x = ranked(getX());
+  Type u8 = IntegerType::get(getContext(), 8, IntegerType::Unsigned);
+  types.push_back(x ? tensorOf(x.getShape(), u8) : unranked(u8));
+  types.push_back(RankedTensorType::get({}, Float32Type::get(getContext())));
+  types.push_back(RankedTensorType::get({}, u8));
+  return success();
+}
+
+//===----------------------------------------------------------------------===//
+// Einsum equations (shared with the lowering)
+//===----------------------------------------------------------------------===//
+
+std::string kiln::einsumTermString(const EinsumTerm &t) {
+  std::string s;
+  for (char c : t)
+    s += c == '.' ? std::string("...") : std::string(1, c);
+  return s;
+}
+
+LogicalResult kiln::parseEinsum(StringRef eq, size_t numInputs,
+                                SmallVectorImpl<EinsumTerm> &inputs,
+                                EinsumTerm &output, std::string &error) {
+  std::string compact;
+  for (char c : eq)
+    if (c != ' ')
+      compact.push_back(c);
+  StringRef s(compact);
+  auto [lhs, rhs] = s.split("->");
+  bool explicitOut = s.contains("->");
+  auto parseTerm = [&](StringRef t, EinsumTerm &term) -> LogicalResult {
+    for (size_t i = 0; i < t.size(); ++i) {
+      if (t.substr(i).starts_with("...")) {
+        if (llvm::is_contained(term, '.')) {
+          error = "has two ellipses in one term";
+          return failure();
+        }
+        term.push_back('.');
+        i += 2;
+      } else if (std::isalpha(static_cast<unsigned char>(t[i]))) {
+        term.push_back(t[i]);
+      } else {
+        error = (Twine("has an invalid character '") + Twine(t[i]) + "'").str();
+        return failure();
+      }
+    }
+    return success();
+  };
+  SmallVector<StringRef> parts;
+  lhs.split(parts, ',');
+  if (parts.size() != numInputs) {
+    error = "names " + std::to_string(parts.size()) +
+            " inputs but the op has " + std::to_string(numInputs);
+    return failure();
+  }
+  for (StringRef p : parts)
+    if (failed(parseTerm(p, inputs.emplace_back())))
+      return failure();
+  if (explicitOut)
+    return parseTerm(rhs, output);
+  // Implicit output: the ellipsis, then the labels used exactly once, in
+  // alphabetical order.
+  std::map<char, int> uses;
+  bool ellipsis = false;
+  for (const EinsumTerm &t : inputs)
+    for (char c : t)
+      c == '.' ? (void)(ellipsis = true) : (void)++uses[c];
+  if (ellipsis)
+    output.push_back('.');
+  for (auto [c, n] : uses)
+    if (n == 1)
+      output.push_back(c);
+  return success();
+}
+
+/// Einsum: the equation's terms give every label's extent (an ellipsis
+/// stands for the dims no label names, broadcast across the inputs, a
+/// size-1 extent broadcast too); the output term orders them. The
+/// diagnostics are the lowering's, which checks the same.
+INFER(EinsumOp) {
+  Type elt = elementOf(getInputs().front());
+  SmallVector<EinsumTerm> terms;
+  EinsumTerm out;
+  std::string error;
+  if (failed(parseEinsum(getEquation(), getInputs().size(), terms, out, error)))
+    return emitOpError("equation '") << getEquation() << "' " << error;
+  if (llvm::any_of(getInputs(), [](Value v) { return !ranked(v); })) {
+    types.push_back(unranked(elt));
+    return success();
+  }
+  std::map<char, int64_t> extent;
+  SmallVector<SmallVector<int64_t>> ellipses;
+  for (auto [term, input] : llvm::zip(terms, getInputs())) {
+    auto t = ranked(input);
+    int64_t labels = llvm::count_if(term, [](char c) { return c != '.'; });
+    bool hasEllipsis = llvm::is_contained(term, '.');
+    if (hasEllipsis ? t.getRank() < labels : t.getRank() != labels)
+      return emitOpError("term ") << einsumTermString(term) << " has "
+                                  << labels << " labels for an input of rank "
+                                  << t.getRank();
+    int64_t dim = 0;
+    for (char c : term) {
+      if (c == '.') {
+        int64_t n = t.getRank() - labels;
+        ellipses.emplace_back(t.getShape().slice(dim, n));
+        dim += n;
+        continue;
+      }
+      int64_t d = t.getDimSize(dim);
+      auto [it, fresh] = extent.try_emplace(c, d);
+      if (!fresh && !ShapedType::isDynamic(d) && d != 1) {
+        if (ShapedType::isDynamic(it->second) || it->second == 1)
+          it->second = d;
+        else if (it->second != d)
+          return emitOpError("input of type ")
+                 << t << " disagrees with the other inputs on the extent "
+                 << "of dim " << dim;
+      }
+      ++dim;
+    }
+  }
+  SmallVector<int64_t> ellipsis;
+  if (!ellipses.empty()) {
+    SmallVector<ArrayRef<int64_t>> shapes(ellipses.begin(), ellipses.end());
+    auto bc = broadcastStaticShapes(*this, shapes);
+    if (failed(bc))
+      return failure();
+    ellipsis = *bc;
+  }
+  SmallVector<int64_t> shape;
+  for (char c : out) {
+    if (c == '.') {
+      llvm::append_range(shape, ellipsis);
+      continue;
+    }
+    auto it = extent.find(c);
+    if (it == extent.end())
+      return emitOpError("output label '") << c << "' appears in no input";
+    shape.push_back(it->second);
+  }
+  types.push_back(RankedTensorType::get(shape, elt));
+  return success();
+}
+
+// GridSample: N and C of X, the grid's spatial dims.
+INFER(GridSampleOp) {
+  auto x = ranked(getX()), g = ranked(getGrid());
+  Type elt = elementOf(getX());
+  if (!x || !g) {
+    types.push_back(unranked(elt));
+    return success();
+  }
+  if (g.getRank() != x.getRank())
+    return emitOpError("grid has rank ")
+           << g.getRank() << " but X has rank " << x.getRank();
+  SmallVector<int64_t> shape = {x.getDimSize(0), x.getDimSize(1)};
+  llvm::append_range(shape, g.getShape().drop_front().drop_back());
+  types.push_back(RankedTensorType::get(shape, elt));
+  return success();
+}
+
+// RoiAlign: one C x output_height x output_width window per roi.
+INFER(RoiAlignOp) {
+  auto x = ranked(getX()), rois = ranked(getRois());
+  int64_t n = rois ? rois.getDimSize(0) : kDyn;
+  int64_t c = x ? x.getDimSize(1) : kDyn;
+  types.push_back(RankedTensorType::get(
+      {n, c, static_cast<int64_t>(getOutputHeight()),
+       static_cast<int64_t>(getOutputWidth())},
+      elementOf(getX())));
   return success();
 }

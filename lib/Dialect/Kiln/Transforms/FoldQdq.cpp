@@ -13,6 +13,7 @@
 
 #include "kiln/Dialect/Kiln/Transforms/Passes.h"
 
+#include "kiln/Dialect/Kiln/Transforms/ConstantEvaluator.h"
 #include "kiln/Dialect/Kiln/Transforms/ConstantValues.h"
 
 #include "mlir/IR/Builders.h"
@@ -89,65 +90,15 @@ struct FoldQdqPass : public kiln::impl::KilnFoldQdqBase<FoldQdqPass> {
       evaluate(dq);
   }
 
-  /// Replaces a DequantizeLinear of constants, per tensor, per axis or per
-  /// block along the axis, by the float32 constant it computes:
-  /// (x - zero point) * scale. Blocked, the scale and zero point have x's
-  /// shape but ceil(n / block_size) along the axis, and element i reads
-  /// them at its index with the axis' divided by block_size.
+  /// Replaces a DequantizeLinear of constants (per tensor, per axis or per
+  /// block along the axis) by the float32 constant it computes.
   void evaluate(DequantizeLinearOp dq) {
-    auto xt = dyn_cast<RankedTensorType>(dq.getX().getType());
-    auto yt = dyn_cast<RankedTensorType>(dq.getY().getType());
-    auto st = dyn_cast<RankedTensorType>(dq.getXScale().getType());
-    if (!xt || !yt || !st || !xt.hasStaticShape() ||
-        !yt.getElementType().isF32() || !dq.getX().getDefiningOp<ConstantOp>())
+    std::optional<SmallVector<ElementsAttr>> values = evaluateConstantOp(dq);
+    if (!values)
       return;
-    auto x = constInts(dq.getX());
-    auto scale = constFloats(dq.getXScale());
-    std::optional<SmallVector<int64_t>> zp = SmallVector<int64_t>{};
-    if (dq.getXZeroPoint())
-      zp = constInts(dq.getXZeroPoint());
-    if (!x || !scale || !zp || scale->empty() ||
-        (!zp->empty() && zp->size() != scale->size()))
-      return;
-    int64_t block = static_cast<int64_t>(dq.getBlockSize());
-    int64_t rank = xt.getRank();
-    // Element i = (outer, a, inner) around the axis: its parameters at
-    // a (per axis), at (outer, a / block, inner) (blocked), or at 0.
-    int64_t inner = 1, extent = 1, blocks = 0;
-    if (scale->size() != 1 || block != 0) {
-      int64_t axis = static_cast<int64_t>(dq.getAxis());
-      if (axis < 0)
-        axis += rank;
-      if (axis < 0 || axis >= rank)
-        return;
-      extent = xt.getDimSize(axis);
-      for (int64_t d = axis + 1; d < rank; ++d)
-        inner *= xt.getDimSize(d);
-      if (block == 0 && extent != (int64_t)scale->size())
-        return;
-      if (block != 0) {
-        if (block < 0 || st.getRank() != rank)
-          return;
-        for (int64_t d = 0; d < rank; ++d)
-          if (st.getDimSize(d) !=
-              (d == axis ? llvm::divideCeil(extent, block) : xt.getDimSize(d)))
-            return;
-        blocks = st.getDimSize(axis);
-      }
-    }
-    SmallVector<float> values(xt.getNumElements());
-    for (int64_t i = 0; i < (int64_t)values.size(); ++i) {
-      int64_t a = (i / inner) % extent, c = 0;
-      if (blocks)
-        c = ((i / (inner * extent)) * blocks + a / block) * inner + i % inner;
-      else if (scale->size() != 1)
-        c = a;
-      int64_t z = zp->empty() ? 0 : (*zp)[c];
-      values[i] = static_cast<float>((*x)[i] - z) * (*scale)[c];
-    }
     OpBuilder b(dq);
-    dq.getY().replaceAllUsesWith(
-        floatConstant(b, dq.getLoc(), yt, values, "kiln_dequantized"));
+    dq.getY().replaceAllUsesWith(ConstantOp::create(
+        b, dq.getLoc(), dq.getY().getType(), values->front()));
     dq->erase();
   }
 

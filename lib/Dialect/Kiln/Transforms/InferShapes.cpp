@@ -3,6 +3,8 @@
 #include "kiln/Dialect/Kiln/IR/KilnOps.h"
 #include "kiln/Dialect/Kiln/Transforms/Passes.h"
 
+#include "kiln/Dialect/Kiln/Transforms/ConstantEvaluator.h"
+
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/IR/IRMapping.h"
@@ -989,9 +991,28 @@ struct InferShapesPass
         return failure();
       else if (*view)
         return success();
-    if (foldOps)
-      (void)folder->tryToFold(op);
+    if (foldOps && failed(folder->tryToFold(op)))
+      evaluateConstant(op);
     return success();
+  }
+
+  /// An op of constants that its folder leaves (a weight-sized Transpose,
+  /// Slice, Cast, ConstantOfShape ...) becomes the constant it computes,
+  /// so that what depends on its values (a Pad's pads, a Reshape's shape)
+  /// is inferred from them. DequantizeLinear waits for kiln-fold-constants,
+  /// after a QDQ model's quantized groups are recognized.
+  void evaluateConstant(Operation *op) {
+    ConstantEvaluationOptions options;
+    options.dequantize = false;
+    std::optional<SmallVector<ElementsAttr>> values =
+        evaluateConstantOp(op, options);
+    if (!values)
+      return;
+    OpBuilder b(op);
+    for (auto [result, value] : llvm::zip(op->getResults(), *values))
+      result.replaceAllUsesWith(
+          ConstantOp::create(b, op->getLoc(), result.getType(), value));
+    op->erase();
   }
 
   /// A Gather along axis 0 of a Flatten by constant indices that are the
@@ -1016,7 +1037,10 @@ struct InferShapesPass
       return false;
     ArrayRef<int64_t> d = xt.getShape(), s = it.getShape();
     int64_t rank = xt.getRank(), r = it.getRank();
-    int64_t a = flat.getAxis() < 0 ? flat.getAxis() + rank : flat.getAxis();
+    // The attribute is signed (-1: the last dim); its getter is unsigned.
+    int64_t a = static_cast<int64_t>(flat.getAxis());
+    if (a < 0)
+      a += rank;
     int64_t outer = 1, inner = 1;
     for (int64_t k = 0; k < rank; ++k)
       (k < a ? outer : inner) *= d[k];

@@ -696,3 +696,72 @@ func.func @deform_conv(%x: tensor<1x4x9x9xf32>, %w: tensor<8x2x3x3xf32>, %o: ten
   %1 = kiln.deform_conv(%y, %w, %o2, none, none) {group = 2 : i64} : (tensor<1x4x?x?xf32>, tensor<8x2x3x3xf32>, tensor<1x18x5x6xf32>) -> tensor<?x?x?x?xf32>
   return %0, %1 : tensor<?x?x?x?xf32>, tensor<?x?x?x?xf32>
 }
+
+// -----
+
+// Recurrent ops get their result types from their operands whether or not
+// the model declares them: the sequence and batch from X (batch first with
+// layout 1), the directions from the attribute, the hidden size from R.
+// DynamicQuantizeLinear gives X's shape in uint8 and scalar parameters.
+
+// CHECK-LABEL: func.func @recurrent
+// CHECK:         kiln.lstm{{.*}} -> (tensor<5x2x3x4xf32>, tensor<2x3x4xf32>, tensor<2x3x4xf32>)
+// CHECK:         kiln.gru{{.*}} -> (none, tensor<3x1x4xf32>)
+// CHECK:         kiln.rnn{{.*}} -> tensor<5x1x3x6xf32>
+// CHECK:         kiln.dynamic_quantize_linear{{.*}} -> (tensor<5x3x8xui8>, tensor<f32>, tensor<ui8>)
+func.func @recurrent(%x: tensor<5x3x8xf32>, %w: tensor<2x16x8xf32>, %r: tensor<2x16x4xf32>, %xb: tensor<3x5x8xf32>, %wg: tensor<1x12x8xf32>, %rg: tensor<1x12x4xf32>, %wr: tensor<1x6x8xf32>, %rr: tensor<1x6x6xf32>) -> (tensor<?x?x?x?xf32>, tensor<*xf32>, tensor<?x?x?xf32>, tensor<*xf32>, tensor<*xf32>, tensor<*xui8>) {
+  %y, %yh, %yc = kiln.lstm(%x, %w, %r) {direction = "bidirectional"} : (tensor<5x3x8xf32>, tensor<2x16x8xf32>, tensor<2x16x4xf32>) -> (tensor<?x?x?x?xf32>, tensor<*xf32>, tensor<?x?x?xf32>)
+  %gh = kiln.gru(%xb, %wg, %rg) {layout = 1 : i64, hidden_size = 4 : i64} : (tensor<3x5x8xf32>, tensor<1x12x8xf32>, tensor<1x12x4xf32>) -> (none, tensor<*xf32>)
+  %ry = kiln.rnn(%x, %wr, %rr) {direction = "reverse"} : (tensor<5x3x8xf32>, tensor<1x6x8xf32>, tensor<1x6x6xf32>) -> (tensor<*xf32>, none)
+  %q, %s, %z = kiln.dynamic_quantize_linear(%x) : (tensor<5x3x8xf32>) -> (tensor<*xui8>, tensor<*xf32>, tensor<*xui8>)
+  return %y, %yh, %yc, %gh, %ry, %q : tensor<?x?x?x?xf32>, tensor<*xf32>, tensor<?x?x?xf32>, tensor<*xf32>, tensor<*xf32>, tensor<*xui8>
+}
+
+// -----
+
+// Einsum's result follows its equation: explicit, implicit (the labels
+// used once, in order) and with an ellipsis broadcast across the inputs.
+// The integer and quantized products and convolutions follow MatMul's and
+// Conv's shapes with their own element types.
+
+// CHECK-LABEL: func.func @einsum_and_integer
+// CHECK:         kiln.einsum{{.*}} -> tensor<2x3x5xf32>
+// CHECK:         kiln.einsum{{.*}} -> tensor<3x5xf32>
+// CHECK:         kiln.einsum{{.*}} -> tensor<7x3x5xf32>
+// CHECK:         kiln.matmul_integer{{.*}} -> tensor<4x6xi32>
+// CHECK:         kiln.conv_integer{{.*}} -> tensor<1x4x6x6xi32>
+func.func @einsum_and_integer(%a: tensor<2x3x4xf32>, %b: tensor<2x4x5xf32>, %m: tensor<3x4xf32>, %n: tensor<4x5xf32>, %e: tensor<7x3x4xf32>, %qa: tensor<4x8xui8>, %qb: tensor<8x6xi8>, %qx: tensor<1x2x8x8xui8>, %qw: tensor<4x1x3x3xi8>) -> (tensor<*xf32>, tensor<*xf32>, tensor<*xf32>, tensor<*xi32>, tensor<*xi32>) {
+  %0 = kiln.einsum(%a, %b) {equation = "bij,bjk->bik"} : (tensor<2x3x4xf32>, tensor<2x4x5xf32>) -> tensor<*xf32>
+  %1 = kiln.einsum(%m, %n) {equation = "ij,jk"} : (tensor<3x4xf32>, tensor<4x5xf32>) -> tensor<*xf32>
+  %2 = kiln.einsum(%e, %n) {equation = "...ij, ...jk -> ...ik"} : (tensor<7x3x4xf32>, tensor<4x5xf32>) -> tensor<*xf32>
+  %3 = kiln.matmul_integer(%qa, %qb) : (tensor<4x8xui8>, tensor<8x6xi8>) -> tensor<*xi32>
+  %4 = kiln.conv_integer(%qx, %qw) {group = 2 : i64} : (tensor<1x2x8x8xui8>, tensor<4x1x3x3xi8>) -> tensor<*xi32>
+  return %0, %1, %2, %3, %4 : tensor<*xf32>, tensor<*xf32>, tensor<*xf32>, tensor<*xi32>, tensor<*xi32>
+}
+
+// -----
+
+// Pads computed from a constant table as PyTorch's exporter writes
+// F.pad(mode="reflect"): reshape to pairs, reverse with a Slice of step -1,
+// transpose, flatten. The chain is evaluated as it is inferred, so the Pad
+// gets static pads and a static result.
+
+// CHECK-LABEL: func.func @computed_pads
+// CHECK-NOT:     kiln.slice
+// CHECK-NOT:     kiln.transpose
+// CHECK:         kiln.pad{{.*}} -> tensor<1x3x10x12xf32>
+func.func @computed_pads(%x: tensor<1x3x8x8xf32>) -> tensor<?x?x?x?xf32> {
+  %p = kiln.constant dense<[2, 2, 1, 1, 0, 0, 0, 0]> : tensor<8xi64>
+  %s = kiln.constant dense<[-1, 2]> : tensor<2xi64>
+  %r = kiln.reshape(%p, %s) : (tensor<8xi64>, tensor<2xi64>) -> tensor<?x?xi64>
+  %st = kiln.constant dense<-1> : tensor<1xi64>
+  %en = kiln.constant dense<-9223372036854775807> : tensor<1xi64>
+  %ax = kiln.constant dense<0> : tensor<1xi64>
+  %sp = kiln.constant dense<-1> : tensor<1xi64>
+  %rev = kiln.slice(%r, %st, %en, %ax, %sp) : (tensor<?x?xi64>, tensor<1xi64>, tensor<1xi64>, tensor<1xi64>, tensor<1xi64>) -> tensor<?x?xi64>
+  %t = kiln.transpose(%rev) {perm = array<i64: 1, 0>} : (tensor<?x?xi64>) -> tensor<?x?xi64>
+  %m1 = kiln.constant dense<-1> : tensor<1xi64>
+  %flat = kiln.reshape(%t, %m1) : (tensor<?x?xi64>, tensor<1xi64>) -> tensor<?xi64>
+  %y = kiln.pad(%x, %flat) {mode = "reflect"} : (tensor<1x3x8x8xf32>, tensor<?xi64>) -> tensor<?x?x?x?xf32>
+  return %y : tensor<?x?x?x?xf32>
+}

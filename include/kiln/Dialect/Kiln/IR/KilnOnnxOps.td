@@ -410,7 +410,7 @@ def Kiln_ConvOp : Kiln_OnnxOp<"conv", "Conv", 22, 1, "sso", "s",
 }
 
 def Kiln_ConvIntegerOp : Kiln_OnnxOp<"conv_integer", "ConvInteger", 10, 10, "ssoo", "s",
-    [Pure, AttrSizedOperandSegments]> {
+    [Pure, DeclareOpInterfaceMethods<Kiln_InferResultTypesOpInterface>, AttrSizedOperandSegments]> {
   let arguments = (ins
     AnyType:$x,
     AnyType:$w,
@@ -571,7 +571,7 @@ def Kiln_DropoutOp : Kiln_OnnxOp<"dropout", "Dropout", 22, 12, "soo", "so",
 }
 
 def Kiln_DynamicQuantizeLinearOp : Kiln_OnnxOp<"dynamic_quantize_linear", "DynamicQuantizeLinear", 11, 11, "s", "sss",
-    [Pure]> {
+    [Pure, DeclareOpInterfaceMethods<Kiln_InferResultTypesOpInterface>]> {
   let arguments = (ins
     AnyType:$x);
   let results = (outs
@@ -581,7 +581,7 @@ def Kiln_DynamicQuantizeLinearOp : Kiln_OnnxOp<"dynamic_quantize_linear", "Dynam
 }
 
 def Kiln_EinsumOp : Kiln_OnnxOp<"einsum", "Einsum", 28, 12, "v", "s",
-    [Pure]> {
+    [Pure, DeclareOpInterfaceMethods<Kiln_InferResultTypesOpInterface>]> {
   let arguments = (ins
     Variadic<AnyType>:$Inputs,
     StrAttr:$equation);
@@ -667,7 +667,7 @@ def Kiln_FloorOp : Kiln_OnnxOp<"floor", "Floor", 13, 6, "s", "s",
 }
 
 def Kiln_GRUOp : Kiln_OnnxOp<"gru", "GRU", 22, 7, "sssooo", "oo",
-    [Pure, AttrSizedOperandSegments, AttrSizedResultSegments]> {
+    [Pure, DeclareOpInterfaceMethods<Kiln_InferResultTypesOpInterface>, AttrSizedOperandSegments, AttrSizedResultSegments]> {
   let arguments = (ins
     AnyType:$X,
     AnyType:$W,
@@ -791,7 +791,7 @@ def Kiln_GreaterOrEqualOp : Kiln_OnnxOp<"greater_or_equal", "GreaterOrEqual", 16
 }
 
 def Kiln_GridSampleOp : Kiln_OnnxOp<"grid_sample", "GridSample", 22, 16, "ss", "s",
-    [Pure]> {
+    [Pure, DeclareOpInterfaceMethods<Kiln_InferResultTypesOpInterface>]> {
   let arguments = (ins
     AnyType:$X,
     AnyType:$grid,
@@ -803,7 +803,7 @@ def Kiln_GridSampleOp : Kiln_OnnxOp<"grid_sample", "GridSample", 22, 16, "ss", "
 }
 
 def Kiln_GroupNormalizationOp : Kiln_OnnxOp<"group_normalization", "GroupNormalization", 21, 18, "sss", "s",
-    [Pure]> {
+    [Pure, DeclareOpInterfaceMethods<Kiln_InferResultTypesOpInterface>]> {
   let arguments = (ins
     AnyType:$X,
     AnyType:$scale,
@@ -813,6 +813,7 @@ def Kiln_GroupNormalizationOp : Kiln_OnnxOp<"group_normalization", "GroupNormali
     DefaultValuedAttr<I64Attr, "1">:$stash_type);
   let results = (outs
     AnyType:$Y);
+  let inferRule = "Same";
 }
 
 def Kiln_HammingWindowOp : Kiln_OnnxOp<"hamming_window", "HammingWindow", 17, 17, "s", "s",
@@ -937,7 +938,7 @@ def Kiln_LRNOp : Kiln_OnnxOp<"lrn", "LRN", 13, 1, "s", "s",
 }
 
 def Kiln_LSTMOp : Kiln_OnnxOp<"lstm", "LSTM", 22, 7, "sssooooo", "ooo",
-    [Pure, AttrSizedOperandSegments, AttrSizedResultSegments]> {
+    [Pure, DeclareOpInterfaceMethods<Kiln_InferResultTypesOpInterface>, AttrSizedOperandSegments, AttrSizedResultSegments]> {
   let arguments = (ins
     AnyType:$X,
     AnyType:$W,
@@ -1093,7 +1094,7 @@ def Kiln_MatMulOp : Kiln_OnnxOp<"matmul", "MatMul", 13, 1, "ss", "s",
 }
 
 def Kiln_MatMulIntegerOp : Kiln_OnnxOp<"matmul_integer", "MatMulInteger", 10, 10, "ssoo", "s",
-    [Pure, AttrSizedOperandSegments]> {
+    [Pure, DeclareOpInterfaceMethods<Kiln_InferResultTypesOpInterface>, AttrSizedOperandSegments]> {
   let arguments = (ins
     AnyType:$A,
     AnyType:$B,
@@ -1371,7 +1372,7 @@ def Kiln_PowOp : Kiln_OnnxOp<"pow", "Pow", 15, 7, "ss", "s",
 }
 
 def Kiln_QLinearConvOp : Kiln_OnnxOp<"qlinear_conv", "QLinearConv", 10, 10, "sssssssso", "s",
-    [Pure]> {
+    [Pure, DeclareOpInterfaceMethods<Kiln_InferResultTypesOpInterface>]> {
   let arguments = (ins
     AnyType:$x,
     AnyType:$x_scale,
@@ -1393,7 +1394,7 @@ def Kiln_QLinearConvOp : Kiln_OnnxOp<"qlinear_conv", "QLinearConv", 10, 10, "sss
 }
 
 def Kiln_QLinearMatMulOp : Kiln_OnnxOp<"qlinear_matmul", "QLinearMatMul", 21, 10, "ssssssss", "s",
-    [Pure]> {
+    [Pure, DeclareOpInterfaceMethods<Kiln_InferResultTypesOpInterface>]> {
   let arguments = (ins
     AnyType:$a,
     AnyType:$a_scale,
@@ -1423,7 +1424,7 @@ def Kiln_QuantizeLinearOp : Kiln_OnnxOp<"quantize_linear", "QuantizeLinear", 28,
 }
 
 def Kiln_RMSNormalizationOp : Kiln_OnnxOp<"rms_normalization", "RMSNormalization", 23, 23, "ss", "s",
-    [Pure]> {
+    [Pure, DeclareOpInterfaceMethods<Kiln_InferResultTypesOpInterface>]> {
   let arguments = (ins
     AnyType:$X,
     AnyType:$scale,
@@ -1432,10 +1433,11 @@ def Kiln_RMSNormalizationOp : Kiln_OnnxOp<"rms_normalization", "RMSNormalization
     DefaultValuedAttr<I64Attr, "1">:$stash_type);
   let results = (outs
     AnyType:$Y);
+  let inferRule = "Same";
 }
 
 def Kiln_RNNOp : Kiln_OnnxOp<"rnn", "RNN", 22, 7, "sssooo", "oo",
-    [Pure, AttrSizedOperandSegments, AttrSizedResultSegments]> {
+    [Pure, DeclareOpInterfaceMethods<Kiln_InferResultTypesOpInterface>, AttrSizedOperandSegments, AttrSizedResultSegments]> {
   let arguments = (ins
     AnyType:$X,
     AnyType:$W,
@@ -1684,7 +1686,7 @@ def Kiln_ResizeOp : Kiln_OnnxOp<"resize", "Resize", 19, 11, "sooo", "s",
 }
 
 def Kiln_ReverseSequenceOp : Kiln_OnnxOp<"reverse_sequence", "ReverseSequence", 28, 10, "ss", "s",
-    [Pure]> {
+    [Pure, DeclareOpInterfaceMethods<Kiln_InferResultTypesOpInterface>]> {
   let arguments = (ins
     AnyType:$input,
     AnyType:$sequence_lens,
@@ -1692,10 +1694,11 @@ def Kiln_ReverseSequenceOp : Kiln_OnnxOp<"reverse_sequence", "ReverseSequence", 
     DefaultValuedAttr<I64Attr, "0">:$time_axis);
   let results = (outs
     AnyType:$Y);
+  let inferRule = "Same";
 }
 
 def Kiln_RoiAlignOp : Kiln_OnnxOp<"roi_align", "RoiAlign", 22, 16, "sss", "s",
-    [Pure]> {
+    [Pure, DeclareOpInterfaceMethods<Kiln_InferResultTypesOpInterface>]> {
   let arguments = (ins
     AnyType:$X,
     AnyType:$rois,
@@ -1761,7 +1764,7 @@ def Kiln_ScanOp : Kiln_OnnxOp<"scan", "Scan", 25, 9, "v", "v",
 }
 
 def Kiln_ScatterOp : Kiln_OnnxOp<"scatter", "Scatter", 11, 9, "sss", "s",
-    [Pure]> {
+    [Pure, DeclareOpInterfaceMethods<Kiln_InferResultTypesOpInterface>]> {
   let arguments = (ins
     AnyType:$data,
     AnyType:$indices,
@@ -1769,6 +1772,7 @@ def Kiln_ScatterOp : Kiln_OnnxOp<"scatter", "Scatter", 11, 9, "sss", "s",
     DefaultValuedAttr<I64Attr, "0">:$axis);
   let results = (outs
     AnyType:$output);
+  let inferRule = "Same";
 }
 
 def Kiln_ScatterElementsOp : Kiln_OnnxOp<"scatter_elements", "ScatterElements", 18, 11, "sss", "s",

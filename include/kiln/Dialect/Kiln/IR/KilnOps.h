@@ -45,6 +45,20 @@ llvm::FailureOr<llvm::SmallVector<int64_t>>
 broadcastStaticShapes(mlir::Operation *op,
                       llvm::ArrayRef<llvm::ArrayRef<int64_t>> shapes);
 
+/// One term of an einsum equation: its labels, with the ellipsis (if any)
+/// as '.'.
+using EinsumTerm = llvm::SmallVector<char>;
+
+/// A term as written, the ellipsis as "...".
+std::string einsumTermString(const EinsumTerm &t);
+
+/// Parses "ab,bc->ac" (or the implicit form "ab,bc": the ellipsis, then the
+/// labels used once, in alphabetical order) into the input terms and the
+/// output term. Fails with the reason in `error`.
+llvm::LogicalResult parseEinsum(llvm::StringRef eq, size_t numInputs,
+                                llvm::SmallVectorImpl<EinsumTerm> &inputs,
+                                EinsumTerm &output, std::string &error);
+
 /// The MLIR element type of an ONNX `TensorProto.DataType` value, or null
 /// for an unknown or unsupported one.
 mlir::Type getElementTypeFromOnnx(mlir::MLIRContext *ctx, int64_t dataType);

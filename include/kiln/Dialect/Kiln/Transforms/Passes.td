@@ -51,6 +51,38 @@ def KilnInferShapes : Pass<"kiln-infer-shapes"> {
   let dependentDialects = ["::kiln::KilnDialect"];
 }
 
+def KilnFoldConstants : Pass<"kiln-fold-constants"> {
+  let summary = "Evaluates the ops whose operands are all constants, weights "
+                "included, into constants";
+  let description = [{
+    Replaces each op whose operands are all constants (inline or dense
+    resources) by the constant it computes, in program order so that chains
+    fold whole: weights an exporter computes in the graph (ConstantOfShape,
+    Transpose, Reshape, Slice with any steps, Concat, Expand, Tile, Gather,
+    Cast, DequantizeLinear of integer initializers, float32 Add, Sub, Mul,
+    Div, Neg and Sqrt) become the same constants, packed and laid out by the
+    code generator, as weights the file stores. Results over
+    `max-result-bytes` stay computed at run time, and so do those of ops
+    that make more elements than they read (ConstantOfShape, Expand, Tile,
+    a broadcasting Add) past 65536 elements, unless every user is a product
+    or a convolution (perhaps through a Transpose, Reshape or Cast): a
+    broadcast costs less read at run time than stored. `kiln-infer-shapes`
+    evaluates the same ops as it infers, except DequantizeLinear: this pass
+    runs after `kiln-fold-qdq`, so that a QDQ model's quantized groups are
+    recognized first, and folds what dequantization they leave.
+
+    ```mlir
+    // before: %w = kiln.dequantize_linear(%q, %s, %z) : (tensor<64x3x3x3xi8>, tensor<f32>, tensor<i8>) -> tensor<64x3x3x3xf32>
+    // after:  %w = kiln.constant dense_resource<kiln_folded> : tensor<64x3x3x3xf32>
+    ```
+  }];
+  let options = [
+    Option<"maxResultBytes", "max-result-bytes", "int64_t", "1073741824",
+           "The largest result, in bytes, that is evaluated at compile time">,
+  ];
+  let dependentDialects = ["::kiln::KilnDialect"];
+}
+
 def KilnFuseLayers : Pass<"kiln-fuse-layers"> {
   let summary = "Replaces the decomposed forms exporters write for LayerNorm, "
                 "RMSNorm, GELU, SiLU and attention by one op each";

@@ -1,0 +1,73 @@
+#!/usr/bin/env python3
+"""Compiles each model of a folder of small zoo exports with kiln-compile,
+writes seeded inputs and ONNX Runtime's outputs with ort_reference.py, and
+checks Kiln's outputs against them with kiln-run --expected (rtol 1e-3,
+atol 1e-4). ONNX Runtime runs with basic graph optimizations: its extended
+ones run a MatMul of a dequantized int8 weight on dynamically quantized
+activations, 1% off the float result. Prints `NAME: ok` per model, or `NAME: FAILED` with the tool's
+output; exits non-zero if any failed.
+
+  zoo_check.py ZOO_DIR OUT_DIR [--kiln-compile PATH] [--kiln-run PATH]
+      [--models a,b]
+"""
+import argparse
+import glob
+import os
+import subprocess
+import sys
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+
+
+def run(cmd):
+    p = subprocess.run(cmd, capture_output=True, text=True)
+    return p.returncode, p.stdout + p.stderr
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("zoo")
+    ap.add_argument("out")
+    ap.add_argument("--kiln-compile", default="kiln-compile")
+    ap.add_argument("--kiln-run", default="kiln-run")
+    ap.add_argument("--models", default="")
+    a = ap.parse_args()
+    order = ["vad_gru_torchscript", "vad_lstm_dynamo_novi", "crnn_dynamo_novi",
+             "t5_encoder_torchscript", "whisper_encoder_dynamo_novi",
+             "cnn_computed", "mlp_computed"]
+    present = {os.path.basename(p)[:-5]
+               for p in glob.glob(os.path.join(a.zoo, "*.onnx"))}
+    names = [n for n in order if n in present]
+    names += sorted(present - set(order))
+    if a.models:
+        names = [n for n in names if n in a.models.split(",")]
+    failed = 0
+    for name in names:
+        model = os.path.join(a.zoo, name + ".onnx")
+        work = os.path.join(a.out, name)
+        os.makedirs(work, exist_ok=True)
+        rc, log = run([sys.executable, os.path.join(HERE, "ort_reference.py"),
+                       model, work, "--seed", "1", "--basic-optimizations"])
+        if rc == 0:
+            rc, log = run([a.kiln_compile, model, "-o",
+                           os.path.join(work, "m.kmod")])
+        if rc == 0:
+            cmd = [a.kiln_run, os.path.join(work, "m.kmod"),
+                   "--rtol", "1e-3", "--atol", "1e-4"]
+            for f in sorted(glob.glob(os.path.join(work, "input_*.npy")),
+                            key=lambda p: int(p.rsplit("_", 1)[1][:-4])):
+                cmd += ["--input", f]
+            for f in sorted(glob.glob(os.path.join(work, "output_*.npy")),
+                            key=lambda p: int(p.rsplit("_", 1)[1][:-4])):
+                cmd += ["--expected", f]
+            rc, log = run(cmd)
+        if rc == 0:
+            print("%s: ok" % name)
+        else:
+            failed += 1
+            print("%s: FAILED\n%s" % (name, log))
+    sys.exit(1 if failed else 0)
+
+
+if __name__ == "__main__":
+    main()
