@@ -988,7 +988,7 @@ int calibrationModule(ModuleOp module, unsigned first,
   addGraphPasses(pm);
   extra(pm);
   kiln::buildKilnToLinalgPipeline(
-      pm, fuseLayers, "", {}, true, "", true,
+      pm, fuseLayers, "", {}, true, "", /*gpuTarget=*/false,
       [](OpPassManager &pm) { addUserPipelines(pm, "graph"); });
   if (failed(pm.run(*copy)))
     return 1;
@@ -1915,7 +1915,7 @@ int main(int argc, char **argv) {
   kiln::buildKilnToLinalgPipeline(
       stage1, fuseLayers, halfType,
       std::vector<std::string>(keepPrecision.begin(), keepPrecision.end()),
-      foldQdq, sparsity, /*sparseConvolutions=*/gpuTarget,
+      foldQdq, sparsity, gpuTarget,
       [](OpPassManager &pm) { addUserPipelines(pm, "graph"); });
   addUserPipelines(stage1, "kiln-to-linalg");
   if (failed(stage1.run(*module)))

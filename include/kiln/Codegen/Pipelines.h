@@ -154,16 +154,18 @@ struct CpuPipelineOptions
 /// `halfType` (f16 or bf16; empty: none) runs kiln-mixed-precision with it
 /// after the fusions, the nodes of `keepNodes` staying float32;
 /// `foldQdq` runs kiln-fold-qdq first; `sparsity` (on or force; empty or
-/// off: none) runs kiln-sparsify with that mode after the fusions, taking
-/// 2-D convolutions too where `sparseConvolutions` (the GPU's sparse
-/// kernels run them; the CPU's do not);
+/// off: none) runs kiln-sparsify with that mode after the fusions;
+/// `gpuTarget`: the module is for the GPU, so kiln-sparsify takes 2-D
+/// convolutions too (the GPU's sparse kernels run them; the CPU's do not)
+/// and a grouped convolution stays one op (the GPU's implicit GEMM runs its
+/// groups as a batch dim; on the CPU each group runs on the GEMM path);
 /// `afterGraph` adds passes after all the graph passes, before the lowering
 /// (kiln-compile's --pipeline-after=graph:...).
 void buildKilnToLinalgPipeline(
     mlir::OpPassManager &pm, bool fuseLayers = true,
     llvm::StringRef halfType = "", llvm::ArrayRef<std::string> keepNodes = {},
     bool foldQdq = false, llvm::StringRef sparsity = "",
-    bool sparseConvolutions = true,
+    bool gpuTarget = false,
     llvm::function_ref<void(mlir::OpPassManager &)> afterGraph = {});
 
 /// Linalg on tensors to the LLVM dialect for the host CPU: elementwise

@@ -44,6 +44,14 @@ def ConvertKilnToLinalg : Pass<"convert-kiln-to-linalg", "::mlir::func::FuncOp">
     } -> tensor<4xf32>
     ```
   }];
+  let options = [
+    Option<"maxSplitConvGroups", "max-split-conv-groups", "int64_t", "16",
+           "A grouped 2-D convolution (not depthwise) of up to this many "
+           "groups becomes one conv_2d_nchw_fchw per group on channel "
+           "slices (the CPU's GEMM path); more groups, or 0, keep "
+           "conv_2d_ngchw_gfchw (the GPU's implicit GEMM takes the group "
+           "as a batch dim, one kernel)">,
+  ];
   let dependentDialects = [
     "::mlir::linalg::LinalgDialect", "::mlir::tensor::TensorDialect",
     "::mlir::arith::ArithDialect", "::mlir::math::MathDialect",

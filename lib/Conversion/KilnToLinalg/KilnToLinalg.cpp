@@ -792,8 +792,9 @@ using DataDependentExtents = DenseMap<Value, std::pair<Value, int64_t>>;
 class Lowering {
 public:
   Lowering(IRRewriter &rewriter, const UnsignedOperands &unsignedOperands,
-           DataDependentExtents &extents)
-      : b(rewriter), unsignedOperands(unsignedOperands), extents(extents) {}
+           DataDependentExtents &extents, int64_t maxSplitConvGroups)
+      : b(rewriter), unsignedOperands(unsignedOperands), extents(extents),
+        maxSplitConvGroups(maxSplitConvGroups) {}
 
   /// Replaces `op`; fails with a diagnostic naming it.
   LogicalResult lower(Operation *op);
@@ -829,6 +830,7 @@ private:
   IRRewriter &b;
   const UnsignedOperands &unsignedOperands;
   DataDependentExtents &extents;
+  int64_t maxSplitConvGroups;
   /// Of the op being lowered: which operands, and whether its first result,
   /// were unsigned integers.
   SmallVector<bool> uns;
@@ -1228,9 +1230,7 @@ FailureOr<Value> Lowering::lowerConv(Operation *op, RankedTensorType rt,
                                      iters, multiplyAccumulate)
         .getResult(0);
   }
-  // Up to this many groups, each group is its own convolution.
-  constexpr int64_t kMaxSplitGroups = 16;
-  if (group <= kMaxSplitGroups && c % group == 0 && f % group == 0) {
+  if (group <= maxSplitConvGroups && c % group == 0 && f % group == 0) {
     // A few groups (AlexNet's 2, ShuffleNet's 3 to 8, a grouped 3x3's 4):
     // one named convolution per group on its channels' slices of the
     // padded input, the weight and the accumulator (which starts as the
@@ -4806,6 +4806,7 @@ FailureOr<SmallVector<Value>> Lowering::lowerOp(Operation *op) {
 
 struct ConvertKilnToLinalgPass
     : public kiln::impl::ConvertKilnToLinalgBase<ConvertKilnToLinalgPass> {
+  using ConvertKilnToLinalgBase::ConvertKilnToLinalgBase;
   void runOnOperation() override {
     SmallVector<Operation *> ops;
     getOperation().walk([&](Operation *op) {
@@ -4844,7 +4845,9 @@ struct ConvertKilnToLinalgPass
     IRRewriter rewriter(&getContext());
     DataDependentExtents extents;
     for (Operation *op : ops)
-      if (failed(Lowering(rewriter, unsignedOperands, extents).lower(op)))
+      if (failed(Lowering(rewriter, unsignedOperands, extents,
+                          maxSplitConvGroups)
+                     .lower(op)))
         return signalPassFailure();
     if (!extents.empty())
       returnExtents(fn, extents);

@@ -122,7 +122,8 @@ std::optional<ElementsAttr> write(const Tensor &t) {
   return ElementsAttr(DenseResourceElementsAttr::get(
       t.type, "kiln_folded",
       HeapAsmResourceBlob::allocateAndCopyWithAlign(
-          ArrayRef<char>(t.bytes.data(), t.bytes.size()), 64)));
+          ArrayRef<char>(t.bytes.data(), t.bytes.size()),
+          alignof(std::max_align_t))));
 }
 
 /// Row-major strides of `shape`.
@@ -648,4 +649,13 @@ kiln::evaluateConstantOp(Operation *op,
   if (!attr)
     return std::nullopt;
   return SmallVector<ElementsAttr>{*attr};
+}
+
+std::optional<ElementsAttr> kiln::expandSplat(Value value) {
+  auto cst = value.getDefiningOp<ConstantOp>();
+  auto dense = cst ? dyn_cast<DenseElementsAttr>(cst.getValue()) : nullptr;
+  if (!dense || !dense.isSplat() || dense.getNumElements() <= kInlineElements)
+    return std::nullopt;
+  std::optional<Tensor> t = read(value);
+  return t ? write(*t) : std::nullopt;
 }

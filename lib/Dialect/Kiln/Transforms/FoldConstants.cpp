@@ -54,6 +54,18 @@ struct FoldConstantsPass
     for (Operation *def : inputs)
       if (def->use_empty() && !llvm::is_contained(dead, def))
         def->erase();
+    // A weight that is one value repeated (a ConstantOfShape that its
+    // folder made a splat) is written out like a stored weight, so that
+    // the code generator packs it as it packs those.
+    getOperation()->walk([&](ConstantOp cst) {
+      if (cst->use_empty() ||
+          !llvm::all_of(cst->getUsers(), [](Operation *user) {
+            return isa<ConvOp, ConvTransposeOp, GemmOp, MatMulOp>(user);
+          }))
+        return;
+      if (std::optional<ElementsAttr> bytes = expandSplat(cst.getResult()))
+        cst.setValueAttr(*bytes);
+    });
   }
 };
 

@@ -83,3 +83,22 @@ func.func @runtime_operand(%x: tensor<2x3xf32>) -> tensor<3x2xf32> {
   %t = kiln.transpose(%x) {perm = array<i64: 1, 0>} : (tensor<2x3xf32>) -> tensor<3x2xf32>
   return %t : tensor<3x2xf32>
 }
+
+// -----
+
+// A splat weight (a ConstantOfShape its folder made one value) is written
+// out element by element for the product that reads it; a splat read by
+// anything else stays a splat.
+
+// CHECK-LABEL: func.func @splat_weight
+// CHECK:         %[[W:.+]] = kiln.constant dense_resource<kiln_folded{{.*}}> : tensor<8x4x3x3xf32>
+// CHECK:         kiln.conv(%{{.+}}, %[[W]])
+// CHECK:         %[[S:.+]] = kiln.constant dense<1.000000e+00> : tensor<1x8x3x3xf32>
+// CHECK:         kiln.add(%{{.+}}, %[[S]])
+func.func @splat_weight(%x: tensor<1x4x5x5xf32>) -> tensor<1x8x3x3xf32> {
+  %w = kiln.constant dense<0.5> : tensor<8x4x3x3xf32>
+  %y = kiln.conv(%x, %w) : (tensor<1x4x5x5xf32>, tensor<8x4x3x3xf32>) -> tensor<1x8x3x3xf32>
+  %s = kiln.constant dense<1.0> : tensor<1x8x3x3xf32>
+  %z = kiln.add(%y, %s) : (tensor<1x8x3x3xf32>, tensor<1x8x3x3xf32>) -> tensor<1x8x3x3xf32>
+  return %z : tensor<1x8x3x3xf32>
+}

@@ -35,6 +35,11 @@ std::optional<llvm::SmallVector<mlir::ElementsAttr>>
 evaluateConstantOp(mlir::Operation *op,
                    const ConstantEvaluationOptions &options = {});
 
+/// The elements of a splat constant `value` written out one by one (a
+/// dense resource), so that code that lays weights out at compile time
+/// reads it as it reads a stored weight; nullopt for anything else.
+std::optional<mlir::ElementsAttr> expandSplat(mlir::Value value);
+
 } // namespace kiln
 
 #endif // KILN_DIALECT_KILN_TRANSFORMS_CONSTANTEVALUATOR_H

@@ -66,7 +66,11 @@ def KilnFoldConstants : Pass<"kiln-fold-constants"> {
     that make more elements than they read (ConstantOfShape, Expand, Tile,
     a broadcasting Add) past 65536 elements, unless every user is a product
     or a convolution (perhaps through a Transpose, Reshape or Cast): a
-    broadcast costs less read at run time than stored. `kiln-infer-shapes`
+    broadcast costs less read at run time than stored. A splat constant of
+    more than 64 elements whose users are all products and convolutions (a
+    ConstantOfShape weight, made a splat by its folder) is written out
+    element by element, so that the code generator packs it as it packs
+    stored weights. `kiln-infer-shapes`
     evaluates the same ops as it infers, except DequantizeLinear: this pass
     runs after `kiln-fold-qdq`, so that a QDQ model's quantized groups are
     recognized first, and folds what dequantization they leave.
