@@ -1018,7 +1018,8 @@ void Importer::typeWithLibOnnx(const onnx::NodeProto &node, Operation *op,
       llvm::none_of(op->getResultTypes(),
                     [](Type t) { return isa<NoneType>(t); }))
     return;
-  int64_t domainOpset = node.domain() == kTrainingDomain ? trainingOpset : opset;
+  int64_t domainOpset =
+      node.domain() == kTrainingDomain ? trainingOpset : opset;
   std::string domain = node.domain() == "ai.onnx" ? "" : node.domain();
   const onnx::OpSchema *schema = onnx::OpSchemaRegistry::Schema(
       node.op_type(), static_cast<int>(domainOpset), domain);
@@ -1050,8 +1051,7 @@ void Importer::typeWithLibOnnx(const onnx::NodeProto &node, Operation *op,
     }
     types[name] = &tp;
     auto cst = v.getDefiningOp<ConstantOp>();
-    auto dense =
-        cst ? dyn_cast<DenseIntElementsAttr>(cst.getValue()) : nullptr;
+    auto dense = cst ? dyn_cast<DenseIntElementsAttr>(cst.getValue()) : nullptr;
     if (!dense || dense.getNumElements() > 64 ||
         !dense.getElementType().isInteger(64))
       continue;
@@ -1127,14 +1127,13 @@ LogicalResult Importer::typeResults(const onnx::NodeProto &node, Operation *op,
         auto wantT = dyn_cast<TensorType>(want);
         if (!haveT || !wantT ||
             haveT.getElementType() != wantT.getElementType())
-          return nodeError(node, loc)
-                     << "output #" << result.getResultNumber()
-                     << " is declared " << have << " but its inputs imply "
-                     << want,
+          return nodeError(node, loc) << "output #" << result.getResultNumber()
+                                      << " is declared " << have
+                                      << " but its inputs imply " << want,
                  failure();
         nodeWarning(node, loc)
-            << "output #" << result.getResultNumber() << " is declared "
-            << have << " but its inputs imply " << want
+            << "output #" << result.getResultNumber() << " is declared " << have
+            << " but its inputs imply " << want
             << "; the implied shape is used";
         result.setType(want);
         continue;

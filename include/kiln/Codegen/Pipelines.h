@@ -164,8 +164,7 @@ struct CpuPipelineOptions
 void buildKilnToLinalgPipeline(
     mlir::OpPassManager &pm, bool fuseLayers = true,
     llvm::StringRef halfType = "", llvm::ArrayRef<std::string> keepNodes = {},
-    bool foldQdq = false, llvm::StringRef sparsity = "",
-    bool gpuTarget = false,
+    bool foldQdq = false, llvm::StringRef sparsity = "", bool gpuTarget = false,
     llvm::function_ref<void(mlir::OpPassManager &)> afterGraph = {});
 
 /// Linalg on tensors to the LLVM dialect for the host CPU: elementwise

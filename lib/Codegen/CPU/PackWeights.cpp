@@ -219,17 +219,16 @@ void pack(RewriterBase &rewriter, linalg::LinalgOp op, unsigned bIndex,
     high.back() = rewriter.getIndexAttr(paddedN - n);
     Value zero = arith::ConstantOp::create(
         rewriter, initLoc, rewriter.getZeroAttr(resultType.getElementType()));
-    initValue =
-        tensor::PadOp::create(rewriter, initLoc,
-                              RankedTensorType::get(
-                                  [&] {
-                                    SmallVector<int64_t> shape(
-                                        resultType.getShape());
-                                    shape.back() = paddedN;
-                                    return shape;
-                                  }(),
-                                  resultType.getElementType()),
-                              initValue, low, high, zero);
+    initValue = tensor::PadOp::create(rewriter, initLoc,
+                                      RankedTensorType::get(
+                                          [&] {
+                                            SmallVector<int64_t> shape(
+                                                resultType.getShape());
+                                            shape.back() = paddedN;
+                                            return shape;
+                                          }(),
+                                          resultType.getElementType()),
+                                      initValue, low, high, zero);
   }
   auto initType = cast<RankedTensorType>(initValue.getType());
   SmallVector<int64_t> expandedShape(initType.getShape());

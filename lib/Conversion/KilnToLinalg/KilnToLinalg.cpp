@@ -1015,8 +1015,9 @@ SmallVector<int64_t> windowPads(Operation *op, RankedTensorType x,
 
 /// A 2-D ConvTranspose of one group as a GEMM and a placement of its taps:
 ///
-///   cols[n, (f, kh, kw), (ih, iw)] = sum_c w[c, (f, kh, kw)] * x[n, c, (ih, iw)]
-///   y[n, f, oh, ow] = bias[f] + sum of cols[n, f, kh, kw, ih, iw] over the
+///   cols[n, (f, kh, kw), (ih, iw)] = sum_c w[c, (f, kh, kw)] * x[n, c, (ih,
+///   iw)] y[n, f, oh, ow] = bias[f] + sum of cols[n, f, kh, kw, ih, iw] over
+///   the
 ///                     taps with ih*s + kh*d - pad = oh (and likewise w)
 ///
 /// The product is MatMul's contraction (the CPU's packed GEMM, the GPU's
@@ -1024,13 +1025,10 @@ SmallVector<int64_t> windowPads(Operation *op, RankedTensorType x,
 /// not overlap (stride = kernel, no dilation or padding: the 2x2 stride-2
 /// upsampling of U-Nets and text detectors) the placement is a transpose:
 /// y viewed as [n, f, ih, kh, iw, kw] is cols permuted.
-Value Lowering::convTransposeAsGemm(Operation *op, Value x, Value w,
-                                    Value bias, RankedTensorType rt,
-                                    ArrayRef<int64_t> kernel,
-                                    ArrayRef<int64_t> strides,
-                                    ArrayRef<int64_t> dil,
-                                    ArrayRef<int64_t> pads,
-                                    TapInputFn tapInput) {
+Value Lowering::convTransposeAsGemm(
+    Operation *op, Value x, Value w, Value bias, RankedTensorType rt,
+    ArrayRef<int64_t> kernel, ArrayRef<int64_t> strides, ArrayRef<int64_t> dil,
+    ArrayRef<int64_t> pads, TapInputFn tapInput) {
   Location loc = op->getLoc();
   MLIRContext *ctx = b.getContext();
   auto xt = cast<RankedTensorType>(x.getType());
@@ -1043,9 +1041,9 @@ Value Lowering::convTransposeAsGemm(Operation *op, Value x, Value w,
     return RankedTensorType::get(shape, elt);
   };
   Value wFlat = reshapeTo(b, loc, w, type({c, f * kh * kw}));
-  Value a = linalg::TransposeOp::create(b, loc, wFlat,
-                                        emptyLike(b, loc, type({f * kh * kw, c})),
-                                        ArrayRef<int64_t>{1, 0})
+  Value a = linalg::TransposeOp::create(
+                b, loc, wFlat, emptyLike(b, loc, type({f * kh * kw, c})),
+                ArrayRef<int64_t>{1, 0})
                 .getResult()[0];
   Value cols = lowerMatMul(op, a, reshapeTo(b, loc, x, type({n, c, ih * iw})),
                            type({n, f * kh * kw, ih * iw}));
@@ -1059,9 +1057,8 @@ Value Lowering::convTransposeAsGemm(Operation *op, Value x, Value w,
   if (bias)
     ins.push_back(bias);
   bool disjoint = strides[0] == kh && strides[1] == kw && dil[0] == 1 &&
-                  dil[1] == 1 && llvm::all_of(pads, [](int64_t p) {
-                    return p == 0;
-                  }) &&
+                  dil[1] == 1 &&
+                  llvm::all_of(pads, [](int64_t p) { return p == 0; }) &&
                   rt.getDimSize(2) == ih * kh && rt.getDimSize(3) == iw * kw;
   if (disjoint) {
     // Dims (n, f, ih, kh, iw, kw) of the output viewed at six dims.
@@ -1069,16 +1066,15 @@ Value Lowering::convTransposeAsGemm(Operation *op, Value x, Value w,
         AffineMap::get(6, 0, {d(0), d(1), d(3), d(5), d(2), d(4)}, ctx)};
     if (bias)
       maps.push_back(AffineMap::get(6, 0, {d(1)}, ctx));
-    Value y6 = elementwise(b, loc, type({n, f, ih, kh, iw, kw}), ins, addBias,
-                           maps);
+    Value y6 =
+        elementwise(b, loc, type({n, f, ih, kh, iw, kw}), ins, addBias, maps);
     return reshapeTo(b, loc, y6, rt);
   }
   // Overlapping taps: over (n, f, oh, ow, kh, kw), each output sums the
   // products of the taps that land on it, from the bias (or zero).
-  Value init =
-      bias ? elementwise(b, loc, rt, ValueRange{bias}, addBias,
-                         {AffineMap::get(4, 0, {d(1)}, ctx)})
-           : filled(b, loc, rt, scalarConst(b, loc, elt, 0));
+  Value init = bias ? elementwise(b, loc, rt, ValueRange{bias}, addBias,
+                                  {AffineMap::get(4, 0, {d(1)}, ctx)})
+                    : filled(b, loc, rt, scalarConst(b, loc, elt, 0));
   Value extents = tensor::EmptyOp::create(b, loc, kernel, elt);
   using IT = utils::IteratorType;
   SmallVector<IT> iters = {IT::parallel, IT::parallel,  IT::parallel,
@@ -1099,9 +1095,9 @@ Value Lowering::convTransposeAsGemm(Operation *op, Value x, Value w,
                    nb, nl, cols6, ValueRange{idx(0), idx(1), k0, k1, i0, i1});
                Value sum = arith::AddFOp::create(nb, nl, args[1], v);
                Value ok = arith::AndIOp::create(nb, nl, ok0, ok1);
-               linalg::YieldOp::create(
-                   nb, nl,
-                   ValueRange{arith::SelectOp::create(nb, nl, ok, sum, args[1])});
+               linalg::YieldOp::create(nb, nl,
+                                       ValueRange{arith::SelectOp::create(
+                                           nb, nl, ok, sum, args[1])});
              })
       .getResult(0);
 }
@@ -1243,8 +1239,8 @@ FailureOr<Value> Lowering::lowerConv(Operation *op, RankedTensorType rt,
     // elsewhere; `into` writes `part` back there instead.
     auto bounds = [&](Value v, int64_t dim, int64_t offset, int64_t size) {
       auto t = cast<RankedTensorType>(v.getType());
-      SmallVector<OpFoldResult> offsets(t.getRank(), b.getIndexAttr(0)),
-          sizes, unit(t.getRank(), b.getIndexAttr(1));
+      SmallVector<OpFoldResult> offsets(t.getRank(), b.getIndexAttr(0)), sizes,
+          unit(t.getRank(), b.getIndexAttr(1));
       offsets[dim] = b.getIndexAttr(offset);
       for (int64_t d = 0; d < t.getRank(); ++d)
         sizes.push_back(b.getIndexAttr(d == dim ? size : t.getDimSize(d)));
@@ -4080,8 +4076,8 @@ FailureOr<SmallVector<Value>> Lowering::lowerOp(Operation *op) {
           nb, nl, arith::CmpIPredicate::eq,
           arith::RemSIOp::create(nb, nl, num, cidx(strides[i])), cidx(0));
       Value in = arith::DivSIOp::create(nb, nl, num, cidx(strides[i]));
-      Value below = arith::CmpIOp::create(nb, nl, arith::CmpIPredicate::slt,
-                                          in, cidx(xt.getDimSize(i + 2)));
+      Value below = arith::CmpIOp::create(nb, nl, arith::CmpIPredicate::slt, in,
+                                          cidx(xt.getDimSize(i + 2)));
       Value valid = arith::AndIOp::create(
           nb, nl, nonneg, arith::AndIOp::create(nb, nl, divisible, below));
       return {arith::SelectOp::create(nb, nl, valid, in, cidx(0)), valid};
@@ -4845,9 +4841,9 @@ struct ConvertKilnToLinalgPass
     IRRewriter rewriter(&getContext());
     DataDependentExtents extents;
     for (Operation *op : ops)
-      if (failed(Lowering(rewriter, unsignedOperands, extents,
-                          maxSplitConvGroups)
-                     .lower(op)))
+      if (failed(
+              Lowering(rewriter, unsignedOperands, extents, maxSplitConvGroups)
+                  .lower(op)))
         return signalPassFailure();
     if (!extents.empty())
       returnExtents(fn, extents);

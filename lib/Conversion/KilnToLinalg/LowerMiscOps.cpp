@@ -42,8 +42,9 @@ FailureOr<SmallVector<Value>> lowerEinsum(OpBuilder &b, EinsumOp op) {
     int64_t labels = llvm::count_if(term, [](char c) { return c != '.'; });
     bool ellipsis = llvm::is_contained(term, '.');
     if (ellipsis ? r < labels : r != labels)
-      return op.emitOpError("term ") << einsumTermString(term) << " has " << labels
-                                     << " labels for an input of rank " << r,
+      return op.emitOpError("term ")
+                 << einsumTermString(term) << " has " << labels
+                 << " labels for an input of rank " << r,
              failure();
     if (ellipsis)
       ellRank = std::max(ellRank, r - labels);

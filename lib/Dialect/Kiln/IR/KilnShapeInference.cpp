@@ -1599,9 +1599,9 @@ INFER(EinsumOp) {
     int64_t labels = llvm::count_if(term, [](char c) { return c != '.'; });
     bool hasEllipsis = llvm::is_contained(term, '.');
     if (hasEllipsis ? t.getRank() < labels : t.getRank() != labels)
-      return emitOpError("term ") << einsumTermString(term) << " has "
-                                  << labels << " labels for an input of rank "
-                                  << t.getRank();
+      return emitOpError("term ")
+             << einsumTermString(term) << " has " << labels
+             << " labels for an input of rank " << t.getRank();
     int64_t dim = 0;
     for (char c : term) {
       if (c == '.') {
@@ -1668,9 +1668,9 @@ INFER(RoiAlignOp) {
   auto x = ranked(getX()), rois = ranked(getRois());
   int64_t n = rois ? rois.getDimSize(0) : kDyn;
   int64_t c = x ? x.getDimSize(1) : kDyn;
-  types.push_back(RankedTensorType::get(
-      {n, c, static_cast<int64_t>(getOutputHeight()),
-       static_cast<int64_t>(getOutputWidth())},
-      elementOf(getX())));
+  types.push_back(
+      RankedTensorType::get({n, c, static_cast<int64_t>(getOutputHeight()),
+                             static_cast<int64_t>(getOutputWidth())},
+                            elementOf(getX())));
   return success();
 }

@@ -143,9 +143,10 @@ Tensor gathered(RankedTensorType rt, const Tensor &in, Fn source) {
   int64_t rank = rt.getRank();
   SmallVector<int64_t> coord(rank, 0);
   for (int64_t i = 0, n = out.size(); i < n; ++i) {
-    std::memcpy(out.at(i), in.at(source(ArrayRef<int64_t>(coord),
-                                        ArrayRef<int64_t>(inStrides))),
-                out.width);
+    std::memcpy(
+        out.at(i),
+        in.at(source(ArrayRef<int64_t>(coord), ArrayRef<int64_t>(inStrides))),
+        out.width);
     for (int64_t d = rank - 1; d >= 0; --d) {
       if (++coord[d] < rt.getDimSize(d))
         break;
@@ -198,8 +199,8 @@ Scalar load(const Tensor &t, int64_t k) {
 }
 
 void storeBits(Tensor &t, int64_t k, const APInt &bits) {
-  uint64_t raw = t.element().isInteger(1) ? (bits.isZero() ? 0 : 1)
-                                          : bits.getZExtValue();
+  uint64_t raw =
+      t.element().isInteger(1) ? (bits.isZero() ? 0 : 1) : bits.getZExtValue();
   std::memcpy(t.at(k), &raw, t.width);
 }
 
@@ -227,9 +228,8 @@ bool convert(const Scalar &s, Type to, APInt &bits) {
   if (s.f) {
     APSInt r(it.getWidth(), it.isUnsigned());
     bool exact;
-    if (s.f->isNaN() ||
-        s.f->convertToInteger(r, APFloat::rmTowardZero, &exact) ==
-            APFloat::opInvalidOp)
+    if (s.f->isNaN() || s.f->convertToInteger(r, APFloat::rmTowardZero,
+                                              &exact) == APFloat::opInvalidOp)
       return false;
     bits = r;
     return true;
@@ -414,8 +414,7 @@ std::optional<Tensor> evalGather(GatherOp op, const Tensor &in,
   int64_t pos = 0;
   for (int64_t o = 0; o < outer; ++o)
     for (int64_t i : *idx) {
-      std::memcpy(out.at(pos), in.at((o * dim + i) * inner),
-                  inner * in.width);
+      std::memcpy(out.at(pos), in.at((o * dim + i) * inner), inner * in.width);
       pos += inner;
     }
   return out;
@@ -493,8 +492,8 @@ std::optional<Tensor> evalDequantize(DequantizeLinearOp op, const Tensor &x,
       if (block < 0 || scale->type.getRank() != rank)
         return std::nullopt;
       for (int64_t d = 0; d < rank; ++d)
-        if (scale->shape()[d] != (d == axis ? llvm::divideCeil(extent, block)
-                                            : x.shape()[d]))
+        if (scale->shape()[d] !=
+            (d == axis ? llvm::divideCeil(extent, block) : x.shape()[d]))
           return std::nullopt;
       blocks = scale->shape()[axis];
     }
@@ -579,7 +578,8 @@ std::optional<Tensor> evaluate(Operation *op, RankedTensorType rt,
   if (!in)
     return std::nullopt;
   if (isa<ReshapeOp, SqueezeOp, UnsqueezeOp, FlattenOp, IdentityOp>(op)) {
-    if (in->element() != rt.getElementType() || in->size() != rt.getNumElements())
+    if (in->element() != rt.getElementType() ||
+        in->size() != rt.getNumElements())
       return std::nullopt;
     in->type = rt;
     return in;
@@ -639,8 +639,7 @@ kiln::evaluateConstantOp(Operation *op,
   // Layout ops keep the element type; only Cast, DequantizeLinear and
   // ConstantOfShape change it.
   if (!isa<CastOp, DequantizeLinearOp, ConstantOfShapeOp>(op) &&
-      getElementTypeOrSelf(op->getOperand(0).getType()) !=
-          rt.getElementType())
+      getElementTypeOrSelf(op->getOperand(0).getType()) != rt.getElementType())
     return std::nullopt;
   std::optional<Tensor> out = evaluate(op, rt, options);
   if (!out)
