@@ -103,8 +103,22 @@ def quantize_qdq(src, dst, samples):
     return float(numpy_helper.to_array(inits[last[0].input[1]]))
 
 
-def write_qdq(a, rng, x):
+def qdq_reference(path, feeds):
+    """ONNX Runtime's outputs of the QDQ model `path` run as written
+    (DequantizeLinear, float Conv/Gemm, QuantizeLinear), its graph
+    optimizations off: the QLinearConv/MatMulInteger kernels they fuse to
+    differ by CPU (on AVX2 without VNNI their u8s8 products saturate in 16
+    bits: 6 output steps off on a Zen 3 for gpu_sparse_conv_int8.py's CNN),
+    while the unfused graph gives the same answer everywhere, the ONNX
+    reference evaluator's."""
     import onnxruntime as ort
+    so = ort.SessionOptions()
+    so.graph_optimization_level = ort.GraphOptimizationLevel.ORT_DISABLE_ALL
+    sess = ort.InferenceSession(path, so, providers=["CPUExecutionProvider"])
+    return sess.run(None, feeds)
+
+
+def write_qdq(a, rng, x):
     samples = [{"x": rng.standard_normal(x.shape).astype(np.float32)}
                for _ in range(8)] + [{"x": x}]
     src = os.path.join(a.out, "mlp_stack.onnx")
@@ -112,9 +126,8 @@ def write_qdq(a, rng, x):
     step = quantize_qdq(src, qdq, samples)
     with open(os.path.join(a.out, "qdq_step.txt"), "w") as f:
         f.write("%.9g\n" % step)
-    sess = ort.InferenceSession(qdq, providers=["CPUExecutionProvider"])
     np.save(os.path.join(a.out, "expected_qdq.npy"),
-            sess.run(None, {"x": x})[0])
+            qdq_reference(qdq, {"x": x})[0])
 
 
 def main():

@@ -10,7 +10,7 @@ calibrated on 8 seeded inputs):
                  -> Relu -> Conv 1x1 (W3 [16, 32, 1, 1]) -> y[2, 16, 4, 4]
 
 with a seeded input (x.npy), ONNX Runtime's output of the QDQ model
-(y.npy) and the output's quantization step (step.txt). Every input channel
+run unfused (y.npy; mlp_stack.qdq_reference) and the output's quantization step (step.txt). Every input channel
 count is a multiple of 16 (whole 16-byte runs of int8 channels: the
 convolutions run channels-last on the GPU); K = 288, 432 and 32 are no
 multiple of 64 (mma.sp m16n8k64's step), 48 output channels no multiple
@@ -23,14 +23,13 @@ import sys
 
 import numpy as np
 import onnx
-import onnxruntime as ort
 from onnx import helper
 
 here = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, here)
 sys.path.insert(0, os.path.join(here, "..", "..", "..", "bench", "sparsity"))
 from gpu_sparse_conv import cnn_graph  # noqa: E402
-from mlp_stack import quantize_qdq  # noqa: E402
+from mlp_stack import qdq_reference, quantize_qdq  # noqa: E402
 
 
 def main():
@@ -50,8 +49,7 @@ def main():
     with open(os.path.join(out, "step.txt"), "w") as f:
         f.write("%.9g\n" % step)
     np.save(os.path.join(out, "x.npy"), x)
-    sess = ort.InferenceSession(qdq, providers=["CPUExecutionProvider"])
-    np.save(os.path.join(out, "y.npy"), sess.run(None, {"x": x})[0])
+    np.save(os.path.join(out, "y.npy"), qdq_reference(qdq, {"x": x})[0])
 
 
 if __name__ == "__main__":
