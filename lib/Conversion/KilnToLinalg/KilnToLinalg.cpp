@@ -442,6 +442,27 @@ binaryBody(bool isFloat) {
   };
 }
 
+/// An integer divisor read from a tensor, with 0 replaced by 1. Division
+/// and remainder by zero are immediate undefined behaviour in LLVM, and a
+/// vectorized loop's masked tail reads its inactive lanes as 0: LLVM then
+/// drops the tail's whole computation (a fused sum lost its last
+/// elements). ONNX leaves integer division by zero undefined; here it
+/// gives the dividend (remainder 0). A constant divisor folds the select.
+Value nonzeroDivisor(OpBuilder &b, Location l, Value d) {
+  Value zero = scalarConst(b, l, d.getType(), 0);
+  Value isZero = arith::CmpIOp::create(b, l, arith::CmpIPredicate::eq, d, zero);
+  return arith::SelectOp::create(b, l, isZero,
+                                 scalarConst(b, l, d.getType(), 1), d);
+}
+
+/// Integer division `IOp` by a nonzero divisor.
+template <typename IOp>
+std::function<Value(OpBuilder &, Location, ValueRange)> intDivBody() {
+  return [](OpBuilder &b, Location l, ValueRange a) -> Value {
+    return IOp::create(b, l, a[0], nonzeroDivisor(b, l, a[1]));
+  };
+}
+
 /// The scalar computation of a unary or binary elementwise kiln op, or
 /// null if the op is not one.
 std::function<Value(OpBuilder &, Location, ValueRange)>
@@ -461,9 +482,11 @@ scalarBody(Operation *op, Type elt, ArrayRef<bool> uns) {
     return binaryBody<arith::SubFOp, arith::SubIOp>(f);
   if (name == "kiln.mul")
     return binaryBody<arith::MulFOp, arith::MulIOp>(f);
-  if (name == "kiln.div")
-    return u ? binaryBody<arith::DivFOp, arith::DivUIOp>(f)
-             : binaryBody<arith::DivFOp, arith::DivSIOp>(f);
+  if (name == "kiln.div") {
+    if (f)
+      return binaryBody<arith::DivFOp, arith::DivSIOp>(true);
+    return u ? intDivBody<arith::DivUIOp>() : intDivBody<arith::DivSIOp>();
+  }
   if (name == "kiln.bit_shift") {
     bool left = true;
     if (auto d = op->getAttrOfType<StringAttr>("direction"))
@@ -547,9 +570,10 @@ scalarBody(Operation *op, Type elt, ArrayRef<bool> uns) {
     return [f, fmod, u](OpBuilder &b, Location l, ValueRange a) -> Value {
       if (f)
         return arith::RemFOp::create(b, l, a[0], a[1]);
+      Value d = nonzeroDivisor(b, l, a[1]);
       if (u) // Both signs are positive: fmod and Python agree.
-        return arith::RemUIOp::create(b, l, a[0], a[1]);
-      Value r = arith::RemSIOp::create(b, l, a[0], a[1]);
+        return arith::RemUIOp::create(b, l, a[0], d);
+      Value r = arith::RemSIOp::create(b, l, a[0], d);
       if (fmod)
         return r;
       // Python-style: the result takes the divisor's sign.

@@ -278,13 +278,18 @@ func.func @movement(%x: tensor<2x3xf32>, %i: tensor<4xi64>) -> (tensor<6xf32>, t
 
 // Unsigned integers: the lowering computes on signless integers and picks
 // the unsigned forms (divui, cmpi ult, uitofp, fptoui); the signature
-// keeps the ONNX element type in `kiln.element_type`. QuantizeLinear
+// keeps the ONNX element type in `kiln.element_type`. An integer divisor
+// of 0 becomes 1 before the division (division by zero is undefined
+// behaviour in LLVM, and a vectorized tail reads its inactive lanes as
+// 0). QuantizeLinear
 // rounds half to even, adds the zero point and saturates to [0, 255].
 
 // CHECK-LABEL: func.func @unsigned
 // CHECK-SAME:    %{{.+}}: tensor<4xi8> {kiln.element_type = ui8}, %{{.+}}: tensor<4xi8> {kiln.element_type = ui8}, %{{.+}}: tensor<f32>, %{{.+}}: tensor<i8> {kiln.element_type = ui8})
 // CHECK-SAME:    -> (tensor<4xi8> {kiln.element_type = ui8}, tensor<4xi1>, tensor<4xf32>, tensor<4xi8> {kiln.element_type = ui8})
-// CHECK:         arith.divui %{{.+}}, %{{.+}} : i8
+// CHECK:         %[[ZERO:.+]] = arith.cmpi eq, %[[B:.+]], %{{.+}} : i8
+// CHECK:         %[[D:.+]] = arith.select %[[ZERO]], %{{.+}}, %[[B]] : i8
+// CHECK:         arith.divui %{{.+}}, %[[D]] : i8
 // CHECK:         arith.cmpi ult, %{{.+}}, %{{.+}} : i8
 // CHECK:         arith.uitofp %{{.+}} : i8 to f32
 // CHECK:         arith.uitofp %{{.+}} : i8 to f32

@@ -26,7 +26,7 @@ def write(out, name, nodes, inputs, weights, results):
     its type."""
 
     def info(n, dtype, shape):
-        t = TensorProto.FLOAT16 if dtype == np.float16 else TensorProto.FLOAT
+        t = helper.np_dtype_to_tensor_dtype(np.dtype(dtype))
         return helper.make_tensor_value_info(n, t, list(shape))
 
     graph = helper.make_graph(
