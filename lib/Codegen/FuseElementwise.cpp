@@ -46,6 +46,23 @@ bool isPureCopy(Operation *op) {
          yield.getOperand(0) == body->getArgument(0);
 }
 
+/// Whether the producer's and the consumer's bodies, fused, hold at most
+/// `cap` operations (each counted up to the cap, so the check is O(cap)).
+bool fusedBodyWithin(OpOperand *fused, int64_t cap) {
+  auto producer =
+      dyn_cast_or_null<linalg::LinalgOp>(fused->get().getDefiningOp());
+  auto consumer = dyn_cast<linalg::LinalgOp>(fused->getOwner());
+  if (!producer || !consumer || cap < 0)
+    return true;
+  Block *a = producer.getBlock(), *b = consumer.getBlock();
+  if (!a || !b)
+    return true;
+  int64_t inA = 0;
+  for (auto it = a->begin(); it != a->end() && inA <= cap; ++it)
+    ++inA;
+  return inA <= cap && llvm::hasNItemsOrLess(*b, cap - inA);
+}
+
 struct FuseElementwisePass
     : public kiln::impl::KilnFuseElementwiseBase<FuseElementwisePass> {
   using Base::Base;
@@ -65,6 +82,8 @@ struct FuseElementwisePass
       }
     }
     auto control = [this](OpOperand *fused) {
+      if (!fusedBodyWithin(fused, maxFusedOps))
+        return false;
       if (fusesWithoutRecomputation(fused))
         return true;
       Operation *producer = fused->get().getDefiningOp();
@@ -74,7 +93,10 @@ struct FuseElementwisePass
     RewritePatternSet patterns(ctx);
     linalg::populateElementwiseOpsFusionPatterns(patterns, control);
     linalg::populateFoldReshapeOpsByExpansionPatterns(
-        patterns, fusesWithoutRecomputation);
+        patterns, [this](OpOperand *fused) {
+          return fusedBodyWithin(fused, maxFusedOps) &&
+                 fusesWithoutRecomputation(fused);
+        });
     affine::AffineApplyOp::getCanonicalizationPatterns(patterns, ctx);
     linalg::GenericOp::getCanonicalizationPatterns(patterns, ctx);
     tensor::ExpandShapeOp::getCanonicalizationPatterns(patterns, ctx);

@@ -23,6 +23,9 @@ def main():
     ap.add_argument("outdir")
     ap.add_argument("--shape", action="append", default=[])
     ap.add_argument("--seed", type=int, default=0)
+    ap.add_argument("--range", action="append", default=[],
+                    help="NAME:LOW:HIGH: integer input NAME takes values "
+                    "in [LOW, HIGH) (default [0, 4))")
     ap.add_argument("--onnx-reference", action="store_true")
     ap.add_argument("--basic-optimizations", action="store_true",
                     help="run ONNX Runtime with basic graph optimizations "
@@ -34,6 +37,10 @@ def main():
     for s in args.shape:
         name, dims = s.rsplit(":", 1)
         shapes[name] = [int(d) for d in dims.split("x")] if dims else []
+    ranges = {}
+    for s in args.range:
+        name, lo, hi = s.rsplit(":", 2)
+        ranges[name] = (int(lo), int(hi))
     model = onnx.load(args.model)
     inits = {i.name for i in model.graph.initializer}
     rng = np.random.default_rng(args.seed)
@@ -45,7 +52,7 @@ def main():
         if np.issubdtype(dtype, np.floating):
             x = rng.standard_normal(dims).astype(dtype)
         else:
-            x = rng.integers(0, 4, dims).astype(dtype)
+            x = rng.integers(*ranges.get(vi.name, (0, 4)), dims).astype(dtype)
         feeds[vi.name] = x
         np.save(os.path.join(args.outdir, "input_%d.npy" % k), x)
     if args.onnx_reference:
