@@ -284,6 +284,7 @@ void kiln::buildCpuCodegenPipeline(OpPassManager &pm,
               (avx2 || cpu->has("avx2") ? "kiln-cpu-avx2-dot," : "") +
               "kiln-cpu-row-reductions{" + bits +
               "},convert-linalg-to-loops)," + forall +
+              "kiln-cpu-outline-kernels," +
               // Math on f16/bf16 values (a bf16 model's GELU) computed in
               // f32 and rounded back, so that the f32 polynomial
               // approximations below take it (else a scalar libm call per

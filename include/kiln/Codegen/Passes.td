@@ -867,6 +867,52 @@ def KilnCpuPrefetchPanels
                            "::mlir::memref::MemRefDialect"];
 }
 
+def KilnCpuOutlineKernels
+    : Pass<"kiln-cpu-outline-kernels", "::mlir::ModuleOp"> {
+  let summary = "Moves each loop nest of a large function into a function "
+                "of its own";
+  let description = [{
+    LLVM's loop passes (scalar evolution, loop strength reduction) walk the
+    dominator tree of the whole function, so a function of N sequential
+    loop nests costs them about N^2: a 48-layer transformer's one entry
+    function spent most of its 192 s compile there. In every function
+    with at least `min-kernels` top-level ops that hold regions (loops,
+    OpenMP regions, `scf.if`), each such op moves into a private function
+    of its own, marked `noinline`, and is replaced by a call; LLVM then
+    compiles N small functions, in time linear in N.
+
+    The callee takes the values the op reads from outside it, except the
+    side-effect-free ops that compute them (constants, `memref.get_global`,
+    views of the arena, index arithmetic), which are cloned into it, so its
+    loops keep constant bounds and its buffers static shapes. An op is left
+    in place if a value it would take is not one that the bare-pointer
+    calling convention passes (a memref with a dynamic shape or a strided
+    layout, or any other non-scalar type), or if it returns anything but
+    scalars. It runs on loops (after `convert-linalg-to-loops` and the
+    `scf.forall` lowering), before `convert-scf-to-cf`.
+
+    ```mlir
+    func.func @main(%in: memref<64xf32>, %out: memref<64xf32>) {
+      scf.for %i = %c0 to %c64 step %c1 { ... }    // one of many
+    ```
+    becomes
+    ```mlir
+    func.func @main(%in: memref<64xf32>, %out: memref<64xf32>) {
+      call @main_kernel_0(%in, %out) : (memref<64xf32>, memref<64xf32>) -> ()
+    func.func private @main_kernel_0(%in: memref<64xf32>, %out: memref<64xf32>)
+        attributes {passthrough = ["noinline"]} {
+      %c0 = arith.constant 0 : index ...
+      scf.for %i = %c0 to %c64 step %c1 { ... }
+    ```
+  }];
+  let options = [
+    Option<"minKernels", "min-kernels", "int64_t", "16",
+           "Outline only in functions with at least this many top-level "
+           "ops that hold regions">,
+  ];
+  let dependentDialects = ["::mlir::func::FuncDialect"];
+}
+
 def KilnCpuRowReductions
     : Pass<"kiln-cpu-row-reductions", "::mlir::func::FuncOp"> {
   let summary = "Computes reductions over contiguous rows with vector "
