@@ -15,6 +15,8 @@
 
 #include "kiln/Codegen/Passes.h"
 
+#include "llvm/ADT/SmallBitVector.h"
+
 #include "mlir/Dialect/Linalg/Transforms/Transforms.h"
 #include "mlir/IR/PatternMatch.h"
 
@@ -108,6 +110,16 @@ struct GpuFoldPads : public kiln::impl::KilnGpuFoldPadsBase<GpuFoldPads> {
           inputs.push_back(operand.get());
         maps.push_back(generic.getMatchingIndexingMap(&operand));
       }
+      // Each loop's bounds come from an operand that indexes by it: a
+      // reduction whose only input is the pad (a ReduceSum of a padded
+      // tensor) keeps it, else its reduced loop would be in no operand.
+      llvm::SmallBitVector spanned(generic.getNumLoops());
+      for (AffineMap map : maps)
+        for (AffineExpr e : map.getResults())
+          if (auto d = dyn_cast<AffineDimExpr>(e))
+            spanned.set(d.getPosition());
+      if (!spanned.all())
+        continue;
       auto replacement = linalg::GenericOp::create(
           rewriter, generic.getLoc(), generic->getResultTypes(), inputs,
           generic.getDpsInits(), maps, generic.getIteratorTypesArray());

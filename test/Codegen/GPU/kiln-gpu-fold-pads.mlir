@@ -137,3 +137,27 @@ func.func @not_foldable(%x: tensor<8xf32>, %n: index, %v: f32, %init: tensor<10x
   } -> tensor<10xf32>
   return %y, %p, %z, %u : tensor<10xf32>, tensor<10xf32>, tensor<?xf32>, tensor<10xf32>
 }
+
+// -----
+
+// A sum over the rows of a padded tensor whose only input is the pad: read
+// through, the reduced loop would be in no operand (the op would not
+// verify: nothing gives its bounds). It keeps the pad.
+
+// CHECK-LABEL: func.func @reduction_of_pad
+// CHECK:         %[[P:.+]] = tensor.pad
+// CHECK:         linalg.generic {{.*}} ins(%[[P]] : tensor<3x6xf32>)
+func.func @reduction_of_pad(%x: tensor<2x2xf32>, %init: tensor<6xf32>) -> tensor<6xf32> {
+  %zero = arith.constant 0.0 : f32
+  %p = tensor.pad %x low[1, 2] high[0, 2] {
+  ^bb0(%i: index, %j: index):
+    tensor.yield %zero : f32
+  } : tensor<2x2xf32> to tensor<3x6xf32>
+  %s = linalg.generic {indexing_maps = [affine_map<(i, j) -> (i, j)>, affine_map<(i, j) -> (j)>], iterator_types = ["reduction", "parallel"]}
+      ins(%p : tensor<3x6xf32>) outs(%init : tensor<6xf32>) {
+  ^bb0(%a: f32, %o: f32):
+    %r = arith.addf %a, %o : f32
+    linalg.yield %r : f32
+  } -> tensor<6xf32>
+  return %s : tensor<6xf32>
+}
