@@ -40,8 +40,11 @@ DEFAULT_SIZES = {"chain": [2000, 4000, 8000, 16000],
                  "layers": [6, 12, 24, 48]}
 
 
-def model(nodes, inputs, outputs, inits):
-    graph = helper.make_graph(nodes, "scaling", inputs, outputs, inits)
+def model(nodes, shape, inits):
+    """A graph of one float input `x` and one output `y` of `shape`."""
+    io = [helper.make_tensor_value_info(n, TensorProto.FLOAT, shape)
+          for n in ("x", "y")]
+    graph = helper.make_graph(nodes, "scaling", io[:1], io[1:], inits)
     return helper.make_model(graph,
                              opset_imports=[helper.make_opsetid("", 17)])
 
@@ -55,10 +58,7 @@ def chain(n):
         nodes.append(helper.make_node(op, [last, c], ["v%d" % i]))
         last = "v%d" % i
     nodes.append(helper.make_node("Identity", [last], ["y"]))
-    return model(nodes,
-                 [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 64])],
-                 [helper.make_tensor_value_info("y", TensorProto.FLOAT, [1, 64])],
-                 inits)
+    return model(nodes, [1, 64], inits)
 
 
 def wide(n):
@@ -80,10 +80,7 @@ def wide(n):
             nxt.append(level[-1])
         level = nxt
     nodes.append(helper.make_node("Identity", [level[0]], ["y"]))
-    return model(nodes,
-                 [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 64])],
-                 [helper.make_tensor_value_info("y", TensorProto.FLOAT, [1, 64])],
-                 inits)
+    return model(nodes, [1, 64], inits)
 
 
 def layers(n):
@@ -112,10 +109,7 @@ def layers(n):
         ]
         last = p + "n"
     nodes.append(helper.make_node("Identity", [last], ["y"]))
-    return model(nodes,
-                 [helper.make_tensor_value_info("x", TensorProto.FLOAT, [16, 64])],
-                 [helper.make_tensor_value_info("y", TensorProto.FLOAT, [16, 64])],
-                 inits)
+    return model(nodes, [16, 64], inits)
 
 
 FAMILIES = {"chain": chain, "wide": wide, "layers": layers}

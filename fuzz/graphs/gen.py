@@ -35,7 +35,11 @@ class Graph:
         self.rng, self.prefix = rng, prefix
         self.nodes, self.inits, self.inputs = [], [], []
         self.values = {}  # name -> shape (float values)
-        self.exact = set()  # graph inputs and values computed exactly from them
+        # Graph inputs and values computed exactly from them, in the order
+        # they were made (a dict: a set's order of strings changes from one
+        # Python process to the next, and the draws that pick from it with
+        # it).
+        self.exact = {}
         self.count = 0
 
     def fresh(self, what):
@@ -46,7 +50,7 @@ class Graph:
         name = self.fresh("in")
         self.inputs.append(helper.make_tensor_value_info(name, F32, shape))
         self.values[name] = list(shape)
-        self.exact.add(name)
+        self.exact[name] = None
         return name
 
     def const(self, array, what="c"):
@@ -102,7 +106,7 @@ class Graph:
             return False
         self.values[out] = shapes[0]
         if exact:
-            self.exact.add(out)
+            self.exact[out] = None
         return True
 
 
@@ -200,6 +204,12 @@ def gemm(g, x):
                   beta=float(pick(g.rng, [1.0, 2.0])))
 
 
+def window_pads(rng, k):
+    """Pads for a window of sizes `k`: less than the window on each side,
+    the same at both ends."""
+    return [int(rng.integers(0, kk)) if kk > 1 else 0 for kk in k] * 2
+
+
 def conv(g, x):
     shape = g.values[x]
     if len(shape) not in (3, 4):
@@ -220,8 +230,7 @@ def conv(g, x):
     if rng.random() < 0.3:
         attrs["auto_pad"] = pick(rng, ["SAME_UPPER", "SAME_LOWER", "VALID"])
     elif rng.random() < 0.6:
-        attrs["pads"] = [int(rng.integers(0, kk)) if kk > 1 else 0
-                         for kk in k] * 2
+        attrs["pads"] = window_pads(rng, k)
     if group > 1:
         attrs["group"] = group
     w = g.weight([f, c // group] + k, c // group * int(np.prod(k)))
@@ -242,8 +251,7 @@ def conv_transpose(g, x):
     s = [int(rng.integers(1, 3)) for _ in sp]
     attrs = dict(kernel_shape=k, strides=s)
     if rng.random() < 0.4:
-        attrs["pads"] = [int(rng.integers(0, kk)) if kk > 1 else 0
-                         for kk in k] * 2
+        attrs["pads"] = window_pads(rng, k)
     if rng.random() < 0.3:
         attrs["output_padding"] = [int(rng.integers(0, ss)) for ss in s]
     if group > 1:
@@ -269,8 +277,7 @@ def pool(g, x):
     if rng.random() < 0.7:
         attrs["strides"] = [int(rng.integers(1, 3)) for _ in sp]
     if rng.random() < 0.5:
-        attrs["pads"] = [int(rng.integers(0, kk)) if kk > 1 else 0
-                         for kk in k] * 2
+        attrs["pads"] = window_pads(rng, k)
     if op != "LpPool" and rng.random() < 0.3:
         attrs["ceil_mode"] = 1
     if op == "AveragePool" and rng.random() < 0.5:
@@ -315,9 +322,8 @@ def reduce(g, x):
                     "ReduceL2", "ReduceL1", "ReduceSumSquare",
                     "ReduceLogSumExp"])
     r = len(shape)
-    axes = sorted(set(int(a) for a in rng.integers(-r, r, int(
-        rng.integers(1, r + 1)))), key=lambda a: a % r)
-    axes = list(dict.fromkeys(a % r for a in axes))
+    axes = sorted({int(a) % r for a in rng.integers(-r, r, int(
+        rng.integers(1, r + 1)))})
     keep = int(rng.integers(2))
     if rng.random() < 0.15:
         axes = None  # every axis
