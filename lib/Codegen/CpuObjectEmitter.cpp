@@ -8,6 +8,7 @@
 #include "mlir/Target/LLVMIR/Dialect/OpenMP/OpenMPToLLVMIRTranslation.h"
 #include "mlir/Target/LLVMIR/Export.h"
 #include "llvm/ADT/ScopeExit.h"
+#include "llvm/IR/Constants.h"
 #include "llvm/IR/IRBuilder.h"
 #include "llvm/IR/LegacyPassManager.h"
 #include "llvm/IR/Module.h"
@@ -76,6 +77,38 @@ llvm::LogicalResult addEntryTrampolines(llvm::Module &m,
     mb.CreateRetVoid();
   }
   return llvm::success();
+}
+/// Large constant arrays of non-byte elements (a model's weights) as byte
+/// arrays of the same contents. The assembly printer writes a float array
+/// one element at a time (each through an APFloat), a byte array in one
+/// block: BERT-base's 440 MB of weights cost several seconds the first
+/// way. Done after the optimization pipeline, which may fold loads of the
+/// typed constants.
+void weightsAsBytes(llvm::Module &m) {
+  constexpr uint64_t minBytes = 4096;
+  llvm::SmallVector<llvm::GlobalVariable *> globals;
+  for (llvm::GlobalVariable &g : m.globals())
+    if (auto *data = llvm::dyn_cast_or_null<llvm::ConstantDataSequential>(
+            g.hasInitializer() ? g.getInitializer() : nullptr))
+      if (!data->getElementType()->isIntegerTy(8) &&
+          data->getRawDataValues().size() >= minBytes)
+        globals.push_back(&g);
+  for (llvm::GlobalVariable *g : globals) {
+    llvm::StringRef raw =
+        llvm::cast<llvm::ConstantDataSequential>(g->getInitializer())
+            ->getRawDataValues();
+    llvm::Constant *bytes = llvm::ConstantDataArray::getRaw(
+        raw, raw.size(), llvm::Type::getInt8Ty(m.getContext()));
+    auto *copy = new llvm::GlobalVariable(
+        m, bytes->getType(), g->isConstant(), g->getLinkage(), bytes, "", g,
+        g->getThreadLocalMode(), g->getAddressSpace());
+    copy->copyAttributesFrom(g);
+    copy->setAlignment(
+        g->getAlign().value_or(m.getDataLayout().getPreferredAlign(g)));
+    copy->takeName(g);
+    g->replaceAllUsesWith(copy);
+    g->eraseFromParent();
+  }
 }
 } // namespace
 
@@ -152,6 +185,7 @@ llvm::LogicalResult kiln::emitHostSharedObject(
   }
   if (llvmIrOut)
     llvmModule->print(*llvmIrOut, nullptr);
+  weightsAsBytes(*llvmModule);
 
   // Object file next to the output, then a shared object through `cc`.
   SmallString<256> objPath;

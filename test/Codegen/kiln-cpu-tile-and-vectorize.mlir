@@ -448,7 +448,8 @@ func.func @bias_start_split(%col: tensor<1x8x16xf32>, %w: tensor<2x16x16xf32>, %
 // CHECK-NOT:     linalg.fill
 // CHECK-LABEL: func.func @read_inits
 // CHECK:         vector.transfer_read %{{.+}} : tensor<6x16xf32>, vector<6x16xf32>
-// CHECK:         %[[BB:.+]] = linalg.generic
+// CHECK:         %[[BB:[0-9]+]] = scf.for
+// CHECK:           vector.broadcast %{{.+}} : vector<16xf32> to vector<1x16xf32>
 // CHECK:         vector.transfer_read %[[BB]]{{.+}} : tensor<6x16xf32>, vector<6x16xf32>
 func.func @fill_start(%a: tensor<12x64xf32>, %b: tensor<64x32xf32>) -> tensor<12x32xf32> {
   %zero = arith.constant 0.0 : f32
@@ -471,10 +472,15 @@ func.func @read_inits(%a: tensor<6x64xf32>, %b: tensor<64x16xf32>, %c: tensor<6x
 // -----
 
 // A bias that another contraction computes (a matvec, itself tiled by this
-// pass) is not taken as a start: the init is read.
+// pass) is not taken as a start: the init is read. The broadcast is a
+// copy along rows, vectorized (two vectors a row).
 
 // CHECK-LABEL: func.func @computed_bias
-// CHECK:         %[[B:.+]] = linalg.generic
+// CHECK:         %[[BIAS:[0-9]+]] = scf.for
+// CHECK:           vector.contract
+// CHECK:         scf.for
+// CHECK:           vector.transfer_read %[[BIAS]]{{.+}} : tensor<32xf32>, vector<32xf32>
+// CHECK:           vector.broadcast %{{.+}} : vector<32xf32> to vector<1x32xf32>
 // CHECK:         vector.transfer_read %{{.+}} : tensor<6x16xf32>, vector<6x16xf32>
 func.func @computed_bias(%m: tensor<32x64xf32>, %v: tensor<64xf32>, %a: tensor<12x64xf32>, %b: tensor<64x32xf32>) -> tensor<12x32xf32> {
   %zero = arith.constant 0.0 : f32
@@ -626,4 +632,56 @@ func.func @kt_little_reuse(%q: tensor<2x2x8xf32>, %k: tensor<2x32x8xf32>, %c: te
     linalg.yield %s : f32
   } -> tensor<2x2x32xf32>
   return %0 : tensor<2x2x32xf32>
+}
+
+// -----
+
+// Copies along rows are vectorized: attention's head split (a transpose
+// that keeps the last dim) reads and writes each 64-float row in two
+// tiles of 4 vectors (1x1x1x32 at the default 256 bits). A transpose of the last dim stays a
+// linalg op (its rows are not contiguous in the source).
+
+// CHECK-LABEL: func.func @head_split
+// CHECK:         scf.for
+// CHECK:           scf.for
+// CHECK:             scf.for
+// CHECK:               scf.for {{.+}} step %c32
+// CHECK:                 vector.transfer_read {{.+}} : tensor<1x1x1x32xf32>, vector<1x1x1x32xf32>
+// CHECK:                 vector.transfer_write {{.+}} : vector<1x1x1x32xf32>, tensor<1x1x1x32xf32>
+// CHECK-NOT:     linalg.transpose
+// CHECK-LABEL: func.func @last_dim
+// CHECK:         linalg.transpose
+// CHECK-NOT:     vector.transfer_write
+// CHECK:         return
+func.func @head_split(%x: tensor<1x8x4x64xf32>) -> tensor<1x4x8x64xf32> {
+  %e = tensor.empty() : tensor<1x4x8x64xf32>
+  %t = linalg.transpose ins(%x : tensor<1x8x4x64xf32>) outs(%e : tensor<1x4x8x64xf32>) permutation = [0, 2, 1, 3]
+  return %t : tensor<1x4x8x64xf32>
+}
+func.func @last_dim(%x: tensor<8x64xf32>) -> tensor<64x8xf32> {
+  %e = tensor.empty() : tensor<64x8xf32>
+  %t = linalg.transpose ins(%x : tensor<8x64xf32>) outs(%e : tensor<64x8xf32>) permutation = [1, 0]
+  return %t : tensor<64x8xf32>
+}
+
+// -----
+
+// A copy into a loop-carried tensor (a recurrent layer's state, written in
+// place each step) is left as it is: tiled, bufferization could no longer
+// tell that the loop yields its own buffer.
+
+// CHECK-LABEL: func.func @carried_copy
+// CHECK:         scf.for
+// CHECK:           linalg.copy
+// CHECK-NOT:       vector.transfer_write
+// CHECK:         return
+func.func @carried_copy(%x: tensor<4x64xf32>, %h: tensor<4x64xf32>) -> tensor<4x64xf32> {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c8 = arith.constant 8 : index
+  %r = scf.for %i = %c0 to %c8 step %c1 iter_args(%s = %h) -> (tensor<4x64xf32>) {
+    %c = linalg.copy ins(%x : tensor<4x64xf32>) outs(%s : tensor<4x64xf32>) -> tensor<4x64xf32>
+    scf.yield %c : tensor<4x64xf32>
+  }
+  return %r : tensor<4x64xf32>
 }
