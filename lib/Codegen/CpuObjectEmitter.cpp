@@ -169,7 +169,12 @@ llvm::LogicalResult kiln::emitHostSharedObject(
   llvm::TargetOptions targetOptions;
   std::unique_ptr<llvm::TargetMachine> tm(target->createTargetMachine(
       triple, cpu.name, cpu.featureString(), targetOptions, llvm::Reloc::PIC_,
-      std::nullopt,
+      // The medium code model: constants over 64 KiB (the weights) go to
+      // the large sections (.lrodata), placed after the code and reached
+      // through 64-bit offsets, so weights over 2 GiB (a Stable Diffusion
+      // UNet's 3.4 GB) do not push the code's PC-relative references out
+      // of range; the small model failed to link such modules.
+      llvm::CodeModel::Medium,
       optLevel == 0 ? llvm::CodeGenOptLevel::None
                     : llvm::CodeGenOptLevel::Aggressive));
   if (!tm) {

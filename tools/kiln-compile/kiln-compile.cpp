@@ -786,6 +786,23 @@ bool checkLimits(const kiln::kmod::Module &kmod, std::string &error) {
 }
 
 /// Writes `bytes` to `path` through a temporary file renamed into place.
+int writeWhole(StringRef path, StringRef bytes);
+
+/// Writes `kmod` as a .kmod file, or fails naming its size where it is
+/// over what the format (a protobuf message) holds: 2 GiB, weights and
+/// code included. Nothing is written then.
+int writeModule(StringRef path, kiln::kmod::Module &kmod) {
+  size_t bytes = kmod.ByteSizeLong();
+  if (bytes > size_t(std::numeric_limits<int32_t>::max()))
+    return fail(llvm::formatv("the module takes {0:F2} GiB (weights and code "
+                              "together), over the 2 GiB that a .kmod file "
+                              "holds; models this large (a UNet of 860 M "
+                              "float32 parameters) do not fit the format yet",
+                              double(bytes) / double(1 << 30))
+                    .str());
+  return writeWhole(path, kiln::serializeModule(kmod));
+}
+
 int writeWhole(StringRef path, StringRef bytes) {
   std::string error;
   auto out = openOutputFile(path, &error);
@@ -1463,7 +1480,7 @@ int compileForGpu(ModuleOp module, kiln::kmod::Module &kmod,
                    << " bytes of x86-64 shared object\n";
     printSparsity(module);
   }
-  return writeWhole(outputFile, kiln::serializeModule(kmod));
+  return writeModule(outputFile, kmod);
 }
 
 /// The error for `what`, an option that applies to ONNX inputs only, on
@@ -1951,7 +1968,7 @@ int main(int argc, char **argv) {
     code->set_format("mlir-bytecode");
     code->set_entry("main");
     code->set_data(bytecode);
-    return writeWhole(outputFile, kiln::serializeModule(kmod));
+    return writeModule(outputFile, kmod);
   }
   if (emit == Emit::LLVMDialect) {
     module->print(os);
@@ -1978,5 +1995,5 @@ int main(int argc, char **argv) {
                  << ")\n";
     printSparsity(*module);
   }
-  return writeWhole(outputFile, kiln::serializeModule(kmod));
+  return writeModule(outputFile, kmod);
 }
