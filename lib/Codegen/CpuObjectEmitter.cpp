@@ -78,6 +78,7 @@ llvm::LogicalResult addEntryTrampolines(llvm::Module &m,
   }
   return llvm::success();
 }
+
 /// Large constant arrays of non-byte elements (a model's weights) as byte
 /// arrays of the same contents. The assembly printer writes a float array
 /// one element at a time (each through an APFloat), a byte array in one

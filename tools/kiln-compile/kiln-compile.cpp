@@ -786,7 +786,18 @@ bool checkLimits(const kiln::kmod::Module &kmod, std::string &error) {
 }
 
 /// Writes `bytes` to `path` through a temporary file renamed into place.
-int writeWhole(StringRef path, StringRef bytes);
+int writeWhole(StringRef path, StringRef bytes) {
+  std::string error;
+  auto out = openOutputFile(path, &error);
+  if (!out)
+    return fail(error);
+  out->os() << bytes;
+  out->os().flush();
+  if (out->os().has_error())
+    return fail("cannot write '" + path + "'");
+  out->keep();
+  return 0;
+}
 
 /// Writes `kmod` as a .kmod file, or fails naming its size where it is
 /// over what the format (a protobuf message) holds: 2 GiB, weights and
@@ -801,19 +812,6 @@ int writeModule(StringRef path, kiln::kmod::Module &kmod) {
                               double(bytes) / double(1 << 30))
                     .str());
   return writeWhole(path, kiln::serializeModule(kmod));
-}
-
-int writeWhole(StringRef path, StringRef bytes) {
-  std::string error;
-  auto out = openOutputFile(path, &error);
-  if (!out)
-    return fail(error);
-  out->os() << bytes;
-  out->os().flush();
-  if (out->os().has_error())
-    return fail("cannot write '" + path + "'");
-  out->keep();
-  return 0;
 }
 } // namespace
 

@@ -630,9 +630,9 @@ void vectorizeChain(RewriterBase &rewriter, Operation *target,
         widest = std::max<int64_t>(widest, t.getIntOrFloatBitWidth());
   }
   bool copy = isRowCopy(op);
-  if (copy && !freshDestination(op.getDpsInits()[0]))
-    return;
   if (copy) {
+    if (!freshDestination(op.getDpsInits()[0]))
+      return;
     Type elt = getElementTypeOrSelf(op->getResult(0).getType());
     if (!elt.isIntOrFloat())
       return;
