@@ -222,6 +222,11 @@ def main():
     ap.add_argument("--filter", help="run only the tests whose name matches this regex")
     ap.add_argument("--sample", type=int, default=1,
                     help="run every Nth test (in name order) of those selected")
+    ap.add_argument("--sample-offset", type=int, default=0,
+                    help="with --sample N: start at the Kth test (0 to N-1)")
+    ap.add_argument("--skip-listed", action="append", default=[],
+                    help="skip the tests this list (one SET/TEST per line, as --check "
+                         "reads) names: another sweep covers them (repeatable)")
     ap.add_argument("--target", default="cpu", help="kiln-compile --target (cpu, sm_80, sm_90)")
     ap.add_argument("--device", help="kiln-run --device (default: cpu for the CPU target, "
                                      "emulator for a GPU target)")
@@ -260,7 +265,11 @@ def main():
             print("MISSING %s" % m)
     if args.filter:
         tests = [x for x in tests if re.search(args.filter, x[1])]
-    tests = tests[::max(args.sample, 1)]
+    skipped = set()
+    for path in args.skip_listed:
+        skipped |= set(l.strip() for l in open(path) if l.strip() and not l.startswith("#"))
+    tests = [x for x in tests if "%s/%s" % (x[0], x[1]) not in skipped]
+    tests = tests[args.sample_offset::max(args.sample, 1)]
     results = {}
     with concurrent.futures.ThreadPoolExecutor(args.jobs) as ex:
         futs = {ex.submit(run_test, args.bin, d, args.timeout, args.target, device,

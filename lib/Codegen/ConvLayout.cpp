@@ -46,11 +46,10 @@ std::optional<kiln::PlanePad> kiln::planePad(Value x, bool zeroOnly) {
   return PlanePad{pad.getSource(), low[2], low[3]};
 }
 
-std::optional<kiln::StaticConv>
-kiln::staticConv(linalg::Conv2DNchwFchwOp conv) {
-  StaticConv c{conv.getInputs()[0],
-               conv.getInputs()[1],
-               conv.getOutputs()[0],
+std::optional<kiln::StaticConv> kiln::staticConv(linalg::LinalgOp conv) {
+  StaticConv c{conv.getDpsInputs()[0],
+               conv.getDpsInputs()[1],
+               conv.getDpsInits()[0],
                {},
                {},
                {}};

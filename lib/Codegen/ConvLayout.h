@@ -30,7 +30,7 @@ struct StaticConv {
   mlir::Value x, w, init;
   mlir::RankedTensorType xt, wt, ot;
 };
-std::optional<StaticConv> staticConv(mlir::linalg::Conv2DNchwFchwOp conv);
+std::optional<StaticConv> staticConv(mlir::linalg::LinalgOp conv);
 
 /// NCHW input `x` transposed to NHWC. Where `x` is a pad of its plane with
 /// a constant (planePad: zero, or an 8-bit input's zero point), its source

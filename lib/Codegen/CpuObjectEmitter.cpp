@@ -8,17 +8,23 @@
 #include "mlir/Target/LLVMIR/Dialect/OpenMP/OpenMPToLLVMIRTranslation.h"
 #include "mlir/Target/LLVMIR/Export.h"
 #include "llvm/ADT/ScopeExit.h"
+#include "llvm/Bitcode/BitcodeReader.h"
+#include "llvm/Bitcode/BitcodeWriter.h"
 #include "llvm/IR/Constants.h"
 #include "llvm/IR/IRBuilder.h"
 #include "llvm/IR/LegacyPassManager.h"
 #include "llvm/IR/Module.h"
+#include "llvm/IR/PassTimingInfo.h"
 #include "llvm/MC/TargetRegistry.h"
+#include "llvm/Support/CommandLine.h"
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/Path.h"
 #include "llvm/Support/Program.h"
 #include "llvm/Support/TargetSelect.h"
+#include "llvm/Support/ThreadPool.h"
 #include "llvm/Target/TargetMachine.h"
 #include "llvm/TargetParser/Host.h"
+#include "llvm/Transforms/Utils/Cloning.h"
 
 using namespace mlir;
 
@@ -111,18 +117,192 @@ void weightsAsBytes(llvm::Module &m) {
     g->eraseFromParent();
   }
 }
+
+/// Constant arrays this small are copied, private, into every piece of a
+/// split module that may read them (so the optimizer still folds their
+/// loads); larger ones (weights) are defined in piece 0 only.
+constexpr uint64_t kPrivateConstantBytes = 4096;
+
+bool isSmallConstant(const llvm::GlobalVariable &g) {
+  return g.isConstant() && g.hasInitializer() && g.hasLocalLinkage() &&
+         g.getDataLayout().getTypeAllocSize(g.getValueType()) <
+             kPrivateConstantBytes;
+}
+
+/// Instructions (in LLVM IR as translated, before optimization) per piece
+/// of a module compiled in pieces, and the most pieces. The count depends
+/// on the module alone, not on the machine, so that a module compiles to
+/// the same object on any host.
+llvm::cl::opt<uint64_t> pieceSize(
+    "cpu-codegen-piece-size",
+    llvm::cl::desc("CPU code: LLVM instructions per piece of a module that "
+                   "is optimized and compiled in pieces, on as many threads "
+                   "as the host has (default 20000, rounded to the nearest "
+                   "count of pieces; 0: one piece). The "
+                   "split depends on the module alone, so the code is the "
+                   "same on any host"),
+    llvm::cl::init(20000));
+constexpr unsigned kMaxPieces = 8;
+
+/// Bytes of constant data that cost piece 0, which emits them, about the
+/// time of one instruction's code generation (BERT-base's 440 MB of
+/// weights took as long as 9,000 instructions on a Zen 3).
+constexpr uint64_t kDataBytesPerInstruction = 48 * 1024;
+
+/// The function definitions of `m` in `pieces` groups of about equal
+/// instruction counts (largest first, each into the lightest group), group
+/// 0 starting with the weight of the data it emits: each definition's
+/// group.
+llvm::DenseMap<const llvm::Function *, unsigned>
+partitionFunctions(llvm::Module &m, unsigned pieces) {
+  llvm::SmallVector<std::pair<uint64_t, llvm::Function *>> sized;
+  for (llvm::Function &f : m)
+    if (!f.isDeclaration())
+      sized.push_back({f.getInstructionCount(), &f});
+  llvm::stable_sort(sized, [](auto &a, auto &b) { return a.first > b.first; });
+  llvm::SmallVector<uint64_t> load(pieces, 0);
+  for (llvm::GlobalVariable &g : m.globals())
+    if (g.hasInitializer())
+      load[0] += m.getDataLayout().getTypeAllocSize(g.getValueType()) /
+                 kDataBytesPerInstruction;
+  llvm::DenseMap<const llvm::Function *, unsigned> piece;
+  for (auto &[count, f] : sized) {
+    unsigned lightest =
+        std::min_element(load.begin(), load.end()) - load.begin();
+    piece[f] = lightest;
+    load[lightest] += count + 1;
+  }
+  return piece;
+}
+
+/// How many pieces `m` is compiled in: one for small modules, modules with
+/// constructs a split would have to handle (comdats, appending globals
+/// such as llvm.global_ctors), and when LLVM's pass timers are on (they
+/// are not thread-safe).
+unsigned piecesFor(llvm::Module &m) {
+  if (llvm::TimePassesIsEnabled || pieceSize == 0)
+    return 1;
+  uint64_t instructions = 0, functions = 0;
+  for (llvm::Function &f : m) {
+    if (f.hasComdat())
+      return 1;
+    if (!f.isDeclaration()) {
+      instructions += f.getInstructionCount();
+      ++functions;
+    }
+  }
+  for (llvm::GlobalVariable &g : m.globals())
+    if (g.hasComdat() || g.hasAppendingLinkage())
+      return 1;
+  if (!m.alias_empty() || !m.ifunc_empty())
+    return 1;
+  return std::max<uint64_t>(
+      1, std::min<uint64_t>({(instructions + pieceSize / 2) / pieceSize,
+                             uint64_t(kMaxPieces), functions}));
+}
+
+/// Splits `m` into `pieces` modules by function: piece 0 is `m` itself,
+/// left with its group's function bodies and every global variable (the
+/// weights); each other piece, returned as bitcode (to be read into a
+/// context of its own, so pieces compile on separate threads), has its
+/// group's bodies, private copies of the small constants and declarations
+/// of the rest. Local symbols are first made hidden external ones, so that
+/// a call or a weight in another piece still links.
+llvm::SmallVector<std::string> splitModule(llvm::Module &m, unsigned pieces) {
+  for (llvm::GlobalValue &gv : m.global_values()) {
+    if (!gv.hasLocalLinkage())
+      continue;
+    if (auto *g = llvm::dyn_cast<llvm::GlobalVariable>(&gv);
+        g && isSmallConstant(*g))
+      continue;
+    if (!gv.hasName())
+      gv.setName("kiln.local");
+    gv.setLinkage(llvm::GlobalValue::ExternalLinkage);
+    gv.setVisibility(llvm::GlobalValue::HiddenVisibility);
+  }
+  llvm::DenseMap<const llvm::Function *, unsigned> piece =
+      partitionFunctions(m, pieces);
+  llvm::SmallVector<std::string> bitcode;
+  for (unsigned i = 1; i < pieces; ++i) {
+    llvm::ValueToValueMapTy map;
+    std::unique_ptr<llvm::Module> part =
+        llvm::CloneModule(m, map, [&](const llvm::GlobalValue *gv) {
+          if (auto *f = llvm::dyn_cast<llvm::Function>(gv))
+            return piece.lookup(f) == i;
+          auto *g = llvm::dyn_cast<llvm::GlobalVariable>(gv);
+          return g && isSmallConstant(*g);
+        });
+    std::string &out = bitcode.emplace_back();
+    llvm::raw_string_ostream os(out);
+    llvm::WriteBitcodeToFile(*part, os);
+  }
+  for (llvm::Function &f : m)
+    if (!f.isDeclaration() && piece.lookup(&f) != 0)
+      f.deleteBody();
+  return bitcode;
+}
+
+/// Optimizes `m` at `optLevel` for `cpu` and writes its object code to a
+/// new temporary file, whose path goes to `objPath`.
+llvm::LogicalResult emitObject(llvm::Module &m, const llvm::Target &target,
+                               unsigned optLevel, const kiln::CpuTarget &cpu,
+                               llvm::SmallVectorImpl<char> &objPath,
+                               std::string &error,
+                               llvm::raw_ostream *llvmIrOut) {
+  llvm::TargetOptions targetOptions;
+  std::unique_ptr<llvm::TargetMachine> tm(target.createTargetMachine(
+      m.getTargetTriple(), cpu.name, cpu.featureString(), targetOptions,
+      llvm::Reloc::PIC_,
+      // The medium code model: constants over 64 KiB (the weights) go to
+      // the large sections (.lrodata), placed after the code and reached
+      // through 64-bit offsets, so weights over 2 GiB (a Stable Diffusion
+      // UNet's 3.4 GB) do not push the code's PC-relative references out
+      // of range; the small model failed to link such modules.
+      llvm::CodeModel::Medium,
+      optLevel == 0 ? llvm::CodeGenOptLevel::None
+                    : llvm::CodeGenOptLevel::Aggressive));
+  if (!tm) {
+    error = "cannot create a target machine for " + m.getTargetTriple().str();
+    return llvm::failure();
+  }
+  if (llvm::Error e = mlir::makeOptimizingTransformer(optLevel, /*sizeLevel=*/0,
+                                                      tm.get())(&m)) {
+    error = llvm::toString(std::move(e));
+    return llvm::failure();
+  }
+  if (llvmIrOut)
+    m.print(*llvmIrOut, nullptr);
+  weightsAsBytes(m);
+
+  int fd;
+  if (std::error_code ec =
+          llvm::sys::fs::createTemporaryFile("kiln", "o", fd, objPath)) {
+    error = "cannot create a temporary file: " + ec.message();
+    return llvm::failure();
+  }
+  llvm::raw_fd_ostream os(fd, /*shouldClose=*/true);
+  llvm::legacy::PassManager pm;
+  if (tm->addPassesToEmitFile(pm, os, nullptr,
+                              llvm::CodeGenFileType::ObjectFile)) {
+    error = "the target cannot emit object files";
+    return llvm::failure();
+  }
+  pm.run(m);
+  return llvm::success();
+}
 } // namespace
 
 llvm::LogicalResult
 kiln::emitCpuSharedObject(ModuleOp module, unsigned numArgs, unsigned optLevel,
                           const CpuTarget &cpu, StringRef soPath,
-                          std::string &error, llvm::raw_ostream *llvmIrOut) {
+                          std::string &error, llvm::raw_ostream *llvmIrOut,
+                          unsigned *pieces) {
   return emitHostSharedObject(
       module, optLevel, cpu, soPath, error,
       [&](llvm::Module &m, std::string &err) {
         return addEntryTrampolines(m, {{"main", "kiln_entry", numArgs}}, err);
       },
-      llvmIrOut);
+      llvmIrOut, pieces);
 }
 
 llvm::LogicalResult
@@ -142,7 +322,7 @@ llvm::LogicalResult kiln::emitHostSharedObject(
     std::string &error,
     llvm::function_ref<llvm::LogicalResult(llvm::Module &, std::string &)>
         addEntries,
-    llvm::raw_ostream *llvmIrOut) {
+    llvm::raw_ostream *llvmIrOut, unsigned *piecesOut) {
   llvm::InitializeNativeTarget();
   llvm::InitializeNativeTargetAsmPrinter();
   DialectRegistry registry;
@@ -167,63 +347,88 @@ llvm::LogicalResult kiln::emitHostSharedObject(
       llvm::TargetRegistry::lookupTarget(triple, error);
   if (!target)
     return llvm::failure();
-  llvm::TargetOptions targetOptions;
-  std::unique_ptr<llvm::TargetMachine> tm(target->createTargetMachine(
-      triple, cpu.name, cpu.featureString(), targetOptions, llvm::Reloc::PIC_,
-      // The medium code model: constants over 64 KiB (the weights) go to
-      // the large sections (.lrodata), placed after the code and reached
-      // through 64-bit offsets, so weights over 2 GiB (a Stable Diffusion
-      // UNet's 3.4 GB) do not push the code's PC-relative references out
-      // of range; the small model failed to link such modules.
-      llvm::CodeModel::Medium,
-      optLevel == 0 ? llvm::CodeGenOptLevel::None
-                    : llvm::CodeGenOptLevel::Aggressive));
-  if (!tm) {
-    error = "cannot create a target machine for " + triple.str();
-    return llvm::failure();
-  }
-  llvmModule->setDataLayout(tm->createDataLayout());
-  llvmModule->setTargetTriple(triple);
-  if (llvm::Error e = makeOptimizingTransformer(optLevel, /*sizeLevel=*/0,
-                                                tm.get())(llvmModule.get())) {
-    error = llvm::toString(std::move(e));
-    return llvm::failure();
-  }
-  if (llvmIrOut)
-    llvmModule->print(*llvmIrOut, nullptr);
-  weightsAsBytes(*llvmModule);
-
-  // Object file next to the output, then a shared object through `cc`.
-  SmallString<256> objPath;
-  int fd;
-  if (std::error_code ec =
-          llvm::sys::fs::createTemporaryFile("kiln", "o", fd, objPath)) {
-    error = "cannot create a temporary file: " + ec.message();
-    return llvm::failure();
-  }
   {
-    llvm::raw_fd_ostream os(fd, /*shouldClose=*/true);
-    llvm::legacy::PassManager pm;
-    if (tm->addPassesToEmitFile(pm, os, nullptr,
-                                llvm::CodeGenFileType::ObjectFile)) {
-      error = "the target cannot emit object files";
+    // The data layout of the target machine emitObject creates.
+    llvm::TargetOptions targetOptions;
+    std::unique_ptr<llvm::TargetMachine> tm(target->createTargetMachine(
+        triple, cpu.name, cpu.featureString(), targetOptions, llvm::Reloc::PIC_,
+        llvm::CodeModel::Medium));
+    if (!tm) {
+      error = "cannot create a target machine for " + triple.str();
       return llvm::failure();
     }
-    pm.run(*llvmModule);
+    llvmModule->setDataLayout(tm->createDataLayout());
+    llvmModule->setTargetTriple(triple);
   }
-  llvm::scope_exit removeObj([&] { llvm::sys::fs::remove(objPath); });
+
+  // A large module is optimized and compiled in pieces, on as many
+  // threads as the host has (kiln-compile's work was one thread's: most of
+  // a big model's compile time is LLVM's, hundreds of kernels). Each piece
+  // is an object file; `cc` links them.
+  unsigned pieces = llvmIrOut ? 1 : piecesFor(*llvmModule);
+  if (piecesOut)
+    *piecesOut = pieces;
+  llvm::SmallVector<std::string> bitcode;
+  if (pieces > 1)
+    bitcode = splitModule(*llvmModule, pieces);
+  llvm::SmallVector<llvm::SmallString<128>, 1> objPaths(pieces);
+  llvm::SmallVector<std::string> errors(pieces);
+  llvm::SmallVector<char> failed(pieces, 0);
+  auto compile = [&](unsigned i) {
+    if (i == 0) {
+      failed[0] = llvm::failed(emitObject(*llvmModule, *target, optLevel, cpu,
+                                          objPaths[0], errors[0], llvmIrOut));
+      return;
+    }
+    llvm::LLVMContext ctx;
+    llvm::Expected<std::unique_ptr<llvm::Module>> part = llvm::parseBitcodeFile(
+        llvm::MemoryBufferRef(bitcode[i - 1], "kiln-piece"), ctx);
+    if (!part) {
+      errors[i] = llvm::toString(part.takeError());
+      failed[i] = 1;
+      return;
+    }
+    bitcode[i - 1].clear();
+    failed[i] = llvm::failed(emitObject(**part, *target, optLevel, cpu,
+                                        objPaths[i], errors[i], nullptr));
+  };
+  if (pieces == 1) {
+    compile(0);
+  } else {
+    llvm::DefaultThreadPool pool(llvm::hardware_concurrency(pieces));
+    for (unsigned i = 0; i < pieces; ++i)
+      pool.async(compile, i);
+    pool.wait();
+  }
+  llvm::scope_exit removeObjs([&] {
+    for (const llvm::SmallString<128> &path : objPaths)
+      if (!path.empty())
+        llvm::sys::fs::remove(path);
+  });
+  for (unsigned i = 0; i < pieces; ++i)
+    if (failed[i]) {
+      error = errors[i];
+      return llvm::failure();
+    }
   auto cc = llvm::sys::findProgramByName("cc");
   if (!cc) {
     error = "no C compiler driver `cc` on PATH to link the shared object";
     return llvm::failure();
   }
-  std::string out = soPath.str(), obj = objPath.str().str();
-  llvm::SmallVector<llvm::StringRef> args = {*cc, "-shared", "-o", out, obj};
-  // The builtins LLVM's code may call that libgcc lacks (__truncsfbf2).
+  std::string out = soPath.str();
+  llvm::SmallVector<llvm::StringRef> args = {*cc, "-shared", "-o", out};
+  for (const llvm::SmallString<128> &path : objPaths)
+    args.push_back(path);
+    // The builtins LLVM's code may call that libgcc lacks (__truncsfbf2).
 #ifdef KILN_CLANG_RT_BUILTINS
   if (llvm::sys::fs::exists(KILN_CLANG_RT_BUILTINS))
     args.push_back(KILN_CLANG_RT_BUILTINS);
 #endif
+  // gold, where binutils has it: the default (bfd) ld took 2.9 s to link
+  // BERT-base's 440 MB of weights, gold 1.3 s (lld 1.1 s, but 35 ms more
+  // than either to start, a sixth of a small model's compile).
+  if (llvm::sys::findProgramByName("ld.gold"))
+    args.push_back("-fuse-ld=gold");
   args.push_back("-lm");
   // Parallel loops call the OpenMP runtime (LLVM's libomp ABI).
   if (usesOpenMP)

@@ -79,10 +79,12 @@ void kiln::buildKilnToLinalgPipeline(
   if (afterGraph)
     afterGraph(pm);
   pm.addPass(createCanonicalizerPass());
-  // The CPU runs each group of a grouped convolution on its GEMM path; the
-  // GPU's implicit GEMM runs the groups as a batch dim in one kernel.
+  // The CPU runs each group of a grouped convolution on its GEMM path, and
+  // a 1-D convolution as a 2-D one; the GPU's implicit GEMM runs the groups
+  // as a batch dim in one kernel and tiles the 1-D contraction as it is.
   ConvertKilnToLinalgOptions lowering;
   lowering.maxSplitConvGroups = gpuTarget ? 0 : 16;
+  lowering.conv1dAs2d = !gpuTarget;
   pm.addNestedPass<func::FuncOp>(createConvertKilnToLinalg(lowering));
   pm.addPass(createCanonicalizerPass());
   pm.addPass(createCSEPass());

@@ -245,3 +245,46 @@ func.func @f16_into_f64(%x: tensor<2x3x9x9xf16>, %w: tensor<4x3x3x3xf16>, %acc: 
   %0 = linalg.conv_2d_nchw_fchw {dilations = dense<1> : tensor<2xi64>, strides = dense<2> : tensor<2xi64>} ins(%x, %w : tensor<2x3x9x9xf16>, tensor<4x3x3x3xf16>) outs(%acc : tensor<2x4x4x4xf64>) -> tensor<2x4x4x4xf64>
   return %0 : tensor<2x4x4x4xf64>
 }
+
+// -----
+
+// A grouped convolution in the NGCHW form (more groups than the lowering
+// splits) is one batched GEMM over the groups: the windows copied into a
+// [n, g, c, kh, kw, oh, ow] tensor, collapsed to [n, g, k, p], contracted
+// with the weights as [g, f, k] into the accumulator as [n, g, f, p]; the
+// group is a batch dim of both operands.
+
+// CHECK-DAG: #[[$GWIN:.+]] = affine_map<(d0, d1, d2, d3, d4, d5, d6) -> (d0, d1, d2, d5 * 2 + d3, d6 * 2 + d4 * 2)>
+// CHECK-DAG: #[[$GLHS:.+]] = affine_map<(d0, d1, d2, d3, d4) -> (d1, d2, d4)>
+// CHECK-DAG: #[[$GRHS:.+]] = affine_map<(d0, d1, d2, d3, d4) -> (d0, d1, d4, d3)>
+// CHECK-DAG: #[[$GOUT:.+]] = affine_map<(d0, d1, d2, d3, d4) -> (d0, d1, d2, d3)>
+// CHECK-LABEL: func.func @grouped
+// CHECK-SAME:    %[[X:[^:]+]]: tensor<2x3x2x9x9xf32>, %[[W:[^:]+]]: tensor<3x4x2x3x3xf32>, %[[ACC:[^:]+]]: tensor<2x3x4x4x3xf32>
+// CHECK:         %[[COL:.+]] = linalg.generic {indexing_maps = [#[[$GWIN]], #{{.+}}], {{.+}}} ins(%[[X]] : tensor<2x3x2x9x9xf32>) outs(%{{.+}} : tensor<2x3x2x3x3x4x3xf32>)
+// CHECK:         %[[RHS:.+]] = tensor.collapse_shape %[[COL]] {{\[}}[0], [1], [2, 3, 4], [5, 6]] : tensor<2x3x2x3x3x4x3xf32> into tensor<2x3x18x12xf32>
+// CHECK:         %[[LHS:.+]] = tensor.collapse_shape %[[W]] {{\[}}[0], [1], [2, 3, 4]] : tensor<3x4x2x3x3xf32> into tensor<3x4x18xf32>
+// CHECK:         %[[C:.+]] = tensor.collapse_shape %[[ACC]] {{\[}}[0], [1], [2], [3, 4]] : tensor<2x3x4x4x3xf32> into tensor<2x3x4x12xf32>
+// CHECK:         %[[G:.+]] = linalg.generic {indexing_maps = [#[[$GLHS]], #[[$GRHS]], #[[$GOUT]]], iterator_types = ["parallel", "parallel", "parallel", "parallel", "reduction"]} ins(%[[LHS]], %[[RHS]] : tensor<3x4x18xf32>, tensor<2x3x18x12xf32>) outs(%[[C]] : tensor<2x3x4x12xf32>)
+// CHECK:           arith.mulf
+// CHECK:           arith.addf
+// CHECK:         %[[R:.+]] = tensor.expand_shape %[[G]] {{\[}}[0], [1], [2], [3, 4]] output_shape [2, 3, 4, 4, 3]
+// CHECK:         return %[[R]]
+func.func @grouped(%x: tensor<2x3x2x9x9xf32>, %w: tensor<3x4x2x3x3xf32>, %acc: tensor<2x3x4x4x3xf32>) -> tensor<2x3x4x4x3xf32> {
+  %0 = linalg.conv_2d_ngchw_gfchw {dilations = dense<[1, 2]> : tensor<2xi64>, strides = dense<2> : tensor<2xi64>} ins(%x, %w : tensor<2x3x2x9x9xf32>, tensor<3x4x2x3x3xf32>) outs(%acc : tensor<2x3x4x4x3xf32>) -> tensor<2x3x4x4x3xf32>
+  return %0 : tensor<2x3x4x4x3xf32>
+}
+
+// -----
+
+// Integer and dynamically shaped grouped convolutions are left alone.
+
+// CHECK-LABEL: func.func @grouped_left_alone
+// CHECK:         linalg.conv_2d_ngchw_gfchw {{.+}} tensor<1x2x2x5x5xi32>
+// CHECK:         linalg.conv_2d_ngchw_gfchw {{.+}} tensor<?x2x2x5x5xf32>
+// CHECK-NOT:     tensor.collapse_shape
+func.func @grouped_left_alone(%x: tensor<1x2x2x5x5xi32>, %w: tensor<2x2x2x3x3xi32>, %acc: tensor<1x2x2x3x3xi32>,
+                              %y: tensor<?x2x2x5x5xf32>, %v: tensor<2x2x2x3x3xf32>, %bcc: tensor<?x2x2x3x3xf32>) -> (tensor<1x2x2x3x3xi32>, tensor<?x2x2x3x3xf32>) {
+  %0 = linalg.conv_2d_ngchw_gfchw {dilations = dense<1> : tensor<2xi64>, strides = dense<1> : tensor<2xi64>} ins(%x, %w : tensor<1x2x2x5x5xi32>, tensor<2x2x2x3x3xi32>) outs(%acc : tensor<1x2x2x3x3xi32>) -> tensor<1x2x2x3x3xi32>
+  %1 = linalg.conv_2d_ngchw_gfchw {dilations = dense<1> : tensor<2xi64>, strides = dense<1> : tensor<2xi64>} ins(%y, %v : tensor<?x2x2x5x5xf32>, tensor<2x2x2x3x3xf32>) outs(%bcc : tensor<?x2x2x3x3xf32>) -> tensor<?x2x2x3x3xf32>
+  return %0, %1 : tensor<1x2x2x3x3xi32>, tensor<?x2x2x3x3xf32>
+}

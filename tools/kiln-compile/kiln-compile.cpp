@@ -876,7 +876,8 @@ LogicalResult lowerForCpu(ModuleOp module, PassManager &pm,
 /// its profile regions; `llvmIr` gets the LLVM IR when given.
 bool attachCpuCode(ModuleOp module, kiln::kmod::Module &kmod, unsigned numArgs,
                    const kiln::CpuTarget &cpu, llvm::raw_ostream *llvmIr,
-                   uint64_t &soBytes, std::string &error) {
+                   uint64_t &soBytes, std::string &error,
+                   unsigned *pieces = nullptr) {
   SmallString<256> soPath;
   if (auto ec = llvm::sys::fs::createTemporaryFile("kiln", "so", soPath)) {
     error = "cannot create a temporary file: " + ec.message();
@@ -884,7 +885,7 @@ bool attachCpuCode(ModuleOp module, kiln::kmod::Module &kmod, unsigned numArgs,
   }
   llvm::scope_exit removeSo([&] { llvm::sys::fs::remove(soPath); });
   if (failed(kiln::emitCpuSharedObject(module, numArgs, optLevel, cpu, soPath,
-                                       error, llvmIr)))
+                                       error, llvmIr, pieces)))
     return false;
   if (llvmIr)
     return true;
@@ -1975,8 +1976,10 @@ int main(int argc, char **argv) {
   std::string llvmIr;
   llvm::raw_string_ostream irOs(llvmIr);
   uint64_t soBytes = 0;
+  unsigned pieces = 1;
   if (!attachCpuCode(*module, kmod, numArgs, targetCpu,
-                     emit == Emit::LLVMIR ? &irOs : nullptr, soBytes, error))
+                     emit == Emit::LLVMIR ? &irOs : nullptr, soBytes, error,
+                     &pieces))
     return fail(error);
   if (emit == Emit::LLVMIR)
     return writeWhole(outputFile, llvmIr);
@@ -1990,7 +1993,8 @@ int main(int argc, char **argv) {
                  << llvm::join(
                         targetCpu.checkedFeatures(kiln::usesAmxTiles(*module)),
                         " ")
-                 << ")\n";
+                 << "), compiled in " << pieces
+                 << (pieces == 1 ? " piece" : " pieces") << "\n";
     printSparsity(*module);
   }
   return writeModule(outputFile, kmod);

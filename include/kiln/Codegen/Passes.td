@@ -302,7 +302,13 @@ def KilnConvToGemm : Pass<"kiln-conv-to-gemm", "::mlir::func::FuncOp"> {
     `out[n, f, p] += w[f, k] * col[n, k, p]` with `k = (c, kh, kw)` and
     `p = (oh, ow)` collapsed, which `kiln-cpu-tile-and-vectorize` turns
     into register-tiled vector code. A 1x1 convolution at stride 1 needs no
-    copy. Other convolutions are left alone.
+    copy. A static float `linalg.conv_2d_ngchw_gfchw` (a grouped
+    convolution of more groups than the lowering splits into one
+    convolution each: ResNeXt's 32, RegNet's 8-channel groups) becomes one
+    batched GEMM over the groups: the windows copied into
+    `[N, G, C, KH, KW, OH, OW]`, and `out[n, g, f, p] += w[g, f, k] *
+    col[n, g, k, p]`, the group a batch dim of both operands. Other
+    convolutions are left alone.
 
     With `pack-panels` (the default), when the width `nr` of the register
     tile along `p` (two vectors, else one, as `kiln-pack-weights` picks it)

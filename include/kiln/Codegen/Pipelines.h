@@ -187,11 +187,14 @@ void registerKilnPipelines();
 /// function `main` (bare pointers to `numArgs` input and output buffers), and
 /// writes an ELF shared object (linked with the system C compiler driver) to
 /// `soPath`. With `llvmIrOut`, the optimized LLVM IR is also written there.
+/// A large module is optimized and compiled in pieces on parallel threads
+/// (`--cpu-codegen-piece-size`); `pieces`, when given, receives how many.
 llvm::LogicalResult emitCpuSharedObject(mlir::ModuleOp module, unsigned numArgs,
                                         unsigned optLevel, const CpuTarget &cpu,
                                         llvm::StringRef soPath,
                                         std::string &error,
-                                        llvm::raw_ostream *llvmIrOut = nullptr);
+                                        llvm::raw_ostream *llvmIrOut = nullptr,
+                                        unsigned *pieces = nullptr);
 
 /// One entry point of a CPU shared object: `void entry(void **args)` calling
 /// the graph function `function` with `numArgs` bare buffer pointers.
@@ -216,7 +219,7 @@ llvm::LogicalResult emitHostSharedObject(
     llvm::StringRef soPath, std::string &error,
     llvm::function_ref<llvm::LogicalResult(llvm::Module &, std::string &)>
         addEntries,
-    llvm::raw_ostream *llvmIrOut = nullptr);
+    llvm::raw_ostream *llvmIrOut = nullptr, unsigned *pieces = nullptr);
 
 struct GpuPipelineOptions
     : public mlir::PassPipelineOptions<GpuPipelineOptions> {

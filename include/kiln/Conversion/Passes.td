@@ -51,6 +51,11 @@ def ConvertKilnToLinalg : Pass<"convert-kiln-to-linalg", "::mlir::func::FuncOp">
            "slices (the CPU's GEMM path); more groups, or 0, keep "
            "conv_2d_ngchw_gfchw (the GPU's implicit GEMM takes the group "
            "as a batch dim, one kernel)">,
+    Option<"conv1dAs2d", "conv1d-as-2d", "bool", "true",
+           "A static 1-D convolution becomes the 2-D one over a plane one "
+           "row high (the CPU's GEMM, split-group, batched-group and "
+           "depthwise paths); off, one contraction over (n, f, c, k, o) "
+           "(which the GPU's implicit GEMM tiles as it is)">,
   ];
   let dependentDialects = [
     "::mlir::linalg::LinalgDialect", "::mlir::tensor::TensorDialect",

@@ -364,6 +364,25 @@ Value packWindowsGathered(RewriterBase &b, Location loc, Value x, int64_t oh,
   return forall.getResult(0);
 }
 
+/// Whether convolution `sc` is a float GEMM: its input and weights of one
+/// float type, summed in that type or (f16/bf16) in f32.
+bool floatGemmTypes(const kiln::StaticConv &sc) {
+  Type elt = sc.xt.getElementType(), accElt = sc.ot.getElementType();
+  return isa<FloatType>(accElt) && sc.wt.getElementType() == elt &&
+         kiln::widensInto(elt, accElt);
+}
+
+/// A GEMM's body: the accumulator plus the product of the two inputs,
+/// each widened to `accElt`.
+void multiplyAddBody(OpBuilder &nb, Location nl, ValueRange a, Type accElt) {
+  auto widen = [&](Value v) -> Value {
+    return v.getType() == accElt ? v : arith::ExtFOp::create(nb, nl, accElt, v);
+  };
+  Value prod = arith::MulFOp::create(nb, nl, widen(a[0]), widen(a[1]));
+  linalg::YieldOp::create(
+      nb, nl, ValueRange{arith::AddFOp::create(nb, nl, a[2], prod)});
+}
+
 /// Rewrites one convolution; fails (leaving it alone) when it is not a
 /// static float convolution. Planes under `channelsLastBelow` elements
 /// with output channels a multiple of two vectors of `vectorBits` become
@@ -381,8 +400,7 @@ LogicalResult convToGemm(RewriterBase &b, linalg::Conv2DNchwFchwOp conv,
   // elt: the input's and the weights' type, accElt the output's (f32 for
   // f16/bf16 inputs, whose products are summed in f32).
   Type elt = xt.getElementType(), accElt = ot.getElementType();
-  if (!isa<FloatType>(accElt) || wt.getElementType() != elt ||
-      !kiln::widensInto(elt, accElt))
+  if (!floatGemmTypes(*sc))
     return failure();
   SmallVector<int64_t> s(conv.getStrides().getValues<int64_t>());
   SmallVector<int64_t> d(conv.getDilations().getValues<int64_t>());
@@ -426,13 +444,7 @@ LogicalResult convToGemm(RewriterBase &b, linalg::Conv2DNchwFchwOp conv,
         .getResult(0);
   };
   auto multiplyAdd = [accElt](OpBuilder &nb, Location nl, ValueRange a) {
-    auto widen = [&](Value v) -> Value {
-      return v.getType() == accElt ? v
-                                   : arith::ExtFOp::create(nb, nl, accElt, v);
-    };
-    Value prod = arith::MulFOp::create(nb, nl, widen(a[0]), widen(a[1]));
-    linalg::YieldOp::create(
-        nb, nl, ValueRange{arith::AddFOp::create(nb, nl, a[2], prod)});
+    multiplyAddBody(nb, nl, a, accElt);
   };
 
   int64_t lanes =
@@ -597,16 +609,96 @@ LogicalResult convToGemm(RewriterBase &b, linalg::Conv2DNchwFchwOp conv,
   return success();
 }
 
+/// Rewrites a grouped convolution (more groups than the lowering splits
+/// into one convolution each: ResNeXt's 32, RegNet's 8-channel groups) as
+/// one batched GEMM over the groups:
+///
+///   col[n, g, c, kh, kw, oh, ow] = x[n, g, c, oh*sh + kh*dh, ow*sw + kw*dw]
+///   out[n, g, f, p]             += w[g, f, k] * col[n, g, k, p]
+///
+/// the groups a batch dim of the contraction, which kiln-cpu-tile-and-
+/// vectorize tiles like any other (blocks of groups among the threads,
+/// register tiles within a group). Fails on non-float or dynamic shapes.
+LogicalResult groupedConvToGemm(RewriterBase &b,
+                                linalg::Conv2DNgchwGfchwOp conv) {
+  std::optional<kiln::StaticConv> sc = kiln::staticConv(conv);
+  if (!sc || !floatGemmTypes(*sc))
+    return failure();
+  Value x = sc->x, w = sc->w, init = sc->init;
+  RankedTensorType xt = sc->xt, wt = sc->wt, ot = sc->ot;
+  Type elt = xt.getElementType(), accElt = ot.getElementType();
+  SmallVector<int64_t> s(conv.getStrides().getValues<int64_t>());
+  SmallVector<int64_t> d(conv.getDilations().getValues<int64_t>());
+  // x [n, g, c, h, w], w [g, f, c, kh, kw], out [n, g, f, oh, ow].
+  ArrayRef<int64_t> xs = xt.getShape(), ws = wt.getShape(), os = ot.getShape();
+  int64_t n = xs[0], g = xs[1], c = xs[2], f = ws[1], kh = ws[3], kw = ws[4];
+  int64_t oh = os[3], ow = os[4], k = c * kh * kw, p = oh * ow;
+  Location loc = conv.getLoc();
+  MLIRContext *ctx = b.getContext();
+  b.setInsertionPoint(conv);
+  auto dim = [&](unsigned i) { return getAffineDimExpr(i, ctx); };
+  using IT = utils::IteratorType;
+  // Loops (n, g, c, kh, kw, oh, ow): the innermost walks an output row and
+  // an input row at the stride.
+  SmallVector<int64_t> colShape = {n, g, c, kh, kw, oh, ow};
+  Value col = linalg::GenericOp::create(
+                  b, loc, TypeRange{RankedTensorType::get(colShape, elt)},
+                  ValueRange{x},
+                  ValueRange{tensor::EmptyOp::create(b, loc, colShape, elt)},
+                  {AffineMap::get(7, 0,
+                                  {dim(0), dim(1), dim(2),
+                                   dim(5) * s[0] + dim(3) * d[0],
+                                   dim(6) * s[1] + dim(4) * d[1]},
+                                  ctx),
+                   AffineMap::getMultiDimIdentityMap(7, ctx)},
+                  SmallVector<IT>(7, IT::parallel),
+                  [](OpBuilder &nb, Location nl, ValueRange a) {
+                    linalg::YieldOp::create(nb, nl, a[0]);
+                  })
+                  .getResult(0);
+  Value rhs = tensor::CollapseShapeOp::create(
+      b, loc, RankedTensorType::get({n, g, k, p}, elt), col,
+      SmallVector<ReassociationIndices>{{0}, {1}, {2, 3, 4}, {5, 6}});
+  Value lhs = tensor::CollapseShapeOp::create(
+      b, loc, RankedTensorType::get({g, f, k}, elt), w,
+      SmallVector<ReassociationIndices>{{0}, {1}, {2, 3, 4}});
+  SmallVector<ReassociationIndices> outAssoc = {{0}, {1}, {2}, {3, 4}};
+  auto accType = RankedTensorType::get({n, g, f, p}, accElt);
+  Value acc = tensor::CollapseShapeOp::create(b, loc, accType, init, outAssoc);
+  // Loops (n, g, f, p, k).
+  Value gemm =
+      linalg::GenericOp::create(
+          b, loc, TypeRange{accType}, ValueRange{lhs, rhs}, ValueRange{acc},
+          {AffineMap::get(5, 0, {dim(1), dim(2), dim(4)}, ctx),
+           AffineMap::get(5, 0, {dim(0), dim(1), dim(4), dim(3)}, ctx),
+           AffineMap::get(5, 0, {dim(0), dim(1), dim(2), dim(3)}, ctx)},
+          {IT::parallel, IT::parallel, IT::parallel, IT::parallel,
+           IT::reduction},
+          [accElt](OpBuilder &nb, Location nl, ValueRange a) {
+            multiplyAddBody(nb, nl, a, accElt);
+          })
+          .getResult(0);
+  b.replaceOpWithNewOp<tensor::ExpandShapeOp>(conv, ot, gemm, outAssoc);
+  return success();
+}
+
 struct ConvToGemmPass : public kiln::impl::KilnConvToGemmBase<ConvToGemmPass> {
   using Base::Base;
   void runOnOperation() override {
     IRRewriter rewriter(&getContext());
     SmallVector<linalg::Conv2DNchwFchwOp> convs;
-    getOperation().walk(
-        [&](linalg::Conv2DNchwFchwOp conv) { convs.push_back(conv); });
+    SmallVector<linalg::Conv2DNgchwGfchwOp> grouped;
+    getOperation().walk([&](Operation *op) {
+      if (auto conv = dyn_cast<linalg::Conv2DNchwFchwOp>(op))
+        convs.push_back(conv);
+      else if (auto conv = dyn_cast<linalg::Conv2DNgchwGfchwOp>(op))
+        grouped.push_back(conv);
+    });
     for (auto conv : convs)
       (void)convToGemm(rewriter, conv, vectorBits, channelsLastBelow,
                        packPanels);
+    for (auto conv : grouped)
+      (void)groupedConvToGemm(rewriter, conv);
   }
 };
 

@@ -816,9 +816,10 @@ using DataDependentExtents = DenseMap<Value, std::pair<Value, int64_t>>;
 class Lowering {
 public:
   Lowering(IRRewriter &rewriter, const UnsignedOperands &unsignedOperands,
-           DataDependentExtents &extents, int64_t maxSplitConvGroups)
+           DataDependentExtents &extents, int64_t maxSplitConvGroups,
+           bool conv1dAs2d)
       : b(rewriter), unsignedOperands(unsignedOperands), extents(extents),
-        maxSplitConvGroups(maxSplitConvGroups) {}
+        maxSplitConvGroups(maxSplitConvGroups), conv1dAs2d(conv1dAs2d) {}
 
   /// Replaces `op`; fails with a diagnostic naming it.
   LogicalResult lower(Operation *op);
@@ -836,6 +837,10 @@ private:
                                       llvm::function_ref<bool(unsigned)> flag);
   FailureOr<Value> lowerConv(Operation *op, RankedTensorType rt, Value x,
                              Value w, Value bias, Value padValue = Value());
+  Value lowerConvWindows(Operation *op, RankedTensorType rt, Value x, Value w,
+                         Value bias, Value padValue, ArrayRef<int64_t> strides,
+                         ArrayRef<int64_t> dil, ArrayRef<int64_t> pads,
+                         int64_t group);
   Value runtimeSlice(Location loc, Value x, Value starts, Value axes,
                      Value steps, RankedTensorType rt);
   SmallVector<Value> perDimValues(Location loc, Value values, Value axes,
@@ -855,6 +860,7 @@ private:
   const UnsignedOperands &unsignedOperands;
   DataDependentExtents &extents;
   int64_t maxSplitConvGroups;
+  bool conv1dAs2d;
   /// Of the op being lowered: which operands, and whether its first result,
   /// were unsigned integers.
   SmallVector<bool> uns;
@@ -1140,6 +1146,40 @@ FailureOr<Value> Lowering::lowerConv(Operation *op, RankedTensorType rt,
   auto dil = intsAttr(op, "dilations", SmallVector<int64_t>(n, 1));
   auto pads = windowPads(op, xt, kernel, strides, dil);
   int64_t group = intAttr(op, "group", 1);
+  if (n == 1 && conv1dAs2d && xt.hasStaticShape() && wt.hasStaticShape() &&
+      rt.hasStaticShape()) {
+    // A 1-D convolution (audio front ends, wav2vec2's feature extractor
+    // and grouped positional convolution, Whisper's stem) is the 2-D one
+    // over a plane one row high, so that it takes the 2-D strategies (the
+    // GEMM over an im2col copy, the split or batched groups, depthwise)
+    // instead of a generic contraction's scalar loops.
+    auto row = [](RankedTensorType t) {
+      SmallVector<int64_t> shape(t.getShape());
+      shape.insert(shape.begin() + 2, 1);
+      return RankedTensorType::get(shape, t.getElementType());
+    };
+    Value y = lowerConvWindows(
+        op, row(rt), reshapeTo(b, op->getLoc(), x, row(xt)),
+        reshapeTo(b, op->getLoc(), w, row(wt)), bias, padValue, {1, strides[0]},
+        {1, dil[0]}, {0, pads[0], 0, pads[1]}, group);
+    return reshapeTo(b, op->getLoc(), y, rt);
+  }
+  return lowerConvWindows(op, rt, x, w, bias, padValue, strides, dil, pads,
+                          group);
+}
+
+/// lowerConv's convolution with its windows' strides, dilations and pads
+/// (begins, then ends) given.
+Value Lowering::lowerConvWindows(Operation *op, RankedTensorType rt, Value x,
+                                 Value w, Value bias, Value padValue,
+                                 ArrayRef<int64_t> strides,
+                                 ArrayRef<int64_t> dil, ArrayRef<int64_t> pads,
+                                 int64_t group) {
+  Location loc = op->getLoc();
+  auto xt = cast<RankedTensorType>(x.getType());
+  auto wt = cast<RankedTensorType>(w.getType());
+  int64_t n = xt.getRank() - 2;
+  SmallVector<int64_t> kernel(wt.getShape().drop_front(2));
   Type elt = rt.getElementType();
   SmallVector<int64_t> low(2, 0), high(2, 0);
   for (int64_t i = 0; i < n; ++i) {
@@ -4865,9 +4905,9 @@ struct ConvertKilnToLinalgPass
     IRRewriter rewriter(&getContext());
     DataDependentExtents extents;
     for (Operation *op : ops)
-      if (failed(
-              Lowering(rewriter, unsignedOperands, extents, maxSplitConvGroups)
-                  .lower(op)))
+      if (failed(Lowering(rewriter, unsignedOperands, extents,
+                          maxSplitConvGroups, conv1dAs2d)
+                     .lower(op)))
         return signalPassFailure();
     if (!extents.empty())
       returnExtents(fn, extents);

@@ -39,19 +39,27 @@ func.func @conv(%x: tensor<1x3x8x8xf32>, %w: tensor<4x3x3x3xf32>, %b: tensor<4xf
 
 // -----
 
-// Other ranks become a contraction whose loops run (n, f, c, k, o), the
-// output row innermost; the input map carries the stride and dilation.
+// A 1-D convolution is the 2-D one over a plane one row high: its
+// operands gain a unit dim 2, the window's stride and dilation along it
+// are 1, and the result drops it again.
 
-// CHECK-DAG: #[[$IN:.+]] = affine_map<(d0, d1, d2, d3, d4) -> (d0, d2, d4 * 2 + d3 * 2)>
-// CHECK-DAG: #[[$W:.+]] = affine_map<(d0, d1, d2, d3, d4) -> (d1, d2, d3)>
-// CHECK-DAG: #[[$OUT:.+]] = affine_map<(d0, d1, d2, d3, d4) -> (d0, d1, d4)>
 // CHECK-LABEL: func.func @conv1d
-// CHECK:         linalg.fill
-// CHECK:         linalg.generic {indexing_maps = [#[[$IN]], #[[$W]], #[[$OUT]]], iterator_types = ["parallel", "parallel", "reduction", "reduction", "parallel"]}
-// CHECK-SAME:      outs(%{{.+}} : tensor<1x4x4xf32>)
+// CHECK-SAME:    %[[X:[^:]+]]: tensor<1x3x9xf32>, %[[W:[^:]+]]: tensor<4x3x2xf32>
+// CHECK-DAG:     %[[X2:.+]] = tensor.expand_shape %[[X]] {{\[}}[0], [1], [2, 3]] output_shape [1, 3, 1, 9]
+// CHECK-DAG:     %[[W2:.+]] = tensor.expand_shape %[[W]] {{\[}}[0], [1], [2, 3]] output_shape [4, 3, 1, 2]
+// CHECK:         %[[C:.+]] = linalg.conv_2d_nchw_fchw {dilations = dense<[1, 2]> : tensor<2xi64>, strides = dense<[1, 2]> : tensor<2xi64>} ins(%[[X2]], %[[W2]] : tensor<1x3x1x9xf32>, tensor<4x3x1x2xf32>) outs(%{{.+}} : tensor<1x4x1x4xf32>)
+// CHECK:         %[[R:.+]] = tensor.collapse_shape %[[C]] {{\[}}[0], [1], [2, 3]] : tensor<1x4x1x4xf32> into tensor<1x4x4xf32>
+// CHECK:         return %[[R]]
+// CHECK-LABEL: func.func @conv1d_padded
+// CHECK:         tensor.pad %{{.+}} low[0, 0, 0, 1] high[0, 0, 0, 2]
+// CHECK:         linalg.conv_2d_nchw_fchw {{.+}} outs(%{{.+}} : tensor<1x4x1x10xf32>)
 func.func @conv1d(%x: tensor<1x3x9xf32>, %w: tensor<4x3x2xf32>) -> tensor<1x4x4xf32> {
   %0 = kiln.conv(%x, %w) {strides = array<i64: 2>, dilations = array<i64: 2>} : (tensor<1x3x9xf32>, tensor<4x3x2xf32>) -> tensor<1x4x4xf32>
   return %0 : tensor<1x4x4xf32>
+}
+func.func @conv1d_padded(%x: tensor<1x3x9xf32>, %w: tensor<4x3x3xf32>) -> tensor<1x4x10xf32> {
+  %0 = kiln.conv(%x, %w) {pads = array<i64: 1, 2>} : (tensor<1x3x9xf32>, tensor<4x3x3xf32>) -> tensor<1x4x10xf32>
+  return %0 : tensor<1x4x10xf32>
 }
 
 // -----
@@ -101,16 +109,16 @@ func.func @many_groups(%x: tensor<1x48x8x8xf32>, %w: tensor<48x2x3x3xf32>) -> te
 
 // -----
 
-// Grouped convolutions in 1-D and 3-D are the contraction above, with c
-// over one group's input channels and output channel f reading those of
+// A grouped 1-D convolution takes the 2-D form's groups (here one
+// convolution per group); a grouped 3-D one is the contraction above, with
+// c over one group's input channels and output channel f reading those of
 // its group: (f floordiv (F / group)) * (C / group) + c.
 
-// CHECK-DAG: #[[$GIN:.+]] = affine_map<(d0, d1, d2, d3, d4) -> (d0, (d1 floordiv 3) * 2 + d2, d4 + d3 * 2)>
-// CHECK-DAG: #[[$GW:.+]] = affine_map<(d0, d1, d2, d3, d4) -> (d1, d2, d3)>
 // CHECK-DAG: #[[$DIN:.+]] = affine_map<(d0, d1, d2, d3, d4, d5, d6, d7, d8) -> (d0, d1 + d2, d3 + d6, d4 + d7, d5 + d8)>
 // CHECK-LABEL: func.func @grouped1d
-// CHECK:         linalg.generic {indexing_maps = [#[[$GIN]], #[[$GW]], #{{.+}}], iterator_types = ["parallel", "parallel", "reduction", "reduction", "parallel"]}
-// CHECK-SAME:      ins(%{{.+}}, %{{.+}} : tensor<1x4x8xf32>, tensor<6x2x3xf32>)
+// CHECK:         tensor.expand_shape %{{.+}} {{\[}}[0], [1], [2, 3]] output_shape [1, 4, 1, 8]
+// CHECK-COUNT-2: linalg.conv_2d_nchw_fchw {dilations = dense<[1, 2]> : tensor<2xi64>, strides = dense<1> : tensor<2xi64>} ins(%{{.+}}, %{{.+}} : tensor<1x2x1x8xf32>, tensor<3x2x1x3xf32>) outs(%{{.+}} : tensor<1x3x1x4xf32>)
+// CHECK:         tensor.collapse_shape %{{.+}} {{\[}}[0], [1], [2, 3]] : tensor<1x6x1x4xf32> into tensor<1x6x4xf32>
 // CHECK-LABEL: func.func @depthwise3d
 // CHECK:         linalg.generic {indexing_maps = [#[[$DIN]], #{{.+}}, #{{.+}}]
 // CHECK-SAME:      ins(%{{.+}}, %{{.+}} : tensor<1x4x4x4x4xf32>, tensor<4x1x2x2x2xf32>)

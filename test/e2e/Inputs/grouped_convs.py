@@ -11,7 +11,13 @@ exact outputs:
   grouped_2d_g2 group 2 (AlexNet's), 3x3 stride 2, pads, a bias, batch 2:
                 one convolution per group on channel slices
   grouped_2d_g4 group 4, 3x3 dilation 2, uneven pads, no bias
-  grouped_2d_g24 group 24 (past the per-group split), 3x3, a bias
+  grouped_2d_g24 group 24 (past the per-group split: one batched GEMM over
+                the groups on the CPU), 3x3, a bias
+  conv_1d       ungrouped, kernel 5, stride 3, uneven pads, a bias, batch 2
+                (1-D convolutions run as 2-D ones one row high)
+  grouped_1d_g20 group 20 (past the split) in 1-D, kernel 6, pads 3 (as
+                wav2vec2's positional convolution), a bias
+  grouped_2d_g18 group 18, 3x3 stride 2 and dilation (1, 2), batch 2
 
 Values are multiples of 1/16 in [-2, 2] (exact_model.grid): every sum is
 exact in f32, so the outputs must equal numpy's exactly.
@@ -43,6 +49,9 @@ def main():
         "x_2d": grid([2, 8, 9, 11]),
         "x_2d4": grid([1, 16, 10, 9]),
         "x_2d24": grid([1, 48, 6, 7]),
+        "x_c1": grid([2, 6, 23]),
+        "x_g20": grid([1, 40, 15]),
+        "x_g18": grid([2, 36, 9, 12]),
     }
     weights = {
         "w_g1": grid([18, 4, 3]), "b_g1": grid([18]),
@@ -51,6 +60,9 @@ def main():
         "w_2d": grid([6, 4, 3, 3]), "b_2d": grid([6]),
         "w_2d4": grid([12, 4, 3, 3]),
         "w_2d24": grid([48, 2, 3, 3]), "b_2d24": grid([48]),
+        "w_c1": grid([10, 6, 5]), "b_c1": grid([10]),
+        "w_g20": grid([40, 2, 6]), "b_g20": grid([40]),
+        "w_g18": grid([54, 2, 3, 3]),
     }
     specs = [
         ("grouped_1d", ["x_g1", "w_g1", "b_g1"],
@@ -64,6 +76,11 @@ def main():
          dict(group=4, dilations=[2, 2], pads=[2, 1, 0, 2])),
         ("grouped_2d_g24", ["x_2d24", "w_2d24", "b_2d24"],
          dict(group=24, pads=[1, 1, 1, 1])),
+        ("conv_1d", ["x_c1", "w_c1", "b_c1"], dict(strides=[3], pads=[2, 1])),
+        ("grouped_1d_g20", ["x_g20", "w_g20", "b_g20"],
+         dict(group=20, pads=[3, 3])),
+        ("grouped_2d_g18", ["x_g18", "w_g18"],
+         dict(group=18, strides=[2, 2], dilations=[1, 2], pads=[1, 0, 0, 2])),
     ]
     f64 = {k: v.astype(np.float64) for k, v in {**inputs, **weights}.items()}
     nodes, results = [], {}
