@@ -16,7 +16,6 @@
 #include "llvm/IR/Module.h"
 #include "llvm/IR/PassTimingInfo.h"
 #include "llvm/MC/TargetRegistry.h"
-#include "llvm/Support/CommandLine.h"
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/Path.h"
 #include "llvm/Support/Program.h"
@@ -129,19 +128,7 @@ bool isSmallConstant(const llvm::GlobalVariable &g) {
              kPrivateConstantBytes;
 }
 
-/// Instructions (in LLVM IR as translated, before optimization) per piece
-/// of a module compiled in pieces, and the most pieces. The count depends
-/// on the module alone, not on the machine, so that a module compiles to
-/// the same object on any host.
-llvm::cl::opt<uint64_t> pieceSize(
-    "cpu-codegen-piece-size",
-    llvm::cl::desc("CPU code: LLVM instructions per piece of a module that "
-                   "is optimized and compiled in pieces, on as many threads "
-                   "as the host has (default 20000, rounded to the nearest "
-                   "count of pieces; 0: one piece). The "
-                   "split depends on the module alone, so the code is the "
-                   "same on any host"),
-    llvm::cl::init(20000));
+/// The most pieces a module is compiled in (CpuTarget::codegenPieceSize).
 constexpr unsigned kMaxPieces = 8;
 
 /// Bytes of constant data that cost piece 0, which emits them, about the
@@ -179,7 +166,7 @@ partitionFunctions(llvm::Module &m, unsigned pieces) {
 /// constructs a split would have to handle (comdats, appending globals
 /// such as llvm.global_ctors), and when LLVM's pass timers are on (they
 /// are not thread-safe).
-unsigned piecesFor(llvm::Module &m) {
+unsigned piecesFor(llvm::Module &m, uint64_t pieceSize) {
   if (llvm::TimePassesIsEnabled || pieceSize == 0)
     return 1;
   uint64_t instructions = 0, functions = 0;
@@ -365,7 +352,8 @@ llvm::LogicalResult kiln::emitHostSharedObject(
   // threads as the host has (kiln-compile's work was one thread's: most of
   // a big model's compile time is LLVM's, hundreds of kernels). Each piece
   // is an object file; `cc` links them.
-  unsigned pieces = llvmIrOut ? 1 : piecesFor(*llvmModule);
+  unsigned pieces =
+      llvmIrOut ? 1 : piecesFor(*llvmModule, cpu.codegenPieceSize);
   if (piecesOut)
     *piecesOut = pieces;
   llvm::SmallVector<std::string> bitcode;

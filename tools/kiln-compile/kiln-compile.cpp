@@ -75,6 +75,14 @@ static cl::opt<std::string> cpuName(
     cl::init("native"), cl::cat(category));
 /// --cpu, resolved in main.
 static kiln::CpuTarget targetCpu;
+static cl::opt<uint64_t> cpuCodegenPieceSize(
+    "cpu-codegen-piece-size",
+    cl::desc("CPU code: LLVM instructions per piece of a module that is "
+             "optimized and compiled in pieces, on as many threads as the "
+             "host has (default 20000, rounded to the nearest count of "
+             "pieces, at most 8; 0: one piece). The split depends on the "
+             "module alone, so the code is the same on any host"),
+    cl::init(20000), cl::cat(category));
 static cl::opt<std::string> cudaPath(
     "cuda-path",
     cl::desc("CUDA toolkit for GPU targets (ptxas, libdevice); default: "
@@ -1708,6 +1716,7 @@ int main(int argc, char **argv) {
     targetCpu = std::move(*cpu);
   else
     return fail("--cpu: " + cpuError);
+  targetCpu.codegenPieceSize = cpuCodegenPieceSize;
   if (unsigned widest = targetCpu.vectorBits(); cpuVectorBits > widest)
     return fail("--cpu-vector-bits=" + std::to_string(cpuVectorBits) +
                 " is wider than the vectors of the CPU '" + targetCpu.name +

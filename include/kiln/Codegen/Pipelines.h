@@ -28,6 +28,11 @@ struct CpuTarget {
   std::string name;
   /// Its extensions by LLVM's names, with those they imply.
   llvm::StringMap<bool> features;
+  /// LLVM instructions per piece of a module that emitCpuSharedObject
+  /// optimizes and compiles in pieces on parallel threads (rounded to the
+  /// nearest count, at most 8; 0: one piece). The split depends on the
+  /// module alone, so the code is the same on any host.
+  uint64_t codegenPieceSize = 20000;
 
   bool has(llvm::StringRef feature) const { return features.lookup(feature); }
   /// The widest vector registers: 512 with AVX-512F, 256 with AVX, else 128.
@@ -188,7 +193,7 @@ void registerKilnPipelines();
 /// writes an ELF shared object (linked with the system C compiler driver) to
 /// `soPath`. With `llvmIrOut`, the optimized LLVM IR is also written there.
 /// A large module is optimized and compiled in pieces on parallel threads
-/// (`--cpu-codegen-piece-size`); `pieces`, when given, receives how many.
+/// (`cpu.codegenPieceSize`); `pieces`, when given, receives how many.
 llvm::LogicalResult emitCpuSharedObject(mlir::ModuleOp module, unsigned numArgs,
                                         unsigned optLevel, const CpuTarget &cpu,
                                         llvm::StringRef soPath,
