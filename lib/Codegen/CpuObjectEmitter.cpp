@@ -229,17 +229,15 @@ llvm::SmallVector<std::string> splitModule(llvm::Module &m, unsigned pieces) {
   return bitcode;
 }
 
-/// Optimizes `m` at `optLevel` for `cpu` and writes its object code to a
-/// new temporary file, whose path goes to `objPath`.
-llvm::LogicalResult emitObject(llvm::Module &m, const llvm::Target &target,
-                               unsigned optLevel, const kiln::CpuTarget &cpu,
-                               llvm::SmallVectorImpl<char> &objPath,
-                               std::string &error,
-                               llvm::raw_ostream *llvmIrOut) {
+/// The X86 target machine for `cpu` that every piece of a module is
+/// compiled with; null, with `error` set, when LLVM has none.
+std::unique_ptr<llvm::TargetMachine>
+createTargetMachine(const llvm::Target &target, const llvm::Triple &triple,
+                    const kiln::CpuTarget &cpu, unsigned optLevel,
+                    std::string &error) {
   llvm::TargetOptions targetOptions;
   std::unique_ptr<llvm::TargetMachine> tm(target.createTargetMachine(
-      m.getTargetTriple(), cpu.name, cpu.featureString(), targetOptions,
-      llvm::Reloc::PIC_,
+      triple, cpu.name, cpu.featureString(), targetOptions, llvm::Reloc::PIC_,
       // The medium code model: constants over 64 KiB (the weights) go to
       // the large sections (.lrodata), placed after the code and reached
       // through 64-bit offsets, so weights over 2 GiB (a Stable Diffusion
@@ -248,10 +246,22 @@ llvm::LogicalResult emitObject(llvm::Module &m, const llvm::Target &target,
       llvm::CodeModel::Medium,
       optLevel == 0 ? llvm::CodeGenOptLevel::None
                     : llvm::CodeGenOptLevel::Aggressive));
-  if (!tm) {
-    error = "cannot create a target machine for " + m.getTargetTriple().str();
+  if (!tm)
+    error = "cannot create a target machine for " + triple.str();
+  return tm;
+}
+
+/// Optimizes `m` at `optLevel` for `cpu` and writes its object code to a
+/// new temporary file, whose path goes to `objPath`.
+llvm::LogicalResult emitObject(llvm::Module &m, const llvm::Target &target,
+                               unsigned optLevel, const kiln::CpuTarget &cpu,
+                               llvm::SmallVectorImpl<char> &objPath,
+                               std::string &error,
+                               llvm::raw_ostream *llvmIrOut) {
+  std::unique_ptr<llvm::TargetMachine> tm =
+      createTargetMachine(target, m.getTargetTriple(), cpu, optLevel, error);
+  if (!tm)
     return llvm::failure();
-  }
   if (llvm::Error e = mlir::makeOptimizingTransformer(optLevel, /*sizeLevel=*/0,
                                                       tm.get())(&m)) {
     error = llvm::toString(std::move(e));
@@ -334,19 +344,12 @@ llvm::LogicalResult kiln::emitHostSharedObject(
       llvm::TargetRegistry::lookupTarget(triple, error);
   if (!target)
     return llvm::failure();
-  {
-    // The data layout of the target machine emitObject creates.
-    llvm::TargetOptions targetOptions;
-    std::unique_ptr<llvm::TargetMachine> tm(target->createTargetMachine(
-        triple, cpu.name, cpu.featureString(), targetOptions, llvm::Reloc::PIC_,
-        llvm::CodeModel::Medium));
-    if (!tm) {
-      error = "cannot create a target machine for " + triple.str();
-      return llvm::failure();
-    }
+  if (std::unique_ptr<llvm::TargetMachine> tm =
+          createTargetMachine(*target, triple, cpu, optLevel, error))
     llvmModule->setDataLayout(tm->createDataLayout());
-    llvmModule->setTargetTriple(triple);
-  }
+  else
+    return llvm::failure();
+  llvmModule->setTargetTriple(triple);
 
   // A large module is optimized and compiled in pieces, on as many
   // threads as the host has (kiln-compile's work was one thread's: most of
@@ -360,12 +363,12 @@ llvm::LogicalResult kiln::emitHostSharedObject(
   if (pieces > 1)
     bitcode = splitModule(*llvmModule, pieces);
   llvm::SmallVector<llvm::SmallString<128>, 1> objPaths(pieces);
+  // Each piece's error; a piece failed where its error is not empty.
   llvm::SmallVector<std::string> errors(pieces);
-  llvm::SmallVector<char> failed(pieces, 0);
   auto compile = [&](unsigned i) {
     if (i == 0) {
-      failed[0] = llvm::failed(emitObject(*llvmModule, *target, optLevel, cpu,
-                                          objPaths[0], errors[0], llvmIrOut));
+      (void)emitObject(*llvmModule, *target, optLevel, cpu, objPaths[0],
+                       errors[0], llvmIrOut);
       return;
     }
     llvm::LLVMContext ctx;
@@ -373,12 +376,11 @@ llvm::LogicalResult kiln::emitHostSharedObject(
         llvm::MemoryBufferRef(bitcode[i - 1], "kiln-piece"), ctx);
     if (!part) {
       errors[i] = llvm::toString(part.takeError());
-      failed[i] = 1;
       return;
     }
     bitcode[i - 1].clear();
-    failed[i] = llvm::failed(emitObject(**part, *target, optLevel, cpu,
-                                        objPaths[i], errors[i], nullptr));
+    (void)emitObject(**part, *target, optLevel, cpu, objPaths[i], errors[i],
+                     nullptr);
   };
   if (pieces == 1) {
     compile(0);
@@ -393,9 +395,9 @@ llvm::LogicalResult kiln::emitHostSharedObject(
       if (!path.empty())
         llvm::sys::fs::remove(path);
   });
-  for (unsigned i = 0; i < pieces; ++i)
-    if (failed[i]) {
-      error = errors[i];
+  for (const std::string &e : errors)
+    if (!e.empty()) {
+      error = e;
       return llvm::failure();
     }
   auto cc = llvm::sys::findProgramByName("cc");
