@@ -1,16 +1,21 @@
 // RUN: kiln-opt %s -split-input-file -kiln-cpu-prefetch-panels | FileCheck %s
+// RUN: kiln-opt %s -split-input-file -kiln-cpu-prefetch-panels=unroll=1 | FileCheck %s --check-prefix=ONE
 
 // The loops of a packed 3x3 convolution's GEMM at 49 rows (512 -> 512
 // channels, K = 4608) as kiln-cpu-tile-and-vectorize writes them, after
 // bufferization: a forall over the 16 panels [1, 4608, 32] (576 KiB each),
 // 6 row tiles of 8 rows, a k loop of 4608 steps. Row tiles 1-5 prefetch
 // the next panel: 9216 lines over 5 x 4608 steps, 26215 / 65536 of a line
-// per step (one prefetch a step), from the block's offset + 147456
-// elements, clamped to the global's last element; row tile 0 its own
-// block's start. The peeled last row (a k loop not in a row loop) none.
+// per step, from the block's offset + 147456 elements, clamped to the
+// global's last element; row tile 0 its own block's start. The k loop is
+// unrolled by 4 (its four contractions in one step) and each unrolled step
+// issues the two prefetches that cover its four steps' 1.6 lines, at the
+// line of its first step and the one after. The peeled last row (a k loop
+// not in a row loop) none, and stays one step at a time.
 
 // CHECK-LABEL: func.func @packed_panels
 // CHECK-DAG:     %[[C1:.+]] = arith.constant 1 : index
+// CHECK-DAG:     %[[C4:.+]] = arith.constant 4 : index
 // CHECK-DAG:     %[[C16:.+]] = arith.constant 16 : index
 // CHECK-DAG:     %[[K:.+]] = arith.constant 4608 : index
 // CHECK-DAG:     %[[RATE:.+]] = arith.constant 26215 : index
@@ -26,19 +31,36 @@
 // CHECK:             %[[TM1:.+]] = arith.subi %[[T]], %[[C1]]
 // CHECK:             %[[START:.+]] = arith.muli %[[TM1]], %[[K]]
 // CHECK:             %[[NEXT:.+]] = arith.addi %[[OFF]], %[[REGION]]
-// CHECK:             scf.for %[[KI:.+]] = %{{.+}} to %c4608{{.*}} step %c1
-// CHECK:               %[[S:.+]] = arith.addi %[[START]]
+// CHECK:             %[[STEP:.+]] = arith.constant 4 : index
+// CHECK:             scf.for %[[KI:.+]] = %{{.+}} to %c4608{{.*}} step %[[STEP]]
+// CHECK:               %[[G:.+]] = arith.divui %{{.+}}, %[[STEP]]
+// CHECK:               %[[I:.+]] = arith.muli %[[G]], %[[C4]]
+// CHECK:               %[[S:.+]] = arith.addi %[[START]], %[[I]]
 // CHECK:               %[[SR:.+]] = arith.muli %[[S]], %[[RATE]]
 // CHECK:               %[[J:.+]] = arith.shrui %[[SR]], %[[C16]]
 // CHECK:               %[[AT0:.+]] = arith.addi %[[NEXT]]
 // CHECK:               %[[AT1:.+]] = arith.minui %[[AT0]], %[[LAST]]
 // CHECK:               %[[AT:.+]] = arith.select %[[FIRST]], %[[OFF]], %[[AT1]]
 // CHECK:               memref.prefetch %[[FLAT]][%[[AT]]], read, locality<2>, data
+// CHECK:               %[[J1:.+]] = arith.addi %[[J]]
+// CHECK:               memref.prefetch %[[FLAT]]
 // CHECK-NOT:           memref.prefetch
-// CHECK:               vector.contract
+// CHECK-COUNT-4:       vector.contract
+// CHECK-NOT:           vector.contract
+// CHECK:               scf.yield
 // CHECK:           scf.for %{{.+}} = %{{.+}} to %c4608{{.*}} step %c1
 // CHECK-NOT:         memref.prefetch
 // CHECK:             vector.contract
+// CHECK-NOT:         vector.contract
+// CHECK:             scf.yield
+// With unroll=1 a prefetch in every step, the k loop not unrolled.
+// ONE-LABEL: func.func @packed_panels
+// ONE:         scf.for %{{.+}} = %{{.+}} to %c4608{{.*}} step %c1
+// ONE:           memref.prefetch
+// ONE-NOT:       memref.prefetch
+// ONE:           vector.contract
+// ONE-NOT:       vector.contract
+// ONE:           scf.yield
 #map2 = affine_map<(d0, d1, d2, d3, d4) -> (d0, d1, d3)>
 #map3 = affine_map<(d0, d1, d2, d3, d4) -> (d2, d3, d4)>
 #map4 = affine_map<(d0, d1, d2, d3, d4) -> (d0, d1, d2, d4)>
@@ -86,11 +108,13 @@ func.func @packed_panels(%x: memref<1x49x4608xf32>, %y: memref<1x49x16x32xf32>) 
 // -----
 
 // Two row tiles of a [1, 64, 256] panel block (64 KiB): the region's 1024
-// lines over the 64 steps of one tile, four prefetches a step (the cap).
+// lines over the 64 steps of one tile, four prefetches a step (the cap),
+// sixteen in each step of the k loop unrolled by 4.
 
 // CHECK-LABEL: func.func @few_steps
-// CHECK:         scf.for %{{.+}} = %{{.+}} to %c64{{.*}} step %c1
-// CHECK-COUNT-4:   memref.prefetch
+// CHECK:         %[[STEP:.+]] = arith.constant 4 : index
+// CHECK:         scf.for %{{.+}} = %{{.+}} to %c64{{.*}} step %[[STEP]]
+// CHECK-COUNT-16:  memref.prefetch
 // CHECK-NOT:       memref.prefetch
 // CHECK:           vector.contract
 #map2 = affine_map<(d0, d1, d2, d3, d4) -> (d0, d1, d3)>

@@ -860,14 +860,22 @@ def KilnCpuPrefetchPanels
     first row tile streams its own block; the blocks after it find theirs
     in L2, read from memory at an even rate while the FMAs run, instead
     of at the first row tile's rate while the others leave the memory
-    idle. The addresses are clamped to the global; a prefetch changes no
-    value. It runs after bufferization, before `convert-linalg-to-loops`.
+    idle. The k loop is first unrolled by up to `unroll` steps (a factor
+    that divides its trip count), and each unrolled step computes one
+    address and issues the prefetches of its steps together, so that the
+    address arithmetic is not paid per k step. The addresses are clamped
+    to the global; a prefetch changes no value. It runs after
+    bufferization, before `convert-linalg-to-loops`.
   }];
   let options = [
     Option<"minBytes", "min-bytes", "int64_t", "32768",
            "Blocks of the weight smaller than this are not prefetched">,
     Option<"maxPerStep", "max-per-step", "int64_t", "4",
            "Most prefetches a k step issues">,
+    Option<"unroll", "unroll", "int64_t", "4",
+           "Unroll the k loop by the largest factor up to this that divides "
+           "its trip count, and issue one group of prefetches per unrolled "
+           "step (1: a prefetch computed in every step)">,
   ];
   let dependentDialects = ["::mlir::arith::ArithDialect",
                            "::mlir::memref::MemRefDialect"];

@@ -14,7 +14,13 @@
 // first: in each step of their k loops, one `memref.prefetch` (prefetcht1:
 // into L2) of a line of the region that follows the block's own, the
 // lines advancing evenly over the steps of those tiles, so the next block
-// finds its weights in L2 while the memory is read at an even rate. With
+// finds its weights in L2 while the memory is read at an even rate. The
+// k loop is first unrolled by up to `unroll` steps (a factor that divides
+// its trip count), and each unrolled step issues the group's prefetches
+// once: the address arithmetic (a multiply, a shift, a clamp, a select)
+// per k step cost as much as the prefetch saved on planes that stay in
+// the caches (a 1x1 convolution of 512 to 1008 channels on a 13x13 plane,
+// 2 Zen 3 cores: 1.71 ms with a prefetch per step, 1.32 without any). With
 // a static OpenMP schedule a thread's blocks are consecutive, so the
 // region after a block's is the thread's next one (at the end of a
 // thread's range it is the next thread's first, which that thread has
@@ -35,6 +41,7 @@
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
+#include "mlir/Dialect/SCF/Utils/Utils.h"
 #include "mlir/Dialect/Vector/IR/VectorOps.h"
 #include "mlir/IR/Builders.h"
 #include "llvm/ADT/MapVector.h"
@@ -147,9 +154,10 @@ struct PrefetchPanelsPass
         prefetch(cast<scf::ForOp>(op), block);
   }
 
-  /// Row tile t >= 1 of `rows`, at step i of `kLoop`, prefetches the lines
-  /// [j, j + perStep) of the region after `block`, j = s * lines / steps
-  /// (s = (t - 1) * K + i, steps = (tiles - 1) * K, as fixed point);
+  /// Row tile t >= 1 of `rows`, at the group of u steps of `kLoop` that
+  /// starts at step i, prefetches the lines [j, j + perStep) of the region
+  /// after `block`, j = s * lines / steps (s = (t - 1) * K + i, steps =
+  /// (tiles - 1) * K, as fixed point; perStep enough lines for u steps);
   /// row tile 0 prefetches its own block's first line (an L1 hit).
   void prefetch(scf::ForOp kLoop, memref::SubViewOp block) {
     auto rows = cast<scf::ForOp>(kLoop->getParentOp());
@@ -162,8 +170,17 @@ struct PrefetchPanelsPass
     int64_t lines = llvm::divideCeil(region, lineElts);
     int64_t k = tripCount(kLoop), tiles = tripCount(rows);
     int64_t steps = (tiles - 1) * k;
+    // u: k steps per group of prefetches, the loop unrolled by it.
+    int64_t u = 1;
+    for (int64_t f = std::max<int64_t>(1, unroll); f > 1; --f)
+      if (k % f == 0) {
+        u = f;
+        break;
+      }
+    if (u > 1 && failed(loopUnrollByFactor(kLoop, u)))
+      u = 1;
     int64_t perStep =
-        std::min<int64_t>(maxPerStep, llvm::divideCeil(lines, steps));
+        std::min<int64_t>(maxPerStep * u, llvm::divideCeil(lines * u, steps));
     // Lines advanced per step, 16-bit fixed point, rounded up: the last
     // step reaches the region's last line (or near it, with perStep lines
     // per step capped).
@@ -199,7 +216,10 @@ struct PrefetchPanelsPass
         b, loc, arith::SubIOp::create(b, loc, t, cst(1)), cst(k));
     Value next = arith::AddIOp::create(b, loc, meta.getOffset(), cst(region));
     Value last = cst(total - 1);
+    // The group's first step: the unrolled loop's iteration times u.
     Value i = iteration(kLoop);
+    if (u > 1)
+      i = arith::MulIOp::create(b, loc, i, cst(u));
     Value s = arith::AddIOp::create(b, loc, start, i);
     Value j = arith::ShRUIOp::create(
         b, loc, arith::MulIOp::create(b, loc, s, cst(rate)), cst(16));
