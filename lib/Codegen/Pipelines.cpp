@@ -32,12 +32,19 @@ void addPipeline(OpPassManager &pm, StringRef text) {
 /// place of the copy, and a contraction's inputs kept live through the
 /// elementwise op after it, which its kernel may run as an epilogue).
 std::string bufferizeAndPlan(bool gpu, bool attentionInputsLive = false) {
-  return std::string("one-shot-bufferize{bufferize-function-boundaries "
-                     "function-boundary-type-conversion=identity-layout-map},"
-                     "kiln-flatten-globals,"
-                     "buffer-results-to-out-params{hoist-static-allocs=true "
-                     "modify-public-functions=true},"
-                     "canonicalize,cse,canonicalize,kiln-plan-memory") +
+  // On the CPU, upstream's empty-tensor elimination first: a result that
+  // is inserted into a larger tensor (each input of a Concat, lowered to
+  // tensor.insert_slice) is computed into its slice of that tensor where
+  // the analysis proves it safe, so the concatenation copies nothing (a
+  // SqueezeNet fire module's two expand branches, DenseNet's and the
+  // detection necks' concatenations).
+  return std::string(gpu ? "" : "eliminate-empty-tensors,") +
+         "one-shot-bufferize{bufferize-function-boundaries "
+         "function-boundary-type-conversion=identity-layout-map},"
+         "kiln-flatten-globals,"
+         "buffer-results-to-out-params{hoist-static-allocs=true "
+         "modify-public-functions=true},"
+         "canonicalize,cse,canonicalize,kiln-plan-memory" +
          (gpu ? std::string(
                     "{pad-sources-live=true epilogue-inputs-live=true") +
                     (attentionInputsLive ? " attention-inputs-live=true" : "") +

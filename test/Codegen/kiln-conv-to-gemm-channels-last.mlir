@@ -245,3 +245,26 @@ func.func @one_vector_tile(%x: tensor<1x8x12x12xf32>, %w: tensor<32x8x1x1xf32>, 
   %0 = linalg.conv_2d_nchw_fchw {dilations = dense<1> : tensor<2xi64>, strides = dense<1> : tensor<2xi64>} ins(%x, %w : tensor<1x8x12x12xf32>, tensor<32x8x1x1xf32>) outs(%acc : tensor<1x32x12x12xf32>) -> tensor<1x32x12x12xf32>
   return %0 : tensor<1x32x12x12xf32>
 }
+
+// -----
+
+// Output channels that one vector divides but two do not, eight vectors or
+// more (72 with 256-bit f32 vectors, as SqueezeNet's 1000 classes): on a
+// 13x13 plane (169, which no register tile width divides) they go
+// channels-last too, in two-vector tiles whose last one is half used (the
+// weight packed padded to 80 by kiln-pack-weights). Under eight vectors (40
+// channels) they stay NCHW, in one-vector tiles along the plane.
+
+// CHECK-LABEL: func.func @whole_vectors
+// CHECK:         linalg.generic {{.+}} ins(%{{.+}}, %{{.+}} : tensor<1x169x8xf32>, tensor<72x8xf32>) outs(%{{.+}} : tensor<1x169x72xf32>)
+// CHECK:         linalg.transpose ins(%{{.+}} : tensor<1x13x13x72xf32>) outs(%{{.+}} : tensor<1x72x13x13xf32>) permutation = [0, 3, 1, 2]
+// CHECK-NOT:     linalg.transpose
+// CHECK:         linalg.generic {{.+}} ins(%{{.+}}, %{{.+}} : tensor<40x8xf32>, tensor<1x8x169xf32>) outs(%{{.+}} : tensor<1x40x169xf32>)
+// CHECK-NOT:     linalg.transpose
+func.func @whole_vectors(%x: tensor<1x8x13x13xf32>, %w: tensor<72x8x1x1xf32>, %acc: tensor<1x72x13x13xf32>,
+                         %w40: tensor<40x8x1x1xf32>, %acc40: tensor<1x40x13x13xf32>)
+    -> (tensor<1x72x13x13xf32>, tensor<1x40x13x13xf32>) {
+  %0 = linalg.conv_2d_nchw_fchw {dilations = dense<1> : tensor<2xi64>, strides = dense<1> : tensor<2xi64>} ins(%x, %w : tensor<1x8x13x13xf32>, tensor<72x8x1x1xf32>) outs(%acc : tensor<1x72x13x13xf32>) -> tensor<1x72x13x13xf32>
+  %1 = linalg.conv_2d_nchw_fchw {dilations = dense<1> : tensor<2xi64>, strides = dense<1> : tensor<2xi64>} ins(%x, %w40 : tensor<1x8x13x13xf32>, tensor<40x8x1x1xf32>) outs(%acc40 : tensor<1x40x13x13xf32>) -> tensor<1x40x13x13xf32>
+  return %0, %1 : tensor<1x72x13x13xf32>, tensor<1x40x13x13xf32>
+}

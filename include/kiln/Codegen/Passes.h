@@ -159,8 +159,11 @@ int64_t gpuMultiprocessors(llvm::StringRef chip);
 /// The width of the CPU register tile along a contraction's vectorized
 /// output dim of `n` elements, with `lanes` elements per vector: `n` itself
 /// up to two vectors, else two vectors, or one when only one divides `n`
-/// (a remainder is peeled). `kiln-pack-weights` packs panels of this width
-/// for `kiln-cpu-tile-and-vectorize` to read.
+/// and `n` is under eight vectors (a remainder is peeled; from eight
+/// vectors up, two-vector tiles and one vector left over, e.g. a 1000-class
+/// product with 8 lanes, as `kiln-pack-weights` pads constant panels).
+/// `kiln-pack-weights` packs panels of this width for
+/// `kiln-cpu-tile-and-vectorize` to read.
 int64_t cpuRegisterTileWidth(int64_t n, int64_t lanes);
 
 /// Whether `kiln-conv-to-gemm` (with these options) computes `conv` as the

@@ -326,9 +326,13 @@ struct PackWeightsPass
           bMap.getResultPosition(rewriter.getAffineDimExpr(jn));
       bool nInnermost =
           nPos && view->perm[*nPos] == (int64_t)view->shape.size() - 1;
+      // Two-vector tiles over whole vectors with one left over (a
+      // 1000-class weight with 8 lanes): panels padded to the tile,
+      // whatever the weight's size.
+      bool wholeVectors = n % nr != 0 && n % lanes == 0;
       int64_t minLanes = std::max<int64_t>(lanes / 4, 128 / elt.getWidth());
-      for (int64_t w = lanes / 2; n % nr != 0 && !nInnermost && w >= minLanes;
-           w /= 2)
+      for (int64_t w = lanes / 2;
+           n % nr != 0 && !wholeVectors && !nInnermost && w >= minLanes; w /= 2)
         if (n % w == 0)
           nr = w;
       // No width divides n (an 8210-word vocabulary, a prime class
@@ -342,7 +346,7 @@ struct PackWeightsPass
         int64_t weightBytes = view->eltBytes;
         for (int64_t d : view->shape)
           weightBytes *= d;
-        if (weightBytes < kPadWeightsFromBytes)
+        if (weightBytes < kPadWeightsFromBytes && !wholeVectors)
           continue;
         nr = kiln::cpuRegisterTileWidth(n, lanes);
         paddedN = llvm::alignTo(n, nr);

@@ -344,7 +344,16 @@ int64_t pickDividing(int64_t size, ArrayRef<int64_t> candidates) {
 } // namespace
 
 int64_t kiln::cpuRegisterTileWidth(int64_t n, int64_t lanes) {
-  return n <= 2 * lanes ? n : pickDividing(n, {2 * lanes, lanes});
+  if (n <= 2 * lanes)
+    return n;
+  // Eight vectors or more that one vector divides but two do not (1000
+  // classes, 72 or 120 channels with 8 lanes): two-vector tiles, the last
+  // one half used, rather than one-vector tiles whose every FMA takes a
+  // broadcast (a 1x1 convolution of 512 to 1000 channels on a 13x13
+  // plane, 2 Zen 3 cores: see docs/performance.md).
+  if (n >= 8 * lanes && n % lanes == 0)
+    return 2 * lanes;
+  return pickDividing(n, {2 * lanes, lanes});
 }
 
 namespace {
@@ -667,6 +676,66 @@ void vectorizeChain(RewriterBase &rewriter, Operation *target,
       rewriter, tile, sizes, SmallVector<bool>(sizes.size(), false));
   if (succeeded(vectorized))
     rewriter.replaceOp(tile, vectorized->replacements);
+}
+
+/// A copy that transposes (a `linalg.transpose`, or a generic that yields
+/// its one input) whose innermost loop reads the input across its rows
+/// (a channels-last result brought back to NCHW, [n, h, w, c] to
+/// [n, c, h, w]): as loops in the output's order, each step of the
+/// innermost loop reads another cache line, and a block of the threads'
+/// split (8 channels of a 111x111 plane, a 788 KB stride through a 3.2 MB
+/// input) is swept once per channel, out of L2 every time. Its loops are
+/// interchanged to run along the input's contiguous dim innermost (the
+/// other dims keep their order), so each line read is used whole and the
+/// writes advance along a few rows of the output at once. Returns the
+/// rewritten op, or `target` where it does not apply.
+Operation *interchangeStridedCopy(RewriterBase &rewriter, Operation *target) {
+  auto op = dyn_cast<linalg::LinalgOp>(target);
+  if (!op || !isa<linalg::GenericOp, linalg::TransposeOp>(target) ||
+      !op.hasPureTensorSemantics() || op.hasIndexSemantics() ||
+      op.getNumDpsInputs() != 1 || op->getNumResults() != 1 ||
+      op.getNumParallelLoops() != op.getNumLoops() || op.getNumLoops() < 2)
+    return target;
+  Block &body = op->getRegion(0).front();
+  auto arg = dyn_cast<BlockArgument>(body.getTerminator()->getOperand(0));
+  if (!body.without_terminator().empty() || !arg || arg.getArgNumber() != 0)
+    return target;
+  AffineMap in = op.getMatchingIndexingMap(op.getDpsInputOperand(0));
+  AffineMap out = op.getMatchingIndexingMap(op.getDpsInitOperand(0));
+  SmallVector<int64_t> ranges = op.getStaticLoopRanges();
+  if (!in.isPermutation() || !out.isIdentity() ||
+      llvm::any_of(ranges, ShapedType::isDynamic))
+    return target;
+  // The input's innermost dim of more than one element.
+  int64_t q = -1;
+  for (AffineExpr e : llvm::reverse(in.getResults())) {
+    unsigned d = cast<AffineDimExpr>(e).getPosition();
+    if (ranges[d] > 1) {
+      q = d;
+      break;
+    }
+  }
+  unsigned last = op.getNumLoops() - 1;
+  while (last > 0 && ranges[last] == 1)
+    --last;
+  if (q < 0 || q == (int64_t)last)
+    return target;
+  SmallVector<unsigned> order;
+  for (unsigned d = 0; d < op.getNumLoops(); ++d)
+    if (d != q)
+      order.push_back(d);
+  order.push_back(q);
+  rewriter.setInsertionPoint(target);
+  linalg::GenericOp generic = dyn_cast<linalg::GenericOp>(target);
+  if (!generic) {
+    FailureOr<linalg::GenericOp> g = linalg::generalizeNamedOp(rewriter, op);
+    if (failed(g))
+      return target;
+    generic = *g;
+  }
+  FailureOr<linalg::GenericOp> swapped =
+      linalg::interchangeGenericOp(rewriter, generic, order);
+  return succeeded(swapped) ? swapped->getOperation() : generic.getOperation();
 }
 
 /// A part of a contraction split along its reduction dim, and whether it
@@ -1161,7 +1230,8 @@ struct TileAndVectorizePass
     for (auto &[op, tiles] : spread) {
       FailureOr<Operation *> tiled = tileWithForall(rewriter, op, tiles);
       if (succeeded(tiled))
-        vectorizeChain(rewriter, *tiled, vectorBits);
+        vectorizeChain(rewriter, interchangeStridedCopy(rewriter, *tiled),
+                       vectorBits);
     }
     getOperation().walk([&](linalg::LinalgOp op) {
       if (!taken.contains(op) && !op->getParentOfType<scf::ForallOp>())
