@@ -91,14 +91,13 @@ bool kiln::convToGemmChannelsLast(linalg::Conv2DNchwFchwOp conv,
   // f32) would run 8 x 16 tiles, 8 accumulators, a broadcast per FMA;
   // channels-last its tiles are two vectors of output channels wide.
   bool packable = packPanels && tilesDividePlane(p, nr) && nr >= 2 * lanes;
-  // Output channels in two-vector register tiles, the last one possibly
-  // half used where eight vectors or more do not split in pairs
-  // (SqueezeNet's 1000-class 1x1 classifier with 8 lanes; the weight is
-  // packed padded). Weight-left, its 13x13 plane would run 4 x 16 tiles
-  // and a peeled 9-wide remainder at 44 GFLOP/s.
-  bool channelTiles =
-      f % (2 * lanes) == 0 || kiln::cpuRegisterTileWidth(f, lanes) == 2 * lanes;
-  return channelTiles &&
+  // Output channels in whole vectors and two-vector register tiles: a
+  // multiple of two vectors, or eight vectors or more with the last tile
+  // half used (SqueezeNet's 1000-class 1x1 classifier with 8 lanes; the
+  // weight is packed padded). Weight-left, its 13x13 plane would run 4 x 16
+  // tiles and a peeled 9-wide remainder at 44 GFLOP/s. Channels that no
+  // vector divides stay NCHW.
+  return f % lanes == 0 && kiln::cpuRegisterTileWidth(f, lanes) == 2 * lanes &&
          (p < channelsLastBelow || (packPanels && !packable && p > 2 * lanes));
 }
 

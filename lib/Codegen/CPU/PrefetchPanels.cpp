@@ -20,7 +20,7 @@
 // once: the address arithmetic (a multiply, a shift, a clamp, a select)
 // per k step cost as much as the prefetch saved on planes that stay in
 // the caches (a 1x1 convolution of 512 to 1008 channels on a 13x13 plane,
-// 2 Zen 3 cores: 1.71 ms with a prefetch per step, 1.32 without any). With
+// 2 Zen 3 cores: docs/performance.md, 2026-12-07 (fifth)). With
 // a static OpenMP schedule a thread's blocks are consecutive, so the
 // region after a block's is the thread's next one (at the end of a
 // thread's range it is the next thread's first, which that thread has
