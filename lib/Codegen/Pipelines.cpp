@@ -38,7 +38,13 @@ std::string bufferizeAndPlan(bool gpu, bool attentionInputsLive = false) {
   // the analysis proves it safe, so the concatenation copies nothing (a
   // SqueezeNet fire module's two expand branches, DenseNet's and the
   // detection necks' concatenations).
-  return std::string(gpu ? "" : "eliminate-empty-tensors,") +
+  // Before both, on the CPU, each use of a tensor.empty gets its own (CSE
+  // merged them into one per type, with a use in every layer: the in-place
+  // analysis was quadratic in those uses). Not yet on the GPU: there the
+  // attention kernels are matched on the buffers that sharing gives.
+  return std::string(gpu ? ""
+                         : "func.func(kiln-split-empty-tensors),"
+                           "eliminate-empty-tensors,") +
          "one-shot-bufferize{bufferize-function-boundaries "
          "function-boundary-type-conversion=identity-layout-map},"
          "kiln-flatten-globals,"

@@ -74,7 +74,9 @@ func.func @left_alone(%x: tensor<1x2x5x5xi32>, %w: tensor<2x2x3x3xi32>, %acc: te
 // over (batch, block of 16 positions): each block's positions split into
 // rows and columns once (vector divisions), then for each channel every
 // tap's two vectors are gathered from the flat input, masked where the
-// window leaves the plane (an unsigned compare each way). The GEMM
+// window leaves the plane (an unsigned compare each way), into one
+// [kh, kw, 2, 8] vector that is written once per channel (a chain of a
+// write per vector made bufferization's in-place analysis cubic). The GEMM
 // contracts the [f, k] weights with the [n, p / 16, k, 16] panels into a
 // [n, f, p / 16, 16] view of the accumulator.
 
@@ -89,6 +91,11 @@ func.func @left_alone(%x: tensor<1x2x5x5xi32>, %w: tensor<2x2x3x3xi32>, %acc: te
 // CHECK:           scf.for
 // CHECK-COUNT-18:    vector.gather %[[FLAT]][%{{.+}}] [%{{.+}}], %{{.+}}, %{{.+}} : tensor<400xf32>, vector<8xi32>, vector<8xi1>, vector<8xf32> into vector<8xf32>
 // CHECK-NOT:         vector.gather
+// CHECK-NOT:         vector.transfer_write
+// CHECK:             %[[PANEL:.+]] = tensor.expand_shape %{{.+}} {{\[}}[0], [1], [2], [3, 4]] output_shape [4, 3, 3, 2, 8] : tensor<4x3x3x16xf32> into tensor<4x3x3x2x8xf32>
+// CHECK:             %[[W:.+]] = vector.transfer_write %{{.+}}, %[[PANEL]][%{{.+}}, %{{.+}}, %{{.+}}, %{{.+}}, %{{.+}}] {in_bounds = [true, true, true, true]} : vector<3x3x2x8xf32>, tensor<4x3x3x2x8xf32>
+// CHECK-NOT:         vector.transfer_write
+// CHECK:             tensor.collapse_shape %[[W]] {{\[}}[0], [1], [2], [3, 4]] : tensor<4x3x3x2x8xf32> into tensor<4x3x3x16xf32>
 // CHECK:         %[[RHS:.+]] = tensor.collapse_shape %[[COL]] {{\[}}[0], [1], [2, 3, 4], [5]] : tensor<1x4x4x3x3x16xf32> into tensor<1x4x36x16xf32>
 // CHECK:         %[[G:.+]] = linalg.generic {indexing_maps = [#[[$PW]], #[[$PRHS]], #[[$POUT]]], iterator_types = ["parallel", "parallel", "parallel", "parallel", "reduction"]} ins(%{{.+}}, %[[RHS]] : tensor<8x36xf32>, tensor<1x4x36x16xf32>) outs(%{{.+}} : tensor<1x8x4x16xf32>)
 // CHECK:         %[[F:.+]] = tensor.collapse_shape %[[G]] {{\[}}[0], [1], [2, 3]] : tensor<1x8x4x16xf32> into tensor<1x8x64xf32>

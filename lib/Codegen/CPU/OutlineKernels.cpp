@@ -2,7 +2,9 @@
 //
 // A function of many sequential loop nests makes LLVM's loop passes
 // quadratic (they walk the whole function's dominator tree); each nest
-// moves into a private noinline function of its own.
+// moves into a private noinline function of its own. Nests that differ
+// only in the buffers they read and write (a network's repeated layers)
+// become one function, compiled once.
 //
 //===----------------------------------------------------------------------===//
 
@@ -36,19 +38,25 @@ bool passable(Type t) {
 }
 
 /// Whether the defining op of a value read by a kernel is cloned into the
-/// kernel instead of passed: free of side effects and of regions.
-bool clonable(Operation *op) {
-  return op && op->getNumRegions() == 0 && isMemoryEffectFree(op);
+/// kernel instead of passed: free of side effects and of regions, and not
+/// a buffer the calling convention passes as a pointer (a weight's
+/// `memref.get_global`, a view of the arena). Passed, such buffers leave
+/// the kernels of identical layers identical.
+bool clonable(Value v) {
+  Operation *op = v.getDefiningOp();
+  if (!op || op->getNumRegions() != 0 || !isMemoryEffectFree(op))
+    return false;
+  return !(isa<MemRefType>(v.getType()) && passable(v.getType()));
 }
 
 /// Moves `op` into a new private function `name` of `module` and calls it.
-/// Returns false (changing nothing) where an argument or result cannot be
-/// passed.
-bool outline(Operation *op, StringRef name, ModuleOp module,
-             SymbolTable &symbols) {
+/// Returns the call, or null (changing nothing) where an argument or
+/// result cannot be passed.
+func::CallOp outline(Operation *op, StringRef name, ModuleOp module,
+                     SymbolTable &symbols) {
   for (Type t : op->getResultTypes())
     if (!t.isIntOrIndexOrFloat())
-      return false;
+      return nullptr;
   // What `op` reads from outside it: its operands and the values its
   // regions capture, traced back through clonable ops to the arguments.
   llvm::SetVector<Value> reads(op->getOperands().begin(),
@@ -60,13 +68,13 @@ bool outline(Operation *op, StringRef name, ModuleOp module,
   while (!work.empty()) {
     Value v = work.pop_back_val();
     Operation *def = v.getDefiningOp();
-    if (clonable(def)) {
+    if (clonable(v)) {
       if (cloned.insert(def))
         work.append(def->getOperands().begin(), def->getOperands().end());
       continue;
     }
     if (!passable(v.getType()))
-      return false;
+      return nullptr;
     args.insert(v);
   }
 
@@ -99,7 +107,51 @@ bool outline(Operation *op, StringRef name, ModuleOp module,
   auto call = func::CallOp::create(b, op->getLoc(), fn, args.getArrayRef());
   op->replaceAllUsesWith(call.getResults());
   op->erase();
-  return true;
+  return call;
+}
+
+/// A hash of `fn`'s body that equivalent bodies share: each op's name,
+/// attributes, properties and types, in order (not its location, nor
+/// which values it uses: the equivalence check compares those).
+llvm::hash_code bodyHash(func::FuncOp fn) {
+  llvm::hash_code h = hash_value(fn.getFunctionType());
+  fn.getBody().walk([&](Operation *op) {
+    h = llvm::hash_combine(h,
+                           OperationEquivalence::computeHash(
+                               op, OperationEquivalence::ignoreHashValue,
+                               OperationEquivalence::ignoreHashValue,
+                               OperationEquivalence::IgnoreLocations),
+                           op->getNumOperands(), op->getNumRegions());
+  });
+  return h;
+}
+
+/// Calls every group of outlined functions with equivalent bodies (the
+/// same ops on the same arguments, locations aside) make to the group's
+/// first, in the order of `calls`, and erases the others.
+void deduplicate(ArrayRef<func::CallOp> calls, SymbolTable &symbols) {
+  llvm::DenseMap<llvm::hash_code, SmallVector<func::FuncOp, 1>> seen;
+  for (func::CallOp call : calls) {
+    auto fn = symbols.lookup<func::FuncOp>(call.getCallee());
+    SmallVector<func::FuncOp, 1> &same = seen[bodyHash(fn)];
+    func::FuncOp first;
+    for (func::FuncOp f : same)
+      if (f.getFunctionType() == fn.getFunctionType() &&
+          f->getAttrDictionary().get("passthrough") ==
+              fn->getAttrDictionary().get("passthrough") &&
+          OperationEquivalence::isRegionEquivalentTo(
+              &f.getBody(), &fn.getBody(),
+              OperationEquivalence::IgnoreLocations)) {
+        first = f;
+        break;
+      }
+    if (!first) {
+      same.push_back(fn);
+      continue;
+    }
+    call.setCallee(first.getSymName());
+    symbols.erase(fn);
+  }
 }
 
 struct OutlineKernelsPass
@@ -110,6 +162,7 @@ struct OutlineKernelsPass
     ModuleOp module = getOperation();
     SymbolTable symbols(module);
     SmallVector<func::FuncOp> fns(module.getOps<func::FuncOp>());
+    SmallVector<func::CallOp> calls;
     for (func::FuncOp fn : fns) {
       if (fn.isExternal() || !fn.getBody().hasOneBlock())
         continue;
@@ -127,9 +180,11 @@ struct OutlineKernelsPass
         do
           name = (fn.getName() + "_kernel_" + std::to_string(n++)).str();
         while (symbols.lookup(name));
-        (void)outline(op, name, module, symbols);
+        if (func::CallOp call = outline(op, name, module, symbols))
+          calls.push_back(call);
       }
     }
+    deduplicate(calls, symbols);
   }
 };
 
