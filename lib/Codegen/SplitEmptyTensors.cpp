@@ -12,7 +12,7 @@
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/IR/Builders.h"
 
-#include <algorithm>
+#include "llvm/ADT/STLExtras.h"
 
 namespace kiln {
 #define GEN_PASS_DEF_KILNSPLITEMPTYTENSORS
@@ -29,18 +29,21 @@ struct SplitEmptyTensorsPass
     SmallVector<tensor::EmptyOp> empties;
     getOperation().walk([&](tensor::EmptyOp op) { empties.push_back(op); });
     for (tensor::EmptyOp op : empties) {
-      // The use list runs newest first: the original keeps the first use
-      // in the order the uses were made.
-      SmallVector<OpOperand *> uses;
+      // In program order (use lists are not), each use placed by the op of
+      // the empty's block that holds it: the original keeps the first.
+      Block *block = op->getBlock();
+      SmallVector<std::pair<Operation *, OpOperand *>> uses;
       for (OpOperand &use : op->getUses())
-        uses.push_back(&use);
-      std::reverse(uses.begin(), uses.end());
+        uses.push_back({block->findAncestorOpInBlock(*use.getOwner()), &use});
+      llvm::stable_sort(uses, [](const auto &x, const auto &y) {
+        return x.first != y.first && x.first->isBeforeInBlock(y.first);
+      });
       // The clones sit after the original, in the uses' order (not at their
       // users, which may be in a loop): one buffer each, allocated where
       // the original is.
       OpBuilder b(op);
       b.setInsertionPointAfter(op);
-      for (OpOperand *use : llvm::drop_begin(uses)) {
+      for (auto [owner, use] : llvm::drop_begin(uses)) {
         Operation *clone = b.clone(*op);
         use->set(clone->getResult(0));
         b.setInsertionPointAfter(clone);

@@ -128,7 +128,8 @@ llvm::hash_code bodyHash(func::FuncOp fn) {
 
 /// Calls every group of outlined functions with equivalent bodies (the
 /// same ops on the same arguments, locations aside) make to the group's
-/// first, in the order of `calls`, and erases the others.
+/// first, in the order of `calls`, and erases the others. (`outline` gives
+/// them all the same attributes.)
 void deduplicate(ArrayRef<func::CallOp> calls, SymbolTable &symbols) {
   llvm::DenseMap<llvm::hash_code, SmallVector<func::FuncOp, 1>> seen;
   for (func::CallOp call : calls) {
@@ -137,8 +138,6 @@ void deduplicate(ArrayRef<func::CallOp> calls, SymbolTable &symbols) {
     func::FuncOp first;
     for (func::FuncOp f : same)
       if (f.getFunctionType() == fn.getFunctionType() &&
-          f->getAttrDictionary().get("passthrough") ==
-              fn->getAttrDictionary().get("passthrough") &&
           OperationEquivalence::isRegionEquivalentTo(
               &f.getBody(), &fn.getBody(),
               OperationEquivalence::IgnoreLocations)) {
